@@ -1,0 +1,24 @@
+/*
+ * boot.h — what dsmrun hands each node (the bootstrap contract).
+ *
+ * dsmrun binds one UDP socket per node itself (port 0: the kernel picks, so
+ * two jobs on one machine never collide), so every node knows every peer's
+ * address before it starts and no rendezvous is needed. The socket is
+ * inherited; the job key travels through a pipe, never the environment
+ * (another user could read /proc/PID/environ of a setuid child; a pipe is
+ * private to the process).
+ */
+#ifndef DSM_RUNTIME_BOOT_H
+#define DSM_RUNTIME_BOOT_H
+
+#define BOOT_ENV_RANK    "DSM_RANK"     /* decimal rank, 0 .. nodes-1 */
+#define BOOT_ENV_NODES   "DSM_NODES"    /* decimal node count */
+#define BOOT_ENV_JOB     "DSM_JOB_ID"   /* 16 hex digits, random per job */
+#define BOOT_ENV_SOCK_FD "DSM_SOCK_FD"  /* inherited, bound UDP socket */
+#define BOOT_ENV_KEY_FD  "DSM_KEY_FD"   /* pipe: BOOT_KEY_BYTES of key, then EOF */
+#define BOOT_ENV_PEERS   "DSM_PEERS"    /* "a.b.c.d:port,..." in rank order */
+
+#define BOOT_KEY_BYTES   32
+#define BOOT_MAX_NODES   256
+
+#endif

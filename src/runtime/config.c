@@ -1,0 +1,165 @@
+/*
+ * config.c — the table of environment settings, its parser and its help.
+ */
+#include "runtime/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH };
+
+struct config_entry {
+    const char      *name;
+    enum config_type type;
+    const char      *def;      /* default, as text */
+    double           min, max; /* range for CFG_INT / CFG_DOUBLE */
+    const char      *choices;  /* "a|b|c" for CFG_CHOICE: stored as the index */
+    size_t           offset;   /* into struct dsm_config */
+    const char      *help;
+};
+
+#define OFF(f) offsetof(struct dsm_config, f)
+
+static const struct config_entry table[] = {
+    {"DSM_PEER_TIMEOUT", CFG_DOUBLE, "10", 0.2, 3600, NULL, OFF(peer_timeout_s),
+     "seconds a peer may stay silent (no acknowledgement) before the job ends"},
+    {"DSM_NET_LOSS", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_loss),
+     "injected loss: fraction of outgoing datagrams dropped (tests)"},
+    {"DSM_NET_DUP", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_dup),
+     "injected duplication: fraction of outgoing datagrams sent twice (tests)"},
+    {"DSM_NET_REORDER", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_reorder),
+     "injected reordering: fraction of datagrams held back behind the next (tests)"},
+    {"DSM_NET_DELAY_US", CFG_INT, "0", 0, 1000000, NULL, OFF(net_delay_us),
+     "injected delay in microseconds added to every outgoing datagram (tests)"},
+    {"DSM_NET_SEED", CFG_INT, "0", 0, 9e15, NULL, OFF(net_seed),
+     "seed of the fault injector (0: derived from the job id and rank)"},
+    {"DSM_NET_DATAGRAM", CFG_INT, "61440", 1024, 65000, NULL, OFF(net_datagram),
+     "largest datagram payload in bytes (use ~1400 or ~8900 on real Ethernet)"},
+    {"DSM_NET_WINDOW", CFG_INT, "64", 4, 1024, NULL, OFF(net_window),
+     "datagrams in flight per peer before the sender holds the rest back"},
+    {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
+     "datagram authentication: mac (SipHash-2-4 over every byte) or token (keyed job token)"},
+    {"DSM_NET_SPIN_US", CFG_INT, "-1", -1, 100000, NULL, OFF(net_spin_us),
+     "microseconds a waiting thread polls before blocking (-1: adapt to cores per node)"},
+    {"DSM_IPC_WINDOW", CFG_INT, "8", 1, 256, NULL, OFF(ipc_window),
+     "out-of-line pages granted per window (seed 004 used 8)"},
+    {"DSM_IPC_INLINE_MAX", CFG_INT, "1024", 0, 8192, NULL, OFF(ipc_inline_max),
+     "largest inline message sent on the one-message fast path, in bytes"},
+    {"DSM_STATS", CFG_BOOL, "0", 0, 1, NULL, OFF(stats),
+     "print per-node statistics at dsm_finish (dsmrun --stats sets it)"},
+    {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
+     "write the statistics as JSON to this file (dsmrun --stats-json sets it)"},
+};
+
+#define NENTRIES (sizeof table / sizeof table[0])
+
+static int choice_index(const char *choices, const char *v)
+{
+    int idx = 0;
+    size_t vlen = strlen(v);
+    for (const char *p = choices; *p; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == vlen && strncmp(p, v, n) == 0)
+            return idx;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static int parse_entry(const struct config_entry *e, const char *v,
+                       struct dsm_config *cfg, char *err, size_t errlen)
+{
+    char *base = (char *)cfg + e->offset;
+    char *end = NULL;
+
+    switch (e->type) {
+    case CFG_INT: {
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (errno || end == v || *end || x < e->min || x > e->max) {
+            snprintf(err, errlen, "%s=%s: expected an integer from %.0f to %.0f",
+                     e->name, v, e->min, e->max);
+            return -EINVAL;
+        }
+        *(int64_t *)base = x;
+        return 0;
+    }
+    case CFG_DOUBLE: {
+        errno = 0;
+        double x = strtod(v, &end);
+        if (errno || end == v || *end || !isfinite(x) || x < e->min || x > e->max) {
+            snprintf(err, errlen, "%s=%s: expected a number from %g to %g",
+                     e->name, v, e->min, e->max);
+            return -EINVAL;
+        }
+        *(double *)base = x;
+        return 0;
+    }
+    case CFG_BOOL:
+        if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on"))
+            *(int64_t *)base = 1;
+        else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") ||
+                 !strcmp(v, "off") || !*v)
+            *(int64_t *)base = 0;
+        else {
+            snprintf(err, errlen, "%s=%s: expected 0 or 1", e->name, v);
+            return -EINVAL;
+        }
+        return 0;
+    case CFG_CHOICE: {
+        int idx = choice_index(e->choices, v);
+        if (idx < 0) {
+            snprintf(err, errlen, "%s=%s: expected one of %s", e->name, v, e->choices);
+            return -EINVAL;
+        }
+        *(int64_t *)base = idx;
+        return 0;
+    }
+    case CFG_PATH:
+        *(const char **)base = *v ? v : NULL;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+void config_defaults(struct dsm_config *cfg)
+{
+    char err[160];
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (parse_entry(&table[i], table[i].def, cfg, err, sizeof err))
+            abort(); /* a default outside its own range is a bug in the table */
+}
+
+int config_load(struct dsm_config *cfg, char *err, size_t errlen)
+{
+    config_defaults(cfg);
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const char *v = getenv(table[i].name);
+        if (v && parse_entry(&table[i], v, cfg, err, errlen))
+            return -EINVAL;
+    }
+    return 0;
+}
+
+void config_print_help(FILE *out)
+{
+    static const char *type_names[] = {"int", "number", "bool", "choice", "path"};
+    fprintf(out, "Environment settings (all optional):\n\n");
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const struct config_entry *e = &table[i];
+        fprintf(out, "  %-20s %-6s default %s", e->name, type_names[e->type],
+                *e->def ? e->def : "(unset)");
+        if (e->type == CFG_INT || e->type == CFG_DOUBLE)
+            fprintf(out, ", range %g .. %g", e->min, e->max);
+        else if (e->type == CFG_CHOICE)
+            fprintf(out, ", one of %s", e->choices);
+        fprintf(out, "\n      %s\n", e->help);
+    }
+}

@@ -1,0 +1,42 @@
+/*
+ * config.h — the one table of environment settings.
+ *
+ * Every tunable of dsm is an environment variable described once in
+ * config.c (name, type, default, range, one-line description). The table
+ * parses them, rejects bad values with a clear message, and prints them for
+ * `dsmrun --help-env`.
+ */
+#ifndef DSM_RUNTIME_CONFIG_H
+#define DSM_RUNTIME_CONFIG_H
+
+#include <stdio.h>
+#include <stdint.h>
+
+struct dsm_config {
+    double   peer_timeout_s;   /* DSM_PEER_TIMEOUT */
+    double   net_loss;         /* DSM_NET_LOSS */
+    double   net_dup;          /* DSM_NET_DUP */
+    double   net_reorder;      /* DSM_NET_REORDER */
+    int64_t  net_delay_us;     /* DSM_NET_DELAY_US */
+    int64_t  net_seed;         /* DSM_NET_SEED */
+    int64_t  net_datagram;     /* DSM_NET_DATAGRAM */
+    int64_t  net_window;       /* DSM_NET_WINDOW */
+    int64_t  net_auth_mac;     /* DSM_NET_AUTH: 1 = mac, 0 = token */
+    int64_t  net_spin_us;      /* DSM_NET_SPIN_US, -1 = adapt */
+    int64_t  ipc_window;       /* DSM_IPC_WINDOW */
+    int64_t  ipc_inline_max;   /* DSM_IPC_INLINE_MAX */
+    int64_t  stats;            /* DSM_STATS */
+    const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
+};
+
+/* Parses the environment into *cfg. On a bad value, writes one line naming
+ * the variable, the value and the accepted range into err and returns -EINVAL. */
+int config_load(struct dsm_config *cfg, char *err, size_t errlen);
+
+/* Prints the table (name, type, default, range, description). */
+void config_print_help(FILE *out);
+
+/* Applies defaults only (no environment); for tests. */
+void config_defaults(struct dsm_config *cfg);
+
+#endif
