@@ -1,0 +1,966 @@
+/*
+ * dsmrun.c — starts the N processes of a dsm job on this machine and watches
+ * over them.
+ *
+ * The launcher binds every node's UDP socket itself before forking, so each
+ * node starts knowing every peer's address and no rendezvous is needed
+ * (src/runtime/boot.h is the contract). It then supervises the job: the job
+ * succeeds when every node exits 0; the first failure (a node exiting
+ * non-zero or killed by a signal, --timeout, or a signal sent to dsmrun)
+ * stops the whole job: a signal to every node, SIGKILL STOP_GRACE_S later.
+ * Once a failure is seen, every wait is bounded.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/boot.h"
+#include "runtime/config.h"
+
+#define DSMRUN_VERSION   "0.1"
+#define EXIT_USAGE       2
+#define EXIT_TIMEOUT     124   /* as timeout(1) */
+#define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
+#define EXIT_EXEC_FAILED 127   /* as the shell's "command not found" */
+#define SOCKET_BUFFER    (4 << 20)
+#define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
+#define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
+#define READ_CHUNK       65536
+
+/* What the command line asked for; pointers point into argv. */
+struct options {
+    int            nodes;
+    double         timeout_s;     /* 0: none */
+    bool           tag_output;
+    struct in_addr bind_addr;
+    bool           stats;
+    const char    *stats_json;
+    const char   **env;           /* NAME=VALUE from --env */
+    int            nenv;
+    char         **prog_argv;     /* NULL-terminated */
+};
+
+/* One child output stream under --tag-output: bytes of the current line wait
+ * in buf until its newline so that lines of different nodes never mix. */
+struct output_stream {
+    int    fd;                    /* read end of the pipe; -1 once closed */
+    int    rank;                  /* of the node writing it */
+    FILE  *to;                    /* stdout or stderr of dsmrun */
+    char  *buf;
+    size_t len, cap;
+    bool   mid_line;              /* a line too long to buffer was started */
+};
+
+struct node {
+    int                  rank;
+    pid_t                pid;     /* 0 before start and once reaped */
+    int                  sock;    /* -1 once handed to the child */
+    struct sockaddr_in   addr;    /* as bound */
+    struct output_stream out[2];  /* stdout, stderr */
+};
+
+enum job_phase {
+    JOB_RUNNING,                  /* no failure seen */
+    JOB_STOPPING,                 /* nodes were told to stop; SIGKILL at deadline */
+    JOB_KILLED,                   /* SIGKILL sent; dsmrun gives up at deadline */
+};
+
+struct launcher {
+    struct options  opt;
+    struct node    *nodes;
+    uint64_t        job_id;
+    unsigned char   key[BOOT_KEY_BYTES];
+    sigset_t        orig_mask;    /* restored in the children */
+    int             sigfd;
+    int             running;      /* started and not reaped */
+    enum job_phase  phase;
+    double          deadline;     /* of --timeout, then of the phase; or INFINITY */
+    int             exit_status;  /* of the first failure; 0 while none */
+    struct pollfd  *pfds;         /* the signalfd, then open output pipes */
+    struct output_stream **pstreams; /* the stream of each pfds entry */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Command line                                                             */
+
+enum {
+    OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
+    OPT_HELP_ENV, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"nodes",      required_argument, NULL, 'n'},
+    {"tag-output", no_argument,       NULL, 't'},
+    {"timeout",    required_argument, NULL, OPT_TIMEOUT},
+    {"bind",       required_argument, NULL, OPT_BIND},
+    {"stats",      no_argument,       NULL, OPT_STATS},
+    {"stats-json", required_argument, NULL, OPT_STATS_JSON},
+    {"env",        required_argument, NULL, OPT_ENV},
+    {"help-env",   no_argument,       NULL, OPT_HELP_ENV},
+    {"help",       no_argument,       NULL, 'h'},
+    {"version",    no_argument,       NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* Variables dsmrun sets per job or per node: --env may not override them. */
+static const char *const contract_vars[] = {
+    BOOT_ENV_RANK, BOOT_ENV_NODES, BOOT_ENV_JOB,
+    BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD, BOOT_ENV_PEERS,
+};
+
+static void print_usage(FILE *out)
+{
+    fprintf(out,
+        "usage: dsmrun -n N [options] prog [args...]\n"
+        "Starts N processes of prog on this machine, one per dsm node (node 0 is the master).\n"
+        "\n"
+        "  -n, --nodes N          number of nodes, 1 to %d\n"
+        "  -t, --tag-output       prefix every line the nodes print with [rank]\n"
+        "      --timeout S        stop the job after S seconds (decimals allowed); exit 124\n"
+        "      --bind ADDR        IPv4 address the nodes' sockets bind to (default 127.0.0.1)\n"
+        "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
+        "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
+        "      --env NAME=VALUE   set an environment variable on every node (repeatable)\n"
+        "      --help-env         list the environment variables dsm reads, and exit\n"
+        "  -h, --help             print this help, and exit\n"
+        "      --version          print the version, and exit\n"
+        "\n"
+        "Options after prog belong to prog. Exit status: 0 when every node exits 0;\n"
+        "otherwise that of the first node to fail (128+N for signal N), 124 after\n"
+        "--timeout, 125 when dsmrun itself fails, 2 for a usage error.\n",
+        BOOT_MAX_NODES);
+}
+
+enum parse_result { PARSE_RUN, PARSE_DONE, PARSE_ERROR };
+
+static bool parse_nodes(const char *s, int *nodes)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return false;         /* strtol would accept " 4", "+4" and "-4" */
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (errno || *end || n < 1 || n > BOOT_MAX_NODES)
+        return false;
+    *nodes = (int)n;
+    return true;
+}
+
+static bool parse_timeout(const char *s, double *seconds)
+{
+    char *end;
+    errno = 0;
+    double t = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(t) || t <= 0)
+        return false;
+    *seconds = t;
+    return true;
+}
+
+static bool is_contract_var(const char *assignment)
+{
+    size_t name_len = strcspn(assignment, "=");
+    for (size_t i = 0; i < sizeof contract_vars / sizeof contract_vars[0]; i++)
+        if (strlen(contract_vars[i]) == name_len &&
+            !strncmp(assignment, contract_vars[i], name_len))
+            return true;
+    return false;
+}
+
+/* The option as the user wrote it, for error messages. */
+static const char *option_text(char **argv, int opt, char *buf, size_t len)
+{
+    const char *arg = argv[optind - 1];
+    if (opt > 0 && opt < 256 && strncmp(arg, "--", 2)) {
+        snprintf(buf, len, "-%c", opt);
+        return buf;
+    }
+    return arg;
+}
+
+/* Parses argv into *o. PARSE_DONE: --help and the like were answered. On
+ * PARSE_ERROR, err holds one line without the "dsmrun: " prefix. */
+static enum parse_result parse_options(struct options *o, int argc, char **argv,
+                                       char *err, size_t errlen)
+{
+    char optbuf[8];
+    int opt;
+
+    *o = (struct options){.bind_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    o->env = calloc((size_t)argc, sizeof *o->env);
+    if (!o->env) {
+        snprintf(err, errlen, "out of memory");
+        return PARSE_ERROR;
+    }
+    opterr = 0;     /* messages are ours, one line each */
+    /* '+': stop at the program, so its options stay its own; ':': tell a
+     * missing value apart from an unknown option. */
+    while ((opt = getopt_long(argc, argv, "+:n:th", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'n':
+            if (!parse_nodes(optarg, &o->nodes)) {
+                snprintf(err, errlen, "-n needs a whole number of nodes from 1 to %d, not '%s'",
+                         BOOT_MAX_NODES, optarg);
+                return PARSE_ERROR;
+            }
+            break;
+        case 't':
+            o->tag_output = true;
+            break;
+        case OPT_TIMEOUT:
+            if (!parse_timeout(optarg, &o->timeout_s)) {
+                snprintf(err, errlen, "--timeout needs a positive number of seconds, not '%s'",
+                         optarg);
+                return PARSE_ERROR;
+            }
+            break;
+        case OPT_BIND:
+            if (inet_pton(AF_INET, optarg, &o->bind_addr) != 1) {
+                snprintf(err, errlen, "--bind needs an IPv4 address such as 127.0.0.1, not '%s'",
+                         optarg);
+                return PARSE_ERROR;
+            }
+            break;
+        case OPT_STATS:
+            o->stats = true;
+            break;
+        case OPT_STATS_JSON:
+            if (!*optarg) {
+                snprintf(err, errlen, "--stats-json needs a file name");
+                return PARSE_ERROR;
+            }
+            o->stats_json = optarg;
+            break;
+        case OPT_ENV:
+            if (!strchr(optarg, '=') || *optarg == '=') {
+                snprintf(err, errlen, "--env needs NAME=VALUE, not '%s'", optarg);
+                return PARSE_ERROR;
+            }
+            if (is_contract_var(optarg)) {
+                snprintf(err, errlen, "--env cannot set %.*s: dsmrun sets it for every node",
+                         (int)strcspn(optarg, "="), optarg);
+                return PARSE_ERROR;
+            }
+            o->env[o->nenv++] = optarg;
+            break;
+        case OPT_HELP_ENV:
+            config_print_help(stdout);
+            return PARSE_DONE;
+        case 'h':
+            print_usage(stdout);
+            return PARSE_DONE;
+        case OPT_VERSION:
+            printf("dsmrun (dsm) %s\n", DSMRUN_VERSION);
+            return PARSE_DONE;
+        case ':':
+            snprintf(err, errlen, "option '%s' needs a value",
+                     option_text(argv, optopt, optbuf, sizeof optbuf));
+            return PARSE_ERROR;
+        default:
+            snprintf(err, errlen, "unknown option '%s' (see dsmrun --help)",
+                     option_text(argv, optopt, optbuf, sizeof optbuf));
+            return PARSE_ERROR;
+        }
+    }
+    if (o->nodes == 0) {
+        snprintf(err, errlen, "missing -n N, the number of nodes (see dsmrun --help)");
+        return PARSE_ERROR;
+    }
+    if (optind >= argc) {
+        snprintf(err, errlen, "missing the program to run (see dsmrun --help)");
+        return PARSE_ERROR;
+    }
+    o->prog_argv = argv + optind;
+    return PARSE_RUN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Preparing the job                                                        */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A socket or pipe created while fd 0, 1 or 2 is closed would take its
+ * number, and the children's stdin/stdout redirections would clobber it. */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+            open("/dev/null", O_RDWR) != fd)
+            exit(EXIT_LAUNCH);
+}
+
+static int fill_random(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t got = getrandom(p, len, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += got;
+        len -= (size_t)got;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t put = write(fd, p, len);
+        if (put < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += put;
+        len -= (size_t)put;
+    }
+    return 0;
+}
+
+/* Large buffers absorb bursts of page traffic. The FORCE variants exceed
+ * net.core.rmem_max but need CAP_NET_ADMIN; without it the plain ones give
+ * what the system allows, which is good enough. */
+static void set_socket_buffer(int fd, int force_opt, int opt)
+{
+    int size = SOCKET_BUFFER;
+    if (setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof size) < 0)
+        (void)setsockopt(fd, SOL_SOCKET, opt, &size, sizeof size);
+}
+
+static int open_node_socket(struct node *n, struct in_addr addr)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = addr};
+    socklen_t salen = sizeof sa;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    set_socket_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+    set_socket_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+    /* Port 0: the kernel picks, so two jobs on one machine never collide. */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        getsockname(fd, (struct sockaddr *)&n->addr, &salen) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    n->sock = fd;
+    return 0;
+}
+
+/* "a.b.c.d:port,..." in rank order, from the addresses actually bound. */
+static char *format_peers(const struct node *nodes, int count)
+{
+    size_t cap = (size_t)count * sizeof "255.255.255.255:65535," + 1;
+    char *peers = malloc(cap), *p = peers;
+    if (!peers)
+        return NULL;
+    for (int i = 0; i < count; i++) {
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &nodes[i].addr.sin_addr, ip, sizeof ip);
+        p += snprintf(p, cap - (size_t)(p - peers), "%s%s:%u", i ? "," : "", ip,
+                      ntohs(nodes[i].addr.sin_port));
+    }
+    return peers;
+}
+
+static int make_absolute(const char *path, char **abs)
+{
+    if (path[0] == '/') {
+        *abs = strdup(path);
+        return *abs ? 0 : -ENOMEM;
+    }
+    char *cwd = getcwd(NULL, 0);
+    if (!cwd)
+        return -errno;
+    int r = asprintf(abs, "%s/%s", cwd, path);
+    free(cwd);
+    return r < 0 ? -ENOMEM : 0;
+}
+
+/* The variables every node shares go into dsmrun's own environment, which
+ * the children inherit; only the per-node ones are set after fork. Options
+ * come after --env so that --stats wins over --env DSM_STATS=0. */
+static int export_job_env(const struct launcher *l)
+{
+    const struct options *o = &l->opt;
+    char buf[32];
+
+    for (int i = 0; i < o->nenv; i++) {
+        const char *eq = strchr(o->env[i], '=');
+        char *name = strndup(o->env[i], (size_t)(eq - o->env[i]));
+        int r = name ? setenv(name, eq + 1, 1) : -1;
+        free(name);
+        if (r < 0)
+            return -errno;
+    }
+    if (o->stats && setenv("DSM_STATS", "1", 1) < 0)
+        return -errno;
+    if (o->stats_json) {
+        char *abs;
+        int r = make_absolute(o->stats_json, &abs);
+        if (r < 0)
+            return r;
+        r = setenv("DSM_STATS_JSON", abs, 1);
+        free(abs);
+        if (r < 0)
+            return -errno;
+    }
+
+    char *peers = format_peers(l->nodes, o->nodes);
+    if (!peers)
+        return -ENOMEM;
+    int r = setenv(BOOT_ENV_PEERS, peers, 1);
+    free(peers);
+    snprintf(buf, sizeof buf, "%d", o->nodes);
+    if (r < 0 || setenv(BOOT_ENV_NODES, buf, 1) < 0)
+        return -errno;
+    snprintf(buf, sizeof buf, "%016" PRIx64, l->job_id);
+    return setenv(BOOT_ENV_JOB, buf, 1) < 0 ? -errno : 0;
+}
+
+/* Signals arrive through a signalfd so that the supervision loop sees them,
+ * output and the clock in one poll. A signal dsmrun was started with ignored
+ * (nohup, a background job) stays ignored: it is not ours to act on. */
+static int watch_signals(struct launcher *l)
+{
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
+        struct sigaction old;
+        if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaddset(&set, stop_signals[i]);
+    }
+    /* An inherited SIG_IGN for SIGCHLD would make the kernel reap the nodes
+     * itself, and their statuses would be lost. */
+    signal(SIGCHLD, SIG_DFL);
+    if (sigprocmask(SIG_BLOCK, &set, &l->orig_mask) < 0)
+        return -errno;
+    l->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return l->sigfd < 0 ? -errno : 0;
+}
+
+static int prepare_job(struct launcher *l)
+{
+    int n = l->opt.nodes, r;
+
+    l->nodes = calloc((size_t)n, sizeof *l->nodes);
+    l->pfds = calloc(1 + 2 * (size_t)n, sizeof *l->pfds);
+    l->pstreams = calloc(1 + 2 * (size_t)n, sizeof *l->pstreams);
+    if (!l->nodes || !l->pfds || !l->pstreams) {
+        fprintf(stderr, "dsmrun: out of memory\n");
+        return -ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        struct node *node = &l->nodes[i];
+        node->rank = i;
+        node->sock = -1;
+        node->out[0] = (struct output_stream){.fd = -1, .rank = i, .to = stdout};
+        node->out[1] = (struct output_stream){.fd = -1, .rank = i, .to = stderr};
+    }
+    for (int i = 0; i < n; i++) {
+        if ((r = open_node_socket(&l->nodes[i], l->opt.bind_addr)) < 0) {
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &l->opt.bind_addr, ip, sizeof ip);
+            fprintf(stderr, "dsmrun: cannot bind the UDP socket of node %d to %s: %s\n",
+                    i, ip, strerror(-r));
+            return r;
+        }
+    }
+    if ((r = fill_random(&l->job_id, sizeof l->job_id)) < 0 ||
+        (r = fill_random(l->key, sizeof l->key)) < 0) {
+        fprintf(stderr, "dsmrun: cannot draw the job key: %s\n", strerror(-r));
+        return r;
+    }
+    if ((r = export_job_env(l)) < 0) {
+        fprintf(stderr, "dsmrun: cannot set the nodes' environment: %s\n", strerror(-r));
+        return r;
+    }
+    if ((r = watch_signals(l)) < 0) {
+        fprintf(stderr, "dsmrun: cannot watch signals: %s\n", strerror(-r));
+        return r;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Starting the nodes                                                       */
+
+static int set_inheritable(int fd)
+{
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+        return -errno;
+    return 0;
+}
+
+static int setenv_int(const char *name, int value)
+{
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", value);
+    return setenv(name, buf, 1);
+}
+
+static _Noreturn void child_fail(int rank, const char *what)
+{
+    dprintf(STDERR_FILENO, "dsmrun: node %d: %s: %s\n", rank, what, strerror(errno));
+    _exit(EXIT_LAUNCH);
+}
+
+/* In the child, between fork and exec. dsmrun is single-threaded, so setenv
+ * and the like are safe here. */
+static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
+                                pid_t parent, int key_fd, int out_fd, int err_fd)
+{
+    int rank = n->rank;
+
+    /* A node must not outlive its launcher. The getppid check closes the
+     * window in which dsmrun died before the request took effect. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+        child_fail(rank, "cannot ask to die with dsmrun");
+    if (getppid() != parent)
+        _exit(EXIT_LAUNCH);
+    /* The nodes stay in dsmrun's process group, so that a terminal's ^C or
+     * ^Z reaches them all and node 0 may read the terminal. */
+
+    /* Every node must map the executable at the same addresses, so that
+     * pointers into it mean the same thing on every node. */
+    int persona = personality(0xffffffff);
+    if (persona < 0 || personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
+        child_fail(rank, "cannot turn off address-space randomisation");
+
+    if (rank != 0) {
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
+            child_fail(rank, "cannot redirect stdin from /dev/null");
+    }
+    if (out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(err_fd, STDERR_FILENO) < 0))
+        child_fail(rank, "cannot redirect the output");
+
+    /* The other nodes' sockets are close-on-exec too; closing them now makes
+     * the rule visible rather than incidental. */
+    for (int i = 0; i < l->opt.nodes; i++)
+        if (i != rank && l->nodes[i].sock >= 0)
+            close(l->nodes[i].sock);
+    if (set_inheritable(n->sock) < 0 || set_inheritable(key_fd) < 0)
+        child_fail(rank, "cannot pass the socket and key");
+    if (setenv_int(BOOT_ENV_RANK, rank) < 0 || setenv_int(BOOT_ENV_SOCK_FD, n->sock) < 0 ||
+        setenv_int(BOOT_ENV_KEY_FD, key_fd) < 0)
+        child_fail(rank, "cannot set the environment");
+
+    sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
+    execvp(l->opt.prog_argv[0], l->opt.prog_argv);
+    dprintf(STDERR_FILENO, "dsmrun: node %d: cannot run %s: %s\n", rank,
+            l->opt.prog_argv[0], strerror(errno));
+    _exit(EXIT_EXEC_FAILED);
+}
+
+static void close_pair(int fds[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+static int start_node(struct launcher *l, struct node *n)
+{
+    int key[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int r = 0;
+
+    if (pipe2(key, O_CLOEXEC) < 0)
+        return -errno;
+    /* The key fits in any pipe buffer, so it is written before the fork: the
+     * node then reads the key and EOF, and the write end never reaches a
+     * child. */
+    if ((r = write_all(key[1], l->key, sizeof l->key)) < 0)
+        goto fail;
+    close(key[1]);
+    key[1] = -1;
+    if (l->opt.tag_output && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)) {
+        r = -errno;
+        goto fail;
+    }
+
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        r = -errno;
+        goto fail;
+    }
+    if (pid == 0)
+        exec_node(l, n, parent, key[0], out[1], err[1]);
+
+    n->pid = pid;
+    l->running++;
+    close(key[0]);
+    close(n->sock);
+    n->sock = -1;
+    if (l->opt.tag_output) {
+        close(out[1]);
+        close(err[1]);
+        /* Non-blocking: a wakeup that finds nothing must not block the
+         * loop that watches the other nodes and the clock. */
+        fcntl(out[0], F_SETFL, O_NONBLOCK);
+        fcntl(err[0], F_SETFL, O_NONBLOCK);
+        n->out[0].fd = out[0];
+        n->out[1].fd = err[0];
+    }
+    return 0;
+
+fail:
+    close_pair(key);
+    close_pair(out);
+    close_pair(err);
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Supervision                                                              */
+
+static void signal_nodes(const struct launcher *l, int sig)
+{
+    for (int i = 0; i < l->opt.nodes; i++)
+        if (l->nodes[i].pid > 0)
+            kill(l->nodes[i].pid, sig);
+}
+
+/* The first failure decides the exit status; later ones are its echoes. */
+static void stop_job(struct launcher *l, int sig, int exit_status)
+{
+    if (l->phase != JOB_RUNNING)
+        return;
+    l->exit_status = exit_status;
+    l->phase = JOB_STOPPING;
+    l->deadline = now_s() + STOP_GRACE_S;
+    signal_nodes(l, sig);
+}
+
+static void kill_nodes(struct launcher *l)
+{
+    l->phase = JOB_KILLED;
+    l->deadline = now_s() + KILL_WAIT_S;
+    signal_nodes(l, SIGKILL);
+}
+
+static struct node *node_by_pid(struct launcher *l, pid_t pid)
+{
+    for (int i = 0; i < l->opt.nodes; i++)
+        if (l->nodes[i].pid == pid)
+            return &l->nodes[i];
+    return NULL;
+}
+
+static void node_ended(struct launcher *l, const struct node *n, pid_t pid, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return;        /* done; the others go on */
+    if (l->phase != JOB_RUNNING)
+        return;        /* stopped by us, or after the failure that decides */
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fprintf(stderr, "dsmrun: node %d (pid %d) was killed by signal %d (%s); stopping the job\n",
+                n->rank, (int)pid, sig, strsignal(sig));
+        stop_job(l, SIGTERM, 128 + sig);
+    } else {
+        fprintf(stderr, "dsmrun: node %d (pid %d) exited with status %d; stopping the job\n",
+                n->rank, (int)pid, WEXITSTATUS(status));
+        stop_job(l, SIGTERM, WEXITSTATUS(status));
+    }
+}
+
+static void reap_nodes(struct launcher *l)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        struct node *n = node_by_pid(l, pid);
+        if (!n)
+            continue;  /* not a node: dsmrun has no other children */
+        n->pid = 0;
+        l->running--;
+        node_ended(l, n, pid, status);
+    }
+}
+
+static void handle_signals(struct launcher *l)
+{
+    struct signalfd_siginfo si;
+    bool child = false;
+
+    while (read(l->sigfd, &si, sizeof si) == sizeof si) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD) {
+            child = true;
+        } else if (l->phase == JOB_RUNNING) {
+            fprintf(stderr, "dsmrun: got signal %d (%s); stopping the job\n", sig, strsignal(sig));
+            stop_job(l, sig, 128 + sig);   /* forwards it to the nodes */
+        } else if (l->phase == JOB_STOPPING) {
+            kill_nodes(l);                 /* asked again: no more grace */
+        }
+    }
+    if (child)
+        reap_nodes(l);
+}
+
+/* Acts on --timeout and on the end of a stop phase. Returns false when dsmrun
+ * should give up waiting for nodes that survive SIGKILL. */
+static bool check_deadline(struct launcher *l)
+{
+    if (now_s() < l->deadline)
+        return true;
+    switch (l->phase) {
+    case JOB_RUNNING:
+        fprintf(stderr, "dsmrun: the job exceeded --timeout %g s; stopping all nodes\n",
+                l->opt.timeout_s);
+        stop_job(l, SIGTERM, EXIT_TIMEOUT);
+        return true;
+    case JOB_STOPPING:
+        kill_nodes(l);
+        return true;
+    case JOB_KILLED:
+        for (int i = 0; i < l->opt.nodes; i++)
+            if (l->nodes[i].pid > 0)
+                fprintf(stderr, "dsmrun: node %d (pid %d) survives SIGKILL; leaving it\n",
+                        i, (int)l->nodes[i].pid);
+        return false;
+    }
+    return true;
+}
+
+static int poll_timeout_ms(const struct launcher *l)
+{
+    if (isinf(l->deadline))
+        return -1;
+    double ms = ceil((l->deadline - now_s()) * 1000);
+    return ms <= 0 ? 0 : ms >= INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* Writes a piece of the current line, behind its prefix when the line starts
+ * here, with what was buffered of it. */
+static void write_piece(struct output_stream *s, const char *data, size_t len, bool ends_line)
+{
+    if (!s->mid_line)
+        fprintf(s->to, "[%d] ", s->rank);
+    if (s->len > 0)      /* buf may still be NULL */
+        fwrite(s->buf, 1, s->len, s->to);
+    fwrite(data, 1, len, s->to);
+    s->len = 0;
+    s->mid_line = !ends_line;
+}
+
+static bool buffer_append(struct output_stream *s, const char *data, size_t len)
+{
+    if (s->len + len > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
+        while (cap < s->len + len)
+            cap *= 2;
+        char *buf = realloc(s->buf, cap);
+        if (!buf)
+            return false;
+        s->buf = buf;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, data, len);
+    s->len += len;
+    return true;
+}
+
+/* Whole lines go out at once. A line that memory cannot hold goes out in
+ * pieces rather than being lost. */
+static void emit_output(struct output_stream *s, const char *data, size_t len)
+{
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) + 1 : len;
+        if (nl || s->mid_line || !buffer_append(s, data, take))
+            write_piece(s, data, take, nl != NULL);
+        data += take;
+        len -= take;
+    }
+    fflush(s->to);
+}
+
+static void close_stream(struct output_stream *s)
+{
+    if (s->len > 0 || s->mid_line)
+        write_piece(s, "\n", 1, true);   /* the last line had no newline */
+    fflush(s->to);
+    close(s->fd);
+    s->fd = -1;
+    free(s->buf);
+    s->buf = NULL;
+    s->len = s->cap = 0;
+}
+
+/* Reads once. Returns the bytes read: 0 when none were waiting, and at EOF. */
+static ssize_t pump_stream(struct output_stream *s)
+{
+    char chunk[READ_CHUNK];
+    ssize_t got;
+    do
+        got = read(s->fd, chunk, sizeof chunk);
+    while (got < 0 && errno == EINTR);
+    if (got > 0) {
+        emit_output(s, chunk, (size_t)got);
+        return got;
+    }
+    if (got < 0 && errno == EAGAIN)
+        return 0;
+    close_stream(s);           /* EOF, or an error that will not go away */
+    return 0;
+}
+
+/* After the last node ended, what the nodes wrote is in the pipes already:
+ * dsmrun reads that much and no more, so that a grandchild still holding a
+ * pipe and writing on cannot keep it waiting. */
+static void drain_output(struct launcher *l)
+{
+    for (int i = 0; i < l->opt.nodes; i++)
+        for (int j = 0; j < 2; j++) {
+            struct output_stream *s = &l->nodes[i].out[j];
+            int pending = 0;
+            if (s->fd < 0)
+                continue;
+            if (ioctl(s->fd, FIONREAD, &pending) < 0)
+                pending = 0;
+            for (ssize_t got; pending > 0 && (got = pump_stream(s)) > 0; pending -= (int)got)
+                ;
+            if (s->fd >= 0)
+                close_stream(s);
+        }
+}
+
+static int build_pollfds(struct launcher *l)
+{
+    int count = 0;
+    l->pfds[count++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+    for (int i = 0; i < l->opt.nodes; i++)
+        for (int j = 0; j < 2; j++) {
+            struct output_stream *s = &l->nodes[i].out[j];
+            if (s->fd < 0)
+                continue;
+            l->pstreams[count] = s;
+            l->pfds[count++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+        }
+    return count;
+}
+
+/* Returns the job's exit status. */
+static int supervise(struct launcher *l)
+{
+    if (l->opt.timeout_s > 0 && l->phase == JOB_RUNNING)
+        l->deadline = now_s() + l->opt.timeout_s;
+
+    while (l->running > 0) {
+        int count = build_pollfds(l);
+        int ready = poll(l->pfds, (nfds_t)count, poll_timeout_ms(l));
+        if (ready < 0 && errno != EINTR) {
+            fprintf(stderr, "dsmrun: poll: %s; stopping the job\n", strerror(errno));
+            stop_job(l, SIGTERM, EXIT_LAUNCH);
+            kill_nodes(l);
+            break;
+        }
+        for (int i = 1; ready > 0 && i < count; i++)
+            if (l->pfds[i].revents)
+                pump_stream(l->pstreams[i]);
+        if (ready > 0 && l->pfds[0].revents)
+            handle_signals(l);
+        if (!check_deadline(l))
+            break;
+    }
+    drain_output(l);
+    return l->exit_status;
+}
+
+static void start_nodes(struct launcher *l)
+{
+    for (int i = 0; i < l->opt.nodes; i++) {
+        int r = start_node(l, &l->nodes[i]);
+        if (r < 0) {
+            fprintf(stderr, "dsmrun: cannot start node %d: %s; stopping the job\n", i,
+                    strerror(-r));
+            stop_job(l, SIGTERM, EXIT_LAUNCH);
+            return;
+        }
+    }
+}
+
+/* Everything is freed so that a sanitizer build reports real leaks only. */
+static void launcher_free(struct launcher *l)
+{
+    for (int i = 0; l->nodes && i < l->opt.nodes; i++) {
+        struct node *n = &l->nodes[i];
+        if (n->sock >= 0)
+            close(n->sock);
+        for (int j = 0; j < 2; j++)
+            if (n->out[j].fd >= 0)
+                close_stream(&n->out[j]);
+    }
+    if (l->sigfd >= 0)
+        close(l->sigfd);
+    free(l->nodes);
+    free(l->pfds);
+    free(l->pstreams);
+    free(l->opt.env);
+}
+
+static int run(struct launcher *l, int argc, char **argv)
+{
+    char err[256];
+
+    switch (parse_options(&l->opt, argc, argv, err, sizeof err)) {
+    case PARSE_DONE:
+        return fflush(stdout) == 0 ? 0 : EXIT_LAUNCH;
+    case PARSE_ERROR:
+        fprintf(stderr, "dsmrun: %s\n", err);
+        return EXIT_USAGE;
+    case PARSE_RUN:
+        break;
+    }
+    ensure_std_fds();
+    if (prepare_job(l) < 0)
+        return EXIT_LAUNCH;
+    start_nodes(l);
+    return supervise(l);
+}
+
+int main(int argc, char **argv)
+{
+    struct launcher l = {.sigfd = -1, .deadline = INFINITY};
+    int status = run(&l, argc, argv);
+    launcher_free(&l);
+    return status;
+}
