@@ -1,0 +1,59 @@
+#include "base/log.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int log_node = -1;
+static void (*abort_hook)(const char *);
+static atomic_flag dying = ATOMIC_FLAG_INIT;
+
+void log_set_rank(int rank) { log_node = rank; }
+int  log_rank(void) { return log_node; }
+void log_set_abort_hook(void (*hook)(const char *)) { abort_hook = hook; }
+
+static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+    vsnprintf(buf, len, fmt, ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vformat(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "dsm: node %d: warning: %s\n", log_node, msg);
+}
+
+void log_fatal(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vformat(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* Two threads may fail at once (service thread and application); the
+     * first one reports, the other waits to be ended with the process. */
+    if (atomic_flag_test_and_set(&dying))
+        for (;;)
+            pause();
+    fflush(stdout);
+    fprintf(stderr, "dsm: node %d: %s\n", log_node, msg);
+    if (abort_hook)
+        abort_hook(msg);
+    _exit(1);
+}
+
+void log_exit_quietly(const char *line)
+{
+    if (atomic_flag_test_and_set(&dying))
+        for (;;)
+            pause();
+    fflush(stdout);
+    fprintf(stderr, "%s\n", line);
+    _exit(1);
+}

@@ -1,0 +1,26 @@
+/*
+ * log.h — fatal errors and warnings, one line each, naming the node.
+ *
+ * A fatal condition ends the job: log_fatal prints
+ * "dsm: node R: <what happened>", runs the abort hook (the transport tells
+ * the peers, so every node stops at once), and exits with status 1.
+ */
+#ifndef DSM_BASE_LOG_H
+#define DSM_BASE_LOG_H
+
+void log_set_rank(int rank);
+int  log_rank(void);
+/* Called once, before exiting, by log_fatal; receives the formatted reason. */
+void log_set_abort_hook(void (*hook)(const char *reason));
+
+__attribute__((noreturn, format(printf, 1, 2)))
+void log_fatal(const char *fmt, ...);
+
+__attribute__((format(printf, 1, 2)))
+void log_warn(const char *fmt, ...);
+
+/* Ends the process with status 1 after printing `line` verbatim (already
+ * prefixed); no abort hook. Used when a peer reported the failure. */
+__attribute__((noreturn))
+void log_exit_quietly(const char *line);
+#endif

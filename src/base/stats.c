@@ -1,0 +1,15 @@
+#include "base/stats.h"
+
+_Atomic uint64_t stats_counters[STAT_COUNT];
+
+const char *const stats_names[STAT_COUNT] = {
+#define STATS_NAME(name, desc) #name,
+    STATS_COUNTERS(STATS_NAME)
+#undef STATS_NAME
+};
+
+const char *const stats_descriptions[STAT_COUNT] = {
+#define STATS_DESC(name, desc) desc,
+    STATS_COUNTERS(STATS_DESC)
+#undef STATS_DESC
+};

@@ -1,0 +1,83 @@
+/*
+ * net.h — the transport layer: reliable, per-peer FIFO messages over UDP.
+ *
+ * One UDP socket per process reaches every peer. A message of any size is
+ * cut into datagrams, each sequenced, acknowledged (cumulative plus a 64-bit
+ * selective map), retransmitted on an adaptive timeout or when a later
+ * datagram is acknowledged first, and authenticated with the job's key.
+ * Messages from one peer are delivered in the order that peer sent them.
+ *
+ * Threads: net_send may be called from any thread and never blocks on the
+ * network (datagrams beyond the send window wait in the peer's queue).
+ * Received messages are delivered by whichever thread is driving progress —
+ * the service thread, or an application thread inside net_wait — one at a
+ * time, in order, through the callbacks in struct net_rx_ops. Callbacks may
+ * call net_send but must not wait.
+ */
+#ifndef DSM_NET_NET_H
+#define DSM_NET_NET_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct net_params {
+    int                 rank, nodes;
+    int                 fd;           /* bound UDP socket, owned by net from now on */
+    struct sockaddr_in *peers;        /* nodes entries, rank order (copied) */
+    uint64_t            job_id;
+    uint8_t             key[32];
+    double              peer_timeout_s;
+    double              loss, dup, reorder;
+    uint64_t            delay_us;
+    uint64_t            seed;
+    size_t              datagram;     /* largest payload per datagram */
+    unsigned            window;       /* datagrams in flight per peer */
+    bool                auth_mac;
+    int                 spin_us;      /* -1: adapt */
+};
+
+struct net_rx_ops {
+    /* A message of msg_len bytes that spans several datagrams begins; `head`
+     * is its first head_len bytes. Returns where to assemble it: bytes from
+     * *skip on go to buf[i - *skip] (received straight into place); the
+     * first *skip bytes (<= head_len) are dropped, the upper layer having
+     * read them from head. NULL ends the job: the upper layer could not find
+     * memory it had promised. */
+    void *(*place)(void *ctx, int peer, const void *head, size_t head_len,
+                   size_t msg_len, size_t *skip);
+    /* A whole message. When `placed`, msg is the buffer place() returned
+     * (len = msg_len - skip) and belongs to the upper layer again; otherwise
+     * msg is the whole message, valid only during the call. */
+    void (*deliver)(void *ctx, int peer, void *msg, size_t len, bool placed);
+};
+
+/* Starts the transport and its service thread. Returns 0 or -errno. */
+int  net_start(const struct net_params *p, const struct net_rx_ops *ops, void *ctx);
+
+/* Sends the concatenation of iov[0..iovcnt) to `peer` (may be self).
+ * Returns 0, or -EMSGSIZE / -EINVAL. */
+int  net_send(int peer, const struct iovec *iov, int iovcnt);
+
+/* Runs the transport until done(arg) is true or the deadline passes
+ * (clock_ns() time; 0 = none). Returns 0 or -ETIMEDOUT. Must not be called
+ * from a delivery callback. */
+int  net_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
+
+/* Tells waiters that state they wait on changed outside a delivery. */
+void net_notify(void);
+
+/* Leaves the job: waits until every peer has finished too and everything
+ * sent has been acknowledged, then stops the service thread. */
+void net_finish(void);
+
+/* Sends every peer a best-effort notice that this node is ending the job. */
+void net_abort_peers(const char *reason);
+
+int  net_rank(void);
+int  net_nodes(void);
+/* The payload size of one datagram (messages up to this travel in one). */
+size_t net_datagram_payload(void);
+#endif

@@ -1,0 +1,72 @@
+#include "net/seqwin.h"
+
+enum rx_verdict rxwin_classify(const struct rx_window *w, uint32_t seq)
+{
+    int32_t d = seq_diff(seq, w->expected);
+    if (d < 0)
+        return RX_DUPLICATE;
+    if (d == 0)
+        return RX_IN_ORDER;
+    if (d > SEQWIN_MAX)
+        return RX_BEYOND;
+    return ((w->held >> (d - 1)) & 1) ? RX_DUPLICATE : RX_HOLD;
+}
+
+void rxwin_hold(struct rx_window *w, uint32_t seq)
+{
+    int32_t d = seq_diff(seq, w->expected);
+    if (d >= 1 && d <= SEQWIN_MAX)
+        w->held |= 1ull << (d - 1);
+}
+
+bool rxwin_advance(struct rx_window *w)
+{
+    bool next_held = w->held & 1;
+    w->expected++;
+    w->held >>= 1;
+    return next_held;
+}
+
+uint32_t ack_highest(uint32_t cum, uint64_t sack)
+{
+    if (!sack)
+        return cum - 1;
+    return cum + (uint32_t)(64 - __builtin_clzll(sack));
+}
+
+void rto_init(struct rto_state *r)
+{
+    r->srtt_ns = 0;
+    r->rttvar_ns = 0;
+    r->rto_ns = RTO_INITIAL_NS;
+    r->sampled = false;
+}
+
+static uint64_t clamp_rto(int64_t v)
+{
+    if (v < (int64_t)RTO_MIN_NS)
+        return RTO_MIN_NS;
+    if (v > (int64_t)RTO_MAX_NS)
+        return RTO_MAX_NS;
+    return (uint64_t)v;
+}
+
+void rto_sample(struct rto_state *r, uint64_t rtt_ns)
+{
+    int64_t rtt = (int64_t)rtt_ns;
+    if (!r->sampled) {
+        r->srtt_ns = rtt;
+        r->rttvar_ns = rtt / 2;
+        r->sampled = true;
+    } else {
+        int64_t err = rtt - r->srtt_ns;
+        r->srtt_ns += err / 8;
+        r->rttvar_ns += ((err < 0 ? -err : err) - r->rttvar_ns) / 4;
+    }
+    r->rto_ns = clamp_rto(r->srtt_ns + 4 * r->rttvar_ns);
+}
+
+void rto_backoff(struct rto_state *r)
+{
+    r->rto_ns = clamp_rto((int64_t)r->rto_ns * 2);
+}

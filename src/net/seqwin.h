@@ -1,0 +1,71 @@
+/*
+ * seqwin.h — sequence numbers, the receive window and the retransmission
+ * timer: the pure logic of the reliable transport, kept apart so it can be
+ * tested without sockets.
+ *
+ * Sequence numbers are 32-bit and compared in serial-number arithmetic, so a
+ * long job may wrap them. The receiver keeps `expected` (every earlier seq
+ * has been delivered) and a 64-bit map of what it holds beyond it; the same
+ * pair travels back as the cumulative and selective acknowledgement, which
+ * is why no more than SEQWIN_MAX datagrams may be in flight per peer.
+ */
+#ifndef DSM_NET_SEQWIN_H
+#define DSM_NET_SEQWIN_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SEQWIN_MAX 64
+
+static inline int32_t seq_diff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
+static inline bool seq_before(uint32_t a, uint32_t b) { return seq_diff(a, b) < 0; }
+
+struct rx_window {
+    uint32_t expected; /* next seq to deliver */
+    uint64_t held;     /* bit i: seq expected+1+i is buffered */
+};
+
+enum rx_verdict {
+    RX_IN_ORDER,  /* seq == expected: deliver now */
+    RX_HOLD,      /* in the window ahead of expected, not yet held: buffer it */
+    RX_DUPLICATE, /* already delivered or already held */
+    RX_BEYOND,    /* too far ahead: drop, the sender will retransmit */
+};
+
+enum rx_verdict rxwin_classify(const struct rx_window *w, uint32_t seq);
+
+/* Records that `seq` (classified RX_HOLD) is now buffered. */
+void rxwin_hold(struct rx_window *w, uint32_t seq);
+
+/* The datagram at `expected` has been consumed: advances the window.
+ * Returns true when the new `expected` is already buffered. */
+bool rxwin_advance(struct rx_window *w);
+
+/* Whether the peer's acknowledgement (cum, sack) covers `seq`. */
+static inline bool ack_covers(uint32_t cum, uint64_t sack, uint32_t seq)
+{
+    int32_t d = seq_diff(seq, cum);
+    if (d < 0)
+        return true;
+    return d >= 1 && d <= 64 && ((sack >> (d - 1)) & 1);
+}
+
+/* Highest seq the acknowledgement reports as received beyond the cumulative
+ * point, or cum-1 when there is none: a datagram sent before it and still
+ * missing was most likely lost (the basis of fast retransmission). */
+uint32_t ack_highest(uint32_t cum, uint64_t sack);
+
+/* Retransmission timeout, after Jacobson/Karels: srtt + 4 rttvar, clamped. */
+struct rto_state {
+    int64_t  srtt_ns, rttvar_ns;
+    uint64_t rto_ns;
+    bool     sampled;
+};
+
+#define RTO_INITIAL_NS  (20ull * 1000000)
+#define RTO_MIN_NS      (2ull * 1000000)
+#define RTO_MAX_NS      (500ull * 1000000)
+
+void rto_init(struct rto_state *r);
+void rto_sample(struct rto_state *r, uint64_t rtt_ns);
+void rto_backoff(struct rto_state *r);
+#endif

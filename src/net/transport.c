@@ -1,0 +1,931 @@
+/*
+ * transport.c — reliable per-peer FIFO messages over one UDP socket.
+ *
+ * Sender: a message becomes consecutive datagrams in the peer's queue. The
+ * first `window` unacknowledged ones are on the wire; the rest wait. Each
+ * keeps its bytes until acknowledged, cumulatively or selectively, and is
+ * sent again when its timeout passes (adaptive, per peer) or when the
+ * receiver reports a later datagram first (fast retransmission).
+ *
+ * Receiver: datagrams are checked (job, ranks, sizes, key) before anything
+ * else reads them. In-order ones are delivered at once — single-datagram
+ * messages straight from the receive buffer, larger ones copied fragment by
+ * fragment into the buffer the upper layer placed them in. Early ones are
+ * held (up to 64 ahead) and duplicates dropped; the state travels back as
+ * the acknowledgement, piggybacked on data or sent alone once per batch.
+ *
+ * Liveness: a peer with unacknowledged data that stays silent for
+ * DSM_PEER_TIMEOUT ends the job; a peer silent for a second is sent a
+ * sequenced heartbeat, so a dead one is found even when nothing else is sent.
+ *
+ * Locks: `lock` guards every peer's send state and the acknowledgement to
+ * piggyback; `rx_lock` makes one thread at a time read the socket and
+ * deliver, which keeps each peer's messages in order. Delivery runs with
+ * rx_lock only, so callbacks may send.
+ */
+#include "net/net.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "net/inject.h"
+#include "net/seqwin.h"
+#include "net/wire.h"
+
+#define RX_BATCH          16
+#define HEARTBEAT_NS      (1000ull * 1000000)
+#define IDLE_WAKE_MS      100
+#define LINGER_SILENCE_NS (2000ull * 1000000)
+#define MAX_MESSAGE       (1ull << 31)
+
+struct txbuf {
+    struct txbuf   *next;
+    uint64_t        sent_ns;  /* last transmission; 0 = not yet sent */
+    uint64_t        phash;    /* payload hash, reused by retransmissions */
+    uint32_t        xmits;
+    struct wire_hdr hdr;      /* the payload follows */
+    unsigned char   payload[];
+};
+
+struct peer {
+    struct sockaddr_in addr;
+    /* send side, under net.lock */
+    uint32_t        next_seq;
+    struct txbuf   *tx_head, *tx_tail; /* unacknowledged, in seq order */
+    struct txbuf   *tx_unsent;         /* first one never sent, or NULL */
+    size_t          inflight_bytes;
+    struct rto_state rto;
+    uint64_t        progress_ns;       /* last time the peer acknowledged something new */
+    uint64_t        last_rx_ns;        /* last valid datagram from the peer */
+    uint32_t        ack_cum;           /* what to acknowledge to it */
+    uint64_t        ack_sack;
+    bool            ack_pending;
+    bool            done_rx;           /* it sent WIRE_DONE */
+    bool            fin_rx;            /* it sent WIRE_FIN (under rx_lock) */
+    /* receive side, under net.rx_lock */
+    struct rx_window rxw;
+    unsigned char  *held[SEQWIN_MAX];  /* datagrams held ahead of rxw.expected */
+    size_t          held_len[SEQWIN_MAX];
+    unsigned char  *asm_buf;           /* message being reassembled */
+    size_t          asm_len, asm_got, asm_skip;
+};
+
+struct delayed {
+    struct delayed    *next;
+    uint64_t           due_ns;
+    struct sockaddr_in to;
+    size_t             len;
+    unsigned char      bytes[];
+};
+
+static struct net {
+    int               rank, nodes, fd, evfd;
+    uint64_t          job;
+    struct wire_keys  keys;
+    size_t            max_payload;
+    unsigned          window;
+    size_t            window_bytes;
+    uint64_t          peer_timeout_ns;
+    int               spin_ns;
+    struct peer      *peers;
+    struct net_rx_ops ops;
+    void             *ctx;
+
+    pthread_mutex_t   lock;
+    pthread_mutex_t   rx_lock;
+    pthread_cond_t    cv;
+    uint64_t          gen;
+    pthread_t         service;
+    bool              running;
+    _Atomic bool      stopping;
+
+    /* receive batch, used by the rx_lock holder */
+    struct mmsghdr    msgs[RX_BATCH];
+    struct iovec      iovs[RX_BATCH];
+    struct sockaddr_in from[RX_BATCH];
+    unsigned char    *rxbuf;
+
+    /* fault injection, under lock */
+    struct inject     inj;
+    bool              injecting;
+    struct delayed   *held_dgram;   /* INJECT_HOLD: waits for the next one */
+    uint64_t          held_since;
+    struct delayed   *delay_head, *delay_tail;
+} net;
+
+static __thread bool in_delivery;
+
+int net_rank(void) { return net.rank; }
+int net_nodes(void) { return net.nodes; }
+size_t net_datagram_payload(void) { return net.max_payload; }
+
+/* ---- putting datagrams on the wire ------------------------------------ */
+
+static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len)
+{
+    for (;;) {
+        ssize_t n = sendto(net.fd, buf, len, 0, (const struct sockaddr *)to, sizeof *to);
+        if (n >= 0) {
+            stats_add(STAT_NET_DGRAMS_SENT, 1);
+            stats_add(STAT_NET_BYTES_SENT, len);
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        /* A full socket buffer or a refused port is a loss like any other:
+         * retransmission will deal with it. */
+        if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED || errno == EPERM)
+            return;
+        log_fatal("cannot send a datagram: %s", strerror(errno));
+    }
+}
+
+static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf, size_t len)
+{
+    struct delayed *d = malloc(sizeof *d + len);
+    if (!d)
+        log_fatal("out of memory holding a datagram for fault injection");
+    d->next = NULL;
+    d->to = *to;
+    d->len = len;
+    memcpy(d->bytes, buf, len);
+    return d;
+}
+
+static void emit(const struct sockaddr_in *to, const void *buf, size_t len)
+{
+    if (net.inj.delay_ns) {
+        struct delayed *d = copy_dgram(to, buf, len);
+        d->due_ns = clock_ns() + net.inj.delay_ns;
+        if (net.delay_tail)
+            net.delay_tail->next = d;
+        else
+            net.delay_head = d;
+        net.delay_tail = d;
+        return;
+    }
+    raw_send(to, buf, len);
+}
+
+static void release_held_dgram(void)
+{
+    struct delayed *h = net.held_dgram;
+    if (h) {
+        net.held_dgram = NULL;
+        emit(&h->to, h->bytes, h->len);
+        free(h);
+    }
+}
+
+/* Every datagram passes here, under net.lock. */
+static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len)
+{
+    if (!net.injecting) {
+        raw_send(to, buf, len);
+        return;
+    }
+    switch (inject_decide(&net.inj)) {
+    case INJECT_DROP:
+        stats_add(STAT_NET_INJECT_LOST, 1);
+        break;
+    case INJECT_DUPLICATE:
+        stats_add(STAT_NET_INJECT_DUPED, 1);
+        emit(to, buf, len);
+        emit(to, buf, len);
+        break;
+    case INJECT_HOLD:
+        if (!net.held_dgram) {
+            stats_add(STAT_NET_INJECT_REORDERED, 1);
+            net.held_dgram = copy_dgram(to, buf, len);
+            net.held_since = clock_ns();
+            return; /* the next datagram overtakes it */
+        }
+        emit(to, buf, len);
+        break;
+    case INJECT_SEND:
+        emit(to, buf, len);
+        break;
+    }
+    release_held_dgram();
+}
+
+static void flush_injected(uint64_t now)
+{
+    if (net.held_dgram && now - net.held_since > 1000000)
+        release_held_dgram();
+    while (net.delay_head && net.delay_head->due_ns <= now) {
+        struct delayed *d = net.delay_head;
+        net.delay_head = d->next;
+        if (!net.delay_head)
+            net.delay_tail = NULL;
+        raw_send(&d->to, d->bytes, d->len);
+        free(d);
+    }
+}
+
+/* ---- send side (under net.lock) --------------------------------------- */
+
+static void fill_ack(struct peer *p, struct wire_hdr *h)
+{
+    h->ack = p->ack_cum;
+    h->sack = p->ack_sack;
+    p->ack_pending = false;
+}
+
+static void transmit(int dst, struct txbuf *t, uint64_t now)
+{
+    struct peer *p = &net.peers[dst];
+    fill_ack(p, &t->hdr);
+    wire_seal(&net.keys, &t->hdr, t->phash);
+    if (t->sent_ns == 0)
+        p->inflight_bytes += t->hdr.len + sizeof t->hdr;
+    t->sent_ns = now;
+    t->xmits++;
+    wire_out(&p->addr, &t->hdr, sizeof t->hdr + t->hdr.len);
+}
+
+static bool window_open(struct peer *p, const struct txbuf *t)
+{
+    return seq_diff(t->hdr.seq, p->tx_head->hdr.seq) < (int32_t)net.window &&
+           (p->inflight_bytes == 0 ||
+            p->inflight_bytes + t->hdr.len + sizeof t->hdr <= net.window_bytes);
+}
+
+static void push_unsent(int dst, uint64_t now)
+{
+    struct peer *p = &net.peers[dst];
+    while (p->tx_unsent && window_open(p, p->tx_unsent)) {
+        transmit(dst, p->tx_unsent, now);
+        p->tx_unsent = p->tx_unsent->next;
+    }
+}
+
+static void enqueue(int dst, struct txbuf *t, uint64_t now)
+{
+    struct peer *p = &net.peers[dst];
+    t->next = NULL;
+    t->sent_ns = 0;
+    t->xmits = 0;
+    t->hdr.seq = p->next_seq++;
+    if (p->tx_tail)
+        p->tx_tail->next = t;
+    else {
+        p->tx_head = t;
+        p->progress_ns = now; /* the silence clock starts with the first unacked datagram */
+    }
+    p->tx_tail = t;
+    if (!p->tx_unsent)
+        p->tx_unsent = t;
+}
+
+static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
+                               uint32_t off, uint32_t len)
+{
+    struct txbuf *t = malloc(sizeof *t + len);
+    if (!t)
+        log_fatal("out of memory queueing %u bytes for node %d", len, dst);
+    memset(&t->hdr, 0, sizeof t->hdr);
+    t->hdr.magic = WIRE_MAGIC;
+    t->hdr.kind = WIRE_DATA;
+    t->hdr.flags = flags;
+    t->hdr.job = net.job;
+    t->hdr.src = (uint16_t)net.rank;
+    t->hdr.dst = (uint16_t)dst;
+    t->hdr.len = len;
+    t->hdr.msg_len = msg_len;
+    t->hdr.frag_off = off;
+    return t;
+}
+
+/* Copies `len` bytes starting at byte `off` of the iovec sequence into dst. */
+static void gather(unsigned char *dst, const struct iovec *iov, int iovcnt, size_t off, size_t len)
+{
+    for (int i = 0; i < iovcnt && len; i++) {
+        if (off >= iov[i].iov_len) {
+            off -= iov[i].iov_len;
+            continue;
+        }
+        size_t n = iov[i].iov_len - off;
+        if (n > len)
+            n = len;
+        memcpy(dst, (const char *)iov[i].iov_base + off, n);
+        dst += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+int net_send(int dst, const struct iovec *iov, int iovcnt)
+{
+    if (dst < 0 || dst >= net.nodes || iovcnt < 0)
+        return -EINVAL;
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    if (total >= MAX_MESSAGE)
+        return -EMSGSIZE;
+
+    /* Build the datagrams (copy and hash) before taking the lock: the
+     * payload work of a large message must not stall the receiving thread. */
+    size_t nfrag = total ? (total + net.max_payload - 1) / net.max_payload : 1;
+    struct txbuf *first = NULL, *last = NULL;
+    for (size_t f = 0; f < nfrag; f++) {
+        size_t off = f * net.max_payload;
+        size_t len = total - off < net.max_payload ? total - off : net.max_payload;
+        uint16_t flags = (f == 0 ? WIRE_FIRST : 0) | (f == nfrag - 1 ? WIRE_LAST : 0);
+        struct txbuf *t = new_txbuf(dst, flags, (uint32_t)total, (uint32_t)off, (uint32_t)len);
+        gather(t->payload, iov, iovcnt, off, len);
+        t->phash = wire_payload_hash(&net.keys, t->payload, len);
+        t->next = NULL;
+        if (last)
+            last->next = t;
+        else
+            first = t;
+        last = t;
+    }
+
+    pthread_mutex_lock(&net.lock);
+    uint64_t now = clock_ns();
+    for (struct txbuf *t = first, *next; t; t = next) {
+        next = t->next;
+        enqueue(dst, t, now);
+    }
+    push_unsent(dst, now);
+    pthread_mutex_unlock(&net.lock);
+    stats_add(STAT_NET_MSGS_SENT, 1);
+    return 0;
+}
+
+/* A sequenced message with no payload (heartbeat or finish marker). */
+static void send_marker(int dst, uint16_t flag, uint64_t now)
+{
+    struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0);
+    t->phash = wire_payload_hash(&net.keys, t->payload, 0);
+    enqueue(dst, t, now);
+    push_unsent(dst, now);
+}
+
+static void send_control(int dst, uint16_t kind, const void *payload, size_t len)
+{
+    struct {
+        struct wire_hdr h;
+        unsigned char   body[256];
+    } d;
+    if (len > sizeof d.body)
+        len = sizeof d.body;
+    memset(&d.h, 0, sizeof d.h);
+    d.h.magic = WIRE_MAGIC;
+    d.h.kind = kind;
+    d.h.job = net.job;
+    d.h.src = (uint16_t)net.rank;
+    d.h.dst = (uint16_t)dst;
+    d.h.len = (uint32_t)len;
+    memcpy(d.body, payload, len);
+    struct peer *p = &net.peers[dst];
+    d.h.ack = p->ack_cum;
+    d.h.sack = p->ack_sack;
+    wire_seal(&net.keys, &d.h, wire_payload_hash(&net.keys, d.body, len));
+    if (kind == WIRE_ACK) {
+        p->ack_pending = false;
+        stats_add(STAT_NET_ACKS_SENT, 1);
+    }
+    if (kind == WIRE_ABORT)
+        raw_send(&p->addr, &d, sizeof d.h + len); /* no injection: it must get out */
+    else
+        wire_out(&p->addr, &d, sizeof d.h + len);
+}
+
+/* Applies a peer's acknowledgement to our queue for it. */
+static void on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
+{
+    struct peer *p = &net.peers[src];
+    if (!p->tx_head)
+        return;
+    /* An acknowledgement of what was never sent is forged or corrupt. */
+    if (seq_diff(cum, p->next_seq) > 0)
+        return;
+    bool advanced = false;
+    struct txbuf **link = &p->tx_head, *prev = NULL;
+    while (*link && (*link)->sent_ns) {
+        struct txbuf *t = *link;
+        if (ack_covers(cum, sack, t->hdr.seq)) {
+            if (t->xmits == 1) /* Karn: only unambiguous samples */
+                rto_sample(&p->rto, now - t->sent_ns);
+            p->inflight_bytes -= t->hdr.len + sizeof t->hdr;
+            *link = t->next;
+            if (p->tx_tail == t)
+                p->tx_tail = prev;
+            free(t);
+            advanced = true;
+        } else {
+            prev = t;
+            link = &t->next;
+        }
+    }
+    if (advanced)
+        p->progress_ns = now;
+    /* Anything still unacknowledged and sent before the highest datagram
+     * the peer holds was most likely lost: send it again now. */
+    uint32_t highest = ack_highest(cum, sack);
+    uint64_t patience = (uint64_t)(p->rto.srtt_ns + p->rto.rttvar_ns);
+    if (patience < 50000)
+        patience = 50000;
+    for (struct txbuf *t = p->tx_head; t && t->sent_ns; t = t->next) {
+        if (!seq_before(t->hdr.seq, highest))
+            break;
+        if (now - t->sent_ns >= patience) {
+            stats_add(STAT_NET_RETRANSMITS, 1);
+            stats_add(STAT_NET_FAST_RETRANSMITS, 1);
+            transmit(src, t, now);
+        }
+    }
+    push_unsent(src, now);
+}
+
+/* Retransmissions, heartbeats, the dead-peer check. Returns the time of the
+ * next timer, so the service thread knows how long it may sleep. */
+static uint64_t run_timers(uint64_t now)
+{
+    uint64_t next = now + (uint64_t)IDLE_WAKE_MS * 1000000;
+    flush_injected(now);
+    if (net.held_dgram && net.held_since + 1000000 < next)
+        next = net.held_since + 1000000;
+    if (net.delay_head && net.delay_head->due_ns < next)
+        next = net.delay_head->due_ns;
+
+    for (int i = 0; i < net.nodes; i++) {
+        struct peer *p = &net.peers[i];
+        if (!p->tx_head) {
+            /* A peer that sent FIN may leave once it holds everything;
+             * probing it then would mistake a clean exit for a death. */
+            if (i != net.rank && net.running && !atomic_load(&net.stopping) &&
+                !p->fin_rx && now - p->last_rx_ns > HEARTBEAT_NS)
+                send_marker(i, WIRE_NOP, now);
+            continue;
+        }
+        if (net.peer_timeout_ns && now - p->progress_ns > net.peer_timeout_ns)
+            log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
+                      i, (double)(now - p->progress_ns) / 1e9);
+        bool backed_off = false;
+        for (struct txbuf *t = p->tx_head; t && t->sent_ns; t = t->next) {
+            if (now - t->sent_ns >= p->rto.rto_ns) {
+                if (!backed_off) {
+                    rto_backoff(&p->rto);
+                    backed_off = true;
+                }
+                stats_add(STAT_NET_RETRANSMITS, 1);
+                transmit(i, t, now);
+            }
+        }
+        if (p->tx_head->sent_ns) {
+            uint64_t due = p->tx_head->sent_ns + p->rto.rto_ns;
+            if (due < next)
+                next = due;
+        }
+    }
+    return next;
+}
+
+/* ---- receive side (under net.rx_lock) --------------------------------- */
+
+static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *payload)
+{
+    struct peer *p = &net.peers[src];
+    if (h->flags & WIRE_NOP)
+        return;
+    if (h->flags & WIRE_FIN) {
+        p->fin_rx = true;
+        return;
+    }
+    if ((h->flags & (WIRE_FIRST | WIRE_LAST)) == (WIRE_FIRST | WIRE_LAST)) {
+        if (p->asm_buf)
+            log_fatal("node %d started a message inside another; protocol error", src);
+        stats_add(STAT_NET_MSGS_RECV, 1);
+        net.ops.deliver(net.ctx, src, payload, h->len, false);
+        return;
+    }
+    if (h->flags & WIRE_FIRST) {
+        if (p->asm_buf)
+            log_fatal("node %d started a message inside another; protocol error", src);
+        size_t skip = 0;
+        p->asm_buf = net.ops.place(net.ctx, src, payload, h->len, h->msg_len, &skip);
+        if (!p->asm_buf)
+            log_fatal("no memory to receive a %u-byte message from node %d", h->msg_len, src);
+        if (skip > h->len)
+            log_fatal("internal error: placement skips %zu bytes of a %u-byte fragment", skip, h->len);
+        p->asm_len = h->msg_len;
+        p->asm_got = 0;
+        p->asm_skip = skip;
+    }
+    if (!p->asm_buf || h->msg_len != p->asm_len || h->frag_off != p->asm_got)
+        log_fatal("node %d sent a fragment out of place; protocol error", src);
+    size_t from = h->frag_off < p->asm_skip ? p->asm_skip - h->frag_off : 0;
+    if (from < h->len)
+        memcpy(p->asm_buf + (h->frag_off + from - p->asm_skip), payload + from, h->len - from);
+    p->asm_got += h->len;
+    if (h->flags & WIRE_LAST) {
+        unsigned char *buf = p->asm_buf;
+        p->asm_buf = NULL;
+        stats_add(STAT_NET_MSGS_RECV, 1);
+        net.ops.deliver(net.ctx, src, buf, p->asm_len - p->asm_skip, true);
+    }
+}
+
+static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t len)
+{
+    struct peer *p = &net.peers[src];
+    switch (rxwin_classify(&p->rxw, h->seq)) {
+    case RX_DUPLICATE:
+        stats_add(STAT_NET_DUPS_DROPPED, 1);
+        break;
+    case RX_BEYOND:
+        break;
+    case RX_HOLD: {
+        unsigned slot = h->seq % SEQWIN_MAX;
+        unsigned char *copy = malloc(len);
+        if (!copy)
+            log_fatal("out of memory holding a datagram from node %d", src);
+        memcpy(copy, dgram, len);
+        p->held[slot] = copy;
+        p->held_len[slot] = len;
+        rxwin_hold(&p->rxw, h->seq);
+        stats_add(STAT_NET_OOO_BUFFERED, 1);
+        break;
+    }
+    case RX_IN_ORDER:
+        deliver_fragment(src, h, dgram + sizeof *h);
+        while (rxwin_advance(&p->rxw)) {
+            unsigned slot = p->rxw.expected % SEQWIN_MAX;
+            unsigned char *d = p->held[slot];
+            p->held[slot] = NULL;
+            struct wire_hdr hh;
+            memcpy(&hh, d, sizeof hh);
+            deliver_fragment(src, &hh, d + sizeof hh);
+            free(d);
+        }
+        break;
+    }
+    /* Every data datagram, even a duplicate, is answered: the sender may
+     * have lost our previous acknowledgement. */
+    pthread_mutex_lock(&net.lock);
+    p->ack_cum = p->rxw.expected;
+    p->ack_sack = p->rxw.held;
+    p->ack_pending = true;
+    pthread_mutex_unlock(&net.lock);
+}
+
+static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from)
+{
+    enum wire_verdict v = wire_check(&net.keys, d, len, net.job, net.rank, net.nodes,
+                                     net.max_payload);
+    if (v != WIRE_OK) {
+        stats_add(v == WIRE_FORGED ? STAT_NET_AUTH_DROPPED : STAT_NET_FOREIGN_DROPPED, 1);
+        return;
+    }
+    struct wire_hdr h;
+    memcpy(&h, d, sizeof h);
+    struct peer *p = &net.peers[h.src];
+    if (from->sin_port != p->addr.sin_port || from->sin_addr.s_addr != p->addr.sin_addr.s_addr) {
+        stats_add(STAT_NET_FOREIGN_DROPPED, 1);
+        return;
+    }
+    stats_add(STAT_NET_DGRAMS_RECV, 1);
+    stats_add(STAT_NET_BYTES_RECV, len);
+
+    uint64_t now = clock_ns();
+    pthread_mutex_lock(&net.lock);
+    p->last_rx_ns = now;
+    if (h.kind != WIRE_ABORT)
+        on_ack(h.src, h.ack, h.sack, now);
+    if (h.kind == WIRE_DONE)
+        p->done_rx = true;
+    pthread_mutex_unlock(&net.lock);
+
+    if (h.kind == WIRE_DATA)
+        on_data(h.src, &h, d, len);
+    else if (h.kind == WIRE_ABORT) {
+        char reason[257];
+        size_t n = h.len < 256 ? h.len : 256;
+        memcpy(reason, d + sizeof h, n);
+        reason[n] = 0;
+        for (size_t i = 0; i < n; i++)
+            if (reason[i] < 32 || reason[i] > 126)
+                reason[i] = '?';
+        char line[400];
+        snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", net.rank, h.src, reason);
+        log_exit_quietly(line);
+    }
+}
+
+/* Reads and handles everything waiting on the socket. Returns the number of
+ * datagrams handled. Caller holds rx_lock. */
+static int rx_drain(void)
+{
+    int total = 0;
+    for (int rounds = 0; rounds < 8; rounds++) {
+        for (int i = 0; i < RX_BATCH; i++) {
+            net.iovs[i].iov_base = net.rxbuf + (size_t)i * (sizeof(struct wire_hdr) + net.max_payload + 1);
+            net.iovs[i].iov_len = sizeof(struct wire_hdr) + net.max_payload + 1;
+            memset(&net.msgs[i].msg_hdr, 0, sizeof net.msgs[i].msg_hdr);
+            net.msgs[i].msg_hdr.msg_iov = &net.iovs[i];
+            net.msgs[i].msg_hdr.msg_iovlen = 1;
+            net.msgs[i].msg_hdr.msg_name = &net.from[i];
+            net.msgs[i].msg_hdr.msg_namelen = sizeof net.from[i];
+        }
+        int n = recvmmsg(net.fd, net.msgs, RX_BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED)
+                break;
+            log_fatal("cannot receive from the network: %s", strerror(errno));
+        }
+        for (int i = 0; i < n; i++) {
+            if (net.msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                stats_add(STAT_NET_FOREIGN_DROPPED, 1);
+                continue;
+            }
+            on_datagram(net.iovs[i].iov_base, net.msgs[i].msg_len, &net.from[i]);
+        }
+        total += n;
+        if (n < RX_BATCH)
+            break;
+    }
+    if (total) { /* acknowledge what no outgoing data carried back */
+        pthread_mutex_lock(&net.lock);
+        for (int i = 0; i < net.nodes; i++)
+            if (net.peers[i].ack_pending)
+                send_control(i, WIRE_ACK, NULL, 0);
+        pthread_mutex_unlock(&net.lock);
+    }
+    return total;
+}
+
+static void bump_gen(void)
+{
+    pthread_mutex_lock(&net.lock);
+    net.gen++;
+    pthread_cond_broadcast(&net.cv);
+    pthread_mutex_unlock(&net.lock);
+}
+
+void net_notify(void) { bump_gen(); }
+
+/* One round of progress by the caller, who holds rx_lock. */
+static int progress_locked(void)
+{
+    in_delivery = true;
+    int n = rx_drain();
+    in_delivery = false;
+    return n;
+}
+
+static void *service_main(void *arg)
+{
+    (void)arg;
+    uint64_t next_timer = clock_ns();
+    while (!atomic_load(&net.stopping)) {
+        uint64_t now = clock_ns();
+        int timeout_ms = next_timer > now ? (int)((next_timer - now + 999999) / 1000000) : 0;
+        struct pollfd pf[2] = {{.fd = net.fd, .events = POLLIN}, {.fd = net.evfd, .events = POLLIN}};
+        int r = poll(pf, 2, timeout_ms);
+        if (r < 0 && errno != EINTR)
+            log_fatal("poll on the network socket failed: %s", strerror(errno));
+        if (pf[1].revents & POLLIN) {
+            uint64_t v;
+            if (read(net.evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+                log_fatal("service wake-up channel failed: %s", strerror(errno));
+        }
+        int n = 0;
+        if (pf[0].revents & POLLIN) {
+            pthread_mutex_lock(&net.rx_lock);
+            n = progress_locked();
+            pthread_mutex_unlock(&net.rx_lock);
+        }
+        pthread_mutex_lock(&net.lock);
+        next_timer = run_timers(clock_ns());
+        if (n) {
+            net.gen++;
+            pthread_cond_broadcast(&net.cv);
+        }
+        pthread_mutex_unlock(&net.lock);
+    }
+    return NULL;
+}
+
+int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
+{
+    if (in_delivery)
+        log_fatal("internal error: a delivery callback waited on the network");
+    uint64_t spin_until = 0;
+    for (;;) {
+        pthread_mutex_lock(&net.lock);
+        uint64_t g = net.gen;
+        pthread_mutex_unlock(&net.lock);
+        if (done(arg))
+            return 0;
+        uint64_t now = clock_ns();
+        if (deadline && now >= deadline)
+            return -ETIMEDOUT;
+
+        /* Poll the socket ourselves for a while: a message for us is then
+         * handled without waking another thread (tens of µs here). */
+        if (net.spin_ns && (spin_until == 0 || now < spin_until)) {
+            if (!spin_until)
+                spin_until = now + (uint64_t)net.spin_ns;
+            if (pthread_mutex_trylock(&net.rx_lock) == 0) {
+                int n = progress_locked();
+                pthread_mutex_unlock(&net.rx_lock);
+                if (n) {
+                    bump_gen();
+                    continue;
+                }
+            }
+            sched_yield();
+            continue;
+        }
+
+        uint64_t wake = now + 20ull * 1000000;
+        if (deadline && deadline < wake)
+            wake = deadline;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t rel = wake - now;
+        ts.tv_sec += (time_t)(rel / 1000000000ull);
+        ts.tv_nsec += (long)(rel % 1000000000ull);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&net.lock);
+        if (net.gen == g)
+            pthread_cond_timedwait(&net.cv, &net.lock, &ts);
+        pthread_mutex_unlock(&net.lock);
+    }
+}
+
+/* ---- start, finish, abort --------------------------------------------- */
+
+static void abort_hook(const char *reason)
+{
+    net_abort_peers(reason);
+}
+
+void net_abort_peers(const char *reason)
+{
+    if (!net.peers)
+        return;
+    /* Best effort and lock-free: the caller may hold net.lock. */
+    for (int rep = 0; rep < 3; rep++)
+        for (int i = 0; i < net.nodes; i++)
+            if (i != net.rank)
+                send_control(i, WIRE_ABORT, reason, strlen(reason));
+}
+
+static int auto_spin_ns(int nodes)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Two threads per node (application and service): polling pays only
+     * when every node can have a core to itself while it waits. */
+    if (cpus > 0 && nodes * 2 <= cpus)
+        return 50000;
+    return 0;
+}
+
+int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
+{
+    memset(&net, 0, sizeof net);
+    net.rank = prm->rank;
+    net.nodes = prm->nodes;
+    net.fd = prm->fd;
+    net.job = prm->job_id;
+    net.max_payload = prm->datagram;
+    net.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
+    net.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
+    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(prm->nodes) : prm->spin_us * 1000;
+    net.ops = *ops;
+    net.ctx = ctx;
+    wire_keys_init(&net.keys, prm->key, prm->job_id, prm->auth_mac);
+    inject_init(&net.inj, prm->loss, prm->dup, prm->reorder, prm->delay_us,
+                prm->seed ? prm->seed : prm->job_id * 2654435761u + (uint64_t)prm->rank + 1);
+    net.injecting = inject_active(&net.inj);
+
+    /* Incast: all peers may stream to one node at once; keep what they may
+     * have in flight within what its socket buffer holds. */
+    int rcvbuf = 8 << 20;
+    if (setsockopt(net.fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+        setsockopt(net.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    int sndbuf = 4 << 20;
+    if (setsockopt(net.fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+        setsockopt(net.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    socklen_t sl = sizeof rcvbuf;
+    getsockopt(net.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
+    size_t share = (size_t)rcvbuf / 2 / (size_t)(net.nodes > 1 ? net.nodes - 1 : 1);
+    size_t floor_bytes = 2 * (sizeof(struct wire_hdr) + net.max_payload);
+    net.window_bytes = share > floor_bytes ? share : floor_bytes;
+
+    net.peers = calloc((size_t)net.nodes, sizeof *net.peers);
+    net.rxbuf = malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + net.max_payload + 1));
+    if (!net.peers || !net.rxbuf)
+        return -ENOMEM;
+    uint64_t now = clock_ns();
+    for (int i = 0; i < net.nodes; i++) {
+        net.peers[i].addr = prm->peers[i];
+        net.peers[i].last_rx_ns = now;
+        rto_init(&net.peers[i].rto);
+    }
+    net.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (net.evfd < 0)
+        return -errno;
+    pthread_mutex_init(&net.lock, NULL);
+    pthread_mutex_init(&net.rx_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&net.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    log_set_abort_hook(abort_hook);
+    net.running = true;
+    int err = pthread_create(&net.service, NULL, service_main, NULL);
+    if (err) {
+        net.running = false;
+        return -err;
+    }
+    return 0;
+}
+
+static bool all_finished(void *arg)
+{
+    (void)arg;
+    bool ok = true;
+    pthread_mutex_lock(&net.lock);
+    for (int i = 0; i < net.nodes && ok; i++)
+        if (net.peers[i].tx_head || (i != net.rank && !net.peers[i].fin_rx))
+            ok = false;
+    pthread_mutex_unlock(&net.lock);
+    return ok;
+}
+
+void net_finish(void)
+{
+    if (!net.running)
+        return;
+    /* Phase 1: FIN behind everything we sent; wait for every peer's FIN
+     * (so we hold all it sent us) and every acknowledgement of ours (so it
+     * holds all we sent). After that nobody needs anything from us but
+     * re-acknowledgements, which the service thread keeps answering. */
+    pthread_mutex_lock(&net.lock);
+    uint64_t now = clock_ns();
+    for (int i = 0; i < net.nodes; i++)
+        if (i != net.rank)
+            send_marker(i, WIRE_FIN, now);
+    pthread_mutex_unlock(&net.lock);
+    net_wait(all_finished, NULL, 0);
+
+    /* Phase 2: tell everyone we are done, and linger until every peer has
+     * said the same or has been silent long enough that it has surely
+     * stopped retransmitting (RTO_MAX is far below LINGER_SILENCE). */
+    for (;;) {
+        bool all = true;
+        pthread_mutex_lock(&net.lock);
+        now = clock_ns();
+        for (int i = 0; i < net.nodes; i++) {
+            struct peer *p = &net.peers[i];
+            if (i == net.rank || p->done_rx)
+                continue;
+            if (now - p->last_rx_ns < LINGER_SILENCE_NS) {
+                all = false;
+                send_control(i, WIRE_DONE, NULL, 0);
+            }
+        }
+        pthread_mutex_unlock(&net.lock);
+        if (all)
+            break;
+        usleep(2000);
+    }
+    /* Answer the stragglers' DONE once more on the way out. */
+    pthread_mutex_lock(&net.lock);
+    for (int i = 0; i < net.nodes; i++)
+        if (i != net.rank)
+            send_control(i, WIRE_DONE, NULL, 0);
+    pthread_mutex_unlock(&net.lock);
+
+    atomic_store(&net.stopping, true);
+    uint64_t one = 1;
+    if (write(net.evfd, &one, sizeof one) < 0)
+        log_warn("cannot wake the service thread: %s", strerror(errno));
+    pthread_join(net.service, NULL);
+    net.running = false;
+    log_set_abort_hook(NULL);
+    close(net.evfd);
+    close(net.fd);
+}

@@ -1,0 +1,83 @@
+/*
+ * wire.h — the datagram header and its checks.
+ *
+ * Every datagram is one header plus up to DSM_NET_DATAGRAM bytes of payload.
+ * The header names the job, the sender and receiver ranks, carries the
+ * sender's sequence number for data, and piggybacks the cumulative and
+ * selective acknowledgement of what the sender has received from the
+ * receiver. The last field authenticates the datagram:
+ *   mac mode:   SipHash-2-4(k_hdr, header-without-mac || SipHash-2-4(k_pay, payload))
+ *   token mode: SipHash-2-4(k_hdr, job id) — proves the key, not the content.
+ * Hashing the payload separately lets a retransmission (whose piggybacked
+ * acks differ) reuse the payload hash instead of hashing the page again.
+ * Byte order is the host's (little-endian on every supported machine); the
+ * magic word, version and job id make a foreign or mismatched sender fail
+ * the checks rather than be misread.
+ */
+#ifndef DSM_NET_WIRE_H
+#define DSM_NET_WIRE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/siphash.h"
+
+#define WIRE_MAGIC   0x314d5344u /* "DSM1" in memory order */
+
+enum wire_kind {
+    WIRE_DATA  = 1, /* sequenced, reliable: a fragment of a message */
+    WIRE_ACK   = 2, /* acknowledgement only */
+    WIRE_DONE  = 3, /* unsequenced: "I have finished and need nothing more" */
+    WIRE_ABORT = 4, /* unsequenced: the sender is ending the job; payload = reason */
+};
+
+enum wire_flags {
+    WIRE_FIRST = 1, /* first fragment of a message */
+    WIRE_LAST  = 2, /* last fragment of a message */
+    WIRE_NOP   = 4, /* sequenced heartbeat: no message, only proves liveness */
+    WIRE_FIN   = 8, /* sequenced: the sender has finished; no message follows */
+};
+
+struct wire_hdr {
+    uint32_t magic;
+    uint16_t kind;
+    uint16_t flags;
+    uint64_t job;
+    uint16_t src, dst;
+    uint32_t len;       /* payload bytes in this datagram */
+    uint32_t seq;       /* WIRE_DATA: sender's sequence number */
+    uint32_t ack;       /* every seq before this has been received from dst */
+    uint64_t sack;      /* bit i: seq ack+1+i has been received as well */
+    uint32_t msg_len;   /* WIRE_DATA: length of the whole message */
+    uint32_t frag_off;  /* WIRE_DATA: offset of this fragment in the message */
+    uint64_t mac;
+};
+_Static_assert(sizeof(struct wire_hdr) == 56, "wire header layout");
+
+struct wire_keys {
+    struct siphash_key hdr;   /* authenticates the header */
+    struct siphash_key pay;   /* hashes the payload */
+    uint64_t           token; /* token mode */
+    int                mac;   /* 1: mac mode, 0: token mode */
+};
+
+/* Derives the keys from the job's secret key (32 bytes). */
+void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, int mac);
+
+/* Hash of a payload for the mac (0 in token mode). */
+uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len);
+
+/* Computes the header's mac field, given the payload hash. */
+void wire_seal(const struct wire_keys *k, struct wire_hdr *h, uint64_t payload_hash);
+
+enum wire_verdict {
+    WIRE_OK = 0,
+    WIRE_FOREIGN,   /* too short, bad magic, other job, bad ranks, bad lengths */
+    WIRE_FORGED,    /* well-formed but fails authentication */
+};
+
+/* Checks a received datagram of `len` bytes addressed to `self` in a job of
+ * `nodes` nodes. Everything the rest of the transport relies on is checked
+ * here: sizes, ranks, kind, fragment bounds. */
+enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_t len,
+                             uint64_t job, int self, int nodes, size_t max_payload);
+#endif
