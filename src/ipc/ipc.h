@@ -1,0 +1,84 @@
+/*
+ * ipc.h — ports and messages (seed 004, NORMA IPC/DE) over the transport,
+ * and the message-type registry the runtime's own protocols use.
+ *
+ * Every transport message starts with a struct ipc_hdr whose type is one of
+ * enum ipc_type: the port protocol's own types, and the types of the layers
+ * above (page requests, diffs, locks, barriers...), which register a handler
+ * with ipc_register. Handlers run on the delivery thread, in order per peer;
+ * they may send but must not wait.
+ */
+#ifndef DSM_IPC_IPC_H
+#define DSM_IPC_IPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsm.h"
+#include "net/net.h"
+
+/* One enum for every message type, one table naming them (ipc_type_name). */
+#define IPC_TYPES(X)                                                           \
+    X(LOOKUP_REQ)  /* find a port by name */                                   \
+    X(LOOKUP_REP)                                                              \
+    X(SMALL)       /* one-message fast path: inline data travels with the request */ \
+    X(REQ)         /* send request: sizes, so the receiver can reserve memory */ \
+    X(GRANT)       /* memory reserved: send the inline data and these pages */ \
+    X(KMSG)        /* the inline data of a granted message */                  \
+    X(PAGE)        /* one out-of-line page of a granted message */             \
+    X(ACCEPT)      /* message-accept notification: the receiver took it */     \
+    X(REPLY)       /* an RPC reply, into the caller's pre-granted buffer */    \
+    X(STATS)       /* runtime: a node's statistics, to node 0 at finish */
+
+enum ipc_type {
+    IPC_TYPE_NONE = 0,
+#define IPC_TYPE_ENUM(name) IPC_##name,
+    IPC_TYPES(IPC_TYPE_ENUM)
+#undef IPC_TYPE_ENUM
+    IPC_TYPE_MAX = 64
+};
+
+/* Types from here on belong to the layers above and are registered. */
+#define IPC_FIRST_UPPER IPC_STATS
+
+const char *ipc_type_name(unsigned type);
+
+struct ipc_hdr {
+    uint8_t  type;
+    uint8_t  flags;
+    uint16_t reserved;
+    uint32_t aux;      /* type-specific small field */
+};
+
+/* A handler for a registered type: the whole message, header included.
+ * `msg` is valid only during the call. */
+typedef void (*ipc_handler)(int peer, const void *msg, size_t len);
+
+/* Bytes of a registered type's message that the handler wants received into
+ * a buffer of its own (for types whose messages may span datagrams and
+ * should land in place, e.g. page replies). Optional. */
+typedef void *(*ipc_placer)(int peer, const void *head, size_t head_len,
+                            size_t msg_len, size_t *skip);
+
+void ipc_register(unsigned type, ipc_handler fn, ipc_placer place);
+
+struct ipc_params {
+    size_t   inline_max;  /* fast-path limit */
+    unsigned window;      /* OOL pages per grant */
+};
+
+int  ipc_start(const struct net_params *np, const struct ipc_params *ip);
+void ipc_finish(void);
+
+/* Sends a message of a registered type: header then body. */
+int  ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len);
+int  ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt);
+
+/* Waits (driving progress) until done(arg); see net_wait. */
+int  ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
+void ipc_notify(void);
+
+/* The size of an out-of-line page on the wire. */
+#define IPC_PAGE_BYTES 8192u
+#endif

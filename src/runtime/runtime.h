@@ -1,0 +1,19 @@
+/* runtime.h — the runtime's context, reached through rt(). */
+#ifndef DSM_RUNTIME_RUNTIME_H
+#define DSM_RUNTIME_RUNTIME_H
+#include <stdbool.h>
+
+#include "runtime/config.h"
+
+struct runtime {
+    struct dsm_config cfg;
+    int               rank, nodes;
+    bool              started;
+};
+
+struct runtime *rt(void);
+
+/* report.c: statistics gathered at node 0 and printed at dsm_finish. */
+void report_start(void);
+void report_finish(void);
+#endif
