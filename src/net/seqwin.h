@@ -62,7 +62,7 @@ struct rto_state {
 };
 
 #define RTO_INITIAL_NS  (20ull * 1000000)
-#define RTO_MIN_NS      (2ull * 1000000)
+#define RTO_MIN_NS      (10ull * 1000000)
 #define RTO_MAX_NS      (500ull * 1000000)
 
 void rto_init(struct rto_state *r);
