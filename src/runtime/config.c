@@ -38,8 +38,8 @@ static const struct config_entry table[] = {
      "seed of the fault injector (0: derived from the job id and rank)"},
     {"DSM_NET_DATAGRAM", CFG_INT, "61440", 1024, 65000, NULL, OFF(net_datagram),
      "largest datagram payload in bytes (use ~1400 or ~8900 on real Ethernet)"},
-    {"DSM_NET_WINDOW", CFG_INT, "64", 4, 1024, NULL, OFF(net_window),
-     "datagrams in flight per peer before the sender holds the rest back"},
+    {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
+     "datagrams in flight per peer (at most 64: the width of the selective ack)"},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
      "datagram authentication: mac (SipHash-2-4 over every byte) or token (keyed job token)"},
     {"DSM_NET_SPIN_US", CFG_INT, "-1", -1, 100000, NULL, OFF(net_spin_us),
@@ -156,7 +156,9 @@ void config_print_help(FILE *out)
         const struct config_entry *e = &table[i];
         fprintf(out, "  %-20s %-6s default %s", e->name, type_names[e->type],
                 *e->def ? e->def : "(unset)");
-        if (e->type == CFG_INT || e->type == CFG_DOUBLE)
+        if (e->type == CFG_INT)
+            fprintf(out, ", range %.0f .. %.0f", e->min, e->max);
+        else if (e->type == CFG_DOUBLE)
             fprintf(out, ", range %g .. %g", e->min, e->max);
         else if (e->type == CFG_CHOICE)
             fprintf(out, ", one of %s", e->choices);
