@@ -9,6 +9,7 @@
  * once, so both paths look the same to the handler.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +27,76 @@ void ipc_register(unsigned type, ipc_handler fn, ipc_placer place)
     ipc.placers[type] = place;
 }
 
+/* Attaches the accept notification pending for `peer`, if any. */
+static void attach_accept(int peer, struct ipc_hdr *h)
+{
+    if (!atomic_load(&ipc.accepts_pending))
+        return;
+    pthread_mutex_lock(&ipc.accept_lock);
+    struct pending_accept *a = &ipc.accepts[peer];
+    if (a->set) {
+        h->flags |= IPC_HF_ACCEPT;
+        h->acc_port = a->port;
+        h->acc_seq = a->seq;
+        a->set = false;
+        atomic_fetch_sub(&ipc.accepts_pending, 1);
+    }
+    pthread_mutex_unlock(&ipc.accept_lock);
+}
+
+static void send_accept(int peer, uint16_t port, uint64_t seq)
+{
+    struct ipc_accept a = {.port = port, .seq = seq};
+    struct ipc_hdr h = {.type = IPC_ACCEPT};
+    struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof h},
+                           {.iov_base = &a, .iov_len = sizeof a}};
+    net_send(peer, iov, 2);
+    stats_add(STAT_IPC_ACCEPTS_SENT, 1);
+}
+
+void ipc_defer_accept(int peer, int32_t port, uint64_t seq)
+{
+    pthread_mutex_lock(&ipc.accept_lock);
+    struct pending_accept *a = &ipc.accepts[peer];
+    if (a->set && a->port != port) /* one slot per peer: the older one goes alone */
+        send_accept(peer, a->port, a->seq);
+    if (!a->set)
+        atomic_fetch_add(&ipc.accepts_pending, 1);
+    a->set = true;
+    a->port = (uint16_t)port;
+    a->seq = seq;
+    pthread_mutex_unlock(&ipc.accept_lock);
+}
+
+void ipc_flush_accepts(void)
+{
+    if (!atomic_load(&ipc.accepts_pending))
+        return;
+    pthread_mutex_lock(&ipc.accept_lock);
+    for (int i = 0; i < ipc.nodes; i++) {
+        struct pending_accept *a = &ipc.accepts[i];
+        if (a->set) {
+            send_accept(i, a->port, a->seq);
+            a->set = false;
+            atomic_fetch_sub(&ipc.accepts_pending, 1);
+        }
+    }
+    pthread_mutex_unlock(&ipc.accept_lock);
+}
+
+/* The service thread's tick: notifications nobody carried go alone. */
+static uint64_t tick(uint64_t now)
+{
+    (void)now;
+    ipc_flush_accepts();
+    return 0;
+}
+
 int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
               const void *data, size_t dlen)
 {
     struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
+    attach_accept(peer, &h);
     struct iovec iov[3] = {
         {.iov_base = &h, .iov_len = sizeof h},
         {.iov_base = (void *)body, .iov_len = blen},
@@ -46,6 +113,7 @@ int ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len
 int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt)
 {
     struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
+    attach_accept(peer, &h);
     struct iovec v[16];
     if (iovcnt < 0 || iovcnt > 15)
         return -EINVAL;
@@ -57,10 +125,25 @@ int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, in
 
 int ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns)
 {
+    /* About to wait: whoever waits on our accepts must not wait on us. */
+    ipc_flush_accepts();
     return net_wait(done, arg, deadline_ns);
 }
 
 void ipc_notify(void) { net_notify(); }
+
+static void malformed(int peer, unsigned type);
+
+/* Applies the accept notification a message carries. */
+static void take_accept(int peer, const struct ipc_hdr *h)
+{
+    if (!(h->flags & IPC_HF_ACCEPT))
+        return;
+    struct ipc_accept a = {.port = h->acc_port, .seq = h->acc_seq};
+    pthread_mutex_lock(&ipc.lock);
+    port_on_accept(peer, &a);
+    pthread_mutex_unlock(&ipc.lock);
+}
 
 static void malformed(int peer, unsigned type)
 {
@@ -78,6 +161,7 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
     if (head_len < sizeof h)
         malformed(peer, 0);
     memcpy(&h, head, sizeof h);
+    take_accept(peer, &h);
     struct placement *pl = &ipc.placing[peer];
     memset(pl, 0, sizeof *pl);
     pl->type = h.type;
@@ -179,6 +263,9 @@ static void dispatch(int peer, const void *msg, size_t len)
     if (len < sizeof h)
         malformed(peer, 0);
     memcpy(&h, msg, sizeof h);
+    if (h.flags & ~IPC_HF_ACCEPT)
+        malformed(peer, h.type);
+    take_accept(peer, &h);
     if (h.type >= IPC_FIRST_UPPER) {
         if (h.type >= IPC_TYPE_MAX || !ipc.handlers[h.type])
             log_fatal("node %d sent a message of unknown type %u; mismatched builds?", peer, h.type);
@@ -266,7 +353,7 @@ static void deliver(void *ctx, int peer, void *msg, size_t len, bool was_placed)
 {
     (void)ctx;
     if (was_placed)
-        placed(peer, msg, len);
+        placed(peer, msg, len); /* its accept was taken at place() */
     else
         dispatch(peer, msg, len);
 }
@@ -278,14 +365,17 @@ int ipc_start(const struct net_params *np, const struct ipc_params *ip)
     ipc.rank = np->rank;
     ipc.nodes = np->nodes;
     ipc.next_token = 1;
+    pthread_mutex_init(&ipc.accept_lock, NULL);
     ipc.placing = calloc((size_t)np->nodes, sizeof *ipc.placing);
-    if (!ipc.placing)
+    ipc.accepts = calloc((size_t)np->nodes, sizeof *ipc.accepts);
+    if (!ipc.placing || !ipc.accepts)
         return -ENOMEM;
-    static const struct net_rx_ops ops = {.place = place, .deliver = deliver};
+    static const struct net_rx_ops ops = {.place = place, .deliver = deliver, .tick = tick};
     return net_start(np, &ops, NULL);
 }
 
 void ipc_finish(void)
 {
+    ipc_flush_accepts();
     net_finish();
 }

@@ -44,11 +44,16 @@ enum ipc_type {
 
 const char *ipc_type_name(unsigned type);
 
+/* Every message can carry one message-accept notification for the peer it
+ * goes to (seed 004 §7: piggybacking the notification saves a message). */
+#define IPC_HF_ACCEPT 1
+
 struct ipc_hdr {
     uint8_t  type;
     uint8_t  flags;
-    uint16_t reserved;
+    uint16_t acc_port; /* IPC_HF_ACCEPT: the port whose message was taken */
     uint32_t aux;      /* type-specific small field */
+    uint64_t acc_seq;  /* IPC_HF_ACCEPT: its sequence number */
 };
 
 /* A handler for a registered type: the whole message, header included.

@@ -97,8 +97,18 @@ struct placement {
     unsigned char      *scratch;  /* REPLY beyond cap, or other oddities */
 };
 
+/* An accept notification waiting to ride on the next message to its peer. */
+struct pending_accept {
+    bool     set;
+    uint16_t port;
+    uint64_t seq;
+};
+
 struct ipc_state {
     pthread_mutex_t        lock;
+    pthread_mutex_t        accept_lock;  /* guards `accepts` only: taken inside sends */
+    struct pending_accept *accepts;      /* per peer */
+    _Atomic int            accepts_pending;
     struct ipc_params      prm;
     int                    rank, nodes;
     struct port            ports[IPC_MAX_PORTS];
@@ -135,6 +145,11 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
 void rpc_on_reply(int src, const struct ipc_reply *b, const void *data, size_t len);
 void *rpc_place_reply(int src, const struct ipc_reply *b, size_t msg_len, size_t *skip);
 void rpc_reply_placed(int src);
+
+/* Records that the program took message `seq` of `port` from `peer`; the
+ * notification leaves with the next message to that peer, or soon. */
+void ipc_defer_accept(int peer, int32_t port, uint64_t seq);
+void ipc_flush_accepts(void);
 
 /* Sends header + body + trailing data; the caller may hold ipc.lock. */
 int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,

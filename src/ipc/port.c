@@ -595,9 +595,7 @@ int dsm_msg_recv(int port, struct dsm_msg *msg, double timeout)
     if (!p->head)
         p->tail = NULL;
     p->queued--;
-    struct ipc_accept a = {.port = port, .seq = m->seq};
-    ipc_send(m->src, IPC_ACCEPT, 0, &a, sizeof a);
-    stats_add(STAT_IPC_ACCEPTS_SENT, 1);
+    ipc_defer_accept(m->src, port, m->seq);
     grant_waiting(port);
     pthread_mutex_unlock(&ipc.lock);
 

@@ -52,7 +52,12 @@ struct net_rx_ops {
      * (len = msg_len - skip) and belongs to the upper layer again; otherwise
      * msg is the whole message, valid only during the call. */
     void (*deliver)(void *ctx, int peer, void *msg, size_t len, bool placed);
+    /* Called by the service thread every time it wakes (at least every
+     * NET_TICK_MS): for the upper layer's own deferred work. */
+    uint64_t (*tick)(uint64_t now_ns);
 };
+
+#define NET_TICK_MS 20
 
 /* Starts the transport and its service thread. Returns 0 or -errno. */
 int  net_start(const struct net_params *p, const struct net_rx_ops *ops, void *ctx);

@@ -45,8 +45,11 @@
 
 #define RX_BATCH          16
 #define HEARTBEAT_NS      (1000ull * 1000000)
-#define IDLE_WAKE_MS      100
+#define IDLE_WAKE_MS      NET_TICK_MS
 #define LINGER_SILENCE_NS (2000ull * 1000000)
+#define ACK_DELAY_NS      (500ull * 1000)
+#define HANDBACK_NS       (50ull * 1000)   /* service thread's look-back while a claim is held */  /* a reply usually carries the ack sooner */
+#define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 #define MAX_MESSAGE       (1ull << 31)
 
 struct txbuf {
@@ -70,7 +73,10 @@ struct peer {
     uint64_t        last_rx_ns;        /* last valid datagram from the peer */
     uint32_t        ack_cum;           /* what to acknowledge to it */
     uint64_t        ack_sack;
-    bool            ack_pending;
+    bool            ack_pending;       /* something received is not yet acknowledged */
+    bool            ack_now;           /* ...and it should be, at once */
+    uint32_t        unacked_rx;        /* datagrams received since our last ack */
+    uint64_t        ack_due_ns;        /* delayed ack deadline */
     bool            done_rx;           /* it sent WIRE_DONE */
     bool            fin_rx;            /* it sent WIRE_FIN (under rx_lock) */
     /* receive side, under net.rx_lock */
@@ -109,6 +115,10 @@ static struct net {
     pthread_t         service;
     bool              running;
     _Atomic bool      stopping;
+    /* Application threads polling the socket themselves (see net_wait);
+     * while any does, the service thread leaves the socket alone. */
+    _Atomic int       rx_claims;
+    _Atomic bool      service_on_socket;
 
     /* receive batch, used by the rx_lock holder */
     struct mmsghdr    msgs[RX_BATCH];
@@ -241,6 +251,9 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
     h->ack = p->ack_cum;
     h->sack = p->ack_sack;
     p->ack_pending = false;
+    p->ack_now = false;
+    p->unacked_rx = 0;
+    p->ack_due_ns = 0;
 }
 
 static void transmit(int dst, struct txbuf *t, uint64_t now)
@@ -397,7 +410,7 @@ static void send_control(int dst, uint16_t kind, const void *payload, size_t len
     d.h.sack = p->ack_sack;
     wire_seal(&net.keys, &d.h, wire_payload_hash(&net.keys, d.body, len));
     if (kind == WIRE_ACK) {
-        p->ack_pending = false;
+        fill_ack(p, &d.h);
         stats_add(STAT_NET_ACKS_SENT, 1);
     }
     if (kind == WIRE_ABORT)
@@ -466,6 +479,12 @@ static uint64_t run_timers(uint64_t now)
 
     for (int i = 0; i < net.nodes; i++) {
         struct peer *p = &net.peers[i];
+        if (p->ack_pending) {
+            if (p->ack_now || p->ack_due_ns <= now)
+                send_control(i, WIRE_ACK, NULL, 0);
+            else if (p->ack_due_ns < next)
+                next = p->ack_due_ns;
+        }
         if (!p->tx_head) {
             /* A peer that sent FIN may leave once it holds everything;
              * probing it then would mistake a clean exit for a death. */
@@ -545,7 +564,8 @@ static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *p
 static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t len)
 {
     struct peer *p = &net.peers[src];
-    switch (rxwin_classify(&p->rxw, h->seq)) {
+    enum rx_verdict v = rxwin_classify(&p->rxw, h->seq);
+    switch (v) {
     case RX_DUPLICATE:
         stats_add(STAT_NET_DUPS_DROPPED, 1);
         break;
@@ -577,11 +597,18 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
         break;
     }
     /* Every data datagram, even a duplicate, is answered: the sender may
-     * have lost our previous acknowledgement. */
+     * have lost our previous acknowledgement. A lone in-order one waits a
+     * little, so the reply the program is about to send can carry it; a
+     * gap or a duplicate is reported at once, to start a fast
+     * retransmission or stop a useless one. */
     pthread_mutex_lock(&net.lock);
     p->ack_cum = p->rxw.expected;
     p->ack_sack = p->rxw.held;
     p->ack_pending = true;
+    if (v != RX_IN_ORDER || p->rxw.held || ++p->unacked_rx >= ACK_EVERY)
+        p->ack_now = true;
+    else if (!p->ack_due_ns)
+        p->ack_due_ns = clock_ns() + ACK_DELAY_NS;
     pthread_mutex_unlock(&net.lock);
 }
 
@@ -660,10 +687,10 @@ static int rx_drain(void)
         if (n < RX_BATCH)
             break;
     }
-    if (total) { /* acknowledge what no outgoing data carried back */
+    if (total) { /* acknowledge at once what must not wait */
         pthread_mutex_lock(&net.lock);
         for (int i = 0; i < net.nodes; i++)
-            if (net.peers[i].ack_pending)
+            if (net.peers[i].ack_pending && net.peers[i].ack_now)
                 send_control(i, WIRE_ACK, NULL, 0);
         pthread_mutex_unlock(&net.lock);
     }
@@ -689,15 +716,36 @@ static int progress_locked(void)
     return n;
 }
 
+static void kick_service(void)
+{
+    uint64_t one = 1;
+    if (write(net.evfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        log_fatal("cannot wake the service thread: %s", strerror(errno));
+}
+
+/* The service thread reads the socket only while no application thread
+ * does: two readers would both be woken by every datagram, and the loser's
+ * wake-up and lock hand-off cost a cross-CPU wake (tens of µs here) on the
+ * path of every message. */
 static void *service_main(void *arg)
 {
     (void)arg;
     uint64_t next_timer = clock_ns();
     while (!atomic_load(&net.stopping)) {
         uint64_t now = clock_ns();
-        int timeout_ms = next_timer > now ? (int)((next_timer - now + 999999) / 1000000) : 0;
-        struct pollfd pf[2] = {{.fd = net.fd, .events = POLLIN}, {.fd = net.evfd, .events = POLLIN}};
-        int r = poll(pf, 2, timeout_ms);
+        uint64_t wait_ns = next_timer > now ? next_timer - now : 0;
+        bool on_socket = atomic_load(&net.rx_claims) == 0;
+        /* While a thread has claimed the socket, look back often: a thread
+         * that got what it waited for leaves without waking us. */
+        if (!on_socket && wait_ns > HANDBACK_NS)
+            wait_ns = HANDBACK_NS;
+        struct timespec timeout = {.tv_sec = (time_t)(wait_ns / 1000000000ull),
+                                   .tv_nsec = (long)(wait_ns % 1000000000ull)};
+        atomic_store(&net.service_on_socket, on_socket);
+        struct pollfd pf[2] = {{.fd = on_socket ? net.fd : -1, .events = POLLIN},
+                               {.fd = net.evfd, .events = POLLIN}};
+        int r = ppoll(pf, 2, &timeout, NULL);
+        atomic_store(&net.service_on_socket, false);
         if (r < 0 && errno != EINTR)
             log_fatal("poll on the network socket failed: %s", strerror(errno));
         if (pf[1].revents & POLLIN) {
@@ -706,11 +754,13 @@ static void *service_main(void *arg)
                 log_fatal("service wake-up channel failed: %s", strerror(errno));
         }
         int n = 0;
-        if (pf[0].revents & POLLIN) {
-            pthread_mutex_lock(&net.rx_lock);
+        if ((pf[0].revents & POLLIN) && atomic_load(&net.rx_claims) == 0 &&
+            pthread_mutex_trylock(&net.rx_lock) == 0) {
             n = progress_locked();
             pthread_mutex_unlock(&net.rx_lock);
         }
+        if (net.ops.tick)
+            net.ops.tick(clock_ns());
         pthread_mutex_lock(&net.lock);
         next_timer = run_timers(clock_ns());
         if (n) {
@@ -722,26 +772,50 @@ static void *service_main(void *arg)
     return NULL;
 }
 
+/* No wake-up here: if the service thread is polling the socket, the next
+ * datagram wakes it too, it sees the claim and steps back without reading. */
+static void claim_socket(void)
+{
+    atomic_fetch_add(&net.rx_claims, 1);
+}
+
+/* `blocking`: the caller is about to sleep until the service thread
+ * delivers what it waits for, so the service thread must take the socket
+ * back now. Otherwise (the wait is over) it takes it back within
+ * HANDBACK_NS, and the waiter's path stays free of a cross-CPU wake-up. */
+static void release_socket(bool blocking)
+{
+    if (atomic_fetch_sub(&net.rx_claims, 1) == 1 && blocking)
+        kick_service();
+}
+
 int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
     if (in_delivery)
         log_fatal("internal error: a delivery callback waited on the network");
     uint64_t spin_until = 0;
+    bool claimed = false;
+    int rc = 0;
     for (;;) {
         pthread_mutex_lock(&net.lock);
         uint64_t g = net.gen;
         pthread_mutex_unlock(&net.lock);
         if (done(arg))
-            return 0;
+            break;
         uint64_t now = clock_ns();
-        if (deadline && now >= deadline)
-            return -ETIMEDOUT;
+        if (deadline && now >= deadline) {
+            rc = -ETIMEDOUT;
+            break;
+        }
 
         /* Poll the socket ourselves for a while: a message for us is then
-         * handled without waking another thread (tens of µs here). */
+         * handled without waking another thread. */
         if (net.spin_ns && (spin_until == 0 || now < spin_until)) {
-            if (!spin_until)
+            if (!spin_until) {
                 spin_until = now + (uint64_t)net.spin_ns;
+                claim_socket();
+                claimed = true;
+            }
             if (pthread_mutex_trylock(&net.rx_lock) == 0) {
                 int n = progress_locked();
                 pthread_mutex_unlock(&net.rx_lock);
@@ -750,8 +824,12 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
                     continue;
                 }
             }
-            sched_yield();
+            sched_yield(); /* lets a co-located node run when cores are shared */
             continue;
+        }
+        if (claimed) {
+            release_socket(true);
+            claimed = false;
         }
 
         uint64_t wake = now + 20ull * 1000000;
@@ -771,6 +849,9 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
             pthread_cond_timedwait(&net.cv, &net.lock, &ts);
         pthread_mutex_unlock(&net.lock);
     }
+    if (claimed)
+        release_socket(false);
+    return rc;
 }
 
 /* ---- start, finish, abort --------------------------------------------- */
@@ -794,9 +875,10 @@ void net_abort_peers(const char *reason)
 static int auto_spin_ns(int nodes)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    /* Two threads per node (application and service): polling pays only
-     * when every node can have a core to itself while it waits. */
-    if (cpus > 0 && nodes * 2 <= cpus)
+    /* Polling pays only when every node can have a core to itself while it
+     * waits; with more nodes than cores it steals the time of the node that
+     * must answer. (nodes counts the whole job, all on this machine for now.) */
+    if (cpus > 0 && nodes <= cpus)
         return 50000;
     return 0;
 }
@@ -920,9 +1002,7 @@ void net_finish(void)
     pthread_mutex_unlock(&net.lock);
 
     atomic_store(&net.stopping, true);
-    uint64_t one = 1;
-    if (write(net.evfd, &one, sizeof one) < 0)
-        log_warn("cannot wake the service thread: %s", strerror(errno));
+    kick_service();
     pthread_join(net.service, NULL);
     net.running = false;
     log_set_abort_hook(NULL);
