@@ -53,9 +53,12 @@ struct wire_hdr {
 };
 _Static_assert(sizeof(struct wire_hdr) == 56, "wire header layout");
 
+#define WIRE_NH_WORDS 1024    /* 8 KiB blocks */
+
 struct wire_keys {
     struct siphash_key hdr;   /* authenticates the header */
-    struct siphash_key pay;   /* hashes the payload */
+    struct siphash_key pay;   /* compresses the payload's NH outputs */
+    uint64_t           nh[WIRE_NH_WORDS]; /* NH key, derived from the job key */
     uint64_t           token; /* token mode */
     int                mac;   /* 1: mac mode, 0: token mode */
 };
