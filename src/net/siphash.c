@@ -1,7 +1,7 @@
 /*
  * siphash.c — SipHash-2-4, written from the paper's description
  * ("SipHash: a fast short-input PRF", 2012). Checked against the paper's
- * test vectors in tests/unit/test_siphash.c.
+ * test vectors in tests/unit/test_wire.c.
  */
 #include "net/siphash.h"
 

@@ -29,7 +29,7 @@ static const struct config_entry table[] = {
     {"DSM_NET_LOSS", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_loss),
      "injected loss: fraction of outgoing datagrams dropped (tests)"},
     {"DSM_NET_DUP", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_dup),
-     "injected duplication: fraction of outgoing datagrams sent twice (tests)"},
+     "injected duplication: fraction of the datagrams not dropped that are sent twice (tests)"},
     {"DSM_NET_REORDER", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_reorder),
      "injected reordering: fraction of datagrams held back behind the next (tests)"},
     {"DSM_NET_DELAY_US", CFG_INT, "0", 0, 1000000, NULL, OFF(net_delay_us),

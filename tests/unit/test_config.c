@@ -1,0 +1,374 @@
+/*
+ * test_config.c — the table of environment settings: defaults, parsing of
+ * each type, rejection of bad values with a message naming the variable,
+ * and the help listing every variable.
+ */
+#include "check.h"
+#include "net/seqwin.h"
+#include "runtime/config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+static const char *const names[] = {
+    "DSM_PEER_TIMEOUT", "DSM_NET_LOSS",    "DSM_NET_DUP",      "DSM_NET_REORDER",
+    "DSM_NET_DELAY_US", "DSM_NET_SEED",    "DSM_NET_DATAGRAM", "DSM_NET_WINDOW",
+    "DSM_NET_AUTH",     "DSM_NET_SPIN_US", "DSM_IPC_WINDOW",   "DSM_IPC_INLINE_MAX",
+    "DSM_STATS",        "DSM_STATS_JSON",
+};
+#define NNAMES (sizeof names / sizeof names[0])
+
+/* Removes every DSM_ variable, so the tests see only what they set. */
+static void clear_env(void)
+{
+    for (;;) {
+        char **e = environ;
+        while (e && *e && strncmp(*e, "DSM_", 4) != 0)
+            e++;
+        if (!e || !*e)
+            return;
+        char name[256];
+        size_t n = strcspn(*e, "=");
+        if (n >= sizeof name)
+            n = sizeof name - 1;
+        memcpy(name, *e, n);
+        name[n] = 0;
+        unsetenv(name);
+    }
+}
+
+static void expect_defaults(const struct dsm_config *c)
+{
+    CHECK(c->peer_timeout_s == 10);
+    CHECK(c->net_loss == 0);
+    CHECK(c->net_dup == 0);
+    CHECK(c->net_reorder == 0);
+    CHECK_EQ(c->net_delay_us, 0);
+    CHECK_EQ(c->net_seed, 0);
+    CHECK_EQ(c->net_datagram, 61440);
+    CHECK_EQ(c->net_window, 64);
+    CHECK_EQ(c->net_auth_mac, 1);
+    CHECK_EQ(c->net_spin_us, -1);
+    CHECK_EQ(c->ipc_window, 8);
+    CHECK_EQ(c->ipc_inline_max, 1024);
+    CHECK_EQ(c->stats, 0);
+    CHECK(c->stats_json == NULL);
+}
+
+static void test_defaults_apply_without_environment(void)
+{
+    struct dsm_config c;
+    memset(&c, 0x5a, sizeof c);
+    config_defaults(&c);
+    expect_defaults(&c);
+
+    clear_env();
+    char err[200] = "untouched";
+    memset(&c, 0x5a, sizeof c);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    expect_defaults(&c);
+}
+
+/* Loads with name=value as the only setting; returns config_load's result
+ * and leaves the message in err. */
+static int load_one(const char *name, const char *value, struct dsm_config *c, char *err,
+                    size_t errlen)
+{
+    clear_env();
+    setenv(name, value, 1);
+    err[0] = 0;
+    int rc = config_load(c, err, errlen);
+    unsetenv(name);
+    return rc;
+}
+
+static void expect_int(const char *name, const char *value, size_t offset, int64_t want, int line)
+{
+    struct dsm_config c;
+    char err[200];
+    int rc = load_one(name, value, &c, err, sizeof err);
+    int64_t got;
+    memcpy(&got, (char *)&c + offset, sizeof got);
+    if (rc != 0 || got != want)
+        fprintf(stderr, "line %d: %s=%s: rc %d, value %lld, want %lld (%s)\n", line, name,
+                value, rc, (long long)got, (long long)want, err);
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(got, want);
+}
+#define EXPECT_INT(name, value, field, want)                                   \
+    expect_int(name, value, offsetof(struct dsm_config, field), want, __LINE__)
+
+static void expect_number(const char *name, const char *value, size_t offset, double want,
+                          int line)
+{
+    struct dsm_config c;
+    char err[200];
+    int rc = load_one(name, value, &c, err, sizeof err);
+    double got;
+    memcpy(&got, (char *)&c + offset, sizeof got);
+    if (rc != 0 || got != want)
+        fprintf(stderr, "line %d: %s=%s: rc %d, value %g, want %g (%s)\n", line, name, value,
+                rc, got, want, err);
+    CHECK_EQ(rc, 0);
+    CHECK(got == want);
+}
+#define EXPECT_NUMBER(name, value, field, want)                                \
+    expect_number(name, value, offsetof(struct dsm_config, field), want, __LINE__)
+
+/* A bad value: -EINVAL, and one line that names the variable and the value. */
+static void expect_bad(const char *name, const char *value, int line)
+{
+    struct dsm_config c;
+    char err[200];
+    int rc = load_one(name, value, &c, err, sizeof err);
+    int named = strstr(err, name) != NULL && (!*value || strstr(err, value) != NULL);
+    if (rc != -EINVAL || !named)
+        fprintf(stderr, "line %d: %s=\"%s\": rc %d, message \"%s\"\n", line, name, value, rc, err);
+    CHECK_EQ(rc, -EINVAL);
+    CHECK(named);
+    CHECK(strchr(err, '\n') == NULL);
+}
+#define EXPECT_BAD(name, value) expect_bad(name, value, __LINE__)
+
+static void test_integers_parse_within_their_range(void)
+{
+    EXPECT_INT("DSM_NET_DATAGRAM", "1400", net_datagram, 1400);
+    EXPECT_INT("DSM_NET_DATAGRAM", "1024", net_datagram, 1024);   /* both ends */
+    EXPECT_INT("DSM_NET_DATAGRAM", "65000", net_datagram, 65000);
+    EXPECT_INT("DSM_NET_DATAGRAM", "+8900", net_datagram, 8900);
+    EXPECT_INT("DSM_NET_DELAY_US", "0", net_delay_us, 0);
+    EXPECT_INT("DSM_NET_DELAY_US", "1000000", net_delay_us, 1000000);
+    EXPECT_INT("DSM_NET_SEED", "12345", net_seed, 12345);
+    EXPECT_INT("DSM_NET_SEED", "9000000000000000", net_seed, 9000000000000000ll);
+    EXPECT_INT("DSM_NET_WINDOW", "4", net_window, 4);
+    EXPECT_INT("DSM_NET_WINDOW", "32", net_window, 32);
+    EXPECT_INT("DSM_NET_SPIN_US", "-1", net_spin_us, -1);          /* negative minimum */
+    EXPECT_INT("DSM_NET_SPIN_US", "0", net_spin_us, 0);
+    EXPECT_INT("DSM_NET_SPIN_US", "100000", net_spin_us, 100000);
+    EXPECT_INT("DSM_IPC_WINDOW", "1", ipc_window, 1);
+    EXPECT_INT("DSM_IPC_WINDOW", "256", ipc_window, 256);
+    EXPECT_INT("DSM_IPC_INLINE_MAX", "0", ipc_inline_max, 0);
+    EXPECT_INT("DSM_IPC_INLINE_MAX", "8192", ipc_inline_max, 8192);
+}
+
+static void test_bad_integers_are_rejected_by_name(void)
+{
+    EXPECT_BAD("DSM_NET_DATAGRAM", "1023");   /* out of range */
+    EXPECT_BAD("DSM_NET_DATAGRAM", "65001");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "-1400");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "1400x");  /* trailing junk */
+    EXPECT_BAD("DSM_NET_DATAGRAM", "1400 ");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "1.5e3");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "0x1000");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "");       /* empty */
+    EXPECT_BAD("DSM_NET_DATAGRAM", " ");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "big");
+    EXPECT_BAD("DSM_NET_DATAGRAM", "99999999999999999999"); /* past int64 */
+    EXPECT_BAD("DSM_NET_SEED", "-1");
+    EXPECT_BAD("DSM_NET_SEED", "9000000000000001");
+    EXPECT_BAD("DSM_NET_SEED", "-9223372036854775809");
+    EXPECT_BAD("DSM_NET_SPIN_US", "-2");
+    EXPECT_BAD("DSM_NET_SPIN_US", "100001");
+    EXPECT_BAD("DSM_NET_DELAY_US", "1000001");
+    EXPECT_BAD("DSM_NET_WINDOW", "3");
+    EXPECT_BAD("DSM_IPC_WINDOW", "0");
+    EXPECT_BAD("DSM_IPC_WINDOW", "257");
+    EXPECT_BAD("DSM_IPC_INLINE_MAX", "8193");
+}
+
+/* The transport keeps at most SEQWIN_MAX datagrams in flight (the width of
+ * the selective acknowledgement, as the README says): a larger window must
+ * be refused, not silently cut down. */
+static void test_net_window_beyond_the_sack_width_is_rejected(void)
+{
+    char v[16];
+    snprintf(v, sizeof v, "%d", SEQWIN_MAX);
+    EXPECT_INT("DSM_NET_WINDOW", v, net_window, SEQWIN_MAX);
+    snprintf(v, sizeof v, "%d", SEQWIN_MAX + 1);
+    EXPECT_BAD("DSM_NET_WINDOW", v);
+    EXPECT_BAD("DSM_NET_WINDOW", "1024");
+}
+
+static void test_numbers_parse_within_their_range(void)
+{
+    EXPECT_NUMBER("DSM_NET_LOSS", "0.25", net_loss, 0.25);
+    EXPECT_NUMBER("DSM_NET_LOSS", "0", net_loss, 0);
+    EXPECT_NUMBER("DSM_NET_LOSS", "0.9", net_loss, 0.9);  /* the ceiling itself */
+    EXPECT_NUMBER("DSM_NET_LOSS", "1e-3", net_loss, 1e-3);
+    EXPECT_NUMBER("DSM_NET_DUP", ".5", net_dup, 0.5);
+    EXPECT_NUMBER("DSM_NET_REORDER", "0.125", net_reorder, 0.125);
+    EXPECT_NUMBER("DSM_PEER_TIMEOUT", "0.2", peer_timeout_s, 0.2);
+    EXPECT_NUMBER("DSM_PEER_TIMEOUT", "3600", peer_timeout_s, 3600);
+    EXPECT_NUMBER("DSM_PEER_TIMEOUT", "30", peer_timeout_s, 30);
+}
+
+static void test_bad_numbers_are_rejected_by_name(void)
+{
+    EXPECT_BAD("DSM_NET_LOSS", "0.91");       /* out of range */
+    EXPECT_BAD("DSM_NET_LOSS", "1");
+    EXPECT_BAD("DSM_NET_LOSS", "-0.1");
+    EXPECT_BAD("DSM_NET_LOSS", "0.1x");       /* trailing junk */
+    EXPECT_BAD("DSM_NET_LOSS", "0.1 ");
+    EXPECT_BAD("DSM_NET_LOSS", "10%");
+    EXPECT_BAD("DSM_NET_LOSS", "");           /* empty */
+    EXPECT_BAD("DSM_NET_LOSS", "nan");        /* not finite */
+    EXPECT_BAD("DSM_NET_LOSS", "NAN");
+    EXPECT_BAD("DSM_NET_LOSS", "-nan");
+    EXPECT_BAD("DSM_NET_DUP", "inf");
+    EXPECT_BAD("DSM_NET_DUP", "-inf");
+    EXPECT_BAD("DSM_NET_REORDER", "infinity");
+    EXPECT_BAD("DSM_PEER_TIMEOUT", "0.1");
+    EXPECT_BAD("DSM_PEER_TIMEOUT", "3601");
+    EXPECT_BAD("DSM_PEER_TIMEOUT", "1e400");  /* overflows a double */
+    EXPECT_BAD("DSM_PEER_TIMEOUT", "ten");
+}
+
+static void test_booleans_take_the_usual_words(void)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"};
+    static const char *const no[] = {"0", "no", "false", "off", ""};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        EXPECT_INT("DSM_STATS", yes[i], stats, 1);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        EXPECT_INT("DSM_STATS", no[i], stats, 0);
+    EXPECT_BAD("DSM_STATS", "2");
+    EXPECT_BAD("DSM_STATS", "-1");
+    EXPECT_BAD("DSM_STATS", "maybe");
+    EXPECT_BAD("DSM_STATS", "yes ");
+    EXPECT_BAD("DSM_STATS", "10");
+}
+
+static void test_choices_take_exactly_their_names(void)
+{
+    EXPECT_INT("DSM_NET_AUTH", "token", net_auth_mac, 0);
+    EXPECT_INT("DSM_NET_AUTH", "mac", net_auth_mac, 1);
+    EXPECT_BAD("DSM_NET_AUTH", "md5");
+    EXPECT_BAD("DSM_NET_AUTH", "");
+    EXPECT_BAD("DSM_NET_AUTH", "ma");         /* a prefix is not a name */
+    EXPECT_BAD("DSM_NET_AUTH", "macs");
+    EXPECT_BAD("DSM_NET_AUTH", "tok");
+    EXPECT_BAD("DSM_NET_AUTH", "token|mac");
+    EXPECT_BAD("DSM_NET_AUTH", "|");
+    EXPECT_BAD("DSM_NET_AUTH", "1");
+}
+
+static void test_paths_are_kept_and_empty_means_unset(void)
+{
+    struct dsm_config c;
+    char err[200];
+    clear_env();
+    setenv("DSM_STATS_JSON", "/tmp/stats.json", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.stats_json && strcmp(c.stats_json, "/tmp/stats.json") == 0);
+    setenv("DSM_STATS_JSON", "", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.stats_json == NULL);
+    clear_env();
+}
+
+static void test_every_variable_is_read_together(void)
+{
+    clear_env();
+    setenv("DSM_PEER_TIMEOUT", "2.5", 1);
+    setenv("DSM_NET_LOSS", "0.1", 1);
+    setenv("DSM_NET_DUP", "0.2", 1);
+    setenv("DSM_NET_REORDER", "0.3", 1);
+    setenv("DSM_NET_DELAY_US", "50", 1);
+    setenv("DSM_NET_SEED", "7", 1);
+    setenv("DSM_NET_DATAGRAM", "8900", 1);
+    setenv("DSM_NET_WINDOW", "16", 1);
+    setenv("DSM_NET_AUTH", "token", 1);
+    setenv("DSM_NET_SPIN_US", "20", 1);
+    setenv("DSM_IPC_WINDOW", "4", 1);
+    setenv("DSM_IPC_INLINE_MAX", "512", 1);
+    setenv("DSM_STATS", "yes", 1);
+    setenv("DSM_STATS_JSON", "out.json", 1);
+    struct dsm_config c;
+    char err[200] = "";
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.peer_timeout_s == 2.5);
+    CHECK(c.net_loss == 0.1);
+    CHECK(c.net_dup == 0.2);
+    CHECK(c.net_reorder == 0.3);
+    CHECK_EQ(c.net_delay_us, 50);
+    CHECK_EQ(c.net_seed, 7);
+    CHECK_EQ(c.net_datagram, 8900);
+    CHECK_EQ(c.net_window, 16);
+    CHECK_EQ(c.net_auth_mac, 0);
+    CHECK_EQ(c.net_spin_us, 20);
+    CHECK_EQ(c.ipc_window, 4);
+    CHECK_EQ(c.ipc_inline_max, 512);
+    CHECK_EQ(c.stats, 1);
+    CHECK(c.stats_json && strcmp(c.stats_json, "out.json") == 0);
+
+    /* One bad value among good ones fails the load, and names the bad one. */
+    setenv("DSM_IPC_WINDOW", "999", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_IPC_WINDOW=999") != NULL);
+    clear_env();
+}
+
+static void test_error_message_fits_a_small_buffer(void)
+{
+    struct dsm_config c;
+    char err[16];
+    memset(err, 'z', sizeof err);
+    CHECK_EQ(load_one("DSM_NET_DATAGRAM", "123456789012345678901234567890", &c, err, 12), -EINVAL);
+    CHECK(memchr(err, 0, 12) != NULL); /* terminated inside the limit */
+    CHECK(err[12] == 'z');             /* and nothing written past it */
+    CHECK(strncmp(err, "DSM_NET_DAT", 11) == 0);
+}
+
+static void test_help_lists_every_variable(void)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    config_print_help(f);
+    fclose(f);
+    for (size_t i = 0; i < NNAMES; i++) {
+        const char *at = strstr(text, names[i]);
+        /* As a whole word: DSM_STATS must not be found only inside DSM_STATS_JSON. */
+        while (at && (at[strlen(names[i])] == '_' || (at > text && at[-1] == '_')))
+            at = strstr(at + 1, names[i]);
+        if (!at)
+            fprintf(stderr, "help does not list %s\n", names[i]);
+        CHECK(at != NULL);
+    }
+    /* One entry per variable, each with its default. */
+    size_t entries = 0;
+    for (const char *p = text; (p = strstr(p, "  DSM_")) != NULL; p++)
+        entries++;
+    CHECK_EQ(entries, NNAMES);
+    size_t defaults = 0;
+    for (const char *p = text; (p = strstr(p, "default ")) != NULL; p++)
+        defaults++;
+    CHECK_EQ(defaults, NNAMES);
+    CHECK(strstr(text, "token|mac") != NULL);
+    free(text);
+}
+
+int main(void)
+{
+    test_defaults_apply_without_environment();
+    test_integers_parse_within_their_range();
+    test_bad_integers_are_rejected_by_name();
+    test_net_window_beyond_the_sack_width_is_rejected();
+    test_numbers_parse_within_their_range();
+    test_bad_numbers_are_rejected_by_name();
+    test_booleans_take_the_usual_words();
+    test_choices_take_exactly_their_names();
+    test_paths_are_kept_and_empty_means_unset();
+    test_every_variable_is_read_together();
+    test_error_message_fits_a_small_buffer();
+    test_help_lists_every_variable();
+    return check_report("test_config");
+}
