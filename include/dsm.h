@@ -34,6 +34,66 @@ int dsm_nodes(void);
  * goes away while another may still need it, then releases everything. */
 void dsm_finish(void);
 
+/* Fork style: returns only on the master (node 0). The other nodes wait to
+ * run what dsm_create hands them, and exit when the master calls
+ * dsm_finish. Returns 0 on the master. */
+int dsm_startup_fork(int *argc, char ***argv);
+
+/* Fork style, master only: runs fn(arg) on every other node, each starting
+ * from a copy of the master's global variables (.data and .bss) as they
+ * are at this call — fork semantics, as SPLASH's CREATE expects. `arg` must
+ * be meaningful on the other nodes: a pointer into shared memory, or into
+ * the globals. Returns at once. */
+void dsm_create(void (*fn)(void *), void *arg);
+
+/* Fork style, master only: waits until every fn started by dsm_create has
+ * returned. */
+void dsm_wait_for_end(void);
+
+/* ---- Shared memory -------------------------------------------------------
+ *
+ * One region at the same address on every node. Consistency is release
+ * consistency: a program whose conflicting accesses are ordered by
+ * dsm_barrier / dsm_lock / dsm_unlock (data-race-free) sees sequentially
+ * consistent memory.
+ */
+
+/* Where an allocation's pages live (their home node). */
+enum dsm_home {
+    DSM_HOME_DEFAULT = 0,  /* the DSM_HOME setting (default: local) */
+    DSM_HOME_LOCAL,        /* the allocating node */
+    DSM_HOME_CYCLIC,       /* page i on node i mod N */
+    DSM_HOME_BLOCK,        /* the pages split into N contiguous blocks, in node order */
+    DSM_HOME_FIRST_TOUCH,  /* the first node to touch a page */
+};
+
+/* Allocates shared memory, callable on any node at any time, with no
+ * communication; the pointer is valid on every node. Memory is zeroed.
+ * Allocations of a page or more are page-aligned. Exhausting the region ends
+ * the job with a message saying so (DSM_REGION_SIZE sets it). */
+void *dsm_malloc(size_t size);
+void *dsm_malloc_home(size_t size, enum dsm_home home);
+void  dsm_free(void *p);
+
+/* Node `root` sends len bytes at buf; every node receives them at buf.
+ * Every node must call it, in the same order (collective). */
+void dsm_bcast(void *buf, size_t len, int root);
+
+/* Waits until every node has arrived (collective). */
+void dsm_barrier(void);
+
+/* Locks: any int id >= 0. A lock passes directly from its releaser to the
+ * next waiter; the writes made before the release are visible after the
+ * acquire. */
+void dsm_lock(int id);
+void dsm_unlock(int id);
+
+/* Condition variables (seed 001). dsm_cond_wait must be called holding
+ * `lock`: it releases it, waits for a signal, and re-acquires it. */
+void dsm_cond_wait(int cond, int lock);
+void dsm_cond_signal(int cond);
+void dsm_cond_broadcast(int cond);
+
 /* ---- Ports and messages (seed 004, NORMA IPC/DE semantics) --------------
  *
  * A port is a message queue owned by one node and named (node, name). Any

@@ -33,7 +33,31 @@
     X(IPC_GRANTS_SENT,     "ipc grants sent")                                  \
     X(IPC_ACCEPTS_SENT,    "ipc message-accept notifications sent")            \
     X(IPC_FLOW_BLOCKS,     "ipc sends that waited for queue space")            \
-    X(IPC_RPCS,            "ipc calls made")
+    X(IPC_RPCS,            "ipc calls made")                                   \
+    X(READ_FAULTS,         "read faults")                                      \
+    X(WRITE_FAULTS,        "write faults")                                     \
+    X(PAGES_FETCHED,       "pages fetched from their home")                    \
+    X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
+    X(TWINS,               "twins made")                                       \
+    X(DIFFS_CREATED,       "diffs created")                                    \
+    X(DIFF_BYTES,          "diff bytes created")                               \
+    X(DIFFS_APPLIED,       "diffs applied (as home)")                          \
+    X(INVALIDATIONS,       "pages invalidated by write notices")               \
+    X(INTERVALS,           "intervals (releases that wrote something)")        \
+    X(WRITE_NOTICES,       "write notices received")                           \
+    X(LOCK_ACQUIRES,       "lock acquires")                                    \
+    X(LOCK_REMOTE,         "of which needed another node")                     \
+    X(BARRIERS,            "barriers")                                         \
+    X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
+    X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
+    X(T_BARRIER_NS,        "time in barriers (ns)")                            \
+    X(T_LOCK_NS,           "time in lock, unlock and condition waits (ns)")   \
+    X(T_SERVICE_NS,        "time serving other nodes' requests (ns)")          \
+    X(T_TWIN_NS,           "time making twins (ns)")                           \
+    X(T_DIFF_NS,           "time creating diffs (ns)")                         \
+    X(T_DIFF_SEND_NS,      "time sending diffs and waiting for their acks (ns)") \
+    X(T_DIFF_APPLY_NS,     "time applying diffs (as home) (ns)")               \
+    X(T_TOTAL_NS,          "time from startup to finish (ns)")
 
 enum stats_counter {
 #define STATS_ENUM(name, desc) STAT_##name,
@@ -43,6 +67,20 @@ enum stats_counter {
 };
 
 extern _Atomic uint64_t stats_counters[STAT_COUNT];
+
+/* Messages and bytes sent, by message type (enum ipc_type; names from
+ * ipc_type_name). */
+#define STATS_MSG_TYPES 64
+extern _Atomic uint64_t stats_msgs_by_type[STATS_MSG_TYPES];
+extern _Atomic uint64_t stats_bytes_by_type[STATS_MSG_TYPES];
+
+static inline void stats_msg(unsigned type, uint64_t bytes)
+{
+    if (type < STATS_MSG_TYPES) {
+        atomic_fetch_add_explicit(&stats_msgs_by_type[type], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&stats_bytes_by_type[type], bytes, memory_order_relaxed);
+    }
+}
 extern const char *const stats_names[STAT_COUNT];
 extern const char *const stats_descriptions[STAT_COUNT];
 

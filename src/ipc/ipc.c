@@ -52,6 +52,7 @@ static void send_accept(int peer, uint16_t port, uint64_t seq)
                            {.iov_base = &a, .iov_len = sizeof a}};
     net_send(peer, iov, 2);
     stats_add(STAT_IPC_ACCEPTS_SENT, 1);
+    stats_msg(IPC_ACCEPT, sizeof h + sizeof a);
 }
 
 void ipc_defer_accept(int peer, int32_t port, uint64_t seq)
@@ -102,6 +103,7 @@ int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t bl
         {.iov_base = (void *)body, .iov_len = blen},
         {.iov_base = (void *)data, .iov_len = dlen},
     };
+    stats_msg(type, sizeof h + blen + dlen);
     return net_send(peer, iov, 3);
 }
 
@@ -120,6 +122,10 @@ int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, in
     v[0].iov_base = &h;
     v[0].iov_len = sizeof h;
     memcpy(v + 1, iov, (size_t)iovcnt * sizeof *iov);
+    size_t bytes = sizeof h;
+    for (int i = 0; i < iovcnt; i++)
+        bytes += iov[i].iov_len;
+    stats_msg(type, bytes);
     return net_send(peer, v, iovcnt + 1);
 }
 
