@@ -1,4 +1,5 @@
 #include "base/log.h"
+#include "base/state.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -6,9 +7,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static int log_node = -1;
-static void (*abort_hook)(const char *);
-static atomic_flag dying = ATOMIC_FLAG_INIT;
+static DSM_STATE int log_node = -1;
+static DSM_STATE void (*abort_hook)(const char *);
+static DSM_STATE atomic_flag dying = ATOMIC_FLAG_INIT;
 
 void log_set_rank(int rank) { log_node = rank; }
 int  log_rank(void) { return log_node; }

@@ -1,8 +1,9 @@
 #include "base/stats.h"
+#include "base/state.h"
 
-_Atomic uint64_t stats_counters[STAT_COUNT];
-_Atomic uint64_t stats_msgs_by_type[STATS_MSG_TYPES];
-_Atomic uint64_t stats_bytes_by_type[STATS_MSG_TYPES];
+DSM_STATE _Atomic uint64_t stats_counters[STAT_COUNT];
+DSM_STATE _Atomic uint64_t stats_msgs_by_type[STATS_MSG_TYPES];
+DSM_STATE _Atomic uint64_t stats_bytes_by_type[STATS_MSG_TYPES];
 
 const char *const stats_names[STAT_COUNT] = {
 #define STATS_NAME(name, desc) #name,

@@ -14,10 +14,11 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/state.h"
 #include "base/stats.h"
 #include "ipc/ipc_state.h"
 
-struct ipc_state ipc;
+DSM_STATE struct ipc_state ipc;
 
 void ipc_register(unsigned type, ipc_handler fn, ipc_placer place)
 {
@@ -364,6 +365,8 @@ static void deliver(void *ctx, int peer, void *msg, size_t len, bool was_placed)
         dispatch(peer, msg, len);
 }
 
+static DSM_STATE struct net_params pending_net;
+
 int ipc_start(const struct net_params *np, const struct ipc_params *ip)
 {
     pthread_mutex_init(&ipc.lock, NULL);
@@ -376,8 +379,14 @@ int ipc_start(const struct net_params *np, const struct ipc_params *ip)
     ipc.accepts = calloc((size_t)np->nodes, sizeof *ipc.accepts);
     if (!ipc.placing || !ipc.accepts)
         return -ENOMEM;
+    pending_net = *np;
+    return 0;
+}
+
+int ipc_run(void)
+{
     static const struct net_rx_ops ops = {.place = place, .deliver = deliver, .tick = tick};
-    return net_start(np, &ops, NULL);
+    return net_start(&pending_net, &ops, NULL);
 }
 
 void ipc_finish(void)

@@ -29,7 +29,25 @@
     X(PAGE)        /* one out-of-line page of a granted message */             \
     X(ACCEPT)      /* message-accept notification: the receiver took it */     \
     X(REPLY)       /* an RPC reply, into the caller's pre-granted buffer */    \
-    X(STATS)       /* runtime: a node's statistics, to node 0 at finish */
+    X(STATS)       /* runtime: a node's statistics, to node 0 at finish */        \
+    X(PAGE_REQ)    /* coherence: fetch a page from its home (or its base node) */ \
+    X(PAGE_REP)    /* coherence: the page, received straight into place */     \
+    X(DIFF)        /* coherence: a writer's diff, to the page's home */         \
+    X(DIFF_ACK)    /* coherence: the home applied it; the new version */        \
+    X(LOCK_ACQ)    /* sync: acquire request, to the lock's manager */           \
+    X(LOCK_FWD)    /* sync: the manager passes it to the last owner */          \
+    X(LOCK_GRANT)  /* sync: the lock and the write notices the acquirer lacks */ \
+    X(COND_WAIT)   /* sync: register as a waiter, at the condition's manager */ \
+    X(COND_QUEUED) /* sync: registered */                                       \
+    X(COND_SIGNAL) /* sync: wake one waiter, or all */                          \
+    X(COND_WAKE)   /* sync: to a waiter */                                      \
+    X(BARRIER_ARRIVE)  /* sync: arrival and this node's intervals, to node 0 */ \
+    X(BARRIER_RELEASE) /* sync: every interval of the epoch, to all */         \
+    X(BCAST)       /* sync: dsm_bcast data and the root's intervals */          \
+    X(FREE)        /* mem: blocks of the receiver's arena freed elsewhere */    \
+    X(CREATE)      /* runtime: run a function with the master's globals */      \
+    X(CREATE_DONE) /* runtime: it returned; the worker's intervals */           \
+    X(EXIT)        /* runtime: fork style is over; leave */
 
 enum ipc_type {
     IPC_TYPE_NONE = 0,
@@ -73,7 +91,10 @@ struct ipc_params {
     unsigned window;      /* OOL pages per grant */
 };
 
+/* Sets the layer up; messages flow only from ipc_run, once every layer
+ * above has registered its handlers (a peer may already be sending). */
 int  ipc_start(const struct net_params *np, const struct ipc_params *ip);
+int  ipc_run(void);
 void ipc_finish(void);
 
 /* Sends a message of a registered type: header then body. */

@@ -38,6 +38,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/state.h"
 #include "base/stats.h"
 #include "net/inject.h"
 #include "net/seqwin.h"
@@ -95,7 +96,7 @@ struct delayed {
     unsigned char      bytes[];
 };
 
-static struct net {
+static DSM_STATE struct net {
     int               rank, nodes, fd, evfd;
     uint64_t          job;
     struct wire_keys  keys;

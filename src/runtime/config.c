@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH };
+enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH, CFG_SIZE, CFG_ADDR };
 
 struct config_entry {
     const char      *name;
@@ -48,6 +48,14 @@ static const struct config_entry table[] = {
      "out-of-line pages granted per window (seed 004 used 8)"},
     {"DSM_IPC_INLINE_MAX", CFG_INT, "1024", 0, 8192, NULL, OFF(ipc_inline_max),
      "largest inline message sent on the one-message fast path, in bytes"},
+    {"DSM_REGION_SIZE", CFG_SIZE, "64G", 1 << 20, 1ull << 46, NULL, OFF(region_size),
+     "bytes of address space reserved for shared memory, split evenly into per-node arenas (K, M, G suffixes)"},
+    {"DSM_REGION_BASE", CFG_ADDR, "0x200000000000", 1ull << 32, 1ull << 46, NULL, OFF(region_base),
+     "address of the shared region, the same on every node (hex)"},
+    {"DSM_PAGE_SIZE", CFG_SIZE, "4096", 4096, 65536, NULL, OFF(page_size),
+     "coherence unit in bytes: a power of two from 4096 to 65536"},
+    {"DSM_HOME", CFG_CHOICE, "local", 0, 0, "local|cyclic|block|first-touch", OFF(home),
+     "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch"},
     {"DSM_STATS", CFG_BOOL, "0", 0, 1, NULL, OFF(stats),
      "print per-node statistics at dsm_finish (dsmrun --stats sets it)"},
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
@@ -124,6 +132,30 @@ static int parse_entry(const struct config_entry *e, const char *v,
     case CFG_PATH:
         *(const char **)base = *v ? v : NULL;
         return 0;
+    case CFG_SIZE:
+    case CFG_ADDR: {
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, e->type == CFG_ADDR ? 16 : 10);
+        unsigned long long mult = 1;
+        if (e->type == CFG_SIZE && end != v && *end && !end[1]) {
+            switch (*end) {
+            case 'k': case 'K': mult = 1ull << 10; end++; break;
+            case 'm': case 'M': mult = 1ull << 20; end++; break;
+            case 'g': case 'G': mult = 1ull << 30; end++; break;
+            case 't': case 'T': mult = 1ull << 40; end++; break;
+            default: break;
+            }
+        }
+        if (errno || end == v || *end || *v == '-' || x > (unsigned long long)e->max / mult ||
+            x * mult < e->min || x * mult > e->max) {
+            snprintf(err, errlen, "%s=%s: expected %s from %#llx to %#llx", e->name, v,
+                     e->type == CFG_ADDR ? "a hex address" : "a size in bytes (K, M, G suffixes)",
+                     (unsigned long long)e->min, (unsigned long long)e->max);
+            return -EINVAL;
+        }
+        *(int64_t *)base = (int64_t)(x * mult);
+        return 0;
+    }
     }
     return -EINVAL;
 }
@@ -150,7 +182,7 @@ int config_load(struct dsm_config *cfg, char *err, size_t errlen)
 
 void config_print_help(FILE *out)
 {
-    static const char *type_names[] = {"int", "number", "bool", "choice", "path"};
+    static const char *type_names[] = {"int", "number", "bool", "choice", "path", "size", "addr"};
     fprintf(out, "Environment settings (all optional):\n\n");
     for (size_t i = 0; i < NENTRIES; i++) {
         const struct config_entry *e = &table[i];

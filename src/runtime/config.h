@@ -25,6 +25,10 @@ struct dsm_config {
     int64_t  net_spin_us;      /* DSM_NET_SPIN_US, -1 = adapt */
     int64_t  ipc_window;       /* DSM_IPC_WINDOW */
     int64_t  ipc_inline_max;   /* DSM_IPC_INLINE_MAX */
+    int64_t  region_size;      /* DSM_REGION_SIZE */
+    int64_t  region_base;      /* DSM_REGION_BASE */
+    int64_t  page_size;        /* DSM_PAGE_SIZE */
+    int64_t  home;             /* DSM_HOME: index into local|cyclic|block|first-touch */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
 };

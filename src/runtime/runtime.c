@@ -18,11 +18,15 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/state.h"
+#include "coherence/coherence.h"
 #include "ipc/ipc.h"
+#include "mem/mem.h"
+#include "sync/sync.h"
 #include "runtime/boot.h"
 #include "runtime/runtime.h"
 
-static struct runtime the_runtime;
+static DSM_STATE struct runtime the_runtime;
 
 struct runtime *rt(void) { return &the_runtime; }
 
@@ -113,7 +117,7 @@ int dsm_startup(int *argc, char ***argv)
 
     struct net_params np;
     memset(&np, 0, sizeof np);
-    static struct sockaddr_in solo_addr;
+    static DSM_STATE struct sockaddr_in solo_addr;
     struct sockaddr_in *peers = NULL;
     if (!getenv(BOOT_ENV_RANK)) {
         solo_bootstrap(&np, &solo_addr);
@@ -163,11 +167,24 @@ int dsm_startup(int *argc, char ***argv)
     int rc = ipc_start(&np, &ip);
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
-    free(peers);
     r->rank = np.rank;
     r->nodes = np.nodes;
-    r->started = true;
+
+    static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
+                                          DSM_HOME_FIRST_TOUCH};
+    mem_default_home = homes[c->home];
+    mem_init(np.rank, np.nodes, (size_t)c->region_size, (size_t)c->page_size,
+             (uintptr_t)c->region_base);
+    interval_init(np.rank, np.nodes);
+    coherence_start(&hlrc_ops);
+    sync_start(np.rank, np.nodes);
+    fork_start();
     report_start();
+    rc = ipc_run();
+    if (rc)
+        log_fatal("cannot start the transport: %s", strerror(-rc));
+    free(peers);
+    r->started = true;
     return 0;
 }
 
@@ -179,6 +196,7 @@ void dsm_finish(void)
     struct runtime *r = rt();
     if (!r->started)
         return;
+    fork_finish();
     report_finish();
     ipc_finish();
     r->started = false;

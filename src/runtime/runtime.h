@@ -13,6 +13,10 @@ struct runtime {
 
 struct runtime *rt(void);
 
+/* fork.c */
+void fork_start(void);
+void fork_finish(void);
+
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);
 void report_finish(void);

@@ -19,7 +19,8 @@ static const char *const names[] = {
     "DSM_PEER_TIMEOUT", "DSM_NET_LOSS",    "DSM_NET_DUP",      "DSM_NET_REORDER",
     "DSM_NET_DELAY_US", "DSM_NET_SEED",    "DSM_NET_DATAGRAM", "DSM_NET_WINDOW",
     "DSM_NET_AUTH",     "DSM_NET_SPIN_US", "DSM_IPC_WINDOW",   "DSM_IPC_INLINE_MAX",
-    "DSM_STATS",        "DSM_STATS_JSON",
+    "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
+    "DSM_PAGE_SIZE",    "DSM_HOME",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -154,6 +155,23 @@ static void test_integers_parse_within_their_range(void)
     EXPECT_INT("DSM_IPC_WINDOW", "256", ipc_window, 256);
     EXPECT_INT("DSM_IPC_INLINE_MAX", "0", ipc_inline_max, 0);
     EXPECT_INT("DSM_IPC_INLINE_MAX", "8192", ipc_inline_max, 8192);
+}
+
+static void test_sizes_take_suffixes_and_addresses_hex(void)
+{
+    EXPECT_INT("DSM_REGION_SIZE", "64G", region_size, 64ll << 30);
+    EXPECT_INT("DSM_REGION_SIZE", "512M", region_size, 512ll << 20);
+    EXPECT_INT("DSM_REGION_SIZE", "1048576", region_size, 1048576);
+    EXPECT_INT("DSM_PAGE_SIZE", "8K", page_size, 8192);
+    EXPECT_INT("DSM_PAGE_SIZE", "65536", page_size, 65536);
+    EXPECT_INT("DSM_REGION_BASE", "0x300000000000", region_base, 0x300000000000ll);
+    EXPECT_BAD("DSM_REGION_SIZE", "64Q");
+    EXPECT_BAD("DSM_REGION_SIZE", "-1G");
+    EXPECT_BAD("DSM_REGION_SIZE", "1K");        /* below 1 MiB */
+    EXPECT_BAD("DSM_REGION_SIZE", "99999999T"); /* overflows */
+    EXPECT_BAD("DSM_PAGE_SIZE", "128K");
+    EXPECT_BAD("DSM_REGION_BASE", "zz");
+    EXPECT_BAD("DSM_HOME", "remote");
 }
 
 static void test_bad_integers_are_rejected_by_name(void)
@@ -358,6 +376,7 @@ static void test_help_lists_every_variable(void)
 
 int main(void)
 {
+    test_sizes_take_suffixes_and_addresses_hex();
     test_defaults_apply_without_environment();
     test_integers_parse_within_their_range();
     test_bad_integers_are_rejected_by_name();

@@ -1,0 +1,15 @@
+/* coherence.c — the active protocol. */
+#include "base/state.h"
+#include "coherence/coherence.h"
+
+DSM_STATE const struct coherence_ops *coh;
+
+void coherence_start(const struct coherence_ops *ops)
+{
+    coh = ops;
+    ops->start();
+    static DSM_STATE struct mem_fault_ops fo;
+    fo.read_fault = ops->read_fault;
+    fo.write_fault = ops->write_fault;
+    mem_set_fault_ops(&fo);
+}

@@ -1,0 +1,69 @@
+/*
+ * coherence.h — the protocol interface (DESIGN.md, layer 4) and the
+ * interval machinery shared by the lazy protocols.
+ *
+ * Release consistency, the lazy way (TreadMarks, HLRC): a node's execution
+ * is cut into *intervals* at each release; an interval that wrote pages
+ * carries *write notices* (page, version). Each node keeps a vector
+ * timestamp — the last interval of every node whose notices it has applied —
+ * and the intervals themselves, so it can pass them on: a lock grant carries
+ * every interval the acquirer has not seen, a barrier every interval of the
+ * epoch. Applying a notice invalidates the page where the local copy is
+ * older than the version named. After a barrier every node has seen every
+ * interval, and the logs are dropped.
+ */
+#ifndef DSM_COHERENCE_COHERENCE_H
+#define DSM_COHERENCE_COHERENCE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem/mem.h"
+
+#define VT_MAX_NODES 256 /* as many nodes as a job may have */
+
+struct notice {
+    uint32_t page;
+    uint32_t version;
+};
+
+struct coherence_ops {
+    const char *name;
+    void (*start)(void);                /* register message handlers */
+    void (*read_fault)(size_t page);
+    void (*write_fault)(size_t page);
+    /* Makes this node's writes so far visible to the next acquirer: called
+     * before every release (unlock, barrier, create, ...). */
+    void (*release)(void);
+    /* Applies another node's write notices (on acquire). */
+    void (*apply_notices)(int node, const struct notice *n, uint32_t count);
+};
+
+extern const struct coherence_ops hlrc_ops;
+extern const struct coherence_ops *coh;
+
+void coherence_start(const struct coherence_ops *ops);
+
+/* ---- intervals and vector timestamps (interval.c) ---------------------- */
+
+/* A growable byte buffer for encoding. */
+struct buf {
+    unsigned char *p;
+    size_t         len, cap;
+};
+void buf_put(struct buf *b, const void *data, size_t len);
+void buf_free(struct buf *b);
+
+void interval_init(int rank, int nodes);
+/* Records this node's new interval with its notices. */
+void interval_create(const struct notice *n, uint32_t count);
+/* This node's vector timestamp (nodes entries); copy it out. */
+void interval_vt(uint32_t *out);
+/* Appends every interval with id > their_vt[node] for some node (all, when
+ * their_vt is NULL; only `only_node`'s when >= 0). */
+void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node);
+/* Applies the encoded intervals this node has not seen (storing them to
+ * pass on) through coh->apply_notices. Ends the job on a malformed one. */
+void interval_apply(int from, const void *data, size_t len);
+/* Every node has seen every interval: drops the logs. */
+void interval_gc(void);
+#endif

@@ -1,0 +1,400 @@
+/*
+ * hlrc.c — home-based lazy release consistency (Zhou, Iftode and Li, 1996;
+ * seed 000's HLRC), with multiple writers.
+ *
+ * Every page has a home whose copy is always up to date. A writer elsewhere
+ * keeps a twin from its first write; at its release it sends the home a
+ * word-granularity diff, waits for the home to apply it (the home's reply
+ * names the page's new version), and records an interval of write notices
+ * (page, version). The notices travel with lock grants and barrier
+ * releases; an acquirer invalidates each page whose copy is older than the
+ * version named. A fault then fetches the whole page from its home: one
+ * request, one reply received straight into the page's frame.
+ *
+ * Invariant: a home applies every diff before the release that made it
+ * completes, so a fetch that an acquire caused never finds the home behind
+ * the version it needs (the home checks, and a violation ends the job).
+ * The home's own writes need no twin: its release only advances the
+ * version. A dirty page that a notice invalidates first sends its diff, so
+ * no local write is lost, and its notice goes out at the next release.
+ *
+ * Homes are fixed; a page whose home is not yet known here is requested
+ * from its base node (the owner of the arena it lies in), which serves it,
+ * or forwards the request to the home, or makes the requester its home
+ * (first touch). The reply names the home, which is then remembered.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "ipc/ipc.h"
+
+enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
+
+struct page_req { uint32_t page, need; int32_t requester; uint32_t zero; };
+struct page_rep { uint32_t page, version; int32_t home; uint32_t status; };
+struct diff_hdr { uint32_t page, idx; };
+struct diff_ack { uint32_t page, idx, version, zero; };
+
+struct dirty_page { uint32_t page, version; };
+
+static DSM_STATE struct {
+    pthread_mutex_t    fault_lock;  /* one protocol action of the program at a time */
+    pthread_mutex_t    lock;        /* versions, the dirty list, the fetch slot */
+    int                rank;
+    struct {                        /* the fetch the program waits for */
+        bool     waiting, done;
+        uint32_t page, version, status;
+        int      home;
+    } fetch;
+    struct dirty_page *dirty;
+    size_t             ndirty, cap;
+    int                outstanding;  /* diffs sent, not yet acknowledged */
+    unsigned char     *diffbuf;
+} H = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- fetching a page -------------------------------------------------- */
+
+static bool fetch_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&H.lock);
+    bool d = H.fetch.done;
+    pthread_mutex_unlock(&H.lock);
+    return d;
+}
+
+/* Makes an invalid page valid (read-only). Caller holds fault_lock. */
+static void make_valid(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    int home = mem_home(page);
+    if (home < 0 && mem_base_node(page) == H.rank) {
+        home = mem_home_decide(page, H.rank);
+        if (home < 0)
+            mem_crash_unallocated(mem_app(page));
+    }
+    if (home != H.rank) {
+        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank};
+        pthread_mutex_lock(&H.lock);
+        H.fetch.waiting = true;
+        H.fetch.done = false;
+        H.fetch.page = (uint32_t)page;
+        pthread_mutex_unlock(&H.lock);
+        ipc_send(home >= 0 ? home : mem_base_node(page), IPC_PAGE_REQ, 0, &req, sizeof req);
+        ipc_wait(fetch_done, NULL, 0);
+        pthread_mutex_lock(&H.lock);
+        H.fetch.waiting = false;
+        uint32_t status = H.fetch.status;
+        pthread_mutex_unlock(&H.lock);
+        if (status == REP_UNALLOCATED)
+            mem_crash_unallocated(mem_app(page));
+        mem_set_home(page, H.fetch.home);
+        if (status == REP_DATA) {
+            e->version = H.fetch.version;
+            stats_add(STAT_PAGES_FETCHED, 1);
+        }
+    }
+    e->state = PAGE_READ;
+    mem_protect(page, PROT_READ);
+    mem_protect_flush();
+}
+
+static void hlrc_read_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&H.fault_lock);
+    if (mem.pages[page].state == PAGE_INVALID)
+        make_valid(page);
+    pthread_mutex_unlock(&H.fault_lock);
+    stats_add(STAT_READ_FAULTS, 1);
+    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+}
+
+static void hlrc_write_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&H.fault_lock);
+    struct page_entry *e = &mem.pages[page];
+    if (e->state == PAGE_INVALID)
+        make_valid(page);
+    if (e->state != PAGE_WRITE) {
+        if (mem_home(page) != H.rank)
+            mem_twin_make(page);
+        if (!e->dirty) {
+            pthread_mutex_lock(&H.lock);
+            if (H.ndirty == H.cap) {
+                H.cap = H.cap ? H.cap * 2 : 256;
+                H.dirty = realloc(H.dirty, H.cap * sizeof *H.dirty);
+                if (!H.dirty)
+                    log_fatal("out of memory for the dirty-page list");
+            }
+            e->dirty_idx = (uint32_t)H.ndirty;
+            H.dirty[H.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+            e->dirty = 1;
+            pthread_mutex_unlock(&H.lock);
+        }
+        e->state = PAGE_WRITE;
+        mem_protect(page, PROT_READ | PROT_WRITE);
+        mem_protect_flush();
+    }
+    pthread_mutex_unlock(&H.fault_lock);
+    stats_add(STAT_WRITE_FAULTS, 1);
+    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
+}
+
+/* ---- diffs ------------------------------------------------------------ */
+
+/* Sends the page's diff home, if it has a twin and changed. */
+static void flush_page(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    if (!e->twin)
+        return;
+    uint64_t t0 = clock_ns();
+    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, H.diffbuf,
+                               mem_diff_bound(mem.page_size));
+    if (len < 0)
+        log_fatal("internal error: a diff did not fit its bound");
+    mem_twin_drop(page);
+    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+    if (len == 0)
+        return;
+    stats_add(STAT_DIFFS_CREATED, 1);
+    stats_add(STAT_DIFF_BYTES, (uint64_t)len);
+    struct diff_hdr d = {.page = (uint32_t)page, .idx = e->dirty_idx};
+    pthread_mutex_lock(&H.lock);
+    H.outstanding++;
+    pthread_mutex_unlock(&H.lock);
+    uint64_t t1 = clock_ns();
+    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
+                           {.iov_base = H.diffbuf, .iov_len = (size_t)len}};
+    ipc_sendv(mem_home(page), IPC_DIFF, 0, iov, 2);
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t1);
+    e->flushed = 1;
+}
+
+static bool diffs_acked(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&H.lock);
+    bool d = H.outstanding == 0;
+    pthread_mutex_unlock(&H.lock);
+    return d;
+}
+
+static void hlrc_release(void)
+{
+    pthread_mutex_lock(&H.fault_lock);
+    if (!H.ndirty) {
+        pthread_mutex_unlock(&H.fault_lock);
+        return;
+    }
+    for (size_t i = 0; i < H.ndirty; i++) {
+        size_t page = H.dirty[i].page;
+        struct page_entry *e = &mem.pages[page];
+        if (mem_home(page) == H.rank) {
+            pthread_mutex_lock(&H.lock);
+            H.dirty[i].version = ++e->version;
+            pthread_mutex_unlock(&H.lock);
+        } else
+            flush_page(page);
+        if (e->state == PAGE_WRITE) {
+            e->state = PAGE_READ;
+            mem_protect(page, PROT_READ);
+        }
+    }
+    mem_protect_flush();
+    uint64_t t0 = clock_ns();
+    ipc_wait(diffs_acked, NULL, 0);
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
+
+    struct notice *n = malloc(H.ndirty * sizeof *n);
+    if (!n)
+        log_fatal("out of memory for write notices");
+    uint32_t count = 0;
+    for (size_t i = 0; i < H.ndirty; i++) {
+        struct dirty_page *d = &H.dirty[i];
+        struct page_entry *e = &mem.pages[d->page];
+        e->dirty = 0;
+        e->flushed = 0;
+        if (!d->version)
+            continue; /* written, but nothing changed */
+        n[count++] = (struct notice){d->page, d->version};
+        /* Our copy is the home's new version only if no other writer's
+         * diff came in between; otherwise a later notice will tell. */
+        if (mem_home(d->page) != H.rank && e->state != PAGE_INVALID && d->version == e->version + 1)
+            e->version = d->version;
+    }
+    H.ndirty = 0;
+    if (count)
+        interval_create(n, count);
+    free(n);
+    pthread_mutex_unlock(&H.fault_lock);
+}
+
+static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
+{
+    (void)node;
+    pthread_mutex_lock(&H.fault_lock);
+    for (uint32_t i = 0; i < count; i++) {
+        size_t page = n[i].page;
+        struct page_entry *e = &mem.pages[page];
+        if (mem_home(page) == H.rank)
+            continue; /* the home's copy already holds it */
+        pthread_mutex_lock(&H.lock);
+        if (n[i].version > e->need)
+            e->need = n[i].version;
+        pthread_mutex_unlock(&H.lock);
+        if (e->state == PAGE_INVALID || e->version >= n[i].version)
+            continue;
+        if (e->dirty)
+            flush_page(page); /* keep our own writes: they go home first */
+        e->state = PAGE_INVALID;
+        mem_protect(page, PROT_NONE);
+        stats_add(STAT_INVALIDATIONS, 1);
+    }
+    mem_protect_flush();
+    pthread_mutex_unlock(&H.fault_lock);
+}
+
+/* ---- handlers (delivery thread) --------------------------------------- */
+
+static void reply(int to, size_t page, enum rep_status status, uint32_t version, int home)
+{
+    struct page_rep r = {.page = (uint32_t)page, .version = version, .home = home, .status = status};
+    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
+                           {.iov_base = mem_sys(page), .iov_len = status == REP_DATA ? mem.page_size : 0}};
+    ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
+}
+
+static void on_page_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct page_req r;
+    if (len != sizeof(struct ipc_hdr) + sizeof r)
+        log_fatal("node %d sent a malformed page request", src);
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes)
+        log_fatal("node %d sent a malformed page request", src);
+    int home = mem_home(r.page);
+    if (home < 0) {
+        if (mem_base_node(r.page) != H.rank)
+            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, H.rank, r.page);
+        home = mem_home_decide(r.page, r.requester);
+    }
+    if (home < 0)
+        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1);
+    else if (home == r.requester)
+        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home);
+    else if (home != H.rank)
+        ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r); /* to the home, from the base */
+    else {
+        pthread_mutex_lock(&H.lock);
+        uint32_t v = mem.pages[r.page].version;
+        pthread_mutex_unlock(&H.lock);
+        if (v < r.need)
+            log_fatal("internal error: home of page %u is at version %u, node %d needs %u",
+                      r.page, v, r.requester, r.need);
+        reply(r.requester, r.page, REP_DATA, v, H.rank);
+        stats_add(STAT_PAGES_SERVED, 1);
+    }
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
+{
+    struct page_rep r;
+    *skip = sizeof(struct ipc_hdr) + sizeof r;
+    if (head_len < *skip)
+        log_fatal("node %d sent a malformed page reply", src);
+    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    pthread_mutex_lock(&H.lock);
+    bool expected = H.fetch.waiting && !H.fetch.done && r.page == H.fetch.page;
+    pthread_mutex_unlock(&H.lock);
+    size_t data = msg_len - *skip;
+    if (!expected || r.status > REP_UNALLOCATED ||
+        data != (r.status == REP_DATA ? mem.page_size : 0) ||
+        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= mem.nodes)))
+        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
+    return mem_sys(r.page);
+}
+
+static void on_page_rep(int src, const void *msg, size_t len)
+{
+    (void)src;
+    (void)len;
+    struct page_rep r;
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    pthread_mutex_lock(&H.lock);
+    H.fetch.version = r.version;
+    H.fetch.status = r.status;
+    H.fetch.home = r.home;
+    H.fetch.done = true;
+    pthread_mutex_unlock(&H.lock);
+    ipc_notify();
+}
+
+static void on_diff(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_hdr d;
+    size_t fixed = sizeof(struct ipc_hdr) + sizeof d;
+    if (len < fixed)
+        log_fatal("node %d sent a malformed diff", src);
+    memcpy(&d, (const char *)msg + sizeof(struct ipc_hdr), sizeof d);
+    if (d.page >= mem.npages || mem_home(d.page) != H.rank)
+        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, H.rank);
+    pthread_mutex_lock(&H.lock);
+    if (mem_diff_apply(mem_sys(d.page), mem.page_size, (const char *)msg + fixed, len - fixed))
+        log_fatal("node %d sent a malformed diff for page %u", src, d.page);
+    uint32_t v = ++mem.pages[d.page].version;
+    pthread_mutex_unlock(&H.lock);
+    struct diff_ack a = {.page = d.page, .idx = d.idx, .version = v};
+    ipc_send(src, IPC_DIFF_ACK, 0, &a, sizeof a);
+    stats_add(STAT_DIFFS_APPLIED, 1);
+    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+}
+
+static void on_diff_ack(int src, const void *msg, size_t len)
+{
+    struct diff_ack a;
+    if (len != sizeof(struct ipc_hdr) + sizeof a)
+        log_fatal("node %d sent a malformed diff acknowledgement", src);
+    memcpy(&a, (const char *)msg + sizeof(struct ipc_hdr), sizeof a);
+    pthread_mutex_lock(&H.lock);
+    if (a.idx >= H.ndirty || H.dirty[a.idx].page != a.page || H.outstanding <= 0)
+        log_fatal("node %d acknowledged a diff that was not sent", src);
+    if (a.version > H.dirty[a.idx].version)
+        H.dirty[a.idx].version = a.version;
+    H.outstanding--;
+    pthread_mutex_unlock(&H.lock);
+    ipc_notify();
+}
+
+static void hlrc_start(void)
+{
+    H.rank = mem.rank;
+    H.diffbuf = malloc(mem_diff_bound(mem.page_size));
+    if (!H.diffbuf)
+        log_fatal("out of memory for the diff buffer");
+    ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
+    ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);
+    ipc_register(IPC_DIFF, on_diff, NULL);
+    ipc_register(IPC_DIFF_ACK, on_diff_ack, NULL);
+}
+
+const struct coherence_ops hlrc_ops = {
+    .name = "hlrc",
+    .start = hlrc_start,
+    .read_fault = hlrc_read_fault,
+    .write_fault = hlrc_write_fault,
+    .release = hlrc_release,
+    .apply_notices = hlrc_apply_notices,
+};

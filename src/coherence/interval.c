@@ -1,0 +1,188 @@
+/*
+ * interval.c — intervals, vector timestamps and their encoding.
+ *
+ * Encoding: u32 count, then per interval { u16 node, u16 zero, u32 id,
+ * u32 notices } and the notices (u32 page, u32 version). A node's intervals
+ * appear in increasing id order, so a receiver applies them in the order
+ * they happened; an interval whose predecessor the receiver lacks is a
+ * protocol error.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+
+struct interval {
+    uint32_t       id, count;
+    struct notice *notices;
+};
+
+struct ilog {                  /* one node's intervals since the last barrier */
+    struct interval *v;
+    size_t           n, cap;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t lock;      /* the delivery thread encodes grants */
+    int             rank, nodes;
+    uint32_t       *vt;
+    struct ilog    *log;
+} iv = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct wire_interval {
+    uint16_t node, zero;
+    uint32_t id, count;
+};
+
+void buf_put(struct buf *b, const void *data, size_t len)
+{
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + len)
+            cap *= 2;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p)
+            log_fatal("out of memory encoding a message");
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, len);
+    b->len += len;
+}
+
+void buf_free(struct buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+void interval_init(int rank, int nodes)
+{
+    iv.rank = rank;
+    iv.nodes = nodes;
+    iv.vt = calloc((size_t)nodes, sizeof *iv.vt);
+    iv.log = calloc((size_t)nodes, sizeof *iv.log);
+    if (!iv.vt || !iv.log)
+        log_fatal("out of memory for vector timestamps");
+}
+
+static void store(int node, uint32_t id, const struct notice *n, uint32_t count)
+{
+    struct ilog *l = &iv.log[node];
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (!l->v)
+            log_fatal("out of memory for intervals");
+    }
+    struct interval *i = &l->v[l->n++];
+    i->id = id;
+    i->count = count;
+    i->notices = malloc((count ? count : 1) * sizeof *n);
+    if (!i->notices)
+        log_fatal("out of memory for write notices");
+    memcpy(i->notices, n, count * sizeof *n);
+    iv.vt[node] = id;
+}
+
+void interval_create(const struct notice *n, uint32_t count)
+{
+    pthread_mutex_lock(&iv.lock);
+    store(iv.rank, iv.vt[iv.rank] + 1, n, count);
+    pthread_mutex_unlock(&iv.lock);
+    stats_add(STAT_INTERVALS, 1);
+}
+
+void interval_vt(uint32_t *out)
+{
+    pthread_mutex_lock(&iv.lock);
+    memcpy(out, iv.vt, (size_t)iv.nodes * sizeof *out);
+    pthread_mutex_unlock(&iv.lock);
+}
+
+void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node)
+{
+    pthread_mutex_lock(&iv.lock);
+    size_t count_at = b->len;
+    uint32_t count = 0;
+    buf_put(b, &count, sizeof count);
+    for (int j = 0; j < iv.nodes; j++) {
+        if (only_node >= 0 && j != only_node)
+            continue;
+        struct ilog *l = &iv.log[j];
+        for (size_t k = 0; k < l->n; k++) {
+            struct interval *i = &l->v[k];
+            if (their_vt && i->id <= their_vt[j])
+                continue;
+            struct wire_interval w = {.node = (uint16_t)j, .id = i->id, .count = i->count};
+            buf_put(b, &w, sizeof w);
+            buf_put(b, i->notices, i->count * sizeof *i->notices);
+            count++;
+        }
+    }
+    memcpy(b->p + count_at, &count, sizeof count);
+    pthread_mutex_unlock(&iv.lock);
+}
+
+void interval_apply(int from, const void *data, size_t len)
+{
+    const unsigned char *p = data, *end = p + len;
+    uint32_t count;
+    if (len < sizeof count)
+        log_fatal("node %d sent malformed write notices", from);
+    memcpy(&count, p, sizeof count);
+    p += sizeof count;
+    for (uint32_t k = 0; k < count; k++) {
+        struct wire_interval w;
+        if ((size_t)(end - p) < sizeof w)
+            log_fatal("node %d sent truncated write notices", from);
+        memcpy(&w, p, sizeof w);
+        p += sizeof w;
+        if (w.node >= iv.nodes || (size_t)(end - p) / sizeof(struct notice) < w.count)
+            log_fatal("node %d sent malformed write notices", from);
+        /* Copied out first: the notices may sit unaligned in the message. */
+        struct notice *n = malloc((w.count ? w.count : 1) * sizeof *n);
+        if (!n)
+            log_fatal("out of memory for write notices");
+        memcpy(n, p, (size_t)w.count * sizeof *n);
+        p += (size_t)w.count * sizeof *n;
+        for (uint32_t i = 0; i < w.count; i++)
+            if (n[i].page >= mem.npages)
+                log_fatal("node %d sent a write notice for page %u, beyond the region", from, n[i].page);
+
+        pthread_mutex_lock(&iv.lock);
+        uint32_t seen = iv.vt[w.node];
+        if (w.id <= seen) {
+            pthread_mutex_unlock(&iv.lock);
+            free(n);
+            continue;
+        }
+        if (w.id != seen + 1)
+            log_fatal("node %d passed interval %u of node %u, but interval %u is missing here; protocol error",
+                      from, w.id, w.node, seen + 1);
+        store(w.node, w.id, n, w.count);
+        pthread_mutex_unlock(&iv.lock);
+        stats_add(STAT_WRITE_NOTICES, w.count);
+        if (w.node != iv.rank)
+            coh->apply_notices(w.node, n, w.count);
+        free(n);
+    }
+    if (p != end)
+        log_fatal("node %d sent write notices with trailing bytes", from);
+}
+
+void interval_gc(void)
+{
+    pthread_mutex_lock(&iv.lock);
+    for (int j = 0; j < iv.nodes; j++) {
+        struct ilog *l = &iv.log[j];
+        for (size_t k = 0; k < l->n; k++)
+            free(l->v[k].notices);
+        l->n = 0;
+    }
+    pthread_mutex_unlock(&iv.lock);
+}

@@ -1,0 +1,328 @@
+/*
+ * alloc.c — dsm_malloc from per-node arenas, with no communication.
+ *
+ * The region is cut into one arena per node; a node allocates only from its
+ * own, so no other node need be asked. All bookkeeping is private to the
+ * node (never in shared memory, which would fault and travel): a run-length
+ * map for page-sized blocks, size classes for small ones.
+ *
+ * Blocks of a page or more are page-aligned and take the requested home
+ * policy; the arena's owner (the pages' "base node") records it and answers
+ * other nodes' questions about those pages' homes. Smaller blocks share
+ * pages, homed at the allocating node.
+ *
+ * Fresh memory is zero everywhere (the memfd is), so it needs no clearing;
+ * reused memory is cleared by the allocating node, through the protocol like
+ * any other write.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/log.h"
+#include "base/state.h"
+#include "mem/mem.h"
+
+#define SMALL_CLASSES 12          /* 16 B .. 32 KiB */
+#define SMALL_MIN     16
+
+struct free_run { size_t first, count; };
+
+struct allocation_policy {        /* a page-level block with a non-local home */
+    size_t        first, count;
+    enum dsm_home home;
+};
+
+static DSM_STATE struct {
+    size_t                    first_page, end_page, next_page; /* our arena; bump pointer */
+    uint32_t                 *run;        /* run[i]: pages of the block starting at arena page i */
+    uint8_t                  *small;      /* small[i]: size class + 1 of arena page i */
+    struct free_run          *runs;       /* freed page runs */
+    size_t                    nruns, cap_runs;
+    void                    **bins[SMALL_CLASSES];
+    size_t                    nbin[SMALL_CLASSES], capbin[SMALL_CLASSES];
+    struct allocation_policy *policies;
+    size_t                    npolicies, cap_policies;
+    uint64_t                **remote;     /* per owner: offsets of its blocks we freed */
+    size_t                   *nremote, *capremote;
+    bool                      ready;
+} A;
+
+DSM_STATE enum dsm_home mem_default_home = DSM_HOME_LOCAL;
+/* The delivery thread decides homes and frees blocks while the program
+ * allocates. */
+static DSM_STATE pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *grow(void *p, size_t *cap, size_t elem)
+{
+    size_t n = *cap ? *cap * 2 : 64;
+    void *q = realloc(p, n * elem);
+    if (!q)
+        log_fatal("out of memory in the allocator's bookkeeping");
+    *cap = n;
+    return q;
+}
+
+static void setup(void)
+{
+    A.first_page = (size_t)mem.rank * mem.arena_pages;
+    A.end_page = A.first_page + mem.arena_pages;
+    A.next_page = A.first_page;
+    A.run = mmap(NULL, mem.arena_pages * sizeof *A.run, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    A.small = mmap(NULL, mem.arena_pages, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    A.remote = calloc((size_t)mem.nodes, sizeof *A.remote);
+    A.nremote = calloc((size_t)mem.nodes, sizeof *A.nremote);
+    A.capremote = calloc((size_t)mem.nodes, sizeof *A.capremote);
+    if (A.run == MAP_FAILED || A.small == MAP_FAILED || !A.remote || !A.nremote || !A.capremote)
+        log_fatal("out of memory setting up the allocator");
+    A.ready = true;
+}
+
+static void exhausted(size_t bytes)
+{
+    log_fatal("shared region exhausted: node %d's arena (%zu MiB) has no room for %zu more bytes; "
+              "raise DSM_REGION_SIZE", mem.rank, (mem.arena_pages << mem.page_shift) >> 20, bytes);
+}
+
+/* First fit among freed runs, else the bump pointer. Returns a page index. */
+static size_t take_pages(size_t count, bool *reused)
+{
+    for (size_t i = 0; i < A.nruns; i++) {
+        if (A.runs[i].count >= count) {
+            size_t first = A.runs[i].first;
+            A.runs[i].first += count;
+            A.runs[i].count -= count;
+            if (!A.runs[i].count)
+                A.runs[i] = A.runs[--A.nruns];
+            *reused = true;
+            return first;
+        }
+    }
+    if (A.end_page - A.next_page < count)
+        exhausted(count << mem.page_shift);
+    size_t first = A.next_page;
+    A.next_page += count;
+    *reused = false;
+    return first;
+}
+
+static void give_pages(size_t first, size_t count)
+{
+    if (first + count == A.next_page) { /* give back to the bump pointer */
+        A.next_page = first;
+        return;
+    }
+    if (A.nruns == A.cap_runs)
+        A.runs = grow(A.runs, &A.cap_runs, sizeof *A.runs);
+    A.runs[A.nruns++] = (struct free_run){first, count};
+}
+
+static int class_of(size_t size)
+{
+    size_t c = SMALL_MIN;
+    for (int k = 0; k < SMALL_CLASSES; k++, c <<= 1)
+        if (size <= c)
+            return k;
+    return -1;
+}
+
+/* *clear: bytes at the result to zero once the allocator lock is dropped
+ * (clearing reused memory may fault, and a fault waits on the network,
+ * whose delivery thread may need the allocator to answer another node). */
+static void *alloc_small(int k, size_t *clear)
+{
+    size_t bsize = (size_t)SMALL_MIN << k;
+    if (!A.nbin[k]) {
+        bool reused;
+        size_t page = take_pages(1, &reused);
+        A.small[page - A.first_page] = (uint8_t)(k + 1);
+        size_t n = mem.page_size / bsize;
+        while (A.capbin[k] < A.nbin[k] + n)
+            A.bins[k] = grow(A.bins[k], &A.capbin[k], sizeof(void *));
+        for (size_t i = n; i-- > 0;) /* lowest address first out */
+            A.bins[k][A.nbin[k]++] = mem_app(page) + i * bsize;
+        *clear = reused ? bsize : 0;
+        return A.bins[k][--A.nbin[k]];
+    }
+    *clear = bsize; /* a reused block */
+    return A.bins[k][--A.nbin[k]];
+}
+
+static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear);
+
+void *mem_alloc(size_t size, enum dsm_home home)
+{
+    if (!mem.base)
+        log_fatal("dsm_malloc called before dsm_startup");
+    size_t clear = 0;
+    pthread_mutex_lock(&alloc_lock);
+    void *p = alloc_locked(size, home, &clear);
+    pthread_mutex_unlock(&alloc_lock);
+    if (clear)
+        memset(p, 0, clear);
+    return p;
+}
+
+static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear)
+{
+    if (!A.ready)
+        setup();
+    if (size == 0)
+        size = 1;
+    if (home == DSM_HOME_DEFAULT)
+        home = mem_default_home;
+    if (size < mem.page_size && class_of(size) >= 0 && size <= mem.page_size / 2)
+        return alloc_small(class_of(size), clear);
+    if (size > (mem.arena_pages << mem.page_shift))
+        exhausted(size);
+    size_t count = (size + mem.page_size - 1) >> mem.page_shift;
+    bool reused;
+    size_t first = take_pages(count, &reused);
+    A.run[first - A.first_page] = (uint32_t)count;
+    if (home != DSM_HOME_LOCAL) {
+        if (A.npolicies == A.cap_policies)
+            A.policies = grow(A.policies, &A.cap_policies, sizeof *A.policies);
+        A.policies[A.npolicies++] = (struct allocation_policy){first, count, home};
+    }
+    *clear = reused ? count << mem.page_shift : 0;
+    return mem_app(first);
+}
+
+static void free_local(size_t page, void *p)
+{
+    size_t i = page - A.first_page;
+    if (A.small[i]) {
+        int k = A.small[i] - 1;
+        size_t bsize = (size_t)SMALL_MIN << k;
+        if (((uintptr_t)((char *)p - mem_app(page))) % bsize)
+            log_fatal("dsm_free(%p): not the start of a block", p);
+        if (A.nbin[k] == A.capbin[k])
+            A.bins[k] = grow(A.bins[k], &A.capbin[k], sizeof(void *));
+        A.bins[k][A.nbin[k]++] = p;
+        return;
+    }
+    if (p != mem_app(page) || !A.run[i])
+        log_fatal("dsm_free(%p): not a block dsm_malloc returned", p);
+    size_t count = A.run[i];
+    A.run[i] = 0;
+    for (size_t j = 0; j < A.npolicies; j++)
+        if (A.policies[j].first == page) {
+            A.policies[j] = A.policies[--A.npolicies];
+            break;
+        }
+    give_pages(page, count);
+}
+
+static void free_locked(void *p);
+
+void mem_free(void *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&alloc_lock);
+    free_locked(p);
+    pthread_mutex_unlock(&alloc_lock);
+}
+
+static void free_locked(void *p)
+{
+    if (!mem_contains(p))
+        log_fatal("dsm_free(%p): not in the shared region", p);
+    if (!A.ready)
+        setup();
+    size_t page = mem_page_of(p);
+    int owner = mem_base_node(page);
+    if (owner == mem.rank) {
+        free_local(page, p);
+        return;
+    }
+    /* Another node's block: its owner frees it when this list reaches it
+     * (at the next barrier), so dsm_free needs no communication. */
+    if (A.nremote[owner] == A.capremote[owner])
+        A.remote[owner] = grow(A.remote[owner], &A.capremote[owner], sizeof(uint64_t));
+    A.remote[owner][A.nremote[owner]++] = (uint64_t)((char *)p - mem.base);
+}
+
+size_t mem_take_remote_frees(int owner, uint64_t *out, size_t max)
+{
+    pthread_mutex_lock(&alloc_lock);
+    size_t n = 0;
+    if (A.ready) {
+        n = A.nremote[owner] < max ? A.nremote[owner] : max;
+        memcpy(out, A.remote[owner] + (A.nremote[owner] - n), n * sizeof *out);
+        A.nremote[owner] -= n;
+    }
+    pthread_mutex_unlock(&alloc_lock);
+    return n;
+}
+
+void mem_free_remote_block(uint64_t offset)
+{
+    if (offset >= mem.size || mem_base_node(offset >> mem.page_shift) != mem.rank)
+        log_fatal("a node asked to free %#llx, which is not in this node's arena",
+                  (unsigned long long)offset);
+    pthread_mutex_lock(&alloc_lock);
+    if (!A.ready)
+        setup();
+    free_local(offset >> mem.page_shift, mem.base + offset);
+    pthread_mutex_unlock(&alloc_lock);
+}
+
+static int decide_locked(size_t page, int requester);
+
+int mem_home_decide(size_t page, int requester)
+{
+    pthread_mutex_lock(&alloc_lock);
+    int home = decide_locked(page, requester);
+    pthread_mutex_unlock(&alloc_lock);
+    return home;
+}
+
+static int decide_locked(size_t page, int requester)
+{
+    if (!A.ready)
+        setup();
+    if (page < A.first_page || page >= A.next_page)
+        return -1; /* beyond every allocation so far */
+    int known = mem_home(page);
+    if (known >= 0)
+        return known;
+    int home = mem.rank;
+    for (size_t j = 0; j < A.npolicies; j++) {
+        const struct allocation_policy *a = &A.policies[j];
+        if (page < a->first || page >= a->first + a->count)
+            continue;
+        size_t i = page - a->first;
+        switch (a->home) {
+        case DSM_HOME_CYCLIC:
+            home = (int)(page % (size_t)mem.nodes);
+            break;
+        case DSM_HOME_BLOCK:
+            home = (int)(i * (size_t)mem.nodes / a->count);
+            break;
+        case DSM_HOME_FIRST_TOUCH:
+            home = requester;
+            break;
+        default:
+            break;
+        }
+        break;
+    }
+    mem_set_home(page, home);
+    return home;
+}
+
+void *dsm_malloc(size_t size) { return mem_alloc(size, DSM_HOME_DEFAULT); }
+
+void *dsm_malloc_home(size_t size, enum dsm_home home)
+{
+    if (home < DSM_HOME_DEFAULT || home > DSM_HOME_FIRST_TOUCH)
+        log_fatal("dsm_malloc_home: unknown home policy %d", (int)home);
+    return mem_alloc(size, home);
+}
+
+void dsm_free(void *p) { mem_free(p); }

@@ -1,0 +1,115 @@
+/*
+ * fault.c — the SIGSEGV handler.
+ *
+ * A fault on the shared region is the protocol's business: the handler asks
+ * the coherence layer to make the page readable or writable and returns, and
+ * the faulting instruction runs again. Any other fault is a real crash and
+ * is reported as one, with its address, before the process dies of it (so
+ * the launcher reports the signal too).
+ *
+ * Read or write comes from the page-fault error code on x86-64; elsewhere a
+ * fault on an invalid page is taken as a read, and a write then faults again
+ * on the read-only page.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/state.h"
+#include "mem/mem.h"
+
+static DSM_STATE const struct mem_fault_ops *fault_ops;
+static DSM_STATE struct sigaction previous;
+
+/* async-signal-safe formatting: "dsm: node R: segmentation fault at 0xADDR (why)\n" */
+static size_t put_str(char *buf, size_t at, const char *s)
+{
+    while (*s && at < 255)
+        buf[at++] = *s++;
+    return at;
+}
+
+static size_t put_num(char *buf, size_t at, uint64_t v, unsigned base)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v && n < 24);
+    while (n && at < 255)
+        buf[at++] = tmp[--n];
+    return at;
+}
+
+__attribute__((noreturn)) static void crash(void *addr, const char *why)
+{
+    char buf[256];
+    size_t at = put_str(buf, 0, "dsm: node ");
+    at = put_num(buf, at, (uint64_t)(log_rank() < 0 ? 0 : log_rank()), 10);
+    at = put_str(buf, at, ": segmentation fault at 0x");
+    at = put_num(buf, at, (uint64_t)(uintptr_t)addr, 16);
+    at = put_str(buf, at, " (");
+    at = put_str(buf, at, why);
+    at = put_str(buf, at, ")\n");
+    if (write(STDERR_FILENO, buf, at) < 0) {
+        /* nothing more can be done */
+    }
+    /* Die of the signal itself, so the launcher says how we died. */
+    signal(SIGSEGV, SIG_DFL);
+    raise(SIGSEGV);
+    _exit(128 + SIGSEGV);
+}
+
+static int fault_is_write(const void *uctx)
+{
+#if defined(__x86_64__)
+    const ucontext_t *uc = uctx;
+    return (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+    (void)uctx;
+    return -1;
+#endif
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uctx)
+{
+    (void)sig;
+    void *addr = si->si_addr;
+    if (!mem.base || !mem_contains(addr))
+        crash(addr, "outside the shared region");
+    if (si->si_code != SEGV_ACCERR)
+        crash(addr, "inside the shared region, unmapped");
+    int saved = errno;
+    size_t page = mem_page_of(addr);
+    int w = fault_is_write(uctx);
+    if (w < 0)
+        w = mem.pages[page].state == PAGE_READ;
+    if (w)
+        fault_ops->write_fault(page);
+    else
+        fault_ops->read_fault(page);
+    errno = saved;
+}
+
+void mem_crash_unallocated(void *addr)
+{
+    crash(addr, "inside the shared region, but not allocated");
+}
+
+void mem_set_fault_ops(const struct mem_fault_ops *ops)
+{
+    fault_ops = ops;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &previous) < 0)
+        log_fatal("cannot install the fault handler: %s", strerror(errno));
+}

@@ -1,0 +1,106 @@
+/*
+ * mem.h — the shared region, its page table, faults, twins and diffs, and
+ * the allocator (DESIGN.md, layer 3).
+ *
+ * The region is one memfd mapped twice: the *application view* at the same
+ * address on every node, whose protection encodes each page's state
+ * (none = invalid, read = valid, read-write = being written), and the
+ * *system view*, always read-write, through which the runtime installs
+ * pages and applies diffs without touching the application's protections.
+ */
+#ifndef DSM_MEM_MEM_H
+#define DSM_MEM_MEM_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsm.h"
+#include "mem/diff.h"
+
+enum page_state { PAGE_INVALID = 0, PAGE_READ = 1, PAGE_WRITE = 2 };
+
+/* Per-page state. Only the application thread changes state, dirty and
+ * twin; version and need may also be read by the delivery thread, under
+ * mem.lock. */
+struct page_entry {
+    uint8_t  state;    /* enum page_state: mirrors the application view */
+    uint8_t  dirty;    /* written in the current interval */
+    uint8_t  flushed;  /* its diff already went home in the current interval */
+    uint8_t  spare;
+    int16_t  home1;    /* home node plus one; 0 while unknown here (zeroed tables) */
+    uint16_t spare2;
+    uint32_t version;  /* version of this node's copy (at the home: the home's) */
+    uint32_t need;     /* highest version a write notice applied here named */
+    uint32_t dirty_idx;/* its entry in the protocol's dirty list, while dirty */
+    uint32_t spare3;
+    void    *twin;     /* pristine copy while dirty (not at the home) */
+};
+
+struct mem_region {
+    char              *base;        /* application view */
+    char              *sys;         /* system view */
+    size_t             size;
+    size_t             page_size;
+    unsigned           page_shift;
+    size_t             npages;
+    int                memfd;
+    int                rank, nodes;
+    size_t             arena_pages; /* pages per node's allocation arena */
+    struct page_entry *pages;
+};
+
+extern struct mem_region mem;
+
+/* Reserves the region at `base` (same on every node) and installs the fault
+ * handler. Returns 0 or ends the job with a clear message. */
+void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr_t base);
+void mem_finish(void);
+
+static inline bool mem_contains(const void *addr)
+{
+    return (const char *)addr >= mem.base && (const char *)addr < mem.base + mem.size;
+}
+static inline size_t mem_page_of(const void *addr)
+{
+    return (size_t)((const char *)addr - mem.base) >> mem.page_shift;
+}
+static inline char *mem_app(size_t page) { return mem.base + (page << mem.page_shift); }
+static inline char *mem_sys(size_t page) { return mem.sys + (page << mem.page_shift); }
+
+static inline int  mem_home(size_t page) { return mem.pages[page].home1 - 1; }
+static inline void mem_set_home(size_t page, int node) { mem.pages[page].home1 = (int16_t)(node + 1); }
+
+/* The node whose arena holds the page: it knows the page's home ("base
+ * node" of SCASH). */
+static inline int mem_base_node(size_t page) { return (int)(page / mem.arena_pages); }
+
+/* Changes the application view's protection of pages. Changes are batched
+ * into runs of contiguous pages with the same protection (an mprotect that
+ * removes rights costs a TLB shootdown when another thread runs). */
+void mem_protect(size_t page, int prot);
+void mem_protect_flush(void);
+
+/* Faults inside the region go to these (on the faulting thread). */
+struct mem_fault_ops {
+    void (*read_fault)(size_t page);
+    void (*write_fault)(size_t page);
+};
+void mem_set_fault_ops(const struct mem_fault_ops *ops);
+/* Reports an access to a page no allocation covers, as a crash. */
+__attribute__((noreturn)) void mem_crash_unallocated(void *addr);
+
+/* Twins: a pristine copy of a page, taken before its first write. */
+void mem_twin_make(size_t page);
+void mem_twin_drop(size_t page);
+
+/* Allocation (alloc.c). */
+void *mem_alloc(size_t size, enum dsm_home home);
+void  mem_free(void *p);
+/* At the base node: the page's home under its allocation's policy, the
+ * requesting node's claim deciding a first-touch page. -1: not allocated. */
+int   mem_home_decide(size_t page, int requester);
+/* Frees of other nodes' blocks, batched: takes the pending list for `owner`. */
+size_t mem_take_remote_frees(int owner, uint64_t *pages_out, size_t max);
+void   mem_free_remote_block(uint64_t addr_offset);
+extern enum dsm_home mem_default_home;
+#endif

@@ -1,0 +1,104 @@
+/*
+ * region.c — the shared region's double mapping, protections and twins.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "mem/mem.h"
+
+DSM_STATE struct mem_region mem;
+
+/* The pending run of protection changes (see mem_protect). */
+static DSM_STATE struct {
+    size_t first, count;
+    int    prot;
+} batch;
+
+void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr_t base)
+{
+    long os_page = sysconf(_SC_PAGESIZE);
+    if (page_size < (size_t)os_page || (page_size & (page_size - 1)) || page_size > 65536)
+        log_fatal("DSM_PAGE_SIZE=%zu: the coherence unit must be a power of two from %ld to 65536",
+                  page_size, os_page);
+    size_t arena = region_size / (size_t)nodes / page_size * page_size;
+    if (arena < page_size)
+        log_fatal("DSM_REGION_SIZE=%zu is too small for %d nodes", region_size, nodes);
+    mem.rank = rank;
+    mem.nodes = nodes;
+    mem.page_size = page_size;
+    mem.page_shift = (unsigned)__builtin_ctzl(page_size);
+    mem.arena_pages = arena / page_size;
+    mem.size = arena * (size_t)nodes;
+    mem.npages = mem.size / page_size;
+
+    mem.memfd = memfd_create("dsm-region", MFD_CLOEXEC);
+    if (mem.memfd < 0 || ftruncate(mem.memfd, (off_t)mem.size) < 0)
+        log_fatal("cannot create the %zu MiB shared region: %s", mem.size >> 20, strerror(errno));
+    void *app = mmap((void *)base, mem.size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
+                     mem.memfd, 0);
+    if (app == MAP_FAILED || app != (void *)base)
+        log_fatal("cannot map the shared region at %#lx (%s); set DSM_REGION_BASE to a free range",
+                  (unsigned long)base, app == MAP_FAILED ? strerror(errno) : "placed elsewhere");
+    mem.base = app;
+    mem.sys = mmap(NULL, mem.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mem.memfd, 0);
+    mem.pages = mmap(NULL, mem.npages * sizeof *mem.pages, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem.sys == MAP_FAILED || mem.pages == MAP_FAILED)
+        log_fatal("cannot map the shared region's system view: %s", strerror(errno));
+    /* Untouched entries read as zeros; `home` is stored plus one so that
+     * zero means unknown (see mem_home / mem_set_home). */
+}
+
+void mem_finish(void)
+{
+    mem_protect_flush();
+}
+
+void mem_protect_flush(void)
+{
+    if (!batch.count)
+        return;
+    if (mprotect(mem.base + (batch.first << mem.page_shift), batch.count << mem.page_shift,
+                 batch.prot) < 0)
+        log_fatal("mprotect of the shared region failed: %s", strerror(errno));
+    batch.count = 0;
+}
+
+void mem_protect(size_t page, int prot)
+{
+    if (batch.count && batch.prot == prot && page == batch.first + batch.count) {
+        batch.count++;
+        return;
+    }
+    mem_protect_flush();
+    batch.first = page;
+    batch.count = 1;
+    batch.prot = prot;
+}
+
+void mem_twin_make(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    struct page_entry *e = &mem.pages[page];
+    if (!e->twin) {
+        e->twin = malloc(mem.page_size);
+        if (!e->twin)
+            log_fatal("out of memory for a twin");
+    }
+    mem_twin_copy(e->twin, mem_sys(page), mem.page_size);
+    stats_add(STAT_TWINS, 1);
+    stats_add(STAT_T_TWIN_NS, clock_ns() - t0);
+}
+
+void mem_twin_drop(size_t page)
+{
+    free(mem.pages[page].twin);
+    mem.pages[page].twin = NULL;
+}

@@ -1,0 +1,264 @@
+/*
+ * fork.c — fork style: the master alone runs main; dsm_create runs a
+ * function on every other node, each starting from a copy of the master's
+ * global variables as they are at that moment (SPLASH's CREATE,
+ * tsm_create_procs).
+ *
+ * The globals are the executable's writable segment, .data and .bss, from
+ * __data_start to _end. The library's own state is kept in its section
+ * (DSM_STATE) and skipped; so are the few libc variables the executable
+ * holds copies of whose values are per process (environ, the standard
+ * streams). A create is a release on the master and an acquire on the
+ * workers; a worker's return is a release, and dsm_wait_for_end the
+ * master's acquire.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/state.h"
+#include "coherence/coherence.h"
+#include "ipc/ipc.h"
+#include "runtime/runtime.h"
+
+extern char __data_start[] __attribute__((weak));
+extern char _end[] __attribute__((weak));
+extern char __start_dsm_state[] __attribute__((weak));
+extern char __stop_dsm_state[] __attribute__((weak));
+extern char **environ;
+
+struct create_hdr { uint64_t fn, arg, globals_len; };
+
+struct job {
+    struct job    *next;
+    int            exit;
+    unsigned char *data;
+    size_t         len;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t lock;
+    bool            fork_style;
+    struct job     *jobs;          /* at workers: creates and the exit, in order */
+    int             outstanding;   /* at the master: creates not yet done */
+    unsigned char **done;          /* at the master: each worker's intervals */
+    size_t         *done_len;
+    uint32_t       *vt_at_create;
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static unsigned char *copy_payload(const void *msg, size_t len, size_t *out_len)
+{
+    *out_len = len - sizeof(struct ipc_hdr);
+    unsigned char *p = malloc(*out_len ? *out_len : 1);
+    if (!p)
+        log_fatal("out of memory receiving a create");
+    memcpy(p, (const char *)msg + sizeof(struct ipc_hdr), *out_len);
+    return p;
+}
+
+/* The pieces of the globals to copy: before and after our own section. */
+static int global_pieces(char *start[2], size_t len[2])
+{
+    char *lo = __data_start, *hi = _end;
+    char *st_lo = __start_dsm_state, *st_hi = __stop_dsm_state;
+    if (!lo || !hi || hi <= lo)
+        log_fatal("fork style needs the executable's __data_start and _end symbols");
+    if (st_lo && st_hi && st_lo >= lo && st_hi <= hi) {
+        start[0] = lo;
+        len[0] = (size_t)(st_lo - lo);
+        start[1] = st_hi;
+        len[1] = (size_t)(hi - st_hi);
+        return 2;
+    }
+    start[0] = lo;
+    len[0] = (size_t)(hi - lo);
+    return 1;
+}
+
+void dsm_create(void (*fn)(void *), void *arg)
+{
+    if (!F.fork_style || rt()->rank != 0)
+        log_fatal("dsm_create is for the master of a job started with dsm_startup_fork");
+    coh->release();
+    struct buf b = {0};
+    char *start[2];
+    size_t len[2];
+    int n = global_pieces(start, len);
+    struct create_hdr h = {.fn = (uint64_t)(uintptr_t)fn, .arg = (uint64_t)(uintptr_t)arg,
+                           .globals_len = len[0] + (n > 1 ? len[1] : 0)};
+    buf_put(&b, &h, sizeof h);
+    for (int i = 0; i < n; i++)
+        buf_put(&b, start[i], len[i]);
+    interval_encode(&b, NULL, -1);
+    pthread_mutex_lock(&F.lock);
+    interval_vt(F.vt_at_create);
+    F.outstanding += rt()->nodes - 1;
+    pthread_mutex_unlock(&F.lock);
+    for (int i = 1; i < rt()->nodes; i++)
+        ipc_send(i, IPC_CREATE, 0, b.p, b.len);
+    buf_free(&b);
+}
+
+static bool all_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&F.lock);
+    bool ok = F.outstanding == 0;
+    pthread_mutex_unlock(&F.lock);
+    return ok;
+}
+
+void dsm_wait_for_end(void)
+{
+    if (!F.fork_style || rt()->rank != 0)
+        log_fatal("dsm_wait_for_end is for the master of a job started with dsm_startup_fork");
+    ipc_wait(all_done, NULL, 0);
+    for (int i = 1; i < rt()->nodes; i++) {
+        if (F.done[i]) {
+            interval_apply(i, F.done[i], F.done_len[i]);
+            free(F.done[i]);
+            F.done[i] = NULL;
+        }
+    }
+}
+
+static void on_create(int src, const void *msg, size_t len)
+{
+    if (src != 0 || rt()->rank == 0)
+        log_fatal("node %d sent a create; only the master may", src);
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        log_fatal("out of memory receiving a create");
+    j->data = copy_payload(msg, len, &j->len);
+    pthread_mutex_lock(&F.lock);
+    struct job **pp = &F.jobs;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = j;
+    pthread_mutex_unlock(&F.lock);
+    ipc_notify();
+}
+
+static void on_exit_msg(int src, const void *msg, size_t len)
+{
+    (void)msg, (void)len;
+    if (src != 0)
+        log_fatal("node %d sent an exit; only the master may", src);
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        log_fatal("out of memory");
+    j->exit = 1;
+    pthread_mutex_lock(&F.lock);
+    struct job **pp = &F.jobs;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = j;
+    pthread_mutex_unlock(&F.lock);
+    ipc_notify();
+}
+
+static void on_create_done(int src, const void *msg, size_t len)
+{
+    pthread_mutex_lock(&F.lock);
+    if (rt()->rank != 0 || F.outstanding <= 0 || F.done[src])
+        log_fatal("node %d reported a create that was not running", src);
+    F.done[src] = copy_payload(msg, len, &F.done_len[src]);
+    F.outstanding--;
+    pthread_mutex_unlock(&F.lock);
+    ipc_notify();
+}
+
+static bool job_ready(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&F.lock);
+    bool ok = F.jobs != NULL;
+    pthread_mutex_unlock(&F.lock);
+    return ok;
+}
+
+static void run_create(const unsigned char *data, size_t len)
+{
+    struct create_hdr h;
+    if (len < sizeof h)
+        log_fatal("the master sent a malformed create");
+    memcpy(&h, data, sizeof h);
+    char *start[2];
+    size_t plen[2];
+    int n = global_pieces(start, plen);
+    if (h.globals_len != plen[0] + (n > 1 ? plen[1] : 0) || len - sizeof h < h.globals_len)
+        log_fatal("the master's globals differ in size from this node's: is every node running the same executable?");
+    char **saved_environ = environ;
+    FILE *in = stdin, *out = stdout, *err = stderr;
+    const unsigned char *p = data + sizeof h;
+    for (int i = 0; i < n; i++) {
+        memcpy(start[i], p, plen[i]);
+        p += plen[i];
+    }
+    environ = saved_environ;
+    stdin = in;
+    stdout = out;
+    stderr = err;
+    uint32_t master_vt[VT_MAX_NODES];
+    interval_vt(master_vt); /* what the master has seen is at least what we had */
+    interval_apply(0, p, len - sizeof h - h.globals_len);
+    interval_vt(master_vt);
+
+    void (*fn)(void *) = (void (*)(void *))(uintptr_t)h.fn;
+    fn((void *)(uintptr_t)h.arg);
+
+    coh->release();
+    struct buf b = {0};
+    interval_encode(&b, master_vt, -1);
+    ipc_send(0, IPC_CREATE_DONE, 0, b.p, b.len);
+    buf_free(&b);
+}
+
+static void worker_loop(void)
+{
+    for (;;) {
+        ipc_wait(job_ready, NULL, 0);
+        pthread_mutex_lock(&F.lock);
+        struct job *j = F.jobs;
+        F.jobs = j->next;
+        pthread_mutex_unlock(&F.lock);
+        if (j->exit) {
+            free(j);
+            dsm_finish();
+            exit(0);
+        }
+        run_create(j->data, j->len);
+        free(j->data);
+        free(j);
+    }
+}
+
+int dsm_startup_fork(int *argc, char ***argv)
+{
+    dsm_startup(argc, argv);
+    F.fork_style = true;
+    if (rt()->rank != 0)
+        worker_loop(); /* does not return */
+    return 0;
+}
+
+void fork_finish(void)
+{
+    if (F.fork_style && rt()->rank == 0)
+        for (int i = 1; i < rt()->nodes; i++)
+            ipc_send(i, IPC_EXIT, 0, NULL, 0);
+}
+
+void fork_start(void)
+{
+    F.done = calloc((size_t)rt()->nodes, sizeof *F.done);
+    F.done_len = calloc((size_t)rt()->nodes, sizeof *F.done_len);
+    F.vt_at_create = calloc((size_t)rt()->nodes, sizeof *F.vt_at_create);
+    if (!F.done || !F.done_len || !F.vt_at_create)
+        log_fatal("out of memory at startup");
+    ipc_register(IPC_CREATE, on_create, NULL);
+    ipc_register(IPC_CREATE_DONE, on_create_done, NULL);
+    ipc_register(IPC_EXIT, on_exit_msg, NULL);
+}

@@ -1,0 +1,280 @@
+/*
+ * barrier.c — the barrier, and dsm_bcast.
+ *
+ * Barrier: every node releases (its writes made visible, an interval
+ * recorded), then sends node 0 its arrival with its own intervals since the
+ * last barrier; node 0, once all have arrived, sends everyone every interval
+ * of the epoch. Each node applies those it has not seen — after which every
+ * node has seen every interval, and the logs are dropped. Frees of other
+ * nodes' blocks (dsm_free) travel to their owners just before the arrival.
+ *
+ * A node can run at most one epoch ahead of node 0 (it cannot leave epoch e
+ * before node 0 released it), so node 0 keeps arrivals for two epochs.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "sync/sync.h"
+
+struct arrival {
+    unsigned char *data;  /* the node's encoded intervals */
+    size_t         len;
+};
+
+struct bcast_msg {
+    struct bcast_msg *next;
+    uint64_t          seq;
+    unsigned char    *data;   /* data bytes, then the root's intervals */
+    size_t            len, data_len;
+    int               root;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t   lock;
+    int               rank, nodes;
+    uint64_t          epoch;           /* barriers this node has entered */
+    uint32_t         *vt_at_barrier;   /* our vector timestamp after the last barrier */
+    struct arrival   *arrived[2];      /* at node 0: per epoch parity, per node */
+    int               narrived[2];
+    unsigned char    *release;         /* at others: the release's intervals */
+    size_t            release_len;
+    uint64_t          released;        /* the last epoch released here */
+    uint64_t          bcast_seq;
+    struct bcast_msg *bcasts;
+} B = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_arrive(int src, const void *msg, size_t len)
+{
+    uint64_t epoch = ((const struct ipc_hdr *)msg)->aux;
+    pthread_mutex_lock(&B.lock);
+    if (B.rank != 0 || (epoch != B.epoch && epoch != B.epoch + 1) || B.arrived[epoch & 1][src].data)
+        log_fatal("node %d arrived at barrier %llu out of turn; protocol error", src,
+                  (unsigned long long)epoch);
+    struct arrival *a = &B.arrived[epoch & 1][src];
+    a->data = sync_copy_payload(msg, len, 0, &a->len);
+    B.narrived[epoch & 1]++;
+    pthread_mutex_unlock(&B.lock);
+    ipc_notify();
+}
+
+static void on_release(int src, const void *msg, size_t len)
+{
+    uint64_t epoch = ((const struct ipc_hdr *)msg)->aux;
+    pthread_mutex_lock(&B.lock);
+    if (src != 0 || epoch != B.epoch || B.release)
+        log_fatal("node %d released barrier %llu out of turn; protocol error", src,
+                  (unsigned long long)epoch);
+    B.release = sync_copy_payload(msg, len, 0, &B.release_len);
+    B.released = epoch;
+    pthread_mutex_unlock(&B.lock);
+    ipc_notify();
+}
+
+static bool all_arrived(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&B.lock);
+    bool ok = B.narrived[B.epoch & 1] == B.nodes;
+    pthread_mutex_unlock(&B.lock);
+    return ok;
+}
+
+static bool released(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&B.lock);
+    bool ok = B.released == B.epoch && B.release;
+    pthread_mutex_unlock(&B.lock);
+    return ok;
+}
+
+static void send_remote_frees(void)
+{
+    uint64_t offsets[512];
+    for (int owner = 0; owner < B.nodes; owner++) {
+        if (owner == B.rank)
+            continue;
+        size_t n;
+        while ((n = mem_take_remote_frees(owner, offsets, 512)) > 0)
+            ipc_send(owner, IPC_FREE, 0, offsets, n * sizeof *offsets);
+    }
+}
+
+static void on_free(int src, const void *msg, size_t len)
+{
+    size_t n = (len - sizeof(struct ipc_hdr)) / sizeof(uint64_t);
+    if ((len - sizeof(struct ipc_hdr)) % sizeof(uint64_t))
+        log_fatal("node %d sent a malformed free list", src);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t off;
+        memcpy(&off, (const char *)msg + sizeof(struct ipc_hdr) + i * sizeof off, sizeof off);
+        mem_free_remote_block(off);
+    }
+}
+
+/* Merges the nodes' encodings ([count][intervals...] each) into one. */
+static void merge_arrivals(struct buf *out, struct arrival *a)
+{
+    uint32_t total = 0;
+    for (int i = 0; i < B.nodes; i++) {
+        uint32_t c;
+        if (a[i].len < sizeof c)
+            log_fatal("node %d sent a malformed barrier arrival", i);
+        memcpy(&c, a[i].data, sizeof c);
+        total += c;
+    }
+    buf_put(out, &total, sizeof total);
+    for (int i = 0; i < B.nodes; i++)
+        buf_put(out, a[i].data + sizeof(uint32_t), a[i].len - sizeof(uint32_t));
+}
+
+void dsm_barrier(void)
+{
+    uint64_t t0 = clock_ns();
+    coh->release();
+    send_remote_frees();
+
+    struct buf mine = {0};
+    interval_encode(&mine, B.vt_at_barrier, B.rank);
+    pthread_mutex_lock(&B.lock);
+    uint64_t epoch = ++B.epoch;
+    pthread_mutex_unlock(&B.lock);
+
+    unsigned char *intervals;
+    size_t len;
+    if (B.rank == 0) {
+        pthread_mutex_lock(&B.lock);
+        B.arrived[epoch & 1][0] = (struct arrival){mine.p, mine.len};
+        B.narrived[epoch & 1]++;
+        pthread_mutex_unlock(&B.lock);
+        mine = (struct buf){0};
+        ipc_wait(all_arrived, NULL, 0);
+        struct buf all = {0};
+        pthread_mutex_lock(&B.lock);
+        merge_arrivals(&all, B.arrived[epoch & 1]);
+        for (int i = 0; i < B.nodes; i++) {
+            free(B.arrived[epoch & 1][i].data);
+            B.arrived[epoch & 1][i] = (struct arrival){0};
+        }
+        B.narrived[epoch & 1] = 0;
+        pthread_mutex_unlock(&B.lock);
+        for (int i = 1; i < B.nodes; i++)
+            ipc_send(i, IPC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
+        intervals = all.p;
+        len = all.len;
+    } else {
+        ipc_send(0, IPC_BARRIER_ARRIVE, (uint32_t)epoch, mine.p, mine.len);
+        buf_free(&mine);
+        ipc_wait(released, NULL, 0);
+        pthread_mutex_lock(&B.lock);
+        intervals = B.release;
+        len = B.release_len;
+        B.release = NULL;
+        pthread_mutex_unlock(&B.lock);
+    }
+    interval_apply(0, intervals, len);
+    free(intervals);
+    interval_gc();
+    interval_vt(B.vt_at_barrier);
+    stats_add(STAT_BARRIERS, 1);
+    stats_add(STAT_T_BARRIER_NS, clock_ns() - t0);
+}
+
+/* ---- broadcast -------------------------------------------------------- */
+
+struct bcast_hdr { uint64_t seq, data_len; };
+
+static void on_bcast(int src, const void *msg, size_t len)
+{
+    struct bcast_hdr h;
+    if (len < sizeof(struct ipc_hdr) + sizeof h)
+        log_fatal("node %d sent a malformed broadcast", src);
+    memcpy(&h, (const char *)msg + sizeof(struct ipc_hdr), sizeof h);
+    struct bcast_msg *m = calloc(1, sizeof *m);
+    if (!m)
+        log_fatal("out of memory receiving a broadcast");
+    m->data = sync_copy_payload(msg, len, sizeof h, &m->len);
+    if (h.data_len > m->len)
+        log_fatal("node %d sent a malformed broadcast", src);
+    m->seq = h.seq;
+    m->data_len = h.data_len;
+    m->root = src;
+    pthread_mutex_lock(&B.lock);
+    struct bcast_msg **pp = &B.bcasts;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = m;
+    pthread_mutex_unlock(&B.lock);
+    ipc_notify();
+}
+
+struct bcast_wait { uint64_t seq; };
+
+static bool bcast_arrived(void *arg)
+{
+    struct bcast_wait *w = arg;
+    pthread_mutex_lock(&B.lock);
+    bool ok = false;
+    for (struct bcast_msg *m = B.bcasts; m; m = m->next)
+        ok |= m->seq == w->seq;
+    pthread_mutex_unlock(&B.lock);
+    return ok;
+}
+
+void dsm_bcast(void *buf, size_t len, int root)
+{
+    if (root < 0 || root >= B.nodes || (len && !buf))
+        log_fatal("dsm_bcast: bad arguments (root %d, %zu bytes)", root, len);
+    uint64_t seq = ++B.bcast_seq;
+    if (B.rank == root) {
+        coh->release(); /* the root's writes so far are visible to the receivers */
+        struct buf b = {0};
+        struct bcast_hdr h = {.seq = seq, .data_len = len};
+        buf_put(&b, &h, sizeof h);
+        buf_put(&b, buf, len);
+        interval_encode(&b, NULL, -1);
+        for (int i = 0; i < B.nodes; i++)
+            if (i != root)
+                ipc_send(i, IPC_BCAST, 0, b.p, b.len);
+        buf_free(&b);
+        return;
+    }
+    struct bcast_wait w = {.seq = seq};
+    ipc_wait(bcast_arrived, &w, 0);
+    pthread_mutex_lock(&B.lock);
+    struct bcast_msg **pp = &B.bcasts, *m;
+    while ((*pp)->seq != seq)
+        pp = &(*pp)->next;
+    m = *pp;
+    *pp = m->next;
+    pthread_mutex_unlock(&B.lock);
+    if (m->root != root || m->data_len != len)
+        log_fatal("dsm_bcast: node %d sent %zu bytes as root, this node expected %zu from node %d",
+                  m->root, m->data_len, len, root);
+    /* Copied outside every lock: buf may be shared memory, and touching it
+     * may fault. */
+    memcpy(buf, m->data, len);
+    interval_apply(m->root, m->data + len, m->len - len);
+    free(m->data);
+    free(m);
+}
+
+void sync_barrier_start(int rank, int nodes)
+{
+    B.rank = rank;
+    B.nodes = nodes;
+    B.vt_at_barrier = calloc((size_t)nodes, sizeof *B.vt_at_barrier);
+    B.arrived[0] = calloc((size_t)nodes, sizeof *B.arrived[0]);
+    B.arrived[1] = calloc((size_t)nodes, sizeof *B.arrived[1]);
+    if (!B.vt_at_barrier || !B.arrived[0] || !B.arrived[1])
+        log_fatal("out of memory for the barrier");
+    ipc_register(IPC_BARRIER_ARRIVE, on_arrive, NULL);
+    ipc_register(IPC_BARRIER_RELEASE, on_release, NULL);
+    ipc_register(IPC_BCAST, on_bcast, NULL);
+    ipc_register(IPC_FREE, on_free, NULL);
+}

@@ -1,0 +1,231 @@
+/*
+ * lock.c — distributed locks with a queue and no central bottleneck.
+ *
+ * Each lock has a manager (id mod N) that remembers only the last node to
+ * ask for it. A request goes to the manager, which passes it to that last
+ * owner and records the requester as the new last one: the requests form a
+ * queue through the nodes themselves, and each releaser grants the lock
+ * directly to its successor, with every interval the successor has not seen
+ * (so a chain of locks carries writes transitively). A node that was the
+ * last owner and has no successor takes the lock again without a message.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "sync/sync.h"
+
+struct lock_state {
+    bool           owned;       /* the token is here */
+    bool           held;        /* the program holds the lock */
+    bool           granted;     /* a grant arrived for our request */
+    int            successor;   /* plus one; 0: none */
+    uint32_t      *succ_vt;
+    unsigned char *grant;       /* the grant's intervals, applied by the program */
+    size_t         grant_len;
+    int            last_owner;  /* at the manager: plus one; 0: never asked for */
+};
+
+struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestamp */
+
+static DSM_STATE struct {
+    pthread_mutex_t lock;
+    int             rank, nodes;
+    struct idmap    map;
+} L = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static struct lock_state *state_of(int id)
+{
+    return idmap_get(&L.map, id);
+}
+
+/* Sends the lock, with the intervals `to` lacks. Caller holds L.lock. */
+static void grant_to(int id, int to, const uint32_t *vt)
+{
+    struct buf b = {0};
+    int32_t id32 = id;
+    buf_put(&b, &id32, sizeof id32);
+    interval_encode(&b, vt, -1);
+    ipc_send(to, IPC_LOCK_GRANT, 0, b.p, b.len);
+    buf_free(&b);
+}
+
+/* At the previous owner: someone queued behind us. Caller holds L.lock. */
+static void on_successor(int id, int requester, const uint32_t *vt)
+{
+    struct lock_state *l = state_of(id);
+    if (l->owned && !l->held) {
+        l->owned = false;
+        grant_to(id, requester, vt);
+        return;
+    }
+    if (l->successor)
+        log_fatal("lock %d was passed two successors; protocol error", id);
+    l->successor = requester + 1;
+    if (!l->succ_vt)
+        l->succ_vt = malloc((size_t)L.nodes * sizeof *l->succ_vt);
+    if (!l->succ_vt)
+        log_fatal("out of memory for a lock");
+    memcpy(l->succ_vt, vt, (size_t)L.nodes * sizeof *vt);
+}
+
+/* At the manager. Caller holds L.lock. */
+static void on_request(int id, int requester, const uint32_t *vt)
+{
+    struct lock_state *m = state_of(id);
+    int prev = m->last_owner - 1;
+    m->last_owner = requester + 1;
+    if (prev < 0) { /* never held: the manager hands it out itself */
+        if (requester == L.rank) {
+            struct lock_state *l = state_of(id);
+            l->granted = true;
+        } else
+            grant_to(id, requester, vt);
+    } else if (prev == L.rank)
+        on_successor(id, requester, vt);
+    else {
+        struct buf b = {0};
+        struct lock_msg msg = {.id = id, .requester = requester};
+        buf_put(&b, &msg, sizeof msg);
+        buf_put(&b, vt, (size_t)L.nodes * sizeof *vt);
+        ipc_send(prev, IPC_LOCK_FWD, 0, b.p, b.len);
+        buf_free(&b);
+    }
+}
+
+static void parse_lock_msg(int src, const void *msg, size_t len, struct lock_msg *m, uint32_t *vt)
+{
+    if (len != sizeof(struct ipc_hdr) + sizeof *m + (size_t)L.nodes * sizeof *vt)
+        log_fatal("node %d sent a malformed lock message", src);
+    memcpy(m, (const char *)msg + sizeof(struct ipc_hdr), sizeof *m);
+    memcpy(vt, (const char *)msg + sizeof(struct ipc_hdr) + sizeof *m, (size_t)L.nodes * sizeof *vt);
+    if (m->id < 0 || m->requester < 0 || m->requester >= L.nodes)
+        log_fatal("node %d sent a malformed lock message", src);
+}
+
+static void on_acq(int src, const void *msg, size_t len)
+{
+    struct lock_msg m;
+    uint32_t vt[VT_MAX_NODES];
+    parse_lock_msg(src, msg, len, &m, vt);
+    if (m.id % L.nodes != L.rank)
+        log_fatal("node %d asked node %d to manage lock %d; protocol error", src, L.rank, m.id);
+    pthread_mutex_lock(&L.lock);
+    on_request(m.id, m.requester, vt);
+    pthread_mutex_unlock(&L.lock);
+}
+
+static void on_fwd(int src, const void *msg, size_t len)
+{
+    struct lock_msg m;
+    uint32_t vt[VT_MAX_NODES];
+    parse_lock_msg(src, msg, len, &m, vt);
+    pthread_mutex_lock(&L.lock);
+    on_successor(m.id, m.requester, vt);
+    pthread_mutex_unlock(&L.lock);
+}
+
+static void on_grant(int src, const void *msg, size_t len)
+{
+    int32_t id;
+    if (len < sizeof(struct ipc_hdr) + sizeof id)
+        log_fatal("node %d sent a malformed lock grant", src);
+    memcpy(&id, (const char *)msg + sizeof(struct ipc_hdr), sizeof id);
+    pthread_mutex_lock(&L.lock);
+    struct lock_state *l = id >= 0 ? state_of(id) : NULL;
+    if (!l || l->granted || l->owned)
+        log_fatal("node %d granted lock %d, which was not asked for", src, id);
+    l->grant = sync_copy_payload(msg, len, sizeof id, &l->grant_len);
+    l->granted = true;
+    pthread_mutex_unlock(&L.lock);
+    ipc_notify();
+}
+
+static bool granted(void *arg)
+{
+    struct lock_state *l = arg;
+    pthread_mutex_lock(&L.lock);
+    bool g = l->granted;
+    pthread_mutex_unlock(&L.lock);
+    return g;
+}
+
+void dsm_lock(int id)
+{
+    if (id < 0)
+        log_fatal("dsm_lock(%d): lock ids are >= 0", id);
+    uint64_t t0 = clock_ns();
+    stats_add(STAT_LOCK_ACQUIRES, 1);
+    pthread_mutex_lock(&L.lock);
+    struct lock_state *l = state_of(id);
+    if (l->held)
+        log_fatal("dsm_lock(%d): this node already holds it", id);
+    if (l->owned) { /* ours since our last release, and nobody asked */
+        l->held = true;
+        pthread_mutex_unlock(&L.lock);
+        stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+        return;
+    }
+    stats_add(STAT_LOCK_REMOTE, 1);
+    l->granted = false;
+    uint32_t vt[VT_MAX_NODES];
+    interval_vt(vt);
+    int manager = id % L.nodes;
+    if (manager == L.rank)
+        on_request(id, L.rank, vt);
+    else {
+        struct buf b = {0};
+        struct lock_msg msg = {.id = id, .requester = L.rank};
+        buf_put(&b, &msg, sizeof msg);
+        buf_put(&b, vt, (size_t)L.nodes * sizeof *vt);
+        ipc_send(manager, IPC_LOCK_ACQ, 0, b.p, b.len);
+        buf_free(&b);
+    }
+    pthread_mutex_unlock(&L.lock);
+    ipc_wait(granted, l, 0);
+
+    pthread_mutex_lock(&L.lock);
+    unsigned char *g = l->grant;
+    size_t glen = l->grant_len;
+    l->grant = NULL;
+    l->owned = true;
+    l->held = true;
+    pthread_mutex_unlock(&L.lock);
+    if (g) {
+        interval_apply(-1, g, glen);
+        free(g);
+    }
+    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+}
+
+void dsm_unlock(int id)
+{
+    uint64_t t0 = clock_ns();
+    coh->release();
+    pthread_mutex_lock(&L.lock);
+    struct lock_state *l = id >= 0 ? state_of(id) : NULL;
+    if (!l || !l->held)
+        log_fatal("dsm_unlock(%d): this node does not hold it", id);
+    l->held = false;
+    if (l->successor) {
+        l->owned = false;
+        grant_to(id, l->successor - 1, l->succ_vt);
+        l->successor = 0;
+    }
+    pthread_mutex_unlock(&L.lock);
+    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+}
+
+void sync_lock_start(int rank, int nodes)
+{
+    L.rank = rank;
+    L.nodes = nodes;
+    L.map.size = sizeof(struct lock_state);
+    ipc_register(IPC_LOCK_ACQ, on_acq, NULL);
+    ipc_register(IPC_LOCK_FWD, on_fwd, NULL);
+    ipc_register(IPC_LOCK_GRANT, on_grant, NULL);
+}

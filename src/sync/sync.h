@@ -1,0 +1,32 @@
+/*
+ * sync.h — barriers, locks, condition variables and broadcast (DESIGN.md,
+ * layer 5). Each carries the consistency actions of the active protocol:
+ * a release runs coh->release first; the write notices travel with the
+ * lock grant, the barrier release and the broadcast, and the receiving
+ * program applies them before it goes on.
+ */
+#ifndef DSM_SYNC_SYNC_H
+#define DSM_SYNC_SYNC_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coherence/coherence.h"
+#include "ipc/ipc.h"
+
+void sync_start(int rank, int nodes);
+void sync_lock_start(int rank, int nodes);
+void sync_barrier_start(int rank, int nodes);
+void sync_cond_start(int rank, int nodes);
+
+/* A small map from an int id to a zeroed record of `size` bytes, created on
+ * first use (locks, conditions). The caller holds its own lock. */
+struct idmap {
+    struct idmap_entry **buckets;
+    size_t               nbuckets, size;
+};
+void *idmap_get(struct idmap *m, int id);
+
+/* Copies a received message's payload (after the ipc header and `fixed`
+ * bytes) into a fresh allocation. */
+unsigned char *sync_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len);
+#endif
