@@ -95,7 +95,6 @@ static void make_valid(size_t page)
         pthread_mutex_unlock(&H.lock);
         if (status == REP_UNALLOCATED)
             mem_crash_unallocated(mem_app(page));
-        mem_set_home(page, H.fetch.home);
         if (status == REP_DATA) {
             e->version = H.fetch.version;
             stats_add(STAT_PAGES_FETCHED, 1);
@@ -332,6 +331,11 @@ static void on_page_rep(int src, const void *msg, size_t len)
     (void)len;
     struct page_rep r;
     memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    /* The home is recorded here, not by the waiting program: a request
+     * the base node forwards to us right behind a first-touch reply must
+     * find us already home. */
+    if (r.status != REP_UNALLOCATED)
+        mem_set_home(r.page, r.home);
     pthread_mutex_lock(&H.lock);
     H.fetch.version = r.version;
     H.fetch.status = r.status;
