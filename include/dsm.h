@@ -145,9 +145,10 @@ int dsm_port_create(const char *name, unsigned queue_limit);
 int dsm_port_lookup(int node, const char *name, double timeout, dsm_port_ref *out);
 
 /* Sends a message. Returns 0 and its sequence number in *seq (may be NULL)
- * once every byte is handed to the reliable transport; the caller may reuse
- * its buffers at once. Returns -ETIMEDOUT if the port's queue stayed full,
- * -EINVAL for bad arguments. */
+ * once the message is on its way: handed to the reliable transport, or, for
+ * a large message, copied (the receiver's grants then drive its transfer).
+ * The caller may reuse its buffers at once. Returns -ETIMEDOUT if the
+ * port's queue stayed full, -EINVAL for bad arguments. */
 int dsm_msg_send(const dsm_port_ref *dst, const void *data, size_t len,
                  const struct dsm_ool *ool, int nool, double timeout,
                  uint64_t *seq);

@@ -202,6 +202,7 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
         memcpy(&b, body, sizeof b);
         buf = port_place_page(peer, &b, msg_len, skip);
         pl->page_index = b.index;
+        pl->page_count = b.count;
         break;
     }
     case IPC_REPLY: {
@@ -244,7 +245,7 @@ static void placed(int peer, void *buf, size_t len)
         break;
     case IPC_PAGE:
         pthread_mutex_lock(&ipc.lock);
-        port_page_placed(peer, pl->page_index);
+        port_page_placed(peer, pl->page_index, pl->page_count);
         pthread_mutex_unlock(&ipc.lock);
         break;
     case IPC_REPLY:

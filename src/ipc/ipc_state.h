@@ -47,16 +47,20 @@ struct port {
     struct queued_msg  *head, *tail;
     uint32_t            queued;        /* complete messages waiting */
     uint32_t            reserved;      /* large messages with memory reserved */
+    uint64_t           *next_seq;      /* per sender: the next sequence number to queue */
+    struct queued_msg  *parked;        /* complete, but an earlier one is still arriving */
 };
 
-/* Sender side of a large message, until its last page is handed to net. */
+/* Sender side of a large message: a copy of it, kept until its last page
+ * is handed to the transport (the grants drive it, so the sender's
+ * dsm_msg_send returns at once and successive sends overlap). */
 struct transfer {
     struct transfer      *next;
     uint64_t              xfer;
     int                   dst;
-    const void           *data;
+    unsigned char        *data;                 /* inline data, then each region */
     size_t                len;
-    const struct dsm_ool *ool;
+    unsigned char        *ool[IPC_MAX_OOL];     /* into data */
     uint64_t              ool_len[IPC_MAX_OOL];
     uint32_t              nool;
     uint64_t              pages, pages_sent;
@@ -94,6 +98,7 @@ struct placement {
     struct reservation *res;      /* KMSG: the reservation */
     struct pending_call *call;    /* REPLY: the call */
     uint64_t            page_index;
+    uint32_t            page_count;
     unsigned char      *scratch;  /* REPLY beyond cap, or other oddities */
 };
 
@@ -137,7 +142,7 @@ void port_on_accept(int src, const struct ipc_accept *b);
 void *port_place_kmsg(int src, const struct ipc_kmsg *b, size_t msg_len, size_t *skip);
 void *port_place_page(int src, const struct ipc_page *b, size_t msg_len, size_t *skip);
 void port_kmsg_placed(int src);
-void port_page_placed(int src, uint64_t index);
+void port_page_placed(int src, uint64_t index, uint32_t count);
 int port_send(const dsm_port_ref *dst, const void *data, size_t len,
               const struct dsm_ool *ool, int nool, double timeout, uint64_t *seq_out,
               uint64_t reply_token, uint64_t reply_cap);

@@ -111,8 +111,13 @@ int ipc_msg_check(const void *msg, size_t len)
             return -EINVAL;
         return 0;
     }
-    case IPC_PAGE:
-        return extra <= IPC_PAGE_BYTES ? 0 : -EINVAL;
+    case IPC_PAGE: {
+        struct ipc_page b;
+        memcpy(&b, body, sizeof b);
+        if (b.count < 1 || b.count > IPC_MAX_RUN)
+            return -EINVAL;
+        return extra <= (size_t)b.count * IPC_PAGE_BYTES ? 0 : -EINVAL;
+    }
     case IPC_LOOKUP_REP:
     case IPC_ACCEPT:
         return extra ? -EINVAL : 0;

@@ -16,6 +16,7 @@
 
 #define IPC_MAX_OOL     64            /* OOL regions per message */
 #define IPC_MAX_BYTES   (1ull << 30)  /* inline or OOL bytes per message */
+#define IPC_MAX_RUN     256           /* pages in one PAGE message (the largest window) */
 
 struct ipc_lookup_req { uint64_t token; char name[DSM_PORT_NAME_MAX + 1]; };
 struct ipc_lookup_rep { uint64_t token; int32_t port; uint32_t limit; };
@@ -40,7 +41,8 @@ struct ipc_req {             /* + uint64_t ool_len[nool] */
 
 struct ipc_grant { uint64_t xfer; uint32_t first, count; uint32_t send_inline, reserved; };
 struct ipc_kmsg  { uint64_t xfer; };               /* + inline data */
-struct ipc_page  { uint64_t xfer; uint32_t index, reserved; }; /* + page data */
+/* A run of `count` pages, consecutive within one region: their data. */
+struct ipc_page  { uint64_t xfer; uint32_t index, count; };  /* + page data */
 struct ipc_accept { int32_t port; uint32_t reserved; uint64_t seq; };
 struct ipc_reply { uint64_t token; uint64_t full_len; };  /* + data */
 

@@ -59,7 +59,15 @@ int dsm_port_create(const char *name, unsigned queue_limit)
         return -ENOSPC;
     }
     struct port *p = &ipc.ports[free_slot];
+    uint64_t *next_seq = calloc((size_t)ipc.nodes, sizeof *next_seq);
+    if (!next_seq) {
+        pthread_mutex_unlock(&ipc.lock);
+        return -ENOMEM;
+    }
     memset(p, 0, sizeof *p);
+    p->next_seq = next_seq;
+    for (int i = 0; i < ipc.nodes; i++)
+        p->next_seq[i] = 1;
     strcpy(p->name, name);
     p->limit = queue_limit;
     p->used = true;
@@ -177,15 +185,6 @@ static struct transfer *find_transfer(uint64_t xfer)
     return NULL;
 }
 
-static bool transfer_done(void *arg)
-{
-    struct transfer *t = arg;
-    pthread_mutex_lock(&ipc.lock);
-    bool d = t->inline_sent && t->pages_sent == t->pages;
-    pthread_mutex_unlock(&ipc.lock);
-    return d;
-}
-
 /* Sends one message; reply_token/reply_cap make it an RPC request. Takes a
  * sequence number only once the port has room, so a timed-out send leaves
  * nothing behind. */
@@ -231,29 +230,34 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
         return 0;
     }
 
-    struct transfer t = {.xfer = ipc.next_token++, .dst = dst->node, .data = data,
-                         .len = len, .ool = ool, .nool = (uint32_t)nool};
+    uint64_t total_ool = 0;
     for (int i = 0; i < nool; i++)
-        t.ool_len[i] = ool[i].len;
-    t.pages = ipc_ool_pages(t.ool_len, t.nool);
-    t.next = ipc.transfers;
-    ipc.transfers = &t;
-    struct ipc_req b = {.port = dst->port, .nool = (uint32_t)nool, .seq = seq, .xfer = t.xfer,
+        total_ool += ool[i].len;
+    struct transfer *t = calloc(1, sizeof *t);
+    unsigned char *copy = malloc(len + total_ool ? len + total_ool : 1);
+    if (!t || !copy)
+        log_fatal("out of memory copying a %llu-byte message", (unsigned long long)(len + total_ool));
+    memcpy(copy, data, len);
+    t->xfer = ipc.next_token++;
+    t->dst = dst->node;
+    t->data = copy;
+    t->len = len;
+    t->nool = (uint32_t)nool;
+    unsigned char *at = copy + len;
+    for (int i = 0; i < nool; i++) {
+        memcpy(at, ool[i].addr, ool[i].len);
+        t->ool[i] = at;
+        t->ool_len[i] = ool[i].len;
+        at += ool[i].len;
+    }
+    t->pages = ipc_ool_pages(t->ool_len, t->nool);
+    t->next = ipc.transfers;
+    ipc.transfers = t;
+    struct ipc_req b = {.port = dst->port, .nool = (uint32_t)nool, .seq = seq, .xfer = t->xfer,
                         .inline_len = len, .reply_token = reply_token, .reply_cap = reply_cap};
-    ipc_send3(dst->node, IPC_REQ, 0, &b, sizeof b, t.ool_len, (size_t)nool * sizeof(uint64_t));
+    ipc_send3(dst->node, IPC_REQ, 0, &b, sizeof b, t->ool_len, (size_t)nool * sizeof(uint64_t));
     pthread_mutex_unlock(&ipc.lock);
     stats_add(STAT_IPC_LARGE_SENT, 1);
-
-    /* The grants drive the transfer from the delivery thread; we only keep
-     * our buffers alive until the last page is handed to the transport. */
-    ipc_wait(transfer_done, &t, 0);
-    pthread_mutex_lock(&ipc.lock);
-    for (struct transfer **pp = &ipc.transfers; *pp; pp = &(*pp)->next)
-        if (*pp == &t) {
-            *pp = t.next;
-            break;
-        }
-    pthread_mutex_unlock(&ipc.lock);
     return 0;
 }
 
@@ -261,6 +265,15 @@ int dsm_msg_send(const dsm_port_ref *dst, const void *data, size_t len,
                  const struct dsm_ool *ool, int nool, double timeout, uint64_t *seq)
 {
     return port_send(dst, data, len, ool, nool, timeout, seq, 0, 0);
+}
+
+static void unlink_transfer(struct transfer *t)
+{
+    for (struct transfer **pp = &ipc.transfers; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
 }
 
 void port_on_grant(int src, const struct ipc_grant *b)
@@ -275,16 +288,31 @@ void port_on_grant(int src, const struct ipc_grant *b)
     }
     if ((uint64_t)b->first + b->count > t->pages)
         log_fatal("node %d granted pages beyond the message; protocol error", src);
-    for (uint64_t i = b->first; i < (uint64_t)b->first + b->count; i++) {
+    /* The window's pages go as few messages as possible: one per run of
+     * pages that are consecutive within a region. */
+    uint64_t end = (uint64_t)b->first + b->count;
+    for (uint64_t i = b->first; i < end;) {
         uint32_t r;
         uint64_t off, bytes;
         ipc_ool_locate(t->ool_len, t->nool, i, &r, &off, &bytes);
-        struct ipc_page pg = {.xfer = t->xfer, .index = (uint32_t)i};
-        ipc_send3(src, IPC_PAGE, 0, &pg, sizeof pg, (const char *)t->ool[r].addr + off, bytes);
-        t->pages_sent++;
-        stats_add(STAT_IPC_PAGES_SENT, 1);
+        uint32_t run = 1;
+        uint64_t run_bytes = bytes;
+        while (i + run < end && run < IPC_MAX_RUN && off + run_bytes < t->ool_len[r]) {
+            uint64_t left = t->ool_len[r] - (off + run_bytes);
+            run_bytes += left < IPC_PAGE_BYTES ? left : IPC_PAGE_BYTES;
+            run++;
+        }
+        struct ipc_page pg = {.xfer = t->xfer, .index = (uint32_t)i, .count = run};
+        ipc_send3(src, IPC_PAGE, 0, &pg, sizeof pg, t->ool[r] + off, run_bytes);
+        t->pages_sent += run;
+        stats_add(STAT_IPC_PAGES_SENT, run);
+        i += run;
     }
-    ipc_notify();
+    if (t->inline_sent && t->pages_sent == t->pages) {
+        unlink_transfer(t);
+        free(t->data);
+        free(t);
+    }
 }
 
 void port_on_accept(int src, const struct ipc_accept *b)
@@ -343,7 +371,7 @@ static struct port *valid_port(int src, int32_t port)
     return &ipc.ports[port];
 }
 
-static void enqueue_msg(struct port *p, struct queued_msg *m)
+static void append(struct port *p, struct queued_msg *m)
 {
     m->next = NULL;
     if (p->tail)
@@ -352,6 +380,35 @@ static void enqueue_msg(struct port *p, struct queued_msg *m)
         p->head = m;
     p->tail = m;
     p->queued++;
+    p->next_seq[m->src]++;
+}
+
+/* Queues a complete message in its sender's order: a small message can
+ * complete before a large one sent ahead of it, still transferring, so it
+ * waits (parked) for its predecessors. */
+static void enqueue_msg(struct port *p, struct queued_msg *m)
+{
+    if (m->seq != p->next_seq[m->src]) {
+        if (m->seq < p->next_seq[m->src])
+            log_fatal("node %d sent message %llu twice; protocol error", m->src,
+                      (unsigned long long)m->seq);
+        m->next = p->parked;
+        p->parked = m;
+        return;
+    }
+    append(p, m);
+    for (bool more = true; more;) {
+        more = false;
+        for (struct queued_msg **pp = &p->parked; *pp; pp = &(*pp)->next) {
+            struct queued_msg *q = *pp;
+            if (q->seq == p->next_seq[q->src]) {
+                *pp = q->next;
+                append(p, q);
+                more = true;
+                break;
+            }
+        }
+    }
     ipc_notify();
 }
 
@@ -511,24 +568,31 @@ void port_kmsg_placed(int src)
     maybe_complete(r);
 }
 
-/* Where page `index` of the reservation goes, checking its length. */
-static unsigned char *page_slot(int src, struct reservation *r, uint64_t index, size_t len)
+/* Where the run of `count` pages from `index` goes, checking that it lies
+ * in one region, was granted, and has the right length. */
+static unsigned char *page_slot(int src, struct reservation *r, uint64_t index, uint32_t count,
+                                size_t len)
 {
     uint32_t region;
     uint64_t off, bytes;
-    if (index >= r->granted || ipc_ool_locate(r->ool_len, r->msg->nool, index, &region, &off, &bytes) ||
-        bytes != len)
-        log_fatal("node %d sent page %llu that was not granted or has the wrong size",
-                  src, (unsigned long long)index);
+    if (count < 1 || index + count > r->granted ||
+        ipc_ool_locate(r->ool_len, r->msg->nool, index, &region, &off, &bytes))
+        log_fatal("node %d sent pages %llu+%u that were not granted", src,
+                  (unsigned long long)index, count);
+    uint64_t run_end = off + (uint64_t)count * IPC_PAGE_BYTES;
+    uint64_t expect = (run_end < r->ool_len[region] ? run_end : r->ool_len[region]) - off;
+    if (run_end - IPC_PAGE_BYTES >= r->ool_len[region] || expect != len)
+        log_fatal("node %d sent pages %llu+%u of the wrong size", src,
+                  (unsigned long long)index, count);
     return (unsigned char *)r->msg->ool[region].addr + off;
 }
 
-static void page_arrived(struct reservation *r)
+static void pages_arrived(struct reservation *r, uint32_t count)
 {
-    r->pages_got++;
+    r->pages_got += count;
     /* At most two windows outstanding: when one completes, grant another. */
     uint64_t w = ipc.prm.window;
-    if (r->granted < r->pages && r->granted - r->pages_got <= w) {
+    while (r->granted < r->pages && r->granted - r->pages_got <= w) {
         uint64_t n = r->pages - r->granted < w ? r->pages - r->granted : w;
         grant(r, (uint32_t)r->granted, (uint32_t)n, false);
     }
@@ -538,8 +602,8 @@ static void page_arrived(struct reservation *r)
 void port_on_page(int src, const struct ipc_page *b, const void *data, size_t len)
 {
     struct reservation *r = granted_reservation(src, b->xfer);
-    memcpy(page_slot(src, r, b->index, len), data, len);
-    page_arrived(r);
+    memcpy(page_slot(src, r, b->index, b->count, len), data, len);
+    pages_arrived(r, b->count);
 }
 
 void *port_place_page(int src, const struct ipc_page *b, size_t msg_len, size_t *skip)
@@ -547,13 +611,13 @@ void *port_place_page(int src, const struct ipc_page *b, size_t msg_len, size_t 
     struct reservation *r = granted_reservation(src, b->xfer);
     *skip = ipc_fixed_size(IPC_PAGE);
     ipc.placing[src].res = r;
-    return page_slot(src, r, b->index, msg_len - *skip);
+    return page_slot(src, r, b->index, b->count, msg_len - *skip);
 }
 
-void port_page_placed(int src, uint64_t index)
+void port_page_placed(int src, uint64_t index, uint32_t count)
 {
     (void)index;
-    page_arrived(ipc.placing[src].res);
+    pages_arrived(ipc.placing[src].res, count);
 }
 
 /* ---- the receiving program -------------------------------------------- */

@@ -30,7 +30,7 @@ static void seed(uint64_t s)
 #define HDR sizeof(struct ipc_hdr)
 
 /* A message under construction: header, body, then trailing bytes. */
-static unsigned char msgbuf[HDR + 256 + IPC_PAGE_BYTES + 64];
+static unsigned char msgbuf[HDR + 256 + 4 * IPC_PAGE_BYTES];
 
 static size_t build(unsigned type, const void *body, size_t body_len, size_t trailing)
 {
@@ -119,11 +119,13 @@ static size_t grant(uint32_t count, uint32_t send_inline, size_t trailing)
     return build(IPC_GRANT, &b, sizeof b, trailing);
 }
 
-static size_t page(size_t data)
+static size_t page_run(uint32_t count, size_t data)
 {
-    struct ipc_page b = {.xfer = 5, .index = 2};
+    struct ipc_page b = {.xfer = 5, .index = 2, .count = count};
     return build(IPC_PAGE, &b, sizeof b, data);
 }
+
+static size_t page(size_t data) { return page_run(1, data); }
 
 static size_t reply(uint64_t full_len, size_t data)
 {
@@ -312,6 +314,11 @@ static void test_grant_page_and_reply_bounds_are_enforced(void)
 
     REJECTS(page(IPC_PAGE_BYTES + 1)); /* more than one page of data */
     REJECTS(page(IPC_PAGE_BYTES + 64));
+    REJECTS(page_run(0, 0));           /* a run of no pages */
+    REJECTS(page_run(IPC_MAX_RUN + 1, 0));
+    REJECTS(page_run(3, 3 * IPC_PAGE_BYTES + 1));
+    ACCEPTS(page_run(3, 3 * IPC_PAGE_BYTES));
+    ACCEPTS(page_run(IPC_MAX_RUN, 2 * IPC_PAGE_BYTES));
 
     REJECTS(reply(10, 11));            /* more data than the reply has */
     REJECTS(reply(0, 1));
