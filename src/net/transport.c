@@ -72,6 +72,7 @@ struct peer {
     size_t          inflight_bytes;
     struct rto_state rto;
     uint64_t        progress_ns;       /* last time the peer acknowledged something new */
+    bool            probed;            /* a tail-loss probe went out since then */
     uint64_t        last_rx_ns;        /* last valid datagram from the peer */
     uint32_t        ack_cum;           /* what to acknowledge to it */
     uint64_t        ack_sack;
@@ -448,8 +449,10 @@ static void on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
             link = &t->next;
         }
     }
-    if (advanced)
+    if (advanced) {
         p->progress_ns = now;
+        p->probed = false;
+    }
     /* Anything still unacknowledged and sent before the highest datagram
      * the peer holds was most likely lost: send it again now. */
     uint32_t highest = ack_highest(cum, sack);
@@ -498,6 +501,26 @@ static uint64_t run_timers(uint64_t now)
         if (net.peer_timeout_ns && now - p->progress_ns > net.peer_timeout_ns)
             log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
                       i, (double)(now - p->progress_ns) / 1e9);
+        /* Tail-loss probe: when nothing has been acknowledged for a couple
+         * of round trips (plus the receiver's ack delay), send the oldest
+         * datagram again once, without backing off. A lost datagram at the
+         * end of an exchange — no later one to reveal the gap through the
+         * selective ack — is then repaired in about a millisecond instead
+         * of a retransmission timeout. */
+        struct txbuf *h = p->tx_head;
+        if (h->sent_ns && !p->probed) {
+            uint64_t pto = 2 * (uint64_t)p->rto.srtt_ns + ACK_DELAY_NS;
+            if (pto < 1000000)
+                pto = 1000000;
+            uint64_t since = p->progress_ns > h->sent_ns ? p->progress_ns : h->sent_ns;
+            if (now - since >= pto && now - h->sent_ns < p->rto.rto_ns) {
+                p->probed = true;
+                stats_add(STAT_NET_RETRANSMITS, 1);
+                stats_add(STAT_NET_TAIL_PROBES, 1);
+                transmit(i, h, now);
+            } else if (since + pto < next)
+                next = since + pto;
+        }
         bool backed_off = false;
         for (struct txbuf *t = p->tx_head; t && t->sent_ns; t = t->next) {
             if (now - t->sent_ns >= p->rto.rto_ns) {
