@@ -364,6 +364,7 @@ static void on_diff(int src, const void *msg, size_t len)
     ipc_send(src, IPC_DIFF_ACK, 0, &a, sizeof a);
     stats_add(STAT_DIFFS_APPLIED, 1);
     stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
 static void on_diff_ack(int src, const void *msg, size_t len)

@@ -1,9 +1,13 @@
 /*
  * report.c — per-node statistics, gathered at node 0 when the job ends.
  *
- * With DSM_STATS (dsmrun --stats) or DSM_STATS_JSON, every node sends its
- * counters to node 0 inside dsm_finish, before the transport shuts down;
- * node 0 prints one table with a column per node and writes the JSON.
+ * With DSM_STATS (dsmrun --stats) or DSM_STATS_JSON, every node sends node 0
+ * one IPC_STATS message inside dsm_finish, before the transport shuts down:
+ * its counters (base/stats.h) and the messages and bytes it sent by type.
+ * Node 0 prints three sections with a column per node — the time split of
+ * seed 000 (its figures 7-10: barrier, readsegv, writesegv, sigio, lock,
+ * computing), the nonzero counts, the messages by type — and writes the JSON.
+ * docs/statistics.md says how to read them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -11,16 +15,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/log.h"
+#include "base/state.h"
 #include "base/stats.h"
 #include "ipc/ipc.h"
 #include "runtime/runtime.h"
 
-static struct {
-    pthread_mutex_t lock;
-    uint64_t       *table;     /* nodes x STAT_COUNT, at node 0 */
-    int             received;
+/* The coherence protocol named in the report. Only HLRC exists for now;
+ * when protocols become selectable this comes from the configuration. */
+#define REPORT_PROTOCOL "hlrc"
+
+/* One node's report: the body of its IPC_STATS message. Only uint64_t
+ * fields, so the layout has no padding and is the same on every node. */
+struct node_report {
+    uint64_t counters[STAT_COUNT];
+    uint64_t msgs[STATS_MSG_TYPES];  /* messages sent, by enum ipc_type */
+    uint64_t bytes[STATS_MSG_TYPES]; /* bytes sent, by enum ipc_type */
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t     lock;
+    uint64_t            start_ns; /* report_start: the end of dsm_startup */
+    struct node_report *table;    /* at node 0: one per node */
+    bool               *reported; /* at node 0: which nodes have reported */
+    int                 received;
 } rep = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Types below this have a name in the IPC_TYPES table; ipc_type_name calls
+ * the others "registered", which would not be a unique JSON key. */
+#define REPORT_COUNT_TYPE(name) +1
+enum { NAMED_TYPES = 1 IPC_TYPES(REPORT_COUNT_TYPE) };
+#undef REPORT_COUNT_TYPE
 
 static bool wanted(void)
 {
@@ -29,11 +55,15 @@ static bool wanted(void)
 
 static void on_stats(int peer, const void *msg, size_t len)
 {
-    if (len != sizeof(struct ipc_hdr) + STAT_COUNT * sizeof(uint64_t) || !rep.table)
-        log_fatal("node %d sent a malformed statistics report", peer);
+    if (len != sizeof(struct ipc_hdr) + sizeof(struct node_report) || !rep.table || peer < 0 ||
+        peer >= rt()->nodes)
+        log_fatal("node %d sent a malformed statistics report (%zu bytes)", peer, len);
     pthread_mutex_lock(&rep.lock);
-    memcpy(rep.table + (size_t)peer * STAT_COUNT, (const char *)msg + sizeof(struct ipc_hdr),
-           STAT_COUNT * sizeof(uint64_t));
+    if (rep.reported[peer])
+        log_fatal("node %d sent its statistics report twice", peer);
+    memcpy(&rep.table[peer], (const char *)msg + sizeof(struct ipc_hdr),
+           sizeof(struct node_report));
+    rep.reported[peer] = true;
     rep.received++;
     pthread_mutex_unlock(&rep.lock);
     ipc_notify();
@@ -41,10 +71,12 @@ static void on_stats(int peer, const void *msg, size_t len)
 
 void report_start(void)
 {
+    rep.start_ns = clock_ns();
     ipc_register(IPC_STATS, on_stats, NULL);
     if (rt()->rank == 0 && wanted()) {
-        rep.table = calloc((size_t)rt()->nodes * STAT_COUNT, sizeof(uint64_t));
-        if (!rep.table)
+        rep.table = calloc((size_t)rt()->nodes, sizeof *rep.table);
+        rep.reported = calloc((size_t)rt()->nodes, sizeof *rep.reported);
+        if (!rep.table || !rep.reported)
             log_fatal("out of memory for the statistics table");
     }
 }
@@ -58,25 +90,241 @@ static bool all_reported(void *arg)
     return ok;
 }
 
-static void print_table(FILE *out, int nodes)
+/* ---- the time split ---------------------------------------------------- */
+
+/* A counter name starting with T_ is a time in nanoseconds (stats.h). */
+static bool is_time(int c)
 {
-    fprintf(out, "\n== dsm statistics (%d node%s) ==\n", nodes, nodes == 1 ? "" : "s");
-    fprintf(out, "%-44s", "counter");
+    return strncmp(stats_names[c], "T_", 2) == 0;
+}
+
+/* Computing is what remains of the total once the application thread's
+ * waits are taken out. Request service is not one of them: it runs on the
+ * service thread, concurrently. Clamped at 0 in case the waits overlap. */
+static uint64_t computing_ns(const struct node_report *r)
+{
+    const uint64_t *c = r->counters;
+    uint64_t waits = c[STAT_T_BARRIER_NS] + c[STAT_T_READ_FAULT_NS] + c[STAT_T_WRITE_FAULT_NS] +
+                     c[STAT_T_LOCK_NS];
+    return waits < c[STAT_T_TOTAL_NS] ? c[STAT_T_TOTAL_NS] - waits : 0;
+}
+
+#define COMPUTING (-1) /* time_row.counter: derived, not a counter */
+
+struct time_row {
+    const char *label; /* in the printed table */
+    const char *key;   /* in the JSON's time_ms */
+    int         counter;
+};
+
+/* The split of seed 000 (figures 7-10: barrier, readsegv, writesegv, sigio,
+ * lock, computing), computing first, each row in milliseconds. */
+static const struct time_row split_rows[] = {
+    {"total", "total", STAT_T_TOTAL_NS},
+    {"computing", "computing", COMPUTING},
+    {"barrier", "barrier", STAT_T_BARRIER_NS},
+    {"read fault", "read_fault", STAT_T_READ_FAULT_NS},
+    {"write fault", "write_fault", STAT_T_WRITE_FAULT_NS},
+    {"request service *", "request_service", STAT_T_SERVICE_NS},
+    {"lock", "lock", STAT_T_LOCK_NS},
+};
+
+/* Protocol work, already inside the rows above, not added to them: twins
+ * are made in write faults, diffs created and sent at releases (barrier,
+ * unlock), and applied at their home on its service thread, concurrently
+ * like request service. */
+static const struct time_row work_rows[] = {
+    {"twin", "twin", STAT_T_TWIN_NS},
+    {"diff creation", "diff_create", STAT_T_DIFF_NS},
+    {"diff send", "diff_send", STAT_T_DIFF_SEND_NS},
+    {"diff apply", "diff_apply", STAT_T_DIFF_APPLY_NS},
+};
+
+#define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint64_t row_ns(const struct time_row *row, const struct node_report *r)
+{
+    return row->counter == COMPUTING ? computing_ns(r) : r->counters[row->counter];
+}
+
+/* ---- the printed table ------------------------------------------------- */
+
+#define CELL 12   /* characters per node column, so 8 nodes fit */
+#define INDENT "  "
+
+/* A time cell: milliseconds, then the share of the total. */
+static void time_cell(char *buf, size_t size, uint64_t ns, uint64_t total_ns)
+{
+    double ms = (double)ns / 1e6;
+    const char *fmt = ms < 1e5 ? "%.1f" : "%.0f";
+    char val[32];
+    snprintf(val, sizeof val, fmt, ms);
+    if (total_ns)
+        snprintf(buf, size, "%s %3.0f%%", val, 100.0 * (double)ns / (double)total_ns);
+    else
+        snprintf(buf, size, "%s    -", val);
+}
+
+/* A count in at most 6 characters: exact below 100000, else k/M/G/T (1000s). */
+static void compact(char *buf, size_t size, uint64_t v)
+{
+    static const char units[] = "kMGTPE";
+    if (v < 100000) {
+        snprintf(buf, size, "%llu", (unsigned long long)v);
+        return;
+    }
+    double x = (double)v;
+    int u = -1;
+    do {
+        x /= 1000;
+        u++;
+    } while (x >= 1000 && units[u + 1]);
+    snprintf(buf, size, x < 100 ? "%.1f%c" : "%.0f%c", x, units[u]);
+}
+
+/* Counters described as "of which ..." refine the line above: indent them. */
+static const char *count_indent(int c)
+{
+    return strncmp(stats_descriptions[c], "of which", 8) == 0 ? INDENT INDENT : INDENT;
+}
+
+static const char *type_label(unsigned t, char *buf, size_t size)
+{
+    if (t > 0 && t < NAMED_TYPES)
+        return ipc_type_name(t);
+    snprintf(buf, size, "type_%u", t);
+    return buf;
+}
+
+static bool count_shown(int c, int nodes)
+{
+    if (is_time(c))
+        return false;
     for (int n = 0; n < nodes; n++)
-        fprintf(out, " %12s%d", "node", n);
+        if (rep.table[n].counters[c])
+            return true;
+    return false;
+}
+
+static bool type_shown(unsigned t, int nodes)
+{
+    for (int n = 0; n < nodes; n++)
+        if (rep.table[n].msgs[t] || rep.table[n].bytes[t])
+            return true;
+    return false;
+}
+
+/* A section's first line: its title in the label column, then the nodes. */
+static void section(FILE *out, int width, const char *title, int nodes)
+{
+    fprintf(out, "\n%-*s", width, title);
+    for (int n = 0; n < nodes; n++) {
+        char head[16];
+        snprintf(head, sizeof head, "node %d", n);
+        fprintf(out, " %*s", CELL, head);
+    }
     fputc('\n', out);
-    for (int c = 0; c < STAT_COUNT; c++) {
-        bool any = false;
-        for (int n = 0; n < nodes; n++)
-            any |= rep.table[(size_t)n * STAT_COUNT + c] != 0;
-        if (!any)
-            continue;
-        fprintf(out, "%-44s", stats_descriptions[c]);
-        for (int n = 0; n < nodes; n++)
-            fprintf(out, " %13llu", (unsigned long long)rep.table[(size_t)n * STAT_COUNT + c]);
+}
+
+static void time_rows(FILE *out, int width, const char *indent, const struct time_row *rows,
+                      size_t count, int nodes)
+{
+    for (size_t i = 0; i < count; i++) {
+        fprintf(out, "%s%-*s", indent, width - (int)strlen(indent), rows[i].label);
+        for (int n = 0; n < nodes; n++) {
+            char cell[48];
+            const struct node_report *r = &rep.table[n];
+            time_cell(cell, sizeof cell, row_ns(&rows[i], r), r->counters[STAT_T_TOTAL_NS]);
+            fprintf(out, " %*s", CELL, cell);
+        }
         fputc('\n', out);
     }
+}
+
+#define TITLE_TIME   "time split, ms (% of total)"
+#define TITLE_COUNTS "counts"
+#define TITLE_MSGS   "messages sent by type (messages/bytes)"
+#define TITLE_WORK   "of which protocol work:"
+
+static int label_width(int nodes)
+{
+    int w = (int)strlen(TITLE_TIME);
+    if ((int)strlen(TITLE_MSGS) > w)
+        w = (int)strlen(TITLE_MSGS);
+    for (int c = 0; c < STAT_COUNT; c++)
+        if (count_shown(c, nodes)) {
+            int l = (int)(strlen(count_indent(c)) + strlen(stats_descriptions[c]));
+            w = l > w ? l : w;
+        }
+    for (unsigned t = 0; t < STATS_MSG_TYPES; t++)
+        if (type_shown(t, nodes)) {
+            char buf[16];
+            int l = (int)(strlen(INDENT) + strlen(type_label(t, buf, sizeof buf)));
+            w = l > w ? l : w;
+        }
+    return w;
+}
+
+static void print_report(FILE *out, int nodes)
+{
+    int width = label_width(nodes);
+    fprintf(out, "\n== dsm statistics: %d node%s ==\n", nodes, nodes == 1 ? "" : "s");
+    fprintf(out, "protocol: %s\n", REPORT_PROTOCOL);
+
+    section(out, width, TITLE_TIME, nodes);
+    time_rows(out, width, INDENT, split_rows, NROWS(split_rows), nodes);
+    fprintf(out, INDENT "%s\n", TITLE_WORK);
+    time_rows(out, width, INDENT INDENT, work_rows, NROWS(work_rows), nodes);
+    fprintf(out, INDENT "* request service runs on the service thread, concurrently with the\n"
+                 INDENT "  application: shown, but not subtracted from computing.\n");
+
+    section(out, width, TITLE_COUNTS, nodes);
+    bool none = true;
+    for (int c = 0; c < STAT_COUNT; c++) {
+        if (!count_shown(c, nodes))
+            continue;
+        none = false;
+        const char *indent = count_indent(c);
+        fprintf(out, "%s%-*s", indent, width - (int)strlen(indent), stats_descriptions[c]);
+        for (int n = 0; n < nodes; n++)
+            fprintf(out, " %*llu", CELL, (unsigned long long)rep.table[n].counters[c]);
+        fputc('\n', out);
+    }
+    if (none)
+        fprintf(out, INDENT "(none)\n");
+
+    section(out, width, TITLE_MSGS, nodes);
+    none = true;
+    for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {
+        if (!type_shown(t, nodes))
+            continue;
+        none = false;
+        char name[16];
+        fprintf(out, INDENT "%-*s", width - (int)strlen(INDENT), type_label(t, name, sizeof name));
+        for (int n = 0; n < nodes; n++) {
+            char m[16], b[16], cell[40] = "-"; /* "-": this node sent none */
+            if (rep.table[n].msgs[t] || rep.table[n].bytes[t]) {
+                compact(m, sizeof m, rep.table[n].msgs[t]);
+                compact(b, sizeof b, rep.table[n].bytes[t]);
+                snprintf(cell, sizeof cell, "%s/%s", m, b);
+            }
+            fprintf(out, " %*s", CELL, cell);
+        }
+        fputc('\n', out);
+    }
+    if (none)
+        fprintf(out, INDENT "(none)\n");
     fflush(out);
+}
+
+/* ---- the JSON ------------------------------------------------------------ */
+
+static void json_times(FILE *f, const struct time_row *rows, size_t count,
+                       const struct node_report *r, bool first)
+{
+    for (size_t i = 0; i < count; i++)
+        fprintf(f, "%s\"%s\": %.3f", first && i == 0 ? "" : ", ", rows[i].key,
+                (double)row_ns(&rows[i], r) / 1e6);
 }
 
 static void write_json(const char *path, int nodes)
@@ -86,12 +334,29 @@ static void write_json(const char *path, int nodes)
         log_warn("cannot write statistics to %s: %s", path, strerror(errno));
         return;
     }
-    fprintf(f, "{\n  \"nodes\": %d,\n  \"per_node\": [\n", nodes);
+    fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"per_node\": [\n", nodes,
+            REPORT_PROTOCOL);
     for (int n = 0; n < nodes; n++) {
-        fprintf(f, "    {\"rank\": %d, \"counters\": {", n);
+        const struct node_report *r = &rep.table[n];
+        fprintf(f, "    {\"rank\": %d,\n     \"time_ms\": {", n);
+        json_times(f, split_rows, NROWS(split_rows), r, true);
+        json_times(f, work_rows, NROWS(work_rows), r, false);
+        fprintf(f, "},\n     \"counters\": {");
         for (int c = 0; c < STAT_COUNT; c++)
             fprintf(f, "%s\"%s\": %llu", c ? ", " : "", stats_names[c],
-                    (unsigned long long)rep.table[(size_t)n * STAT_COUNT + c]);
+                    (unsigned long long)r->counters[c]);
+        /* The same types for every node: those any node sent. */
+        fprintf(f, "},\n     \"messages\": {");
+        bool first = true;
+        for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {
+            if (!type_shown(t, nodes))
+                continue;
+            char name[16];
+            fprintf(f, "%s\"%s\": {\"count\": %llu, \"bytes\": %llu}", first ? "" : ", ",
+                    type_label(t, name, sizeof name), (unsigned long long)r->msgs[t],
+                    (unsigned long long)r->bytes[t]);
+            first = false;
+        }
         fprintf(f, "}}%s\n", n + 1 < nodes ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
@@ -103,15 +368,24 @@ void report_finish(void)
 {
     if (!wanted())
         return;
-    uint64_t mine[STAT_COUNT];
+    /* The total is this node's time from the end of startup to now. */
+    atomic_store_explicit(&stats_counters[STAT_T_TOTAL_NS], clock_ns() - rep.start_ns,
+                          memory_order_relaxed);
+    struct node_report mine;
     for (int c = 0; c < STAT_COUNT; c++)
-        mine[c] = stats_get((enum stats_counter)c);
-    ipc_send(0, IPC_STATS, 0, mine, sizeof mine);
+        mine.counters[c] = stats_get((enum stats_counter)c);
+    for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {
+        mine.msgs[t] = atomic_load_explicit(&stats_msgs_by_type[t], memory_order_relaxed);
+        mine.bytes[t] = atomic_load_explicit(&stats_bytes_by_type[t], memory_order_relaxed);
+    }
+    int rc = ipc_send(0, IPC_STATS, 0, &mine, sizeof mine);
+    if (rc)
+        log_fatal("cannot send the statistics report to node 0: %s", strerror(-rc));
     if (rt()->rank != 0)
         return;
     ipc_wait(all_reported, NULL, 0);
     if (rt()->cfg.stats)
-        print_table(stdout, rt()->nodes);
+        print_report(stdout, rt()->nodes);
     if (rt()->cfg.stats_json)
         write_json(rt()->cfg.stats_json, rt()->nodes);
 }

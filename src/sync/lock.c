@@ -114,9 +114,11 @@ static void on_acq(int src, const void *msg, size_t len)
     parse_lock_msg(src, msg, len, &m, vt);
     if (m.id % L.nodes != L.rank)
         log_fatal("node %d asked node %d to manage lock %d; protocol error", src, L.rank, m.id);
+    uint64_t t0 = clock_ns();
     pthread_mutex_lock(&L.lock);
     on_request(m.id, m.requester, vt);
     pthread_mutex_unlock(&L.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
 static void on_fwd(int src, const void *msg, size_t len)
@@ -124,9 +126,11 @@ static void on_fwd(int src, const void *msg, size_t len)
     struct lock_msg m;
     uint32_t vt[VT_MAX_NODES];
     parse_lock_msg(src, msg, len, &m, vt);
+    uint64_t t0 = clock_ns();
     pthread_mutex_lock(&L.lock);
     on_successor(m.id, m.requester, vt);
     pthread_mutex_unlock(&L.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
 static void on_grant(int src, const void *msg, size_t len)

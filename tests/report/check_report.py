@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""check_report.py — runs a job with statistics on and checks the report.
+
+  check_report.py json DSMRUN NODES PROGRAM [ARGS...]
+      runs `dsmrun -n NODES --stats-json FILE PROGRAM ARGS` and checks that
+      FILE is valid JSON of the documented shape (docs/statistics.md), with
+      one entry per node, in rank order.
+  check_report.py text DSMRUN NODES PROGRAM [ARGS...]
+      runs `dsmrun -n NODES --stats PROGRAM ARGS` and checks that the printed
+      report has its header, protocol line, three sections and the footnote,
+      each section with a column per node.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TIME_KEYS = ["total", "computing", "barrier", "read_fault", "write_fault",
+             "request_service", "lock"]
+SOME_COUNTERS = ["NET_MSGS_SENT", "READ_FAULTS", "WRITE_FAULTS", "T_TOTAL_NS"]
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def run(dsmrun, nodes, options, program):
+    cmd = [dsmrun, "-n", str(nodes), "--timeout", "60"] + options + program
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited with status {p.returncode}\n{p.stderr}")
+    return p.stdout
+
+
+def is_count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def check_json(dsmrun, nodes, program):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "stats.json")
+        run(dsmrun, nodes, ["--stats-json", path], program)
+        with open(path) as f:
+            doc = json.load(f)  # raises, failing the test, if not valid JSON
+    check(doc.get("nodes") == nodes, f"nodes is {doc.get('nodes')!r}, expected {nodes}")
+    check(doc.get("protocol") == "hlrc", f"protocol is {doc.get('protocol')!r}")
+    per_node = doc.get("per_node")
+    if not check(isinstance(per_node, list) and len(per_node) == nodes,
+                 f"per_node is not a list of {nodes} entries"):
+        return
+    check([e.get("rank") for e in per_node] == list(range(nodes)),
+          "per_node is not in rank order 0..N-1")
+    message_types = None
+    for e in per_node:
+        r = e.get("rank")
+        t = e.get("time_ms", {})
+        for k in TIME_KEYS:
+            check(isinstance(t.get(k), (int, float)) and t[k] >= 0,
+                  f"node {r}: time_ms.{k} missing or negative")
+        if all(isinstance(t.get(k), (int, float)) for k in TIME_KEYS):
+            check(t["total"] > 0, f"node {r}: total time is 0")
+            check(t["computing"] <= t["total"] + 1e-3,
+                  f"node {r}: computing exceeds total")
+            waits = t["barrier"] + t["read_fault"] + t["write_fault"] + t["lock"]
+            check(abs(t["computing"] - max(t["total"] - waits, 0)) < 2e-3,
+                  f"node {r}: computing is not total - (barrier + faults + lock)")
+        c = e.get("counters", {})
+        for k in SOME_COUNTERS:
+            check(k in c, f"node {r}: counter {k} missing")
+        check(all(is_count(v) for v in c.values()), f"node {r}: a counter is not a count")
+        check(c.get("NET_MSGS_SENT", 0) > 0, f"node {r}: sent no messages")
+        check(abs(c.get("T_TOTAL_NS", 0) / 1e6 - t.get("total", -1)) < 1e-3,
+              f"node {r}: T_TOTAL_NS and time_ms.total differ")
+        m = e.get("messages", {})
+        check(isinstance(m, dict) and m, f"node {r}: messages missing or empty")
+        for name, v in m.items():
+            check(isinstance(v, dict) and is_count(v.get("count")) and is_count(v.get("bytes")),
+                  f"node {r}: messages.{name} is not {{count, bytes}}")
+        check(sum(v.get("count", 0) for v in m.values()) > 0, f"node {r}: no message counted")
+        if message_types is None:
+            message_types = list(m)
+        check(list(m) == message_types, f"node {r}: message types differ from node 0's")
+
+
+def check_text(dsmrun, nodes, program):
+    out = run(dsmrun, nodes, ["--stats"], program).splitlines()
+    columns = [f"node {n}" for n in range(nodes)]
+
+    def line_starting(prefix):
+        return next((l for l in out if l.startswith(prefix)), None)
+
+    check(f"== dsm statistics: {nodes} nodes ==" in out, "header line missing")
+    check("protocol: hlrc" in out, "protocol line missing")
+    for title in ["time split, ms (% of total)", "counts",
+                  "messages sent by type (messages/bytes)"]:
+        head = line_starting(title)
+        if check(head is not None, f"section '{title}' missing"):
+            check(head.split()[-2 * nodes:] == " ".join(columns).split(),
+                  f"section '{title}' lacks a column per node: {head!r}")
+    for row in ["total", "computing", "barrier", "read fault", "write fault",
+                "request service *", "lock", "twin", "diff creation", "diff send",
+                "diff apply"]:
+        check(any(l.strip().startswith(row + " ") for l in out), f"time row '{row}' missing")
+    check(any("not subtracted from computing" in l for l in out),
+          "request service footnote missing")
+
+
+def main():
+    if len(sys.argv) < 5 or sys.argv[1] not in ("json", "text"):
+        sys.exit(__doc__)
+    mode, dsmrun, nodes, program = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    (check_json if mode == "json" else check_text)(dsmrun, nodes, program)
+    for f in failures:
+        print("FAIL:", f)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
