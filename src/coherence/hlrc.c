@@ -11,6 +11,12 @@
  * version named. A fault then fetches the whole page from its home: one
  * request, one reply received straight into the page's frame.
  *
+ * A home page no other node has ever fetched stays writable across
+ * releases and needs no notice: nobody holds a copy to invalidate. When
+ * the home first serves it, the page joins the home's "newly shared" list,
+ * and the home's next release announces it and write-protects it like any
+ * other (the fetched copy may lack the home's writes of that interval).
+ *
  * Invariant: a home applies every diff before the release that made it
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
@@ -55,6 +61,8 @@ static DSM_STATE struct {
     } fetch;
     struct dirty_page *dirty;
     size_t             ndirty, cap;
+    uint32_t          *newly_shared;  /* home pages first served while writable */
+    size_t             nshared, cap_shared;
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
 } H = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -188,17 +196,43 @@ static bool diffs_acked(void *arg)
     return d;
 }
 
+/* Home pages served to another node for the first time since the last
+ * release: writable here, so their writes would go unannounced. */
+static size_t take_newly_shared(uint32_t **out)
+{
+    pthread_mutex_lock(&H.lock);
+    size_t n = H.nshared;
+    *out = NULL;
+    if (n) {
+        *out = malloc(n * sizeof **out);
+        if (!*out)
+            log_fatal("out of memory for write notices");
+        memcpy(*out, H.newly_shared, n * sizeof **out);
+        H.nshared = 0;
+    }
+    pthread_mutex_unlock(&H.lock);
+    return n;
+}
+
 static void hlrc_release(void)
 {
     pthread_mutex_lock(&H.fault_lock);
-    if (!H.ndirty) {
+    uint32_t *shared;
+    size_t nshared = take_newly_shared(&shared);
+    if (!H.ndirty && !nshared) {
         pthread_mutex_unlock(&H.fault_lock);
         return;
     }
+    struct notice *n = malloc((H.ndirty + nshared) * sizeof *n);
+    if (!n)
+        log_fatal("out of memory for write notices");
+    uint32_t count = 0;
     for (size_t i = 0; i < H.ndirty; i++) {
         size_t page = H.dirty[i].page;
         struct page_entry *e = &mem.pages[page];
         if (mem_home(page) == H.rank) {
+            if (!e->shared)
+                continue; /* nobody else has a copy: stays writable, no notice */
             pthread_mutex_lock(&H.lock);
             H.dirty[i].version = ++e->version;
             pthread_mutex_unlock(&H.lock);
@@ -209,22 +243,30 @@ static void hlrc_release(void)
             mem_protect(page, PROT_READ);
         }
     }
+    for (size_t i = 0; i < nshared; i++) {
+        struct page_entry *e = &mem.pages[shared[i]];
+        if (e->dirty || e->state != PAGE_WRITE)
+            continue; /* announced above, or not written since it was last */
+        pthread_mutex_lock(&H.lock);
+        uint32_t v = ++e->version;
+        pthread_mutex_unlock(&H.lock);
+        n[count++] = (struct notice){shared[i], v};
+        e->state = PAGE_READ;
+        mem_protect(shared[i], PROT_READ);
+    }
+    free(shared);
     mem_protect_flush();
     uint64_t t0 = clock_ns();
     ipc_wait(diffs_acked, NULL, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 
-    struct notice *n = malloc(H.ndirty * sizeof *n);
-    if (!n)
-        log_fatal("out of memory for write notices");
-    uint32_t count = 0;
     for (size_t i = 0; i < H.ndirty; i++) {
         struct dirty_page *d = &H.dirty[i];
         struct page_entry *e = &mem.pages[d->page];
         e->dirty = 0;
         e->flushed = 0;
         if (!d->version)
-            continue; /* written, but nothing changed */
+            continue; /* written, but nothing changed (or a private home page) */
         n[count++] = (struct notice){d->page, d->version};
         /* Our copy is the home's new version only if no other writer's
          * diff came in between; otherwise a later notice will tell. */
@@ -301,6 +343,19 @@ static void on_page_req(int src, const void *msg, size_t len)
         if (v < r.need)
             log_fatal("internal error: home of page %u is at version %u, node %d needs %u",
                       r.page, v, r.requester, r.need);
+        struct page_entry *e = &mem.pages[r.page];
+        if (!e->shared) {
+            pthread_mutex_lock(&H.lock);
+            e->shared = 1;
+            if (H.nshared == H.cap_shared) {
+                H.cap_shared = H.cap_shared ? H.cap_shared * 2 : 256;
+                H.newly_shared = realloc(H.newly_shared, H.cap_shared * sizeof *H.newly_shared);
+                if (!H.newly_shared)
+                    log_fatal("out of memory for the shared-page list");
+            }
+            H.newly_shared[H.nshared++] = r.page;
+            pthread_mutex_unlock(&H.lock);
+        }
         reply(r.requester, r.page, REP_DATA, v, H.rank);
         stats_add(STAT_PAGES_SERVED, 1);
     }

@@ -26,7 +26,7 @@ struct page_entry {
     uint8_t  state;    /* enum page_state: mirrors the application view */
     uint8_t  dirty;    /* written in the current interval */
     uint8_t  flushed;  /* its diff already went home in the current interval */
-    uint8_t  spare;
+    uint8_t  shared;   /* at the home: some other node has fetched it */
     int16_t  home1;    /* home node plus one; 0 while unknown here (zeroed tables) */
     uint16_t spare2;
     uint32_t version;  /* version of this node's copy (at the home: the home's) */
