@@ -43,7 +43,10 @@
 
 enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
 
-struct page_req { uint32_t page, need; int32_t requester; uint32_t zero; };
+/* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
+ * receiver is the page's home (block, cyclic): the home learns it so. */
+enum { REQ_HOME_IS_YOU = 1 };
+struct page_req { uint32_t page, need; int32_t requester; uint32_t flags; };
 struct page_rep { uint32_t page, version; int32_t home; uint32_t status; };
 struct diff_hdr { uint32_t page, idx; };
 struct diff_ack { uint32_t page, idx, version, zero; };
@@ -89,7 +92,8 @@ static void make_valid(size_t page)
             mem_crash_unallocated(mem_app(page));
     }
     if (home != H.rank) {
-        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank};
+        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank,
+                               .flags = mem_base_node(page) == H.rank ? REQ_HOME_IS_YOU : 0};
         pthread_mutex_lock(&H.lock);
         H.fetch.waiting = true;
         H.fetch.done = false;
@@ -322,10 +326,15 @@ static void on_page_req(int src, const void *msg, size_t len)
     if (len != sizeof(struct ipc_hdr) + sizeof r)
         log_fatal("node %d sent a malformed page request", src);
     memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes)
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes || r.flags > REQ_HOME_IS_YOU)
         log_fatal("node %d sent a malformed page request", src);
     int home = mem_home(r.page);
-    if (home < 0) {
+    if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
+        if (mem_base_node(r.page) != src)
+            log_fatal("node %d named node %d home of page %u without being its base", src, H.rank, r.page);
+        mem_set_home(r.page, H.rank);
+        home = H.rank;
+    } else if (home < 0) {
         if (mem_base_node(r.page) != H.rank)
             log_fatal("node %d asked node %d for page %u, which it is not the base of", src, H.rank, r.page);
         home = mem_home_decide(r.page, r.requester);
@@ -334,8 +343,10 @@ static void on_page_req(int src, const void *msg, size_t len)
         reply(r.requester, r.page, REP_UNALLOCATED, 0, -1);
     else if (home == r.requester)
         reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home);
-    else if (home != H.rank)
-        ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r); /* to the home, from the base */
+    else if (home != H.rank) {
+        r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
+        ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
+    }
     else {
         pthread_mutex_lock(&H.lock);
         uint32_t v = mem.pages[r.page].version;

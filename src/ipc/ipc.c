@@ -186,6 +186,14 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
         pl->page_index = *skip;
         return buf;
     }
+    if (h.type >= IPC_FIRST_UPPER && h.type < IPC_TYPE_MAX) {
+        /* A registered type without a placer: assembled whole, dispatched
+         * when complete (a large barrier release, a lock grant...). */
+        void *buf = malloc(msg_len);
+        *skip = 0;
+        pl->scratch = buf;
+        return buf;
+    }
     if (!fixed || head_len < fixed)
         malformed(peer, h.type);
     pthread_mutex_lock(&ipc.lock);
