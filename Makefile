@@ -18,7 +18,7 @@ test: all
 	@cd $(BUILD) && ctest --output-on-failure --timeout 300
 
 demo: all
-	@$(BUILD)/tools/dsmrun -n 4 --stats $(BUILD)/bench/demo
+	@$(BUILD)/tools/dsmrun -n 4 --stats $(BUILD)/bench/sor
 
 clean:
 	@rm -rf $(BUILD)

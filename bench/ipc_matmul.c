@@ -1,12 +1,12 @@
 /*
- * demo — parallel matrix multiply C = A x B over dsm's port IPC.
+ * ipc_matmul — parallel matrix multiply C = A x B over dsm's port IPC.
  *
  * Node 0 owns A and B. Every other node fetches B once (one RPC whose reply
  * lands straight in its buffer), then asks node 0 for row blocks of A until
  * none are left (dynamic distribution, as seed 001 hands out Mandelbrot
  * tiles) and sends each block of C back as an out-of-line message. Node 0
  * checks C against a sequential multiply and prints the time of both.
- *   usage: dsmrun -n 4 demo [n] [rows-per-task]
+ *   usage: dsmrun -n 4 ipc_matmul [n] [rows-per-task]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,7 +35,7 @@ static double now(void)
 
 static void die(const char *what, long rc)
 {
-    fprintf(stderr, "demo: node %d: %s failed (%ld)\n", dsm_rank(), what, rc);
+    fprintf(stderr, "ipc_matmul: node %d: %s failed (%ld)\n", dsm_rank(), what, rc);
     exit(1);
 }
 
@@ -136,12 +136,12 @@ int main(int argc, char **argv)
     if (argc > 2)
         block = atoi(argv[2]);
     if (n < 1 || n > 4096 || block < 1) {
-        fprintf(stderr, "usage: demo [n 1..4096] [rows-per-task >= 1]\n");
+        fprintf(stderr, "usage: ipc_matmul [n 1..4096] [rows-per-task >= 1]\n");
         return 2;
     }
     int me = dsm_rank(), nodes = dsm_nodes();
     if (nodes < 2) {
-        fprintf(stderr, "demo: run it on 2 or more nodes: dsmrun -n 4 demo\n");
+        fprintf(stderr, "ipc_matmul: run it on 2 or more nodes: dsmrun -n 4 ipc_matmul\n");
         return 2;
     }
     size_t bytes = (size_t)n * n * sizeof(double);
@@ -185,14 +185,14 @@ int main(int argc, char **argv)
     double sum = 0;
     for (size_t i = 0; i < (size_t)n * n; i++) {
         if (C[i] != check[i]) {
-            fprintf(stderr, "demo: C[%zu] = %g, sequential %g: WRONG\n", i, C[i], check[i]);
+            fprintf(stderr, "ipc_matmul: C[%zu] = %g, sequential %g: WRONG\n", i, C[i], check[i]);
             return 1;
         }
         sum += C[i];
     }
-    printf("demo: %dx%d matrix multiply on %d worker nodes, %d rows per task\n", n, n, workers, block);
-    printf("demo: result checksum %.0f, equal to the sequential multiply\n", sum);
-    printf("demo: parallel %.3f s, sequential %.3f s on one node, speedup %.2f\n",
+    printf("ipc_matmul: %dx%d matrix multiply on %d worker nodes, %d rows per task\n", n, n, workers, block);
+    printf("ipc_matmul: result checksum %.0f, equal to the sequential multiply\n", sum);
+    printf("ipc_matmul: parallel %.3f s, sequential %.3f s on one node, speedup %.2f\n",
            parallel, sequential, sequential / parallel);
     dsm_finish();
     return 0;
