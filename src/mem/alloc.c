@@ -37,6 +37,7 @@ struct allocation_policy {        /* a page-level block with a non-local home */
 
 static DSM_STATE struct {
     size_t                    first_page, end_page, next_page; /* our arena; bump pointer */
+    size_t                    high_water;  /* pages below it have been allocated before */
     uint32_t                 *run;        /* run[i]: pages of the block starting at arena page i */
     uint8_t                  *small;      /* small[i]: size class + 1 of arena page i */
     struct free_run          *runs;       /* freed page runs */
@@ -70,6 +71,7 @@ static void setup(void)
     A.first_page = (size_t)mem.rank * mem.arena_pages;
     A.end_page = A.first_page + mem.arena_pages;
     A.next_page = A.first_page;
+    A.high_water = A.first_page;
     A.run = mmap(NULL, mem.arena_pages * sizeof *A.run, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     A.small = mmap(NULL, mem.arena_pages, PROT_READ | PROT_WRITE,
@@ -106,7 +108,11 @@ static size_t take_pages(size_t count, bool *reused)
         exhausted(count << mem.page_shift);
     size_t first = A.next_page;
     A.next_page += count;
-    *reused = false;
+    /* Pages given back to the bump pointer hold old data: only those never
+     * handed out before are known to be zero. */
+    *reused = first < A.high_water;
+    if (A.next_page > A.high_water)
+        A.high_water = A.next_page;
     return first;
 }
 

@@ -33,7 +33,8 @@ struct create_hdr { uint64_t fn, arg, globals_len; };
 
 struct job {
     struct job    *next;
-    int            exit;
+    int            exit;    /* at workers: the master ended fork style */
+    int            src;     /* at the master: the worker that finished */
     unsigned char *data;
     size_t         len;
 };
@@ -43,8 +44,7 @@ static DSM_STATE struct {
     bool            fork_style;
     struct job     *jobs;          /* at workers: creates and the exit, in order */
     int             outstanding;   /* at the master: creates not yet done */
-    unsigned char **done;          /* at the master: each worker's intervals */
-    size_t         *done_len;
+    struct job     *done;          /* at the master: workers' intervals, in arrival order */
     uint32_t       *vt_at_create;
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -115,12 +115,16 @@ void dsm_wait_for_end(void)
     if (!F.fork_style || rt()->rank != 0)
         log_fatal("dsm_wait_for_end is for the master of a job started with dsm_startup_fork");
     ipc_wait(all_done, NULL, 0);
-    for (int i = 1; i < rt()->nodes; i++) {
-        if (F.done[i]) {
-            interval_apply(i, F.done[i], F.done_len[i]);
-            free(F.done[i]);
-            F.done[i] = NULL;
-        }
+    pthread_mutex_lock(&F.lock);
+    struct job *done = F.done;
+    F.done = NULL;
+    pthread_mutex_unlock(&F.lock);
+    while (done) {
+        struct job *next = done->next;
+        interval_apply(done->src, done->data, done->len);
+        free(done->data);
+        free(done);
+        done = next;
     }
 }
 
@@ -161,10 +165,18 @@ static void on_exit_msg(int src, const void *msg, size_t len)
 
 static void on_create_done(int src, const void *msg, size_t len)
 {
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        log_fatal("out of memory");
+    j->src = src;
+    j->data = copy_payload(msg, len, &j->len);
     pthread_mutex_lock(&F.lock);
-    if (rt()->rank != 0 || F.outstanding <= 0 || F.done[src])
+    if (rt()->rank != 0 || F.outstanding <= 0)
         log_fatal("node %d reported a create that was not running", src);
-    F.done[src] = copy_payload(msg, len, &F.done_len[src]);
+    struct job **pp = &F.done;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = j;
     F.outstanding--;
     pthread_mutex_unlock(&F.lock);
     ipc_notify();
@@ -253,10 +265,8 @@ void fork_finish(void)
 
 void fork_start(void)
 {
-    F.done = calloc((size_t)rt()->nodes, sizeof *F.done);
-    F.done_len = calloc((size_t)rt()->nodes, sizeof *F.done_len);
     F.vt_at_create = calloc((size_t)rt()->nodes, sizeof *F.vt_at_create);
-    if (!F.done || !F.done_len || !F.vt_at_create)
+    if (!F.vt_at_create)
         log_fatal("out of memory at startup");
     ipc_register(IPC_CREATE, on_create, NULL);
     ipc_register(IPC_CREATE_DONE, on_create_done, NULL);
