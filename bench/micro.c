@@ -31,7 +31,7 @@
  *                  barrier; medians
  * Baselines, same run, same processes:
  *   (a) raw UDP round trip 8 B -> 8 B, node 1 to node 0
- *   (b) raw UDP round trip 8 B -> one coherence page (DSM_PAGE_SIZE, 4096
+ *   (b) raw UDP round trip 8 B -> one coherence page (dsm_page_size(), 8192
  *       unless set), node 1 to node 0, plus one local fault on node 1: a
  *       private page set PROT_NONE, touched, opened again by a SIGSEGV
  *       handler (the touch-to-return time; the PROT_NONE call is shown apart)
@@ -164,24 +164,7 @@ static const struct plan quick_plan = {
     .barrier = 100, .alloc = 100, .lock = 100, .contended = 30, .pages = 100,
 };
 
-static size_t page_size(void)
-{
-    /* The library does not export it; read the setting it reads (4096 unless
-     * set; dsm_startup has already rejected a bad value). */
-    const char *s = getenv("DSM_PAGE_SIZE");
-    if (!s || !*s)
-        return 4096;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!errno && (*end == 'k' || *end == 'K')) {
-        v <<= 10;
-        end++;
-    }
-    if (errno || end == s || *end || v < 4096 || v > 65536 || (v & (v - 1)))
-        bench_fail("DSM_PAGE_SIZE=%s: expected a power of two from 4096 to 65536", s);
-    return (size_t)v;
-}
+static size_t page_size(void) { return dsm_page_size(); }
 
 /* ---- state ---------------------------------------------------------------- */
 

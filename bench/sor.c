@@ -97,17 +97,7 @@ static int first_row(int p, int nodes, int m, size_t page)
     return m;
 }
 
-static size_t page_size(void)
-{
-    /* dsm does not export it; read the setting it reads (it has already
-     * rejected a bad value). Only the split of rows depends on it. */
-    const char *s = getenv("DSM_PAGE_SIZE");
-    char *end;
-    unsigned long long v = s ? strtoull(s, &end, 10) : 4096;
-    if (s && (*end == 'k' || *end == 'K'))
-        v <<= 10;
-    return v >= 4096 && v <= 65536 ? (size_t)v : 4096;
-}
+static size_t page_size(void) { return dsm_page_size(); }
 
 static uint64_t fnv1a(const void *p, size_t n)
 {

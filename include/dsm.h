@@ -72,6 +72,9 @@ enum dsm_home {
  * Allocations of a page or more are page-aligned. Exhausting the region ends
  * the job with a message saying so (DSM_REGION_SIZE sets it). */
 void *dsm_malloc(size_t size);
+/* The coherence unit in bytes (DSM_PAGE_SIZE): allocations of this size or
+ * more are aligned to it, and it is what a fault fetches. */
+size_t dsm_page_size(void);
 void *dsm_malloc_home(size_t size, enum dsm_home home);
 void  dsm_free(void *p);
 

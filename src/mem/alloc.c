@@ -332,3 +332,10 @@ void *dsm_malloc_home(size_t size, enum dsm_home home)
 }
 
 void dsm_free(void *p) { mem_free(p); }
+
+size_t dsm_page_size(void)
+{
+    if (!mem.base)
+        log_fatal("dsm_page_size called before dsm_startup");
+    return mem.page_size;
+}

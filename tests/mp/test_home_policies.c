@@ -10,7 +10,7 @@ int main(int argc, char **argv)
 {
     dsm_startup(&argc, &argv);
     int me = dsm_rank(), n = dsm_nodes();
-    long ps = 4096;
+    long ps = (long)dsm_page_size();
     const enum dsm_home policies[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
                                       DSM_HOME_FIRST_TOUCH};
     for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
