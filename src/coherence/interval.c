@@ -38,6 +38,7 @@ struct wire_interval {
     uint32_t id, count;
 };
 
+/* Appends len bytes; with data NULL, only makes room for them. */
 void buf_put(struct buf *b, const void *data, size_t len)
 {
     if (b->len + len > b->cap) {
@@ -50,7 +51,8 @@ void buf_put(struct buf *b, const void *data, size_t len)
         b->p = p;
         b->cap = cap;
     }
-    memcpy(b->p + b->len, data, len);
+    if (data)
+        memcpy(b->p + b->len, data, len);
     b->len += len;
 }
 

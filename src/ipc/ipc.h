@@ -62,6 +62,9 @@ enum ipc_type {
 
 const char *ipc_type_name(unsigned type);
 
+/* The aux field of a received message (which may sit unaligned). */
+uint32_t ipc_msg_aux(const void *msg);
+
 /* Every message can carry one message-accept notification for the peer it
  * goes to (seed 004 §7: piggybacking the notification saves a message). */
 #define IPC_HF_ACCEPT 1

@@ -17,6 +17,13 @@ const char *ipc_type_name(unsigned type)
     return "registered";
 }
 
+uint32_t ipc_msg_aux(const void *msg)
+{
+    struct ipc_hdr h;
+    memcpy(&h, msg, sizeof h);
+    return h.aux;
+}
+
 size_t ipc_fixed_size(unsigned type)
 {
     size_t h = sizeof(struct ipc_hdr);

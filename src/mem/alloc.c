@@ -259,7 +259,8 @@ size_t mem_take_remote_frees(int owner, uint64_t *out, size_t max)
     size_t n = 0;
     if (A.ready) {
         n = A.nremote[owner] < max ? A.nremote[owner] : max;
-        memcpy(out, A.remote[owner] + (A.nremote[owner] - n), n * sizeof *out);
+        if (n)
+            memcpy(out, A.remote[owner] + (A.nremote[owner] - n), n * sizeof *out);
         A.nremote[owner] -= n;
     }
     pthread_mutex_unlock(&alloc_lock);

@@ -407,7 +407,8 @@ static void send_control(int dst, uint16_t kind, const void *payload, size_t len
     d.h.src = (uint16_t)net.rank;
     d.h.dst = (uint16_t)dst;
     d.h.len = (uint32_t)len;
-    memcpy(d.body, payload, len);
+    if (len)
+        memcpy(d.body, payload, len);
     struct peer *p = &net.peers[dst];
     d.h.ack = p->ack_cum;
     d.h.sack = p->ack_sack;

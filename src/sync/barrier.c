@@ -50,7 +50,7 @@ static DSM_STATE struct {
 
 static void on_arrive(int src, const void *msg, size_t len)
 {
-    uint64_t epoch = ((const struct ipc_hdr *)msg)->aux;
+    uint64_t epoch = ipc_msg_aux(msg);
     pthread_mutex_lock(&B.lock);
     if (B.rank != 0 || (epoch != B.epoch && epoch != B.epoch + 1) || B.arrived[epoch & 1][src].data)
         log_fatal("node %d arrived at barrier %llu out of turn; protocol error", src,
@@ -64,7 +64,7 @@ static void on_arrive(int src, const void *msg, size_t len)
 
 static void on_release(int src, const void *msg, size_t len)
 {
-    uint64_t epoch = ((const struct ipc_hdr *)msg)->aux;
+    uint64_t epoch = ipc_msg_aux(msg);
     pthread_mutex_lock(&B.lock);
     if (src != 0 || epoch != B.epoch || B.release)
         log_fatal("node %d released barrier %llu out of turn; protocol error", src,

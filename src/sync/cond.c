@@ -58,7 +58,8 @@ static void signal_waiters(int cond, bool all)
     size_t n = all ? c->n : (c->n ? 1 : 0);
     for (size_t i = 0; i < n; i++)
         wake(c->waiters[i]);
-    memmove(c->waiters, c->waiters + n, (c->n - n) * sizeof *c->waiters);
+    if (n && c->n > n)
+        memmove(c->waiters, c->waiters + n, (c->n - n) * sizeof *c->waiters);
     c->n -= n;
 }
 
@@ -86,7 +87,7 @@ static void on_signal(int src, const void *msg, size_t len)
 {
     int32_t id = cond_id(src, msg, len);
     pthread_mutex_lock(&C.lock);
-    signal_waiters(id, ((const struct ipc_hdr *)msg)->aux != 0);
+    signal_waiters(id, ipc_msg_aux(msg) != 0);
     pthread_mutex_unlock(&C.lock);
 }
 

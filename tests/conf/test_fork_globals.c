@@ -12,9 +12,14 @@
  *  - each worker writes its results into shared memory (arg points there);
  *    the master reads them after dsm_wait_for_end, which is a
  *    synchronisation point;
- *  - a second create with new values: the workers see the new values, and
- *    those of the first run's changes they made to their own globals are
- *    replaced by the master's.
+ *  - further creates with new values (three in all): the workers see the
+ *    new values, and a change a worker made to its own copy of a global in
+ *    the previous run is gone (the master's globals replace it);
+ *  - two creates before one dsm_wait_for_end: each worker runs both, in
+ *    order, each from the globals of its own call, and the one wait covers
+ *    both.
+ * A global array of MAX_WORDS longs (512 KiB) makes each create carry a
+ * large copy of the globals; `array_words` is how much of it is checked.
  * Usage: test_fork_globals [array_words]
  */
 #include "mp_util.h"
