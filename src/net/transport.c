@@ -106,7 +106,7 @@ static DSM_STATE struct net {
     unsigned          window;
     size_t            window_bytes;
     uint64_t          peer_timeout_ns;
-    int               spin_ns;
+    uint64_t          spin_ns;
     struct peer      *peers;
     struct net_rx_ops ops;
     void             *ctx;
@@ -904,17 +904,19 @@ void net_abort_peers(const char *reason)
 
 /* How long a waiting thread polls before it sleeps. A polling waiter also
  * serves the requests that reach its node, at a few µs instead of the tens
- * of µs a sleeping thread's wake-up costs here. With a core per node it
- * polls long (a barrier's wait, say); with more nodes than cores only
- * briefly, yielding meanwhile, so that the node that must answer gets the
- * CPU. (nodes counts the whole job, all on this machine for now.) Measured
- * on 2 cores, remote read fault: 2 nodes 44 -> 12 µs, 4 nodes 94 -> 15 µs. */
-static int auto_spin_ns(int nodes)
+ * of µs a sleeping thread's wake-up costs here — paid twice, in fact: the
+ * sender's sendto wakes the sleeper, then the sleeper takes its time. With a
+ * core per node the waiter never stops polling (its core is idle anyway);
+ * with more nodes than cores only briefly, yielding meanwhile, so that the
+ * node that must answer gets the CPU. (nodes counts the whole job, all on
+ * this machine for now.) Measured on 2 cores, 2 nodes, remote read fault
+ * with the home in a barrier: 44 µs (50 µs budget) -> 14 µs. */
+static uint64_t auto_spin_ns(int nodes)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus > 0 && nodes <= cpus)
-        return 20 * 1000 * 1000;
-    return 200 * 1000;
+        return 10ull * 1000 * 1000 * 1000; /* the core is ours: never pay a wake-up */
+    return 200ull * 1000;
 }
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
@@ -927,7 +929,7 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net.max_payload = prm->datagram;
     net.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
     net.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
-    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(prm->nodes) : prm->spin_us * 1000;
+    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(prm->nodes) : (uint64_t)prm->spin_us * 1000;
     net.ops = *ops;
     net.ctx = ctx;
     wire_keys_init(&net.keys, prm->key, prm->job_id, prm->auth_mac);
