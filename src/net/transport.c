@@ -49,7 +49,6 @@
 #define IDLE_WAKE_MS      NET_TICK_MS
 #define LINGER_SILENCE_NS (2000ull * 1000000)
 #define ACK_DELAY_NS      (500ull * 1000)
-#define HANDBACK_NS       (500ull * 1000)  /* service thread's look-back while a claim is held */
 #define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */  /* a reply usually carries the ack sooner */
 #define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 #define MAX_MESSAGE       (1ull << 31)
@@ -121,6 +120,7 @@ static DSM_STATE struct net {
     /* Application threads polling the socket themselves (see net_wait);
      * while any does, the service thread leaves the socket alone. */
     _Atomic int       rx_claims;
+    _Atomic uint64_t  claimed_since;  /* when rx_claims last left zero */
     _Atomic bool      service_on_socket;
 
     /* receive batch, used by the rx_lock holder */
@@ -761,10 +761,14 @@ static void *service_main(void *arg)
         uint64_t now = clock_ns();
         uint64_t wait_ns = next_timer > now ? next_timer - now : 0;
         bool on_socket = atomic_load(&net.rx_claims) == 0;
-        /* While a thread has claimed the socket, look back often: a thread
-         * that got what it waited for leaves without waking us. */
-        if (!on_socket && wait_ns > HANDBACK_NS)
-            wait_ns = HANDBACK_NS;
+        if (!on_socket) {
+            /* A claim younger than LONG_WAIT_NS may end without waking us:
+             * look back when it comes of age. An older one will wake us
+             * when it ends, so we sleep on (and do not disturb the CPUs). */
+            uint64_t age = now - atomic_load(&net.claimed_since);
+            if (age < LONG_WAIT_NS && wait_ns > LONG_WAIT_NS - age + 20000)
+                wait_ns = LONG_WAIT_NS - age + 20000;
+        }
         struct timespec timeout = {.tv_sec = (time_t)(wait_ns / 1000000000ull),
                                    .tv_nsec = (long)(wait_ns % 1000000000ull)};
         atomic_store(&net.service_on_socket, on_socket);
@@ -802,7 +806,8 @@ static void *service_main(void *arg)
  * datagram wakes it too, it sees the claim and steps back without reading. */
 static void claim_socket(void)
 {
-    atomic_fetch_add(&net.rx_claims, 1);
+    if (atomic_fetch_add(&net.rx_claims, 1) == 0)
+        atomic_store(&net.claimed_since, clock_ns());
 }
 
 /* The service thread must take the socket back at once when the caller is
@@ -813,8 +818,9 @@ static void claim_socket(void)
  * suffices, and the waiter's path stays free of a cross-CPU wake-up. */
 static void release_socket(bool blocking, uint64_t claimed_at)
 {
+    (void)claimed_at;
     if (atomic_fetch_sub(&net.rx_claims, 1) == 1 &&
-        (blocking || clock_ns() - claimed_at > LONG_WAIT_NS))
+        (blocking || clock_ns() - atomic_load(&net.claimed_since) > LONG_WAIT_NS))
         kick_service();
 }
 
