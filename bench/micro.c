@@ -519,6 +519,21 @@ static char *alloc_pages_at_0(struct bench *b)
     return p;
 }
 
+/* Node 1 reads the first word of each page, timing each (one read fault
+ * apiece), and checks it holds what node 0 wrote. */
+static void time_reads(struct bench *b, char *p, unsigned round, unsigned kind, struct samples *out)
+{
+    for (size_t i = 0; i < b->plan.pages; i++) {
+        volatile uint64_t *w = (volatile uint64_t *)(p + i * b->page);
+        uint64_t t0 = bench_now_ns();
+        uint64_t v = *w;
+        add(out, us_since(t0));
+        if (v != fault_word(round, kind, i))
+            bench_fail("read fault: page %zu holds %#llx, node 0 wrote %#llx", i,
+                       (unsigned long long)v, (unsigned long long)fault_word(round, kind, i));
+    }
+}
+
 static void phase_faults(struct bench *b, unsigned round)
 {
     size_t ps = b->page, n = b->plan.pages;
@@ -530,15 +545,7 @@ static void phase_faults(struct bench *b, unsigned round)
             *(uint64_t *)(p + i * ps) = fault_word(round, 0, i);
     dsm_barrier();
     if (b->me == 1)
-        for (size_t i = 0; i < n; i++) {
-            volatile uint64_t *w = (volatile uint64_t *)(p + i * ps);
-            uint64_t t0 = bench_now_ns();
-            uint64_t v = *w;
-            add(&b->read_fault, us_since(t0));
-            if (v != fault_word(round, 0, i))
-                bench_fail("read fault: page %zu holds %#llx, node 0 wrote %#llx", i,
-                           (unsigned long long)v, (unsigned long long)fault_word(round, 0, i));
-        }
+        time_reads(b, p, round, 0, &b->read_fault);
     dsm_barrier();
 
     /* remote read fault again, after node 0 rewrote the pages and the
@@ -551,15 +558,7 @@ static void phase_faults(struct bench *b, unsigned round)
             *(uint64_t *)(p + i * ps) = fault_word(round, 3, i);
     dsm_barrier();
     if (b->me == 1)
-        for (size_t i = 0; i < n; i++) {
-            volatile uint64_t *w = (volatile uint64_t *)(p + i * ps);
-            uint64_t t0 = bench_now_ns();
-            uint64_t v = *w;
-            add(&b->read_refetch, us_since(t0));
-            if (v != fault_word(round, 3, i))
-                bench_fail("read fault: page %zu holds %#llx, node 0 wrote %#llx", i,
-                           (unsigned long long)v, (unsigned long long)fault_word(round, 3, i));
-        }
+        time_reads(b, p, round, 3, &b->read_refetch);
     dsm_barrier();
 
     /* remote write fault, pages never touched here: fetch + twin */

@@ -108,6 +108,19 @@ int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t bl
     return net_send(peer, iov, 3);
 }
 
+unsigned char *ipc_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len)
+{
+    size_t skip = sizeof(struct ipc_hdr) + fixed;
+    if (len < skip)
+        log_fatal("a message of %zu bytes is shorter than its %zu-byte header", len, skip);
+    *out_len = len - skip;
+    unsigned char *p = malloc(*out_len ? *out_len : 1);
+    if (!p)
+        log_fatal("out of memory keeping a %zu-byte message", *out_len);
+    memcpy(p, (const char *)msg + skip, *out_len);
+    return p;
+}
+
 int ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len)
 {
     return ipc_send3(peer, type, aux, body, len, NULL, 0);

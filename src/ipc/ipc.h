@@ -62,6 +62,11 @@ enum ipc_type {
 
 const char *ipc_type_name(unsigned type);
 
+/* Copies a received message's payload (what follows the header and `fixed`
+ * bytes of body) into a fresh allocation, for a handler that must keep it
+ * for the program (handlers' messages are valid only during the call). */
+unsigned char *ipc_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len);
+
 /* The aux field of a received message (which may sit unaligned). */
 uint32_t ipc_msg_aux(const void *msg);
 

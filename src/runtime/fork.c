@@ -48,16 +48,6 @@ static DSM_STATE struct {
     uint32_t       *vt_at_create;
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static unsigned char *copy_payload(const void *msg, size_t len, size_t *out_len)
-{
-    *out_len = len - sizeof(struct ipc_hdr);
-    unsigned char *p = malloc(*out_len ? *out_len : 1);
-    if (!p)
-        log_fatal("out of memory receiving a create");
-    memcpy(p, (const char *)msg + sizeof(struct ipc_hdr), *out_len);
-    return p;
-}
-
 /* Copies the globals byte by byte, uninstrumented: under AddressSanitizer
  * the segment holds the redzones it puts between globals, which a checked
  * copy of the whole segment would report as overflows. */
@@ -143,14 +133,9 @@ void dsm_wait_for_end(void)
     }
 }
 
-static void on_create(int src, const void *msg, size_t len)
+/* At a worker: the master's creates and its exit, run in order. */
+static void queue_job(struct job *j)
 {
-    if (src != 0 || rt()->rank == 0)
-        log_fatal("node %d sent a create; only the master may", src);
-    struct job *j = calloc(1, sizeof *j);
-    if (!j)
-        log_fatal("out of memory receiving a create");
-    j->data = copy_payload(msg, len, &j->len);
     pthread_mutex_lock(&F.lock);
     struct job **pp = &F.jobs;
     while (*pp)
@@ -158,6 +143,17 @@ static void on_create(int src, const void *msg, size_t len)
     *pp = j;
     pthread_mutex_unlock(&F.lock);
     ipc_notify();
+}
+
+static void on_create(int src, const void *msg, size_t len)
+{
+    if (src != 0 || rt()->rank == 0)
+        log_fatal("node %d sent a create; only the master may", src);
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        log_fatal("out of memory receiving a create");
+    j->data = ipc_copy_payload(msg, len, 0, &j->len);
+    queue_job(j);
 }
 
 static void on_exit_msg(int src, const void *msg, size_t len)
@@ -169,13 +165,7 @@ static void on_exit_msg(int src, const void *msg, size_t len)
     if (!j)
         log_fatal("out of memory");
     j->exit = 1;
-    pthread_mutex_lock(&F.lock);
-    struct job **pp = &F.jobs;
-    while (*pp)
-        pp = &(*pp)->next;
-    *pp = j;
-    pthread_mutex_unlock(&F.lock);
-    ipc_notify();
+    queue_job(j);
 }
 
 static void on_create_done(int src, const void *msg, size_t len)
@@ -184,7 +174,7 @@ static void on_create_done(int src, const void *msg, size_t len)
     if (!j)
         log_fatal("out of memory");
     j->src = src;
-    j->data = copy_payload(msg, len, &j->len);
+    j->data = ipc_copy_payload(msg, len, 0, &j->len);
     pthread_mutex_lock(&F.lock);
     if (rt()->rank != 0 || F.outstanding <= 0)
         log_fatal("node %d reported a create that was not running", src);

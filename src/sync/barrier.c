@@ -56,7 +56,7 @@ static void on_arrive(int src, const void *msg, size_t len)
         log_fatal("node %d arrived at barrier %llu out of turn; protocol error", src,
                   (unsigned long long)epoch);
     struct arrival *a = &B.arrived[epoch & 1][src];
-    a->data = sync_copy_payload(msg, len, 0, &a->len);
+    a->data = ipc_copy_payload(msg, len, 0, &a->len);
     B.narrived[epoch & 1]++;
     pthread_mutex_unlock(&B.lock);
     ipc_notify();
@@ -69,7 +69,7 @@ static void on_release(int src, const void *msg, size_t len)
     if (src != 0 || epoch != B.epoch || B.release)
         log_fatal("node %d released barrier %llu out of turn; protocol error", src,
                   (unsigned long long)epoch);
-    B.release = sync_copy_payload(msg, len, 0, &B.release_len);
+    B.release = ipc_copy_payload(msg, len, 0, &B.release_len);
     B.released = epoch;
     pthread_mutex_unlock(&B.lock);
     ipc_notify();
@@ -198,7 +198,7 @@ static void on_bcast(int src, const void *msg, size_t len)
     struct bcast_msg *m = calloc(1, sizeof *m);
     if (!m)
         log_fatal("out of memory receiving a broadcast");
-    m->data = sync_copy_payload(msg, len, sizeof h, &m->len);
+    m->data = ipc_copy_payload(msg, len, sizeof h, &m->len);
     if (h.data_len > m->len)
         log_fatal("node %d sent a malformed broadcast", src);
     m->seq = h.seq;

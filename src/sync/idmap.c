@@ -31,14 +31,3 @@ void *idmap_get(struct idmap *m, int id)
     m->buckets[b] = e;
     return e->record;
 }
-
-unsigned char *sync_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len)
-{
-    size_t skip = sizeof(struct ipc_hdr) + fixed;
-    *out_len = len - skip;
-    unsigned char *p = malloc(*out_len ? *out_len : 1);
-    if (!p)
-        log_fatal("out of memory receiving a synchronization message");
-    memcpy(p, (const char *)msg + skip, *out_len);
-    return p;
-}

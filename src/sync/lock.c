@@ -143,7 +143,7 @@ static void on_grant(int src, const void *msg, size_t len)
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || l->granted || l->owned)
         log_fatal("node %d granted lock %d, which was not asked for", src, id);
-    l->grant = sync_copy_payload(msg, len, sizeof id, &l->grant_len);
+    l->grant = ipc_copy_payload(msg, len, sizeof id, &l->grant_len);
     l->granted = true;
     pthread_mutex_unlock(&L.lock);
     ipc_notify();

@@ -26,7 +26,4 @@ struct idmap {
 };
 void *idmap_get(struct idmap *m, int id);
 
-/* Copies a received message's payload (after the ipc header and `fixed`
- * bytes) into a fresh allocation. */
-unsigned char *sync_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len);
 #endif

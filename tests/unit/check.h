@@ -1,6 +1,7 @@
 /* check.h — the smallest test harness: CHECK records, the summary line tells. */
 #ifndef DSM_TEST_CHECK_H
 #define DSM_TEST_CHECK_H
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -27,6 +28,29 @@ static int check_passed, check_failed;
                     __FILE__, __LINE__, #a, check_a_, #b, check_b_);           \
         }                                                                      \
     } while (0)
+
+/* A seeded xorshift64* generator for the tests' random inputs (the same
+ * seed gives the same run, so a failure can be replayed). */
+static inline uint64_t *check_rng_state(void)
+{
+    static uint64_t state;
+    return &state;
+}
+
+static inline void seed(uint64_t s)
+{
+    *check_rng_state() = s * 0x9E3779B97F4A7C15ULL + 1;
+}
+
+static inline uint64_t rng(void)
+{
+    uint64_t x = *check_rng_state();
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *check_rng_state() = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
 
 static inline int check_report(const char *name)
 {

@@ -16,22 +16,6 @@
 static const size_t page_sizes[] = {4096, 8192, 16384, 65536};
 #define NSIZES (sizeof page_sizes / sizeof page_sizes[0])
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-    uint64_t x = rng_state; /* xorshift64* */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
-static void seed(uint64_t s)
-{
-    rng_state = s * 0x9E3779B97F4A7C15ULL + 1;
-}
 
 static void fill_random(void *buf, size_t len)
 {

@@ -10,22 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-    uint64_t x = rng_state; /* xorshift64* */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
-
-static void seed(uint64_t s)
-{
-    rng_state = s * 0x9E3779B97F4A7C15ULL + 1;
-}
 
 #define HDR sizeof(struct ipc_hdr)
 
