@@ -5,8 +5,11 @@ CMAKE_FLAGS ?=
 
 .PHONY: all deps test demo bench clean
 
+# The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
+# so that `make demo` and `make test` show what they are for.
 all: deps $(BUILD)/CMakeCache.txt
-	@cmake --build $(BUILD) -j2
+	@echo "building (log: $(BUILD)/build.log)"
+	@cmake --build $(BUILD) -j2 > $(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; exit 1; }
 
 $(BUILD)/CMakeCache.txt:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) $(CMAKE_FLAGS) >/dev/null
