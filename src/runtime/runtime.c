@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,20 @@ static void solo_bootstrap(struct net_params *np, struct sockaddr_in *self)
     np->peers = self;
 }
 
+/* Message buffers of a MiB and more are allocated on the delivery thread,
+ * in an arena glibc shrinks eagerly: each message then handed its pages
+ * back to the kernel and faulted fresh, zeroed ones in again (8-16% of a
+ * stream's time). Keep freed memory instead — unless the user chose glibc's
+ * settings. Measured, 1 MiB out-of-line messages between 2 nodes:
+ * 0.9 -> 1.7-2.0 GB/s. */
+static void tune_malloc(void)
+{
+    if (!getenv("MALLOC_TRIM_THRESHOLD_"))
+        mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    if (!getenv("MALLOC_MMAP_THRESHOLD_"))
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+}
+
 int dsm_startup(int *argc, char ***argv)
 {
     (void)argc;
@@ -111,6 +126,7 @@ int dsm_startup(int *argc, char ***argv)
     struct runtime *r = rt();
     if (r->started)
         log_fatal("dsm_startup called twice");
+    tune_malloc();
     char err[256];
     if (config_load(&r->cfg, err, sizeof err))
         log_fatal("%s (see dsmrun --help-env)", err);
