@@ -196,7 +196,7 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
         if (!pl->scratch)
             return NULL;
         memcpy(pl->scratch, head, *skip);
-        pl->page_index = *skip;
+        pl->head_len = *skip;
         return buf;
     }
     if (h.type >= IPC_FIRST_UPPER && h.type < IPC_TYPE_MAX) {
@@ -253,7 +253,7 @@ static void placed(int peer, void *buf, size_t len)
     struct placement *pl = &ipc.placing[peer];
     unsigned type = pl->type;
     if (type >= IPC_FIRST_UPPER && type < IPC_TYPE_MAX && ipc.placers[type]) {
-        ipc.handlers[type](peer, pl->scratch, (size_t)pl->page_index);
+        ipc.handlers[type](peer, pl->scratch, pl->head_len);
         free(pl->scratch);
         pl->scratch = NULL;
         return;

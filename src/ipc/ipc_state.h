@@ -99,6 +99,7 @@ struct placement {
     struct pending_call *call;    /* REPLY: the call */
     uint64_t            page_index;
     uint32_t            page_count;
+    size_t              head_len;  /* registered types: bytes of head kept in scratch */
     unsigned char      *scratch;  /* REPLY beyond cap, or other oddities */
 };
 

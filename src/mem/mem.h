@@ -54,7 +54,6 @@ extern struct mem_region mem;
 /* Reserves the region at `base` (same on every node) and installs the fault
  * handler. Returns 0 or ends the job with a clear message. */
 void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr_t base);
-void mem_finish(void);
 
 static inline bool mem_contains(const void *addr)
 {

@@ -56,11 +56,6 @@ void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr
      * zero means unknown (see mem_home / mem_set_home). */
 }
 
-void mem_finish(void)
-{
-    mem_protect_flush();
-}
-
 void mem_protect_flush(void)
 {
     if (!batch.count)

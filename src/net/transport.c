@@ -857,9 +857,8 @@ static void claim_socket(void)
  * other nodes' requests must not wait for the look-back). After a short
  * wait — a fault, a call, a ping-pong, which come in runs — the look-back
  * suffices, and the waiter's path stays free of a cross-CPU wake-up. */
-static void release_socket(bool blocking, uint64_t claimed_at)
+static void release_socket(bool blocking)
 {
-    (void)claimed_at;
     if (atomic_fetch_sub(&net.rx_claims, 1) == 1 &&
         (blocking || clock_ns() - atomic_load(&net.claimed_since) > LONG_WAIT_NS))
         kick_service();
@@ -869,7 +868,7 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
     if (in_delivery)
         log_fatal("internal error: a delivery callback waited on the network");
-    uint64_t spin_until = 0, claimed_at = 0;
+    uint64_t spin_until = 0;
     bool claimed = false;
     int rc = 0;
     for (;;) {
@@ -891,7 +890,6 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
                 spin_until = now + (uint64_t)net.spin_ns;
                 claim_socket();
                 claimed = true;
-                claimed_at = now;
             }
             if (pthread_mutex_trylock(&net.rx_lock) == 0) {
                 int n = progress_locked();
@@ -905,7 +903,7 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
             continue;
         }
         if (claimed) {
-            release_socket(true, claimed_at);
+            release_socket(true);
             claimed = false;
         }
 
@@ -927,7 +925,7 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
         pthread_mutex_unlock(&net.lock);
     }
     if (claimed)
-        release_socket(false, claimed_at);
+        release_socket(false);
     return rc;
 }
 
