@@ -15,17 +15,12 @@ void log_set_rank(int rank) { log_node = rank; }
 int  log_rank(void) { return log_node; }
 void log_set_abort_hook(void (*hook)(const char *)) { abort_hook = hook; }
 
-static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
-{
-    vsnprintf(buf, len, fmt, ap);
-}
-
 void log_warn(const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vformat(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "dsm: node %d: warning: %s\n", log_node, msg);
 }
@@ -35,7 +30,7 @@ void log_fatal(const char *fmt, ...)
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vformat(msg, sizeof msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     /* Two threads may fail at once (service thread and application); the
      * first one reports, the other waits to be ended with the process. */
