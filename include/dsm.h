@@ -97,6 +97,13 @@ void dsm_cond_wait(int cond, int lock);
 void dsm_cond_signal(int cond);
 void dsm_cond_broadcast(int cond);
 
+/* ---- Statistics ---------------------------------------------------------- */
+
+/* Zeroes this node's statistics (dsmrun --stats, --stats-json), so the
+ * report covers only what follows: call it on every node, after a barrier,
+ * to measure a program's parallel section without its set-up. */
+void dsm_stats_reset(void);
+
 /* ---- Ports and messages (seed 004, NORMA IPC/DE semantics) --------------
  *
  * A port is a message queue owned by one node and named (node, name). Any

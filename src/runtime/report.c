@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "dsm.h"
 #include "ipc/ipc.h"
 #include "runtime/runtime.h"
 
@@ -67,6 +68,17 @@ static void on_stats(int peer, const void *msg, size_t len)
     rep.received++;
     pthread_mutex_unlock(&rep.lock);
     ipc_notify();
+}
+
+void dsm_stats_reset(void)
+{
+    for (int i = 0; i < STAT_COUNT; i++)
+        atomic_store_explicit(&stats_counters[i], 0, memory_order_relaxed);
+    for (int i = 0; i < STATS_MSG_TYPES; i++) {
+        atomic_store_explicit(&stats_msgs_by_type[i], 0, memory_order_relaxed);
+        atomic_store_explicit(&stats_bytes_by_type[i], 0, memory_order_relaxed);
+    }
+    rep.start_ns = clock_ns();
 }
 
 void report_start(void)
