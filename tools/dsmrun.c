@@ -56,6 +56,7 @@ struct options {
     struct in_addr bind_addr;
     bool           stats;
     const char    *stats_json;
+    const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
     const char   **env;           /* NAME=VALUE from --env */
     int            nenv;
     char         **prog_argv;     /* NULL-terminated */
@@ -106,7 +107,7 @@ struct launcher {
 
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
-    OPT_HELP_ENV, OPT_VERSION,
+    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS,
 };
 
 static const struct option long_options[] = {
@@ -117,6 +118,8 @@ static const struct option long_options[] = {
     {"stats",      no_argument,       NULL, OPT_STATS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"env",        required_argument, NULL, OPT_ENV},
+    {"protocol",   required_argument, NULL, OPT_PROTOCOL},
+    {"list-protocols", no_argument,   NULL, OPT_LIST_PROTOCOLS},
     {"help-env",   no_argument,       NULL, OPT_HELP_ENV},
     {"help",       no_argument,       NULL, 'h'},
     {"version",    no_argument,       NULL, OPT_VERSION},
@@ -142,6 +145,8 @@ static void print_usage(FILE *out)
         "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
         "      --env NAME=VALUE   set an environment variable on every node (repeatable)\n"
+        "      --protocol P       coherence protocol: " CONFIG_PROTOCOLS " (sets DSM_PROTOCOL)\n"
+        "      --list-protocols   list the coherence protocols, one a line, and exit\n"
         "      --help-env         list the environment variables dsm reads, and exit\n"
         "  -h, --help             print this help, and exit\n"
         "      --version          print the version, and exit\n"
@@ -153,6 +158,18 @@ static void print_usage(FILE *out)
 }
 
 enum parse_result { PARSE_RUN, PARSE_DONE, PARSE_ERROR };
+
+static bool is_protocol(const char *s)
+{
+    size_t len = strlen(s);
+    for (const char *p = CONFIG_PROTOCOLS; *p;) {
+        size_t n = strcspn(p, "|");
+        if (n == len && !strncmp(p, s, n))
+            return true;
+        p += n + (p[n] == '|');
+    }
+    return false;
+}
 
 static bool parse_nodes(const char *s, int *nodes)
 {
@@ -264,6 +281,21 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
             }
             o->env[o->nenv++] = optarg;
             break;
+        case OPT_PROTOCOL:
+            if (!is_protocol(optarg)) {
+                snprintf(err, errlen, "--protocol must be one of %s, not '%s'",
+                         CONFIG_PROTOCOLS, optarg);
+                return PARSE_ERROR;
+            }
+            o->protocol = optarg;
+            break;
+        case OPT_LIST_PROTOCOLS:
+            for (const char *p = CONFIG_PROTOCOLS; *p;) {
+                size_t n = strcspn(p, "|");
+                printf("%.*s\n", (int)n, p);
+                p += n + (p[n] == '|');
+            }
+            return PARSE_DONE;
         case OPT_HELP_ENV:
             config_print_help(stdout);
             return PARSE_DONE;
@@ -423,6 +455,8 @@ static int export_job_env(const struct launcher *l)
         if (r < 0)
             return -errno;
     }
+    if (o->protocol && setenv("DSM_PROTOCOL", o->protocol, 1) < 0)
+        return -errno;
     if (o->stats && setenv("DSM_STATS", "1", 1) < 0)
         return -errno;
     if (o->stats_json) {

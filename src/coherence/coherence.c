@@ -4,6 +4,8 @@
 
 DSM_STATE const struct coherence_ops *coh;
 
+const struct coherence_ops *const coherence_protocols[] = {&hlrc_ops};
+
 void coherence_start(const struct coherence_ops *ops)
 {
     coh = ops;

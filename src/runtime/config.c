@@ -56,6 +56,8 @@ static const struct config_entry table[] = {
      "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)"},
     {"DSM_HOME", CFG_CHOICE, "local", 0, 0, "local|cyclic|block|first-touch", OFF(home),
      "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch"},
+    {"DSM_PROTOCOL", CFG_CHOICE, "hlrc", 0, 0, CONFIG_PROTOCOLS, OFF(protocol),
+     "coherence protocol (dsmrun --protocol sets it; docs/protocols.md describes each)"},
     {"DSM_STATS", CFG_BOOL, "0", 0, 1, NULL, OFF(stats),
      "print per-node statistics at dsm_finish (dsmrun --stats sets it)"},
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),

@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <stdint.h>
 
+/* The coherence protocols, in the order of coherence_protocols[]
+ * (coherence.c); dsmrun --protocol checks its argument against them. */
+#define CONFIG_PROTOCOLS "hlrc"
+
 struct dsm_config {
     double   peer_timeout_s;   /* DSM_PEER_TIMEOUT */
     double   net_loss;         /* DSM_NET_LOSS */
@@ -29,6 +33,7 @@ struct dsm_config {
     int64_t  region_base;      /* DSM_REGION_BASE */
     int64_t  page_size;        /* DSM_PAGE_SIZE */
     int64_t  home;             /* DSM_HOME: index into local|cyclic|block|first-touch */
+    int64_t  protocol;         /* DSM_PROTOCOL: index into CONFIG_PROTOCOLS */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
 };

@@ -19,13 +19,11 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "coherence/coherence.h"
 #include "dsm.h"
 #include "ipc/ipc.h"
 #include "runtime/runtime.h"
 
-/* The coherence protocol named in the report. Only HLRC exists for now;
- * when protocols become selectable this comes from the configuration. */
-#define REPORT_PROTOCOL "hlrc"
 
 /* One node's report: the body of its IPC_STATS message. Only uint64_t
  * fields, so the layout has no padding and is the same on every node. */
@@ -281,7 +279,7 @@ static void print_report(FILE *out, int nodes)
 {
     int width = label_width(nodes);
     fprintf(out, "\n== dsm statistics: %d node%s ==\n", nodes, nodes == 1 ? "" : "s");
-    fprintf(out, "protocol: %s\n", REPORT_PROTOCOL);
+    fprintf(out, "protocol: %s\n", coh->name);
 
     section(out, width, TITLE_TIME, nodes);
     time_rows(out, width, INDENT, split_rows, NROWS(split_rows), nodes);
@@ -347,7 +345,7 @@ static void write_json(const char *path, int nodes)
         return;
     }
     fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"per_node\": [\n", nodes,
-            REPORT_PROTOCOL);
+            coh->name);
     for (int n = 0; n < nodes; n++) {
         const struct node_report *r = &rep.table[n];
         fprintf(f, "    {\"rank\": %d,\n     \"time_ms\": {", n);

@@ -192,7 +192,7 @@ int dsm_startup(int *argc, char ***argv)
     mem_init(np.rank, np.nodes, (size_t)c->region_size, (size_t)c->page_size,
              (uintptr_t)c->region_base);
     interval_init(np.rank, np.nodes);
-    coherence_start(&hlrc_ops);
+    coherence_start(coherence_protocols[c->protocol]);
     sync_start(np.rank, np.nodes);
     fork_start();
     report_start();
