@@ -20,7 +20,7 @@ static const char *const names[] = {
     "DSM_NET_DELAY_US", "DSM_NET_SEED",    "DSM_NET_DATAGRAM", "DSM_NET_WINDOW",
     "DSM_NET_AUTH",     "DSM_NET_SPIN_US", "DSM_IPC_WINDOW",   "DSM_IPC_INLINE_MAX",
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
-    "DSM_PAGE_SIZE",    "DSM_HOME",
+    "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -172,6 +172,7 @@ static void test_sizes_take_suffixes_and_addresses_hex(void)
     EXPECT_BAD("DSM_PAGE_SIZE", "128K");
     EXPECT_BAD("DSM_REGION_BASE", "zz");
     EXPECT_BAD("DSM_HOME", "remote");
+    EXPECT_BAD("DSM_PROTOCOL", "ivy");
 }
 
 static void test_bad_integers_are_rejected_by_name(void)
