@@ -4,7 +4,18 @@
 
 DSM_STATE const struct coherence_ops *coh;
 
-const struct coherence_ops *const coherence_protocols[] = {&hlrc_ops};
+#include <string.h>
+
+/* Every protocol; CONFIG_PROTOCOLS (runtime/config.h) lists their names. */
+static const struct coherence_ops *const protocols[] = {&hlrc_ops};
+
+const struct coherence_ops *coherence_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof protocols / sizeof protocols[0]; i++)
+        if (!strcmp(protocols[i]->name, name))
+            return protocols[i];
+    return NULL;
+}
 
 void coherence_start(const struct coherence_ops *ops)
 {

@@ -39,8 +39,8 @@ struct coherence_ops {
 };
 
 extern const struct coherence_ops hlrc_ops;
-/* Every protocol, in the order of CONFIG_PROTOCOLS (runtime/config.h). */
-extern const struct coherence_ops *const coherence_protocols[];
+/* The protocol called `name` (one of CONFIG_PROTOCOLS), or NULL. */
+const struct coherence_ops *coherence_find(const char *name);
 extern const struct coherence_ops *coh;
 
 void coherence_start(const struct coherence_ops *ops);

@@ -199,3 +199,11 @@ void config_print_help(FILE *out)
         fprintf(out, "\n      %s\n", e->help);
     }
 }
+
+void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen)
+{
+    const char *p = CONFIG_PROTOCOLS;
+    for (int64_t i = 0; i < cfg->protocol && *p; i++)
+        p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
+    snprintf(out, outlen, "%.*s", (int)strcspn(p, "|"), p);
+}

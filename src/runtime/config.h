@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
-/* The coherence protocols, in the order of coherence_protocols[]
- * (coherence.c); dsmrun --protocol checks its argument against them. */
+/* The coherence protocols' names (coherence.c has their table); dsmrun
+ * --protocol checks its argument against them. */
 #define CONFIG_PROTOCOLS "hlrc"
 
 struct dsm_config {
@@ -41,6 +41,9 @@ struct dsm_config {
 /* Parses the environment into *cfg. On a bad value, writes one line naming
  * the variable, the value and the accepted range into err and returns -EINVAL. */
 int config_load(struct dsm_config *cfg, char *err, size_t errlen);
+
+/* The name of the chosen protocol (DSM_PROTOCOL), into out. */
+void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen);
 
 /* Prints the table (name, type, default, range, description). */
 void config_print_help(FILE *out);

@@ -192,7 +192,12 @@ int dsm_startup(int *argc, char ***argv)
     mem_init(np.rank, np.nodes, (size_t)c->region_size, (size_t)c->page_size,
              (uintptr_t)c->region_base);
     interval_init(np.rank, np.nodes);
-    coherence_start(coherence_protocols[c->protocol]);
+    char name[32];
+    config_protocol_name(c, name, sizeof name);
+    const struct coherence_ops *protocol = coherence_find(name);
+    if (!protocol)
+        log_fatal("internal error: protocol %s is configured but not built", name);
+    coherence_start(protocol);
     sync_start(np.rank, np.nodes);
     fork_start();
     report_start();
