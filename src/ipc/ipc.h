@@ -47,7 +47,20 @@
     X(FREE)        /* mem: blocks of the receiver's arena freed elsewhere */    \
     X(CREATE)      /* runtime: run a function with the master's globals */      \
     X(CREATE_DONE) /* runtime: it returned; the worker's intervals */           \
-    X(EXIT)        /* runtime: fork style is over; leave */
+    X(EXIT)        /* runtime: fork style is over; leave */                     \
+    X(SC_REQ)      /* sc: read or write request, to the page's manager */       \
+    X(SC_FWD)      /* sc: the manager asks the owner to send the page */        \
+    X(SC_PAGE)     /* sc: the page (or the right to write it), to the requester */ \
+    X(SC_INV)      /* sc: drop your copy */                                     \
+    X(SC_INV_ACK)  /* sc: dropped */                                            \
+    X(SC_DONE)     /* sc: the requester installed the page; manager moves on */ \
+    X(ERC_INV)     /* erc-inv: a home invalidates a copy before a release ends */ \
+    X(ERC_UPD)     /* erc-upd: a home pushes a diff to a copy */                \
+    X(ERC_ACK)     /* erc: the copy is invalidated or updated */               \
+    X(LRC_DIFF_REQ)/* lrc: the diffs of a page's intervals, from their writer */ \
+    X(LRC_DIFF_REP)/* lrc: those diffs */                                       \
+    X(LRC_BASE_REQ)/* lrc: after a collection, a whole page from its keeper */  \
+    X(LRC_BASE_REP)/* lrc: that page */
 
 enum ipc_type {
     IPC_TYPE_NONE = 0,
