@@ -36,9 +36,16 @@ struct coherence_ops {
     void (*release)(void);
     /* Applies another node's write notices (on acquire). */
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
+    /* Optional: called on every node at the end of every barrier, when all
+     * nodes have seen the same intervals; may itself call dsm_barrier. */
+    void (*barrier_done)(void);
 };
 
 extern const struct coherence_ops hlrc_ops;
+extern const struct coherence_ops lrc_ops;
+/* lrc collects its diffs at the first barrier after this many notices
+ * (DSM_LRC_GC_NOTICES). */
+extern uint64_t lrc_gc_notices;
 /* The protocol called `name` (one of CONFIG_PROTOCOLS), or NULL. */
 const struct coherence_ops *coherence_find(const char *name);
 extern const struct coherence_ops *coh;

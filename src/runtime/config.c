@@ -58,6 +58,8 @@ static const struct config_entry table[] = {
      "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch"},
     {"DSM_PROTOCOL", CFG_CHOICE, "hlrc", 0, 0, CONFIG_PROTOCOLS, OFF(protocol),
      "coherence protocol (dsmrun --protocol sets it; docs/protocols.md describes each)"},
+    {"DSM_LRC_GC_NOTICES", CFG_INT, "8192", 0, 1ll << 40, NULL, OFF(lrc_gc_notices),
+     "lrc: collect diffs at the first barrier after this many write notices (0: at every barrier)"},
     {"DSM_STATS", CFG_BOOL, "0", 0, 1, NULL, OFF(stats),
      "print per-node statistics at dsm_finish (dsmrun --stats sets it)"},
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),

@@ -14,7 +14,7 @@
 
 /* The coherence protocols' names (coherence.c has their table); dsmrun
  * --protocol checks its argument against them. */
-#define CONFIG_PROTOCOLS "hlrc"
+#define CONFIG_PROTOCOLS "hlrc|lrc"
 
 struct dsm_config {
     double   peer_timeout_s;   /* DSM_PEER_TIMEOUT */
@@ -34,6 +34,7 @@ struct dsm_config {
     int64_t  page_size;        /* DSM_PAGE_SIZE */
     int64_t  home;             /* DSM_HOME: index into local|cyclic|block|first-touch */
     int64_t  protocol;         /* DSM_PROTOCOL: index into CONFIG_PROTOCOLS */
+    int64_t  lrc_gc_notices;   /* DSM_LRC_GC_NOTICES */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
 };

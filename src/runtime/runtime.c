@@ -189,6 +189,7 @@ int dsm_startup(int *argc, char ***argv)
     static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
                                           DSM_HOME_FIRST_TOUCH};
     mem_default_home = homes[c->home];
+    lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
     mem_init(np.rank, np.nodes, (size_t)c->region_size, (size_t)c->page_size,
              (uintptr_t)c->region_base);
     interval_init(np.rank, np.nodes);

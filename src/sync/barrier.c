@@ -182,6 +182,8 @@ void dsm_barrier(void)
     interval_gc();
     interval_vt(B.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
+    if (coh->barrier_done)
+        coh->barrier_done();
     stats_add(STAT_T_BARRIER_NS, clock_ns() - t0);
 }
 

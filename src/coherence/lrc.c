@@ -1,0 +1,702 @@
+/*
+ * lrc.c — homeless lazy release consistency (TreadMarks: Keleher, Cox,
+ * Dwarkadas and Zwaenepoel, 1994), with multiple writers.
+ *
+ * No page has a home. A writer keeps a twin from its first write; at its
+ * release it records an interval of write notices and write-protects the
+ * pages, but makes no diff yet: the twin waits until someone asks for the
+ * diff, the page is written again, or a notice invalidates it (lazy diff
+ * creation). Diffs stay with their writers. The notices travel with lock
+ * grants and barrier releases, as for HLRC; an acquirer invalidates every
+ * page named. A fault on an invalid page asks each writer named in its
+ * pending notices for exactly those intervals' diffs, and applies them all
+ * in causal order.
+ *
+ * Causal order without vector timestamps per interval: every node keeps a
+ * Lamport clock, raised to the stamp of every notice it applies; a release
+ * stamps its interval clock+1, carried in the notice's version field. If
+ * interval a happened before interval b, b's writer had applied a's notices
+ * (or a was its own) before b's release, so stamp(a) < stamp(b). Diffs are
+ * applied by (stamp, writer): concurrent intervals in a race-free program
+ * write different words, so their relative order does not matter.
+ *
+ * A page's content here is: zero (the memfd's fresh frames, every node the
+ * same), plus every diff applied, plus this node's own writes in place. So
+ * a page never touched needs no transfer at all — only a check with its
+ * base node that it is allocated, so that a stray access still crashes.
+ *
+ * Collection: diffs and notices would grow without bound, so at a barrier
+ * where the notices since the last collection reach DSM_LRC_GC_NOTICES,
+ * every node collects. The decision needs no messages: after a barrier all
+ * nodes have seen the same intervals and count the same. Each page written
+ * since the last collection gets a keeper, the writer of its latest notice
+ * (by stamp, then node): the keeper brings its copy up to date and keeps a
+ * snapshot of it. A second barrier; then every node drops its diffs and
+ * notices, and a node whose copy was invalid will fetch the keeper's
+ * snapshot before its next access (then apply diffs made after it).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "ipc/ipc.h"
+#include "dsm.h"
+
+#define OPEN_STAMP 0 /* a diff of the interval still open: stamped at release */
+
+struct ldiff {      /* a diff this node made */
+    uint32_t       stamp;
+    uint32_t       len;
+    unsigned char *data;
+};
+
+struct lnote {      /* a notice not yet applied to the local copy */
+    uint32_t stamp;
+    int32_t  node;
+};
+
+struct lpage {
+    struct ldiff  *diffs;
+    uint32_t       ndiffs, cap_diffs;
+    struct lnote  *pend;
+    uint32_t       npend, cap_pend;
+    uint32_t       lazy_stamp;   /* a closed interval whose writes are still only in the twin */
+    uint32_t       last_stamp;   /* the latest notice since the last collection: */
+    int32_t        last_node;    /* its writer keeps the page at the next one (-1: none) */
+    int32_t        base_from;    /* fetch a whole copy from this keeper first (-1: no) */
+    uint8_t        allocated;    /* known to be allocated */
+    uint8_t        listed;       /* in L.touched */
+    unsigned char *snapshot;     /* as keeper: the page at the last collection */
+    unsigned char *next_snapshot;/* ... and at the collection under way */
+};
+
+enum base_kind { BASE_PROBE = 0, BASE_COPY = 1 };
+enum base_status { BASE_ALLOCATED = 0, BASE_UNALLOCATED = 1, BASE_DATA = 2 };
+
+struct diff_req { uint32_t page, count; };            /* + count u32 stamps */
+struct diff_rep { uint32_t page, count; };            /* + count {u32 stamp, u32 len, bytes} */
+struct diff_item { uint32_t stamp, len; };
+struct base_req { uint32_t page, kind; };
+struct base_rep { uint32_t page, status; };
+
+DSM_STATE uint64_t lrc_gc_notices = 8192;
+
+static DSM_STATE struct {
+    pthread_mutex_t fault_lock;  /* one protocol action of the program at a time */
+    pthread_mutex_t lock;        /* the page records, twins of written pages, the fetch */
+    int             rank, nodes;
+    struct lpage  **tab;         /* per page, made on first use */
+    uint32_t        clock;       /* Lamport clock of intervals */
+    uint32_t       *dirty;       /* pages written in the open interval */
+    size_t          ndirty, cap_dirty;
+    uint32_t       *touched;     /* pages named by notices since the last collection */
+    size_t          ntouched, cap_touched;
+    uint64_t        notices;     /* notices since the last collection (all nodes') */
+    bool            collecting;
+    unsigned char  *scratch;     /* diff creation, under lock */
+    struct {                     /* the fetch the program waits for */
+        bool            waiting;
+        uint32_t        page;
+        int             expected, got;
+        bool           *asked;   /* per node: a diff reply is due */
+        unsigned char **reply;   /* per node: its reply's payload */
+        size_t         *reply_len;
+        bool            base_done;
+        uint32_t        base_status;
+    } f;
+} L = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *grow(void *p, uint32_t *cap, size_t elem)
+{
+    *cap = *cap ? *cap * 2 : 8;
+    p = realloc(p, *cap * elem);
+    if (!p)
+        log_fatal("out of memory for lrc page records");
+    return p;
+}
+
+static void list_add(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 256;
+        *v = realloc(*v, *cap * sizeof **v);
+        if (!*v)
+            log_fatal("out of memory for lrc page lists");
+    }
+    (*v)[(*n)++] = x;
+}
+
+/* The page's record, made on first use. Caller holds L.lock. */
+static struct lpage *lp(size_t page)
+{
+    struct lpage *p = L.tab[page];
+    if (!p) {
+        p = calloc(1, sizeof *p);
+        if (!p)
+            log_fatal("out of memory for lrc page records");
+        p->last_node = -1;
+        p->base_from = -1;
+        L.tab[page] = p;
+    }
+    return p;
+}
+
+/* Records a notice of `node`'s interval `stamp` for the page: for the
+ * choice of its keeper, and the collection count. Caller holds L.lock. */
+static void note_written(size_t page, struct lpage *p, uint32_t stamp, int node)
+{
+    if (p->last_node < 0 || stamp > p->last_stamp ||
+        (stamp == p->last_stamp && node > p->last_node)) {
+        p->last_stamp = stamp;
+        p->last_node = node;
+    }
+    if (!p->listed) {
+        p->listed = 1;
+        list_add(&L.touched, &L.ntouched, &L.cap_touched, (uint32_t)page);
+    }
+    p->allocated = 1;
+    L.notices++;
+}
+
+/* Turns the page's twin into a stored diff of interval `stamp`, and drops
+ * the twin. The page must not be writable meanwhile. Caller holds L.lock. */
+static void make_diff(size_t page, struct lpage *p, uint32_t stamp)
+{
+    struct page_entry *e = &mem.pages[page];
+    if (!e->twin)
+        return;
+    uint64_t t0 = clock_ns();
+    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, L.scratch,
+                               mem_diff_bound(mem.page_size));
+    if (len < 0)
+        log_fatal("internal error: a diff did not fit its bound");
+    mem_twin_drop(page);
+    if (len > 0) {
+        if (p->ndiffs == p->cap_diffs)
+            p->diffs = grow(p->diffs, &p->cap_diffs, sizeof *p->diffs);
+        unsigned char *d = malloc((size_t)len);
+        if (!d)
+            log_fatal("out of memory for a diff");
+        memcpy(d, L.scratch, (size_t)len);
+        p->diffs[p->ndiffs++] = (struct ldiff){stamp, (uint32_t)len, d};
+        stats_add(STAT_DIFFS_CREATED, 1);
+        stats_add(STAT_DIFF_BYTES, (uint64_t)len);
+    }
+    if (p->lazy_stamp == stamp)
+        p->lazy_stamp = 0;
+    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+}
+
+/* ---- bringing a page up to date (program thread, fault_lock held) ------ */
+
+static bool fetch_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&L.lock);
+    bool d = L.f.got == L.f.expected;
+    pthread_mutex_unlock(&L.lock);
+    return d;
+}
+
+static bool base_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&L.lock);
+    bool d = L.f.base_done;
+    pthread_mutex_unlock(&L.lock);
+    return d;
+}
+
+/* Asks `node` about the page (probe: allocated? copy: the snapshot, into
+ * the system view). Returns the reply's status. */
+static uint32_t ask_base(size_t page, int node, enum base_kind kind)
+{
+    pthread_mutex_lock(&L.lock);
+    L.f.waiting = true;
+    L.f.page = (uint32_t)page;
+    L.f.base_done = false;
+    pthread_mutex_unlock(&L.lock);
+    struct base_req r = {(uint32_t)page, kind};
+    ipc_send(node, IPC_LRC_BASE_REQ, 0, &r, sizeof r);
+    ipc_wait(base_done, NULL, 0);
+    pthread_mutex_lock(&L.lock);
+    L.f.waiting = false;
+    uint32_t status = L.f.base_status;
+    pthread_mutex_unlock(&L.lock);
+    return status;
+}
+
+struct apply_item {
+    uint32_t             stamp;
+    int32_t              node;
+    uint32_t             seq;    /* position in its writer's reply */
+    uint32_t             len;
+    const unsigned char *data;
+};
+
+static int by_causal_order(const void *a, const void *b)
+{
+    const struct apply_item *x = a, *y = b;
+    if (x->stamp != y->stamp)
+        return x->stamp < y->stamp ? -1 : 1;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Fetches the diffs of every pending notice from their writers and applies
+ * them in causal order into the system view. */
+static void fetch_diffs(size_t page)
+{
+    pthread_mutex_lock(&L.lock);
+    struct lpage *p = lp(page);
+    uint32_t npend = p->npend;
+    struct lnote *pend = p->pend;
+    p->pend = NULL;
+    p->npend = p->cap_pend = 0;
+    L.f.waiting = true;
+    L.f.page = (uint32_t)page;
+    L.f.expected = L.f.got = 0;
+    memset(L.f.asked, 0, (size_t)L.nodes * sizeof *L.f.asked);
+    for (uint32_t i = 0; i < npend; i++)
+        if (!L.f.asked[pend[i].node]) {
+            L.f.asked[pend[i].node] = true;
+            L.f.expected++;
+        }
+    pthread_mutex_unlock(&L.lock);
+
+    uint32_t *stamps = malloc((npend + 2) * sizeof *stamps);
+    if (!stamps)
+        log_fatal("out of memory for a diff request");
+    for (int node = 0; node < L.nodes; node++) {
+        if (!L.f.asked[node])
+            continue;
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < npend; i++)
+            if (pend[i].node == node)
+                stamps[2 + count++] = pend[i].stamp;
+        stamps[0] = (uint32_t)page;
+        stamps[1] = count;
+        ipc_send(node, IPC_LRC_DIFF_REQ, 0, stamps, (2 + count) * sizeof *stamps);
+    }
+    free(stamps);
+    free(pend);
+    ipc_wait(fetch_done, NULL, 0);
+
+    uint64_t t0 = clock_ns();
+    struct apply_item *items = NULL;
+    size_t nitems = 0, cap = 0;
+    for (int node = 0; node < L.nodes; node++) {
+        if (!L.f.asked[node])
+            continue;
+        const unsigned char *q = L.f.reply[node], *end = q + L.f.reply_len[node];
+        struct diff_rep h;
+        memcpy(&h, q, sizeof h);
+        q += sizeof h;
+        for (uint32_t k = 0; k < h.count; k++) {
+            struct diff_item it;
+            if ((size_t)(end - q) < sizeof it)
+                log_fatal("node %d sent a truncated diff reply", node);
+            memcpy(&it, q, sizeof it);
+            q += sizeof it;
+            if ((size_t)(end - q) < it.len || it.stamp == OPEN_STAMP)
+                log_fatal("node %d sent a malformed diff reply", node);
+            if (nitems == cap) {
+                cap = cap ? cap * 2 : 16;
+                items = realloc(items, cap * sizeof *items);
+                if (!items)
+                    log_fatal("out of memory applying diffs");
+            }
+            items[nitems++] = (struct apply_item){it.stamp, node, k, it.len, q};
+            q += it.len;
+        }
+        if (q != end)
+            log_fatal("node %d sent a diff reply with trailing bytes", node);
+    }
+    qsort(items, nitems, sizeof *items, by_causal_order);
+    for (size_t i = 0; i < nitems; i++)
+        if (mem_diff_apply(mem_sys(page), mem.page_size, items[i].data, items[i].len))
+            log_fatal("node %d sent a malformed diff for page %zu", items[i].node, page);
+    free(items);
+    for (int node = 0; node < L.nodes; node++) {
+        free(L.f.reply[node]);
+        L.f.reply[node] = NULL;
+    }
+    pthread_mutex_lock(&L.lock);
+    L.f.waiting = false;
+    pthread_mutex_unlock(&L.lock);
+    stats_add(STAT_DIFFS_APPLIED, nitems);
+    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+}
+
+/* Makes an invalid page valid (read-only). */
+static void make_valid(size_t page)
+{
+    pthread_mutex_lock(&L.lock);
+    struct lpage *p = lp(page);
+    bool known = p->allocated;
+    int base_from = p->base_from;
+    bool pending = p->npend > 0;
+    pthread_mutex_unlock(&L.lock);
+    if (!known) {
+        int base = mem_base_node(page);
+        bool ok = base == L.rank ? mem_home_decide(page, L.rank) >= 0
+                                 : ask_base(page, base, BASE_PROBE) == BASE_ALLOCATED;
+        if (!ok)
+            mem_crash_unallocated(mem_app(page));
+        pthread_mutex_lock(&L.lock);
+        p->allocated = 1;
+        pthread_mutex_unlock(&L.lock);
+    }
+    if (base_from >= 0) {
+        if (ask_base(page, base_from, BASE_COPY) != BASE_DATA)
+            log_fatal("internal error: node %d kept no copy of page %zu", base_from, page);
+        pthread_mutex_lock(&L.lock);
+        p->base_from = -1;
+        pthread_mutex_unlock(&L.lock);
+        stats_add(STAT_PAGES_FETCHED, 1);
+    }
+    if (pending)
+        fetch_diffs(page);
+    mem.pages[page].state = PAGE_READ;
+    mem_protect(page, PROT_READ);
+    mem_protect_flush();
+}
+
+static void lrc_read_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&L.fault_lock);
+    if (mem.pages[page].state == PAGE_INVALID)
+        make_valid(page);
+    pthread_mutex_unlock(&L.fault_lock);
+    stats_add(STAT_READ_FAULTS, 1);
+    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+}
+
+static void lrc_write_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&L.fault_lock);
+    struct page_entry *e = &mem.pages[page];
+    if (e->state == PAGE_INVALID)
+        make_valid(page);
+    if (e->state != PAGE_WRITE) {
+        pthread_mutex_lock(&L.lock);
+        struct lpage *p = lp(page);
+        if (p->lazy_stamp)
+            make_diff(page, p, p->lazy_stamp); /* the closed interval's writes */
+        mem_twin_make(page);
+        pthread_mutex_unlock(&L.lock);
+        if (!e->dirty) {
+            e->dirty = 1;
+            list_add(&L.dirty, &L.ndirty, &L.cap_dirty, (uint32_t)page);
+        }
+        e->state = PAGE_WRITE;
+        mem_protect(page, PROT_READ | PROT_WRITE);
+        mem_protect_flush();
+    }
+    pthread_mutex_unlock(&L.fault_lock);
+    stats_add(STAT_WRITE_FAULTS, 1);
+    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
+}
+
+/* ---- release and acquire (program thread) ----------------------------- */
+
+static void lrc_release(void)
+{
+    pthread_mutex_lock(&L.fault_lock);
+    if (!L.ndirty) {
+        pthread_mutex_unlock(&L.fault_lock);
+        return;
+    }
+    struct notice *n = malloc(L.ndirty * sizeof *n);
+    if (!n)
+        log_fatal("out of memory for write notices");
+    pthread_mutex_lock(&L.lock);
+    uint32_t stamp = ++L.clock;
+    for (size_t i = 0; i < L.ndirty; i++) {
+        size_t page = L.dirty[i];
+        struct page_entry *e = &mem.pages[page];
+        struct lpage *p = lp(page);
+        for (uint32_t k = 0; k < p->ndiffs; k++)
+            if (p->diffs[k].stamp == OPEN_STAMP)
+                p->diffs[k].stamp = stamp;
+        if (e->twin)
+            p->lazy_stamp = stamp; /* the diff is made when first needed */
+        if (e->state == PAGE_WRITE) {
+            e->state = PAGE_READ;
+            mem_protect(page, PROT_READ);
+        }
+        e->dirty = 0;
+        note_written(page, p, stamp, L.rank);
+        n[i] = (struct notice){(uint32_t)page, stamp};
+    }
+    pthread_mutex_unlock(&L.lock);
+    mem_protect_flush();
+    interval_create(n, (uint32_t)L.ndirty);
+    L.ndirty = 0;
+    free(n);
+    pthread_mutex_unlock(&L.fault_lock);
+}
+
+static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
+{
+    pthread_mutex_lock(&L.fault_lock);
+    pthread_mutex_lock(&L.lock);
+    for (uint32_t i = 0; i < count; i++) {
+        size_t page = n[i].page;
+        struct page_entry *e = &mem.pages[page];
+        struct lpage *p = lp(page);
+        if (n[i].version > L.clock)
+            L.clock = n[i].version;
+        if (p->npend == p->cap_pend)
+            p->pend = grow(p->pend, &p->cap_pend, sizeof *p->pend);
+        p->pend[p->npend++] = (struct lnote){n[i].version, node};
+        note_written(page, p, n[i].version, node);
+        if (e->state == PAGE_INVALID)
+            continue;
+        /* Our own writes stay in the copy; their diff is made now, while
+         * the twin still tells them apart from the writes to come. */
+        if (e->twin)
+            make_diff(page, p, e->dirty ? OPEN_STAMP : p->lazy_stamp);
+        e->state = PAGE_INVALID;
+        mem_protect(page, PROT_NONE);
+        stats_add(STAT_INVALIDATIONS, 1);
+    }
+    pthread_mutex_unlock(&L.lock);
+    mem_protect_flush();
+    pthread_mutex_unlock(&L.fault_lock);
+}
+
+/* ---- collection at barriers (program thread) -------------------------- */
+
+static void free_page_record(struct lpage *p)
+{
+    for (uint32_t k = 0; k < p->ndiffs; k++)
+        free(p->diffs[k].data);
+    free(p->diffs);
+    p->diffs = NULL;
+    p->ndiffs = p->cap_diffs = 0;
+}
+
+static void lrc_barrier_done(void)
+{
+    if (L.collecting || L.notices < lrc_gc_notices)
+        return;
+    L.collecting = true;
+    pthread_mutex_lock(&L.fault_lock);
+    for (size_t i = 0; i < L.ntouched; i++) {
+        size_t page = L.touched[i];
+        pthread_mutex_lock(&L.lock);
+        struct lpage *p = lp(page);
+        int keeper = p->last_node;
+        if (keeper != L.rank && mem.pages[page].state == PAGE_INVALID) {
+            free(p->pend);
+            p->pend = NULL;
+            p->npend = p->cap_pend = 0;
+            p->base_from = keeper;
+        }
+        pthread_mutex_unlock(&L.lock);
+        if (keeper != L.rank)
+            continue;
+        if (mem.pages[page].state == PAGE_INVALID)
+            make_valid(page);
+        unsigned char *snap = malloc(mem.page_size);
+        if (!snap)
+            log_fatal("out of memory for a page kept at collection");
+        memcpy(snap, mem_sys(page), mem.page_size);
+        pthread_mutex_lock(&L.lock);
+        p->next_snapshot = snap;
+        pthread_mutex_unlock(&L.lock);
+    }
+    pthread_mutex_unlock(&L.fault_lock);
+
+    dsm_barrier(); /* every keeper is up to date: the diffs are needed no more */
+
+    pthread_mutex_lock(&L.fault_lock);
+    pthread_mutex_lock(&L.lock);
+    for (size_t i = 0; i < L.ntouched; i++) {
+        size_t page = L.touched[i];
+        struct lpage *p = lp(page);
+        free_page_record(p);
+        if (mem.pages[page].twin && !mem.pages[page].dirty)
+            mem_twin_drop(page);
+        p->lazy_stamp = 0;
+        free(p->snapshot);
+        p->snapshot = p->next_snapshot; /* NULL unless we keep the page */
+        p->next_snapshot = NULL;
+        p->last_node = -1;
+        p->last_stamp = 0;
+        p->listed = 0;
+    }
+    L.ntouched = 0;
+    L.notices = 0;
+    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&L.fault_lock);
+    L.collecting = false;
+}
+
+/* ---- handlers (delivery thread, or a waiting program thread) ---------- */
+
+static void on_diff_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_req r;
+    size_t fixed = sizeof(struct ipc_hdr) + sizeof r;
+    if (len < fixed)
+        log_fatal("node %d sent a malformed diff request", src);
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    if (r.page >= mem.npages || r.count == 0 || (len - fixed) != (size_t)r.count * sizeof(uint32_t))
+        log_fatal("node %d sent a malformed diff request", src);
+    uint32_t *stamps = malloc(r.count * sizeof *stamps);
+    if (!stamps)
+        log_fatal("out of memory serving a diff request");
+    memcpy(stamps, (const char *)msg + fixed, r.count * sizeof *stamps);
+
+    struct buf b = {0};
+    struct diff_rep h = {.page = r.page};
+    buf_put(&b, &h, sizeof h);
+    pthread_mutex_lock(&L.lock);
+    struct lpage *p = lp(r.page);
+    for (uint32_t i = 0; i < r.count; i++) {
+        if (stamps[i] == OPEN_STAMP || stamps[i] > L.clock)
+            log_fatal("node %d asked for diffs of an interval node %d never closed", src, L.rank);
+        if (p->lazy_stamp == stamps[i])
+            make_diff(r.page, p, stamps[i]); /* the page is read-only: its data is stable */
+    }
+    for (uint32_t k = 0; k < p->ndiffs; k++) {
+        struct ldiff *d = &p->diffs[k];
+        bool wanted = false;
+        for (uint32_t i = 0; i < r.count && !wanted; i++)
+            wanted = d->stamp == stamps[i];
+        if (!wanted)
+            continue;
+        struct diff_item it = {d->stamp, d->len};
+        buf_put(&b, &it, sizeof it);
+        buf_put(&b, d->data, d->len);
+        h.count++;
+    }
+    pthread_mutex_unlock(&L.lock);
+    memcpy(b.p, &h, sizeof h);
+    ipc_send(src, IPC_LRC_DIFF_REP, 0, b.p, b.len);
+    buf_free(&b);
+    free(stamps);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_diff_rep(int src, const void *msg, size_t len)
+{
+    struct diff_rep h;
+    if (len < sizeof(struct ipc_hdr) + sizeof h)
+        log_fatal("node %d sent a malformed diff reply", src);
+    memcpy(&h, (const char *)msg + sizeof(struct ipc_hdr), sizeof h);
+    pthread_mutex_lock(&L.lock);
+    if (!L.f.waiting || h.page != L.f.page || !L.f.asked[src] || L.f.reply[src])
+        log_fatal("node %d sent diffs nobody asked for", src);
+    L.f.reply[src] = ipc_copy_payload(msg, len, 0, &L.f.reply_len[src]);
+    L.f.got++;
+    pthread_mutex_unlock(&L.lock);
+    ipc_notify();
+}
+
+static void on_base_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct base_req r;
+    if (len != sizeof(struct ipc_hdr) + sizeof r)
+        log_fatal("node %d sent a malformed page request", src);
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    if (r.page >= mem.npages || r.kind > BASE_COPY)
+        log_fatal("node %d sent a malformed page request", src);
+    struct base_rep rep = {.page = r.page};
+    const void *data = NULL;
+    if (r.kind == BASE_PROBE) {
+        if (mem_base_node(r.page) != L.rank)
+            log_fatal("node %d asked node %d about page %u, which it is not the base of", src,
+                      L.rank, r.page);
+        rep.status = mem_home_decide(r.page, src) >= 0 ? BASE_ALLOCATED : BASE_UNALLOCATED;
+    } else {
+        pthread_mutex_lock(&L.lock);
+        /* During a collection the new snapshot is served as soon as it is
+         * made: a node may leave the collection's barrier, and ask for it,
+         * before this node has put it in place of the old one. The old one
+         * is asked for only before that barrier, by the new keeper. */
+        struct lpage *p = L.tab[r.page];
+        data = !p ? NULL : p->next_snapshot ? p->next_snapshot : p->snapshot;
+        pthread_mutex_unlock(&L.lock);
+        if (!data)
+            log_fatal("node %d asked node %d for page %u, which it does not keep", src, L.rank,
+                      r.page);
+        rep.status = BASE_DATA;
+        stats_add(STAT_PAGES_SERVED, 1);
+    }
+    struct iovec iov[2] = {{.iov_base = &rep, .iov_len = sizeof rep},
+                           {.iov_base = (void *)data, .iov_len = data ? mem.page_size : 0}};
+    ipc_sendv(src, IPC_LRC_BASE_REP, 0, iov, 2);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void *place_base_rep(int src, const void *head, size_t head_len, size_t msg_len,
+                            size_t *skip)
+{
+    struct base_rep r;
+    *skip = sizeof(struct ipc_hdr) + sizeof r;
+    if (head_len < *skip)
+        log_fatal("node %d sent a malformed page reply", src);
+    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    pthread_mutex_lock(&L.lock);
+    bool expected = L.f.waiting && !L.f.base_done && r.page == L.f.page;
+    pthread_mutex_unlock(&L.lock);
+    if (!expected || r.status > BASE_DATA ||
+        msg_len - *skip != (r.status == BASE_DATA ? mem.page_size : 0))
+        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
+    return mem_sys(r.page);
+}
+
+static void on_base_rep(int src, const void *msg, size_t len)
+{
+    (void)src;
+    (void)len;
+    struct base_rep r;
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    pthread_mutex_lock(&L.lock);
+    L.f.base_status = r.status;
+    L.f.base_done = true;
+    pthread_mutex_unlock(&L.lock);
+    ipc_notify();
+}
+
+static void lrc_start(void)
+{
+    L.rank = mem.rank;
+    L.nodes = mem.nodes;
+    L.tab = mmap(NULL, mem.npages * sizeof *L.tab, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    L.scratch = malloc(mem_diff_bound(mem.page_size));
+    L.f.asked = calloc((size_t)L.nodes, sizeof *L.f.asked);
+    L.f.reply = calloc((size_t)L.nodes, sizeof *L.f.reply);
+    L.f.reply_len = calloc((size_t)L.nodes, sizeof *L.f.reply_len);
+    if (L.tab == MAP_FAILED || !L.scratch || !L.f.asked || !L.f.reply || !L.f.reply_len)
+        log_fatal("out of memory for the lrc page table");
+    ipc_register(IPC_LRC_DIFF_REQ, on_diff_req, NULL);
+    ipc_register(IPC_LRC_DIFF_REP, on_diff_rep, NULL);
+    ipc_register(IPC_LRC_BASE_REQ, on_base_req, NULL);
+    ipc_register(IPC_LRC_BASE_REP, on_base_rep, place_base_rep);
+}
+
+const struct coherence_ops lrc_ops = {
+    .name = "lrc",
+    .start = lrc_start,
+    .read_fault = lrc_read_fault,
+    .write_fault = lrc_write_fault,
+    .release = lrc_release,
+    .apply_notices = lrc_apply_notices,
+    .barrier_done = lrc_barrier_done,
+};
