@@ -23,5 +23,9 @@ test: all
 demo: all
 	@$(BUILD)/tools/dsmrun -n 4 --stats $(BUILD)/bench/sor
 
+# The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
+bench: all
+	@bench/run --build $(BUILD) $(BENCH_ARGS)
+
 clean:
 	@rm -rf $(BUILD)
