@@ -4,9 +4,11 @@
  *
  * No page has a home. A writer keeps a twin from its first write; at its
  * release it records an interval of write notices and write-protects the
- * pages, but makes no diff yet: the twin waits until someone asks for the
- * diff, the page is written again, or a notice invalidates it (lazy diff
- * creation). Diffs stay with their writers. The notices travel with lock
+ * pages, but makes no diff yet (lazy diff creation): the twin is kept, and
+ * when the page is written again in a later interval, the new twin is also
+ * the old interval's "after" copy. A diff is made only when someone asks
+ * for it (or a notice invalidates the page); a page nobody asks about costs
+ * a page copy per interval and no diff at all. Diffs stay with their writers. The notices travel with lock
  * grants and barrier releases, as for HLRC; an acquirer invalidates every
  * page named. A fault on an invalid page asks each writer named in its
  * pending notices for exactly those intervals' diffs, and applies them all
@@ -56,6 +58,12 @@ struct ldiff {      /* a diff this node made */
     unsigned char *data;
 };
 
+struct lazy {       /* a closed interval's writes to the page, not yet diffed */
+    uint32_t       stamp;
+    unsigned char *before;   /* the page when the interval first wrote it */
+    unsigned char *after;    /* the page when it closed; NULL: as it is now */
+};
+
 struct lnote {      /* a notice not yet applied to the local copy */
     uint32_t stamp;
     int32_t  node;
@@ -66,7 +74,8 @@ struct lpage {
     uint32_t       ndiffs, cap_diffs;
     struct lnote  *pend;
     uint32_t       npend, cap_pend;
-    uint32_t       lazy_stamp;   /* a closed interval whose writes are still only in the twin */
+    struct lazy   *lazy;         /* oldest first; consecutive ones share copies */
+    uint32_t       nlazy, cap_lazy;
     uint32_t       last_stamp;   /* the latest notice since the last collection: */
     int32_t        last_node;    /* its writer keeps the page at the next one (-1: none) */
     int32_t        base_from;    /* fetch a whole copy from this keeper first (-1: no) */
@@ -164,19 +173,14 @@ static void note_written(size_t page, struct lpage *p, uint32_t stamp, int node)
     L.notices++;
 }
 
-/* Turns the page's twin into a stored diff of interval `stamp`, and drops
- * the twin. The page must not be writable meanwhile. Caller holds L.lock. */
-static void make_diff(size_t page, struct lpage *p, uint32_t stamp)
+/* Stores the diff of `cur` against `before` as interval `stamp`'s. Caller
+ * holds L.lock. */
+static void store_diff(struct lpage *p, uint32_t stamp, const void *cur, const void *before)
 {
-    struct page_entry *e = &mem.pages[page];
-    if (!e->twin)
-        return;
     uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, L.scratch,
-                               mem_diff_bound(mem.page_size));
+    long len = mem_diff_create(cur, before, mem.page_size, L.scratch, mem_diff_bound(mem.page_size));
     if (len < 0)
         log_fatal("internal error: a diff did not fit its bound");
-    mem_twin_drop(page);
     if (len > 0) {
         if (p->ndiffs == p->cap_diffs)
             p->diffs = grow(p->diffs, &p->cap_diffs, sizeof *p->diffs);
@@ -188,9 +192,42 @@ static void make_diff(size_t page, struct lpage *p, uint32_t stamp)
         stats_add(STAT_DIFFS_CREATED, 1);
         stats_add(STAT_DIFF_BYTES, (uint64_t)len);
     }
-    if (p->lazy_stamp == stamp)
-        p->lazy_stamp = 0;
     stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+}
+
+/* Page copies are shared (an interval's "after" is the next one's "before",
+ * and the open interval's twin): frees `b` unless something still uses it. */
+static void release_copy(size_t page, struct lpage *p, unsigned char *b)
+{
+    if (!b || b == mem.pages[page].twin)
+        return;
+    for (uint32_t i = 0; i < p->nlazy; i++)
+        if (p->lazy[i].before == b || p->lazy[i].after == b)
+            return;
+    free(b);
+}
+
+/* Makes the diff of the page's lazy interval i, now. The page must not be
+ * writable while its "after" is the page itself. Caller holds L.lock. */
+static void lazy_take(size_t page, struct lpage *p, uint32_t i)
+{
+    struct lazy z = p->lazy[i];
+    store_diff(p, z.stamp, z.after ? z.after : (unsigned char *)mem_sys(page), z.before);
+    memmove(&p->lazy[i], &p->lazy[i + 1], (p->nlazy - i - 1) * sizeof *p->lazy);
+    p->nlazy--;
+    release_copy(page, p, z.before);
+    release_copy(page, p, z.after);
+}
+
+/* The open interval's writes to the page, as a diff stamped at release;
+ * drops the twin. Caller holds L.lock. */
+static void open_diff(size_t page, struct lpage *p)
+{
+    struct page_entry *e = &mem.pages[page];
+    unsigned char *twin = e->twin;
+    store_diff(p, OPEN_STAMP, mem_sys(page), twin);
+    e->twin = NULL;
+    release_copy(page, p, twin);
 }
 
 /* ---- bringing a page up to date (program thread, fault_lock held) ------ */
@@ -388,11 +425,18 @@ static void lrc_write_fault(size_t page)
     if (e->state == PAGE_INVALID)
         make_valid(page);
     if (e->state != PAGE_WRITE) {
+        uint64_t t1 = clock_ns();
+        unsigned char *twin = malloc(mem.page_size);
+        if (!twin)
+            log_fatal("out of memory for a twin");
+        memcpy(twin, mem_sys(page), mem.page_size);
+        stats_add(STAT_TWINS, 1);
+        stats_add(STAT_T_TWIN_NS, clock_ns() - t1);
         pthread_mutex_lock(&L.lock);
         struct lpage *p = lp(page);
-        if (p->lazy_stamp)
-            make_diff(page, p, p->lazy_stamp); /* the closed interval's writes */
-        mem_twin_make(page);
+        if (p->nlazy && !p->lazy[p->nlazy - 1].after)
+            p->lazy[p->nlazy - 1].after = twin; /* where the last closed interval left it */
+        e->twin = twin;
         pthread_mutex_unlock(&L.lock);
         if (!e->dirty) {
             e->dirty = 1;
@@ -428,8 +472,12 @@ static void lrc_release(void)
         for (uint32_t k = 0; k < p->ndiffs; k++)
             if (p->diffs[k].stamp == OPEN_STAMP)
                 p->diffs[k].stamp = stamp;
-        if (e->twin)
-            p->lazy_stamp = stamp; /* the diff is made when first needed */
+        if (e->twin) { /* the diff is made when first needed */
+            if (p->nlazy == p->cap_lazy)
+                p->lazy = grow(p->lazy, &p->cap_lazy, sizeof *p->lazy);
+            p->lazy[p->nlazy++] = (struct lazy){stamp, e->twin, NULL};
+            e->twin = NULL;
+        }
         if (e->state == PAGE_WRITE) {
             e->state = PAGE_READ;
             mem_protect(page, PROT_READ);
@@ -462,10 +510,12 @@ static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
         note_written(page, p, n[i].version, node);
         if (e->state == PAGE_INVALID)
             continue;
-        /* Our own writes stay in the copy; their diff is made now, while
-         * the twin still tells them apart from the writes to come. */
+        /* Our own writes stay in the copy; their diffs are made now, while
+         * the copies still tell them apart from the diffs to be applied. */
         if (e->twin)
-            make_diff(page, p, e->dirty ? OPEN_STAMP : p->lazy_stamp);
+            open_diff(page, p);
+        else if (p->nlazy && !p->lazy[p->nlazy - 1].after)
+            lazy_take(page, p, p->nlazy - 1);
         e->state = PAGE_INVALID;
         mem_protect(page, PROT_NONE);
         stats_add(STAT_INVALIDATIONS, 1);
@@ -526,9 +576,11 @@ static void lrc_barrier_done(void)
         size_t page = L.touched[i];
         struct lpage *p = lp(page);
         free_page_record(p);
-        if (mem.pages[page].twin && !mem.pages[page].dirty)
-            mem_twin_drop(page);
-        p->lazy_stamp = 0;
+        while (p->nlazy) { /* nobody asked for these diffs: drop the copies */
+            struct lazy z = p->lazy[--p->nlazy];
+            release_copy(page, p, z.before);
+            release_copy(page, p, z.after);
+        }
         free(p->snapshot);
         p->snapshot = p->next_snapshot; /* NULL unless we keep the page */
         p->next_snapshot = NULL;
@@ -568,8 +620,12 @@ static void on_diff_req(int src, const void *msg, size_t len)
     for (uint32_t i = 0; i < r.count; i++) {
         if (stamps[i] == OPEN_STAMP || stamps[i] > L.clock)
             log_fatal("node %d asked for diffs of an interval node %d never closed", src, L.rank);
-        if (p->lazy_stamp == stamps[i])
-            make_diff(r.page, p, stamps[i]); /* the page is read-only: its data is stable */
+        for (uint32_t k = 0; k < p->nlazy; k++)
+            if (p->lazy[k].stamp == stamps[i]) {
+                /* An "after" that is the page itself is read-only here: stable. */
+                lazy_take(r.page, p, k);
+                break;
+            }
     }
     for (uint32_t k = 0; k < p->ndiffs; k++) {
         struct ldiff *d = &p->diffs[k];
