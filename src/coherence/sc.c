@@ -1,0 +1,521 @@
+/*
+ * sc.c — sequential consistency: a single writer or many readers per page,
+ * writes invalidate every other copy (IVY's fixed distributed manager, Li
+ * and Hudak 1989; seed 000's SC).
+ *
+ * Each page has a manager, its home (found as HLRC finds it: a node that
+ * does not know the home asks the page's base node, which decides it or
+ * forwards the request). The manager knows the page's owner — the node
+ * whose copy is current and which sends it — and its copyset, the nodes
+ * holding a valid copy (the owner among them). It runs one transaction per
+ * page at a time and queues the others:
+ *
+ *   read   SC_REQ → manager; SC_FWD → owner, which write-protects its copy
+ *          and sends it (SC_PAGE) to the requester; the requester installs
+ *          it read-only and confirms (SC_DONE); it joins the copyset.
+ *   write  SC_REQ → manager; SC_INV → every other copy holder, each answers
+ *          SC_INV_ACK; then a requester that already holds a copy (always
+ *          current under SC) is granted the right to write (SC_PAGE without
+ *          data), any other gets the page from the owner, which drops its
+ *          own access; SC_DONE makes the requester owner and sole holder.
+ *
+ * At first the home owns the page (zeroed, or whatever the allocator left
+ * there) though its own view may still be unmapped. A node sends itself no
+ * messages (lock.c does the same): where the manager, owner or requester is
+ * this node, the step runs directly, under the same lock.
+ *
+ * Invariants. A page's state and protection change only under S.lock, and
+ * only by a transaction of its manager, so no two changes to one page race.
+ * A node reaches a page only through a transaction, so the manager's
+ * copyset is exact: a node outside it has no access. The requester sends
+ * SC_DONE from the faulting thread once it runs again, not from the handler
+ * that installed the page: until then no other transaction can take the
+ * page away, so the faulting access gets its chance even when the thread
+ * was asleep (without this a writer could lose the page to spinning
+ * readers forever).
+ *
+ * Releases and acquires carry nothing: a write is performed once its store
+ * runs, since nobody else holds a copy; no intervals are created.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "ipc/ipc.h"
+
+enum { REQ_HOME_IS_YOU = 1 }; /* from the base node: it has made the receiver home */
+enum sc_status { ST_DATA = 0, ST_GRANT = 1, ST_UNALLOCATED = 2 };
+
+struct sc_req  { uint32_t page; int32_t requester; uint32_t write, flags; };
+struct sc_fwd  { uint32_t page; int32_t requester; uint32_t write, zero; };
+struct sc_page { uint32_t page; int32_t home; uint32_t status, write; }; /* + the page, if ST_DATA */
+struct sc_one  { uint32_t page, zero; };                                  /* INV, INV_ACK, DONE */
+
+#define SET_WORDS (VT_MAX_NODES / 64)
+
+struct waiter {
+    struct waiter *next;
+    int            requester;
+    bool           write;
+};
+
+/* At the manager, for each page it has been asked about. */
+struct manager {
+    uint64_t       copyset[SET_WORDS];
+    uint64_t       awaiting[SET_WORDS]; /* invalidations not yet acknowledged */
+    int            owner;
+    int            pending;             /* bits set in awaiting */
+    bool           busy;                /* a transaction is under way */
+    bool           write;               /* its kind and requester */
+    int            requester;
+    struct waiter *head, *tail;         /* requests behind it */
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t  lock;  /* every page state, protection and manager record */
+    int              rank, nodes;
+    struct manager **mgr;   /* per page, created on first request */
+    struct manager  *slab;  /* where the next records come from */
+    size_t           slab_left;
+    struct {                /* the request the program waits for */
+        bool     waiting, done;
+        uint32_t page, status;
+    } fetch;
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool set_has(const uint64_t *s, int n) { return s[n / 64] >> (n % 64) & 1; }
+static void set_add(uint64_t *s, int n) { s[n / 64] |= 1ull << (n % 64); }
+static void set_del(uint64_t *s, int n) { s[n / 64] &= ~(1ull << (n % 64)); }
+
+/* Records live as long as the job, so they come from slabs that are never
+ * freed (and that a leak checker, which does not scan the mmap'd table
+ * pointing into them, does not mistake for leaks). */
+#define SLAB_BYTES (64u << 10)
+
+static struct manager *manager_of(size_t page)
+{
+    struct manager *m = S.mgr[page];
+    if (!m) {
+        if (!S.slab_left) {
+            S.slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (S.slab == MAP_FAILED)
+                log_fatal("out of memory for sc's manager records");
+            S.slab_left = SLAB_BYTES / sizeof *S.slab;
+        }
+        m = &S.slab[--S.slab_left]; /* zeroed by mmap */
+        m->owner = S.rank;
+        set_add(m->copyset, S.rank);
+        S.mgr[page] = m;
+    }
+    return m;
+}
+
+/* ---- this node's copy (caller holds S.lock) --------------------------- */
+
+/* Changes this node's access at once, not batched: a page that loses its
+ * write right is copied right after, and must not change meanwhile. */
+static void set_access(size_t page, enum page_state state)
+{
+    struct page_entry *e = &mem.pages[page];
+    if (e->state == state)
+        return;
+    if (state == PAGE_INVALID)
+        stats_add(STAT_INVALIDATIONS, 1);
+    e->state = (uint8_t)state;
+    mem_protect(page, state == PAGE_WRITE ? PROT_READ | PROT_WRITE
+                      : state == PAGE_READ ? PROT_READ : PROT_NONE);
+    mem_protect_flush();
+}
+
+/* The answer to this node's request: the data, if any, is in place. */
+static void complete_fetch(size_t page, int home, enum sc_status status, bool write)
+{
+    if (status != ST_UNALLOCATED) {
+        mem_set_home(page, home);
+        set_access(page, write ? PAGE_WRITE : PAGE_READ);
+    }
+    S.fetch.status = status;
+    S.fetch.done = true;
+    ipc_notify();
+}
+
+static void send_page(int to, size_t page, int home, enum sc_status status, bool write)
+{
+    if (to == S.rank) {
+        if (status == ST_DATA)
+            log_fatal("internal error: node %d would send page %zu to itself", S.rank, page);
+        complete_fetch(page, home, status, write);
+        return;
+    }
+    struct sc_page p = {.page = (uint32_t)page, .home = home, .status = status, .write = write};
+    struct iovec iov[2] = {{.iov_base = &p, .iov_len = sizeof p},
+                           {.iov_base = mem_sys(page), .iov_len = status == ST_DATA ? mem.page_size : 0}};
+    ipc_sendv(to, IPC_SC_PAGE, 0, iov, 2);
+}
+
+/* As the owner: hands the page to `requester`, keeping a read-only copy
+ * or none. */
+static void serve(size_t page, int requester, bool write, int home)
+{
+    set_access(page, write ? PAGE_INVALID
+                     : mem.pages[page].state == PAGE_WRITE ? PAGE_READ : mem.pages[page].state);
+    send_page(requester, page, home, ST_DATA, write);
+    stats_add(STAT_PAGES_SERVED, 1);
+}
+
+/* ---- the manager (caller holds S.lock) -------------------------------- */
+
+/* Every invalidation is acknowledged: the requester gets its access. */
+static void transfer(size_t page, struct manager *m)
+{
+    int r = m->requester;
+    if (set_has(m->copyset, r))
+        send_page(r, page, S.rank, ST_GRANT, m->write);
+    else if (m->owner == S.rank)
+        serve(page, r, m->write, S.rank);
+    else {
+        struct sc_fwd f = {.page = (uint32_t)page, .requester = r, .write = m->write};
+        ipc_send(m->owner, IPC_SC_FWD, 0, &f, sizeof f);
+    }
+}
+
+static void start(size_t page, struct manager *m, int requester, bool write)
+{
+    m->busy = true;
+    m->requester = requester;
+    m->write = write;
+    if (write) {
+        /* A requester without a copy gets the owner's, which the owner
+         * drops as it sends it; every other holder is invalidated. */
+        bool has = set_has(m->copyset, requester);
+        for (int w = 0; w < SET_WORDS; w++) {
+            for (uint64_t bits = m->copyset[w]; bits; bits &= bits - 1) {
+                int n = w * 64 + __builtin_ctzll(bits);
+                if (n == requester || (!has && n == m->owner))
+                    continue;
+                if (n == S.rank) {
+                    set_access(page, PAGE_INVALID);
+                    set_del(m->copyset, n);
+                    continue;
+                }
+                set_add(m->awaiting, n);
+                m->pending++;
+                struct sc_one inv = {.page = (uint32_t)page};
+                ipc_send(n, IPC_SC_INV, 0, &inv, sizeof inv);
+            }
+        }
+        if (m->pending)
+            return;
+    }
+    transfer(page, m);
+}
+
+static void request(size_t page, int requester, bool write)
+{
+    struct manager *m = manager_of(page);
+    if (!m->busy) {
+        start(page, m, requester, write);
+        return;
+    }
+    struct waiter *w = malloc(sizeof *w);
+    if (!w)
+        log_fatal("out of memory queueing a request for page %zu", page);
+    *w = (struct waiter){.requester = requester, .write = write};
+    if (m->tail)
+        m->tail->next = w;
+    else
+        m->head = w;
+    m->tail = w;
+}
+
+static void done(size_t page, int src)
+{
+    struct manager *m = S.mgr[page];
+    if (!m || !m->busy || m->requester != src || m->pending)
+        log_fatal("node %d confirmed a transfer of page %u that node %d did not start; protocol error",
+                  src, (unsigned)page, S.rank);
+    if (m->write) {
+        memset(m->copyset, 0, sizeof m->copyset);
+        m->owner = src;
+    }
+    set_add(m->copyset, src);
+    m->busy = false;
+    struct waiter *w = m->head;
+    if (w) {
+        m->head = w->next;
+        if (!m->head)
+            m->tail = NULL;
+        start(page, m, w->requester, w->write);
+        free(w);
+    }
+}
+
+/* A request, at the node it was sent to: the manager, or the base node
+ * when the requester did not know the home. */
+static void route(const struct sc_req *r, int src)
+{
+    size_t page = r->page;
+    int home = mem_home(page);
+    if (r->flags & REQ_HOME_IS_YOU) {
+        if (mem_base_node(page) != src)
+            log_fatal("node %d named node %d home of page %zu without being its base", src, S.rank, page);
+        if (home < 0)
+            mem_set_home(page, home = S.rank);
+        else if (home != S.rank)
+            log_fatal("node %d named node %d home of page %zu, whose home is node %d; protocol error",
+                      src, S.rank, page, home);
+    } else if (home < 0) {
+        if (mem_base_node(page) != S.rank)
+            log_fatal("node %d asked node %d for page %zu, which it is not the base of", src, S.rank, page);
+        home = mem_home_decide(page, r->requester);
+        if (home < 0) {
+            send_page(r->requester, page, -1, ST_UNALLOCATED, false);
+            return;
+        }
+    }
+    if (home == S.rank)
+        request(page, r->requester, r->write);
+    else if (mem_base_node(page) == S.rank) {
+        struct sc_req f = *r;
+        f.flags = REQ_HOME_IS_YOU;
+        ipc_send(home, IPC_SC_REQ, 0, &f, sizeof f);
+    } else
+        log_fatal("node %d asked node %d for page %zu, which neither manages it nor is its base",
+                  src, S.rank, page);
+}
+
+/* ---- faults (the program's thread) ------------------------------------ */
+
+static bool fetch_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&S.lock);
+    bool d = S.fetch.done;
+    pthread_mutex_unlock(&S.lock);
+    return d;
+}
+
+/* Gets read or write access to the page. Caller holds S.lock, which is
+ * dropped while waiting (handlers run meanwhile, on this thread too). */
+static void acquire(size_t page, bool write)
+{
+    int home = mem_home(page), base = mem_base_node(page);
+    if (home < 0 && base == S.rank) {
+        home = mem_home_decide(page, S.rank);
+        if (home < 0) {
+            pthread_mutex_unlock(&S.lock);
+            mem_crash_unallocated(mem_app(page));
+        }
+    }
+    S.fetch.waiting = true;
+    S.fetch.done = false;
+    S.fetch.page = (uint32_t)page;
+    if (home == S.rank)
+        request(page, S.rank, write);
+    else {
+        struct sc_req r = {.page = (uint32_t)page, .requester = S.rank, .write = write,
+                           .flags = home >= 0 && base == S.rank ? REQ_HOME_IS_YOU : 0};
+        ipc_send(home >= 0 ? home : base, IPC_SC_REQ, 0, &r, sizeof r);
+    }
+    pthread_mutex_unlock(&S.lock);
+    ipc_wait(fetch_done, NULL, 0);
+    pthread_mutex_lock(&S.lock);
+    S.fetch.waiting = false;
+    if (S.fetch.status == ST_UNALLOCATED) {
+        pthread_mutex_unlock(&S.lock);
+        mem_crash_unallocated(mem_app(page));
+    }
+    if (S.fetch.status == ST_DATA)
+        stats_add(STAT_PAGES_FETCHED, 1);
+    home = mem_home(page);
+    if (home == S.rank)
+        done(page, S.rank);
+    else {
+        struct sc_one d = {.page = (uint32_t)page};
+        ipc_send(home, IPC_SC_DONE, 0, &d, sizeof d);
+    }
+}
+
+static void sc_read_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&S.lock);
+    if (mem.pages[page].state == PAGE_INVALID)
+        acquire(page, false);
+    pthread_mutex_unlock(&S.lock);
+    stats_add(STAT_READ_FAULTS, 1);
+    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+}
+
+static void sc_write_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&S.lock);
+    if (mem.pages[page].state != PAGE_WRITE)
+        acquire(page, true);
+    pthread_mutex_unlock(&S.lock);
+    stats_add(STAT_WRITE_FAULTS, 1);
+    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
+}
+
+static void sc_release(void)
+{
+    /* Every write is already performed: nothing to send, no interval. */
+}
+
+static void sc_apply_notices(int node, const struct notice *n, uint32_t count)
+{
+    (void)n;
+    if (count)
+        log_fatal("node %d sent write notices, which sc never makes; protocol error", node);
+}
+
+/* ---- handlers (delivery thread) --------------------------------------- */
+
+static void parse(int src, const void *msg, size_t len, void *body, size_t size, const char *what)
+{
+    if (len != sizeof(struct ipc_hdr) + size)
+        log_fatal("node %d sent a malformed %s", src, what);
+    memcpy(body, (const char *)msg + sizeof(struct ipc_hdr), size);
+    uint32_t page;
+    memcpy(&page, body, sizeof page); /* every body starts with the page */
+    if (page >= mem.npages)
+        log_fatal("node %d sent a malformed %s (page %u)", src, what, page);
+}
+
+static void on_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct sc_req r;
+    parse(src, msg, len, &r, sizeof r, "sc request");
+    if (r.requester < 0 || r.requester >= S.nodes || r.write > 1 || r.flags > REQ_HOME_IS_YOU ||
+        (r.requester != src && !(r.flags & REQ_HOME_IS_YOU)))
+        log_fatal("node %d sent a malformed sc request", src);
+    pthread_mutex_lock(&S.lock);
+    route(&r, src);
+    pthread_mutex_unlock(&S.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_fwd(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct sc_fwd f;
+    parse(src, msg, len, &f, sizeof f, "sc forward");
+    if (f.requester < 0 || f.requester >= S.nodes || f.requester == S.rank || f.write > 1)
+        log_fatal("node %d sent a malformed sc forward", src);
+    pthread_mutex_lock(&S.lock);
+    if (mem_home(f.page) != src)
+        log_fatal("node %d forwarded a request for page %u, which it does not manage", src, f.page);
+    serve(f.page, f.requester, f.write, src);
+    pthread_mutex_unlock(&S.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_inv(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct sc_one m;
+    parse(src, msg, len, &m, sizeof m, "sc invalidation");
+    pthread_mutex_lock(&S.lock);
+    if (mem_home(m.page) != src)
+        log_fatal("node %d invalidated page %u, which it does not manage", src, m.page);
+    set_access(m.page, PAGE_INVALID);
+    pthread_mutex_unlock(&S.lock);
+    ipc_send(src, IPC_SC_INV_ACK, 0, &m, sizeof m);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_inv_ack(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct sc_one m;
+    parse(src, msg, len, &m, sizeof m, "sc invalidation acknowledgement");
+    pthread_mutex_lock(&S.lock);
+    struct manager *mg = S.mgr[m.page];
+    if (!mg || !mg->busy || !set_has(mg->awaiting, src))
+        log_fatal("node %d acknowledged an invalidation of page %u that was not sent", src, m.page);
+    set_del(mg->awaiting, src);
+    set_del(mg->copyset, src);
+    if (--mg->pending == 0)
+        transfer(m.page, mg);
+    pthread_mutex_unlock(&S.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_done(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct sc_one m;
+    parse(src, msg, len, &m, sizeof m, "sc confirmation");
+    pthread_mutex_lock(&S.lock);
+    done(m.page, src);
+    pthread_mutex_unlock(&S.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+/* The page goes straight into its frame, which is unmapped for the program
+ * while it waits (a node that receives data holds no valid copy). */
+static void *place_page(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
+{
+    struct sc_page p;
+    *skip = sizeof(struct ipc_hdr) + sizeof p;
+    if (head_len < *skip)
+        log_fatal("node %d sent a malformed sc page", src);
+    memcpy(&p, (const char *)head + sizeof(struct ipc_hdr), sizeof p);
+    pthread_mutex_lock(&S.lock);
+    bool expected = S.fetch.waiting && !S.fetch.done && p.page == S.fetch.page &&
+                    (p.status != ST_DATA || mem.pages[p.page].state == PAGE_INVALID);
+    pthread_mutex_unlock(&S.lock);
+    if (!expected || p.status > ST_UNALLOCATED || p.write > 1 ||
+        msg_len - *skip != (p.status == ST_DATA ? mem.page_size : 0) ||
+        (p.status != ST_UNALLOCATED && (p.home < 0 || p.home >= S.nodes)))
+        log_fatal("node %d sent an sc page nobody asked for, or a malformed one", src);
+    return mem_sys(p.page);
+}
+
+static void on_page(int src, const void *msg, size_t len)
+{
+    (void)src;
+    (void)len;
+    struct sc_page p;
+    memcpy(&p, (const char *)msg + sizeof(struct ipc_hdr), sizeof p);
+    /* Installed here, under the lock, not by the waiting program: the
+     * page is ours from this moment. */
+    pthread_mutex_lock(&S.lock);
+    complete_fetch(p.page, p.home, p.status, p.write);
+    pthread_mutex_unlock(&S.lock);
+}
+
+static void sc_start(void)
+{
+    S.rank = mem.rank;
+    S.nodes = mem.nodes;
+    if (S.nodes > VT_MAX_NODES)
+        log_fatal("sc supports at most %d nodes", VT_MAX_NODES);
+    S.mgr = mmap(NULL, mem.npages * sizeof *S.mgr, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (S.mgr == MAP_FAILED)
+        log_fatal("cannot map sc's manager table");
+    ipc_register(IPC_SC_REQ, on_req, NULL);
+    ipc_register(IPC_SC_FWD, on_fwd, NULL);
+    ipc_register(IPC_SC_PAGE, on_page, place_page);
+    ipc_register(IPC_SC_INV, on_inv, NULL);
+    ipc_register(IPC_SC_INV_ACK, on_inv_ack, NULL);
+    ipc_register(IPC_SC_DONE, on_done, NULL);
+}
+
+const struct coherence_ops sc_ops = {
+    .name = "sc",
+    .start = sc_start,
+    .read_fault = sc_read_fault,
+    .write_fault = sc_write_fault,
+    .release = sc_release,
+    .apply_notices = sc_apply_notices,
+};
