@@ -7,7 +7,8 @@ DSM_STATE const struct coherence_ops *coh;
 #include <string.h>
 
 /* Every protocol; CONFIG_PROTOCOLS (runtime/config.h) lists their names. */
-static const struct coherence_ops *const protocols[] = {&hlrc_ops, &lrc_ops, &sc_ops};
+static const struct coherence_ops *const protocols[] = {&hlrc_ops, &lrc_ops, &sc_ops, &erc_inv_ops,
+                                                       &erc_upd_ops};
 
 const struct coherence_ops *coherence_find(const char *name)
 {

@@ -42,8 +42,10 @@ struct coherence_ops {
 };
 
 extern const struct coherence_ops hlrc_ops;
-extern const struct coherence_ops lrc_ops;
+extern const struct coherence_ops erc_inv_ops;
+extern const struct coherence_ops erc_upd_ops;
 extern const struct coherence_ops sc_ops;
+extern const struct coherence_ops lrc_ops;
 /* lrc collects its diffs at the first barrier after this many notices
  * (DSM_LRC_GC_NOTICES). */
 extern uint64_t lrc_gc_notices;

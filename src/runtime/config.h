@@ -14,7 +14,7 @@
 
 /* The coherence protocols' names (coherence.c has their table); dsmrun
  * --protocol checks its argument against them. */
-#define CONFIG_PROTOCOLS "hlrc|lrc|sc"
+#define CONFIG_PROTOCOLS "hlrc|lrc|sc|erc-inv|erc-upd"
 
 struct dsm_config {
     double   peer_timeout_s;   /* DSM_PEER_TIMEOUT */

@@ -1,0 +1,713 @@
+/*
+ * erc.c — eager release consistency, home-based, with multiple writers:
+ * SCASH (seed 003; Harada et al., 1999), in its invalidate (`erc-inv`) and
+ * update (`erc-upd`) variants.
+ *
+ * Every page has a home holding its current contents and a *copyset*: the
+ * nodes it has served the page to that may still hold a copy. A writer
+ * elsewhere keeps a twin from its first write; at its release it sends the
+ * home a diff of each page it wrote. The home applies the diff, then
+ * invalidates every other member of the copyset (erc-inv: they drop out of
+ * it) or sends them the diff to apply (erc-upd: they stay), and answers the
+ * writer only once every member has acknowledged. So when a release
+ * completes, no node holds a copy without its writes, and an acquire needs
+ * nothing: no intervals, no write notices.
+ *
+ * The home's own writes to a page others hold are announced the same way
+ * at its release (erc-upd diffs them against a twin taken at the home's
+ * first write while the page is shared), and the page is write-protected
+ * again. A home page nobody else holds stays writable across releases;
+ * serving it write-protects it, so the home's next write is seen (the copy
+ * just served holds every earlier one).
+ *
+ * Members acknowledge at once, from the delivery thread, so the home never
+ * waits: each invalidation or update in flight is a pending record with a
+ * count of acknowledgements still due. A member that has the page dirty
+ * write-protects it, sends its own diff home (ahead of its acknowledgement:
+ * per-peer order), then drops it (erc-inv); its next release waits for that
+ * diff's acknowledgement like any other. An update is applied to the page
+ * and to its twin, so the member's own diff never carries another writer's
+ * words.
+ *
+ * Homes are fixed; a page whose home is not yet known here is requested
+ * from its base node (the owner of the arena it lies in), which decides the
+ * home, serves it, forwards the request, or makes the requester home (first
+ * touch), and names the home in the reply: the base node always knows each
+ * page's home, as SCASH's does.
+ *
+ * Locks: `fault_lock` makes the program's protocol actions (a fault, a
+ * release) one at a time. `lock` guards every page state change, the
+ * directory and the pending records, on whichever thread; protections are
+ * changed and flushed under it. It is never held across ipc_wait: a handler
+ * run by the waiting thread takes it.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "ipc/ipc.h"
+
+enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
+
+/* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
+ * receiver is the page's home (block, cyclic): the home learns it so. */
+enum { REQ_HOME_IS_YOU = 1 };
+struct page_req { uint32_t page; int32_t requester; uint32_t flags, zero; };
+struct page_rep { uint32_t page; int32_t home; uint32_t status, zero; };
+struct diff_hdr { uint32_t page, zero; };
+struct diff_ack { uint32_t page, zero; };
+/* ERC_INV and ERC_UPD (the diff follows); ERC_ACK sends it back. */
+struct erc_note { uint32_t page, slot, gen, zero; };
+
+#define DIR_CHUNK_PAGES 4096
+
+/* A home's directory, for DIR_CHUNK_PAGES pages, made when the home first
+ * serves one of them: the region has millions of pages, few of them shared. */
+struct dir_chunk {
+    /* The home wrote the page since its last release while others held it. */
+    uint8_t  wrote_shared[DIR_CHUNK_PAGES];
+    uint32_t pending[DIR_CHUNK_PAGES]; /* its first pending record, plus one */
+    uint64_t copyset[];  /* E.words per page */
+};
+
+/* At a home: an invalidation or update in flight, for a diff from `writer`
+ * (or for this node's own release). */
+struct pending {
+    uint32_t  gen;      /* bumped at each reuse, so a stale ack is caught */
+    int32_t   writer;   /* -1: free */
+    uint32_t  page;
+    int32_t   left;     /* acknowledgements still due */
+    uint32_t  next;     /* the page's next pending record, plus one */
+    uint64_t *targets;  /* the nodes that owe one */
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t    fault_lock;
+    pthread_mutex_t    lock;
+    bool               update;      /* erc-upd */
+    int                rank, nodes;
+    size_t             words;       /* uint64_t per copyset */
+    struct {                        /* the fetch the program waits for */
+        bool     waiting, done;
+        uint32_t page, status;
+    } fetch;
+    uint32_t          *dirty;       /* pages written since the last release (program only) */
+    size_t             ndirty, cap;
+    int                outstanding; /* our diffs and notes not yet acknowledged */
+    unsigned char     *diffbuf;
+    struct dir_chunk **dir;
+    struct pending    *pend;
+    size_t             npend;
+    uint32_t          *free_slots;
+    size_t             nfree;
+} E = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void lock(void) { pthread_mutex_lock(&E.lock); }
+
+/* Every protection change made under the lock takes effect before it is
+ * dropped: the batch in mem_protect is not thread-safe, and a handler's
+ * decision must not be undone by a change still pending. */
+static void unlock(void)
+{
+    mem_protect_flush();
+    pthread_mutex_unlock(&E.lock);
+}
+
+static void set_state(size_t page, enum page_state s)
+{
+    static const int prot[] = {PROT_NONE, PROT_READ, PROT_READ | PROT_WRITE};
+    mem.pages[page].state = (uint8_t)s;
+    mem_protect(page, prot[s]);
+}
+
+/* ---- the directory (at homes; caller holds E.lock) -------------------- */
+
+static struct dir_chunk *chunk_of(size_t page, bool create)
+{
+    struct dir_chunk **c = &E.dir[page / DIR_CHUNK_PAGES];
+    if (!*c && create) {
+        *c = calloc(1, sizeof **c + DIR_CHUNK_PAGES * E.words * sizeof(uint64_t));
+        if (!*c)
+            log_fatal("out of memory for the page directory");
+    }
+    return *c;
+}
+
+/* The page's copyset, or NULL where no page of its chunk was ever served. */
+static uint64_t *copyset_of(size_t page, bool create)
+{
+    struct dir_chunk *c = chunk_of(page, create);
+    return c ? c->copyset + (page % DIR_CHUNK_PAGES) * E.words : NULL;
+}
+
+static bool set_empty(const uint64_t *s)
+{
+    for (size_t i = 0; s && i < E.words; i++)
+        if (s[i])
+            return false;
+    return true;
+}
+
+static bool set_has(const uint64_t *s, int node) { return (s[node / 64] >> (node % 64)) & 1; }
+
+/* ---- invalidations and updates, at the home --------------------------- */
+
+/* Sends ERC_INV, or ERC_UPD with the diff, to every node of `targets` and
+ * records what their acknowledgements complete: `writer`'s diff, or this
+ * node's release (counted in E.outstanding). Returns false when targets is
+ * empty: nothing to wait for. Caller holds E.lock. */
+static bool send_notes(size_t page, int writer, const uint64_t *targets, const void *diff, size_t len)
+{
+    if (set_empty(targets))
+        return false;
+    if (!E.nfree) {
+        size_t n = E.npend ? E.npend * 2 : 64;
+        struct pending *p = realloc(E.pend, n * sizeof *p);
+        uint32_t *f = realloc(E.free_slots, n * sizeof *f);
+        if (!p || !f)
+            log_fatal("out of memory for pending invalidations");
+        E.pend = p;
+        E.free_slots = f;
+        for (size_t i = n; i-- > E.npend;) {
+            p[i] = (struct pending){.writer = -1, .targets = calloc(E.words, sizeof(uint64_t))};
+            if (!p[i].targets)
+                log_fatal("out of memory for pending invalidations");
+            f[E.nfree++] = (uint32_t)i;
+        }
+        E.npend = n;
+    }
+    uint32_t slot = E.free_slots[--E.nfree];
+    struct pending *p = &E.pend[slot];
+    p->gen++;
+    p->writer = writer;
+    p->page = (uint32_t)page;
+    p->left = 0;
+    memcpy(p->targets, targets, E.words * sizeof *targets);
+    struct dir_chunk *c = chunk_of(page, true);
+    p->next = c->pending[page % DIR_CHUNK_PAGES];
+    c->pending[page % DIR_CHUNK_PAGES] = slot + 1;
+    if (writer == E.rank)
+        E.outstanding++;
+    struct erc_note n = {.page = (uint32_t)page, .slot = slot, .gen = p->gen};
+    struct iovec iov[2] = {{.iov_base = &n, .iov_len = sizeof n},
+                           {.iov_base = (void *)diff, .iov_len = E.update ? len : 0}};
+    for (int node = 0; node < E.nodes; node++) {
+        if (!set_has(targets, node))
+            continue;
+        p->left++;
+        ipc_sendv(node, E.update ? IPC_ERC_UPD : IPC_ERC_INV, 0, iov, 2);
+    }
+    return true;
+}
+
+static void pending_done(struct pending *p)
+{
+    uint32_t *link = &chunk_of(p->page, false)->pending[p->page % DIR_CHUNK_PAGES];
+    while (*link != (uint32_t)(p - E.pend) + 1)
+        link = &E.pend[*link - 1].next;
+    *link = p->next;
+    if (p->writer == E.rank) {
+        E.outstanding--;
+        ipc_notify();
+    } else {
+        struct diff_ack a = {.page = p->page};
+        ipc_send(p->writer, IPC_DIFF_ACK, 0, &a, sizeof a);
+    }
+    p->writer = -1;
+    E.free_slots[E.nfree++] = (uint32_t)(p - E.pend);
+}
+
+/* Announces a diff of `page` (from `writer`, or this node's own) to the
+ * other holders of the page. Caller holds E.lock. */
+static bool announce(size_t page, int writer, const void *diff, size_t len)
+{
+    uint64_t *s = copyset_of(page, false);
+    if (!s)
+        return false;
+    uint64_t targets[VT_MAX_NODES / 64];
+    memcpy(targets, s, E.words * sizeof *s);
+    if (!E.update) {
+        /* A node whose invalidation of this page is still unanswered may
+         * not have seen it yet: it left the copyset when that was sent,
+         * but a release that completed before it acted could pass it a
+         * lock it would use with its stale copy. It is sent another, which
+         * it answers only after the first (per-peer order). */
+        struct dir_chunk *c = chunk_of(page, false);
+        for (uint32_t i = c->pending[page % DIR_CHUNK_PAGES]; i; i = E.pend[i - 1].next)
+            for (size_t w = 0; w < E.words; w++)
+                targets[w] |= E.pend[i - 1].targets[w];
+    }
+    if (writer != E.rank)
+        targets[writer / 64] &= ~(1ull << (writer % 64));
+    if (!E.update) /* invalidated copies leave the copyset; the writer's stays */
+        for (size_t i = 0; i < E.words; i++)
+            s[i] &= ~targets[i];
+    return send_notes(page, writer, targets, diff, len);
+}
+
+/* ---- faults ----------------------------------------------------------- */
+
+static bool fetch_done(void *arg)
+{
+    (void)arg;
+    lock();
+    bool d = E.fetch.done;
+    unlock();
+    return d;
+}
+
+/* Makes an invalid page valid (read-only) — unless an invalidation that
+ * followed the reply already took it again: the access then faults anew.
+ * Caller holds fault_lock. */
+static void make_valid(size_t page)
+{
+    int home = mem_home(page), base = mem_base_node(page);
+    if (home < 0 && base == E.rank) {
+        home = mem_home_decide(page, E.rank);
+        if (home < 0)
+            mem_crash_unallocated(mem_app(page));
+    }
+    if (home == E.rank) {
+        lock();
+        if (mem.pages[page].state == PAGE_INVALID)
+            set_state(page, PAGE_READ);
+        unlock();
+        return;
+    }
+    struct page_req req = {.page = (uint32_t)page, .requester = E.rank,
+                           .flags = base == E.rank ? REQ_HOME_IS_YOU : 0};
+    lock();
+    E.fetch.waiting = true;
+    E.fetch.done = false;
+    E.fetch.page = (uint32_t)page;
+    unlock();
+    ipc_send(home >= 0 ? home : base, IPC_PAGE_REQ, 0, &req, sizeof req);
+    ipc_wait(fetch_done, NULL, 0);
+    lock();
+    E.fetch.waiting = false;
+    uint32_t status = E.fetch.status;
+    unlock();
+    if (status == REP_UNALLOCATED)
+        mem_crash_unallocated(mem_app(page));
+    if (status == REP_DATA)
+        stats_add(STAT_PAGES_FETCHED, 1);
+}
+
+static void erc_read_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&E.fault_lock);
+    if (mem.pages[page].state == PAGE_INVALID)
+        make_valid(page);
+    pthread_mutex_unlock(&E.fault_lock);
+    stats_add(STAT_READ_FAULTS, 1);
+    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+}
+
+static void erc_write_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&E.fault_lock);
+    struct page_entry *e = &mem.pages[page];
+    if (e->state == PAGE_INVALID)
+        make_valid(page);
+    lock();
+    if (e->state == PAGE_READ) {
+        if (mem_home(page) != E.rank) {
+            mem_twin_make(page);
+        } else {
+            struct dir_chunk *c = chunk_of(page, false);
+            if (c && !set_empty(copyset_of(page, false))) {
+                c->wrote_shared[page % DIR_CHUNK_PAGES] = 1;
+                /* A twin kept since an earlier write still tells every
+                 * change the copies lack: keep it. */
+                if (E.update && !e->twin)
+                    mem_twin_make(page);
+            }
+        }
+        set_state(page, PAGE_WRITE);
+        if (!e->dirty) {
+            if (E.ndirty == E.cap) {
+                E.cap = E.cap ? E.cap * 2 : 256;
+                E.dirty = realloc(E.dirty, E.cap * sizeof *E.dirty);
+                if (!E.dirty)
+                    log_fatal("out of memory for the dirty-page list");
+            }
+            E.dirty[E.ndirty++] = (uint32_t)page;
+            e->dirty = 1;
+        }
+    }
+    unlock();
+    pthread_mutex_unlock(&E.fault_lock);
+    stats_add(STAT_WRITE_FAULTS, 1);
+    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
+}
+
+/* ---- release ---------------------------------------------------------- */
+
+/* Encodes the page's changes since its twin into E.diffbuf and drops the
+ * twin. Caller holds E.lock, and the page is not writable in the
+ * application view. Returns the diff's length. */
+static size_t take_diff(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    long len = mem_diff_create(mem_sys(page), mem.pages[page].twin, mem.page_size, E.diffbuf,
+                               mem_diff_bound(mem.page_size));
+    if (len < 0)
+        log_fatal("internal error: a diff did not fit its bound");
+    mem_twin_drop(page);
+    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+    if (len) {
+        stats_add(STAT_DIFFS_CREATED, 1);
+        stats_add(STAT_DIFF_BYTES, (uint64_t)len);
+    }
+    return (size_t)len;
+}
+
+/* Sends a non-home page's diff home, if it changed. Caller holds E.lock. */
+static void send_diff(size_t page)
+{
+    size_t len = take_diff(page);
+    if (!len)
+        return;
+    int home = mem_home(page);
+    if (home < 0 || home == E.rank)
+        log_fatal("internal error: page %zu has a twin but no other home", page);
+    E.outstanding++;
+    struct diff_hdr d = {.page = (uint32_t)page};
+    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
+                           {.iov_base = E.diffbuf, .iov_len = len}};
+    ipc_sendv(home, IPC_DIFF, 0, iov, 2);
+}
+
+/* Whether a home page's copies lack some of its writes. Caller holds
+ * E.lock. */
+static bool home_wrote_shared(size_t page)
+{
+    struct dir_chunk *c = chunk_of(page, false);
+    return c && c->wrote_shared[page % DIR_CHUNK_PAGES];
+}
+
+/* A home page's changes, to the nodes holding it. Caller holds E.lock, and
+ * the page is not writable in the application view. */
+static void announce_home_page(size_t page)
+{
+    if (!home_wrote_shared(page))
+        return; /* nobody else holds it, or the copies hold every write */
+    chunk_of(page, false)->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
+    if (!E.update) {
+        announce(page, E.rank, NULL, 0);
+        return;
+    }
+    if (!mem.pages[page].twin)
+        log_fatal("internal error: home page %zu was written while shared, without a twin", page);
+    size_t len = take_diff(page);
+    if (len)
+        announce(page, E.rank, E.diffbuf, len);
+}
+
+static bool all_acked(void *arg)
+{
+    (void)arg;
+    lock();
+    bool d = E.outstanding == 0;
+    unlock();
+    return d;
+}
+
+static void erc_release(void)
+{
+    pthread_mutex_lock(&E.fault_lock);
+    if (!E.ndirty && all_acked(NULL)) {
+        pthread_mutex_unlock(&E.fault_lock);
+        return;
+    }
+    lock();
+    /* Write-protect first, in as few calls as the pages allow, so that
+     * every diff below is final. */
+    for (size_t i = 0; i < E.ndirty; i++) {
+        size_t page = E.dirty[i];
+        bool home = mem_home(page) == E.rank;
+        /* A home page whose copies go now is likely fetched again soon:
+         * protected here, in a batch, rather than by the serve, where the
+         * mprotect (a TLB shootdown while our thread runs) would delay the
+         * fetch; the home's next write costs a local fault instead. */
+        if (mem.pages[page].state == PAGE_WRITE && (!home || home_wrote_shared(page)))
+            set_state(page, PAGE_READ);
+    }
+    mem_protect_flush();
+    for (size_t i = 0; i < E.ndirty; i++) {
+        size_t page = E.dirty[i];
+        if (mem_home(page) == E.rank)
+            announce_home_page(page);
+        else if (mem.pages[page].twin) /* else an invalidation sent it already */
+            send_diff(page);
+    }
+    unlock();
+    /* Waits also for the diffs invalidations took since the last release. */
+    uint64_t t0 = clock_ns();
+    ipc_wait(all_acked, NULL, 0);
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
+    for (size_t i = 0; i < E.ndirty; i++)
+        mem.pages[E.dirty[i]].dirty = 0;
+    E.ndirty = 0;
+    pthread_mutex_unlock(&E.fault_lock);
+}
+
+static void erc_apply_notices(int node, const struct notice *n, uint32_t count)
+{
+    (void)n;
+    log_fatal("node %d passed %u write notices; erc makes none (mixed protocols?)", node, count);
+}
+
+/* ---- handlers (delivery thread, or a waiting program thread) ---------- */
+
+static void reply(int to, size_t page, enum rep_status status, int home)
+{
+    struct page_rep r = {.page = (uint32_t)page, .home = home, .status = status};
+    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
+                           {.iov_base = mem_sys(page), .iov_len = status == REP_DATA ? mem.page_size : 0}};
+    ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
+}
+
+/* At the home: the requester joins the copyset, and the page is sent. */
+static void serve(int to, size_t page)
+{
+    lock();
+    uint64_t *s = copyset_of(page, true);
+    s[to / 64] |= 1ull << (to % 64);
+    /* Our writes so far travel with the copy; later ones must fault. */
+    if (mem.pages[page].state == PAGE_WRITE)
+        set_state(page, PAGE_READ);
+    mem_protect_flush();
+    /* Sent under the lock: no invalidation or update of this page may
+     * overtake the copy to the new member. */
+    reply(to, page, REP_DATA, E.rank);
+    unlock();
+    stats_add(STAT_PAGES_SERVED, 1);
+}
+
+static void on_page_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct page_req r;
+    if (len != sizeof(struct ipc_hdr) + sizeof r)
+        log_fatal("node %d sent a malformed page request", src);
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes || r.requester == E.rank ||
+        r.flags > REQ_HOME_IS_YOU || r.zero)
+        log_fatal("node %d sent a malformed page request", src);
+    int home = mem_home(r.page);
+    if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
+        if (mem_base_node(r.page) != src)
+            log_fatal("node %d named node %d home of page %u without being its base", src, E.rank, r.page);
+        mem_set_home(r.page, E.rank);
+        home = E.rank;
+    } else if (home < 0) {
+        if (mem_base_node(r.page) != E.rank)
+            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, E.rank, r.page);
+        home = mem_home_decide(r.page, r.requester);
+    }
+    if (home < 0)
+        reply(r.requester, r.page, REP_UNALLOCATED, -1);
+    else if (home == r.requester)
+        reply(r.requester, r.page, REP_YOU_ARE_HOME, home);
+    else if (home != E.rank) {
+        r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
+        ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
+    } else
+        serve(r.requester, r.page);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
+{
+    struct page_rep r;
+    *skip = sizeof(struct ipc_hdr) + sizeof r;
+    if (head_len < *skip || msg_len < *skip)
+        log_fatal("node %d sent a malformed page reply", src);
+    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    lock();
+    bool expected = E.fetch.waiting && !E.fetch.done && r.page == E.fetch.page;
+    unlock();
+    size_t data = msg_len - *skip;
+    if (!expected || r.status > REP_UNALLOCATED || r.zero ||
+        data != (r.status == REP_DATA ? mem.page_size : 0) ||
+        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= mem.nodes)) ||
+        (r.status == REP_DATA && r.home != src) || (r.status == REP_YOU_ARE_HOME && r.home != E.rank))
+        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
+    /* Into the system view: the page is invalid here, nobody reads it. */
+    return mem_sys(r.page);
+}
+
+static void on_page_rep(int src, const void *msg, size_t len)
+{
+    (void)src;
+    (void)len;
+    struct page_rep r;
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    lock();
+    /* The home is recorded here, not by the waiting program: a request
+     * the base node forwards to us right behind a first-touch reply must
+     * find us already home. And the page is valid from here on, so that
+     * an invalidation right behind this reply finds it valid and takes it. */
+    if (r.status != REP_UNALLOCATED) {
+        mem_set_home(r.page, r.home);
+        if (mem.pages[r.page].state == PAGE_INVALID)
+            set_state(r.page, PAGE_READ);
+    }
+    E.fetch.status = r.status;
+    E.fetch.done = true;
+    unlock();
+    ipc_notify();
+}
+
+static void on_diff(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_hdr d;
+    size_t fixed = sizeof(struct ipc_hdr) + sizeof d;
+    if (len < fixed)
+        log_fatal("node %d sent a malformed diff", src);
+    memcpy(&d, (const char *)msg + sizeof(struct ipc_hdr), sizeof d);
+    if (d.page >= mem.npages || mem_home(d.page) != E.rank)
+        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, E.rank);
+    const char *diff = (const char *)msg + fixed;
+    size_t dlen = len - fixed;
+    if (d.zero || mem_diff_check(diff, dlen, mem.page_size) < 0)
+        log_fatal("node %d sent a malformed diff for page %u", src, d.page);
+    lock();
+    mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen);
+    /* Our own next diff of the page must not carry these words. */
+    if (mem.pages[d.page].twin)
+        mem_diff_apply(mem.pages[d.page].twin, mem.page_size, diff, dlen);
+    if (!announce(d.page, src, diff, dlen)) {
+        struct diff_ack a = {.page = d.page};
+        ipc_send(src, IPC_DIFF_ACK, 0, &a, sizeof a);
+    }
+    unlock();
+    stats_add(STAT_DIFFS_APPLIED, 1);
+    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_diff_ack(int src, const void *msg, size_t len)
+{
+    struct diff_ack a;
+    if (len != sizeof(struct ipc_hdr) + sizeof a)
+        log_fatal("node %d sent a malformed diff acknowledgement", src);
+    memcpy(&a, (const char *)msg + sizeof(struct ipc_hdr), sizeof a);
+    lock();
+    if (a.page >= mem.npages || a.zero || mem_home(a.page) != src || E.outstanding <= 0)
+        log_fatal("node %d acknowledged a diff that was not sent", src);
+    E.outstanding--;
+    unlock();
+    ipc_notify();
+}
+
+/* ERC_INV and ERC_UPD, at a node holding a copy. */
+static void on_note(int src, const void *msg, size_t len, bool update)
+{
+    uint64_t t0 = clock_ns();
+    struct erc_note n;
+    size_t fixed = sizeof(struct ipc_hdr) + sizeof n;
+    if (len < fixed || (!update && len != fixed))
+        log_fatal("node %d sent a malformed %s", src, update ? "update" : "invalidation");
+    memcpy(&n, (const char *)msg + sizeof(struct ipc_hdr), sizeof n);
+    if (n.page >= mem.npages || n.zero || update != E.update || mem_home(n.page) != src)
+        log_fatal("node %d sent an %s for page %u, which it is not the home of here", src,
+                  update ? "update" : "invalidation", n.page);
+    const char *diff = (const char *)msg + fixed;
+    size_t dlen = len - fixed;
+    if (update && mem_diff_check(diff, dlen, mem.page_size) < 0)
+        log_fatal("node %d sent a malformed update for page %u", src, n.page);
+    struct page_entry *e = &mem.pages[n.page];
+    lock();
+    if (update) {
+        /* On the page and on its twin: our own diff carries only our words. */
+        if (e->state != PAGE_INVALID) {
+            mem_diff_apply(mem_sys(n.page), mem.page_size, diff, dlen);
+            if (e->twin)
+                mem_diff_apply(e->twin, mem.page_size, diff, dlen);
+        }
+    } else if (e->state != PAGE_INVALID) {
+        set_state(n.page, PAGE_INVALID);
+        if (e->twin) {
+            /* Protected before the diff is taken, so no write is lost;
+             * the diff reaches the home before our acknowledgement. */
+            mem_protect_flush();
+            send_diff(n.page);
+        }
+        stats_add(STAT_INVALIDATIONS, 1);
+    }
+    unlock();
+    ipc_send(src, IPC_ERC_ACK, 0, &n, sizeof n);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_inv(int src, const void *msg, size_t len) { on_note(src, msg, len, false); }
+static void on_upd(int src, const void *msg, size_t len) { on_note(src, msg, len, true); }
+
+static void on_ack(int src, const void *msg, size_t len)
+{
+    struct erc_note n;
+    if (len != sizeof(struct ipc_hdr) + sizeof n)
+        log_fatal("node %d sent a malformed invalidation acknowledgement", src);
+    memcpy(&n, (const char *)msg + sizeof(struct ipc_hdr), sizeof n);
+    lock();
+    struct pending *p = n.slot < E.npend ? &E.pend[n.slot] : NULL;
+    if (!p || p->writer < 0 || p->gen != n.gen || p->page != n.page || n.zero || !set_has(p->targets, src))
+        log_fatal("node %d acknowledged an invalidation or update that was not sent", src);
+    p->targets[src / 64] &= ~(1ull << (src % 64));
+    if (--p->left == 0)
+        pending_done(p);
+    unlock();
+}
+
+static void erc_start(bool update)
+{
+    E.update = update;
+    E.rank = mem.rank;
+    E.nodes = mem.nodes;
+    E.words = ((size_t)mem.nodes + 63) / 64;
+    E.diffbuf = malloc(mem_diff_bound(mem.page_size));
+    E.dir = calloc((mem.npages + DIR_CHUNK_PAGES - 1) / DIR_CHUNK_PAGES, sizeof *E.dir);
+    if (!E.diffbuf || !E.dir)
+        log_fatal("out of memory starting the %s protocol", update ? "erc-upd" : "erc-inv");
+    if (mem.nodes > VT_MAX_NODES)
+        log_fatal("erc: at most %d nodes", VT_MAX_NODES);
+    ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
+    ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);
+    ipc_register(IPC_DIFF, on_diff, NULL);
+    ipc_register(IPC_DIFF_ACK, on_diff_ack, NULL);
+    ipc_register(update ? IPC_ERC_UPD : IPC_ERC_INV, update ? on_upd : on_inv, NULL);
+    ipc_register(IPC_ERC_ACK, on_ack, NULL);
+}
+
+static void erc_inv_start(void) { erc_start(false); }
+static void erc_upd_start(void) { erc_start(true); }
+
+const struct coherence_ops erc_inv_ops = {
+    .name = "erc-inv",
+    .start = erc_inv_start,
+    .read_fault = erc_read_fault,
+    .write_fault = erc_write_fault,
+    .release = erc_release,
+    .apply_notices = erc_apply_notices,
+};
+
+const struct coherence_ops erc_upd_ops = {
+    .name = "erc-upd",
+    .start = erc_upd_start,
+    .read_fault = erc_read_fault,
+    .write_fault = erc_write_fault,
+    .release = erc_release,
+    .apply_notices = erc_apply_notices,
+};
