@@ -43,7 +43,7 @@
     X(DIFFS_CREATED,       "diffs created")                                    \
     X(DIFF_BYTES,          "diff bytes created")                               \
     X(DIFFS_APPLIED,       "diffs applied (as home)")                          \
-    X(INVALIDATIONS,       "pages invalidated by write notices")               \
+    X(INVALIDATIONS,       "pages invalidated (write notices, invalidations)") \
     X(INTERVALS,           "intervals (releases that wrote something)")        \
     X(WRITE_NOTICES,       "write notices received")                           \
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
