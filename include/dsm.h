@@ -104,6 +104,11 @@ void dsm_cond_broadcast(int cond);
  * to measure a program's parallel section without its set-up. */
 void dsm_stats_reset(void);
 
+/* Takes this node's statistics as they are now for the report, which then
+ * leaves out what follows (a program's checks after its timed section);
+ * dsm_stats_reset starts counting again. */
+void dsm_stats_freeze(void);
+
 /* ---- Ports and messages (seed 004, NORMA IPC/DE semantics) --------------
  *
  * A port is a message queue owned by one node and named (node, name). Any

@@ -71,6 +71,7 @@ void par_barrier(void) { dsm_barrier(); }
 void par_lock(int id) { dsm_lock(id); }
 void par_unlock(int id) { dsm_unlock(id); }
 static void stats_reset(void) { dsm_stats_reset(); }
+static void stats_freeze(void) { dsm_stats_freeze(); }
 
 int main(int argc, char **argv)
 {
@@ -128,6 +129,7 @@ static pthread_mutex_t *lock_of(int id)
 void par_lock(int id) { pthread_mutex_lock(lock_of(id)); }
 void par_unlock(int id) { pthread_mutex_unlock(lock_of(id)); }
 static void stats_reset(void) {}
+static void stats_freeze(void) {}
 
 struct thread_arg { int id, argc, rc; char **argv; };
 
@@ -192,6 +194,7 @@ void par_barrier(void) {}
 void par_lock(int id) { (void)id; }
 void par_unlock(int id) { (void)id; }
 static void stats_reset(void) {}
+static void stats_freeze(void) {}
 
 int main(int argc, char **argv) { return par_main(argc, argv); }
 #endif
@@ -213,6 +216,7 @@ double par_timer_stop(void)
 {
     par_barrier();
     double s = par_now() - timer_t0;
+    stats_freeze();
     par_bcast(&s, sizeof s, 0);
     return s;
 }

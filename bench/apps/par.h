@@ -52,8 +52,9 @@ void par_unlock(int id);
 double par_now(void);    /* seconds, monotonic */
 
 /* Collective. Start: a barrier, then this process's DSM statistics are
- * reset so they cover the timed section alone. Stop: a barrier; returns
- * the section's seconds (as process 0 measured them) on every process. */
+ * reset so they cover the timed section alone. Stop: a barrier, the
+ * statistics are frozen for the report (dsmrun --stats); returns the
+ * section's seconds (as process 0 measured them) on every process. */
 void   par_timer_start(void);
 double par_timer_stop(void);
 

@@ -36,6 +36,8 @@ struct node_report {
 static DSM_STATE struct {
     pthread_mutex_t     lock;
     uint64_t            start_ns; /* report_start: the end of dsm_startup */
+    bool                frozen;   /* dsm_stats_freeze: `held` is the report */
+    struct node_report  held;
     struct node_report *table;    /* at node 0: one per node */
     bool               *reported; /* at node 0: which nodes have reported */
     int                 received;
@@ -77,6 +79,27 @@ void dsm_stats_reset(void)
         atomic_store_explicit(&stats_bytes_by_type[i], 0, memory_order_relaxed);
     }
     rep.start_ns = clock_ns();
+    rep.frozen = false;
+}
+
+/* This node's statistics now; the total is its time since startup (or
+ * since dsm_stats_reset). */
+static void take(struct node_report *r)
+{
+    atomic_store_explicit(&stats_counters[STAT_T_TOTAL_NS], clock_ns() - rep.start_ns,
+                          memory_order_relaxed);
+    for (int c = 0; c < STAT_COUNT; c++)
+        r->counters[c] = stats_get((enum stats_counter)c);
+    for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {
+        r->msgs[t] = atomic_load_explicit(&stats_msgs_by_type[t], memory_order_relaxed);
+        r->bytes[t] = atomic_load_explicit(&stats_bytes_by_type[t], memory_order_relaxed);
+    }
+}
+
+void dsm_stats_freeze(void)
+{
+    take(&rep.held);
+    rep.frozen = true;
 }
 
 void report_start(void)
@@ -406,16 +429,11 @@ void report_finish(void)
 {
     if (!wanted())
         return;
-    /* The total is this node's time from the end of startup to now. */
-    atomic_store_explicit(&stats_counters[STAT_T_TOTAL_NS], clock_ns() - rep.start_ns,
-                          memory_order_relaxed);
     struct node_report mine;
-    for (int c = 0; c < STAT_COUNT; c++)
-        mine.counters[c] = stats_get((enum stats_counter)c);
-    for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {
-        mine.msgs[t] = atomic_load_explicit(&stats_msgs_by_type[t], memory_order_relaxed);
-        mine.bytes[t] = atomic_load_explicit(&stats_bytes_by_type[t], memory_order_relaxed);
-    }
+    if (rep.frozen)
+        mine = rep.held;
+    else
+        take(&mine);
     int rc = ipc_send(0, IPC_STATS, 0, &mine, sizeof mine);
     if (rc)
         log_fatal("cannot send the statistics report to node 0: %s", strerror(-rc));
