@@ -2,6 +2,9 @@
 BUILD    ?= build
 TYPE     ?= RelWithDebInfo
 CMAKE_FLAGS ?=
+# Tests run side by side, one per core: most of a multi-node test's time is
+# its processes waiting on each other, not computing.
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps test demo bench clean
 
@@ -18,7 +21,7 @@ deps:
 	@tools/install-deps.sh
 
 test: all
-	@cd $(BUILD) && ctest --output-on-failure --timeout 300
+	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure --timeout 300
 
 demo: all
 	@$(BUILD)/tools/dsmrun -n 4 --stats $(BUILD)/bench/sor

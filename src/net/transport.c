@@ -428,7 +428,7 @@ int net_send(int dst, const struct iovec *iov, int iovcnt)
 static void send_marker(int dst, uint16_t flag, uint64_t now)
 {
     struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0);
-    t->phash = wire_payload_hash(&net.keys, t->payload, 0);
+    t->phash = wire_payload_hash(&net.keys, NULL, 0);
     enqueue(dst, t, now);
     push_unsent(dst, now);
 }
@@ -438,10 +438,9 @@ static void send_control(int dst, uint16_t kind, const void *payload, size_t len
     struct {
         struct wire_hdr h;
         unsigned char   body[256];
-    } d;
+    } d = {0};   /* all of it: -O3 cannot see that only len bytes are read */
     if (len > sizeof d.body)
         len = sizeof d.body;
-    memset(&d.h, 0, sizeof d.h);
     d.h.magic = WIRE_MAGIC;
     d.h.kind = kind;
     d.h.job = net.job;
