@@ -147,14 +147,10 @@ static const struct ep_class *parse_args(int argc, char **argv, int *help)
             *help = 1;
             return NULL;
         } else if (!strcmp(argv[i], "--size") && v) {
-            if (!strcmp(v, "test"))
-                c = &classes[0];
-            else if (!strcmp(v, "quick"))
-                c = &classes[1];
-            else if (!strcmp(v, "full"))
-                c = &classes[2];
-            else
+            int k = par_size_index(v); /* classes S, W, A */
+            if (k < 0)
                 return NULL;
+            c = &classes[k];
             i++;
         } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
             const struct ep_class *found = NULL;

@@ -238,3 +238,12 @@ int par_report(const char *app, const char *size, double seconds, bool ok, const
     par_barrier();
     return all ? 0 : 1;
 }
+
+int par_size_index(const char *word)
+{
+    static const char *const names[] = {"test", "quick", "full"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(word, names[i]))
+            return i;
+    return -1;
+}

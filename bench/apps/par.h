@@ -67,4 +67,7 @@ int par_report(const char *app, const char *size, double seconds, bool ok, const
 /* Ends the whole job at once with a message: for bad options and broken
  * invariants. */
 __attribute__((noreturn, format(printf, 1, 2))) void par_die(const char *fmt, ...);
+
+/* Every application's `--size test|quick|full`: 0, 1 or 2; -1 for any other word. */
+int par_size_index(const char *word);
 #endif
