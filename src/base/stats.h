@@ -38,6 +38,7 @@
     X(READ_FAULTS,         "read faults")                                      \
     X(WRITE_FAULTS,        "write faults")                                     \
     X(PAGES_FETCHED,       "pages fetched from their home")                    \
+    X(PAGES_PULLED,        "of which refreshed at an acquire, without a fault") \
     X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
     X(TWINS,               "twins made")                                       \
     X(DIFFS_CREATED,       "diffs created")                                    \

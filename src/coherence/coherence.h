@@ -36,6 +36,8 @@ struct coherence_ops {
     void (*release)(void);
     /* Applies another node's write notices (on acquire). */
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
+    /* Optional: called when an acquire has applied all its notices. */
+    void (*notices_applied)(void);
     /* Optional: called on every node at the end of every barrier, when all
      * nodes have seen the same intervals; may itself call dsm_barrier. */
     void (*barrier_done)(void);

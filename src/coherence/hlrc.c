@@ -11,18 +11,37 @@
  * version named. A fault then fetches the whole page from its home: one
  * request, one reply received straight into the page's frame.
  *
- * A home page no other node has ever fetched stays writable across
- * releases and needs no notice: nobody holds a copy to invalidate. When
- * the home first serves it, the page joins the home's "newly shared" list,
- * and the home's next release announces it and write-protects it like any
- * other (the fetched copy may lack the home's writes of that interval).
+ * The home's own writes need no twin and no diff, but its release must
+ * announce those that other nodes' copies lack. A home page no other node
+ * has fetched needs nothing: it stays writable, and nobody holds a copy to
+ * invalidate. A shared home page that the home may write is *tracked*: it
+ * has a snapshot, the content every copy elsewhere holds (fetches are
+ * served from the snapshot, diffs are applied to both), and at each
+ * release the home compares the page with its snapshot: if they differ, the
+ * version advances, a notice goes out and the snapshot is refreshed. So a
+ * page the home writes every interval costs a compare and a copy per
+ * release instead of a write fault and a write-protect (on this machine
+ * each is tens of µs, and serialises with the other CPU's page-table work),
+ * and a page fetched after the home's last write is never announced (no
+ * needless invalidation). A tracked page unchanged for RETIRE_AFTER
+ * releases is write-protected and forgets its snapshot; the home's next
+ * write faults and tracks it again.
+ *
+ * A page this node keeps re-reading (fetched again after a notice
+ * invalidated it) earns PULL_CREDIT *pulls*: the next acquires that bring
+ * a notice for it fetch the new version at once, all such pages of the
+ * acquire together, into the page as it stands (through the system view,
+ * while the program waits in the acquire), instead of invalidating it and
+ * taking a fault, a round trip and two protection changes at the first
+ * read. When the credit is spent the page is invalidated as usual, and
+ * earns more only by being read again: a page no longer read costs at
+ * most PULL_CREDIT needless fetches.
  *
  * Invariant: a home applies every diff before the release that made it
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
- * The home's own writes need no twin: its release only advances the
- * version. A dirty page that a notice invalidates first sends its diff, so
- * no local write is lost, and its notice goes out at the next release.
+ * A dirty page that a notice invalidates first sends its diff, so no local
+ * write is lost, and its notice goes out at the next release.
  *
  * Homes are fixed; a page whose home is not yet known here is requested
  * from its base node (the owner of the arena it lies in), which serves it,
@@ -53,6 +72,15 @@ struct diff_ack { uint32_t page, idx, version, zero; };
 
 struct dirty_page { uint32_t page, version; };
 
+/* Releases a tracked home page may stay unchanged before it is
+ * write-protected and its snapshot dropped: a page read by others but no
+ * longer written (a finished result) stops costing compares. */
+#define RETIRE_AFTER 2
+
+/* Acquires that refresh a re-read page in place before it must fault
+ * again to show it is still read. */
+#define PULL_CREDIT 8
+
 static DSM_STATE struct {
     pthread_mutex_t    fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t    lock;        /* versions, the dirty list, the fetch slot */
@@ -62,10 +90,13 @@ static DSM_STATE struct {
         uint32_t page, version, status;
         int      home;
     } fetch;
-    struct dirty_page *dirty;
+    struct dirty_page *dirty;         /* pages written here, homed elsewhere */
     size_t             ndirty, cap;
-    uint32_t          *newly_shared;  /* home pages first served while writable */
-    size_t             nshared, cap_shared;
+    uint32_t          *tracked;       /* home pages with a snapshot (under lock) */
+    size_t             ntracked, cap_tracked;
+    uint32_t          *pulls;         /* pages refreshed by the current acquire */
+    size_t             npulls, cap_pulls;
+    size_t             pulls_due;     /* of them, replies still to come (under lock) */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
 } H = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -79,6 +110,25 @@ static bool fetch_done(void *arg)
     bool d = H.fetch.done;
     pthread_mutex_unlock(&H.lock);
     return d;
+}
+
+/* Gives a home page a snapshot of its present content and puts it on the
+ * tracked list. Caller holds H.lock. */
+static void track(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    e->twin = malloc(mem.page_size);
+    if (!e->twin)
+        log_fatal("out of memory for the snapshot of a shared page");
+    memcpy(e->twin, mem_sys(page), mem.page_size);
+    e->quiet = 0;
+    if (H.ntracked == H.cap_tracked) {
+        H.cap_tracked = H.cap_tracked ? H.cap_tracked * 2 : 256;
+        H.tracked = realloc(H.tracked, H.cap_tracked * sizeof *H.tracked);
+        if (!H.tracked)
+            log_fatal("out of memory for the tracked-page list");
+    }
+    H.tracked[H.ntracked++] = (uint32_t)page;
 }
 
 /* Makes an invalid page valid (read-only). Caller holds fault_lock. */
@@ -110,9 +160,14 @@ static void make_valid(size_t page)
         if (status == REP_DATA) {
             e->version = H.fetch.version;
             stats_add(STAT_PAGES_FETCHED, 1);
+            if (e->reread)
+                e->pull = PULL_CREDIT;
+            e->reread = 0;
         }
     }
+    pthread_mutex_lock(&H.lock); /* the delivery thread reads a home page's state */
     e->state = PAGE_READ;
+    pthread_mutex_unlock(&H.lock);
     mem_protect(page, PROT_READ);
     mem_protect_flush();
 }
@@ -135,9 +190,19 @@ static void hlrc_write_fault(size_t page)
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
-    if (e->state != PAGE_WRITE) {
-        if (mem_home(page) != H.rank)
-            mem_twin_make(page);
+    if (e->state != PAGE_WRITE && mem_home(page) == H.rank) {
+        /* Under the lock, so that a fetch served meanwhile either comes
+         * before (the page is then shared, and tracked here) or sees it
+         * writable (and tracks it itself). */
+        pthread_mutex_lock(&H.lock);
+        if (e->shared && !e->twin)
+            track(page);
+        e->state = PAGE_WRITE;
+        pthread_mutex_unlock(&H.lock);
+        mem_protect(page, PROT_READ | PROT_WRITE);
+        mem_protect_flush();
+    } else if (e->state != PAGE_WRITE) {
+        mem_twin_make(page);
         if (!e->dirty) {
             pthread_mutex_lock(&H.lock);
             if (H.ndirty == H.cap) {
@@ -200,65 +265,74 @@ static bool diffs_acked(void *arg)
     return d;
 }
 
-/* Home pages served to another node for the first time since the last
- * release: writable here, so their writes would go unannounced. */
-static size_t take_newly_shared(uint32_t **out)
+/* Announces the home's own writes: each tracked page that differs from its
+ * snapshot gets a new version and a notice in n (from n[count]), and its
+ * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
+ * write-protected and untracked. Only the first `limit` tracked pages are
+ * looked at: any after them were tracked by fetches served during this
+ * release, while the program writes nothing, so they cannot differ yet.
+ * Returns the new count. Caller holds fault_lock. */
+static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit)
 {
+    uint32_t *retired = malloc((limit ? limit : 1) * sizeof *retired);
+    if (!retired)
+        log_fatal("out of memory for write notices");
+    size_t nretired = 0, kept = 0;
     pthread_mutex_lock(&H.lock);
-    size_t n = H.nshared;
-    *out = NULL;
-    if (n) {
-        *out = malloc(n * sizeof **out);
-        if (!*out)
-            log_fatal("out of memory for write notices");
-        memcpy(*out, H.newly_shared, n * sizeof **out);
-        H.nshared = 0;
+    for (size_t i = 0; i < H.ntracked; i++) {
+        size_t page = H.tracked[i];
+        struct page_entry *e = &mem.pages[page];
+        if (i < limit) {
+            if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
+                memcpy(e->twin, mem_sys(page), mem.page_size);
+                e->quiet = 0;
+                n[count++] = (struct notice){(uint32_t)page, ++e->version};
+            } else if (++e->quiet >= RETIRE_AFTER) {
+                free(e->twin);
+                e->twin = NULL;
+                if (e->state == PAGE_WRITE) {
+                    e->state = PAGE_READ;
+                    retired[nretired++] = (uint32_t)page;
+                }
+                continue;
+            }
+        }
+        H.tracked[kept++] = (uint32_t)page;
     }
+    H.ntracked = kept;
     pthread_mutex_unlock(&H.lock);
-    return n;
+    /* Outside the lock (an mprotect is slow here): until the program runs
+     * on, nothing writes these pages, so serving them from the page itself
+     * is already right. */
+    for (size_t i = 0; i < nretired; i++)
+        mem_protect(retired[i], PROT_READ);
+    free(retired);
+    return count;
 }
 
 static void hlrc_release(void)
 {
     pthread_mutex_lock(&H.fault_lock);
-    uint32_t *shared;
-    size_t nshared = take_newly_shared(&shared);
-    if (!H.ndirty && !nshared) {
+    pthread_mutex_lock(&H.lock);
+    size_t ntracked = H.ntracked;
+    pthread_mutex_unlock(&H.lock);
+    if (!H.ndirty && !ntracked) {
         pthread_mutex_unlock(&H.fault_lock);
         return;
     }
-    struct notice *n = malloc((H.ndirty + nshared) * sizeof *n);
+    struct notice *n = malloc((H.ndirty + ntracked + 1) * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
-    uint32_t count = 0;
     for (size_t i = 0; i < H.ndirty; i++) {
         size_t page = H.dirty[i].page;
         struct page_entry *e = &mem.pages[page];
-        if (mem_home(page) == H.rank) {
-            if (!e->shared)
-                continue; /* nobody else has a copy: stays writable, no notice */
-            pthread_mutex_lock(&H.lock);
-            H.dirty[i].version = ++e->version;
-            pthread_mutex_unlock(&H.lock);
-        } else
-            flush_page(page);
+        flush_page(page);
         if (e->state == PAGE_WRITE) {
             e->state = PAGE_READ;
             mem_protect(page, PROT_READ);
         }
     }
-    for (size_t i = 0; i < nshared; i++) {
-        struct page_entry *e = &mem.pages[shared[i]];
-        if (e->dirty || e->state != PAGE_WRITE)
-            continue; /* announced above, or not written since it was last */
-        pthread_mutex_lock(&H.lock);
-        uint32_t v = ++e->version;
-        pthread_mutex_unlock(&H.lock);
-        n[count++] = (struct notice){shared[i], v};
-        e->state = PAGE_READ;
-        mem_protect(shared[i], PROT_READ);
-    }
-    free(shared);
+    uint32_t count = announce_home_writes(n, 0, ntracked);
     mem_protect_flush();
     uint64_t t0 = clock_ns();
     ipc_wait(diffs_acked, NULL, 0);
@@ -270,17 +344,72 @@ static void hlrc_release(void)
         e->dirty = 0;
         e->flushed = 0;
         if (!d->version)
-            continue; /* written, but nothing changed (or a private home page) */
+            continue; /* written, but nothing changed */
         n[count++] = (struct notice){d->page, d->version};
         /* Our copy is the home's new version only if no other writer's
          * diff came in between; otherwise a later notice will tell. */
-        if (mem_home(d->page) != H.rank && e->state != PAGE_INVALID && d->version == e->version + 1)
+        if (e->state != PAGE_INVALID && d->version == e->version + 1)
             e->version = d->version;
     }
     H.ndirty = 0;
     if (count)
         interval_create(n, count);
     free(n);
+    pthread_mutex_unlock(&H.fault_lock);
+}
+
+/* Asks the page's home for its latest version, to be received into the
+ * page as it stands (hlrc_notices_applied waits). Caller holds fault_lock. */
+static void pull(size_t page)
+{
+    if (H.npulls == H.cap_pulls) {
+        H.cap_pulls = H.cap_pulls ? H.cap_pulls * 2 : 64;
+        H.pulls = realloc(H.pulls, H.cap_pulls * sizeof *H.pulls);
+        if (!H.pulls)
+            log_fatal("out of memory for the pull list");
+    }
+    H.pulls[H.npulls++] = (uint32_t)page;
+    struct page_entry *e = &mem.pages[page];
+    pthread_mutex_lock(&H.lock);
+    e->pulling = 1;
+    H.pulls_due++;
+    pthread_mutex_unlock(&H.lock);
+    struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank};
+    ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
+}
+
+static bool pulls_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&H.lock);
+    bool d = H.pulls_due == 0;
+    pthread_mutex_unlock(&H.lock);
+    return d;
+}
+
+/* The acquire's pulls: every home has applied every diff of the intervals
+ * just applied before it let the acquire happen, so a reply is at least
+ * the version needed; should one not be (a notice that came after the
+ * pull was sent), the page is invalidated as usual. */
+static void hlrc_notices_applied(void)
+{
+    pthread_mutex_lock(&H.fault_lock);
+    if (H.npulls) {
+        ipc_wait(pulls_done, NULL, 0);
+        for (size_t i = 0; i < H.npulls; i++) {
+            struct page_entry *e = &mem.pages[H.pulls[i]];
+            stats_add(STAT_PAGES_FETCHED, 1);
+            stats_add(STAT_PAGES_PULLED, 1);
+            if (e->version < e->need) {
+                e->state = PAGE_INVALID;
+                e->reread = 1;
+                mem_protect(H.pulls[i], PROT_NONE);
+                stats_add(STAT_INVALIDATIONS, 1);
+            }
+        }
+        H.npulls = 0;
+        mem_protect_flush();
+    }
     pthread_mutex_unlock(&H.fault_lock);
 }
 
@@ -297,11 +426,17 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
         if (n[i].version > e->need)
             e->need = n[i].version;
         pthread_mutex_unlock(&H.lock);
-        if (e->state == PAGE_INVALID || e->version >= n[i].version)
-            continue;
+        if (e->state == PAGE_INVALID || e->version >= n[i].version || e->pulling)
+            continue; /* a pull in flight brings the home's latest */
         if (e->dirty)
             flush_page(page); /* keep our own writes: they go home first */
+        else if (e->pull) {
+            e->pull--;
+            pull(page);
+            continue;
+        }
         e->state = PAGE_INVALID;
+        e->reread = 1;
         mem_protect(page, PROT_NONE);
         stats_add(STAT_INVALIDATIONS, 1);
     }
@@ -311,11 +446,12 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 
 /* ---- handlers (delivery thread) --------------------------------------- */
 
-static void reply(int to, size_t page, enum rep_status status, uint32_t version, int home)
+static void reply(int to, size_t page, enum rep_status status, uint32_t version, int home,
+                  const void *data)
 {
     struct page_rep r = {.page = (uint32_t)page, .version = version, .home = home, .status = status};
     struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
-                           {.iov_base = mem_sys(page), .iov_len = status == REP_DATA ? mem.page_size : 0}};
+                           {.iov_base = (void *)data, .iov_len = status == REP_DATA ? mem.page_size : 0}};
     ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
 }
 
@@ -340,34 +476,28 @@ static void on_page_req(int src, const void *msg, size_t len)
         home = mem_home_decide(r.page, r.requester);
     }
     if (home < 0)
-        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1);
+        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1, NULL);
     else if (home == r.requester)
-        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home);
+        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, NULL);
     else if (home != H.rank) {
         r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
         ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
     }
     else {
+        /* Served under the lock: from the snapshot, if the page has one
+         * or is writable here (then it gets one), else from the page,
+         * which the home cannot write without the fault that tracks it. */
+        struct page_entry *e = &mem.pages[r.page];
         pthread_mutex_lock(&H.lock);
-        uint32_t v = mem.pages[r.page].version;
-        pthread_mutex_unlock(&H.lock);
+        uint32_t v = e->version;
         if (v < r.need)
             log_fatal("internal error: home of page %u is at version %u, node %d needs %u",
                       r.page, v, r.requester, r.need);
-        struct page_entry *e = &mem.pages[r.page];
-        if (!e->shared) {
-            pthread_mutex_lock(&H.lock);
-            e->shared = 1;
-            if (H.nshared == H.cap_shared) {
-                H.cap_shared = H.cap_shared ? H.cap_shared * 2 : 256;
-                H.newly_shared = realloc(H.newly_shared, H.cap_shared * sizeof *H.newly_shared);
-                if (!H.newly_shared)
-                    log_fatal("out of memory for the shared-page list");
-            }
-            H.newly_shared[H.nshared++] = r.page;
-            pthread_mutex_unlock(&H.lock);
-        }
-        reply(r.requester, r.page, REP_DATA, v, H.rank);
+        e->shared = 1;
+        if (!e->twin && e->state == PAGE_WRITE)
+            track(r.page);
+        reply(r.requester, r.page, REP_DATA, v, H.rank, e->twin ? e->twin : mem_sys(r.page));
+        pthread_mutex_unlock(&H.lock);
         stats_add(STAT_PAGES_SERVED, 1);
     }
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
@@ -381,7 +511,8 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
         log_fatal("node %d sent a malformed page reply", src);
     memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
     pthread_mutex_lock(&H.lock);
-    bool expected = H.fetch.waiting && !H.fetch.done && r.page == H.fetch.page;
+    bool expected = (H.fetch.waiting && !H.fetch.done && r.page == H.fetch.page) ||
+                    (r.page < mem.npages && mem.pages[r.page].pulling && r.status == REP_DATA);
     pthread_mutex_unlock(&H.lock);
     size_t data = msg_len - *skip;
     if (!expected || r.status > REP_UNALLOCATED ||
@@ -403,10 +534,17 @@ static void on_page_rep(int src, const void *msg, size_t len)
     if (r.status != REP_UNALLOCATED)
         mem_set_home(r.page, r.home);
     pthread_mutex_lock(&H.lock);
-    H.fetch.version = r.version;
-    H.fetch.status = r.status;
-    H.fetch.home = r.home;
-    H.fetch.done = true;
+    struct page_entry *e = &mem.pages[r.page];
+    if (e->pulling) {
+        e->version = r.version;
+        e->pulling = 0;
+        H.pulls_due--;
+    } else {
+        H.fetch.version = r.version;
+        H.fetch.status = r.status;
+        H.fetch.home = r.home;
+        H.fetch.done = true;
+    }
     pthread_mutex_unlock(&H.lock);
     ipc_notify();
 }
@@ -422,7 +560,9 @@ static void on_diff(int src, const void *msg, size_t len)
     if (d.page >= mem.npages || mem_home(d.page) != H.rank)
         log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, H.rank);
     pthread_mutex_lock(&H.lock);
-    if (mem_diff_apply(mem_sys(d.page), mem.page_size, (const char *)msg + fixed, len - fixed))
+    void *snap = mem.pages[d.page].twin;
+    if (mem_diff_apply(mem_sys(d.page), mem.page_size, (const char *)msg + fixed, len - fixed) ||
+        (snap && mem_diff_apply(snap, mem.page_size, (const char *)msg + fixed, len - fixed)))
         log_fatal("node %d sent a malformed diff for page %u", src, d.page);
     uint32_t v = ++mem.pages[d.page].version;
     pthread_mutex_unlock(&H.lock);
@@ -468,4 +608,5 @@ const struct coherence_ops hlrc_ops = {
     .write_fault = hlrc_write_fault,
     .release = hlrc_release,
     .apply_notices = hlrc_apply_notices,
+    .notices_applied = hlrc_notices_applied,
 };

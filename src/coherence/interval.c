@@ -175,6 +175,8 @@ void interval_apply(int from, const void *data, size_t len)
     }
     if (p != end)
         log_fatal("node %d sent write notices with trailing bytes", from);
+    if (coh->notices_applied)
+        coh->notices_applied();
 }
 
 void interval_gc(void)

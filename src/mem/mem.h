@@ -19,21 +19,25 @@
 
 enum page_state { PAGE_INVALID = 0, PAGE_READ = 1, PAGE_WRITE = 2 };
 
-/* Per-page state. Only the application thread changes state, dirty and
- * twin; version and need may also be read by the delivery thread, under
- * mem.lock. */
+/* Per-page state. Only the application thread changes dirty; state and
+ * twin too, except where a protocol says otherwise (hlrc's home pages);
+ * version and need may also be read by the delivery thread, under the
+ * protocol's lock. */
 struct page_entry {
     uint8_t  state;    /* enum page_state: mirrors the application view */
     uint8_t  dirty;    /* written in the current interval */
     uint8_t  flushed;  /* its diff already went home in the current interval */
     uint8_t  shared;   /* at the home: some other node has fetched it */
     int16_t  home1;    /* home node plus one; 0 while unknown here (zeroed tables) */
-    uint16_t spare2;
+    uint16_t quiet;    /* hlrc, at the home: releases since the snapshot last changed */
     uint32_t version;  /* version of this node's copy (at the home: the home's) */
     uint32_t need;     /* highest version a write notice applied here named */
     uint32_t dirty_idx;/* its entry in the protocol's dirty list, while dirty */
-    uint32_t spare3;
-    void    *twin;     /* pristine copy while dirty (not at the home) */
+    uint8_t  reread;   /* hlrc: invalidated by a notice since its last fetch */
+    uint8_t  pull;     /* hlrc: acquires that may still refresh it in place */
+    uint8_t  pulling;  /* hlrc: a refresh is in flight */
+    uint8_t  spare3;
+    void    *twin;     /* pristine copy while dirty; at an hlrc home, the snapshot */
 };
 
 struct mem_region {
