@@ -39,6 +39,7 @@
     X(WRITE_FAULTS,        "write faults")                                     \
     X(PAGES_FETCHED,       "pages fetched from their home")                    \
     X(PAGES_PULLED,        "of which refreshed at an acquire, without a fault") \
+    X(PAGES_AHEAD,         "of which read ahead of a fault")                   \
     X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
     X(TWINS,               "twins made")                                       \
     X(DIFFS_CREATED,       "diffs created")                                    \

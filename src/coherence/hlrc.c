@@ -63,10 +63,15 @@
 enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
 
 /* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
- * receiver is the page's home (block, cyclic): the home learns it so. */
-enum { REQ_HOME_IS_YOU = 1 };
+ * receiver is the page's home (block, cyclic): the home learns it so. The
+ * base also tells, in the bits above REQ_RUN_SHIFT, how many pages after
+ * this one have the same home (at most HOME_RUN_MAX); the reply passes
+ * that on (`run`), and the requester learns their home with it, so that it
+ * can read them ahead, and fetch them later, without asking the base. */
+enum { REQ_HOME_IS_YOU = 1, REQ_RUN_SHIFT = 8 };
+#define HOME_RUN_MAX 64
 struct page_req { uint32_t page, need; int32_t requester; uint32_t flags; };
-struct page_rep { uint32_t page, version; int32_t home; uint32_t status; };
+struct page_rep { uint32_t page, version; int32_t home; uint32_t status, run; };
 struct diff_hdr { uint32_t page, idx; };
 struct diff_ack { uint32_t page, idx, version, zero; };
 
@@ -80,6 +85,9 @@ struct dirty_page { uint32_t page, version; };
 /* Acquires that refresh a re-read page in place before it must fault
  * again to show it is still read. */
 #define PULL_CREDIT 8
+
+/* Pages fetched ahead of a read fault at most (see read_ahead). */
+#define READ_AHEAD_MAX 16
 
 static DSM_STATE struct {
     pthread_mutex_t    fault_lock;  /* one protocol action of the program at a time */
@@ -97,6 +105,8 @@ static DSM_STATE struct {
     uint32_t          *pulls;         /* pages refreshed by the current acquire */
     size_t             npulls, cap_pulls;
     size_t             pulls_due;     /* of them, replies still to come (under lock) */
+    size_t             ahead_next;    /* the page a read-ahead run would fault on next */
+    unsigned           ahead_run;     /* faults in that run so far */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
 } H = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -131,8 +141,91 @@ static void track(size_t page)
     H.tracked[H.ntracked++] = (uint32_t)page;
 }
 
+/* Asks the page's home for its latest version, received into the page as
+ * it stands; settle_pulls waits. `stat` counts why. Caller holds
+ * fault_lock. */
+static void pull(size_t page, enum stats_counter stat)
+{
+    if (H.npulls == H.cap_pulls) {
+        H.cap_pulls = H.cap_pulls ? H.cap_pulls * 2 : 64;
+        H.pulls = realloc(H.pulls, H.cap_pulls * sizeof *H.pulls);
+        if (!H.pulls)
+            log_fatal("out of memory for the pull list");
+    }
+    H.pulls[H.npulls++] = (uint32_t)page;
+    struct page_entry *e = &mem.pages[page];
+    pthread_mutex_lock(&H.lock);
+    e->pulling = 1;
+    H.pulls_due++;
+    pthread_mutex_unlock(&H.lock);
+    struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank};
+    ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
+    stats_add(STAT_PAGES_FETCHED, 1);
+    stats_add(stat, 1);
+}
+
+static bool pulls_done(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&H.lock);
+    bool d = H.pulls_due == 0;
+    pthread_mutex_unlock(&H.lock);
+    return d;
+}
+
+/* Waits for the pulls in flight and settles their pages: valid
+ * (read-only) at the version received; or invalid, should that version be
+ * older than a notice has named since the request went out (the homes
+ * applied every diff of what this node has acquired before letting it
+ * acquire, so this is a safeguard). Caller holds fault_lock. */
+static void settle_pulls(void)
+{
+    if (!H.npulls)
+        return;
+    ipc_wait(pulls_done, NULL, 0);
+    for (size_t i = 0; i < H.npulls; i++) {
+        size_t page = H.pulls[i];
+        struct page_entry *e = &mem.pages[page];
+        if (e->version < e->need) {
+            if (e->state != PAGE_INVALID) {
+                e->state = PAGE_INVALID;
+                e->reread = 1;
+                mem_protect(page, PROT_NONE);
+                stats_add(STAT_INVALIDATIONS, 1);
+            }
+        } else if (e->state == PAGE_INVALID) {
+            e->state = PAGE_READ;
+            mem_protect(page, PROT_READ);
+        }
+    }
+    H.npulls = 0;
+    mem_protect_flush();
+}
+
+/* Read-ahead: after a run of read faults on consecutive pages of one home,
+ * the next fault also fetches the invalid pages after it of that home,
+ * 2, 4, ... up to READ_AHEAD_MAX of them, in the same round trip. Caller
+ * holds fault_lock; the faulting page's request is out. */
+static void read_ahead(size_t page, int home)
+{
+    if (page != H.ahead_next)
+        H.ahead_run = 0;
+    size_t depth = H.ahead_run ? (size_t)1 << (H.ahead_run < 5 ? H.ahead_run : 5) : 0;
+    if (depth > READ_AHEAD_MAX)
+        depth = READ_AHEAD_MAX;
+    size_t q = page + 1;
+    for (; q <= page + depth && q < mem.npages; q++) {
+        struct page_entry *e = &mem.pages[q];
+        if (e->state != PAGE_INVALID || mem_home(q) != home || e->pulling)
+            break;
+        pull(q, STAT_PAGES_AHEAD);
+    }
+    H.ahead_next = q;
+    H.ahead_run++;
+}
+
 /* Makes an invalid page valid (read-only). Caller holds fault_lock. */
-static void make_valid(size_t page)
+static void make_valid(size_t page, bool ahead)
 {
     struct page_entry *e = &mem.pages[page];
     int home = mem_home(page);
@@ -150,6 +243,8 @@ static void make_valid(size_t page)
         H.fetch.page = (uint32_t)page;
         pthread_mutex_unlock(&H.lock);
         ipc_send(home >= 0 ? home : mem_base_node(page), IPC_PAGE_REQ, 0, &req, sizeof req);
+        if (ahead && home >= 0)
+            read_ahead(page, home);
         ipc_wait(fetch_done, NULL, 0);
         pthread_mutex_lock(&H.lock);
         H.fetch.waiting = false;
@@ -169,6 +264,7 @@ static void make_valid(size_t page)
     e->state = PAGE_READ;
     pthread_mutex_unlock(&H.lock);
     mem_protect(page, PROT_READ);
+    settle_pulls();
     mem_protect_flush();
 }
 
@@ -177,7 +273,7 @@ static void hlrc_read_fault(size_t page)
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&H.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page);
+        make_valid(page, true);
     pthread_mutex_unlock(&H.fault_lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
@@ -189,7 +285,7 @@ static void hlrc_write_fault(size_t page)
     pthread_mutex_lock(&H.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
-        make_valid(page);
+        make_valid(page, false);
     if (e->state != PAGE_WRITE && mem_home(page) == H.rank) {
         /* Under the lock, so that a fetch served meanwhile either comes
          * before (the page is then shared, and tracked here) or sees it
@@ -358,58 +454,11 @@ static void hlrc_release(void)
     pthread_mutex_unlock(&H.fault_lock);
 }
 
-/* Asks the page's home for its latest version, to be received into the
- * page as it stands (hlrc_notices_applied waits). Caller holds fault_lock. */
-static void pull(size_t page)
-{
-    if (H.npulls == H.cap_pulls) {
-        H.cap_pulls = H.cap_pulls ? H.cap_pulls * 2 : 64;
-        H.pulls = realloc(H.pulls, H.cap_pulls * sizeof *H.pulls);
-        if (!H.pulls)
-            log_fatal("out of memory for the pull list");
-    }
-    H.pulls[H.npulls++] = (uint32_t)page;
-    struct page_entry *e = &mem.pages[page];
-    pthread_mutex_lock(&H.lock);
-    e->pulling = 1;
-    H.pulls_due++;
-    pthread_mutex_unlock(&H.lock);
-    struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank};
-    ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
-}
-
-static bool pulls_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&H.lock);
-    bool d = H.pulls_due == 0;
-    pthread_mutex_unlock(&H.lock);
-    return d;
-}
-
-/* The acquire's pulls: every home has applied every diff of the intervals
- * just applied before it let the acquire happen, so a reply is at least
- * the version needed; should one not be (a notice that came after the
- * pull was sent), the page is invalidated as usual. */
+/* The acquire's pulls (see hlrc_apply_notices). */
 static void hlrc_notices_applied(void)
 {
     pthread_mutex_lock(&H.fault_lock);
-    if (H.npulls) {
-        ipc_wait(pulls_done, NULL, 0);
-        for (size_t i = 0; i < H.npulls; i++) {
-            struct page_entry *e = &mem.pages[H.pulls[i]];
-            stats_add(STAT_PAGES_FETCHED, 1);
-            stats_add(STAT_PAGES_PULLED, 1);
-            if (e->version < e->need) {
-                e->state = PAGE_INVALID;
-                e->reread = 1;
-                mem_protect(H.pulls[i], PROT_NONE);
-                stats_add(STAT_INVALIDATIONS, 1);
-            }
-        }
-        H.npulls = 0;
-        mem_protect_flush();
-    }
+    settle_pulls();
     pthread_mutex_unlock(&H.fault_lock);
 }
 
@@ -432,7 +481,7 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
             flush_page(page); /* keep our own writes: they go home first */
         else if (e->pull) {
             e->pull--;
-            pull(page);
+            pull(page, STAT_PAGES_PULLED);
             continue;
         }
         e->state = PAGE_INVALID;
@@ -447,9 +496,10 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 /* ---- handlers (delivery thread) --------------------------------------- */
 
 static void reply(int to, size_t page, enum rep_status status, uint32_t version, int home,
-                  const void *data)
+                  size_t run, const void *data)
 {
-    struct page_rep r = {.page = (uint32_t)page, .version = version, .home = home, .status = status};
+    struct page_rep r = {.page = (uint32_t)page, .version = version, .home = home, .status = status,
+                         .run = (uint32_t)run};
     struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
                            {.iov_base = (void *)data, .iov_len = status == REP_DATA ? mem.page_size : 0}};
     ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
@@ -462,12 +512,22 @@ static void on_page_req(int src, const void *msg, size_t len)
     if (len != sizeof(struct ipc_hdr) + sizeof r)
         log_fatal("node %d sent a malformed page request", src);
     memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes || r.flags > REQ_HOME_IS_YOU)
+    size_t run = r.flags >> REQ_RUN_SHIFT;
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes ||
+        (r.flags & ~(REQ_HOME_IS_YOU | (0xffu << REQ_RUN_SHIFT))) || run > HOME_RUN_MAX ||
+        (run && !(r.flags & REQ_HOME_IS_YOU)))
         log_fatal("node %d sent a malformed page request", src);
     int home = mem_home(r.page);
+    if ((r.flags & REQ_HOME_IS_YOU) && mem_base_node(r.page) != src)
+        log_fatal("node %d named node %d home of page %u without being its base", src, H.rank, r.page);
+    if (r.flags & REQ_HOME_IS_YOU) {
+        /* Learnt before the reply goes out: the requester, told of the
+         * run, may ask us for any of these pages next. */
+        for (size_t q = r.page + 1; q <= r.page + run && q < mem.npages; q++)
+            if (mem_home(q) < 0)
+                mem_set_home(q, H.rank);
+    }
     if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
-        if (mem_base_node(r.page) != src)
-            log_fatal("node %d named node %d home of page %u without being its base", src, H.rank, r.page);
         mem_set_home(r.page, H.rank);
         home = H.rank;
     } else if (home < 0) {
@@ -475,12 +535,14 @@ static void on_page_req(int src, const void *msg, size_t len)
             log_fatal("node %d asked node %d for page %u, which it is not the base of", src, H.rank, r.page);
         home = mem_home_decide(r.page, r.requester);
     }
+    if (home >= 0 && mem_base_node(r.page) == H.rank)
+        run = mem_home_run(r.page, home, HOME_RUN_MAX);
     if (home < 0)
-        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1, NULL);
+        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1, 0, NULL);
     else if (home == r.requester)
-        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, NULL);
+        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, run, NULL);
     else if (home != H.rank) {
-        r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
+        r.flags = REQ_HOME_IS_YOU | (uint32_t)run << REQ_RUN_SHIFT; /* to the home, from the base */
         ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
     }
     else {
@@ -496,7 +558,7 @@ static void on_page_req(int src, const void *msg, size_t len)
         e->shared = 1;
         if (!e->twin && e->state == PAGE_WRITE)
             track(r.page);
-        reply(r.requester, r.page, REP_DATA, v, H.rank, e->twin ? e->twin : mem_sys(r.page));
+        reply(r.requester, r.page, REP_DATA, v, H.rank, run, e->twin ? e->twin : mem_sys(r.page));
         pthread_mutex_unlock(&H.lock);
         stats_add(STAT_PAGES_SERVED, 1);
     }
@@ -515,7 +577,8 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
                     (r.page < mem.npages && mem.pages[r.page].pulling && r.status == REP_DATA);
     pthread_mutex_unlock(&H.lock);
     size_t data = msg_len - *skip;
-    if (!expected || r.status > REP_UNALLOCATED ||
+    if (!expected || r.status > REP_UNALLOCATED || r.run > HOME_RUN_MAX ||
+        r.page + (size_t)r.run >= mem.npages || (r.run && r.status == REP_UNALLOCATED) ||
         data != (r.status == REP_DATA ? mem.page_size : 0) ||
         (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= mem.nodes)))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
@@ -533,6 +596,9 @@ static void on_page_rep(int src, const void *msg, size_t len)
      * find us already home. */
     if (r.status != REP_UNALLOCATED)
         mem_set_home(r.page, r.home);
+    for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
+        if (mem_home(q) < 0)
+            mem_set_home(q, r.home);
     pthread_mutex_lock(&H.lock);
     struct page_entry *e = &mem.pages[r.page];
     if (e->pulling) {

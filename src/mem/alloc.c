@@ -323,6 +323,31 @@ static int decide_locked(size_t page, int requester)
     return home;
 }
 
+static enum dsm_home policy_of(size_t page)
+{
+    for (size_t j = 0; j < A.npolicies; j++)
+        if (page >= A.policies[j].first && page < A.policies[j].first + A.policies[j].count)
+            return A.policies[j].home;
+    return DSM_HOME_LOCAL;
+}
+
+size_t mem_home_run(size_t page, int home, size_t max)
+{
+    pthread_mutex_lock(&alloc_lock);
+    if (!A.ready)
+        setup();
+    size_t n = 0;
+    for (size_t q = page + 1; n < max && q >= A.first_page && q < A.next_page; q++, n++) {
+        int h = mem_home(q);
+        if (h < 0 && policy_of(q) != DSM_HOME_FIRST_TOUCH)
+            h = decide_locked(q, -1);
+        if (h != home)
+            break;
+    }
+    pthread_mutex_unlock(&alloc_lock);
+    return n;
+}
+
 void *dsm_malloc(size_t size) { return mem_alloc(size, DSM_HOME_DEFAULT); }
 
 void *dsm_malloc_home(size_t size, enum dsm_home home)

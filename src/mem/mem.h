@@ -102,6 +102,10 @@ void  mem_free(void *p);
 /* At the base node: the page's home under its allocation's policy, the
  * requesting node's claim deciding a first-touch page. -1: not allocated. */
 int   mem_home_decide(size_t page, int requester);
+/* At the base node: how many of the pages after `page` (at most max) have
+ * home `home`, as far as their allocation's policy decides it without a
+ * first touch; a requester learns them with one reply. */
+size_t mem_home_run(size_t page, int home, size_t max);
 /* Frees of other nodes' blocks, batched: takes the pending list for `owner`. */
 size_t mem_take_remote_frees(int owner, uint64_t *pages_out, size_t max);
 void   mem_free_remote_block(uint64_t addr_offset);
