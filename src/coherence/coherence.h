@@ -67,6 +67,9 @@ struct buf {
 void buf_put(struct buf *b, const void *data, size_t len);
 void buf_free(struct buf *b);
 
+/* Appends a page number to a growable list (*v, *n entries, room for *cap). */
+void page_list_add(uint32_t **v, size_t *n, size_t *cap, size_t page);
+
 void interval_init(int rank, int nodes);
 /* Records this node's new interval with its notices. */
 void interval_create(const struct notice *n, uint32_t count);

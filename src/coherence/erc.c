@@ -334,13 +334,7 @@ static void erc_write_fault(size_t page)
         }
         set_state(page, PAGE_WRITE);
         if (!e->dirty) {
-            if (E.ndirty == E.cap) {
-                E.cap = E.cap ? E.cap * 2 : 256;
-                E.dirty = realloc(E.dirty, E.cap * sizeof *E.dirty);
-                if (!E.dirty)
-                    log_fatal("out of memory for the dirty-page list");
-            }
-            E.dirty[E.ndirty++] = (uint32_t)page;
+            page_list_add(&E.dirty, &E.ndirty, &E.cap, page);
             e->dirty = 1;
         }
     }

@@ -132,13 +132,18 @@ static void track(size_t page)
         log_fatal("out of memory for the snapshot of a shared page");
     memcpy(e->twin, mem_sys(page), mem.page_size);
     e->quiet = 0;
-    if (H.ntracked == H.cap_tracked) {
-        H.cap_tracked = H.cap_tracked ? H.cap_tracked * 2 : 256;
-        H.tracked = realloc(H.tracked, H.cap_tracked * sizeof *H.tracked);
-        if (!H.tracked)
-            log_fatal("out of memory for the tracked-page list");
-    }
-    H.tracked[H.ntracked++] = (uint32_t)page;
+    page_list_add(&H.tracked, &H.ntracked, &H.cap_tracked, page);
+}
+
+/* A notice made this node's copy stale: the next read faults, and counts
+ * as a re-read (see PULL_CREDIT). Caller holds fault_lock. */
+static void invalidate(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    e->state = PAGE_INVALID;
+    e->reread = 1;
+    mem_protect(page, PROT_NONE);
+    stats_add(STAT_INVALIDATIONS, 1);
 }
 
 /* Asks the page's home for its latest version, received into the page as
@@ -146,13 +151,7 @@ static void track(size_t page)
  * fault_lock. */
 static void pull(size_t page, enum stats_counter stat)
 {
-    if (H.npulls == H.cap_pulls) {
-        H.cap_pulls = H.cap_pulls ? H.cap_pulls * 2 : 64;
-        H.pulls = realloc(H.pulls, H.cap_pulls * sizeof *H.pulls);
-        if (!H.pulls)
-            log_fatal("out of memory for the pull list");
-    }
-    H.pulls[H.npulls++] = (uint32_t)page;
+    page_list_add(&H.pulls, &H.npulls, &H.cap_pulls, page);
     struct page_entry *e = &mem.pages[page];
     pthread_mutex_lock(&H.lock);
     e->pulling = 1;
@@ -187,12 +186,8 @@ static void settle_pulls(void)
         size_t page = H.pulls[i];
         struct page_entry *e = &mem.pages[page];
         if (e->version < e->need) {
-            if (e->state != PAGE_INVALID) {
-                e->state = PAGE_INVALID;
-                e->reread = 1;
-                mem_protect(page, PROT_NONE);
-                stats_add(STAT_INVALIDATIONS, 1);
-            }
+            if (e->state != PAGE_INVALID)
+                invalidate(page);
         } else if (e->state == PAGE_INVALID) {
             e->state = PAGE_READ;
             mem_protect(page, PROT_READ);
@@ -484,10 +479,7 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
             pull(page, STAT_PAGES_PULLED);
             continue;
         }
-        e->state = PAGE_INVALID;
-        e->reread = 1;
-        mem_protect(page, PROT_NONE);
-        stats_add(STAT_INVALIDATIONS, 1);
+        invalidate(page);
     }
     mem_protect_flush();
     pthread_mutex_unlock(&H.fault_lock);

@@ -62,6 +62,17 @@ void buf_free(struct buf *b)
     memset(b, 0, sizeof *b);
 }
 
+void page_list_add(uint32_t **v, size_t *n, size_t *cap, size_t page)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 256;
+        *v = realloc(*v, *cap * sizeof **v);
+        if (!*v)
+            log_fatal("out of memory for a list of pages");
+    }
+    (*v)[(*n)++] = (uint32_t)page;
+}
+
 void interval_init(int rank, int nodes)
 {
     iv.rank = rank;

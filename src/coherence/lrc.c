@@ -130,17 +130,6 @@ static void *grow(void *p, uint32_t *cap, size_t elem)
     return p;
 }
 
-static void list_add(uint32_t **v, size_t *n, size_t *cap, uint32_t x)
-{
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 256;
-        *v = realloc(*v, *cap * sizeof **v);
-        if (!*v)
-            log_fatal("out of memory for lrc page lists");
-    }
-    (*v)[(*n)++] = x;
-}
-
 /* The page's record, made on first use. Caller holds L.lock. */
 static struct lpage *lp(size_t page)
 {
@@ -167,7 +156,7 @@ static void note_written(size_t page, struct lpage *p, uint32_t stamp, int node)
     }
     if (!p->listed) {
         p->listed = 1;
-        list_add(&L.touched, &L.ntouched, &L.cap_touched, (uint32_t)page);
+        page_list_add(&L.touched, &L.ntouched, &L.cap_touched, page);
     }
     p->allocated = 1;
     L.notices++;
@@ -440,7 +429,7 @@ static void lrc_write_fault(size_t page)
         pthread_mutex_unlock(&L.lock);
         if (!e->dirty) {
             e->dirty = 1;
-            list_add(&L.dirty, &L.ndirty, &L.cap_dirty, (uint32_t)page);
+            page_list_add(&L.dirty, &L.ndirty, &L.cap_dirty, page);
         }
         e->state = PAGE_WRITE;
         mem_protect(page, PROT_READ | PROT_WRITE);
