@@ -72,6 +72,11 @@ enum { REQ_HOME_IS_YOU = 1, REQ_RUN_SHIFT = 8 };
 #define HOME_RUN_MAX 64
 struct page_req { uint32_t page, need; int32_t requester; uint32_t flags; };
 struct page_rep { uint32_t page, version; int32_t home; uint32_t status, run; };
+/* A read-ahead run: the request names the pages and the version each
+ * needs (need[count] follows); the reply, their versions (version[count])
+ * and then the pages. */
+struct run_req { uint32_t first, count; };
+struct run_rep { uint32_t first, count; };
 struct diff_hdr { uint32_t page, idx; };
 struct diff_ack { uint32_t page, idx, version, zero; };
 
@@ -146,21 +151,26 @@ static void invalidate(size_t page)
     stats_add(STAT_INVALIDATIONS, 1);
 }
 
-/* Asks the page's home for its latest version, received into the page as
- * it stands; settle_pulls waits. `stat` counts why. Caller holds
- * fault_lock. */
-static void pull(size_t page, enum stats_counter stat)
+/* Counts the page as fetched into place (`stat` says why) and waiting for
+ * its reply, which settle_pulls awaits. Caller holds fault_lock. */
+static void pull_mark(size_t page, enum stats_counter stat)
 {
     page_list_add(&H.pulls, &H.npulls, &H.cap_pulls, page);
-    struct page_entry *e = &mem.pages[page];
     pthread_mutex_lock(&H.lock);
-    e->pulling = 1;
+    mem.pages[page].pulling = 1;
     H.pulls_due++;
     pthread_mutex_unlock(&H.lock);
-    struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank};
-    ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
     stats_add(STAT_PAGES_FETCHED, 1);
     stats_add(stat, 1);
+}
+
+/* Asks the page's home for its latest version, received into the page as
+ * it stands; settle_pulls waits. Caller holds fault_lock. */
+static void pull(size_t page, enum stats_counter stat)
+{
+    pull_mark(page, stat);
+    struct page_req req = {.page = (uint32_t)page, .need = mem.pages[page].need, .requester = H.rank};
+    ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
 }
 
 static bool pulls_done(void *arg)
@@ -199,8 +209,10 @@ static void settle_pulls(void)
 
 /* Read-ahead: after a run of read faults on consecutive pages of one home,
  * the next fault also fetches the invalid pages after it of that home,
- * 2, 4, ... up to READ_AHEAD_MAX of them, in the same round trip. Caller
- * holds fault_lock; the faulting page's request is out. */
+ * 2, 4, ... up to READ_AHEAD_MAX of them, with one request whose one reply
+ * lands in place (consecutive pages are consecutive in the system view):
+ * the home sends them in a few datagrams instead of a message each.
+ * Caller holds fault_lock; the faulting page's request is out. */
 static void read_ahead(size_t page, int home)
 {
     if (page != H.ahead_next)
@@ -208,15 +220,24 @@ static void read_ahead(size_t page, int home)
     size_t depth = H.ahead_run ? (size_t)1 << (H.ahead_run < 5 ? H.ahead_run : 5) : 0;
     if (depth > READ_AHEAD_MAX)
         depth = READ_AHEAD_MAX;
+    uint32_t need[READ_AHEAD_MAX];
     size_t q = page + 1;
     for (; q <= page + depth && q < mem.npages; q++) {
         struct page_entry *e = &mem.pages[q];
         if (e->state != PAGE_INVALID || mem_home(q) != home || e->pulling)
             break;
-        pull(q, STAT_PAGES_AHEAD);
+        need[q - page - 1] = e->need;
+        pull_mark(q, STAT_PAGES_AHEAD);
     }
     H.ahead_next = q;
     H.ahead_run++;
+    size_t count = q - page - 1;
+    if (count) {
+        struct run_req r = {.first = (uint32_t)page + 1, .count = (uint32_t)count};
+        struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
+                               {.iov_base = need, .iov_len = count * sizeof *need}};
+        ipc_sendv(home, IPC_PAGE_RUN_REQ, 0, iov, 2);
+    }
 }
 
 /* Makes an invalid page valid (read-only). Caller holds fault_lock. */
@@ -497,6 +518,24 @@ static void reply(int to, size_t page, enum rep_status status, uint32_t version,
     ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
 }
 
+/* The home's copy of a page for `requester`, which needs at least version
+ * `need`: the snapshot, if the page has one or is writable here (then it
+ * gets one), else the page, which the home cannot write without the fault
+ * that tracks it. Caller holds H.lock until the copy is sent. */
+static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version)
+{
+    struct page_entry *e = &mem.pages[page];
+    if (e->version < need)
+        log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
+                  e->version, requester, need);
+    e->shared = 1;
+    if (!e->twin && e->state == PAGE_WRITE)
+        track(page);
+    *version = e->version;
+    stats_add(STAT_PAGES_SERVED, 1);
+    return e->twin ? e->twin : mem_sys(page);
+}
+
 static void on_page_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
@@ -538,21 +577,11 @@ static void on_page_req(int src, const void *msg, size_t len)
         ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
     }
     else {
-        /* Served under the lock: from the snapshot, if the page has one
-         * or is writable here (then it gets one), else from the page,
-         * which the home cannot write without the fault that tracks it. */
-        struct page_entry *e = &mem.pages[r.page];
         pthread_mutex_lock(&H.lock);
-        uint32_t v = e->version;
-        if (v < r.need)
-            log_fatal("internal error: home of page %u is at version %u, node %d needs %u",
-                      r.page, v, r.requester, r.need);
-        e->shared = 1;
-        if (!e->twin && e->state == PAGE_WRITE)
-            track(r.page);
-        reply(r.requester, r.page, REP_DATA, v, H.rank, run, e->twin ? e->twin : mem_sys(r.page));
+        uint32_t v;
+        const void *data = serve_locked(r.page, r.need, r.requester, &v);
+        reply(r.requester, r.page, REP_DATA, v, H.rank, run, data);
         pthread_mutex_unlock(&H.lock);
-        stats_add(STAT_PAGES_SERVED, 1);
     }
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -607,6 +636,88 @@ static void on_page_rep(int src, const void *msg, size_t len)
     ipc_notify();
 }
 
+/* Checks a run's bounds; returns its size in pages, or 0 if malformed. */
+static size_t run_pages(uint32_t first, uint32_t count)
+{
+    return count && count <= READ_AHEAD_MAX && first < mem.npages && count <= mem.npages - first
+               ? count
+               : 0;
+}
+
+static void on_page_run_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct run_req r;
+    size_t fixed = sizeof(struct ipc_hdr) + sizeof r;
+    if (len < fixed)
+        log_fatal("node %d sent a malformed read-ahead request", src);
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    size_t count = run_pages(r.first, r.count);
+    if (!count || len != fixed + count * sizeof(uint32_t))
+        log_fatal("node %d sent a malformed read-ahead request", src);
+    uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
+    memcpy(need, (const char *)msg + fixed, count * sizeof *need);
+    for (size_t i = 0; i < count; i++)
+        if (mem_home(r.first + i) != H.rank)
+            log_fatal("node %d asked node %d for page %zu, which it is not the home of", src, H.rank,
+                      r.first + i);
+    struct run_rep rep = {.first = r.first, .count = r.count};
+    struct iovec iov[2 + READ_AHEAD_MAX] = {{.iov_base = &rep, .iov_len = sizeof rep},
+                                            {.iov_base = version, .iov_len = count * sizeof *version}};
+    int n = 2;
+    /* Runs of pages without a snapshot go as one piece of the system view. */
+    pthread_mutex_lock(&H.lock);
+    for (size_t i = 0; i < count; i++) {
+        char *data = serve_locked(r.first + i, need[i], src, &version[i]);
+        struct iovec *last = &iov[n - 1];
+        if (n > 2 && (char *)last->iov_base + last->iov_len == data)
+            last->iov_len += mem.page_size;
+        else
+            iov[n++] = (struct iovec){.iov_base = data, .iov_len = mem.page_size};
+    }
+    ipc_sendv(src, IPC_PAGE_RUN_REP, 0, iov, n);
+    pthread_mutex_unlock(&H.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void *place_page_run_rep(int src, const void *head, size_t head_len, size_t msg_len,
+                                size_t *skip)
+{
+    struct run_rep r;
+    if (head_len < sizeof(struct ipc_hdr) + sizeof r)
+        log_fatal("node %d sent a malformed read-ahead reply", src);
+    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    size_t count = run_pages(r.first, r.count);
+    *skip = sizeof(struct ipc_hdr) + sizeof r + count * sizeof(uint32_t);
+    bool expected = count && head_len >= *skip && msg_len == *skip + count * mem.page_size;
+    pthread_mutex_lock(&H.lock);
+    for (size_t i = 0; expected && i < count; i++)
+        expected = mem.pages[r.first + i].pulling;
+    pthread_mutex_unlock(&H.lock);
+    if (!expected)
+        log_fatal("node %d sent pages nobody asked for, or a malformed read-ahead reply", src);
+    return mem_sys(r.first);
+}
+
+static void on_page_run_rep(int src, const void *msg, size_t len)
+{
+    (void)src;
+    (void)len;
+    struct run_rep r;
+    uint32_t version[READ_AHEAD_MAX];
+    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    memcpy(version, (const char *)msg + sizeof(struct ipc_hdr) + sizeof r, r.count * sizeof *version);
+    pthread_mutex_lock(&H.lock);
+    for (size_t i = 0; i < r.count; i++) {
+        struct page_entry *e = &mem.pages[r.first + i];
+        e->version = version[i];
+        e->pulling = 0;
+    }
+    H.pulls_due -= r.count;
+    pthread_mutex_unlock(&H.lock);
+    ipc_notify();
+}
+
 static void on_diff(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
@@ -655,6 +766,8 @@ static void hlrc_start(void)
         log_fatal("out of memory for the diff buffer");
     ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
     ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);
+    ipc_register(IPC_PAGE_RUN_REQ, on_page_run_req, NULL);
+    ipc_register(IPC_PAGE_RUN_REP, on_page_run_rep, place_page_run_rep);
     ipc_register(IPC_DIFF, on_diff, NULL);
     ipc_register(IPC_DIFF_ACK, on_diff_ack, NULL);
 }

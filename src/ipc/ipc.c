@@ -130,8 +130,8 @@ int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, in
 {
     struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
     attach_accept(peer, &h);
-    struct iovec v[16];
-    if (iovcnt < 0 || iovcnt > 15)
+    struct iovec v[IPC_SENDV_MAX + 1];
+    if (iovcnt < 0 || iovcnt > IPC_SENDV_MAX)
         return -EINVAL;
     v[0].iov_base = &h;
     v[0].iov_len = sizeof h;

@@ -32,6 +32,8 @@
     X(STATS)       /* runtime: a node's statistics, to node 0 at finish */        \
     X(PAGE_REQ)    /* coherence: fetch a page from its home (or its base node) */ \
     X(PAGE_REP)    /* coherence: the page, received straight into place */     \
+    X(PAGE_RUN_REQ)/* hlrc: consecutive pages of one home, read ahead */        \
+    X(PAGE_RUN_REP)/* hlrc: those pages, received straight into place */        \
     X(DIFF)        /* coherence: a writer's diff, to the page's home */         \
     X(DIFF_ACK)    /* coherence: the home applied it; the new version */        \
     X(LOCK_ACQ)    /* sync: acquire request, to the lock's manager */           \
@@ -118,7 +120,9 @@ int  ipc_start(const struct net_params *np, const struct ipc_params *ip);
 int  ipc_run(void);
 void ipc_finish(void);
 
-/* Sends a message of a registered type: header then body. */
+/* Sends a message of a registered type: header then body (ipc_sendv: the
+ * body gathered from at most IPC_SENDV_MAX pieces). */
+#define IPC_SENDV_MAX 40
 int  ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len);
 int  ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt);
 
