@@ -606,6 +606,15 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
     return mem_sys(r.page);
 }
 
+/* A pulled page's reply is in place; settle_pulls maps it. Caller holds
+ * H.lock. */
+static void pull_landed(struct page_entry *e, uint32_t version)
+{
+    e->version = version;
+    e->pulling = 0;
+    H.pulls_due--;
+}
+
 static void on_page_rep(int src, const void *msg, size_t len)
 {
     (void)src;
@@ -623,9 +632,7 @@ static void on_page_rep(int src, const void *msg, size_t len)
     pthread_mutex_lock(&H.lock);
     struct page_entry *e = &mem.pages[r.page];
     if (e->pulling) {
-        e->version = r.version;
-        e->pulling = 0;
-        H.pulls_due--;
+        pull_landed(e, r.version);
     } else {
         H.fetch.version = r.version;
         H.fetch.status = r.status;
@@ -708,12 +715,8 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
     memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
     memcpy(version, (const char *)msg + sizeof(struct ipc_hdr) + sizeof r, r.count * sizeof *version);
     pthread_mutex_lock(&H.lock);
-    for (size_t i = 0; i < r.count; i++) {
-        struct page_entry *e = &mem.pages[r.first + i];
-        e->version = version[i];
-        e->pulling = 0;
-    }
-    H.pulls_due -= r.count;
+    for (size_t i = 0; i < r.count; i++)
+        pull_landed(&mem.pages[r.first + i], version[i]);
     pthread_mutex_unlock(&H.lock);
     ipc_notify();
 }
