@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "ipc/blocks.h"
 #include "ipc/ipc_state.h"
 
 DSM_STATE struct ipc_state ipc;
@@ -86,11 +87,12 @@ void ipc_flush_accepts(void)
     pthread_mutex_unlock(&ipc.accept_lock);
 }
 
-/* The service thread's tick: notifications nobody carried go alone. */
+/* The service thread's tick: notifications nobody carried go alone, and
+ * idle message buffers go back to the kernel. */
 static uint64_t tick(uint64_t now)
 {
-    (void)now;
     ipc_flush_accepts();
+    ipc_blocks_trim(now);
     return 0;
 }
 
@@ -415,4 +417,5 @@ void ipc_finish(void)
 {
     ipc_flush_accepts();
     net_finish();
+    ipc_blocks_release();
 }

@@ -60,6 +60,7 @@ struct transfer {
     int                   dst;
     unsigned char        *data;                 /* inline data, then each region */
     size_t                len;
+    size_t                copy_len;             /* of data: len and every region */
     unsigned char        *ool[IPC_MAX_OOL];     /* into data */
     uint64_t              ool_len[IPC_MAX_OOL];
     uint32_t              nool;

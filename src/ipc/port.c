@@ -28,6 +28,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/stats.h"
+#include "ipc/blocks.h"
 #include "ipc/ipc_state.h"
 
 static void need_started(void)
@@ -234,13 +235,14 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
     for (int i = 0; i < nool; i++)
         total_ool += ool[i].len;
     struct transfer *t = calloc(1, sizeof *t);
-    unsigned char *copy = malloc(len + total_ool ? len + total_ool : 1);
-    if (!t || !copy)
-        log_fatal("out of memory copying a %llu-byte message", (unsigned long long)(len + total_ool));
+    if (!t)
+        log_fatal("out of memory sending a message");
+    unsigned char *copy = ipc_block_get(len + total_ool);
     memcpy(copy, data, len);
     t->xfer = ipc.next_token++;
     t->dst = dst->node;
     t->data = copy;
+    t->copy_len = len + total_ool;
     t->len = len;
     t->nool = (uint32_t)nool;
     unsigned char *at = copy + len;
@@ -310,7 +312,7 @@ void port_on_grant(int src, const struct ipc_grant *b)
     }
     if (t->inline_sent && t->pages_sent == t->pages) {
         unlink_transfer(t);
-        free(t->data);
+        ipc_block_put(t->data, t->copy_len);
         free(t);
     }
 }
@@ -457,13 +459,8 @@ static void grant(struct reservation *r, uint32_t first, uint32_t count, bool wi
 static void reserve_and_grant(struct port *p, struct reservation *r)
 {
     struct queued_msg *m = r->msg;
-    long pagesz = sysconf(_SC_PAGESIZE);
     for (uint32_t i = 0; i < m->nool; i++) {
-        size_t bytes = (r->ool_len[i] + (size_t)pagesz - 1) / (size_t)pagesz * (size_t)pagesz;
-        m->ool[i].addr = aligned_alloc((size_t)pagesz, bytes);
-        if (!m->ool[i].addr)
-            log_fatal("out of memory reserving %zu bytes for a message from node %d",
-                      bytes, r->src);
+        m->ool[i].addr = ipc_block_get(r->ool_len[i]);
         m->ool[i].len = r->ool_len[i];
     }
     r->reserved = true;
@@ -681,7 +678,7 @@ void dsm_msg_free(struct dsm_msg *msg)
         return;
     struct queued_msg *m = msg->internal_;
     for (uint32_t i = 0; i < m->nool; i++)
-        free(m->ool[i].addr);
+        ipc_block_put(m->ool[i].addr, m->ool[i].len);
     free(m->ool);
     free(m->data_block);
     free(m);
