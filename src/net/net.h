@@ -58,6 +58,7 @@ struct net_rx_ops {
 };
 
 #define NET_TICK_MS 20
+#define NET_MAX_NODES 256 /* the launcher's limit too */
 
 /* Starts the transport and its service thread. Returns 0 or -errno. */
 int  net_start(const struct net_params *p, const struct net_rx_ops *ops, void *ctx);

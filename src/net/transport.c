@@ -6,7 +6,8 @@
  * keeps its bytes until acknowledged, cumulatively or selectively, and is
  * sent again when its timeout passes (adaptive, per peer) or when the
  * receiver reports a later datagram first (fast retransmission). The
- * datagrams one window opening releases leave in one sendmmsg.
+ * datagrams one window opening releases leave in one sendmmsg; so does
+ * everything the handlers of one received batch send (see `cork`).
  *
  * Receiver: datagrams are checked (job, ranks, sizes, key) before anything
  * else reads them. In-order ones are delivered at once — single-datagram
@@ -340,21 +341,67 @@ static bool window_open(struct peer *p, const struct txbuf *t)
             p->inflight_bytes + t->hdr.len + sizeof t->hdr <= net.window_bytes);
 }
 
-static void push_unsent(int dst, uint64_t now)
+/* Adds what the peer's window lets out to b (which may hold other peers'). */
+static void push_into(struct tx_batch *b, int dst, uint64_t now)
 {
     struct peer *p = &net.peers[dst];
-    struct tx_batch b;
-    b.n = 0;
     while (p->tx_unsent && window_open(p, p->tx_unsent)) {
         struct txbuf *t = p->tx_unsent;
         if (net.injecting) /* each datagram meets its own fate */
             transmit(dst, t, now);
         else {
             prepare(dst, t, now);
-            batch_add(&b, &p->addr, &t->hdr, sizeof t->hdr + t->hdr.len);
+            batch_add(b, &p->addr, &t->hdr, sizeof t->hdr + t->hdr.len);
         }
         p->tx_unsent = t->next;
     }
+}
+
+static void push_unsent(int dst, uint64_t now)
+{
+    struct tx_batch b;
+    b.n = 0;
+    push_into(&b, dst, now);
+    if (b.n)
+        batch_flush(&b);
+}
+
+/* While a delivery thread handles one batch of received datagrams, what its
+ * handlers send is queued, not sent; the batch's end sends it all with one
+ * system call, to every peer at once (a grant's data message and page run, a
+ * home's replies to several requests). Per thread: other threads' sends go
+ * at once, and push a corked peer's queue with their own. */
+static __thread struct {
+    bool     on;
+    uint64_t peers[(NET_MAX_NODES + 63) / 64];
+} cork;
+
+static void cork_begin(void)
+{
+    cork.on = true;
+}
+
+/* Sends what dst's window lets out now, or at the end of the delivery batch. */
+static void push_or_cork(int dst, uint64_t now)
+{
+    if (cork.on)
+        cork.peers[dst / 64] |= 1ull << (dst % 64);
+    else
+        push_unsent(dst, now);
+}
+
+/* Sends what was corked; under net.lock. */
+static void cork_end_locked(uint64_t now)
+{
+    cork.on = false;
+    struct tx_batch b;
+    b.n = 0;
+    for (int w = 0; w < (int)(sizeof cork.peers / sizeof cork.peers[0]); w++)
+        while (cork.peers[w]) {
+            int bit = __builtin_ctzll(cork.peers[w]);
+            cork.peers[w] &= cork.peers[w] - 1;
+            push_into(&b, w * 64 + bit, now);
+        }
     if (b.n)
         batch_flush(&b);
 }
@@ -481,7 +528,7 @@ int net_send(int dst, const struct iovec *iov, int iovcnt)
         next = t->next;
         enqueue(dst, t, now);
     }
-    push_unsent(dst, now);
+    push_or_cork(dst, now);
     pthread_mutex_unlock(&net.lock);
     stats_add(STAT_NET_MSGS_SENT, 1);
     return 0;
@@ -572,7 +619,7 @@ static void on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
             transmit(src, t, now);
         }
     }
-    push_unsent(src, now);
+    push_or_cork(src, now);
 }
 
 /* Retransmissions, heartbeats, the dead-peer check. Returns the time of the
@@ -805,6 +852,7 @@ static int rx_drain(void)
                 break;
             log_fatal("cannot receive from the network: %s", strerror(errno));
         }
+        cork_begin();
         for (int i = 0; i < n; i++) {
             if (net.msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
                 stats_add(STAT_NET_FOREIGN_DROPPED, 1);
@@ -812,6 +860,9 @@ static int rx_drain(void)
             }
             on_datagram(net.iovs[i].iov_base, net.msgs[i].msg_len, &net.from[i]);
         }
+        pthread_mutex_lock(&net.lock);
+        cork_end_locked(clock_ns()); /* carries acknowledgements with it */
+        pthread_mutex_unlock(&net.lock);
         total += n;
         if (n < RX_BATCH)
             break;
@@ -1028,6 +1079,8 @@ static uint64_t auto_spin_ns(int nodes)
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
+    if (prm->nodes < 1 || prm->nodes > NET_MAX_NODES || prm->rank < 0 || prm->rank >= prm->nodes)
+        return -EINVAL;
     memset(&net, 0, sizeof net);
     net.rank = prm->rank;
     net.nodes = prm->nodes;
