@@ -123,6 +123,9 @@ int main(int argc, char **argv)
              (unsigned long long)dsm_msg_accepted(&dst[me]));
     if (me == 0)
         printf("alltoall: %d nodes, %u messages each, all verified\n", n, rx.expected_total);
+    free(inl_buf);
+    munmap(ool_buf, max_bytes + (size_t)pagesz);
+    free(dst);
     dsm_finish();
     return 0;
 }

@@ -56,6 +56,7 @@ static void receiver(int n, unsigned per_sender)
         MP_CHECK(next[i] == per_sender, "sender %d delivered %u of %u", i, next[i], per_sender);
     printf("flow: %d senders x %u messages through a queue of %d, all in order and intact\n",
            n - 1, per_sender, LIMIT);
+    free(next);
 }
 
 static void sender(int me, unsigned per_sender)
@@ -100,6 +101,8 @@ static void sender(int me, unsigned per_sender)
     MP_CHECK(dsm_msg_wait_accepted(&sink, last, 60) == 0, "every message accepted");
     MP_CHECK(dsm_msg_accepted(&sink) == per_sender, "accepted %llu",
              (unsigned long long)dsm_msg_accepted(&sink));
+    free(buf);
+    munmap(ool, max_ool);
 }
 
 int main(int argc, char **argv)

@@ -107,6 +107,7 @@ int main(int argc, char **argv)
     struct request stop = {.op = OP_STOP};
     MP_CHECK(dsm_msg_send(&self, &stop, sizeof stop, NULL, 0, 30, NULL) == 0, "stop");
     pthread_join(thread, NULL);
+    free(reply);
     if (me == 0)
         printf("rpc: %d nodes, replies 0 B .. 1 MiB in place, truncation, timeout, lookup: ok\n", n);
     dsm_finish();
