@@ -18,12 +18,16 @@ void sync_lock_start(int rank, int nodes);
 void sync_barrier_start(int rank, int nodes);
 void sync_cond_start(int rank, int nodes);
 
-/* A small map from an int id to a zeroed record of `size` bytes, created on
- * first use (locks, conditions). The caller holds its own lock. */
+/* A map from an int id to a zeroed record of `size` bytes, created on
+ * first use (locks, conditions); a record never moves. The table grows
+ * with the ids in use. The caller holds its own lock. */
 struct idmap {
     struct idmap_entry **buckets;
-    size_t               nbuckets, size;
+    size_t               nbuckets, count, size;
+    unsigned             shift; /* nbuckets = 1 << shift */
 };
 void *idmap_get(struct idmap *m, int id);
+/* The most records one lookup may pass: the map's health, for tests. */
+size_t idmap_longest_chain(const struct idmap *m);
 
 #endif
