@@ -24,7 +24,11 @@
  *                  counter is checked
  *   read fault     node 0 allocates pages (home: node 0), writes a word of
  *                  each; after a barrier node 1 reads a word of each, timing
- *                  each first touch; values checked; median
+ *                  each first touch; values checked; median. Even pages
+ *                  first, then odd ones, so that each fault fetches one page
+ *                  (hlrc reads ahead after faults on consecutive pages);
+ *                  then again in order, where the mean is the cost per page
+ *                  with the read-ahead
  *   write fault    node 1 writes a word of pages homed on node 0 that it
  *                  has never touched (fetch + twin), and of pages it has
  *                  just read (twin only); node 0 checks the values after a
@@ -120,7 +124,7 @@ struct pair_results {
     struct summary rttpage[2];  /* (b) */
     struct summary local_read, local_write, downgrade;
     struct summary lock_fresh, lock_cached;
-    struct summary read_fault, read_refetch, write_fresh, write_ro;
+    struct summary read_fault, read_refetch, read_seq, write_fresh, write_ro;
     uint64_t       resends;
 };
 
@@ -193,7 +197,7 @@ struct bench {
 
     /* samples */
     struct samples rtt8[2], rttpage[2], local_read, local_write, downgrade;
-    struct samples lock_fresh, lock_cached, read_fault, read_refetch, write_fresh, write_ro;
+    struct samples lock_fresh, lock_cached, read_fault, read_refetch, read_seq, write_fresh, write_ro;
     struct samples alloc_fresh, alloc_reused, free_, barrier, rawbar[2], contended;
     uint64_t       resends, rawbar_resends;
 };
@@ -519,11 +523,18 @@ static char *alloc_pages_at_0(struct bench *b)
     return p;
 }
 
-/* Node 1 reads the first word of each page, timing each (one read fault
- * apiece), and checks it holds what node 0 wrote. */
-static void time_reads(struct bench *b, char *p, unsigned round, unsigned kind, struct samples *out)
+/* Node 1 reads the first word of each page, timing each, and checks it
+ * holds what node 0 wrote. `isolated`: the even pages first, then the odd
+ * ones, so that no fault follows one on the page before it and each is one
+ * fetch of one page; otherwise in order, which lets the protocol read ahead
+ * (hlrc fetches a run of pages with one request): then most reads find
+ * their page already here, and the mean is the cost per page. */
+static void time_reads(struct bench *b, char *p, unsigned round, unsigned kind, bool isolated,
+                       struct samples *out)
 {
-    for (size_t i = 0; i < b->plan.pages; i++) {
+    size_t n = b->plan.pages;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = !isolated ? k : k < (n + 1) / 2 ? 2 * k : 2 * (k - (n + 1) / 2) + 1;
         volatile uint64_t *w = (volatile uint64_t *)(p + i * b->page);
         uint64_t t0 = bench_now_ns();
         uint64_t v = *w;
@@ -545,7 +556,7 @@ static void phase_faults(struct bench *b, unsigned round)
             *(uint64_t *)(p + i * ps) = fault_word(round, 0, i);
     dsm_barrier();
     if (b->me == 1)
-        time_reads(b, p, round, 0, &b->read_fault);
+        time_reads(b, p, round, 0, true, &b->read_fault);
     dsm_barrier();
 
     /* remote read fault again, after node 0 rewrote the pages and the
@@ -558,7 +569,17 @@ static void phase_faults(struct bench *b, unsigned round)
             *(uint64_t *)(p + i * ps) = fault_word(round, 3, i);
     dsm_barrier();
     if (b->me == 1)
-        time_reads(b, p, round, 3, &b->read_refetch);
+        time_reads(b, p, round, 3, true, &b->read_refetch);
+    dsm_barrier();
+
+    /* remote reads of consecutive fresh pages, read ahead */
+    p = alloc_pages_at_0(b);
+    if (b->me == 0)
+        for (size_t i = 0; i < n; i++)
+            *(uint64_t *)(p + i * ps) = fault_word(round, 4, i);
+    dsm_barrier();
+    if (b->me == 1)
+        time_reads(b, p, round, 4, false, &b->read_seq);
     dsm_barrier();
 
     /* remote write fault, pages never touched here: fetch + twin */
@@ -672,6 +693,8 @@ static void report(struct bench *b, double wall_s)
     printf("Page faults, node 1 on pages homed at node 0 (one first touch each)\n");
     line("remote read fault, first touch", pr->read_fault, "fetch into fresh memory");
     line("remote read fault, page frame here", pr->read_refetch, "re-fetch after invalidation");
+    line("remote reads, consecutive pages, first touch", pr->read_seq,
+         "read ahead: the mean is per page");
     line("remote write fault, page not here", pr->write_fresh, "fetch + twin");
     line("remote write fault, page here read-only", pr->write_ro, "twin");
 
@@ -876,6 +899,7 @@ int main(int argc, char **argv)
         p->lock_cached = summarize(b.lock_cached.v, b.lock_cached.n);
         p->read_fault = summarize(b.read_fault.v, b.read_fault.n);
         p->read_refetch = summarize(b.read_refetch.v, b.read_refetch.n);
+        p->read_seq = summarize(b.read_seq.v, b.read_seq.n);
         p->write_fresh = summarize(b.write_fresh.v, b.write_fresh.n);
         p->write_ro = summarize(b.write_ro.v, b.write_ro.n);
         p->resends = b.resends;
