@@ -82,3 +82,16 @@ size_t idmap_longest_chain(const struct idmap *m)
     }
     return longest;
 }
+
+void idmap_free(struct idmap *m)
+{
+    for (size_t i = 0; i < m->nbuckets; i++)
+        for (struct idmap_entry *e = m->buckets[i], *next; e; e = next) {
+            next = e->next;
+            free(e);
+        }
+    free(m->buckets);
+    m->buckets = NULL;
+    m->nbuckets = m->count = 0;
+    m->shift = 0;
+}

@@ -29,5 +29,7 @@ struct idmap {
 void *idmap_get(struct idmap *m, int id);
 /* The most records one lookup may pass: the map's health, for tests. */
 size_t idmap_longest_chain(const struct idmap *m);
+/* Frees every record and the table; the map is empty again. */
+void idmap_free(struct idmap *m);
 
 #endif

@@ -39,6 +39,11 @@ static void test_one_zeroed_record_per_id_that_never_moves(void)
     /* distinct ids, distinct records */
     CHECK(idmap_get(&m, 1) != idmap_get(&m, 2));
     CHECK(idmap_get(&m, 0x7fffffff) != idmap_get(&m, 0));
+    idmap_free(&m);
+    CHECK(idmap_longest_chain(&m) == 0);
+    CHECK(idmap_get(&m, 5) != NULL); /* usable again after it was freed */
+    CHECK_EQ(m.count, 1);
+    idmap_free(&m);
 }
 
 static void test_lookups_stay_short_for_strided_ids(void)
@@ -53,6 +58,7 @@ static void test_lookups_stay_short_for_strided_ids(void)
             fprintf(stderr, "stride %d: a chain of %zu\n", strides[s], longest);
         CHECK(longest <= 12);
         CHECK(m.count <= m.nbuckets);
+        idmap_free(&m);
     }
 }
 
