@@ -906,6 +906,17 @@ static void kick_service(void)
         log_fatal("cannot wake the service thread: %s", strerror(errno));
 }
 
+/* The upper layer's tick and the transport's timers, run by the service
+ * thread each time it wakes, and by a polling waiter (run_due_timers). */
+static void run_timers_and_tick(void)
+{
+    if (net.ops.tick)
+        net.ops.tick(clock_ns());
+    pthread_mutex_lock(&net.lock);
+    atomic_store(&net.timers_due, run_timers(clock_ns()));
+    pthread_mutex_unlock(&net.lock);
+}
+
 /* The service thread reads the socket only while no application thread
  * does: two readers would both be woken by every datagram, and the loser's
  * wake-up and lock hand-off cost a cross-CPU wake (tens of µs here) on the
@@ -925,12 +936,12 @@ static void kick_service(void)
 static void *service_main(void *arg)
 {
     (void)arg;
-    uint64_t next_timer = clock_ns();
     uint64_t lookback = LONG_WAIT_NS;
     bool looked = false;
     while (!atomic_load(&net.stopping)) {
         uint64_t now = clock_ns();
-        uint64_t wait_ns = next_timer > now ? next_timer - now : 0;
+        uint64_t due = atomic_load(&net.timers_due);
+        uint64_t wait_ns = due > now ? due - now : 0;
         bool on_socket = atomic_load(&net.rx_claims) == 0;
         if (!on_socket) {
             wait_ns = (uint64_t)IDLE_WAKE_MS * 1000000;
@@ -972,33 +983,20 @@ static void *service_main(void *arg)
             lookback = LONG_WAIT_NS;
             looked = false;
         }
-        if (net.ops.tick)
-            net.ops.tick(clock_ns());
-        pthread_mutex_lock(&net.lock);
-        next_timer = run_timers(clock_ns());
-        atomic_store(&net.timers_due, next_timer);
-        if (n) {
-            net.gen++;
-            pthread_cond_broadcast(&net.cv);
-        }
-        pthread_mutex_unlock(&net.lock);
+        run_timers_and_tick();
+        if (n)
+            bump_gen();
     }
     return NULL;
 }
 
-/* What the service thread does when it wakes, done by a waiter that polls
- * the socket instead: while a claim lasts the service thread sleeps, and
- * waking it for timers would cost a waiter tens of µs when the CPUs are
- * shared. */
+/* Done by a waiter that polls the socket when the timers are due: while a
+ * claim lasts the service thread sleeps, and waking it for timers would
+ * cost a waiter tens of µs when the CPUs are shared. */
 static void run_due_timers(uint64_t now)
 {
-    if (now < atomic_load(&net.timers_due))
-        return;
-    if (net.ops.tick)
-        net.ops.tick(now);
-    pthread_mutex_lock(&net.lock);
-    atomic_store(&net.timers_due, run_timers(clock_ns()));
-    pthread_mutex_unlock(&net.lock);
+    if (now >= atomic_load(&net.timers_due))
+        run_timers_and_tick();
 }
 
 /* No wake-up here: if the service thread is polling the socket, the next
@@ -1124,9 +1122,8 @@ void net_abort_peers(const char *reason)
  * machine for now.) Measured on 2 cores: 2 nodes, remote read fault with
  * the home in a barrier, 44 µs (50 µs budget) -> 14 µs; 8 nodes, barrier,
  * 470 µs after 200 µs of polling -> 130 µs after 5 ms. */
-static uint64_t auto_spin_ns(int nodes)
+static uint64_t auto_spin_ns(int nodes, long cpus)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus > 0 && nodes <= cpus)
         return 10ull * 1000 * 1000 * 1000; /* the core is ours: never pay a wake-up */
     return 5ull * 1000 * 1000;
@@ -1144,8 +1141,8 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net.max_payload = prm->datagram;
     net.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
     net.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
-    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(prm->nodes) : (uint64_t)prm->spin_us * 1000;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(prm->nodes, cpus) : (uint64_t)prm->spin_us * 1000;
     net.service_core = cpus >= 2l * prm->nodes; /* nodes: all on this machine, for now */
     net.ops = *ops;
     net.ctx = ctx;
