@@ -55,6 +55,12 @@ enum stream {
     S_COUNT
 };
 
+/* Short names for --streams. */
+static const char *const stream_key[S_COUNT] = {
+    [S_DSM_OOL_PAGE] = "ool", [S_DSM_INLINE_PAGE] = "inline", [S_DSM_OOL_BIG] = "big",
+    [S_RAW_WINDOW] = "raw", [S_RAW_BLAST] = "blast", [S_RAW_BIG] = "raw60",
+};
+
 static const char *const stream_name[S_COUNT] = {
     [S_DSM_OOL_PAGE] = "dsm 8 KiB OOL page/msg",
     [S_DSM_INLINE_PAGE] = "dsm 8 KiB inline/msg",
@@ -87,6 +93,7 @@ struct bench {
     unsigned char   *big;    /* BIG_BYTES, page-aligned: OOL source, or raw UDP's buffer */
     unsigned char   *inl;    /* PAGE_BYTES of inline data */
     struct result    res[S_COUNT];
+    bool             run[S_COUNT]; /* the streams measured (--streams) */
 };
 
 /* ---- dsm ------------------------------------------------------------------ */
@@ -204,15 +211,25 @@ static void report(struct bench *b)
     printf("%-24s %6s %8s %17s | %8s %8s %8s\n", "", "/round", "", "", "window", "blast",
            "60 KiB");
     for (int s = 0; s < S_COUNT; s++) {
+        if (!b->run[s])
+            continue;
         printf("%-24s %6llu %8.0f %7.0f .. %7.0f", stream_name[s],
                (unsigned long long)(b->bytes / unit_bytes((enum stream)s)), med[s], lo[s], hi[s]);
-        if (s < S_RAW_WINDOW)
-            printf(" | %8.2f %8.2f %8.2f\n", med[s] / med[S_RAW_WINDOW], med[s] / med[S_RAW_BLAST],
-                   med[s] / med[S_RAW_BIG]);
-        else
+        if (s < S_RAW_WINDOW) {
+            printf(" |");
+            for (int raw = S_RAW_WINDOW; raw < S_COUNT; raw++)
+                if (b->run[raw])
+                    printf(" %8.2f", med[s] / med[raw]);
+                else
+                    printf(" %8s", "-");
+            printf("\n");
+        } else {
             printf(" |\n");
+        }
     }
     for (int s = S_RAW_WINDOW; s < S_COUNT; s++) {
+        if (!b->run[s])
+            continue;
         const struct result *r = &b->res[s];
         double loss = r->sent ? 100.0 * (double)(r->sent - r->received) / (double)r->sent : 0;
         printf("  %s: %llu of %llu datagrams lost (%.2f %%)", stream_name[s],
@@ -235,13 +252,37 @@ static void report(struct bench *b)
 
 /* ---- main -------------------------------------------------------------------- */
 
+/* Parses --streams' list into run[]; -1 on an unknown or empty name. */
+static int parse_streams(const char *list, bool run[S_COUNT])
+{
+    bool any = false;
+    bool want[S_COUNT] = {false};
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        int found = -1;
+        for (int s = 0; s < S_COUNT; s++)
+            if (strlen(stream_key[s]) == n && !strncmp(p, stream_key[s], n))
+                found = s;
+        if (found < 0)
+            return -1;
+        want[found] = any = true;
+        p += n + (p[n] == ',');
+    }
+    if (!any)
+        return -1;
+    memcpy(run, want, sizeof want);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: dsmrun -n 2 ipc_stream [--mib N] [--rounds N] [--quick]\n"
+    fprintf(f, "usage: dsmrun -n 2 ipc_stream [--mib N] [--rounds N] [--quick] [--streams L]\n"
                "                              [--pin app|node|none]\n"
                "  --mib N     MiB of payload per measurement (default 128)\n"
                "  --rounds N  rounds of all six measurements (default 11, at most %d)\n"
                "  --quick     16 MiB, 3 rounds (a ~1 s smoke test)\n"
+               "  --streams L measure only the streams in the comma-separated list L of\n"
+               "              ool, inline, big, raw, blast, raw60 (default: all six)\n"
                "  --pin app   each node's application thread on a CPU of its own (default)\n"
                "  --pin node  all of each node's threads, dsm's included, on one CPU each\n"
                "  --pin none  leave every thread to the scheduler\n",
@@ -254,6 +295,8 @@ int main(int argc, char **argv)
     static struct bench b;
     b.me = dsm_rank();
     unsigned long mib = 128, rounds = 11;
+    for (int s = 0; s < S_COUNT; s++)
+        b.run[s] = true;
     for (int i = 1; i < argc; i++) {
         bool ok = true;
         if (!strcmp(argv[i], "--quick")) {
@@ -263,6 +306,8 @@ int main(int argc, char **argv)
             ok = bench_pin_parse(argv[++i], &b.pin) == 0;
         } else if (!strcmp(argv[i], "--mib") && i + 1 < argc) {
             ok = bench_parse_uint(argv[++i], 1, 4096, &mib) == 0;
+        } else if (!strcmp(argv[i], "--streams") && i + 1 < argc) {
+            ok = parse_streams(argv[++i], b.run) == 0;
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
             ok = bench_parse_uint(argv[++i], 1, MAX_ROUNDS, &rounds) == 0;
         } else {
@@ -306,7 +351,8 @@ int main(int argc, char **argv)
     uint16_t phase = 0;
     for (unsigned round = 0; round < b.rounds; round++)
         for (int j = 0; j < S_COUNT; j++)
-            run_phase(&b, (enum stream)((round + (unsigned)j) % S_COUNT), round, ++phase);
+            if (b.run[(round + (unsigned)j) % S_COUNT])
+                run_phase(&b, (enum stream)((round + (unsigned)j) % S_COUNT), round, ++phase);
 
     if (b.me == 0)
         report(&b);
