@@ -110,6 +110,19 @@ int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t bl
     return net_send(peer, iov, 3);
 }
 
+int ipc_send3_lent(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
+                   const void *data, size_t dlen, struct net_ref *ref)
+{
+    struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
+    attach_accept(peer, &h);
+    struct iovec iov[2] = {
+        {.iov_base = &h, .iov_len = sizeof h},
+        {.iov_base = (void *)body, .iov_len = blen},
+    };
+    stats_msg(type, sizeof h + blen + dlen);
+    return net_send_ref(peer, iov, 2, data, dlen, ref);
+}
+
 unsigned char *ipc_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len)
 {
     size_t skip = sizeof(struct ipc_hdr) + fixed;

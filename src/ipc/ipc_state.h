@@ -66,6 +66,10 @@ struct transfer {
     uint32_t              nool;
     uint64_t              pages, pages_sent;
     bool                  inline_sent;
+    /* data is lent to the transport page message by page message, and
+     * freed with the transfer when the last datagram pointing into it is
+     * acknowledged (port_release_transfer). */
+    struct net_ref        ref;
 };
 
 /* What this node has sent to one remote port: the flow-control state. */
@@ -161,4 +165,8 @@ void ipc_flush_accepts(void);
 /* Sends header + body + trailing data; the caller may hold ipc.lock. */
 int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
               const void *data, size_t dlen);
+
+/* As ipc_send3, but data is lent, not copied (net_send_ref). */
+int ipc_send3_lent(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
+                   const void *data, size_t dlen, struct net_ref *ref);
 #endif

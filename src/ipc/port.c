@@ -20,6 +20,7 @@
  * many nodes send to it at once.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -189,6 +190,15 @@ static struct transfer *find_transfer(uint64_t xfer)
 /* Sends one message; reply_token/reply_cap make it an RPC request. Takes a
  * sequence number only once the port has room, so a timed-out send leaves
  * nothing behind. */
+/* The last datagram lent the transfer's data was acknowledged (or it lent
+ * none). Under the transport's lock, maybe: only memory is freed here. */
+static void release_transfer(struct net_ref *ref)
+{
+    struct transfer *t = (struct transfer *)((char *)ref - offsetof(struct transfer, ref));
+    ipc_block_put(t->data, t->copy_len);
+    free(t);
+}
+
 int port_send(const dsm_port_ref *dst, const void *data, size_t len,
               const struct dsm_ool *ool, int nool, double timeout, uint64_t *seq_out,
               uint64_t reply_token, uint64_t reply_cap)
@@ -253,6 +263,8 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
         at += ool[i].len;
     }
     t->pages = ipc_ool_pages(t->ool_len, t->nool);
+    atomic_init(&t->ref.count, 1);
+    t->ref.release = release_transfer;
     t->next = ipc.transfers;
     ipc.transfers = t;
     struct ipc_req b = {.port = dst->port, .nool = (uint32_t)nool, .seq = seq, .xfer = t->xfer,
@@ -305,15 +317,14 @@ void port_on_grant(int src, const struct ipc_grant *b)
             run++;
         }
         struct ipc_page pg = {.xfer = t->xfer, .index = (uint32_t)i, .count = run};
-        ipc_send3(src, IPC_PAGE, 0, &pg, sizeof pg, t->ool[r] + off, run_bytes);
+        ipc_send3_lent(src, IPC_PAGE, 0, &pg, sizeof pg, t->ool[r] + off, run_bytes, &t->ref);
         t->pages_sent += run;
         stats_add(STAT_IPC_PAGES_SENT, run);
         i += run;
     }
     if (t->inline_sent && t->pages_sent == t->pages) {
         unlink_transfer(t);
-        ipc_block_put(t->data, t->copy_len);
-        free(t);
+        net_ref_put(&t->ref);
     }
 }
 

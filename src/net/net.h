@@ -18,6 +18,7 @@
 #define DSM_NET_NET_H
 
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,6 +67,29 @@ int  net_start(const struct net_params *p, const struct net_rx_ops *ops, void *c
 /* Sends the concatenation of iov[0..iovcnt) to `peer` (may be self).
  * Returns 0, or -EMSGSIZE / -EINVAL. */
 int  net_send(int peer, const struct iovec *iov, int iovcnt);
+
+/* Memory lent to the transport (net_send_ref): each datagram that points
+ * into it holds a reference until the peer acknowledges it. Whoever drops
+ * the last one calls release, from any thread, possibly under the
+ * transport's lock: release must not call into net. The lender holds one
+ * reference of its own from the start (count = 1) and drops it with
+ * net_ref_put when it has sent all it will. */
+struct net_ref {
+    atomic_uint count;
+    void      (*release)(struct net_ref *);
+};
+
+static inline void net_ref_put(struct net_ref *r)
+{
+    if (atomic_fetch_sub(&r->count, 1) == 1)
+        r->release(r);
+}
+
+/* As net_send, for the concatenation of iov[0..iovcnt) (copied) and
+ * lent[0..lent_len) (not copied): the lent bytes must stay unchanged until
+ * `ref` is released. */
+int  net_send_ref(int peer, const struct iovec *iov, int iovcnt, const void *lent,
+                  size_t lent_len, struct net_ref *ref);
 
 /* Runs the transport until done(arg) is true or the deadline passes
  * (clock_ns() time; 0 = none). Returns 0 or -ETIMEDOUT. Must not be called

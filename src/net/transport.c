@@ -56,14 +56,20 @@
 #define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 #define MAX_MESSAGE       (1ull << 31)
 
+/* A datagram's payload is payload[0..inl) followed by ext[0..hdr.len-inl):
+ * ext, when there is one, points into memory the sender lent us (net_send_ref)
+ * and holds a reference on it until the datagram is acknowledged. */
 struct txbuf {
-    struct txbuf   *next;
-    bool            pooled;   /* a full-size buffer, returned to the pool */
-    uint64_t        sent_ns;  /* last transmission; 0 = not yet sent */
-    uint64_t        phash;    /* payload hash, reused by retransmissions */
-    uint32_t        xmits;
-    struct wire_hdr hdr;      /* the payload follows */
-    unsigned char   payload[];
+    struct txbuf         *next;
+    bool                  pooled;   /* a full-size buffer, returned to the pool */
+    uint64_t              sent_ns;  /* last transmission; 0 = not yet sent */
+    uint64_t              phash;    /* payload hash, reused by retransmissions */
+    uint32_t              xmits;
+    uint32_t              inl;      /* payload bytes held here */
+    const unsigned char  *ext;      /* the rest, lent; NULL when inl == hdr.len */
+    struct net_ref       *ref;      /* what ext belongs to */
+    struct wire_hdr       hdr;      /* the payload follows */
+    unsigned char         payload[];
 };
 
 struct peer {
@@ -159,13 +165,19 @@ size_t net_datagram_payload(void) { return net.max_payload; }
 
 /* ---- putting datagrams on the wire ------------------------------------ */
 
-static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len)
+/* One datagram: buf[0..len) then ext[0..elen). */
+static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
+                     size_t elen)
 {
+    struct iovec iov[2] = {{.iov_base = (void *)buf, .iov_len = len},
+                           {.iov_base = (void *)ext, .iov_len = elen}};
+    struct msghdr m = {.msg_name = (void *)to, .msg_namelen = sizeof *to, .msg_iov = iov,
+                       .msg_iovlen = elen ? 2 : 1};
     for (;;) {
-        ssize_t n = sendto(net.fd, buf, len, 0, (const struct sockaddr *)to, sizeof *to);
+        ssize_t n = sendmsg(net.fd, &m, 0);
         if (n >= 0) {
             stats_add(STAT_NET_DGRAMS_SENT, 1);
-            stats_add(STAT_NET_BYTES_SENT, len);
+            stats_add(STAT_NET_BYTES_SENT, len + elen);
             return;
         }
         if (errno == EINTR)
@@ -186,7 +198,7 @@ static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len)
 struct tx_batch {
     unsigned       n;
     struct mmsghdr m[TX_BATCH];
-    struct iovec   iov[TX_BATCH];
+    struct iovec   iov[TX_BATCH][2]; /* the txbuf's own bytes, then what it lends */
 };
 
 static void batch_flush(struct tx_batch *b)
@@ -195,8 +207,9 @@ static void batch_flush(struct tx_batch *b)
         int n = sendmmsg(net.fd, b->m + done, b->n - done, 0);
         if (n > 0) {
             for (int i = 0; i < n; i++) {
+                const struct iovec *v = b->iov[done + (unsigned)i];
                 stats_add(STAT_NET_DGRAMS_SENT, 1);
-                stats_add(STAT_NET_BYTES_SENT, b->iov[done + (unsigned)i].iov_len);
+                stats_add(STAT_NET_BYTES_SENT, v[0].iov_len + v[1].iov_len);
             }
             done += (unsigned)n;
             continue;
@@ -213,32 +226,39 @@ static void batch_flush(struct tx_batch *b)
     b->n = 0;
 }
 
-static void batch_add(struct tx_batch *b, const struct sockaddr_in *to, void *buf, size_t len)
+static void batch_add(struct tx_batch *b, const struct sockaddr_in *to, void *buf, size_t len,
+                      const void *ext, size_t elen)
 {
     unsigned i = b->n++;
-    b->iov[i] = (struct iovec){.iov_base = buf, .iov_len = len};
+    b->iov[i][0] = (struct iovec){.iov_base = buf, .iov_len = len};
+    b->iov[i][1] = (struct iovec){.iov_base = (void *)ext, .iov_len = elen};
     b->m[i].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
-                                      .msg_iov = &b->iov[i], .msg_iovlen = 1};
+                                      .msg_iov = b->iov[i], .msg_iovlen = elen ? 2 : 1};
     if (b->n == TX_BATCH)
         batch_flush(b);
 }
 
-static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf, size_t len)
+/* Held datagrams are copied whole: lent memory may go before they leave. */
+static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf, size_t len,
+                                  const void *ext, size_t elen)
 {
-    struct delayed *d = malloc(sizeof *d + len);
+    struct delayed *d = malloc(sizeof *d + len + elen);
     if (!d)
         log_fatal("out of memory holding a datagram for fault injection");
     d->next = NULL;
     d->to = *to;
-    d->len = len;
+    d->len = len + elen;
     memcpy(d->bytes, buf, len);
+    if (elen)
+        memcpy(d->bytes + len, ext, elen);
     return d;
 }
 
-static void emit(const struct sockaddr_in *to, const void *buf, size_t len)
+static void emit(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
+                 size_t elen)
 {
     if (net.inj.delay_ns) {
-        struct delayed *d = copy_dgram(to, buf, len);
+        struct delayed *d = copy_dgram(to, buf, len, ext, elen);
         d->due_ns = clock_ns() + net.inj.delay_ns;
         if (net.delay_tail)
             net.delay_tail->next = d;
@@ -247,7 +267,7 @@ static void emit(const struct sockaddr_in *to, const void *buf, size_t len)
         net.delay_tail = d;
         return;
     }
-    raw_send(to, buf, len);
+    raw_send(to, buf, len, ext, elen);
 }
 
 static void release_held_dgram(void)
@@ -255,16 +275,18 @@ static void release_held_dgram(void)
     struct delayed *h = net.held_dgram;
     if (h) {
         net.held_dgram = NULL;
-        emit(&h->to, h->bytes, h->len);
+        emit(&h->to, h->bytes, h->len, NULL, 0);
         free(h);
     }
 }
 
-/* Every datagram passes here, under net.lock. */
-static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len)
+/* Every datagram passes here, under net.lock: buf[0..len), then
+ * ext[0..elen). */
+static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
+                     size_t elen)
 {
     if (!net.injecting) {
-        raw_send(to, buf, len);
+        raw_send(to, buf, len, ext, elen);
         return;
     }
     switch (inject_decide(&net.inj)) {
@@ -273,20 +295,20 @@ static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len)
         break;
     case INJECT_DUPLICATE:
         stats_add(STAT_NET_INJECT_DUPED, 1);
-        emit(to, buf, len);
-        emit(to, buf, len);
+        emit(to, buf, len, ext, elen);
+        emit(to, buf, len, ext, elen);
         break;
     case INJECT_HOLD:
         if (!net.held_dgram) {
             stats_add(STAT_NET_INJECT_REORDERED, 1);
-            net.held_dgram = copy_dgram(to, buf, len);
+            net.held_dgram = copy_dgram(to, buf, len, ext, elen);
             net.held_since = clock_ns();
             return; /* the next datagram overtakes it */
         }
-        emit(to, buf, len);
+        emit(to, buf, len, ext, elen);
         break;
     case INJECT_SEND:
-        emit(to, buf, len);
+        emit(to, buf, len, ext, elen);
         break;
     }
     release_held_dgram();
@@ -301,7 +323,7 @@ static void flush_injected(uint64_t now)
         net.delay_head = d->next;
         if (!net.delay_head)
             net.delay_tail = NULL;
-        raw_send(&d->to, d->bytes, d->len);
+        raw_send(&d->to, d->bytes, d->len, NULL, 0);
         free(d);
     }
 }
@@ -334,7 +356,7 @@ static void prepare(int dst, struct txbuf *t, uint64_t now)
 static void transmit(int dst, struct txbuf *t, uint64_t now)
 {
     prepare(dst, t, now);
-    wire_out(&net.peers[dst].addr, &t->hdr, sizeof t->hdr + t->hdr.len);
+    wire_out(&net.peers[dst].addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
 }
 
 static bool window_open(struct peer *p, const struct txbuf *t)
@@ -354,7 +376,7 @@ static void push_into(struct tx_batch *b, int dst, uint64_t now)
             transmit(dst, t, now);
         else {
             prepare(dst, t, now);
-            batch_add(b, &p->addr, &t->hdr, sizeof t->hdr + t->hdr.len);
+            batch_add(b, &p->addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
         }
         p->tx_unsent = t->next;
     }
@@ -430,11 +452,12 @@ static void enqueue(int dst, struct txbuf *t, uint64_t now)
 #define POOL_MAX      256   /* buffers kept, at most ~16 MiB */
 #define POOL_MIN_LEN  4096  /* smaller datagrams come from malloc */
 
+/* A datagram of `len` payload bytes, `inl` of them to be held in the buffer. */
 static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
-                               uint32_t off, uint32_t len)
+                               uint32_t off, uint32_t len, uint32_t inl)
 {
     struct txbuf *t = NULL;
-    bool pooled = len >= POOL_MIN_LEN;
+    bool pooled = inl >= POOL_MIN_LEN;
     if (pooled) {
         pthread_mutex_lock(&net.pool_lock);
         t = net.pool;
@@ -446,10 +469,13 @@ static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
         if (!t)
             t = malloc(sizeof *t + net.max_payload);
     } else
-        t = malloc(sizeof *t + len);
+        t = malloc(sizeof *t + inl);
     if (!t)
         log_fatal("out of memory queueing %u bytes for node %d", len, dst);
     t->pooled = pooled;
+    t->inl = inl;
+    t->ext = NULL;
+    t->ref = NULL;
     memset(&t->hdr, 0, sizeof t->hdr);
     t->hdr.magic = WIRE_MAGIC;
     t->hdr.kind = WIRE_DATA;
@@ -465,6 +491,8 @@ static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
 
 static void free_txbuf(struct txbuf *t)
 {
+    if (t->ref)
+        net_ref_put(t->ref);
     if (t->pooled) {
         pthread_mutex_lock(&net.pool_lock);
         if (net.pool_count < POOL_MAX) {
@@ -498,25 +526,42 @@ static void gather(unsigned char *dst, const struct iovec *iov, int iovcnt, size
 
 int net_send(int dst, const struct iovec *iov, int iovcnt)
 {
-    if (dst < 0 || dst >= net.nodes || iovcnt < 0)
+    return net_send_ref(dst, iov, iovcnt, NULL, 0, NULL);
+}
+
+int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
+                 struct net_ref *ref)
+{
+    if (dst < 0 || dst >= net.nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
         return -EINVAL;
-    size_t total = 0;
+    size_t head = 0;
     for (int i = 0; i < iovcnt; i++)
-        total += iov[i].iov_len;
+        head += iov[i].iov_len;
+    size_t total = head + lent_len;
     if (total >= MAX_MESSAGE)
         return -EMSGSIZE;
 
     /* Build the datagrams (copy and hash) before taking the lock: the
-     * payload work of a large message must not stall the receiving thread. */
+     * payload work of a large message must not stall the receiving thread.
+     * The message is head (copied) then the lent bytes (referenced): each
+     * datagram holds its part of the head, and points at its part of the
+     * rest. */
     size_t nfrag = total ? (total + net.max_payload - 1) / net.max_payload : 1;
     struct txbuf *first = NULL, *last = NULL;
     for (size_t f = 0; f < nfrag; f++) {
         size_t off = f * net.max_payload;
         size_t len = total - off < net.max_payload ? total - off : net.max_payload;
+        size_t inl = off >= head ? 0 : head - off < len ? head - off : len;
         uint16_t flags = (f == 0 ? WIRE_FIRST : 0) | (f == nfrag - 1 ? WIRE_LAST : 0);
-        struct txbuf *t = new_txbuf(dst, flags, (uint32_t)total, (uint32_t)off, (uint32_t)len);
-        gather(t->payload, iov, iovcnt, off, len);
-        t->phash = wire_payload_hash(&net.keys, t->payload, len);
+        struct txbuf *t = new_txbuf(dst, flags, (uint32_t)total, (uint32_t)off, (uint32_t)len,
+                                    (uint32_t)inl);
+        gather(t->payload, iov, iovcnt, off, inl);
+        if (inl < len) {
+            t->ext = (const unsigned char *)lent + (off + inl - head);
+            t->ref = ref;
+            atomic_fetch_add(&ref->count, 1);
+        }
+        t->phash = wire_payload_hash2(&net.keys, t->payload, inl, t->ext, len - inl);
         t->next = NULL;
         if (last)
             last->next = t;
@@ -540,7 +585,7 @@ int net_send(int dst, const struct iovec *iov, int iovcnt)
 /* A sequenced message with no payload (heartbeat or finish marker). */
 static void send_marker(int dst, uint16_t flag, uint64_t now)
 {
-    struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0);
+    struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0, 0);
     t->phash = wire_payload_hash(&net.keys, NULL, 0);
     enqueue(dst, t, now);
     push_unsent(dst, now);
@@ -571,9 +616,9 @@ static void send_control(int dst, uint16_t kind, const void *payload, size_t len
         stats_add(STAT_NET_ACKS_SENT, 1);
     }
     if (kind == WIRE_ABORT)
-        raw_send(&p->addr, &d, sizeof d.h + len); /* no injection: it must get out */
+        raw_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
     else
-        wire_out(&p->addr, &d, sizeof d.h + len);
+        wire_out(&p->addr, &d, sizeof d.h + len, NULL, 0);
 }
 
 /* Applies a peer's acknowledgement to our queue for it. */

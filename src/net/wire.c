@@ -40,16 +40,36 @@ static unsigned __int128 nh_block(const uint64_t *key, const unsigned char *p, s
 
 uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len)
 {
+    return wire_payload_hash2(k, payload, len, NULL, 0);
+}
+
+/* Each NH block of the concatenation is hashed where it lies; only a block
+ * that straddles the two parts is put together first. */
+uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t alen, const void *b,
+                            size_t blen)
+{
     if (!k->mac)
         return 0;
+    enum { BLOCK = WIRE_NH_WORDS * 8 };
     struct siphash_state s;
     siphash_init(&s, &k->pay);
+    size_t len = alen + blen;
     uint64_t len64 = len;
     siphash_update(&s, &len64, sizeof len64);
-    const unsigned char *p = payload;
-    for (size_t off = 0; off < len; off += WIRE_NH_WORDS * 8) {
-        size_t n = len - off < WIRE_NH_WORDS * 8 ? len - off : WIRE_NH_WORDS * 8;
-        unsigned __int128 h = nh_block(k->nh, p + off, n);
+    const unsigned char *pa = a, *pb = b;
+    for (size_t off = 0; off < len; off += BLOCK) {
+        size_t n = len - off < BLOCK ? len - off : BLOCK;
+        unsigned __int128 h;
+        if (off + n <= alen) {
+            h = nh_block(k->nh, pa + off, n);
+        } else if (off >= alen) {
+            h = nh_block(k->nh, pb + (off - alen), n);
+        } else {
+            unsigned char joined[BLOCK];
+            memcpy(joined, pa + off, alen - off);
+            memcpy(joined + (alen - off), pb, n - (alen - off));
+            h = nh_block(k->nh, joined, n);
+        }
         siphash_update(&s, &h, sizeof h);
     }
     return siphash_final(&s);

@@ -68,6 +68,10 @@ void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, in
 
 /* Hash of a payload for the mac (0 in token mode). */
 uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len);
+/* The same hash of the concatenation a[0..alen) b[0..blen), without
+ * copying it: a datagram whose payload lies in two places. */
+uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t alen, const void *b,
+                            size_t blen);
 
 /* Computes the header's mac field, given the payload hash. */
 void wire_seal(const struct wire_keys *k, struct wire_hdr *h, uint64_t payload_hash);
