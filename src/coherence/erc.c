@@ -492,9 +492,7 @@ static void on_page_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct page_req r;
-    if (len != sizeof(struct ipc_hdr) + sizeof r)
-        log_fatal("node %d sent a malformed page request", src);
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
     if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes || r.requester == E.rank ||
         r.flags > REQ_HOME_IS_YOU || r.zero)
         log_fatal("node %d sent a malformed page request", src);
@@ -524,10 +522,9 @@ static void on_page_req(int src, const void *msg, size_t len)
 static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
 {
     struct page_rep r;
-    *skip = sizeof(struct ipc_hdr) + sizeof r;
-    if (head_len < *skip || msg_len < *skip)
-        log_fatal("node %d sent a malformed page reply", src);
-    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    size_t rest;
+    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
+    *skip = head_len - rest;
     lock();
     bool expected = E.fetch.waiting && !E.fetch.done && r.page == E.fetch.page;
     unlock();
@@ -543,10 +540,9 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
 
 static void on_page_rep(int src, const void *msg, size_t len)
 {
-    (void)src;
-    (void)len;
     struct page_rep r;
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    size_t data;
+    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
     lock();
     /* The home is recorded here, not by the waiting program: a request
      * the base node forwards to us right behind a first-touch reply must
@@ -567,14 +563,10 @@ static void on_diff(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct diff_hdr d;
-    size_t fixed = sizeof(struct ipc_hdr) + sizeof d;
-    if (len < fixed)
-        log_fatal("node %d sent a malformed diff", src);
-    memcpy(&d, (const char *)msg + sizeof(struct ipc_hdr), sizeof d);
+    size_t dlen;
+    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
     if (d.page >= mem.npages || mem_home(d.page) != E.rank)
         log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, E.rank);
-    const char *diff = (const char *)msg + fixed;
-    size_t dlen = len - fixed;
     if (d.zero || mem_diff_check(diff, dlen, mem.page_size) < 0)
         log_fatal("node %d sent a malformed diff for page %u", src, d.page);
     lock();
@@ -595,9 +587,7 @@ static void on_diff(int src, const void *msg, size_t len)
 static void on_diff_ack(int src, const void *msg, size_t len)
 {
     struct diff_ack a;
-    if (len != sizeof(struct ipc_hdr) + sizeof a)
-        log_fatal("node %d sent a malformed diff acknowledgement", src);
-    memcpy(&a, (const char *)msg + sizeof(struct ipc_hdr), sizeof a);
+    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     lock();
     if (a.page >= mem.npages || a.zero || mem_home(a.page) != src || E.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
@@ -611,15 +601,12 @@ static void on_note(int src, const void *msg, size_t len, bool update)
 {
     uint64_t t0 = clock_ns();
     struct erc_note n;
-    size_t fixed = sizeof(struct ipc_hdr) + sizeof n;
-    if (len < fixed || (!update && len != fixed))
-        log_fatal("node %d sent a malformed %s", src, update ? "update" : "invalidation");
-    memcpy(&n, (const char *)msg + sizeof(struct ipc_hdr), sizeof n);
+    size_t dlen = 0;
+    const char *diff = ipc_body(src, msg, len, &n, sizeof n, update ? &dlen : NULL,
+                                update ? "update" : "invalidation");
     if (n.page >= mem.npages || n.zero || update != E.update || mem_home(n.page) != src)
         log_fatal("node %d sent an %s for page %u, which it is not the home of here", src,
                   update ? "update" : "invalidation", n.page);
-    const char *diff = (const char *)msg + fixed;
-    size_t dlen = len - fixed;
     if (update && mem_diff_check(diff, dlen, mem.page_size) < 0)
         log_fatal("node %d sent a malformed update for page %u", src, n.page);
     struct page_entry *e = &mem.pages[n.page];
@@ -652,9 +639,7 @@ static void on_upd(int src, const void *msg, size_t len) { on_note(src, msg, len
 static void on_ack(int src, const void *msg, size_t len)
 {
     struct erc_note n;
-    if (len != sizeof(struct ipc_hdr) + sizeof n)
-        log_fatal("node %d sent a malformed invalidation acknowledgement", src);
-    memcpy(&n, (const char *)msg + sizeof(struct ipc_hdr), sizeof n);
+    ipc_body(src, msg, len, &n, sizeof n, NULL, "invalidation acknowledgement");
     lock();
     struct pending *p = n.slot < E.npend ? &E.pend[n.slot] : NULL;
     if (!p || p->writer < 0 || p->gen != n.gen || p->page != n.page || n.zero || !set_has(p->targets, src))

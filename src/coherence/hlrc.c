@@ -540,9 +540,7 @@ static void on_page_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct page_req r;
-    if (len != sizeof(struct ipc_hdr) + sizeof r)
-        log_fatal("node %d sent a malformed page request", src);
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
     size_t run = r.flags >> REQ_RUN_SHIFT;
     if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes ||
         (r.flags & ~(REQ_HOME_IS_YOU | (0xffu << REQ_RUN_SHIFT))) || run > HOME_RUN_MAX ||
@@ -589,10 +587,9 @@ static void on_page_req(int src, const void *msg, size_t len)
 static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
 {
     struct page_rep r;
-    *skip = sizeof(struct ipc_hdr) + sizeof r;
-    if (head_len < *skip)
-        log_fatal("node %d sent a malformed page reply", src);
-    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    size_t rest;
+    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
+    *skip = head_len - rest;
     pthread_mutex_lock(&H.lock);
     bool expected = (H.fetch.waiting && !H.fetch.done && r.page == H.fetch.page) ||
                     (r.page < mem.npages && mem.pages[r.page].pulling && r.status == REP_DATA);
@@ -617,10 +614,9 @@ static void pull_landed(struct page_entry *e, uint32_t version)
 
 static void on_page_rep(int src, const void *msg, size_t len)
 {
-    (void)src;
-    (void)len;
     struct page_rep r;
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    size_t data;
+    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
     /* The home is recorded here, not by the waiting program: a request
      * the base node forwards to us right behind a first-touch reply must
      * find us already home. */
@@ -655,15 +651,13 @@ static void on_page_run_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct run_req r;
-    size_t fixed = sizeof(struct ipc_hdr) + sizeof r;
-    if (len < fixed)
-        log_fatal("node %d sent a malformed read-ahead request", src);
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "read-ahead request");
     size_t count = run_pages(r.first, r.count);
-    if (!count || len != fixed + count * sizeof(uint32_t))
+    if (!count || rest != count * sizeof(uint32_t))
         log_fatal("node %d sent a malformed read-ahead request", src);
     uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
-    memcpy(need, (const char *)msg + fixed, count * sizeof *need);
+    memcpy(need, tail, count * sizeof *need);
     for (size_t i = 0; i < count; i++)
         if (mem_home(r.first + i) != H.rank)
             log_fatal("node %d asked node %d for page %zu, which it is not the home of", src, H.rank,
@@ -691,12 +685,12 @@ static void *place_page_run_rep(int src, const void *head, size_t head_len, size
                                 size_t *skip)
 {
     struct run_rep r;
-    if (head_len < sizeof(struct ipc_hdr) + sizeof r)
-        log_fatal("node %d sent a malformed read-ahead reply", src);
-    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    size_t rest;
+    ipc_body(src, head, head_len, &r, sizeof r, &rest, "read-ahead reply");
     size_t count = run_pages(r.first, r.count);
-    *skip = sizeof(struct ipc_hdr) + sizeof r + count * sizeof(uint32_t);
-    bool expected = count && head_len >= *skip && msg_len == *skip + count * mem.page_size;
+    size_t versions = count * sizeof(uint32_t);
+    *skip = head_len - rest + versions;
+    bool expected = count && rest >= versions && msg_len == *skip + count * mem.page_size;
     pthread_mutex_lock(&H.lock);
     for (size_t i = 0; expected && i < count; i++)
         expected = mem.pages[r.first + i].pulling;
@@ -708,12 +702,11 @@ static void *place_page_run_rep(int src, const void *head, size_t head_len, size
 
 static void on_page_run_rep(int src, const void *msg, size_t len)
 {
-    (void)src;
-    (void)len;
     struct run_rep r;
     uint32_t version[READ_AHEAD_MAX];
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
-    memcpy(version, (const char *)msg + sizeof(struct ipc_hdr) + sizeof r, r.count * sizeof *version);
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "read-ahead reply");
+    memcpy(version, tail, r.count * sizeof *version);
     pthread_mutex_lock(&H.lock);
     for (size_t i = 0; i < r.count; i++)
         pull_landed(&mem.pages[r.first + i], version[i]);
@@ -725,16 +718,14 @@ static void on_diff(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct diff_hdr d;
-    size_t fixed = sizeof(struct ipc_hdr) + sizeof d;
-    if (len < fixed)
-        log_fatal("node %d sent a malformed diff", src);
-    memcpy(&d, (const char *)msg + sizeof(struct ipc_hdr), sizeof d);
+    size_t dlen;
+    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
     if (d.page >= mem.npages || mem_home(d.page) != H.rank)
         log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, H.rank);
     pthread_mutex_lock(&H.lock);
     void *snap = mem.pages[d.page].twin;
-    if (mem_diff_apply(mem_sys(d.page), mem.page_size, (const char *)msg + fixed, len - fixed) ||
-        (snap && mem_diff_apply(snap, mem.page_size, (const char *)msg + fixed, len - fixed)))
+    if (mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen) ||
+        (snap && mem_diff_apply(snap, mem.page_size, diff, dlen)))
         log_fatal("node %d sent a malformed diff for page %u", src, d.page);
     uint32_t v = ++mem.pages[d.page].version;
     pthread_mutex_unlock(&H.lock);
@@ -748,9 +739,7 @@ static void on_diff(int src, const void *msg, size_t len)
 static void on_diff_ack(int src, const void *msg, size_t len)
 {
     struct diff_ack a;
-    if (len != sizeof(struct ipc_hdr) + sizeof a)
-        log_fatal("node %d sent a malformed diff acknowledgement", src);
-    memcpy(&a, (const char *)msg + sizeof(struct ipc_hdr), sizeof a);
+    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     pthread_mutex_lock(&H.lock);
     if (a.idx >= H.ndirty || H.dirty[a.idx].page != a.page || H.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);

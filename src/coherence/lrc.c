@@ -590,16 +590,14 @@ static void on_diff_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct diff_req r;
-    size_t fixed = sizeof(struct ipc_hdr) + sizeof r;
-    if (len < fixed)
-        log_fatal("node %d sent a malformed diff request", src);
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
-    if (r.page >= mem.npages || r.count == 0 || (len - fixed) != (size_t)r.count * sizeof(uint32_t))
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "diff request");
+    if (r.page >= mem.npages || r.count == 0 || rest != (size_t)r.count * sizeof(uint32_t))
         log_fatal("node %d sent a malformed diff request", src);
     uint32_t *stamps = malloc(r.count * sizeof *stamps);
     if (!stamps)
         log_fatal("out of memory serving a diff request");
-    memcpy(stamps, (const char *)msg + fixed, r.count * sizeof *stamps);
+    memcpy(stamps, tail, r.count * sizeof *stamps);
 
     struct buf b = {0};
     struct diff_rep h = {.page = r.page};
@@ -639,9 +637,8 @@ static void on_diff_req(int src, const void *msg, size_t len)
 static void on_diff_rep(int src, const void *msg, size_t len)
 {
     struct diff_rep h;
-    if (len < sizeof(struct ipc_hdr) + sizeof h)
-        log_fatal("node %d sent a malformed diff reply", src);
-    memcpy(&h, (const char *)msg + sizeof(struct ipc_hdr), sizeof h);
+    size_t rest;
+    ipc_body(src, msg, len, &h, sizeof h, &rest, "diff reply");
     pthread_mutex_lock(&L.lock);
     if (!L.f.waiting || h.page != L.f.page || !L.f.asked[src] || L.f.reply[src])
         log_fatal("node %d sent diffs nobody asked for", src);
@@ -655,9 +652,7 @@ static void on_base_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct base_req r;
-    if (len != sizeof(struct ipc_hdr) + sizeof r)
-        log_fatal("node %d sent a malformed page request", src);
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
     if (r.page >= mem.npages || r.kind > BASE_COPY)
         log_fatal("node %d sent a malformed page request", src);
     struct base_rep rep = {.page = r.page};
@@ -692,10 +687,9 @@ static void *place_base_rep(int src, const void *head, size_t head_len, size_t m
                             size_t *skip)
 {
     struct base_rep r;
-    *skip = sizeof(struct ipc_hdr) + sizeof r;
-    if (head_len < *skip)
-        log_fatal("node %d sent a malformed page reply", src);
-    memcpy(&r, (const char *)head + sizeof(struct ipc_hdr), sizeof r);
+    size_t rest;
+    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
+    *skip = head_len - rest;
     pthread_mutex_lock(&L.lock);
     bool expected = L.f.waiting && !L.f.base_done && r.page == L.f.page;
     pthread_mutex_unlock(&L.lock);
@@ -707,10 +701,9 @@ static void *place_base_rep(int src, const void *head, size_t head_len, size_t m
 
 static void on_base_rep(int src, const void *msg, size_t len)
 {
-    (void)src;
-    (void)len;
     struct base_rep r;
-    memcpy(&r, (const char *)msg + sizeof(struct ipc_hdr), sizeof r);
+    size_t data;
+    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
     pthread_mutex_lock(&L.lock);
     L.f.base_status = r.status;
     L.f.base_done = true;

@@ -380,9 +380,7 @@ static void sc_apply_notices(int node, const struct notice *n, uint32_t count)
 
 static void parse(int src, const void *msg, size_t len, void *body, size_t size, const char *what)
 {
-    if (len != sizeof(struct ipc_hdr) + size)
-        log_fatal("node %d sent a malformed %s", src, what);
-    memcpy(body, (const char *)msg + sizeof(struct ipc_hdr), size);
+    ipc_body(src, msg, len, body, size, NULL, what);
     uint32_t page;
     memcpy(&page, body, sizeof page); /* every body starts with the page */
     if (page >= mem.npages)
@@ -465,10 +463,9 @@ static void on_done(int src, const void *msg, size_t len)
 static void *place_page(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
 {
     struct sc_page p;
-    *skip = sizeof(struct ipc_hdr) + sizeof p;
-    if (head_len < *skip)
-        log_fatal("node %d sent a malformed sc page", src);
-    memcpy(&p, (const char *)head + sizeof(struct ipc_hdr), sizeof p);
+    size_t rest;
+    ipc_body(src, head, head_len, &p, sizeof p, &rest, "sc page");
+    *skip = head_len - rest;
     pthread_mutex_lock(&S.lock);
     bool expected = S.fetch.waiting && !S.fetch.done && p.page == S.fetch.page &&
                     (p.status != ST_DATA || mem.pages[p.page].state == PAGE_INVALID);
@@ -482,10 +479,9 @@ static void *place_page(int src, const void *head, size_t head_len, size_t msg_l
 
 static void on_page(int src, const void *msg, size_t len)
 {
-    (void)src;
-    (void)len;
     struct sc_page p;
-    memcpy(&p, (const char *)msg + sizeof(struct ipc_hdr), sizeof p);
+    size_t data;
+    ipc_body(src, msg, len, &p, sizeof p, &data, "sc page");
     /* Installed here, under the lock, not by the waiting program: the
      * page is ours from this moment. */
     pthread_mutex_lock(&S.lock);

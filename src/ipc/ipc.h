@@ -82,6 +82,14 @@ const char *ipc_type_name(unsigned type);
  * for the program (handlers' messages are valid only during the call). */
 unsigned char *ipc_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len);
 
+/* Copies the fixed body that follows a received message's header into
+ * `body` (the message may sit unaligned) and returns where the rest begins,
+ * with its length in *rest; with rest NULL the message must be exactly the
+ * header and the body. Ends the job, naming `peer` and `what`, when the
+ * message is malformed: handlers check their peers' messages through it. */
+const void *ipc_body(int peer, const void *msg, size_t len, void *body, size_t size, size_t *rest,
+                     const char *what);
+
 /* The aux field of a received message (which may sit unaligned). */
 uint32_t ipc_msg_aux(const void *msg);
 

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/log.h"
+
 static const char *const type_names[] = {
     [IPC_TYPE_NONE] = "none",
 #define IPC_TYPE_NAME(name) [IPC_##name] = #name,
@@ -15,6 +17,18 @@ const char *ipc_type_name(unsigned type)
     if (type < sizeof type_names / sizeof type_names[0] && type_names[type])
         return type_names[type];
     return "registered";
+}
+
+const void *ipc_body(int peer, const void *msg, size_t len, void *body, size_t size, size_t *rest,
+                     const char *what)
+{
+    size_t fixed = sizeof(struct ipc_hdr) + size;
+    if (len < fixed || (!rest && len != fixed))
+        log_fatal("node %d sent a malformed %s (%zu bytes)", peer, what, len);
+    memcpy(body, (const char *)msg + sizeof(struct ipc_hdr), size);
+    if (rest)
+        *rest = len - fixed;
+    return (const char *)msg + fixed;
 }
 
 uint32_t ipc_msg_aux(const void *msg)

@@ -56,14 +56,13 @@ static bool wanted(void)
 
 static void on_stats(int peer, const void *msg, size_t len)
 {
-    if (len != sizeof(struct ipc_hdr) + sizeof(struct node_report) || !rep.table || peer < 0 ||
-        peer >= rt()->nodes)
-        log_fatal("node %d sent a malformed statistics report (%zu bytes)", peer, len);
+    if (!rep.table || peer < 0 || peer >= rt()->nodes)
+        log_fatal("node %d sent a statistics report nobody asked for", peer);
     pthread_mutex_lock(&rep.lock);
     if (rep.reported[peer])
         log_fatal("node %d sent its statistics report twice", peer);
-    memcpy(&rep.table[peer], (const char *)msg + sizeof(struct ipc_hdr),
-           sizeof(struct node_report));
+    ipc_body(peer, msg, len, &rep.table[peer], sizeof(struct node_report), NULL,
+             "statistics report");
     rep.reported[peer] = true;
     rep.received++;
     pthread_mutex_unlock(&rep.lock);

@@ -194,9 +194,8 @@ struct bcast_hdr { uint64_t seq, data_len; };
 static void on_bcast(int src, const void *msg, size_t len)
 {
     struct bcast_hdr h;
-    if (len < sizeof(struct ipc_hdr) + sizeof h)
-        log_fatal("node %d sent a malformed broadcast", src);
-    memcpy(&h, (const char *)msg + sizeof(struct ipc_hdr), sizeof h);
+    size_t rest;
+    ipc_body(src, msg, len, &h, sizeof h, &rest, "broadcast");
     struct bcast_msg *m = calloc(1, sizeof *m);
     if (!m)
         log_fatal("out of memory receiving a broadcast");

@@ -66,9 +66,7 @@ static void signal_waiters(int cond, bool all)
 static int32_t cond_id(int src, const void *msg, size_t len)
 {
     int32_t id;
-    if (len != sizeof(struct ipc_hdr) + sizeof id)
-        log_fatal("node %d sent a malformed condition message", src);
-    memcpy(&id, (const char *)msg + sizeof(struct ipc_hdr), sizeof id);
+    ipc_body(src, msg, len, &id, sizeof id, NULL, "condition message");
     if (id < 0 || id % C.nodes != C.rank)
         log_fatal("node %d sent condition %d to the wrong manager", src, id);
     return id;

@@ -99,10 +99,11 @@ static void on_request(int id, int requester, const uint32_t *vt)
 
 static void parse_lock_msg(int src, const void *msg, size_t len, struct lock_msg *m, uint32_t *vt)
 {
-    if (len != sizeof(struct ipc_hdr) + sizeof *m + (size_t)L.nodes * sizeof *vt)
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, m, sizeof *m, &rest, "lock message");
+    if (rest != (size_t)L.nodes * sizeof *vt)
         log_fatal("node %d sent a malformed lock message", src);
-    memcpy(m, (const char *)msg + sizeof(struct ipc_hdr), sizeof *m);
-    memcpy(vt, (const char *)msg + sizeof(struct ipc_hdr) + sizeof *m, (size_t)L.nodes * sizeof *vt);
+    memcpy(vt, tail, rest);
     if (m->id < 0 || m->requester < 0 || m->requester >= L.nodes)
         log_fatal("node %d sent a malformed lock message", src);
 }
@@ -136,9 +137,8 @@ static void on_fwd(int src, const void *msg, size_t len)
 static void on_grant(int src, const void *msg, size_t len)
 {
     int32_t id;
-    if (len < sizeof(struct ipc_hdr) + sizeof id)
-        log_fatal("node %d sent a malformed lock grant", src);
-    memcpy(&id, (const char *)msg + sizeof(struct ipc_hdr), sizeof id);
+    size_t rest;
+    ipc_body(src, msg, len, &id, sizeof id, &rest, "lock grant");
     pthread_mutex_lock(&L.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || l->granted || l->owned)
