@@ -110,6 +110,8 @@ static void worker(void)
         die("fetching B", got);
     size_t cap = sizeof(struct task_reply) + (size_t)block * rowbytes;
     char *task = malloc(cap);
+    if (!task)
+        die("allocating the task buffer", -ENOMEM);
     double *c = alloc_pages((size_t)block * rowbytes);
     for (;;) {
         ask = ASK_TASK;
@@ -126,6 +128,7 @@ static void worker(void)
         if (rc)
             die("sending a result", rc);
     }
+    free(task);
 }
 
 int main(int argc, char **argv)

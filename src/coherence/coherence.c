@@ -27,3 +27,9 @@ void coherence_start(const struct coherence_ops *ops)
     fo.write_fault = ops->write_fault;
     mem_set_fault_ops(&fo);
 }
+
+void coherence_finish(void)
+{
+    if (coh && coh->finish)
+        coh->finish();
+}

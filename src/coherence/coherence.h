@@ -41,6 +41,9 @@ struct coherence_ops {
     /* Optional: called on every node at the end of every barrier, when all
      * nodes have seen the same intervals; may itself call dsm_barrier. */
     void (*barrier_done)(void);
+    /* Optional: frees the protocol's state at dsm_finish, when no message
+     * can arrive any more; shared memory stays as the program left it. */
+    void (*finish)(void);
 };
 
 extern const struct coherence_ops hlrc_ops;
@@ -56,6 +59,7 @@ const struct coherence_ops *coherence_find(const char *name);
 extern const struct coherence_ops *coh;
 
 void coherence_start(const struct coherence_ops *ops);
+void coherence_finish(void);
 
 /* ---- intervals and vector timestamps (interval.c) ---------------------- */
 

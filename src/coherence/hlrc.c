@@ -764,6 +764,33 @@ static void hlrc_start(void)
     ipc_register(IPC_DIFF_ACK, on_diff_ack, NULL);
 }
 
+/* Frees the home pages' snapshots and the lists. */
+static void hlrc_finish(void)
+{
+    pthread_mutex_lock(&H.fault_lock);
+    pthread_mutex_lock(&H.lock);
+    for (size_t i = 0; i < H.ntracked; i++) {
+        struct page_entry *e = &mem.pages[H.tracked[i]];
+        free(e->twin);
+        e->twin = NULL;
+    }
+    for (size_t i = 0; i < H.ndirty; i++) {
+        struct page_entry *e = &mem.pages[H.dirty[i].page];
+        free(e->twin);
+        e->twin = NULL;
+    }
+    free(H.tracked);
+    free(H.dirty);
+    free(H.pulls);
+    free(H.diffbuf);
+    H.tracked = H.pulls = NULL;
+    H.dirty = NULL;
+    H.diffbuf = NULL;
+    H.ntracked = H.cap_tracked = H.ndirty = H.cap = H.npulls = H.cap_pulls = 0;
+    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&H.fault_lock);
+}
+
 const struct coherence_ops hlrc_ops = {
     .name = "hlrc",
     .start = hlrc_start,
@@ -772,4 +799,5 @@ const struct coherence_ops hlrc_ops = {
     .release = hlrc_release,
     .apply_notices = hlrc_apply_notices,
     .notices_applied = hlrc_notices_applied,
+    .finish = hlrc_finish,
 };

@@ -525,6 +525,17 @@ static void free_page_record(struct lpage *p)
     p->ndiffs = p->cap_diffs = 0;
 }
 
+/* Drops the page's lazy intervals, whose diffs nobody asked for, and
+ * their copies. Caller holds L.lock. */
+static void drop_lazy(size_t page, struct lpage *p)
+{
+    while (p->nlazy) {
+        struct lazy z = p->lazy[--p->nlazy];
+        release_copy(page, p, z.before);
+        release_copy(page, p, z.after);
+    }
+}
+
 static void lrc_barrier_done(void)
 {
     if (L.collecting || L.notices < lrc_gc_notices)
@@ -565,11 +576,7 @@ static void lrc_barrier_done(void)
         size_t page = L.touched[i];
         struct lpage *p = lp(page);
         free_page_record(p);
-        while (p->nlazy) { /* nobody asked for these diffs: drop the copies */
-            struct lazy z = p->lazy[--p->nlazy];
-            release_copy(page, p, z.before);
-            release_copy(page, p, z.after);
-        }
+        drop_lazy(page, p);
         free(p->snapshot);
         p->snapshot = p->next_snapshot; /* NULL unless we keep the page */
         p->next_snapshot = NULL;
@@ -729,6 +736,45 @@ static void lrc_start(void)
     ipc_register(IPC_LRC_BASE_REP, on_base_rep, place_base_rep);
 }
 
+/* Frees the page records, with their diffs and copies, and the tables. */
+static void lrc_finish(void)
+{
+    pthread_mutex_lock(&L.fault_lock);
+    pthread_mutex_lock(&L.lock);
+    for (size_t page = 0; page < mem.npages; page++) {
+        struct lpage *p = L.tab[page];
+        if (!p)
+            continue;
+        free_page_record(p);
+        drop_lazy(page, p);
+        free(mem.pages[page].twin);
+        mem.pages[page].twin = NULL;
+        free(p->lazy);
+        free(p->pend);
+        free(p->snapshot);
+        free(p->next_snapshot);
+        free(p);
+    }
+    munmap(L.tab, mem.npages * sizeof *L.tab);
+    L.tab = NULL;
+    for (int node = 0; node < L.nodes; node++)
+        free(L.f.reply[node]);
+    free(L.f.reply);
+    free(L.f.reply_len);
+    free(L.f.asked);
+    free(L.scratch);
+    free(L.dirty);
+    free(L.touched);
+    L.f.reply = NULL;
+    L.f.reply_len = NULL;
+    L.f.asked = NULL;
+    L.scratch = NULL;
+    L.dirty = L.touched = NULL;
+    L.ndirty = L.cap_dirty = L.ntouched = L.cap_touched = 0;
+    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&L.fault_lock);
+}
+
 const struct coherence_ops lrc_ops = {
     .name = "lrc",
     .start = lrc_start,
@@ -737,4 +783,5 @@ const struct coherence_ops lrc_ops = {
     .release = lrc_release,
     .apply_notices = lrc_apply_notices,
     .barrier_done = lrc_barrier_done,
+    .finish = lrc_finish,
 };

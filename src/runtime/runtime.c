@@ -221,5 +221,6 @@ void dsm_finish(void)
     fork_finish();
     report_finish();
     ipc_finish();
+    coherence_finish();
     r->started = false;
 }

@@ -200,6 +200,8 @@ int main(int argc, char **argv)
                      (long long)s[TICKET], (long long)tickets[k * nodes + m]);
             check_slot(k, m);
         }
+    free(count);
+    free(tickets);
     dsm_barrier(); /* nobody leaves while others still read its pages */
     if (me == 0)
         printf("page_writers_under_locks: %d nodes, %d iterations, %d pages: ok\n", nodes, iters, pages);
