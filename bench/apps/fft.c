@@ -45,6 +45,7 @@
  * against Parseval's identity; then all processes run the inverse
  * transform, and its result must equal the input.
  */
+#include "fft1d.h"
 #include "par.h"
 
 #include <math.h>
@@ -56,40 +57,6 @@
 #define PAGE 8192 /* the DSM's coherence unit (DSM_PAGE_SIZE's default) */
 #define TILE 16   /* transpose tile: two 16 x 16 tiles of 16 B fill 8 KiB of L1 */
 #define NCHECK 8  /* output points checked against a direct DFT */
-
-typedef struct { double re, im; } cplx;
-
-/* Plain multiply: C99's complex * calls __muldc3 for Annex G's infinities,
- * several times slower, and no value here is infinite. */
-static inline cplx cmul(cplx a, cplx b)
-{
-    return (cplx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
-
-/* exp(sign 2 pi i num / den), num reduced modulo den first so the angle
- * is exact before rounding: the tables are then accurate to an ulp or so. */
-static cplx root(int sign, uint64_t num, uint64_t den)
-{
-    double a = 2.0 * M_PI * (double)(num % den) / (double)den;
-    return (cplx){cos(a), sign * sin(a)};
-}
-
-/* The input: a fixed pseudo-random function of the index, so any process
- * makes its own rows and the check makes all of them, without
- * communication. Components uniform in [-1, 1). */
-static uint64_t mix(uint64_t j) /* splitmix64's output function */
-{
-    uint64_t z = j * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static cplx input(uint64_t j)
-{
-    uint64_t z = mix(j);
-    return (cplx){(double)(z >> 32) * 0x1p-31 - 1.0, (double)(z & 0xffffffffu) * 0x1p-31 - 1.0};
-}
 
 /* ---- the matrix layout -------------------------------------------------- */
 
@@ -119,34 +86,10 @@ static cplx *at(const struct layout *L, cplx *m, int r, int c)
 
 /* One process's private tables for the row FFTs and the twiddles. */
 struct plan {
-    int n1, m1;
-    cplx *roots[2]; /* [0]: exp(-2 pi i k / n1), [1]: conjugates; k < n1 / 2 */
-    int *rev;       /* bit reversal of m1-bit indices */
+    struct fft1d row;
     cplx *tw;       /* w^(c k1) for this process's rows c, row-major */
     cplx *buf;      /* one row */
 };
-
-/* In-place iterative radix-2 decimation-in-time FFT of a[0..n1). */
-static void fft_row(const struct plan *pl, cplx *a, int dir)
-{
-    int n = pl->n1;
-    const cplx *w = pl->roots[dir];
-    for (int i = 0; i < n; i++) {
-        int j = pl->rev[i];
-        if (i < j) {
-            cplx t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-        }
-    }
-    for (int half = 1, stride = n / 2; half < n; half *= 2, stride /= 2)
-        for (int i = 0; i < n; i += 2 * half)
-            for (int j = 0; j < half; j++) {
-                cplx u = a[i + j], v = cmul(a[i + j + half], w[j * stride]);
-                a[i + j] = (cplx){u.re + v.re, u.im + v.im};
-                a[i + j + half] = (cplx){u.re - v.re, u.im - v.im};
-            }
-}
 
 /* ---- the six steps ------------------------------------------------------ */
 
@@ -181,7 +124,7 @@ static void row_ffts(const struct layout *L, const struct plan *pl, cplx *m, int
         for (int q = 0; q < L->P; q++)
             memcpy(buf + lo_of(L, q), sub(L, m, me, q) + (size_t)i * rows_of(L, q),
                    (size_t)rows_of(L, q) * sizeof *buf);
-        fft_row(pl, buf, dir);
+        fft1d_run(&pl->row, buf, dir);
         if (twiddle) {
             const cplx *t = pl->tw + (size_t)i * n1;
             for (int k = 0; k < n1; k++)
@@ -225,7 +168,7 @@ static cplx direct_dft(int n1, uint64_t k, const cplx *hi, const cplx *lo)
         cplx row = {0, 0};
         for (uint64_t c = 0; c < (uint64_t)n1; c++) {
             uint64_t j = r * (uint64_t)n1 + c, t = (j * k) & (n - 1); /* N: a power of 2 */
-            cplx v = cmul(input(j), cmul(hi[t / (uint64_t)n1], lo[t % (uint64_t)n1]));
+            cplx v = cmul(fft_input(j), cmul(hi[t / (uint64_t)n1], lo[t % (uint64_t)n1]));
             row.re += v.re;
             row.im += v.im;
         }
@@ -248,8 +191,8 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
     if (!hi || !lo)
         par_die("out of memory");
     for (int t = 0; t < n1; t++) {
-        hi[t] = root(-1, (uint64_t)t, (uint64_t)n1);
-        lo[t] = root(-1, (uint64_t)t, n);
+        hi[t] = fft_root(-1, (uint64_t)t, (uint64_t)n1);
+        lo[t] = fft_root(-1, (uint64_t)t, n);
     }
     /* Parseval: sum |X|^2 = N sum |x|^2, both sums of positive terms
      * (row by row again). The L1 norm of x bounds every |X[k]|. */
@@ -257,7 +200,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
     for (int r = 0; r < n1; r++) {
         double rx = 0, rX = 0, rl = 0;
         for (int c = 0; c < n1; c++) {
-            cplx v = input((uint64_t)r * (uint64_t)n1 + (uint64_t)c), w = *at(L, b, r, c);
+            cplx v = fft_input((uint64_t)r * (uint64_t)n1 + (uint64_t)c), w = *at(L, b, r, c);
             rx += v.re * v.re + v.im * v.im;
             rl += hypot(v.re, v.im);
             rX += w.re * w.re + w.im * w.im;
@@ -272,7 +215,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
     /* The points: both ends, the middle, and pseudo-random ones. */
     uint64_t ks[NCHECK] = {0, 1, n / 2, n - 1};
     for (int i = 4; i < NCHECK; i++)
-        ks[i] = mix(n + (uint64_t)i) % n;
+        ks[i] = fft_mix(n + (uint64_t)i) % n;
     double err = 0;
     for (int i = 0; i < NCHECK; i++) {
         uint64_t k = ks[i];
@@ -302,7 +245,7 @@ static bool check_roundtrip(const struct layout *L, cplx *a, struct check *ck)
     double err = 0, mag = 0;
     for (int r = 0; r < L->n1; r++)
         for (int c = 0; c < L->n1; c++) {
-            cplx v = input((uint64_t)r * (uint64_t)L->n1 + (uint64_t)c), w = *at(L, a, r, c);
+            cplx v = fft_input((uint64_t)r * (uint64_t)L->n1 + (uint64_t)c), w = *at(L, a, r, c);
             err = fmax(err, hypot(w.re - v.re, w.im - v.im));
             mag = fmax(mag, hypot(v.re, v.im));
         }
@@ -357,40 +300,16 @@ static int parse_args(int argc, char **argv, int *help)
     return m;
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        par_die("out of memory allocating %zu bytes", n);
-    return p;
-}
-
 static void plan_init(struct plan *pl, const struct layout *L, int me)
 {
     int n1 = L->n1, h = rows_of(L, me), lo = lo_of(L, me);
     uint64_t n = (uint64_t)n1 * (uint64_t)n1;
-    pl->n1 = n1;
-    pl->m1 = 0;
-    while ((1 << pl->m1) < n1)
-        pl->m1++;
-    pl->roots[0] = xmalloc((size_t)n1 / 2 * sizeof(cplx));
-    pl->roots[1] = xmalloc((size_t)n1 / 2 * sizeof(cplx));
-    for (int k = 0; k < n1 / 2; k++) {
-        pl->roots[0][k] = root(-1, (uint64_t)k, (uint64_t)n1);
-        pl->roots[1][k] = root(1, (uint64_t)k, (uint64_t)n1);
-    }
-    pl->rev = xmalloc((size_t)n1 * sizeof(int));
-    for (int i = 0; i < n1; i++) {
-        int r = 0;
-        for (int b = 0; b < pl->m1; b++)
-            r |= ((i >> b) & 1) << (pl->m1 - 1 - b);
-        pl->rev[i] = r;
-    }
-    pl->tw = xmalloc((size_t)h * (size_t)n1 * sizeof(cplx));
+    fft1d_init(&pl->row, n1);
+    pl->tw = fft_xmalloc((size_t)h * (size_t)n1 * sizeof(cplx));
     for (int i = 0; i < h; i++)
         for (int k = 0; k < n1; k++)
-            pl->tw[(size_t)i * n1 + k] = root(-1, (uint64_t)(lo + i) * (uint64_t)k, n);
-    pl->buf = xmalloc((size_t)n1 * sizeof(cplx));
+            pl->tw[(size_t)i * n1 + k] = fft_root(-1, (uint64_t)(lo + i) * (uint64_t)k, n);
+    pl->buf = fft_xmalloc((size_t)n1 * sizeof(cplx));
 }
 
 /* This process's rows of x: the input. */
@@ -398,14 +317,12 @@ static void set_input(const struct layout *L, cplx *x, int me)
 {
     for (int r = lo_of(L, me); r < lo_of(L, me + 1); r++)
         for (int c = 0; c < L->n1; c++)
-            *at(L, x, r, c) = input((uint64_t)r * (uint64_t)L->n1 + (uint64_t)c);
+            *at(L, x, r, c) = fft_input((uint64_t)r * (uint64_t)L->n1 + (uint64_t)c);
 }
 
 static void plan_free(struct plan *pl)
 {
-    free(pl->roots[0]);
-    free(pl->roots[1]);
-    free(pl->rev);
+    fft1d_free(&pl->row);
     free(pl->tw);
     free(pl->buf);
 }

@@ -33,6 +33,7 @@
  * against Parseval's identity; then all processes run the inverse
  * transform, and its result must equal the input.
  */
+#include "fft1d.h"
 #include "par.h"
 
 #include <math.h>
@@ -43,40 +44,6 @@
 
 #define PAGE 8192 /* the DSM's coherence unit (DSM_PAGE_SIZE's default) */
 #define NCHECK 8  /* output points checked against a direct DFT */
-
-typedef struct { double re, im; } cplx;
-
-/* Plain multiply: C99's complex * calls __muldc3 for Annex G's infinities,
- * several times slower, and no value here is infinite. */
-static inline cplx cmul(cplx a, cplx b)
-{
-    return (cplx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
-
-/* exp(sign 2 pi i num / den), num reduced modulo den first so the angle
- * is exact before rounding. */
-static cplx root(int sign, uint64_t num, uint64_t den)
-{
-    double a = 2.0 * M_PI * (double)(num % den) / (double)den;
-    return (cplx){cos(a), sign * sin(a)};
-}
-
-static uint64_t mix(uint64_t j) /* splitmix64's output function */
-{
-    uint64_t z = j * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* The input at linear index (z N + y) N + x: a fixed pseudo-random
- * function, so every process makes its own planes and the check makes all
- * of them, without communication. Components uniform in [-1, 1). */
-static cplx input(uint64_t j)
-{
-    uint64_t z = mix(j);
-    return (cplx){(double)(z >> 32) * 0x1p-31 - 1.0, (double)(z & 0xffffffffu) * 0x1p-31 - 1.0};
-}
 
 /* ---- the slab layout ------------------------------------------------------ */
 
@@ -97,33 +64,9 @@ static cplx *plane(const struct layout *L, cplx *m, int i)
 /* ---- the N-point FFT ------------------------------------------------------ */
 
 struct plan {
-    int n, logn;
-    cplx *roots[2]; /* [0]: exp(-2 pi i k / n), [1]: conjugates; k < n / 2 */
-    int *rev;       /* bit reversal of logn-bit indices */
+    struct fft1d line;
     cplx *buf;      /* one line */
 };
-
-/* In-place iterative radix-2 decimation-in-time FFT of a[0..n). */
-static void fft_line(const struct plan *pl, cplx *a, int dir)
-{
-    int n = pl->n;
-    const cplx *w = pl->roots[dir];
-    for (int i = 0; i < n; i++) {
-        int j = pl->rev[i];
-        if (i < j) {
-            cplx t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-        }
-    }
-    for (int half = 1, stride = n / 2; half < n; half *= 2, stride /= 2)
-        for (int i = 0; i < n; i += 2 * half)
-            for (int j = 0; j < half; j++) {
-                cplx u = a[i + j], v = cmul(a[i + j + half], w[j * stride]);
-                a[i + j] = (cplx){u.re + v.re, u.im + v.im};
-                a[i + j + half] = (cplx){u.re - v.re, u.im - v.im};
-            }
-}
 
 /* ---- the steps -------------------------------------------------------------- */
 
@@ -140,13 +83,13 @@ static void slab_ffts(const struct layout *L, const struct plan *pl, cplx *m, in
             for (int r = 0; r < n; r++) {
                 cplx *row = pa + (size_t)r * n;
                 memcpy(buf, row, (size_t)n * sizeof *buf);
-                fft_line(pl, buf, dir);
+                fft1d_run(&pl->line, buf, dir);
                 memcpy(row, buf, (size_t)n * sizeof *buf);
             }
         for (int c = 0; c < n; c++) {
             for (int r = 0; r < n; r++)
                 buf[r] = pa[(size_t)r * n + c];
-            fft_line(pl, buf, dir);
+            fft1d_run(&pl->line, buf, dir);
             for (int r = 0; r < n; r++)
                 pa[(size_t)r * n + c] = (cplx){buf[r].re * scale, buf[r].im * scale};
         }
@@ -202,7 +145,7 @@ static cplx direct_dft(int n, const int k[3], const cplx *w)
             cplx ry = {0, 0};
             for (int x = 0; x < n; x++) {
                 int t = (int)(((int64_t)k[0] * z + (int64_t)k[1] * y + (int64_t)k[2] * x) % n);
-                cplx v = cmul(input(((uint64_t)z * (uint64_t)n + (uint64_t)y) * (uint64_t)n +
+                cplx v = cmul(fft_input(((uint64_t)z * (uint64_t)n + (uint64_t)y) * (uint64_t)n +
                                     (uint64_t)x),
                               w[t]);
                 ry.re += v.re;
@@ -230,7 +173,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
     if (!w)
         par_die("out of memory");
     for (int t = 0; t < n; t++)
-        w[t] = root(-1, (uint64_t)t, (uint64_t)n);
+        w[t] = fft_root(-1, (uint64_t)t, (uint64_t)n);
     /* Parseval: sum |X|^2 = N^3 sum |x|^2, both sums of positive terms.
      * The L1 norm of x bounds every |X[k]|. */
     double ex = 0, eX = 0, l1 = 0;
@@ -238,7 +181,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
         double px = 0, pX = 0, pl = 0;
         const cplx *pb = plane(L, b, i);
         for (size_t j = 0; j < (size_t)n * n; j++) {
-            cplx v = input((uint64_t)i * (uint64_t)n * (uint64_t)n + j);
+            cplx v = fft_input((uint64_t)i * (uint64_t)n * (uint64_t)n + j);
             px += v.re * v.re + v.im * v.im;
             pl += hypot(v.re, v.im);
             pX += pb[j].re * pb[j].re + pb[j].im * pb[j].im;
@@ -255,7 +198,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
     int ks[NCHECK][3] = {{0, 0, 0}, {0, 0, 1}, {n / 2, n / 2, n / 2}, {n - 1, 1, n - 2}};
     for (int i = 4; i < NCHECK; i++)
         for (int d = 0; d < 3; d++)
-            ks[i][d] = (int)(mix((uint64_t)npts + (uint64_t)(3 * i + d)) % (uint64_t)n);
+            ks[i][d] = (int)(fft_mix((uint64_t)npts + (uint64_t)(3 * i + d)) % (uint64_t)n);
     double err = 0;
     for (int i = 0; i < NCHECK; i++) {
         cplx want = direct_dft(n, ks[i], w);
@@ -283,7 +226,7 @@ static bool check_roundtrip(const struct layout *L, cplx *a, struct check *ck)
     for (int i = 0; i < n; i++) {
         const cplx *pa = plane(L, a, i);
         for (size_t j = 0; j < (size_t)n * n; j++) {
-            cplx v = input((uint64_t)i * (uint64_t)n * (uint64_t)n + j);
+            cplx v = fft_input((uint64_t)i * (uint64_t)n * (uint64_t)n + j);
             err = fmax(err, hypot(pa[j].re - v.re, pa[j].im - v.im));
             mag = fmax(mag, hypot(v.re, v.im));
         }
@@ -339,34 +282,10 @@ static int parse_args(int argc, char **argv, int *help)
     return n;
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        par_die("out of memory allocating %zu bytes", n);
-    return p;
-}
-
 static void plan_init(struct plan *pl, int n)
 {
-    pl->n = n;
-    pl->logn = 0;
-    while ((1 << pl->logn) < n)
-        pl->logn++;
-    pl->roots[0] = xmalloc((size_t)n / 2 * sizeof(cplx));
-    pl->roots[1] = xmalloc((size_t)n / 2 * sizeof(cplx));
-    for (int k = 0; k < n / 2; k++) {
-        pl->roots[0][k] = root(-1, (uint64_t)k, (uint64_t)n);
-        pl->roots[1][k] = root(1, (uint64_t)k, (uint64_t)n);
-    }
-    pl->rev = xmalloc((size_t)n * sizeof(int));
-    for (int i = 0; i < n; i++) {
-        int r = 0;
-        for (int b = 0; b < pl->logn; b++)
-            r |= ((i >> b) & 1) << (pl->logn - 1 - b);
-        pl->rev[i] = r;
-    }
-    pl->buf = xmalloc((size_t)n * sizeof(cplx));
+    fft1d_init(&pl->line, n);
+    pl->buf = fft_xmalloc((size_t)n * sizeof(cplx));
 }
 
 /* This process's planes of a: the input. */
@@ -376,15 +295,13 @@ static void set_input(const struct layout *L, cplx *a, int me)
     for (int i = lo_of(L, me); i < lo_of(L, me + 1); i++) {
         cplx *pa = plane(L, a, i);
         for (size_t j = 0; j < nn; j++)
-            pa[j] = input((uint64_t)i * nn + j);
+            pa[j] = fft_input((uint64_t)i * nn + j);
     }
 }
 
 static void plan_free(struct plan *pl)
 {
-    free(pl->roots[0]);
-    free(pl->roots[1]);
-    free(pl->rev);
+    fft1d_free(&pl->line);
     free(pl->buf);
 }
 
