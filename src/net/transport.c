@@ -165,31 +165,6 @@ size_t net_datagram_payload(void) { return net.max_payload; }
 
 /* ---- putting datagrams on the wire ------------------------------------ */
 
-/* One datagram: buf[0..len) then ext[0..elen). */
-static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                     size_t elen)
-{
-    struct iovec iov[2] = {{.iov_base = (void *)buf, .iov_len = len},
-                           {.iov_base = (void *)ext, .iov_len = elen}};
-    struct msghdr m = {.msg_name = (void *)to, .msg_namelen = sizeof *to, .msg_iov = iov,
-                       .msg_iovlen = elen ? 2 : 1};
-    for (;;) {
-        ssize_t n = sendmsg(net.fd, &m, 0);
-        if (n >= 0) {
-            stats_add(STAT_NET_DGRAMS_SENT, 1);
-            stats_add(STAT_NET_BYTES_SENT, len + elen);
-            return;
-        }
-        if (errno == EINTR)
-            continue;
-        /* A full socket buffer or a refused port is a loss like any other:
-         * retransmission will deal with it. */
-        if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED || errno == EPERM)
-            return;
-        log_fatal("cannot send a datagram: %s", strerror(errno));
-    }
-}
-
 /* Datagrams to one peer, sent with one system call: a window opening puts
  * many on the wire at once, and on this machine every system call is a
  * hypervisor round trip. */
@@ -216,7 +191,8 @@ static void batch_flush(struct tx_batch *b)
         }
         if (errno == EINTR)
             continue;
-        /* As in raw_send: this one is lost, retransmission repairs it. */
+        /* A full socket buffer or a refused port is a loss like any other:
+         * retransmission will deal with it. */
         if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED || errno == EPERM) {
             done++;
             continue;
@@ -236,6 +212,16 @@ static void batch_add(struct tx_batch *b, const struct sockaddr_in *to, void *bu
                                       .msg_iov = b->iov[i], .msg_iovlen = elen ? 2 : 1};
     if (b->n == TX_BATCH)
         batch_flush(b);
+}
+
+/* One datagram: buf[0..len) then ext[0..elen). */
+static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
+                     size_t elen)
+{
+    struct tx_batch b;
+    b.n = 0;
+    batch_add(&b, to, (void *)buf, len, ext, elen);
+    batch_flush(&b);
 }
 
 /* Held datagrams are copied whole: lent memory may go before they leave. */
