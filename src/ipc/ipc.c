@@ -96,31 +96,38 @@ static uint64_t tick(uint64_t now)
     return 0;
 }
 
+/* Every message leaves here: the header, then iov[0..iovcnt) (copied),
+ * then lent[0..lent_len) (lent, when ref is given). */
+static int send_msg(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt,
+                    const void *lent, size_t lent_len, struct net_ref *ref)
+{
+    if (iovcnt < 0 || iovcnt > IPC_SENDV_MAX)
+        return -EINVAL; /* before attach_accept, which takes a notification along */
+    struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
+    attach_accept(peer, &h);
+    struct iovec v[IPC_SENDV_MAX + 1];
+    v[0] = (struct iovec){.iov_base = &h, .iov_len = sizeof h};
+    memcpy(v + 1, iov, (size_t)iovcnt * sizeof *iov);
+    size_t bytes = sizeof h + lent_len;
+    for (int i = 0; i < iovcnt; i++)
+        bytes += iov[i].iov_len;
+    stats_msg(type, bytes);
+    return net_send_ref(peer, v, iovcnt + 1, lent, lent_len, ref);
+}
+
 int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
               const void *data, size_t dlen)
 {
-    struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
-    attach_accept(peer, &h);
-    struct iovec iov[3] = {
-        {.iov_base = &h, .iov_len = sizeof h},
-        {.iov_base = (void *)body, .iov_len = blen},
-        {.iov_base = (void *)data, .iov_len = dlen},
-    };
-    stats_msg(type, sizeof h + blen + dlen);
-    return net_send(peer, iov, 3);
+    struct iovec iov[2] = {{.iov_base = (void *)body, .iov_len = blen},
+                           {.iov_base = (void *)data, .iov_len = dlen}};
+    return send_msg(peer, type, aux, iov, 2, NULL, 0, NULL);
 }
 
 int ipc_send3_lent(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
                    const void *data, size_t dlen, struct net_ref *ref)
 {
-    struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
-    attach_accept(peer, &h);
-    struct iovec iov[2] = {
-        {.iov_base = &h, .iov_len = sizeof h},
-        {.iov_base = (void *)body, .iov_len = blen},
-    };
-    stats_msg(type, sizeof h + blen + dlen);
-    return net_send_ref(peer, iov, 2, data, dlen, ref);
+    struct iovec iov[1] = {{.iov_base = (void *)body, .iov_len = blen}};
+    return send_msg(peer, type, aux, iov, 1, data, dlen, ref);
 }
 
 unsigned char *ipc_copy_payload(const void *msg, size_t len, size_t fixed, size_t *out_len)
@@ -143,19 +150,7 @@ int ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len
 
 int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt)
 {
-    struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
-    attach_accept(peer, &h);
-    struct iovec v[IPC_SENDV_MAX + 1];
-    if (iovcnt < 0 || iovcnt > IPC_SENDV_MAX)
-        return -EINVAL;
-    v[0].iov_base = &h;
-    v[0].iov_len = sizeof h;
-    memcpy(v + 1, iov, (size_t)iovcnt * sizeof *iov);
-    size_t bytes = sizeof h;
-    for (int i = 0; i < iovcnt; i++)
-        bytes += iov[i].iov_len;
-    stats_msg(type, bytes);
-    return net_send(peer, v, iovcnt + 1);
+    return send_msg(peer, type, aux, iov, iovcnt, NULL, 0, NULL);
 }
 
 int ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns)
