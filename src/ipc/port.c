@@ -187,9 +187,6 @@ static struct transfer *find_transfer(uint64_t xfer)
     return NULL;
 }
 
-/* Sends one message; reply_token/reply_cap make it an RPC request. Takes a
- * sequence number only once the port has room, so a timed-out send leaves
- * nothing behind. */
 /* The last datagram lent the transfer's data was acknowledged (or it lent
  * none). Under the transport's lock, maybe: only memory is freed here. */
 static void release_transfer(struct net_ref *ref)
@@ -198,6 +195,10 @@ static void release_transfer(struct net_ref *ref)
     ipc_block_put(t->data, t->copy_len);
     free(t);
 }
+
+/* Sends one message; reply_token/reply_cap make it an RPC request. Takes a
+ * sequence number only once the port has room, so a timed-out send leaves
+ * nothing behind. */
 
 int port_send(const dsm_port_ref *dst, const void *data, size_t len,
               const struct dsm_ool *ool, int nool, double timeout, uint64_t *seq_out,
