@@ -258,9 +258,11 @@ static void make_valid(size_t page, bool ahead)
         H.fetch.done = false;
         H.fetch.page = (uint32_t)page;
         pthread_mutex_unlock(&H.lock);
+        ipc_batch_begin(); /* the request and its read-ahead: one wake-up at the home */
         ipc_send(home >= 0 ? home : mem_base_node(page), IPC_PAGE_REQ, 0, &req, sizeof req);
         if (ahead && home >= 0)
             read_ahead(page, home);
+        ipc_batch_end();
         ipc_wait(fetch_done, NULL, 0);
         pthread_mutex_lock(&H.lock);
         H.fetch.waiting = false;

@@ -153,6 +153,9 @@ int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, in
     return send_msg(peer, type, aux, iov, iovcnt, NULL, 0, NULL);
 }
 
+void ipc_batch_begin(void) { net_batch_begin(); }
+void ipc_batch_end(void) { net_batch_end(); }
+
 int ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns)
 {
     /* About to wait: whoever waits on our accepts must not wait on us. */

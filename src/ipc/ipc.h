@@ -134,6 +134,10 @@ void ipc_finish(void);
 int  ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len);
 int  ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt);
 
+/* Sends between the two leave together; see net_batch_begin. */
+void ipc_batch_begin(void);
+void ipc_batch_end(void);
+
 /* Waits (driving progress) until done(arg); see net_wait. */
 int  ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
 void ipc_notify(void);

@@ -384,6 +384,7 @@ static void push_unsent(int dst, uint64_t now)
  * at once, and push a corked peer's queue with their own. */
 static __thread struct {
     bool     on;
+    unsigned nested; /* net_batch_begin calls inside a cork already on */
     uint64_t peers[(NET_MAX_NODES + 63) / 64];
 } cork;
 
@@ -415,6 +416,25 @@ static void cork_end_locked(uint64_t now)
         }
     if (b.n)
         batch_flush(&b);
+}
+
+void net_batch_begin(void)
+{
+    if (cork.on)
+        cork.nested++;
+    else
+        cork_begin();
+}
+
+void net_batch_end(void)
+{
+    if (cork.nested) {
+        cork.nested--;
+        return;
+    }
+    pthread_mutex_lock(&net.lock);
+    cork_end_locked(clock_ns());
+    pthread_mutex_unlock(&net.lock);
 }
 
 static void enqueue(int dst, struct txbuf *t, uint64_t now)
@@ -1059,8 +1079,8 @@ static void release_socket(bool blocking)
 
 int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
-    if (in_delivery)
-        log_fatal("internal error: a delivery callback waited on the network");
+    if (in_delivery || cork.on)
+        log_fatal("internal error: a wait on the network while sends are held back");
     uint64_t spin_until = 0;
     bool claimed = false;
     int rc = 0;

@@ -163,8 +163,10 @@ void dsm_barrier(void)
         }
         B.narrived[epoch & 1] = 0;
         pthread_mutex_unlock(&B.lock);
+        ipc_batch_begin();
         for (int i = 1; i < B.nodes; i++)
             ipc_send(i, IPC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
+        ipc_batch_end();
         intervals = all.p;
         len = all.len;
     } else {
