@@ -535,7 +535,7 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
         (r.status == REP_DATA && r.home != src) || (r.status == REP_YOU_ARE_HOME && r.home != E.rank))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
     /* Into the system view: the page is invalid here, nobody reads it. */
-    return mem_sys(r.page);
+    return mem_sys_fill(r.page, data ? 1 : 0);
 }
 
 static void on_page_rep(int src, const void *msg, size_t len)

@@ -577,6 +577,7 @@ static void on_page_req(int src, const void *msg, size_t len)
         ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
     }
     else {
+        mem_sys_fill(r.page, 1); /* written through the application view */
         pthread_mutex_lock(&H.lock);
         uint32_t v;
         const void *data = serve_locked(r.page, r.need, r.requester, &v);
@@ -602,7 +603,7 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
         data != (r.status == REP_DATA ? mem.page_size : 0) ||
         (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= mem.nodes)))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
-    return mem_sys(r.page);
+    return mem_sys_fill(r.page, data ? 1 : 0);
 }
 
 /* A pulled page's reply is in place; settle_pulls maps it. Caller holds
@@ -669,6 +670,7 @@ static void on_page_run_req(int src, const void *msg, size_t len)
                                             {.iov_base = version, .iov_len = count * sizeof *version}};
     int n = 2;
     /* Runs of pages without a snapshot go as one piece of the system view. */
+    mem_sys_fill(r.first, count); /* written through the application view */
     pthread_mutex_lock(&H.lock);
     for (size_t i = 0; i < count; i++) {
         char *data = serve_locked(r.first + i, need[i], src, &version[i]);
@@ -699,7 +701,7 @@ static void *place_page_run_rep(int src, const void *head, size_t head_len, size
     pthread_mutex_unlock(&H.lock);
     if (!expected)
         log_fatal("node %d sent pages nobody asked for, or a malformed read-ahead reply", src);
-    return mem_sys(r.first);
+    return mem_sys_fill(r.first, count);
 }
 
 static void on_page_run_rep(int src, const void *msg, size_t len)

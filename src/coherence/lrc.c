@@ -703,7 +703,7 @@ static void *place_base_rep(int src, const void *head, size_t head_len, size_t m
     if (!expected || r.status > BASE_DATA ||
         msg_len - *skip != (r.status == BASE_DATA ? mem.page_size : 0))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
-    return mem_sys(r.page);
+    return mem_sys_fill(r.page, r.status == BASE_DATA ? 1 : 0);
 }
 
 static void on_base_rep(int src, const void *msg, size_t len)

@@ -474,7 +474,7 @@ static void *place_page(int src, const void *head, size_t head_len, size_t msg_l
         msg_len - *skip != (p.status == ST_DATA ? mem.page_size : 0) ||
         (p.status != ST_UNALLOCATED && (p.home < 0 || p.home >= S.nodes)))
         log_fatal("node %d sent an sc page nobody asked for, or a malformed one", src);
-    return mem_sys(p.page);
+    return mem_sys_fill(p.page, p.status == ST_DATA ? 1 : 0);
 }
 
 static void on_page(int src, const void *msg, size_t len)

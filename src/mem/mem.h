@@ -36,7 +36,7 @@ struct page_entry {
     uint8_t  reread;   /* hlrc: invalidated by a notice since its last fetch */
     uint8_t  pull;     /* hlrc: acquires that may still refresh it in place */
     uint8_t  pulling;  /* hlrc: a refresh is in flight */
-    uint8_t  spare3;
+    uint8_t  resident; /* its system view is populated (mem_sys_fill) */
     void    *twin;     /* pristine copy while dirty; at an hlrc home, the snapshot */
 };
 
@@ -76,6 +76,11 @@ static inline void mem_set_home(size_t page, int node) { mem.pages[page].home1 =
 /* The node whose arena holds the page: it knows the page's home ("base
  * node" of SCASH). */
 static inline int mem_base_node(size_t page) { return (int)(page / mem.arena_pages); }
+
+/* The system view of pages [first, first + count), about to receive a
+ * reply written into place, or to be served: mapped first, all with one
+ * system call. Only the delivering thread calls it (one at a time). */
+char *mem_sys_fill(size_t first, size_t count);
 
 /* Changes the application view's protection of pages. Changes are batched
  * into runs of contiguous pages with the same protection (an mprotect that
