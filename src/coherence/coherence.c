@@ -28,6 +28,12 @@ void coherence_start(const struct coherence_ops *ops)
     mem_set_fault_ops(&fo);
 }
 
+void coherence_release_sent(void)
+{
+    if (coh->release_sent)
+        coh->release_sent();
+}
+
 void coherence_finish(void)
 {
     if (coh && coh->finish)

@@ -34,6 +34,11 @@ struct coherence_ops {
     /* Makes this node's writes so far visible to the next acquirer: called
      * before every release (unlock, barrier, create, ...). */
     void (*release)(void);
+    /* Optional: what a release may leave until its message is out (a
+     * barrier arrival, a lock grant), so that the nodes waiting for the
+     * message need not wait for it: coherence_release_sent runs it after
+     * every release, before the program runs on and before any acquire. */
+    void (*release_sent)(void);
     /* Applies another node's write notices (on acquire). */
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
     /* Optional: called when an acquire has applied all its notices. */
@@ -60,6 +65,7 @@ extern const struct coherence_ops *coh;
 
 void coherence_start(const struct coherence_ops *ops);
 void coherence_finish(void);
+void coherence_release_sent(void);
 
 /* ---- intervals and vector timestamps (interval.c) ---------------------- */
 

@@ -104,6 +104,7 @@ void dsm_create(void (*fn)(void *), void *arg)
     for (int i = 1; i < rt()->nodes; i++)
         ipc_send(i, IPC_CREATE, 0, b.p, b.len);
     buf_free(&b);
+    coherence_release_sent();
 }
 
 static bool all_done(void *arg)
@@ -231,6 +232,7 @@ static void run_create(const unsigned char *data, size_t len)
     interval_encode(&b, master_vt, -1);
     ipc_send(0, IPC_CREATE_DONE, 0, b.p, b.len);
     buf_free(&b);
+    coherence_release_sent();
 }
 
 static void worker_loop(void)

@@ -153,6 +153,8 @@ void dsm_barrier(void)
         B.narrived[epoch & 1]++;
         pthread_mutex_unlock(&B.lock);
         mine = (struct buf){0};
+        if (!all_arrived(NULL))
+            coherence_release_sent(); /* while the others are on their way */
         ipc_wait(all_arrived, NULL, 0);
         struct buf all = {0};
         pthread_mutex_lock(&B.lock);
@@ -167,11 +169,13 @@ void dsm_barrier(void)
         for (int i = 1; i < B.nodes; i++)
             ipc_send(i, IPC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
         ipc_batch_end();
+        coherence_release_sent();
         intervals = all.p;
         len = all.len;
     } else {
         ipc_send(0, IPC_BARRIER_ARRIVE, (uint32_t)epoch, mine.p, mine.len);
         buf_free(&mine);
+        coherence_release_sent();
         ipc_wait(released, NULL, 0);
         pthread_mutex_lock(&B.lock);
         intervals = B.release;
@@ -245,6 +249,7 @@ void dsm_bcast(void *buf, size_t len, int root)
             if (i != root)
                 ipc_send(i, IPC_BCAST, 0, b.p, b.len);
         buf_free(&b);
+        coherence_release_sent();
         return;
     }
     struct bcast_wait w = {.seq = seq};

@@ -221,6 +221,7 @@ void dsm_unlock(int id)
         l->successor = 0;
     }
     pthread_mutex_unlock(&L.lock);
+    coherence_release_sent();
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 

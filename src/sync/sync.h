@@ -1,9 +1,10 @@
 /*
  * sync.h — barriers, locks, condition variables and broadcast (DESIGN.md,
  * layer 5). Each carries the consistency actions of the active protocol:
- * a release runs coh->release first; the write notices travel with the
- * lock grant, the barrier release and the broadcast, and the receiving
- * program applies them before it goes on.
+ * a release runs coh->release first, and coherence_release_sent once its
+ * message is out; the write notices travel with the lock grant, the
+ * barrier release and the broadcast, and the receiving program applies
+ * them before it goes on.
  */
 #ifndef DSM_SYNC_SYNC_H
 #define DSM_SYNC_SYNC_H
