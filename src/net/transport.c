@@ -28,13 +28,14 @@
 #include "net/net.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -109,6 +110,8 @@ struct delayed {
 
 static DSM_STATE struct net {
     int               rank, nodes, fd, evfd;
+    int               epfd;           /* the service thread's: evfd, tfd, and fd while armed */
+    int               tfd;            /* wakes it for a look-back after a claim disarmed it */
     uint64_t          job;
     struct wire_keys  keys;
     size_t            max_payload;
@@ -133,7 +136,8 @@ static DSM_STATE struct net {
     _Atomic int       rx_claims;
     _Atomic uint64_t  claimed_since;  /* when rx_claims last left zero */
     _Atomic uint64_t  timers_due;     /* when run_timers wants to run next */
-    _Atomic bool      service_on_socket;
+    pthread_mutex_t   claim_lock;     /* a claim's start, and arming */
+    bool              sock_armed;     /* fd is in epfd (under claim_lock) */
 
     /* receive batch, used by the rx_lock holder */
     struct mmsghdr    msgs[RX_BATCH];
@@ -968,22 +972,63 @@ static void run_timers_and_tick(void)
     pthread_mutex_unlock(&net.lock);
 }
 
+static void set_socket_armed(bool on)
+{
+    struct epoll_event e = {.events = EPOLLIN, .data.fd = net.fd};
+    if (epoll_ctl(net.epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, net.fd, &e) < 0)
+        log_fatal("cannot %s the network socket's wait: %s", on ? "arm" : "disarm", strerror(errno));
+    net.sock_armed = on;
+}
+
+/* By the service thread, before it sleeps while no claim lasts. */
+static void arm_socket(void)
+{
+    pthread_mutex_lock(&net.claim_lock);
+    if (!net.sock_armed && atomic_load(&net.rx_claims) == 0)
+        set_socket_armed(true);
+    pthread_mutex_unlock(&net.claim_lock);
+}
+
+/* No wake-up here. If the service thread sleeps on the socket, the socket
+ * leaves its wait: otherwise the next datagram would wake it, for nothing
+ * (it sees the claim and steps back), and that wake-up cost the datagram's
+ * sender 60-90 µs inside its sendmmsg here, and a CPU's turn. */
+static void claim_socket(void)
+{
+    pthread_mutex_lock(&net.claim_lock);
+    if (atomic_fetch_add(&net.rx_claims, 1) == 0) {
+        atomic_store(&net.claimed_since, clock_ns());
+        if (net.sock_armed) {
+            set_socket_armed(false);
+            /* It slept on the socket, with a long timeout: have it look
+             * back after LONG_WAIT_NS, as it would had the socket woken it. */
+            struct itimerspec at = {.it_value = {.tv_nsec = (long)LONG_WAIT_NS}};
+            if (timerfd_settime(net.tfd, 0, &at, NULL) < 0)
+                log_fatal("cannot set the service thread's timer: %s", strerror(errno));
+        }
+    }
+    pthread_mutex_unlock(&net.claim_lock);
+}
+
 /* The service thread reads the socket only while no application thread
  * does: two readers would both be woken by every datagram, and the loser's
  * wake-up and lock hand-off cost a cross-CPU wake (tens of µs here) on the
  * path of every message. While a claim lasts, the claimant also runs the
  * timers (net_wait), and we sleep.
  *
- * A claim may end without waking us (see release_socket), so we look back
- * after a while. Each look-back that finds a claim again doubles the
- * interval to the next, up to LOOKBACK_MAX_NS: while the program waits
- * again and again (a run of lock transfers, faults, calls) or long (a
- * barrier), we keep out of its way, since each of our wake-ups costs it
- * tens of µs when the CPUs are all busy: 2 nodes passing a lock spent a
- * quarter of their time in them. The interval starts again from
- * LONG_WAIT_NS when we have datagrams to read ourselves or are woken. The
- * price: a request that reaches a node whose program has just stopped
- * waiting and computes now waits for the next look-back. */
+ * A claim takes the socket out of our wait (claim_socket), so that its
+ * datagrams do not wake us only to find it claimed; we put it back when we
+ * next go to sleep with no claim. A claim may end without waking us (see
+ * release_socket), so we look back after a while. Each look-back that
+ * finds a claim again doubles the interval to the next, up to
+ * LOOKBACK_MAX_NS: while the program waits again and again (a run of lock
+ * transfers, faults, calls) or long (a barrier), we keep out of its way,
+ * since each of our wake-ups costs it tens of µs when the CPUs are all
+ * busy: 2 nodes passing a lock spent a quarter of their time in them.
+ * The interval starts again from LONG_WAIT_NS when we have datagrams to
+ * read ourselves or are woken. The price: a request that reaches a node
+ * whose program has just stopped waiting and computes now waits for the
+ * next look-back. */
 static void *service_main(void *arg)
 {
     (void)arg;
@@ -1010,14 +1055,23 @@ static void *service_main(void *arg)
         }
         struct timespec timeout = {.tv_sec = (time_t)(wait_ns / 1000000000ull),
                                    .tv_nsec = (long)(wait_ns % 1000000000ull)};
-        atomic_store(&net.service_on_socket, on_socket);
-        struct pollfd pf[2] = {{.fd = on_socket ? net.fd : -1, .events = POLLIN},
-                               {.fd = net.evfd, .events = POLLIN}};
-        int r = ppoll(pf, 2, &timeout, NULL);
-        atomic_store(&net.service_on_socket, false);
+        if (on_socket)
+            arm_socket();
+        struct epoll_event ev[3];
+        int r = epoll_pwait2(net.epfd, ev, 3, &timeout, NULL);
         if (r < 0 && errno != EINTR)
-            log_fatal("poll on the network socket failed: %s", strerror(errno));
-        if (pf[1].revents & POLLIN) {
+            log_fatal("waiting on the network socket failed: %s", strerror(errno));
+        bool woken = false, readable = false;
+        for (int i = 0; i < r; i++) {
+            woken |= ev[i].data.fd == net.evfd;
+            readable |= ev[i].data.fd == net.fd; /* an error too: the read reports it */
+            if (ev[i].data.fd == net.tfd) {
+                uint64_t v;
+                if (read(net.tfd, &v, sizeof v) < 0 && errno != EAGAIN)
+                    log_fatal("service timer failed: %s", strerror(errno));
+            }
+        }
+        if (woken) {
             uint64_t v;
             if (read(net.evfd, &v, sizeof v) < 0 && errno != EAGAIN)
                 log_fatal("service wake-up channel failed: %s", strerror(errno));
@@ -1025,7 +1079,7 @@ static void *service_main(void *arg)
             looked = false;
         }
         int n = 0;
-        if ((pf[0].revents & POLLIN) && atomic_load(&net.rx_claims) == 0 &&
+        if (readable && atomic_load(&net.rx_claims) == 0 &&
             pthread_mutex_trylock(&net.rx_lock) == 0) {
             n = progress_locked();
             pthread_mutex_unlock(&net.rx_lock);
@@ -1048,14 +1102,6 @@ static void run_due_timers(uint64_t now)
 {
     if (now >= atomic_load(&net.timers_due))
         run_timers_and_tick();
-}
-
-/* No wake-up here: if the service thread is polling the socket, the next
- * datagram wakes it too, it sees the claim and steps back without reading. */
-static void claim_socket(void)
-{
-    if (atomic_fetch_add(&net.rx_claims, 1) == 0)
-        atomic_store(&net.claimed_since, clock_ns());
 }
 
 /* The service thread must take the socket back at once when the caller is
@@ -1229,6 +1275,14 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (net.evfd < 0)
         return -errno;
+    net.epfd = epoll_create1(EPOLL_CLOEXEC);
+    net.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct epoll_event wake = {.events = EPOLLIN, .data.fd = net.evfd};
+    struct epoll_event timer = {.events = EPOLLIN, .data.fd = net.tfd};
+    if (net.epfd < 0 || net.tfd < 0 || epoll_ctl(net.epfd, EPOLL_CTL_ADD, net.evfd, &wake) < 0 ||
+        epoll_ctl(net.epfd, EPOLL_CTL_ADD, net.tfd, &timer) < 0)
+        return -errno;
+    pthread_mutex_init(&net.claim_lock, NULL);
     pthread_mutex_init(&net.lock, NULL);
     pthread_mutex_init(&net.rx_lock, NULL);
     pthread_mutex_init(&net.pool_lock, NULL);
@@ -1309,5 +1363,7 @@ void net_finish(void)
     net.running = false;
     log_set_abort_hook(NULL);
     close(net.evfd);
+    close(net.epfd);
+    close(net.tfd);
     close(net.fd);
 }
