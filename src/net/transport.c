@@ -406,12 +406,14 @@ static void push_or_cork(int dst, uint64_t now)
         push_unsent(dst, now);
 }
 
-/* Sends what was corked; under net.lock. */
-static void cork_end_locked(uint64_t now)
+/* Sends what was corked. */
+static void cork_end(void)
 {
     cork.on = false;
     struct tx_batch b;
     b.n = 0;
+    pthread_mutex_lock(&net.lock);
+    uint64_t now = clock_ns();
     for (int w = 0; w < (int)(sizeof cork.peers / sizeof cork.peers[0]); w++)
         while (cork.peers[w]) {
             int bit = __builtin_ctzll(cork.peers[w]);
@@ -420,6 +422,7 @@ static void cork_end_locked(uint64_t now)
         }
     if (b.n)
         batch_flush(&b);
+    pthread_mutex_unlock(&net.lock);
 }
 
 void net_batch_begin(void)
@@ -436,9 +439,7 @@ void net_batch_end(void)
         cork.nested--;
         return;
     }
-    pthread_mutex_lock(&net.lock);
-    cork_end_locked(clock_ns());
-    pthread_mutex_unlock(&net.lock);
+    cork_end();
 }
 
 static void enqueue(int dst, struct txbuf *t, uint64_t now)
@@ -918,9 +919,7 @@ static int rx_drain(void)
             }
             on_datagram(net.iovs[i].iov_base, net.msgs[i].msg_len, &net.from[i]);
         }
-        pthread_mutex_lock(&net.lock);
-        cork_end_locked(clock_ns()); /* carries acknowledgements with it */
-        pthread_mutex_unlock(&net.lock);
+        cork_end(); /* carries acknowledgements with it */
         total += n;
         if (n < RX_BATCH)
             break;
