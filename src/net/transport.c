@@ -971,6 +971,14 @@ static void run_timers_and_tick(void)
     pthread_mutex_unlock(&net.lock);
 }
 
+/* Reads an eventfd's or timerfd's count, so that it stops being ready. */
+static void drain_counter(int fd, const char *what)
+{
+    uint64_t v;
+    if (read(fd, &v, sizeof v) < 0 && errno != EAGAIN)
+        log_fatal("%s failed: %s", what, strerror(errno));
+}
+
 static void set_socket_armed(bool on)
 {
     struct epoll_event e = {.events = EPOLLIN, .data.fd = net.fd};
@@ -1064,16 +1072,11 @@ static void *service_main(void *arg)
         for (int i = 0; i < r; i++) {
             woken |= ev[i].data.fd == net.evfd;
             readable |= ev[i].data.fd == net.fd; /* an error too: the read reports it */
-            if (ev[i].data.fd == net.tfd) {
-                uint64_t v;
-                if (read(net.tfd, &v, sizeof v) < 0 && errno != EAGAIN)
-                    log_fatal("service timer failed: %s", strerror(errno));
-            }
+            if (ev[i].data.fd == net.tfd)
+                drain_counter(net.tfd, "service timer");
         }
         if (woken) {
-            uint64_t v;
-            if (read(net.evfd, &v, sizeof v) < 0 && errno != EAGAIN)
-                log_fatal("service wake-up channel failed: %s", strerror(errno));
+            drain_counter(net.evfd, "service wake-up channel");
             lookback = LONG_WAIT_NS;
             looked = false;
         }
