@@ -15,8 +15,12 @@
  * never outruns the receiver) and unpaced ("blast", which may lose
  * datagrams when the receiver falls behind); and, for the 1 MiB messages,
  * which dsm's transport sends in datagrams of DSM_NET_DATAGRAM (60 KiB),
- * raw UDP windowed in datagrams of that size, the like-for-like limit. Only what arrived counts, and
- * the loss is reported. Every stream ends when node 1 reports, over dsm, what it got; node
+ * raw UDP windowed in datagrams of that size, the like-for-like limit. Two
+ * more raw streams bound what dsm can reach with 1 MiB messages: "raw1m"
+ * sends 1 MiB messages in such datagrams from and into whole 1 MiB
+ * buffers (raw60 reuses one cache-warm 60 KiB), and "raw1mc" also copies
+ * each message before sending it, as dsm_msg_send's copy semantics require
+ * of any implementation. Only what arrived counts, and the loss is reported. Every stream ends when node 1 reports, over dsm, what it got; node
  * 0 times from its first send to that report.
  *
  * The measurements alternate in rounds (the order rotating), and each is
@@ -52,6 +56,8 @@ enum stream {
     S_RAW_WINDOW,
     S_RAW_BLAST,
     S_RAW_BIG,
+    S_RAW_BIG_MSG,
+    S_RAW_BIG_COPY,
     S_COUNT
 };
 
@@ -59,6 +65,7 @@ enum stream {
 static const char *const stream_key[S_COUNT] = {
     [S_DSM_OOL_PAGE] = "ool", [S_DSM_INLINE_PAGE] = "inline", [S_DSM_OOL_BIG] = "big",
     [S_RAW_WINDOW] = "raw", [S_RAW_BLAST] = "blast", [S_RAW_BIG] = "raw60",
+    [S_RAW_BIG_MSG] = "raw1m", [S_RAW_BIG_COPY] = "raw1mc",
 };
 
 static const char *const stream_name[S_COUNT] = {
@@ -68,13 +75,29 @@ static const char *const stream_name[S_COUNT] = {
     [S_RAW_WINDOW] = "raw UDP 8 KiB, window",
     [S_RAW_BLAST] = "raw UDP 8 KiB, blast",
     [S_RAW_BIG] = "raw UDP 60 KiB, window",
+    [S_RAW_BIG_MSG] = "raw 1 MiB in 60 KiB",
+    [S_RAW_BIG_COPY] = "raw 1 MiB, copied first",
 };
 
-/* Payload bytes per message (raw UDP: per datagram) of each stream. */
+/* The ratio columns' headings, one per raw stream. */
+static const char *const raw_column[S_COUNT] = {
+    [S_RAW_WINDOW] = "window", [S_RAW_BLAST] = "blast", [S_RAW_BIG] = "60 KiB",
+    [S_RAW_BIG_MSG] = "1 MiB", [S_RAW_BIG_COPY] = "+copy",
+};
+
+/* Payload bytes per message (raw UDP: per message, one datagram but for
+ * the 1 MiB streams) of each stream. */
 static size_t unit_bytes(enum stream s)
 {
-    return s == S_DSM_OOL_BIG ? BIG_BYTES : s == S_RAW_BIG ? RAW_BIG_DGRAM : PAGE_BYTES;
+    switch (s) {
+    case S_DSM_OOL_BIG:
+    case S_RAW_BIG_MSG:
+    case S_RAW_BIG_COPY: return BIG_BYTES;
+    case S_RAW_BIG: return RAW_BIG_DGRAM;
+    default: return PAGE_BYTES;
+    }
 }
+
 
 struct result {
     double   mbps[MAX_ROUNDS];
@@ -91,10 +114,22 @@ struct bench {
     struct bench_ctl ctl;
     struct raw_udp   udp;
     unsigned char   *big;    /* BIG_BYTES, page-aligned: OOL source, or raw UDP's buffer */
+    unsigned char   *stage;  /* node 0: BIG_BYTES, raw1mc's copy; node 1: raw UDP's receive
+                                buffer, a whole 1 MiB message's datagram slots */
     unsigned char   *inl;    /* PAGE_BYTES of inline data */
     struct result    res[S_COUNT];
     bool             run[S_COUNT]; /* the streams measured (--streams) */
 };
+
+/* How a raw stream cuts its messages into datagrams. */
+static struct raw_stream_shape raw_shape(const struct bench *b, enum stream s)
+{
+    size_t unit = unit_bytes(s);
+    bool big = s == S_RAW_BIG_MSG || s == S_RAW_BIG_COPY;
+    return (struct raw_stream_shape){.msg = unit,
+                                     .dgram = big ? RAW_BIG_DGRAM : unit,
+                                     .stage = s == S_RAW_BIG_COPY && b->me == 0 ? b->stage : NULL};
+}
 
 /* ---- dsm ------------------------------------------------------------------ */
 
@@ -157,17 +192,19 @@ static void run_phase(struct bench *b, enum stream s, unsigned round, uint16_t p
     uint64_t count = b->bytes / unit_bytes(s);
     bool raw = s >= S_RAW_WINDOW;
     unsigned window = s == S_RAW_BLAST ? 0 : RAW_WINDOW;
+    struct raw_stream_shape shape = raw_shape(b, s);
     if (b->me == 1) {
         if (raw)
-            raw_udp_stream_recv(&b->udp, &b->ctl, phase, b->big, unit_bytes(s), window);
+            raw_udp_stream_recv(&b->udp, &b->ctl, phase, b->stage, &shape, window);
         else
             dsm_stream_recv(b, s, count, phase);
         return;
     }
     struct result *r = &b->res[s];
     if (raw) {
-        struct raw_stream_result rr = raw_udp_stream_send(&b->udp, &b->ctl, phase, b->big,
-                                                          unit_bytes(s), count, window);
+        uint64_t dgrams = count * ((shape.msg + shape.dgram - 1) / shape.dgram);
+        struct raw_stream_result rr = raw_udp_stream_send(&b->udp, &b->ctl, phase, b->big, &shape,
+                                                          dgrams, window);
         r->sent += rr.sent;
         r->received += rr.received;
         r->stalls += rr.stalls;
@@ -206,10 +243,13 @@ static void report(struct bench *b)
            b->udp.rcvbuf, b->udp.sndbuf);
     printf("  %s\n\n", bench_pin_describe(b->pin));
 
-    printf("%-24s %6s %8s %17s | %8s %8s %8s\n", "stream", "msgs", "MB/s med", "least .. greatest",
-           "dsm/raw", "dsm/raw", "dsm/raw");
-    printf("%-24s %6s %8s %17s | %8s %8s %8s\n", "", "/round", "", "", "window", "blast",
-           "60 KiB");
+    printf("%-24s %6s %8s %17s |", "stream", "msgs", "MB/s med", "least .. greatest");
+    for (int raw = S_RAW_WINDOW; raw < S_COUNT; raw++)
+        printf(" %7s", "dsm/raw");
+    printf("\n%-24s %6s %8s %17s |", "", "/round", "", "");
+    for (int raw = S_RAW_WINDOW; raw < S_COUNT; raw++)
+        printf(" %7s", raw_column[raw]);
+    printf("\n");
     for (int s = 0; s < S_COUNT; s++) {
         if (!b->run[s])
             continue;
@@ -219,9 +259,9 @@ static void report(struct bench *b)
             printf(" |");
             for (int raw = S_RAW_WINDOW; raw < S_COUNT; raw++)
                 if (b->run[raw])
-                    printf(" %8.2f", med[s] / med[raw]);
+                    printf(" %7.2f", med[s] / med[raw]);
                 else
-                    printf(" %8s", "-");
+                    printf(" %7s", "-");
             printf("\n");
         } else {
             printf(" |\n");
@@ -243,7 +283,10 @@ static void report(struct bench *b)
            "  unconfirmed, the receiver confirming every %u; a window unconfirmed for %.0f ms\n"
            "  is taken as lost. \"blast\" sends back to back with no pacing. \"60 KiB\" is the\n"
            "  same window of datagrams as large as dsm's own (DSM_NET_DATAGRAM): the limit for\n"
-           "  large messages, which dsm sends in datagrams of that size.\n"
+           "  large messages, which dsm sends in datagrams of that size. \"1 MiB\" moves 1 MiB\n"
+           "  messages in such datagrams, from and into whole 1 MiB buffers as dsm does (not\n"
+           "  one cache-warm 60 KiB); \"+copy\" also copies each message before sending it,\n"
+           "  the least work dsm_msg_send's copy semantics allow (no authentication).\n"
            "  dsm messages carry 8 B inline (a sequence number) besides an OOL region; an\n"
            "  8 KiB inline message is above DSM_IPC_INLINE_MAX (default 1024 B), so every\n"
            "  message here takes request/grant (REQ, GRANT, KMSG[, PAGEs]) and is accepted.\n",
@@ -279,10 +322,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: dsmrun -n 2 ipc_stream [--mib N] [--rounds N] [--quick] [--streams L]\n"
                "                              [--pin app|node|none]\n"
                "  --mib N     MiB of payload per measurement (default 128)\n"
-               "  --rounds N  rounds of all six measurements (default 11, at most %d)\n"
+               "  --rounds N  rounds of all the measurements (default 11, at most %d)\n"
                "  --quick     16 MiB, 3 rounds (a ~1 s smoke test)\n"
                "  --streams L measure only the streams in the comma-separated list L of\n"
-               "              ool, inline, big, raw, blast, raw60 (default: all six)\n"
+               "              ool, inline, big, raw, blast, raw60, raw1m, raw1mc (default: all)\n"
                "  --pin app   each node's application thread on a CPU of its own (default)\n"
                "  --pin node  all of each node's threads, dsm's included, on one CPU each\n"
                "  --pin none  leave every thread to the scheduler\n",
@@ -342,10 +385,13 @@ int main(int argc, char **argv)
      * lands in a measurement. */
     b.big = aligned_alloc((size_t)sysconf(_SC_PAGESIZE), BIG_BYTES);
     b.inl = malloc(PAGE_BYTES);
-    if (!b.big || !b.inl)
+    size_t span = (BIG_BYTES + RAW_BIG_DGRAM - 1) / RAW_BIG_DGRAM * RAW_BIG_DGRAM;
+    b.stage = aligned_alloc((size_t)sysconf(_SC_PAGESIZE), span);
+    if (!b.big || !b.inl || !b.stage)
         bench_fail("out of memory");
     memset(b.big, 0xA5, BIG_BYTES);
     memset(b.inl, 0x5A, PAGE_BYTES);
+    memset(b.stage, 0x3C, span);
 
     /* Both nodes walk the same schedule, so each knows what comes next. */
     uint16_t phase = 0;

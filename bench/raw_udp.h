@@ -544,14 +544,40 @@ struct raw_stream_result {
     uint64_t stalls;     /* windowed: times the window was given up as lost */
 };
 
-/* Sender (node 0): once the receiver is ready, sends `count` datagrams of
- * `dgram` bytes from buf. window == 0 sends them back to back ("blast");
+/* What a stream moves: messages of `msg` bytes cut into datagrams of at
+ * most `dgram` (the last part possibly shorter), each part sent from, and
+ * received into, its own slot of a message buffer. With msg == dgram every
+ * datagram is a message and reuses one slot. A sender with `stage` set
+ * first copies each message from its buffer into stage and sends the copy,
+ * as an API with copy semantics must (dsm_msg_send's caller may reuse its
+ * buffer at once). */
+struct raw_stream_shape {
+    size_t msg, dgram;
+    void  *stage; /* sender: NULL, or msg bytes to copy each message into */
+};
+
+static inline size_t raw_stream_parts(const struct raw_stream_shape *sh)
+{
+    return (sh->msg + sh->dgram - 1) / sh->dgram;
+}
+
+static inline size_t raw_stream_part_len(const struct raw_stream_shape *sh, size_t part)
+{
+    size_t off = part * sh->dgram;
+    return sh->msg - off < sh->dgram ? sh->msg - off : sh->dgram;
+}
+
+/* Sender (node 0): once the receiver is ready, sends `count` datagrams
+ * shaped by sh from buf. window == 0 sends them back to back ("blast");
  * otherwise at most `window` may be unconfirmed by the receiver's credits. */
 static inline struct raw_stream_result raw_udp_stream_send(struct raw_udp *u, struct bench_ctl *c,
-                                                           uint16_t phase, void *buf, size_t dgram,
+                                                           uint16_t phase, void *buf,
+                                                           const struct raw_stream_shape *sh,
                                                            uint64_t count, unsigned window)
 {
     struct raw_stream_result r = {0};
+    size_t parts = raw_stream_parts(sh);
+    char *from = buf;
     /* Datagrams the receiver confirmed, and those given up as lost. A
      * datagram only late, not lost, makes the window briefly larger. */
     uint64_t credited = 0, written_off = 0;
@@ -570,8 +596,13 @@ static inline struct raw_stream_result raw_udp_stream_send(struct raw_udp *u, st
                 credited = t.seq;
             }
         }
+        size_t part = i % parts;
+        if (part == 0 && sh->stage) {
+            memcpy(sh->stage, buf, sh->msg);
+            from = sh->stage;
+        }
         struct raw_tag t = {.seq = (uint32_t)i, .phase = phase, .kind = RAW_DATA};
-        raw_udp_send_dgram(u, buf, dgram, t);
+        raw_udp_send_dgram(u, from + part * sh->dgram, raw_stream_part_len(sh, part), t);
         r.sent++;
     }
     for (int k = 0; k < RAW_END_COPIES; k++) {
@@ -585,18 +616,23 @@ static inline struct raw_stream_result raw_udp_stream_send(struct raw_udp *u, st
     return r;
 }
 
-/* Receiver (node 1): counts the phase's datagrams of `dgram` bytes into buf
- * until RAW_END (or silence), crediting the sender when window > 0, then
- * reports the count over the control channel. */
+/* Receiver (node 1): counts the phase's datagrams shaped by sh until
+ * RAW_END (or silence), each received into the slot of buf where the next
+ * part in order belongs (buf holds parts * dgram bytes), crediting the
+ * sender when window > 0, then reports the count over the control channel.
+ * A datagram of another length than that part's is not counted. */
 static inline void raw_udp_stream_recv(struct raw_udp *u, struct bench_ctl *c, uint16_t phase,
-                                       void *buf, size_t dgram, unsigned window)
+                                       void *buf, const struct raw_stream_shape *sh,
+                                       unsigned window)
 {
     uint64_t got = 0, bytes = 0;
+    size_t parts = raw_stream_parts(sh);
     unsigned every = window / RAW_CREDIT_EVERY ? window / RAW_CREDIT_EVERY : 1;
     bench_ctl_send(c, CTL_READY, phase, 0, 0);
     for (;;) {
         struct raw_tag t;
-        long len = raw_udp_recv_dgram(u, buf, dgram, RAW_BLOCKING,
+        size_t part = got % parts;
+        long len = raw_udp_recv_dgram(u, (char *)buf + part * sh->dgram, sh->dgram, RAW_BLOCKING,
                                       got ? RAW_IDLE_S : BENCH_CTL_TIMEOUT, &t);
         if (len == -ETIMEDOUT) {
             if (!got)
@@ -607,7 +643,7 @@ static inline void raw_udp_stream_recv(struct raw_udp *u, struct bench_ctl *c, u
             continue;
         if (t.kind == RAW_END)
             break;
-        if (t.kind != RAW_DATA || (size_t)len != dgram)
+        if (t.kind != RAW_DATA || (size_t)len != raw_stream_part_len(sh, t.seq % parts))
             continue;
         got++;
         bytes += (uint64_t)len;
