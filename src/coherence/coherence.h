@@ -79,6 +79,10 @@ void buf_free(struct buf *b);
 
 /* Appends a page number to a growable list (*v, *n entries, room for *cap). */
 void page_list_add(uint32_t **v, size_t *n, size_t *cap, size_t page);
+/* Sorts a list of pages into address order, so that mem_protect merges
+ * neighbours into one mprotect: on this machine each call that removes
+ * rights pays a TLB shootdown of its own. */
+void page_list_sort(uint32_t *v, size_t n);
 
 void interval_init(int rank, int nodes);
 /* Records this node's new interval with its notices. */

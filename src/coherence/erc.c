@@ -426,6 +426,7 @@ static void erc_release(void)
     lock();
     /* Write-protect first, in as few calls as the pages allow, so that
      * every diff below is final. */
+    page_list_sort(E.dirty, E.ndirty);
     for (size_t i = 0; i < E.ndirty; i++) {
         size_t page = E.dirty[i];
         bool home = mem_home(page) == E.rank;

@@ -478,6 +478,7 @@ static void hlrc_release(void)
 static void hlrc_release_sent(void)
 {
     pthread_mutex_lock(&H.fault_lock);
+    page_list_sort(H.unprotected, H.nunprotected);
     for (size_t i = 0; i < H.nunprotected; i++)
         mem_protect(H.unprotected[i], PROT_READ);
     H.nunprotected = 0;

@@ -73,6 +73,17 @@ void page_list_add(uint32_t **v, size_t *n, size_t *cap, size_t page)
     (*v)[(*n)++] = (uint32_t)page;
 }
 
+static int by_page(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void page_list_sort(uint32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_page);
+}
+
 void interval_init(int rank, int nodes)
 {
     iv.rank = rank;

@@ -452,6 +452,7 @@ static void lrc_release(void)
     struct notice *n = malloc(L.ndirty * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
+    page_list_sort(L.dirty, L.ndirty);
     pthread_mutex_lock(&L.lock);
     uint32_t stamp = ++L.clock;
     for (size_t i = 0; i < L.ndirty; i++) {
