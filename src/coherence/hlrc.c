@@ -142,9 +142,7 @@ static bool fetch_done(void *arg)
 static void track(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
-    e->twin = malloc(mem.page_size);
-    if (!e->twin)
-        log_fatal("out of memory for the snapshot of a shared page");
+    e->twin = mem_copy_get();
     memcpy(e->twin, mem_sys(page), mem.page_size);
     e->quiet = 0;
     page_list_add(&H.tracked, &H.ntracked, &H.cap_tracked, page);
@@ -411,7 +409,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 e->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++e->version};
             } else if (++e->quiet >= RETIRE_AFTER) {
-                free(e->twin);
+                mem_copy_put(e->twin);
                 e->twin = NULL;
                 if (e->state == PAGE_WRITE) {
                     e->state = PAGE_READ;
@@ -789,12 +787,12 @@ static void hlrc_finish(void)
     pthread_mutex_lock(&H.lock);
     for (size_t i = 0; i < H.ntracked; i++) {
         struct page_entry *e = &mem.pages[H.tracked[i]];
-        free(e->twin);
+        mem_copy_put(e->twin);
         e->twin = NULL;
     }
     for (size_t i = 0; i < H.ndirty; i++) {
         struct page_entry *e = &mem.pages[H.dirty[i].page];
-        free(e->twin);
+        mem_copy_put(e->twin);
         e->twin = NULL;
     }
     free(H.tracked);

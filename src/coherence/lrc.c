@@ -193,7 +193,7 @@ static void release_copy(size_t page, struct lpage *p, unsigned char *b)
     for (uint32_t i = 0; i < p->nlazy; i++)
         if (p->lazy[i].before == b || p->lazy[i].after == b)
             return;
-    free(b);
+    mem_copy_put(b);
 }
 
 /* Makes the diff of the page's lazy interval i, now. The page must not be
@@ -415,9 +415,7 @@ static void lrc_write_fault(size_t page)
         make_valid(page);
     if (e->state != PAGE_WRITE) {
         uint64_t t1 = clock_ns();
-        unsigned char *twin = malloc(mem.page_size);
-        if (!twin)
-            log_fatal("out of memory for a twin");
+        unsigned char *twin = mem_copy_get();
         memcpy(twin, mem_sys(page), mem.page_size);
         stats_add(STAT_TWINS, 1);
         stats_add(STAT_T_TWIN_NS, clock_ns() - t1);
@@ -748,7 +746,7 @@ static void lrc_finish(void)
             continue;
         free_page_record(p);
         drop_lazy(page, p);
-        free(mem.pages[page].twin);
+        mem_copy_put(mem.pages[page].twin);
         mem.pages[page].twin = NULL;
         free(p->lazy);
         free(p->pend);

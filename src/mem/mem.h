@@ -101,6 +101,12 @@ __attribute__((noreturn)) void mem_crash_unallocated(void *addr);
 void mem_twin_make(size_t page);
 void mem_twin_drop(size_t page);
 
+/* Page copies (twins, snapshots; copies.c): mem.page_size bytes each, from
+ * a pool whose memory is mapped populated. Any thread; never NULL (out of
+ * memory is fatal). mem_copy_put(NULL) does nothing. */
+void *mem_copy_get(void);
+void  mem_copy_put(void *copy);
+
 /* Allocation (alloc.c). */
 void *mem_alloc(size_t size, enum dsm_home home);
 void  mem_free(void *p);

@@ -110,11 +110,8 @@ void mem_twin_make(size_t page)
 {
     uint64_t t0 = clock_ns();
     struct page_entry *e = &mem.pages[page];
-    if (!e->twin) {
-        e->twin = malloc(mem.page_size);
-        if (!e->twin)
-            log_fatal("out of memory for a twin");
-    }
+    if (!e->twin)
+        e->twin = mem_copy_get();
     mem_twin_copy(e->twin, mem_sys(page), mem.page_size);
     stats_add(STAT_TWINS, 1);
     stats_add(STAT_T_TWIN_NS, clock_ns() - t0);
@@ -122,6 +119,6 @@ void mem_twin_make(size_t page)
 
 void mem_twin_drop(size_t page)
 {
-    free(mem.pages[page].twin);
+    mem_copy_put(mem.pages[page].twin);
     mem.pages[page].twin = NULL;
 }
