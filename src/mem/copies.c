@@ -13,12 +13,30 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "base/log.h"
 #include "base/state.h"
 #include "mem/mem.h"
+
+#ifdef __SANITIZE_ADDRESS__
+/* Under AddressSanitizer every copy is its own heap block, so that an
+ * overrun or a use after mem_copy_put is still caught. */
+void *mem_copy_get(void)
+{
+    void *c = malloc(mem.page_size);
+    if (!c)
+        log_fatal("out of memory for a page copy");
+    return c;
+}
+
+void mem_copy_put(void *copy)
+{
+    free(copy);
+}
+#else
 
 #define COPIES_PER_SLAB 64
 
@@ -67,3 +85,4 @@ void mem_copy_put(void *copy)
     pool.free = c;
     pthread_mutex_unlock(&pool.lock);
 }
+#endif
