@@ -1075,18 +1075,15 @@ static void *service_main(void *arg)
             if (ev[i].data.fd == net.tfd)
                 drain_counter(net.tfd, "service timer");
         }
-        if (woken) {
+        if (woken)
             drain_counter(net.evfd, "service wake-up channel");
-            lookback = LONG_WAIT_NS;
-            looked = false;
-        }
         int n = 0;
         if (readable && atomic_load(&net.rx_claims) == 0 &&
             pthread_mutex_trylock(&net.rx_lock) == 0) {
             n = progress_locked();
             pthread_mutex_unlock(&net.rx_lock);
         }
-        if (n) {
+        if (woken || n) {
             lookback = LONG_WAIT_NS;
             looked = false;
         }
