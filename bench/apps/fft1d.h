@@ -41,10 +41,10 @@ void fft1d_init(struct fft1d *f, int n);
 void fft1d_free(struct fft1d *f);
 
 /* In-place iterative radix-2 decimation-in-time FFT of a[0..n): forward
- * (dir 0) or unscaled inverse (dir 1). Inline, so that the callers' loops over lines compile as
- * they did when each application had its own copy: callgrind counts 214 M
- * instructions in fft's 2^18-point transforms either way, 222 M with the
- * function out of line. */
+ * (dir 0) or unscaled inverse (dir 1). Inline, so that the callers' loops
+ * over lines compile as they did when each application had its own copy:
+ * callgrind counts 214 M instructions in fft's 2^18-point transforms
+ * either way, 222 M with the function out of line. */
 static inline void fft1d_run(const struct fft1d *f, cplx *a, int dir)
 {
     int n = f->n;

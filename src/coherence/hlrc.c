@@ -392,9 +392,9 @@ static bool diffs_acked(void *arg)
  * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
  * untracked and made read-only (write-protected at release_sent; serving
  * it from the page itself is already right). Only the first `limit`
- * tracked pages are
- * looked at: any after them were tracked by fetches served during this
- * release, while the program writes nothing, so they cannot differ yet.
+ * tracked pages are looked at: any after them were tracked by fetches
+ * served during this release, while the program writes nothing, so they
+ * cannot differ yet.
  * Returns the new count. Caller holds fault_lock. */
 static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit)
 {

@@ -199,7 +199,6 @@ static void release_transfer(struct net_ref *ref)
 /* Sends one message; reply_token/reply_cap make it an RPC request. Takes a
  * sequence number only once the port has room, so a timed-out send leaves
  * nothing behind. */
-
 int port_send(const dsm_port_ref *dst, const void *data, size_t len,
               const struct dsm_ool *ool, int nool, double timeout, uint64_t *seq_out,
               uint64_t reply_token, uint64_t reply_cap)
