@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "runtime/boot.h"
-#include "runtime/config.h"
+#include "base/config.h"
 
 #define DSMRUN_VERSION   "0.1"
 #define EXIT_USAGE       2

@@ -6,7 +6,7 @@ DSM_STATE const struct coherence_ops *coh;
 
 #include <string.h>
 
-/* Every protocol; CONFIG_PROTOCOLS (runtime/config.h) lists their names. */
+/* Every protocol; CONFIG_PROTOCOLS (base/config.h) lists their names. */
 static const struct coherence_ops *const protocols[] = {&hlrc_ops, &lrc_ops, &sc_ops, &erc_inv_ops,
                                                        &erc_upd_ops};
 

@@ -84,7 +84,7 @@ void page_list_add(uint32_t **v, size_t *n, size_t *cap, size_t page);
  * rights pays a TLB shootdown of its own. */
 void page_list_sort(uint32_t *v, size_t n);
 
-void interval_init(int rank, int nodes);
+void interval_init(void);
 /* Records this node's new interval with its notices. */
 void interval_create(const struct notice *n, uint32_t count);
 /* This node's vector timestamp (nodes entries); copy it out. */

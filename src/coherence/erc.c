@@ -47,6 +47,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -74,7 +75,7 @@ struct dir_chunk {
     /* The home wrote the page since its last release while others held it. */
     uint8_t  wrote_shared[DIR_CHUNK_PAGES];
     uint32_t pending[DIR_CHUNK_PAGES]; /* its first pending record, plus one */
-    uint64_t copyset[];  /* E.words per page */
+    uint64_t copyset[];  /* erc.words per page */
 };
 
 /* At a home: an invalidation or update in flight, for a diff from `writer`
@@ -92,7 +93,6 @@ static DSM_STATE struct {
     pthread_mutex_t    fault_lock;
     pthread_mutex_t    lock;
     bool               update;      /* erc-upd */
-    int                rank, nodes;
     size_t             words;       /* uint64_t per copyset */
     struct {                        /* the fetch the program waits for */
         bool     waiting, done;
@@ -107,9 +107,9 @@ static DSM_STATE struct {
     size_t             npend;
     uint32_t          *free_slots;
     size_t             nfree;
-} E = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} erc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void lock(void) { pthread_mutex_lock(&E.lock); }
+static void lock(void) { pthread_mutex_lock(&erc.lock); }
 
 /* Every protection change made under the lock takes effect before it is
  * dropped: the batch in mem_protect is not thread-safe, and a handler's
@@ -117,7 +117,7 @@ static void lock(void) { pthread_mutex_lock(&E.lock); }
 static void unlock(void)
 {
     mem_protect_flush();
-    pthread_mutex_unlock(&E.lock);
+    pthread_mutex_unlock(&erc.lock);
 }
 
 static void set_state(size_t page, enum page_state s)
@@ -127,13 +127,13 @@ static void set_state(size_t page, enum page_state s)
     mem_protect(page, prot[s]);
 }
 
-/* ---- the directory (at homes; caller holds E.lock) -------------------- */
+/* ---- the directory (at homes; caller holds erc.lock) -------------------- */
 
 static struct dir_chunk *chunk_of(size_t page, bool create)
 {
-    struct dir_chunk **c = &E.dir[page / DIR_CHUNK_PAGES];
+    struct dir_chunk **c = &erc.dir[page / DIR_CHUNK_PAGES];
     if (!*c && create) {
-        *c = calloc(1, sizeof **c + DIR_CHUNK_PAGES * E.words * sizeof(uint64_t));
+        *c = calloc(1, sizeof **c + DIR_CHUNK_PAGES * erc.words * sizeof(uint64_t));
         if (!*c)
             log_fatal("out of memory for the page directory");
     }
@@ -144,12 +144,12 @@ static struct dir_chunk *chunk_of(size_t page, bool create)
 static uint64_t *copyset_of(size_t page, bool create)
 {
     struct dir_chunk *c = chunk_of(page, create);
-    return c ? c->copyset + (page % DIR_CHUNK_PAGES) * E.words : NULL;
+    return c ? c->copyset + (page % DIR_CHUNK_PAGES) * erc.words : NULL;
 }
 
 static bool set_empty(const uint64_t *s)
 {
-    for (size_t i = 0; s && i < E.words; i++)
+    for (size_t i = 0; s && i < erc.words; i++)
         if (s[i])
             return false;
     return true;
@@ -161,48 +161,48 @@ static bool set_has(const uint64_t *s, int node) { return (s[node / 64] >> (node
 
 /* Sends ERC_INV, or ERC_UPD with the diff, to every node of `targets` and
  * records what their acknowledgements complete: `writer`'s diff, or this
- * node's release (counted in E.outstanding). Returns false when targets is
- * empty: nothing to wait for. Caller holds E.lock. */
+ * node's release (counted in erc.outstanding). Returns false when targets is
+ * empty: nothing to wait for. Caller holds erc.lock. */
 static bool send_notes(size_t page, int writer, const uint64_t *targets, const void *diff, size_t len)
 {
     if (set_empty(targets))
         return false;
-    if (!E.nfree) {
-        size_t n = E.npend ? E.npend * 2 : 64;
-        struct pending *p = realloc(E.pend, n * sizeof *p);
-        uint32_t *f = realloc(E.free_slots, n * sizeof *f);
+    if (!erc.nfree) {
+        size_t n = erc.npend ? erc.npend * 2 : 64;
+        struct pending *p = realloc(erc.pend, n * sizeof *p);
+        uint32_t *f = realloc(erc.free_slots, n * sizeof *f);
         if (!p || !f)
             log_fatal("out of memory for pending invalidations");
-        E.pend = p;
-        E.free_slots = f;
-        for (size_t i = n; i-- > E.npend;) {
-            p[i] = (struct pending){.writer = -1, .targets = calloc(E.words, sizeof(uint64_t))};
+        erc.pend = p;
+        erc.free_slots = f;
+        for (size_t i = n; i-- > erc.npend;) {
+            p[i] = (struct pending){.writer = -1, .targets = calloc(erc.words, sizeof(uint64_t))};
             if (!p[i].targets)
                 log_fatal("out of memory for pending invalidations");
-            f[E.nfree++] = (uint32_t)i;
+            f[erc.nfree++] = (uint32_t)i;
         }
-        E.npend = n;
+        erc.npend = n;
     }
-    uint32_t slot = E.free_slots[--E.nfree];
-    struct pending *p = &E.pend[slot];
+    uint32_t slot = erc.free_slots[--erc.nfree];
+    struct pending *p = &erc.pend[slot];
     p->gen++;
     p->writer = writer;
     p->page = (uint32_t)page;
     p->left = 0;
-    memcpy(p->targets, targets, E.words * sizeof *targets);
+    memcpy(p->targets, targets, erc.words * sizeof *targets);
     struct dir_chunk *c = chunk_of(page, true);
     p->next = c->pending[page % DIR_CHUNK_PAGES];
     c->pending[page % DIR_CHUNK_PAGES] = slot + 1;
-    if (writer == E.rank)
-        E.outstanding++;
+    if (writer == job()->rank)
+        erc.outstanding++;
     struct erc_note n = {.page = (uint32_t)page, .slot = slot, .gen = p->gen};
     struct iovec iov[2] = {{.iov_base = &n, .iov_len = sizeof n},
-                           {.iov_base = (void *)diff, .iov_len = E.update ? len : 0}};
-    for (int node = 0; node < E.nodes; node++) {
+                           {.iov_base = (void *)diff, .iov_len = erc.update ? len : 0}};
+    for (int node = 0; node < job()->nodes; node++) {
         if (!set_has(targets, node))
             continue;
         p->left++;
-        ipc_sendv(node, E.update ? IPC_ERC_UPD : IPC_ERC_INV, 0, iov, 2);
+        ipc_sendv(node, erc.update ? IPC_ERC_UPD : IPC_ERC_INV, 0, iov, 2);
     }
     return true;
 }
@@ -210,44 +210,44 @@ static bool send_notes(size_t page, int writer, const uint64_t *targets, const v
 static void pending_done(struct pending *p)
 {
     uint32_t *link = &chunk_of(p->page, false)->pending[p->page % DIR_CHUNK_PAGES];
-    while (*link != (uint32_t)(p - E.pend) + 1)
-        link = &E.pend[*link - 1].next;
+    while (*link != (uint32_t)(p - erc.pend) + 1)
+        link = &erc.pend[*link - 1].next;
     *link = p->next;
-    if (p->writer == E.rank) {
-        E.outstanding--;
+    if (p->writer == job()->rank) {
+        erc.outstanding--;
         ipc_notify();
     } else {
         struct diff_ack a = {.page = p->page};
         ipc_send(p->writer, IPC_DIFF_ACK, 0, &a, sizeof a);
     }
     p->writer = -1;
-    E.free_slots[E.nfree++] = (uint32_t)(p - E.pend);
+    erc.free_slots[erc.nfree++] = (uint32_t)(p - erc.pend);
 }
 
 /* Announces a diff of `page` (from `writer`, or this node's own) to the
- * other holders of the page. Caller holds E.lock. */
+ * other holders of the page. Caller holds erc.lock. */
 static bool announce(size_t page, int writer, const void *diff, size_t len)
 {
     uint64_t *s = copyset_of(page, false);
     if (!s)
         return false;
     uint64_t targets[VT_MAX_NODES / 64];
-    memcpy(targets, s, E.words * sizeof *s);
-    if (!E.update) {
+    memcpy(targets, s, erc.words * sizeof *s);
+    if (!erc.update) {
         /* A node whose invalidation of this page is still unanswered may
          * not have seen it yet: it left the copyset when that was sent,
          * but a release that completed before it acted could pass it a
          * lock it would use with its stale copy. It is sent another, which
          * it answers only after the first (per-peer order). */
         struct dir_chunk *c = chunk_of(page, false);
-        for (uint32_t i = c->pending[page % DIR_CHUNK_PAGES]; i; i = E.pend[i - 1].next)
-            for (size_t w = 0; w < E.words; w++)
-                targets[w] |= E.pend[i - 1].targets[w];
+        for (uint32_t i = c->pending[page % DIR_CHUNK_PAGES]; i; i = erc.pend[i - 1].next)
+            for (size_t w = 0; w < erc.words; w++)
+                targets[w] |= erc.pend[i - 1].targets[w];
     }
-    if (writer != E.rank)
+    if (writer != job()->rank)
         targets[writer / 64] &= ~(1ull << (writer % 64));
-    if (!E.update) /* invalidated copies leave the copyset; the writer's stays */
-        for (size_t i = 0; i < E.words; i++)
+    if (!erc.update) /* invalidated copies leave the copyset; the writer's stays */
+        for (size_t i = 0; i < erc.words; i++)
             s[i] &= ~targets[i];
     return send_notes(page, writer, targets, diff, len);
 }
@@ -258,7 +258,7 @@ static bool fetch_done(void *arg)
 {
     (void)arg;
     lock();
-    bool d = E.fetch.done;
+    bool d = erc.fetch.done;
     unlock();
     return d;
 }
@@ -269,30 +269,30 @@ static bool fetch_done(void *arg)
 static void make_valid(size_t page)
 {
     int home = mem_home(page), base = mem_base_node(page);
-    if (home < 0 && base == E.rank) {
-        home = mem_home_decide(page, E.rank);
+    if (home < 0 && base == job()->rank) {
+        home = mem_home_decide(page, job()->rank);
         if (home < 0)
             mem_crash_unallocated(mem_app(page));
     }
-    if (home == E.rank) {
+    if (home == job()->rank) {
         lock();
         if (mem.pages[page].state == PAGE_INVALID)
             set_state(page, PAGE_READ);
         unlock();
         return;
     }
-    struct page_req req = {.page = (uint32_t)page, .requester = E.rank,
-                           .flags = base == E.rank ? REQ_HOME_IS_YOU : 0};
+    struct page_req req = {.page = (uint32_t)page, .requester = job()->rank,
+                           .flags = base == job()->rank ? REQ_HOME_IS_YOU : 0};
     lock();
-    E.fetch.waiting = true;
-    E.fetch.done = false;
-    E.fetch.page = (uint32_t)page;
+    erc.fetch.waiting = true;
+    erc.fetch.done = false;
+    erc.fetch.page = (uint32_t)page;
     unlock();
     ipc_send(home >= 0 ? home : base, IPC_PAGE_REQ, 0, &req, sizeof req);
     ipc_wait(fetch_done, NULL, 0);
     lock();
-    E.fetch.waiting = false;
-    uint32_t status = E.fetch.status;
+    erc.fetch.waiting = false;
+    uint32_t status = erc.fetch.status;
     unlock();
     if (status == REP_UNALLOCATED)
         mem_crash_unallocated(mem_app(page));
@@ -303,10 +303,10 @@ static void make_valid(size_t page)
 static void erc_read_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&E.fault_lock);
+    pthread_mutex_lock(&erc.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
         make_valid(page);
-    pthread_mutex_unlock(&E.fault_lock);
+    pthread_mutex_unlock(&erc.fault_lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
@@ -314,13 +314,13 @@ static void erc_read_fault(size_t page)
 static void erc_write_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&E.fault_lock);
+    pthread_mutex_lock(&erc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
     lock();
     if (e->state == PAGE_READ) {
-        if (mem_home(page) != E.rank) {
+        if (mem_home(page) != job()->rank) {
             mem_twin_make(page);
         } else {
             struct dir_chunk *c = chunk_of(page, false);
@@ -328,31 +328,31 @@ static void erc_write_fault(size_t page)
                 c->wrote_shared[page % DIR_CHUNK_PAGES] = 1;
                 /* A twin kept since an earlier write still tells every
                  * change the copies lack: keep it. */
-                if (E.update && !e->twin)
+                if (erc.update && !e->twin)
                     mem_twin_make(page);
             }
         }
         set_state(page, PAGE_WRITE);
         if (!e->dirty) {
-            page_list_add(&E.dirty, &E.ndirty, &E.cap, page);
+            page_list_add(&erc.dirty, &erc.ndirty, &erc.cap, page);
             e->dirty = 1;
         }
     }
     unlock();
-    pthread_mutex_unlock(&E.fault_lock);
+    pthread_mutex_unlock(&erc.fault_lock);
     stats_add(STAT_WRITE_FAULTS, 1);
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- release ---------------------------------------------------------- */
 
-/* Encodes the page's changes since its twin into E.diffbuf and drops the
- * twin. Caller holds E.lock, and the page is not writable in the
+/* Encodes the page's changes since its twin into erc.diffbuf and drops the
+ * twin. Caller holds erc.lock, and the page is not writable in the
  * application view. Returns the diff's length. */
 static size_t take_diff(size_t page)
 {
     uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), mem.pages[page].twin, mem.page_size, E.diffbuf,
+    long len = mem_diff_create(mem_sys(page), mem.pages[page].twin, mem.page_size, erc.diffbuf,
                                mem_diff_bound(mem.page_size));
     if (len < 0)
         log_fatal("internal error: a diff did not fit its bound");
@@ -365,71 +365,71 @@ static size_t take_diff(size_t page)
     return (size_t)len;
 }
 
-/* Sends a non-home page's diff home, if it changed. Caller holds E.lock. */
+/* Sends a non-home page's diff home, if it changed. Caller holds erc.lock. */
 static void send_diff(size_t page)
 {
     size_t len = take_diff(page);
     if (!len)
         return;
     int home = mem_home(page);
-    if (home < 0 || home == E.rank)
+    if (home < 0 || home == job()->rank)
         log_fatal("internal error: page %zu has a twin but no other home", page);
-    E.outstanding++;
+    erc.outstanding++;
     struct diff_hdr d = {.page = (uint32_t)page};
     struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
-                           {.iov_base = E.diffbuf, .iov_len = len}};
+                           {.iov_base = erc.diffbuf, .iov_len = len}};
     ipc_sendv(home, IPC_DIFF, 0, iov, 2);
 }
 
 /* Whether a home page's copies lack some of its writes. Caller holds
- * E.lock. */
+ * erc.lock. */
 static bool home_wrote_shared(size_t page)
 {
     struct dir_chunk *c = chunk_of(page, false);
     return c && c->wrote_shared[page % DIR_CHUNK_PAGES];
 }
 
-/* A home page's changes, to the nodes holding it. Caller holds E.lock, and
+/* A home page's changes, to the nodes holding it. Caller holds erc.lock, and
  * the page is not writable in the application view. */
 static void announce_home_page(size_t page)
 {
     if (!home_wrote_shared(page))
         return; /* nobody else holds it, or the copies hold every write */
     chunk_of(page, false)->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
-    if (!E.update) {
-        announce(page, E.rank, NULL, 0);
+    if (!erc.update) {
+        announce(page, job()->rank, NULL, 0);
         return;
     }
     if (!mem.pages[page].twin)
         log_fatal("internal error: home page %zu was written while shared, without a twin", page);
     size_t len = take_diff(page);
     if (len)
-        announce(page, E.rank, E.diffbuf, len);
+        announce(page, job()->rank, erc.diffbuf, len);
 }
 
 static bool all_acked(void *arg)
 {
     (void)arg;
     lock();
-    bool d = E.outstanding == 0;
+    bool d = erc.outstanding == 0;
     unlock();
     return d;
 }
 
 static void erc_release(void)
 {
-    pthread_mutex_lock(&E.fault_lock);
-    if (!E.ndirty && all_acked(NULL)) {
-        pthread_mutex_unlock(&E.fault_lock);
+    pthread_mutex_lock(&erc.fault_lock);
+    if (!erc.ndirty && all_acked(NULL)) {
+        pthread_mutex_unlock(&erc.fault_lock);
         return;
     }
     lock();
     /* Write-protect first, in as few calls as the pages allow, so that
      * every diff below is final. */
-    page_list_sort(E.dirty, E.ndirty);
-    for (size_t i = 0; i < E.ndirty; i++) {
-        size_t page = E.dirty[i];
-        bool home = mem_home(page) == E.rank;
+    page_list_sort(erc.dirty, erc.ndirty);
+    for (size_t i = 0; i < erc.ndirty; i++) {
+        size_t page = erc.dirty[i];
+        bool home = mem_home(page) == job()->rank;
         /* A home page whose copies go now is likely fetched again soon:
          * protected here, in a batch, rather than by the serve, where the
          * mprotect (a TLB shootdown while our thread runs) would delay the
@@ -438,9 +438,9 @@ static void erc_release(void)
             set_state(page, PAGE_READ);
     }
     mem_protect_flush();
-    for (size_t i = 0; i < E.ndirty; i++) {
-        size_t page = E.dirty[i];
-        if (mem_home(page) == E.rank)
+    for (size_t i = 0; i < erc.ndirty; i++) {
+        size_t page = erc.dirty[i];
+        if (mem_home(page) == job()->rank)
             announce_home_page(page);
         else if (mem.pages[page].twin) /* else an invalidation sent it already */
             send_diff(page);
@@ -450,10 +450,10 @@ static void erc_release(void)
     uint64_t t0 = clock_ns();
     ipc_wait(all_acked, NULL, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
-    for (size_t i = 0; i < E.ndirty; i++)
-        mem.pages[E.dirty[i]].dirty = 0;
-    E.ndirty = 0;
-    pthread_mutex_unlock(&E.fault_lock);
+    for (size_t i = 0; i < erc.ndirty; i++)
+        mem.pages[erc.dirty[i]].dirty = 0;
+    erc.ndirty = 0;
+    pthread_mutex_unlock(&erc.fault_lock);
 }
 
 static void erc_apply_notices(int node, const struct notice *n, uint32_t count)
@@ -484,7 +484,7 @@ static void serve(int to, size_t page)
     mem_protect_flush();
     /* Sent under the lock: no invalidation or update of this page may
      * overtake the copy to the new member. */
-    reply(to, page, REP_DATA, E.rank);
+    reply(to, page, REP_DATA, job()->rank);
     unlock();
     stats_add(STAT_PAGES_SERVED, 1);
 }
@@ -494,25 +494,25 @@ static void on_page_req(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct page_req r;
     ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes || r.requester == E.rank ||
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes || r.requester == job()->rank ||
         r.flags > REQ_HOME_IS_YOU || r.zero)
         log_fatal("node %d sent a malformed page request", src);
     int home = mem_home(r.page);
     if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
         if (mem_base_node(r.page) != src)
-            log_fatal("node %d named node %d home of page %u without being its base", src, E.rank, r.page);
-        mem_set_home(r.page, E.rank);
-        home = E.rank;
+            log_fatal("node %d named node %d home of page %u without being its base", src, job()->rank, r.page);
+        mem_set_home(r.page, job()->rank);
+        home = job()->rank;
     } else if (home < 0) {
-        if (mem_base_node(r.page) != E.rank)
-            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, E.rank, r.page);
+        if (mem_base_node(r.page) != job()->rank)
+            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, job()->rank, r.page);
         home = mem_home_decide(r.page, r.requester);
     }
     if (home < 0)
         reply(r.requester, r.page, REP_UNALLOCATED, -1);
     else if (home == r.requester)
         reply(r.requester, r.page, REP_YOU_ARE_HOME, home);
-    else if (home != E.rank) {
+    else if (home != job()->rank) {
         r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
         ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
     } else
@@ -527,13 +527,13 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
     ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
     *skip = head_len - rest;
     lock();
-    bool expected = E.fetch.waiting && !E.fetch.done && r.page == E.fetch.page;
+    bool expected = erc.fetch.waiting && !erc.fetch.done && r.page == erc.fetch.page;
     unlock();
     size_t data = msg_len - *skip;
     if (!expected || r.status > REP_UNALLOCATED || r.zero ||
         data != (r.status == REP_DATA ? mem.page_size : 0) ||
-        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= mem.nodes)) ||
-        (r.status == REP_DATA && r.home != src) || (r.status == REP_YOU_ARE_HOME && r.home != E.rank))
+        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= job()->nodes)) ||
+        (r.status == REP_DATA && r.home != src) || (r.status == REP_YOU_ARE_HOME && r.home != job()->rank))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
     /* Into the system view: the page is invalid here, nobody reads it. */
     return mem_sys_fill(r.page, data ? 1 : 0);
@@ -554,8 +554,8 @@ static void on_page_rep(int src, const void *msg, size_t len)
         if (mem.pages[r.page].state == PAGE_INVALID)
             set_state(r.page, PAGE_READ);
     }
-    E.fetch.status = r.status;
-    E.fetch.done = true;
+    erc.fetch.status = r.status;
+    erc.fetch.done = true;
     unlock();
     ipc_notify();
 }
@@ -566,8 +566,8 @@ static void on_diff(int src, const void *msg, size_t len)
     struct diff_hdr d;
     size_t dlen;
     const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != E.rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, E.rank);
+    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
+        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
     if (d.zero || mem_diff_check(diff, dlen, mem.page_size) < 0)
         log_fatal("node %d sent a malformed diff for page %u", src, d.page);
     lock();
@@ -590,9 +590,9 @@ static void on_diff_ack(int src, const void *msg, size_t len)
     struct diff_ack a;
     ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     lock();
-    if (a.page >= mem.npages || a.zero || mem_home(a.page) != src || E.outstanding <= 0)
+    if (a.page >= mem.npages || a.zero || mem_home(a.page) != src || erc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
-    E.outstanding--;
+    erc.outstanding--;
     unlock();
     ipc_notify();
 }
@@ -605,7 +605,7 @@ static void on_note(int src, const void *msg, size_t len, bool update)
     size_t dlen = 0;
     const char *diff = ipc_body(src, msg, len, &n, sizeof n, update ? &dlen : NULL,
                                 update ? "update" : "invalidation");
-    if (n.page >= mem.npages || n.zero || update != E.update || mem_home(n.page) != src)
+    if (n.page >= mem.npages || n.zero || update != erc.update || mem_home(n.page) != src)
         log_fatal("node %d sent an %s for page %u, which it is not the home of here", src,
                   update ? "update" : "invalidation", n.page);
     if (update && mem_diff_check(diff, dlen, mem.page_size) < 0)
@@ -642,7 +642,7 @@ static void on_ack(int src, const void *msg, size_t len)
     struct erc_note n;
     ipc_body(src, msg, len, &n, sizeof n, NULL, "invalidation acknowledgement");
     lock();
-    struct pending *p = n.slot < E.npend ? &E.pend[n.slot] : NULL;
+    struct pending *p = n.slot < erc.npend ? &erc.pend[n.slot] : NULL;
     if (!p || p->writer < 0 || p->gen != n.gen || p->page != n.page || n.zero || !set_has(p->targets, src))
         log_fatal("node %d acknowledged an invalidation or update that was not sent", src);
     p->targets[src / 64] &= ~(1ull << (src % 64));
@@ -653,15 +653,13 @@ static void on_ack(int src, const void *msg, size_t len)
 
 static void erc_start(bool update)
 {
-    E.update = update;
-    E.rank = mem.rank;
-    E.nodes = mem.nodes;
-    E.words = ((size_t)mem.nodes + 63) / 64;
-    E.diffbuf = malloc(mem_diff_bound(mem.page_size));
-    E.dir = calloc((mem.npages + DIR_CHUNK_PAGES - 1) / DIR_CHUNK_PAGES, sizeof *E.dir);
-    if (!E.diffbuf || !E.dir)
+    erc.update = update;
+    erc.words = ((size_t)job()->nodes + 63) / 64;
+    erc.diffbuf = malloc(mem_diff_bound(mem.page_size));
+    erc.dir = calloc((mem.npages + DIR_CHUNK_PAGES - 1) / DIR_CHUNK_PAGES, sizeof *erc.dir);
+    if (!erc.diffbuf || !erc.dir)
         log_fatal("out of memory starting the %s protocol", update ? "erc-upd" : "erc-inv");
-    if (mem.nodes > VT_MAX_NODES)
+    if (job()->nodes > VT_MAX_NODES)
         log_fatal("erc: at most %d nodes", VT_MAX_NODES);
     ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
     ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);

@@ -60,6 +60,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -104,7 +105,6 @@ struct dirty_page { uint32_t page, version; };
 static DSM_STATE struct {
     pthread_mutex_t    fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t    lock;        /* versions, the dirty list, the fetch slot */
-    int                rank;
     struct {                        /* the fetch the program waits for */
         bool     waiting, done;
         uint32_t page, version, status;
@@ -124,28 +124,28 @@ static DSM_STATE struct {
     unsigned           ahead_run;     /* faults in that run so far */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
-} H = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} hlrc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- fetching a page -------------------------------------------------- */
 
 static bool fetch_done(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&H.lock);
-    bool d = H.fetch.done;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
+    bool d = hlrc.fetch.done;
+    pthread_mutex_unlock(&hlrc.lock);
     return d;
 }
 
 /* Gives a home page a snapshot of its present content and puts it on the
- * tracked list. Caller holds H.lock. */
+ * tracked list. Caller holds hlrc.lock. */
 static void track(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
     e->twin = mem_copy_get();
     memcpy(e->twin, mem_sys(page), mem.page_size);
     e->quiet = 0;
-    page_list_add(&H.tracked, &H.ntracked, &H.cap_tracked, page);
+    page_list_add(&hlrc.tracked, &hlrc.ntracked, &hlrc.cap_tracked, page);
 }
 
 /* A notice made this node's copy stale: the next read faults, and counts
@@ -163,11 +163,11 @@ static void invalidate(size_t page)
  * its reply, which settle_pulls awaits. Caller holds fault_lock. */
 static void pull_mark(size_t page, enum stats_counter stat)
 {
-    page_list_add(&H.pulls, &H.npulls, &H.cap_pulls, page);
-    pthread_mutex_lock(&H.lock);
+    page_list_add(&hlrc.pulls, &hlrc.npulls, &hlrc.cap_pulls, page);
+    pthread_mutex_lock(&hlrc.lock);
     mem.pages[page].pulling = 1;
-    H.pulls_due++;
-    pthread_mutex_unlock(&H.lock);
+    hlrc.pulls_due++;
+    pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_PAGES_FETCHED, 1);
     stats_add(stat, 1);
 }
@@ -177,16 +177,16 @@ static void pull_mark(size_t page, enum stats_counter stat)
 static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
-    struct page_req req = {.page = (uint32_t)page, .need = mem.pages[page].need, .requester = H.rank};
+    struct page_req req = {.page = (uint32_t)page, .need = mem.pages[page].need, .requester = job()->rank};
     ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
 }
 
 static bool pulls_done(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&H.lock);
-    bool d = H.pulls_due == 0;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
+    bool d = hlrc.pulls_due == 0;
+    pthread_mutex_unlock(&hlrc.lock);
     return d;
 }
 
@@ -197,11 +197,11 @@ static bool pulls_done(void *arg)
  * acquire, so this is a safeguard). Caller holds fault_lock. */
 static void settle_pulls(void)
 {
-    if (!H.npulls)
+    if (!hlrc.npulls)
         return;
     ipc_wait(pulls_done, NULL, 0);
-    for (size_t i = 0; i < H.npulls; i++) {
-        size_t page = H.pulls[i];
+    for (size_t i = 0; i < hlrc.npulls; i++) {
+        size_t page = hlrc.pulls[i];
         struct page_entry *e = &mem.pages[page];
         if (e->version < e->need) {
             if (e->state != PAGE_INVALID)
@@ -211,7 +211,7 @@ static void settle_pulls(void)
             mem_protect(page, PROT_READ);
         }
     }
-    H.npulls = 0;
+    hlrc.npulls = 0;
     mem_protect_flush();
 }
 
@@ -223,9 +223,9 @@ static void settle_pulls(void)
  * Caller holds fault_lock; the faulting page's request is out. */
 static void read_ahead(size_t page, int home)
 {
-    if (page != H.ahead_next)
-        H.ahead_run = 0;
-    size_t depth = H.ahead_run ? (size_t)1 << (H.ahead_run < 5 ? H.ahead_run : 5) : 0;
+    if (page != hlrc.ahead_next)
+        hlrc.ahead_run = 0;
+    size_t depth = hlrc.ahead_run ? (size_t)1 << (hlrc.ahead_run < 5 ? hlrc.ahead_run : 5) : 0;
     if (depth > READ_AHEAD_MAX)
         depth = READ_AHEAD_MAX;
     uint32_t need[READ_AHEAD_MAX];
@@ -237,8 +237,8 @@ static void read_ahead(size_t page, int home)
         need[q - page - 1] = e->need;
         pull_mark(q, STAT_PAGES_AHEAD);
     }
-    H.ahead_next = q;
-    H.ahead_run++;
+    hlrc.ahead_next = q;
+    hlrc.ahead_run++;
     size_t count = q - page - 1;
     if (count) {
         struct run_req r = {.first = (uint32_t)page + 1, .count = (uint32_t)count};
@@ -253,42 +253,42 @@ static void make_valid(size_t page, bool ahead)
 {
     struct page_entry *e = &mem.pages[page];
     int home = mem_home(page);
-    if (home < 0 && mem_base_node(page) == H.rank) {
-        home = mem_home_decide(page, H.rank);
+    if (home < 0 && mem_base_node(page) == job()->rank) {
+        home = mem_home_decide(page, job()->rank);
         if (home < 0)
             mem_crash_unallocated(mem_app(page));
     }
-    if (home != H.rank) {
-        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = H.rank,
-                               .flags = mem_base_node(page) == H.rank ? REQ_HOME_IS_YOU : 0};
-        pthread_mutex_lock(&H.lock);
-        H.fetch.waiting = true;
-        H.fetch.done = false;
-        H.fetch.page = (uint32_t)page;
-        pthread_mutex_unlock(&H.lock);
+    if (home != job()->rank) {
+        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = job()->rank,
+                               .flags = mem_base_node(page) == job()->rank ? REQ_HOME_IS_YOU : 0};
+        pthread_mutex_lock(&hlrc.lock);
+        hlrc.fetch.waiting = true;
+        hlrc.fetch.done = false;
+        hlrc.fetch.page = (uint32_t)page;
+        pthread_mutex_unlock(&hlrc.lock);
         ipc_batch_begin(); /* the request and its read-ahead: one wake-up at the home */
         ipc_send(home >= 0 ? home : mem_base_node(page), IPC_PAGE_REQ, 0, &req, sizeof req);
         if (ahead && home >= 0)
             read_ahead(page, home);
         ipc_batch_end();
         ipc_wait(fetch_done, NULL, 0);
-        pthread_mutex_lock(&H.lock);
-        H.fetch.waiting = false;
-        uint32_t status = H.fetch.status;
-        pthread_mutex_unlock(&H.lock);
+        pthread_mutex_lock(&hlrc.lock);
+        hlrc.fetch.waiting = false;
+        uint32_t status = hlrc.fetch.status;
+        pthread_mutex_unlock(&hlrc.lock);
         if (status == REP_UNALLOCATED)
             mem_crash_unallocated(mem_app(page));
         if (status == REP_DATA) {
-            e->version = H.fetch.version;
+            e->version = hlrc.fetch.version;
             stats_add(STAT_PAGES_FETCHED, 1);
             if (e->reread)
                 e->pull = PULL_CREDIT;
             e->reread = 0;
         }
     }
-    pthread_mutex_lock(&H.lock); /* the delivery thread reads a home page's state */
+    pthread_mutex_lock(&hlrc.lock); /* the delivery thread reads a home page's state */
     e->state = PAGE_READ;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     mem_protect(page, PROT_READ);
     settle_pulls();
     mem_protect_flush();
@@ -297,10 +297,10 @@ static void make_valid(size_t page, bool ahead)
 static void hlrc_read_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&H.fault_lock);
+    pthread_mutex_lock(&hlrc.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
         make_valid(page, true);
-    pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
@@ -308,41 +308,41 @@ static void hlrc_read_fault(size_t page)
 static void hlrc_write_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&H.fault_lock);
+    pthread_mutex_lock(&hlrc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page, false);
-    if (e->state != PAGE_WRITE && mem_home(page) == H.rank) {
+    if (e->state != PAGE_WRITE && mem_home(page) == job()->rank) {
         /* Under the lock, so that a fetch served meanwhile either comes
          * before (the page is then shared, and tracked here) or sees it
          * writable (and tracks it itself). */
-        pthread_mutex_lock(&H.lock);
+        pthread_mutex_lock(&hlrc.lock);
         if (e->shared && !e->twin)
             track(page);
         e->state = PAGE_WRITE;
-        pthread_mutex_unlock(&H.lock);
+        pthread_mutex_unlock(&hlrc.lock);
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     } else if (e->state != PAGE_WRITE) {
         mem_twin_make(page);
         if (!e->dirty) {
-            pthread_mutex_lock(&H.lock);
-            if (H.ndirty == H.cap) {
-                H.cap = H.cap ? H.cap * 2 : 256;
-                H.dirty = realloc(H.dirty, H.cap * sizeof *H.dirty);
-                if (!H.dirty)
+            pthread_mutex_lock(&hlrc.lock);
+            if (hlrc.ndirty == hlrc.cap) {
+                hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
+                hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
+                if (!hlrc.dirty)
                     log_fatal("out of memory for the dirty-page list");
             }
-            e->dirty_idx = (uint32_t)H.ndirty;
-            H.dirty[H.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+            e->dirty_idx = (uint32_t)hlrc.ndirty;
+            hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
             e->dirty = 1;
-            pthread_mutex_unlock(&H.lock);
+            pthread_mutex_unlock(&hlrc.lock);
         }
         e->state = PAGE_WRITE;
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
-    pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
     stats_add(STAT_WRITE_FAULTS, 1);
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
@@ -356,7 +356,7 @@ static void flush_page(size_t page)
     if (!e->twin)
         return;
     uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, H.diffbuf,
+    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, hlrc.diffbuf,
                                mem_diff_bound(mem.page_size));
     if (len < 0)
         log_fatal("internal error: a diff did not fit its bound");
@@ -367,12 +367,12 @@ static void flush_page(size_t page)
     stats_add(STAT_DIFFS_CREATED, 1);
     stats_add(STAT_DIFF_BYTES, (uint64_t)len);
     struct diff_hdr d = {.page = (uint32_t)page, .idx = e->dirty_idx};
-    pthread_mutex_lock(&H.lock);
-    H.outstanding++;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
+    hlrc.outstanding++;
+    pthread_mutex_unlock(&hlrc.lock);
     uint64_t t1 = clock_ns();
     struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
-                           {.iov_base = H.diffbuf, .iov_len = (size_t)len}};
+                           {.iov_base = hlrc.diffbuf, .iov_len = (size_t)len}};
     ipc_sendv(mem_home(page), IPC_DIFF, 0, iov, 2);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t1);
     e->flushed = 1;
@@ -381,9 +381,9 @@ static void flush_page(size_t page)
 static bool diffs_acked(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&H.lock);
-    bool d = H.outstanding == 0;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
+    bool d = hlrc.outstanding == 0;
+    pthread_mutex_unlock(&hlrc.lock);
     return d;
 }
 
@@ -399,9 +399,9 @@ static bool diffs_acked(void *arg)
 static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit)
 {
     size_t kept = 0;
-    pthread_mutex_lock(&H.lock);
-    for (size_t i = 0; i < H.ntracked; i++) {
-        size_t page = H.tracked[i];
+    pthread_mutex_lock(&hlrc.lock);
+    for (size_t i = 0; i < hlrc.ntracked; i++) {
+        size_t page = hlrc.tracked[i];
         struct page_entry *e = &mem.pages[page];
         if (i < limit) {
             if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
@@ -413,38 +413,38 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 e->twin = NULL;
                 if (e->state == PAGE_WRITE) {
                     e->state = PAGE_READ;
-                    page_list_add(&H.unprotected, &H.nunprotected, &H.cap_unprotected, page);
+                    page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
                 }
                 continue;
             }
         }
-        H.tracked[kept++] = (uint32_t)page;
+        hlrc.tracked[kept++] = (uint32_t)page;
     }
-    H.ntracked = kept;
-    pthread_mutex_unlock(&H.lock);
+    hlrc.ntracked = kept;
+    pthread_mutex_unlock(&hlrc.lock);
     return count;
 }
 
 static void hlrc_release(void)
 {
-    pthread_mutex_lock(&H.fault_lock);
-    pthread_mutex_lock(&H.lock);
-    size_t ntracked = H.ntracked;
-    pthread_mutex_unlock(&H.lock);
-    if (!H.ndirty && !ntracked) {
-        pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_lock(&hlrc.fault_lock);
+    pthread_mutex_lock(&hlrc.lock);
+    size_t ntracked = hlrc.ntracked;
+    pthread_mutex_unlock(&hlrc.lock);
+    if (!hlrc.ndirty && !ntracked) {
+        pthread_mutex_unlock(&hlrc.fault_lock);
         return;
     }
-    struct notice *n = malloc((H.ndirty + ntracked + 1) * sizeof *n);
+    struct notice *n = malloc((hlrc.ndirty + ntracked + 1) * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
-    for (size_t i = 0; i < H.ndirty; i++) {
-        size_t page = H.dirty[i].page;
+    for (size_t i = 0; i < hlrc.ndirty; i++) {
+        size_t page = hlrc.dirty[i].page;
         struct page_entry *e = &mem.pages[page];
         flush_page(page);
         if (e->state == PAGE_WRITE) {
             e->state = PAGE_READ;
-            page_list_add(&H.unprotected, &H.nunprotected, &H.cap_unprotected, page);
+            page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
         }
     }
     uint32_t count = announce_home_writes(n, 0, ntracked);
@@ -452,8 +452,8 @@ static void hlrc_release(void)
     ipc_wait(diffs_acked, NULL, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 
-    for (size_t i = 0; i < H.ndirty; i++) {
-        struct dirty_page *d = &H.dirty[i];
+    for (size_t i = 0; i < hlrc.ndirty; i++) {
+        struct dirty_page *d = &hlrc.dirty[i];
         struct page_entry *e = &mem.pages[d->page];
         e->dirty = 0;
         e->flushed = 0;
@@ -465,46 +465,46 @@ static void hlrc_release(void)
         if (e->state != PAGE_INVALID && d->version == e->version + 1)
             e->version = d->version;
     }
-    H.ndirty = 0;
+    hlrc.ndirty = 0;
     if (count)
         interval_create(n, count);
     free(n);
-    pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
 }
 
 /* The release's write-protects, its message being out. */
 static void hlrc_release_sent(void)
 {
-    pthread_mutex_lock(&H.fault_lock);
-    page_list_sort(H.unprotected, H.nunprotected);
-    for (size_t i = 0; i < H.nunprotected; i++)
-        mem_protect(H.unprotected[i], PROT_READ);
-    H.nunprotected = 0;
+    pthread_mutex_lock(&hlrc.fault_lock);
+    page_list_sort(hlrc.unprotected, hlrc.nunprotected);
+    for (size_t i = 0; i < hlrc.nunprotected; i++)
+        mem_protect(hlrc.unprotected[i], PROT_READ);
+    hlrc.nunprotected = 0;
     mem_protect_flush();
-    pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
 }
 
 /* The acquire's pulls (see hlrc_apply_notices). */
 static void hlrc_notices_applied(void)
 {
-    pthread_mutex_lock(&H.fault_lock);
+    pthread_mutex_lock(&hlrc.fault_lock);
     settle_pulls();
-    pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
 }
 
 static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 {
     (void)node;
-    pthread_mutex_lock(&H.fault_lock);
+    pthread_mutex_lock(&hlrc.fault_lock);
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
-        if (mem_home(page) == H.rank)
+        if (mem_home(page) == job()->rank)
             continue; /* the home's copy already holds it */
-        pthread_mutex_lock(&H.lock);
+        pthread_mutex_lock(&hlrc.lock);
         if (n[i].version > e->need)
             e->need = n[i].version;
-        pthread_mutex_unlock(&H.lock);
+        pthread_mutex_unlock(&hlrc.lock);
         if (e->state == PAGE_INVALID || e->version >= n[i].version || e->pulling)
             continue; /* a pull in flight brings the home's latest */
         if (e->dirty)
@@ -517,7 +517,7 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
         invalidate(page);
     }
     mem_protect_flush();
-    pthread_mutex_unlock(&H.fault_lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
 }
 
 /* ---- handlers (delivery thread) --------------------------------------- */
@@ -535,7 +535,7 @@ static void reply(int to, size_t page, enum rep_status status, uint32_t version,
 /* The home's copy of a page for `requester`, which needs at least version
  * `need`: the snapshot, if the page has one or is writable here (then it
  * gets one), else the page, which the home cannot write without the fault
- * that tracks it. Caller holds H.lock until the copy is sent. */
+ * that tracks it. Caller holds hlrc.lock until the copy is sent. */
 static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version)
 {
     struct page_entry *e = &mem.pages[page];
@@ -556,45 +556,45 @@ static void on_page_req(int src, const void *msg, size_t len)
     struct page_req r;
     ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
     size_t run = r.flags >> REQ_RUN_SHIFT;
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= mem.nodes ||
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes ||
         (r.flags & ~(REQ_HOME_IS_YOU | (0xffu << REQ_RUN_SHIFT))) || run > HOME_RUN_MAX ||
         (run && !(r.flags & REQ_HOME_IS_YOU)))
         log_fatal("node %d sent a malformed page request", src);
     int home = mem_home(r.page);
     if ((r.flags & REQ_HOME_IS_YOU) && mem_base_node(r.page) != src)
-        log_fatal("node %d named node %d home of page %u without being its base", src, H.rank, r.page);
+        log_fatal("node %d named node %d home of page %u without being its base", src, job()->rank, r.page);
     if (r.flags & REQ_HOME_IS_YOU) {
         /* Learnt before the reply goes out: the requester, told of the
          * run, may ask us for any of these pages next. */
         for (size_t q = r.page + 1; q <= r.page + run && q < mem.npages; q++)
             if (mem_home(q) < 0)
-                mem_set_home(q, H.rank);
+                mem_set_home(q, job()->rank);
     }
     if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
-        mem_set_home(r.page, H.rank);
-        home = H.rank;
+        mem_set_home(r.page, job()->rank);
+        home = job()->rank;
     } else if (home < 0) {
-        if (mem_base_node(r.page) != H.rank)
-            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, H.rank, r.page);
+        if (mem_base_node(r.page) != job()->rank)
+            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, job()->rank, r.page);
         home = mem_home_decide(r.page, r.requester);
     }
-    if (home >= 0 && mem_base_node(r.page) == H.rank)
+    if (home >= 0 && mem_base_node(r.page) == job()->rank)
         run = mem_home_run(r.page, home, HOME_RUN_MAX);
     if (home < 0)
         reply(r.requester, r.page, REP_UNALLOCATED, 0, -1, 0, NULL);
     else if (home == r.requester)
         reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, run, NULL);
-    else if (home != H.rank) {
+    else if (home != job()->rank) {
         r.flags = REQ_HOME_IS_YOU | (uint32_t)run << REQ_RUN_SHIFT; /* to the home, from the base */
         ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
     }
     else {
         mem_sys_fill(r.page, 1); /* written through the application view */
-        pthread_mutex_lock(&H.lock);
+        pthread_mutex_lock(&hlrc.lock);
         uint32_t v;
         const void *data = serve_locked(r.page, r.need, r.requester, &v);
-        reply(r.requester, r.page, REP_DATA, v, H.rank, run, data);
-        pthread_mutex_unlock(&H.lock);
+        reply(r.requester, r.page, REP_DATA, v, job()->rank, run, data);
+        pthread_mutex_unlock(&hlrc.lock);
     }
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -605,26 +605,26 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
     size_t rest;
     ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
     *skip = head_len - rest;
-    pthread_mutex_lock(&H.lock);
-    bool expected = (H.fetch.waiting && !H.fetch.done && r.page == H.fetch.page) ||
+    pthread_mutex_lock(&hlrc.lock);
+    bool expected = (hlrc.fetch.waiting && !hlrc.fetch.done && r.page == hlrc.fetch.page) ||
                     (r.page < mem.npages && mem.pages[r.page].pulling && r.status == REP_DATA);
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     size_t data = msg_len - *skip;
     if (!expected || r.status > REP_UNALLOCATED || r.run > HOME_RUN_MAX ||
         r.page + (size_t)r.run >= mem.npages || (r.run && r.status == REP_UNALLOCATED) ||
         data != (r.status == REP_DATA ? mem.page_size : 0) ||
-        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= mem.nodes)))
+        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= job()->nodes)))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
     return mem_sys_fill(r.page, data ? 1 : 0);
 }
 
 /* A pulled page's reply is in place; settle_pulls maps it. Caller holds
- * H.lock. */
+ * hlrc.lock. */
 static void pull_landed(struct page_entry *e, uint32_t version)
 {
     e->version = version;
     e->pulling = 0;
-    H.pulls_due--;
+    hlrc.pulls_due--;
 }
 
 static void on_page_rep(int src, const void *msg, size_t len)
@@ -640,17 +640,17 @@ static void on_page_rep(int src, const void *msg, size_t len)
     for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
         if (mem_home(q) < 0)
             mem_set_home(q, r.home);
-    pthread_mutex_lock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
     struct page_entry *e = &mem.pages[r.page];
     if (e->pulling) {
         pull_landed(e, r.version);
     } else {
-        H.fetch.version = r.version;
-        H.fetch.status = r.status;
-        H.fetch.home = r.home;
-        H.fetch.done = true;
+        hlrc.fetch.version = r.version;
+        hlrc.fetch.status = r.status;
+        hlrc.fetch.home = r.home;
+        hlrc.fetch.done = true;
     }
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
 }
 
@@ -674,8 +674,8 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
     memcpy(need, tail, count * sizeof *need);
     for (size_t i = 0; i < count; i++)
-        if (mem_home(r.first + i) != H.rank)
-            log_fatal("node %d asked node %d for page %zu, which it is not the home of", src, H.rank,
+        if (mem_home(r.first + i) != job()->rank)
+            log_fatal("node %d asked node %d for page %zu, which it is not the home of", src, job()->rank,
                       r.first + i);
     struct run_rep rep = {.first = r.first, .count = r.count};
     struct iovec iov[2 + READ_AHEAD_MAX] = {{.iov_base = &rep, .iov_len = sizeof rep},
@@ -683,7 +683,7 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     int n = 2;
     /* Runs of pages without a snapshot go as one piece of the system view. */
     mem_sys_fill(r.first, count); /* written through the application view */
-    pthread_mutex_lock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < count; i++) {
         char *data = serve_locked(r.first + i, need[i], src, &version[i]);
         struct iovec *last = &iov[n - 1];
@@ -693,7 +693,7 @@ static void on_page_run_req(int src, const void *msg, size_t len)
             iov[n++] = (struct iovec){.iov_base = data, .iov_len = mem.page_size};
     }
     ipc_sendv(src, IPC_PAGE_RUN_REP, 0, iov, n);
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -707,10 +707,10 @@ static void *place_page_run_rep(int src, const void *head, size_t head_len, size
     size_t versions = count * sizeof(uint32_t);
     *skip = head_len - rest + versions;
     bool expected = count && rest >= versions && msg_len == *skip + count * mem.page_size;
-    pthread_mutex_lock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; expected && i < count; i++)
         expected = mem.pages[r.first + i].pulling;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     if (!expected)
         log_fatal("node %d sent pages nobody asked for, or a malformed read-ahead reply", src);
     return mem_sys_fill(r.first, count);
@@ -723,10 +723,10 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
     size_t rest;
     const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "read-ahead reply");
     memcpy(version, tail, r.count * sizeof *version);
-    pthread_mutex_lock(&H.lock);
+    pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < r.count; i++)
         pull_landed(&mem.pages[r.first + i], version[i]);
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
 }
 
@@ -736,15 +736,15 @@ static void on_diff(int src, const void *msg, size_t len)
     struct diff_hdr d;
     size_t dlen;
     const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != H.rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, H.rank);
-    pthread_mutex_lock(&H.lock);
+    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
+        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
+    pthread_mutex_lock(&hlrc.lock);
     void *snap = mem.pages[d.page].twin;
     if (mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen) ||
         (snap && mem_diff_apply(snap, mem.page_size, diff, dlen)))
         log_fatal("node %d sent a malformed diff for page %u", src, d.page);
     uint32_t v = ++mem.pages[d.page].version;
-    pthread_mutex_unlock(&H.lock);
+    pthread_mutex_unlock(&hlrc.lock);
     struct diff_ack a = {.page = d.page, .idx = d.idx, .version = v};
     ipc_send(src, IPC_DIFF_ACK, 0, &a, sizeof a);
     stats_add(STAT_DIFFS_APPLIED, 1);
@@ -756,21 +756,20 @@ static void on_diff_ack(int src, const void *msg, size_t len)
 {
     struct diff_ack a;
     ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
-    pthread_mutex_lock(&H.lock);
-    if (a.idx >= H.ndirty || H.dirty[a.idx].page != a.page || H.outstanding <= 0)
+    pthread_mutex_lock(&hlrc.lock);
+    if (a.idx >= hlrc.ndirty || hlrc.dirty[a.idx].page != a.page || hlrc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
-    if (a.version > H.dirty[a.idx].version)
-        H.dirty[a.idx].version = a.version;
-    H.outstanding--;
-    pthread_mutex_unlock(&H.lock);
+    if (a.version > hlrc.dirty[a.idx].version)
+        hlrc.dirty[a.idx].version = a.version;
+    hlrc.outstanding--;
+    pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
 }
 
 static void hlrc_start(void)
 {
-    H.rank = mem.rank;
-    H.diffbuf = malloc(mem_diff_bound(mem.page_size));
-    if (!H.diffbuf)
+    hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
+    if (!hlrc.diffbuf)
         log_fatal("out of memory for the diff buffer");
     ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
     ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);
@@ -783,30 +782,30 @@ static void hlrc_start(void)
 /* Frees the home pages' snapshots and the lists. */
 static void hlrc_finish(void)
 {
-    pthread_mutex_lock(&H.fault_lock);
-    pthread_mutex_lock(&H.lock);
-    for (size_t i = 0; i < H.ntracked; i++) {
-        struct page_entry *e = &mem.pages[H.tracked[i]];
+    pthread_mutex_lock(&hlrc.fault_lock);
+    pthread_mutex_lock(&hlrc.lock);
+    for (size_t i = 0; i < hlrc.ntracked; i++) {
+        struct page_entry *e = &mem.pages[hlrc.tracked[i]];
         mem_copy_put(e->twin);
         e->twin = NULL;
     }
-    for (size_t i = 0; i < H.ndirty; i++) {
-        struct page_entry *e = &mem.pages[H.dirty[i].page];
+    for (size_t i = 0; i < hlrc.ndirty; i++) {
+        struct page_entry *e = &mem.pages[hlrc.dirty[i].page];
         mem_copy_put(e->twin);
         e->twin = NULL;
     }
-    free(H.tracked);
-    free(H.unprotected);
-    free(H.dirty);
-    free(H.pulls);
-    free(H.diffbuf);
-    H.tracked = H.pulls = H.unprotected = NULL;
-    H.dirty = NULL;
-    H.diffbuf = NULL;
-    H.ntracked = H.cap_tracked = H.ndirty = H.cap = H.npulls = H.cap_pulls = 0;
-    H.nunprotected = H.cap_unprotected = 0;
-    pthread_mutex_unlock(&H.lock);
-    pthread_mutex_unlock(&H.fault_lock);
+    free(hlrc.tracked);
+    free(hlrc.unprotected);
+    free(hlrc.dirty);
+    free(hlrc.pulls);
+    free(hlrc.diffbuf);
+    hlrc.tracked = hlrc.pulls = hlrc.unprotected = NULL;
+    hlrc.dirty = NULL;
+    hlrc.diffbuf = NULL;
+    hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
+    hlrc.nunprotected = hlrc.cap_unprotected = 0;
+    pthread_mutex_unlock(&hlrc.lock);
+    pthread_mutex_unlock(&hlrc.fault_lock);
 }
 
 const struct coherence_ops hlrc_ops = {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -28,7 +29,6 @@ struct ilog {                  /* one node's intervals since the last barrier */
 
 static DSM_STATE struct {
     pthread_mutex_t lock;      /* the delivery thread encodes grants */
-    int             rank, nodes;
     uint32_t       *vt;
     struct ilog    *log;
 } iv = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -84,10 +84,9 @@ void page_list_sort(uint32_t *v, size_t n)
     qsort(v, n, sizeof *v, by_page);
 }
 
-void interval_init(int rank, int nodes)
+void interval_init(void)
 {
-    iv.rank = rank;
-    iv.nodes = nodes;
+    int nodes = job()->nodes;
     iv.vt = calloc((size_t)nodes, sizeof *iv.vt);
     iv.log = calloc((size_t)nodes, sizeof *iv.log);
     if (!iv.vt || !iv.log)
@@ -116,7 +115,7 @@ static void store(int node, uint32_t id, const struct notice *n, uint32_t count)
 void interval_create(const struct notice *n, uint32_t count)
 {
     pthread_mutex_lock(&iv.lock);
-    store(iv.rank, iv.vt[iv.rank] + 1, n, count);
+    store(job()->rank, iv.vt[job()->rank] + 1, n, count);
     pthread_mutex_unlock(&iv.lock);
     stats_add(STAT_INTERVALS, 1);
 }
@@ -124,7 +123,7 @@ void interval_create(const struct notice *n, uint32_t count)
 void interval_vt(uint32_t *out)
 {
     pthread_mutex_lock(&iv.lock);
-    memcpy(out, iv.vt, (size_t)iv.nodes * sizeof *out);
+    memcpy(out, iv.vt, (size_t)job()->nodes * sizeof *out);
     pthread_mutex_unlock(&iv.lock);
 }
 
@@ -134,7 +133,7 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node)
     size_t count_at = b->len;
     uint32_t count = 0;
     buf_put(b, &count, sizeof count);
-    for (int j = 0; j < iv.nodes; j++) {
+    for (int j = 0; j < job()->nodes; j++) {
         if (only_node >= 0 && j != only_node)
             continue;
         struct ilog *l = &iv.log[j];
@@ -166,7 +165,7 @@ void interval_apply(int from, const void *data, size_t len)
             log_fatal("node %d sent truncated write notices", from);
         memcpy(&w, p, sizeof w);
         p += sizeof w;
-        if (w.node >= iv.nodes || (size_t)(end - p) / sizeof(struct notice) < w.count)
+        if (w.node >= job()->nodes || (size_t)(end - p) / sizeof(struct notice) < w.count)
             log_fatal("node %d sent malformed write notices", from);
         /* Copied out first: the notices may sit unaligned in the message. */
         struct notice *n = malloc((w.count ? w.count : 1) * sizeof *n);
@@ -191,7 +190,7 @@ void interval_apply(int from, const void *data, size_t len)
         store(w.node, w.id, n, w.count);
         pthread_mutex_unlock(&iv.lock);
         stats_add(STAT_WRITE_NOTICES, w.count);
-        if (w.node != iv.rank)
+        if (w.node != job()->rank)
             coh->apply_notices(w.node, n, w.count);
         free(n);
     }
@@ -204,7 +203,7 @@ void interval_apply(int from, const void *data, size_t len)
 void interval_gc(void)
 {
     pthread_mutex_lock(&iv.lock);
-    for (int j = 0; j < iv.nodes; j++) {
+    for (int j = 0; j < job()->nodes; j++) {
         struct ilog *l = &iv.log[j];
         for (size_t k = 0; k < l->n; k++)
             free(l->v[k].notices);

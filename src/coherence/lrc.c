@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -80,7 +81,7 @@ struct lpage {
     int32_t        last_node;    /* its writer keeps the page at the next one (-1: none) */
     int32_t        base_from;    /* fetch a whole copy from this keeper first (-1: no) */
     uint8_t        allocated;    /* known to be allocated */
-    uint8_t        listed;       /* in L.touched */
+    uint8_t        listed;       /* in lrc.touched */
     unsigned char *snapshot;     /* as keeper: the page at the last collection */
     unsigned char *next_snapshot;/* ... and at the collection under way */
 };
@@ -99,7 +100,6 @@ DSM_STATE uint64_t lrc_gc_notices = 8192;
 static DSM_STATE struct {
     pthread_mutex_t fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t lock;        /* the page records, twins of written pages, the fetch */
-    int             rank, nodes;
     struct lpage  **tab;         /* per page, made on first use */
     uint32_t        clock;       /* Lamport clock of intervals */
     uint32_t       *dirty;       /* pages written in the open interval */
@@ -119,7 +119,7 @@ static DSM_STATE struct {
         bool            base_done;
         uint32_t        base_status;
     } f;
-} L = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} lrc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *grow(void *p, uint32_t *cap, size_t elem)
 {
@@ -130,23 +130,23 @@ static void *grow(void *p, uint32_t *cap, size_t elem)
     return p;
 }
 
-/* The page's record, made on first use. Caller holds L.lock. */
+/* The page's record, made on first use. Caller holds lrc.lock. */
 static struct lpage *lp(size_t page)
 {
-    struct lpage *p = L.tab[page];
+    struct lpage *p = lrc.tab[page];
     if (!p) {
         p = calloc(1, sizeof *p);
         if (!p)
             log_fatal("out of memory for lrc page records");
         p->last_node = -1;
         p->base_from = -1;
-        L.tab[page] = p;
+        lrc.tab[page] = p;
     }
     return p;
 }
 
 /* Records a notice of `node`'s interval `stamp` for the page: for the
- * choice of its keeper, and the collection count. Caller holds L.lock. */
+ * choice of its keeper, and the collection count. Caller holds lrc.lock. */
 static void note_written(size_t page, struct lpage *p, uint32_t stamp, int node)
 {
     if (p->last_node < 0 || stamp > p->last_stamp ||
@@ -156,18 +156,18 @@ static void note_written(size_t page, struct lpage *p, uint32_t stamp, int node)
     }
     if (!p->listed) {
         p->listed = 1;
-        page_list_add(&L.touched, &L.ntouched, &L.cap_touched, page);
+        page_list_add(&lrc.touched, &lrc.ntouched, &lrc.cap_touched, page);
     }
     p->allocated = 1;
-    L.notices++;
+    lrc.notices++;
 }
 
 /* Stores the diff of `cur` against `before` as interval `stamp`'s. Caller
- * holds L.lock. */
+ * holds lrc.lock. */
 static void store_diff(struct lpage *p, uint32_t stamp, const void *cur, const void *before)
 {
     uint64_t t0 = clock_ns();
-    long len = mem_diff_create(cur, before, mem.page_size, L.scratch, mem_diff_bound(mem.page_size));
+    long len = mem_diff_create(cur, before, mem.page_size, lrc.scratch, mem_diff_bound(mem.page_size));
     if (len < 0)
         log_fatal("internal error: a diff did not fit its bound");
     if (len > 0) {
@@ -176,7 +176,7 @@ static void store_diff(struct lpage *p, uint32_t stamp, const void *cur, const v
         unsigned char *d = malloc((size_t)len);
         if (!d)
             log_fatal("out of memory for a diff");
-        memcpy(d, L.scratch, (size_t)len);
+        memcpy(d, lrc.scratch, (size_t)len);
         p->diffs[p->ndiffs++] = (struct ldiff){stamp, (uint32_t)len, d};
         stats_add(STAT_DIFFS_CREATED, 1);
         stats_add(STAT_DIFF_BYTES, (uint64_t)len);
@@ -197,7 +197,7 @@ static void release_copy(size_t page, struct lpage *p, unsigned char *b)
 }
 
 /* Makes the diff of the page's lazy interval i, now. The page must not be
- * writable while its "after" is the page itself. Caller holds L.lock. */
+ * writable while its "after" is the page itself. Caller holds lrc.lock. */
 static void lazy_take(size_t page, struct lpage *p, uint32_t i)
 {
     struct lazy z = p->lazy[i];
@@ -209,7 +209,7 @@ static void lazy_take(size_t page, struct lpage *p, uint32_t i)
 }
 
 /* The open interval's writes to the page, as a diff stamped at release;
- * drops the twin. Caller holds L.lock. */
+ * drops the twin. Caller holds lrc.lock. */
 static void open_diff(size_t page, struct lpage *p)
 {
     struct page_entry *e = &mem.pages[page];
@@ -224,18 +224,18 @@ static void open_diff(size_t page, struct lpage *p)
 static bool fetch_done(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&L.lock);
-    bool d = L.f.got == L.f.expected;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    bool d = lrc.f.got == lrc.f.expected;
+    pthread_mutex_unlock(&lrc.lock);
     return d;
 }
 
 static bool base_done(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&L.lock);
-    bool d = L.f.base_done;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    bool d = lrc.f.base_done;
+    pthread_mutex_unlock(&lrc.lock);
     return d;
 }
 
@@ -243,18 +243,18 @@ static bool base_done(void *arg)
  * the system view). Returns the reply's status. */
 static uint32_t ask_base(size_t page, int node, enum base_kind kind)
 {
-    pthread_mutex_lock(&L.lock);
-    L.f.waiting = true;
-    L.f.page = (uint32_t)page;
-    L.f.base_done = false;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    lrc.f.waiting = true;
+    lrc.f.page = (uint32_t)page;
+    lrc.f.base_done = false;
+    pthread_mutex_unlock(&lrc.lock);
     struct base_req r = {(uint32_t)page, kind};
     ipc_send(node, IPC_LRC_BASE_REQ, 0, &r, sizeof r);
     ipc_wait(base_done, NULL, 0);
-    pthread_mutex_lock(&L.lock);
-    L.f.waiting = false;
-    uint32_t status = L.f.base_status;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    lrc.f.waiting = false;
+    uint32_t status = lrc.f.base_status;
+    pthread_mutex_unlock(&lrc.lock);
     return status;
 }
 
@@ -280,28 +280,28 @@ static int by_causal_order(const void *a, const void *b)
  * them in causal order into the system view. */
 static void fetch_diffs(size_t page)
 {
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
     struct lpage *p = lp(page);
     uint32_t npend = p->npend;
     struct lnote *pend = p->pend;
     p->pend = NULL;
     p->npend = p->cap_pend = 0;
-    L.f.waiting = true;
-    L.f.page = (uint32_t)page;
-    L.f.expected = L.f.got = 0;
-    memset(L.f.asked, 0, (size_t)L.nodes * sizeof *L.f.asked);
+    lrc.f.waiting = true;
+    lrc.f.page = (uint32_t)page;
+    lrc.f.expected = lrc.f.got = 0;
+    memset(lrc.f.asked, 0, (size_t)job()->nodes * sizeof *lrc.f.asked);
     for (uint32_t i = 0; i < npend; i++)
-        if (!L.f.asked[pend[i].node]) {
-            L.f.asked[pend[i].node] = true;
-            L.f.expected++;
+        if (!lrc.f.asked[pend[i].node]) {
+            lrc.f.asked[pend[i].node] = true;
+            lrc.f.expected++;
         }
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&lrc.lock);
 
     uint32_t *stamps = malloc((npend + 2) * sizeof *stamps);
     if (!stamps)
         log_fatal("out of memory for a diff request");
-    for (int node = 0; node < L.nodes; node++) {
-        if (!L.f.asked[node])
+    for (int node = 0; node < job()->nodes; node++) {
+        if (!lrc.f.asked[node])
             continue;
         uint32_t count = 0;
         for (uint32_t i = 0; i < npend; i++)
@@ -318,10 +318,10 @@ static void fetch_diffs(size_t page)
     uint64_t t0 = clock_ns();
     struct apply_item *items = NULL;
     size_t nitems = 0, cap = 0;
-    for (int node = 0; node < L.nodes; node++) {
-        if (!L.f.asked[node])
+    for (int node = 0; node < job()->nodes; node++) {
+        if (!lrc.f.asked[node])
             continue;
-        const unsigned char *q = L.f.reply[node], *end = q + L.f.reply_len[node];
+        const unsigned char *q = lrc.f.reply[node], *end = q + lrc.f.reply_len[node];
         struct diff_rep h;
         memcpy(&h, q, sizeof h);
         q += sizeof h;
@@ -350,13 +350,13 @@ static void fetch_diffs(size_t page)
         if (mem_diff_apply(mem_sys(page), mem.page_size, items[i].data, items[i].len))
             log_fatal("node %d sent a malformed diff for page %zu", items[i].node, page);
     free(items);
-    for (int node = 0; node < L.nodes; node++) {
-        free(L.f.reply[node]);
-        L.f.reply[node] = NULL;
+    for (int node = 0; node < job()->nodes; node++) {
+        free(lrc.f.reply[node]);
+        lrc.f.reply[node] = NULL;
     }
-    pthread_mutex_lock(&L.lock);
-    L.f.waiting = false;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    lrc.f.waiting = false;
+    pthread_mutex_unlock(&lrc.lock);
     stats_add(STAT_DIFFS_APPLIED, nitems);
     stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
 }
@@ -364,28 +364,28 @@ static void fetch_diffs(size_t page)
 /* Makes an invalid page valid (read-only). */
 static void make_valid(size_t page)
 {
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
     struct lpage *p = lp(page);
     bool known = p->allocated;
     int base_from = p->base_from;
     bool pending = p->npend > 0;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&lrc.lock);
     if (!known) {
         int base = mem_base_node(page);
-        bool ok = base == L.rank ? mem_home_decide(page, L.rank) >= 0
+        bool ok = base == job()->rank ? mem_home_decide(page, job()->rank) >= 0
                                  : ask_base(page, base, BASE_PROBE) == BASE_ALLOCATED;
         if (!ok)
             mem_crash_unallocated(mem_app(page));
-        pthread_mutex_lock(&L.lock);
+        pthread_mutex_lock(&lrc.lock);
         p->allocated = 1;
-        pthread_mutex_unlock(&L.lock);
+        pthread_mutex_unlock(&lrc.lock);
     }
     if (base_from >= 0) {
         if (ask_base(page, base_from, BASE_COPY) != BASE_DATA)
             log_fatal("internal error: node %d kept no copy of page %zu", base_from, page);
-        pthread_mutex_lock(&L.lock);
+        pthread_mutex_lock(&lrc.lock);
         p->base_from = -1;
-        pthread_mutex_unlock(&L.lock);
+        pthread_mutex_unlock(&lrc.lock);
         stats_add(STAT_PAGES_FETCHED, 1);
     }
     if (pending)
@@ -398,10 +398,10 @@ static void make_valid(size_t page)
 static void lrc_read_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&L.fault_lock);
+    pthread_mutex_lock(&lrc.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
         make_valid(page);
-    pthread_mutex_unlock(&L.fault_lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
@@ -409,7 +409,7 @@ static void lrc_read_fault(size_t page)
 static void lrc_write_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&L.fault_lock);
+    pthread_mutex_lock(&lrc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
@@ -419,21 +419,21 @@ static void lrc_write_fault(size_t page)
         memcpy(twin, mem_sys(page), mem.page_size);
         stats_add(STAT_TWINS, 1);
         stats_add(STAT_T_TWIN_NS, clock_ns() - t1);
-        pthread_mutex_lock(&L.lock);
+        pthread_mutex_lock(&lrc.lock);
         struct lpage *p = lp(page);
         if (p->nlazy && !p->lazy[p->nlazy - 1].after)
             p->lazy[p->nlazy - 1].after = twin; /* where the last closed interval left it */
         e->twin = twin;
-        pthread_mutex_unlock(&L.lock);
+        pthread_mutex_unlock(&lrc.lock);
         if (!e->dirty) {
             e->dirty = 1;
-            page_list_add(&L.dirty, &L.ndirty, &L.cap_dirty, page);
+            page_list_add(&lrc.dirty, &lrc.ndirty, &lrc.cap_dirty, page);
         }
         e->state = PAGE_WRITE;
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
-    pthread_mutex_unlock(&L.fault_lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
     stats_add(STAT_WRITE_FAULTS, 1);
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
@@ -442,19 +442,19 @@ static void lrc_write_fault(size_t page)
 
 static void lrc_release(void)
 {
-    pthread_mutex_lock(&L.fault_lock);
-    if (!L.ndirty) {
-        pthread_mutex_unlock(&L.fault_lock);
+    pthread_mutex_lock(&lrc.fault_lock);
+    if (!lrc.ndirty) {
+        pthread_mutex_unlock(&lrc.fault_lock);
         return;
     }
-    struct notice *n = malloc(L.ndirty * sizeof *n);
+    struct notice *n = malloc(lrc.ndirty * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
-    page_list_sort(L.dirty, L.ndirty);
-    pthread_mutex_lock(&L.lock);
-    uint32_t stamp = ++L.clock;
-    for (size_t i = 0; i < L.ndirty; i++) {
-        size_t page = L.dirty[i];
+    page_list_sort(lrc.dirty, lrc.ndirty);
+    pthread_mutex_lock(&lrc.lock);
+    uint32_t stamp = ++lrc.clock;
+    for (size_t i = 0; i < lrc.ndirty; i++) {
+        size_t page = lrc.dirty[i];
         struct page_entry *e = &mem.pages[page];
         struct lpage *p = lp(page);
         for (uint32_t k = 0; k < p->ndiffs; k++)
@@ -471,27 +471,27 @@ static void lrc_release(void)
             mem_protect(page, PROT_READ);
         }
         e->dirty = 0;
-        note_written(page, p, stamp, L.rank);
+        note_written(page, p, stamp, job()->rank);
         n[i] = (struct notice){(uint32_t)page, stamp};
     }
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&lrc.lock);
     mem_protect_flush();
-    interval_create(n, (uint32_t)L.ndirty);
-    L.ndirty = 0;
+    interval_create(n, (uint32_t)lrc.ndirty);
+    lrc.ndirty = 0;
     free(n);
-    pthread_mutex_unlock(&L.fault_lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
 }
 
 static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
 {
-    pthread_mutex_lock(&L.fault_lock);
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&lrc.fault_lock);
+    pthread_mutex_lock(&lrc.lock);
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
         struct lpage *p = lp(page);
-        if (n[i].version > L.clock)
-            L.clock = n[i].version;
+        if (n[i].version > lrc.clock)
+            lrc.clock = n[i].version;
         if (p->npend == p->cap_pend)
             p->pend = grow(p->pend, &p->cap_pend, sizeof *p->pend);
         p->pend[p->npend++] = (struct lnote){n[i].version, node};
@@ -508,9 +508,9 @@ static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
         mem_protect(page, PROT_NONE);
         stats_add(STAT_INVALIDATIONS, 1);
     }
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&lrc.lock);
     mem_protect_flush();
-    pthread_mutex_unlock(&L.fault_lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
 }
 
 /* ---- collection at barriers (program thread) -------------------------- */
@@ -525,7 +525,7 @@ static void free_page_record(struct lpage *p)
 }
 
 /* Drops the page's lazy intervals, whose diffs nobody asked for, and
- * their copies. Caller holds L.lock. */
+ * their copies. Caller holds lrc.lock. */
 static void drop_lazy(size_t page, struct lpage *p)
 {
     while (p->nlazy) {
@@ -537,23 +537,23 @@ static void drop_lazy(size_t page, struct lpage *p)
 
 static void lrc_barrier_done(void)
 {
-    if (L.collecting || L.notices < lrc_gc_notices)
+    if (lrc.collecting || lrc.notices < lrc_gc_notices)
         return;
-    L.collecting = true;
-    pthread_mutex_lock(&L.fault_lock);
-    for (size_t i = 0; i < L.ntouched; i++) {
-        size_t page = L.touched[i];
-        pthread_mutex_lock(&L.lock);
+    lrc.collecting = true;
+    pthread_mutex_lock(&lrc.fault_lock);
+    for (size_t i = 0; i < lrc.ntouched; i++) {
+        size_t page = lrc.touched[i];
+        pthread_mutex_lock(&lrc.lock);
         struct lpage *p = lp(page);
         int keeper = p->last_node;
-        if (keeper != L.rank && mem.pages[page].state == PAGE_INVALID) {
+        if (keeper != job()->rank && mem.pages[page].state == PAGE_INVALID) {
             free(p->pend);
             p->pend = NULL;
             p->npend = p->cap_pend = 0;
             p->base_from = keeper;
         }
-        pthread_mutex_unlock(&L.lock);
-        if (keeper != L.rank)
+        pthread_mutex_unlock(&lrc.lock);
+        if (keeper != job()->rank)
             continue;
         if (mem.pages[page].state == PAGE_INVALID)
             make_valid(page);
@@ -561,18 +561,18 @@ static void lrc_barrier_done(void)
         if (!snap)
             log_fatal("out of memory for a page kept at collection");
         memcpy(snap, mem_sys(page), mem.page_size);
-        pthread_mutex_lock(&L.lock);
+        pthread_mutex_lock(&lrc.lock);
         p->next_snapshot = snap;
-        pthread_mutex_unlock(&L.lock);
+        pthread_mutex_unlock(&lrc.lock);
     }
-    pthread_mutex_unlock(&L.fault_lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
 
     dsm_barrier(); /* every keeper is up to date: the diffs are needed no more */
 
-    pthread_mutex_lock(&L.fault_lock);
-    pthread_mutex_lock(&L.lock);
-    for (size_t i = 0; i < L.ntouched; i++) {
-        size_t page = L.touched[i];
+    pthread_mutex_lock(&lrc.fault_lock);
+    pthread_mutex_lock(&lrc.lock);
+    for (size_t i = 0; i < lrc.ntouched; i++) {
+        size_t page = lrc.touched[i];
         struct lpage *p = lp(page);
         free_page_record(p);
         drop_lazy(page, p);
@@ -583,11 +583,11 @@ static void lrc_barrier_done(void)
         p->last_stamp = 0;
         p->listed = 0;
     }
-    L.ntouched = 0;
-    L.notices = 0;
-    pthread_mutex_unlock(&L.lock);
-    pthread_mutex_unlock(&L.fault_lock);
-    L.collecting = false;
+    lrc.ntouched = 0;
+    lrc.notices = 0;
+    pthread_mutex_unlock(&lrc.lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
+    lrc.collecting = false;
 }
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
@@ -608,11 +608,11 @@ static void on_diff_req(int src, const void *msg, size_t len)
     struct buf b = {0};
     struct diff_rep h = {.page = r.page};
     buf_put(&b, &h, sizeof h);
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
     struct lpage *p = lp(r.page);
     for (uint32_t i = 0; i < r.count; i++) {
-        if (stamps[i] == OPEN_STAMP || stamps[i] > L.clock)
-            log_fatal("node %d asked for diffs of an interval node %d never closed", src, L.rank);
+        if (stamps[i] == OPEN_STAMP || stamps[i] > lrc.clock)
+            log_fatal("node %d asked for diffs of an interval node %d never closed", src, job()->rank);
         for (uint32_t k = 0; k < p->nlazy; k++)
             if (p->lazy[k].stamp == stamps[i]) {
                 /* An "after" that is the page itself is read-only here: stable. */
@@ -632,7 +632,7 @@ static void on_diff_req(int src, const void *msg, size_t len)
         buf_put(&b, d->data, d->len);
         h.count++;
     }
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&lrc.lock);
     memcpy(b.p, &h, sizeof h);
     ipc_send(src, IPC_LRC_DIFF_REP, 0, b.p, b.len);
     buf_free(&b);
@@ -645,12 +645,12 @@ static void on_diff_rep(int src, const void *msg, size_t len)
     struct diff_rep h;
     size_t rest;
     ipc_body(src, msg, len, &h, sizeof h, &rest, "diff reply");
-    pthread_mutex_lock(&L.lock);
-    if (!L.f.waiting || h.page != L.f.page || !L.f.asked[src] || L.f.reply[src])
+    pthread_mutex_lock(&lrc.lock);
+    if (!lrc.f.waiting || h.page != lrc.f.page || !lrc.f.asked[src] || lrc.f.reply[src])
         log_fatal("node %d sent diffs nobody asked for", src);
-    L.f.reply[src] = ipc_copy_payload(msg, len, 0, &L.f.reply_len[src]);
-    L.f.got++;
-    pthread_mutex_unlock(&L.lock);
+    lrc.f.reply[src] = ipc_copy_payload(msg, len, 0, &lrc.f.reply_len[src]);
+    lrc.f.got++;
+    pthread_mutex_unlock(&lrc.lock);
     ipc_notify();
 }
 
@@ -664,21 +664,21 @@ static void on_base_req(int src, const void *msg, size_t len)
     struct base_rep rep = {.page = r.page};
     const void *data = NULL;
     if (r.kind == BASE_PROBE) {
-        if (mem_base_node(r.page) != L.rank)
+        if (mem_base_node(r.page) != job()->rank)
             log_fatal("node %d asked node %d about page %u, which it is not the base of", src,
-                      L.rank, r.page);
+                      job()->rank, r.page);
         rep.status = mem_home_decide(r.page, src) >= 0 ? BASE_ALLOCATED : BASE_UNALLOCATED;
     } else {
-        pthread_mutex_lock(&L.lock);
+        pthread_mutex_lock(&lrc.lock);
         /* During a collection the new snapshot is served as soon as it is
          * made: a node may leave the collection's barrier, and ask for it,
          * before this node has put it in place of the old one. The old one
          * is asked for only before that barrier, by the new keeper. */
-        struct lpage *p = L.tab[r.page];
+        struct lpage *p = lrc.tab[r.page];
         data = !p ? NULL : p->next_snapshot ? p->next_snapshot : p->snapshot;
-        pthread_mutex_unlock(&L.lock);
+        pthread_mutex_unlock(&lrc.lock);
         if (!data)
-            log_fatal("node %d asked node %d for page %u, which it does not keep", src, L.rank,
+            log_fatal("node %d asked node %d for page %u, which it does not keep", src, job()->rank,
                       r.page);
         rep.status = BASE_DATA;
         stats_add(STAT_PAGES_SERVED, 1);
@@ -696,9 +696,9 @@ static void *place_base_rep(int src, const void *head, size_t head_len, size_t m
     size_t rest;
     ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
     *skip = head_len - rest;
-    pthread_mutex_lock(&L.lock);
-    bool expected = L.f.waiting && !L.f.base_done && r.page == L.f.page;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    bool expected = lrc.f.waiting && !lrc.f.base_done && r.page == lrc.f.page;
+    pthread_mutex_unlock(&lrc.lock);
     if (!expected || r.status > BASE_DATA ||
         msg_len - *skip != (r.status == BASE_DATA ? mem.page_size : 0))
         log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
@@ -710,24 +710,22 @@ static void on_base_rep(int src, const void *msg, size_t len)
     struct base_rep r;
     size_t data;
     ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
-    pthread_mutex_lock(&L.lock);
-    L.f.base_status = r.status;
-    L.f.base_done = true;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_lock(&lrc.lock);
+    lrc.f.base_status = r.status;
+    lrc.f.base_done = true;
+    pthread_mutex_unlock(&lrc.lock);
     ipc_notify();
 }
 
 static void lrc_start(void)
 {
-    L.rank = mem.rank;
-    L.nodes = mem.nodes;
-    L.tab = mmap(NULL, mem.npages * sizeof *L.tab, PROT_READ | PROT_WRITE,
+    lrc.tab = mmap(NULL, mem.npages * sizeof *lrc.tab, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    L.scratch = malloc(mem_diff_bound(mem.page_size));
-    L.f.asked = calloc((size_t)L.nodes, sizeof *L.f.asked);
-    L.f.reply = calloc((size_t)L.nodes, sizeof *L.f.reply);
-    L.f.reply_len = calloc((size_t)L.nodes, sizeof *L.f.reply_len);
-    if (L.tab == MAP_FAILED || !L.scratch || !L.f.asked || !L.f.reply || !L.f.reply_len)
+    lrc.scratch = malloc(mem_diff_bound(mem.page_size));
+    lrc.f.asked = calloc((size_t)job()->nodes, sizeof *lrc.f.asked);
+    lrc.f.reply = calloc((size_t)job()->nodes, sizeof *lrc.f.reply);
+    lrc.f.reply_len = calloc((size_t)job()->nodes, sizeof *lrc.f.reply_len);
+    if (lrc.tab == MAP_FAILED || !lrc.scratch || !lrc.f.asked || !lrc.f.reply || !lrc.f.reply_len)
         log_fatal("out of memory for the lrc page table");
     ipc_register(IPC_LRC_DIFF_REQ, on_diff_req, NULL);
     ipc_register(IPC_LRC_DIFF_REP, on_diff_rep, NULL);
@@ -738,10 +736,10 @@ static void lrc_start(void)
 /* Frees the page records, with their diffs and copies, and the tables. */
 static void lrc_finish(void)
 {
-    pthread_mutex_lock(&L.fault_lock);
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&lrc.fault_lock);
+    pthread_mutex_lock(&lrc.lock);
     for (size_t page = 0; page < mem.npages; page++) {
-        struct lpage *p = L.tab[page];
+        struct lpage *p = lrc.tab[page];
         if (!p)
             continue;
         free_page_record(p);
@@ -754,24 +752,24 @@ static void lrc_finish(void)
         free(p->next_snapshot);
         free(p);
     }
-    munmap(L.tab, mem.npages * sizeof *L.tab);
-    L.tab = NULL;
-    for (int node = 0; node < L.nodes; node++)
-        free(L.f.reply[node]);
-    free(L.f.reply);
-    free(L.f.reply_len);
-    free(L.f.asked);
-    free(L.scratch);
-    free(L.dirty);
-    free(L.touched);
-    L.f.reply = NULL;
-    L.f.reply_len = NULL;
-    L.f.asked = NULL;
-    L.scratch = NULL;
-    L.dirty = L.touched = NULL;
-    L.ndirty = L.cap_dirty = L.ntouched = L.cap_touched = 0;
-    pthread_mutex_unlock(&L.lock);
-    pthread_mutex_unlock(&L.fault_lock);
+    munmap(lrc.tab, mem.npages * sizeof *lrc.tab);
+    lrc.tab = NULL;
+    for (int node = 0; node < job()->nodes; node++)
+        free(lrc.f.reply[node]);
+    free(lrc.f.reply);
+    free(lrc.f.reply_len);
+    free(lrc.f.asked);
+    free(lrc.scratch);
+    free(lrc.dirty);
+    free(lrc.touched);
+    lrc.f.reply = NULL;
+    lrc.f.reply_len = NULL;
+    lrc.f.asked = NULL;
+    lrc.scratch = NULL;
+    lrc.dirty = lrc.touched = NULL;
+    lrc.ndirty = lrc.cap_dirty = lrc.ntouched = lrc.cap_touched = 0;
+    pthread_mutex_unlock(&lrc.lock);
+    pthread_mutex_unlock(&lrc.fault_lock);
 }
 
 const struct coherence_ops lrc_ops = {

@@ -24,7 +24,7 @@
  * messages (lock.c does the same): where the manager, owner or requester is
  * this node, the step runs directly, under the same lock.
  *
- * Invariants. A page's state and protection change only under S.lock, and
+ * Invariants. A page's state and protection change only under sc.lock, and
  * only by a transaction of its manager, so no two changes to one page race.
  * A node reaches a page only through a transaction, so the manager's
  * copyset is exact: a node outside it has no access. The requester sends
@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -79,7 +80,6 @@ struct manager {
 
 static DSM_STATE struct {
     pthread_mutex_t  lock;  /* every page state, protection and manager record */
-    int              rank, nodes;
     struct manager **mgr;   /* per page, created on first request */
     struct manager  *slab;  /* where the next records come from */
     size_t           slab_left;
@@ -87,7 +87,7 @@ static DSM_STATE struct {
         bool     waiting, done;
         uint32_t page, status;
     } fetch;
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} sc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static bool set_has(const uint64_t *s, int n) { return s[n / 64] >> (n % 64) & 1; }
 static void set_add(uint64_t *s, int n) { s[n / 64] |= 1ull << (n % 64); }
@@ -100,23 +100,23 @@ static void set_del(uint64_t *s, int n) { s[n / 64] &= ~(1ull << (n % 64)); }
 
 static struct manager *manager_of(size_t page)
 {
-    struct manager *m = S.mgr[page];
+    struct manager *m = sc.mgr[page];
     if (!m) {
-        if (!S.slab_left) {
-            S.slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (S.slab == MAP_FAILED)
+        if (!sc.slab_left) {
+            sc.slab = mmap(NULL, SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (sc.slab == MAP_FAILED)
                 log_fatal("out of memory for sc's manager records");
-            S.slab_left = SLAB_BYTES / sizeof *S.slab;
+            sc.slab_left = SLAB_BYTES / sizeof *sc.slab;
         }
-        m = &S.slab[--S.slab_left]; /* zeroed by mmap */
-        m->owner = S.rank;
-        set_add(m->copyset, S.rank);
-        S.mgr[page] = m;
+        m = &sc.slab[--sc.slab_left]; /* zeroed by mmap */
+        m->owner = job()->rank;
+        set_add(m->copyset, job()->rank);
+        sc.mgr[page] = m;
     }
     return m;
 }
 
-/* ---- this node's copy (caller holds S.lock) --------------------------- */
+/* ---- this node's copy (caller holds sc.lock) --------------------------- */
 
 /* Changes this node's access at once, not batched: a page that loses its
  * write right is copied right after, and must not change meanwhile. */
@@ -140,16 +140,16 @@ static void complete_fetch(size_t page, int home, enum sc_status status, bool wr
         mem_set_home(page, home);
         set_access(page, write ? PAGE_WRITE : PAGE_READ);
     }
-    S.fetch.status = status;
-    S.fetch.done = true;
+    sc.fetch.status = status;
+    sc.fetch.done = true;
     ipc_notify();
 }
 
 static void send_page(int to, size_t page, int home, enum sc_status status, bool write)
 {
-    if (to == S.rank) {
+    if (to == job()->rank) {
         if (status == ST_DATA)
-            log_fatal("internal error: node %d would send page %zu to itself", S.rank, page);
+            log_fatal("internal error: node %d would send page %zu to itself", job()->rank, page);
         complete_fetch(page, home, status, write);
         return;
     }
@@ -169,16 +169,16 @@ static void serve(size_t page, int requester, bool write, int home)
     stats_add(STAT_PAGES_SERVED, 1);
 }
 
-/* ---- the manager (caller holds S.lock) -------------------------------- */
+/* ---- the manager (caller holds sc.lock) -------------------------------- */
 
 /* Every invalidation is acknowledged: the requester gets its access. */
 static void transfer(size_t page, struct manager *m)
 {
     int r = m->requester;
     if (set_has(m->copyset, r))
-        send_page(r, page, S.rank, ST_GRANT, m->write);
-    else if (m->owner == S.rank)
-        serve(page, r, m->write, S.rank);
+        send_page(r, page, job()->rank, ST_GRANT, m->write);
+    else if (m->owner == job()->rank)
+        serve(page, r, m->write, job()->rank);
     else {
         struct sc_fwd f = {.page = (uint32_t)page, .requester = r, .write = m->write};
         ipc_send(m->owner, IPC_SC_FWD, 0, &f, sizeof f);
@@ -199,7 +199,7 @@ static void start(size_t page, struct manager *m, int requester, bool write)
                 int n = w * 64 + __builtin_ctzll(bits);
                 if (n == requester || (!has && n == m->owner))
                     continue;
-                if (n == S.rank) {
+                if (n == job()->rank) {
                     set_access(page, PAGE_INVALID);
                     set_del(m->copyset, n);
                     continue;
@@ -236,10 +236,10 @@ static void request(size_t page, int requester, bool write)
 
 static void done(size_t page, int src)
 {
-    struct manager *m = S.mgr[page];
+    struct manager *m = sc.mgr[page];
     if (!m || !m->busy || m->requester != src || m->pending)
         log_fatal("node %d confirmed a transfer of page %u that node %d did not start; protocol error",
-                  src, (unsigned)page, S.rank);
+                  src, (unsigned)page, job()->rank);
     if (m->write) {
         memset(m->copyset, 0, sizeof m->copyset);
         m->owner = src;
@@ -264,30 +264,30 @@ static void route(const struct sc_req *r, int src)
     int home = mem_home(page);
     if (r->flags & REQ_HOME_IS_YOU) {
         if (mem_base_node(page) != src)
-            log_fatal("node %d named node %d home of page %zu without being its base", src, S.rank, page);
+            log_fatal("node %d named node %d home of page %zu without being its base", src, job()->rank, page);
         if (home < 0)
-            mem_set_home(page, home = S.rank);
-        else if (home != S.rank)
+            mem_set_home(page, home = job()->rank);
+        else if (home != job()->rank)
             log_fatal("node %d named node %d home of page %zu, whose home is node %d; protocol error",
-                      src, S.rank, page, home);
+                      src, job()->rank, page, home);
     } else if (home < 0) {
-        if (mem_base_node(page) != S.rank)
-            log_fatal("node %d asked node %d for page %zu, which it is not the base of", src, S.rank, page);
+        if (mem_base_node(page) != job()->rank)
+            log_fatal("node %d asked node %d for page %zu, which it is not the base of", src, job()->rank, page);
         home = mem_home_decide(page, r->requester);
         if (home < 0) {
             send_page(r->requester, page, -1, ST_UNALLOCATED, false);
             return;
         }
     }
-    if (home == S.rank)
+    if (home == job()->rank)
         request(page, r->requester, r->write);
-    else if (mem_base_node(page) == S.rank) {
+    else if (mem_base_node(page) == job()->rank) {
         struct sc_req f = *r;
         f.flags = REQ_HOME_IS_YOU;
         ipc_send(home, IPC_SC_REQ, 0, &f, sizeof f);
     } else
         log_fatal("node %d asked node %d for page %zu, which neither manages it nor is its base",
-                  src, S.rank, page);
+                  src, job()->rank, page);
 }
 
 /* ---- faults (the program's thread) ------------------------------------ */
@@ -295,47 +295,47 @@ static void route(const struct sc_req *r, int src)
 static bool fetch_done(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&S.lock);
-    bool d = S.fetch.done;
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
+    bool d = sc.fetch.done;
+    pthread_mutex_unlock(&sc.lock);
     return d;
 }
 
-/* Gets read or write access to the page. Caller holds S.lock, which is
+/* Gets read or write access to the page. Caller holds sc.lock, which is
  * dropped while waiting (handlers run meanwhile, on this thread too). */
 static void acquire(size_t page, bool write)
 {
     int home = mem_home(page), base = mem_base_node(page);
-    if (home < 0 && base == S.rank) {
-        home = mem_home_decide(page, S.rank);
+    if (home < 0 && base == job()->rank) {
+        home = mem_home_decide(page, job()->rank);
         if (home < 0) {
-            pthread_mutex_unlock(&S.lock);
+            pthread_mutex_unlock(&sc.lock);
             mem_crash_unallocated(mem_app(page));
         }
     }
-    S.fetch.waiting = true;
-    S.fetch.done = false;
-    S.fetch.page = (uint32_t)page;
-    if (home == S.rank)
-        request(page, S.rank, write);
+    sc.fetch.waiting = true;
+    sc.fetch.done = false;
+    sc.fetch.page = (uint32_t)page;
+    if (home == job()->rank)
+        request(page, job()->rank, write);
     else {
-        struct sc_req r = {.page = (uint32_t)page, .requester = S.rank, .write = write,
-                           .flags = home >= 0 && base == S.rank ? REQ_HOME_IS_YOU : 0};
+        struct sc_req r = {.page = (uint32_t)page, .requester = job()->rank, .write = write,
+                           .flags = home >= 0 && base == job()->rank ? REQ_HOME_IS_YOU : 0};
         ipc_send(home >= 0 ? home : base, IPC_SC_REQ, 0, &r, sizeof r);
     }
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     ipc_wait(fetch_done, NULL, 0);
-    pthread_mutex_lock(&S.lock);
-    S.fetch.waiting = false;
-    if (S.fetch.status == ST_UNALLOCATED) {
-        pthread_mutex_unlock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
+    sc.fetch.waiting = false;
+    if (sc.fetch.status == ST_UNALLOCATED) {
+        pthread_mutex_unlock(&sc.lock);
         mem_crash_unallocated(mem_app(page));
     }
-    if (S.fetch.status == ST_DATA)
+    if (sc.fetch.status == ST_DATA)
         stats_add(STAT_PAGES_FETCHED, 1);
     home = mem_home(page);
-    if (home == S.rank)
-        done(page, S.rank);
+    if (home == job()->rank)
+        done(page, job()->rank);
     else {
         struct sc_one d = {.page = (uint32_t)page};
         ipc_send(home, IPC_SC_DONE, 0, &d, sizeof d);
@@ -345,10 +345,10 @@ static void acquire(size_t page, bool write)
 static void sc_read_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     if (mem.pages[page].state == PAGE_INVALID)
         acquire(page, false);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
@@ -356,10 +356,10 @@ static void sc_read_fault(size_t page)
 static void sc_write_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     if (mem.pages[page].state != PAGE_WRITE)
         acquire(page, true);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_WRITE_FAULTS, 1);
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
@@ -392,12 +392,12 @@ static void on_req(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct sc_req r;
     parse(src, msg, len, &r, sizeof r, "sc request");
-    if (r.requester < 0 || r.requester >= S.nodes || r.write > 1 || r.flags > REQ_HOME_IS_YOU ||
+    if (r.requester < 0 || r.requester >= job()->nodes || r.write > 1 || r.flags > REQ_HOME_IS_YOU ||
         (r.requester != src && !(r.flags & REQ_HOME_IS_YOU)))
         log_fatal("node %d sent a malformed sc request", src);
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     route(&r, src);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -406,13 +406,13 @@ static void on_fwd(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct sc_fwd f;
     parse(src, msg, len, &f, sizeof f, "sc forward");
-    if (f.requester < 0 || f.requester >= S.nodes || f.requester == S.rank || f.write > 1)
+    if (f.requester < 0 || f.requester >= job()->nodes || f.requester == job()->rank || f.write > 1)
         log_fatal("node %d sent a malformed sc forward", src);
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     if (mem_home(f.page) != src)
         log_fatal("node %d forwarded a request for page %u, which it does not manage", src, f.page);
     serve(f.page, f.requester, f.write, src);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -421,11 +421,11 @@ static void on_inv(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct sc_one m;
     parse(src, msg, len, &m, sizeof m, "sc invalidation");
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     if (mem_home(m.page) != src)
         log_fatal("node %d invalidated page %u, which it does not manage", src, m.page);
     set_access(m.page, PAGE_INVALID);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     ipc_send(src, IPC_SC_INV_ACK, 0, &m, sizeof m);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -435,15 +435,15 @@ static void on_inv_ack(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct sc_one m;
     parse(src, msg, len, &m, sizeof m, "sc invalidation acknowledgement");
-    pthread_mutex_lock(&S.lock);
-    struct manager *mg = S.mgr[m.page];
+    pthread_mutex_lock(&sc.lock);
+    struct manager *mg = sc.mgr[m.page];
     if (!mg || !mg->busy || !set_has(mg->awaiting, src))
         log_fatal("node %d acknowledged an invalidation of page %u that was not sent", src, m.page);
     set_del(mg->awaiting, src);
     set_del(mg->copyset, src);
     if (--mg->pending == 0)
         transfer(m.page, mg);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -452,9 +452,9 @@ static void on_done(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct sc_one m;
     parse(src, msg, len, &m, sizeof m, "sc confirmation");
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     done(m.page, src);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -466,13 +466,13 @@ static void *place_page(int src, const void *head, size_t head_len, size_t msg_l
     size_t rest;
     ipc_body(src, head, head_len, &p, sizeof p, &rest, "sc page");
     *skip = head_len - rest;
-    pthread_mutex_lock(&S.lock);
-    bool expected = S.fetch.waiting && !S.fetch.done && p.page == S.fetch.page &&
+    pthread_mutex_lock(&sc.lock);
+    bool expected = sc.fetch.waiting && !sc.fetch.done && p.page == sc.fetch.page &&
                     (p.status != ST_DATA || mem.pages[p.page].state == PAGE_INVALID);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
     if (!expected || p.status > ST_UNALLOCATED || p.write > 1 ||
         msg_len - *skip != (p.status == ST_DATA ? mem.page_size : 0) ||
-        (p.status != ST_UNALLOCATED && (p.home < 0 || p.home >= S.nodes)))
+        (p.status != ST_UNALLOCATED && (p.home < 0 || p.home >= job()->nodes)))
         log_fatal("node %d sent an sc page nobody asked for, or a malformed one", src);
     return mem_sys_fill(p.page, p.status == ST_DATA ? 1 : 0);
 }
@@ -484,20 +484,18 @@ static void on_page(int src, const void *msg, size_t len)
     ipc_body(src, msg, len, &p, sizeof p, &data, "sc page");
     /* Installed here, under the lock, not by the waiting program: the
      * page is ours from this moment. */
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&sc.lock);
     complete_fetch(p.page, p.home, p.status, p.write);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&sc.lock);
 }
 
 static void sc_start(void)
 {
-    S.rank = mem.rank;
-    S.nodes = mem.nodes;
-    if (S.nodes > VT_MAX_NODES)
+    if (job()->nodes > VT_MAX_NODES)
         log_fatal("sc supports at most %d nodes", VT_MAX_NODES);
-    S.mgr = mmap(NULL, mem.npages * sizeof *S.mgr, PROT_READ | PROT_WRITE,
+    sc.mgr = mmap(NULL, mem.npages * sizeof *sc.mgr, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (S.mgr == MAP_FAILED)
+    if (sc.mgr == MAP_FAILED)
         log_fatal("cannot map sc's manager table");
     ipc_register(IPC_SC_REQ, on_req, NULL);
     ipc_register(IPC_SC_FWD, on_fwd, NULL);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -76,7 +77,7 @@ void ipc_flush_accepts(void)
     if (!atomic_load(&ipc.accepts_pending))
         return;
     pthread_mutex_lock(&ipc.accept_lock);
-    for (int i = 0; i < ipc.nodes; i++) {
+    for (int i = 0; i < job()->nodes; i++) {
         struct pending_accept *a = &ipc.accepts[i];
         if (a->set) {
             send_accept(i, a->port, a->seq);
@@ -406,12 +407,10 @@ int ipc_start(const struct net_params *np, const struct ipc_params *ip)
 {
     pthread_mutex_init(&ipc.lock, NULL);
     ipc.prm = *ip;
-    ipc.rank = np->rank;
-    ipc.nodes = np->nodes;
     ipc.next_token = 1;
     pthread_mutex_init(&ipc.accept_lock, NULL);
-    ipc.placing = calloc((size_t)np->nodes, sizeof *ipc.placing);
-    ipc.accepts = calloc((size_t)np->nodes, sizeof *ipc.accepts);
+    ipc.placing = calloc((size_t)job()->nodes, sizeof *ipc.placing);
+    ipc.accepts = calloc((size_t)job()->nodes, sizeof *ipc.accepts);
     if (!ipc.placing || !ipc.accepts)
         return -ENOMEM;
     pending_net = *np;

@@ -121,7 +121,6 @@ struct ipc_state {
     struct pending_accept *accepts;      /* per peer */
     _Atomic int            accepts_pending;
     struct ipc_params      prm;
-    int                    rank, nodes;
     struct port            ports[IPC_MAX_PORTS];
     struct reservation    *reservations;
     struct transfer       *transfers;

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/stats.h"
@@ -34,7 +35,7 @@
 
 static void need_started(void)
 {
-    if (!ipc.nodes)
+    if (!job()->nodes)
         log_fatal("dsm_startup must be called before using ports");
 }
 
@@ -61,14 +62,14 @@ int dsm_port_create(const char *name, unsigned queue_limit)
         return -ENOSPC;
     }
     struct port *p = &ipc.ports[free_slot];
-    uint64_t *next_seq = calloc((size_t)ipc.nodes, sizeof *next_seq);
+    uint64_t *next_seq = calloc((size_t)job()->nodes, sizeof *next_seq);
     if (!next_seq) {
         pthread_mutex_unlock(&ipc.lock);
         return -ENOMEM;
     }
     memset(p, 0, sizeof *p);
     p->next_seq = next_seq;
-    for (int i = 0; i < ipc.nodes; i++)
+    for (int i = 0; i < job()->nodes; i++)
         p->next_seq[i] = 1;
     strcpy(p->name, name);
     p->limit = queue_limit;
@@ -111,7 +112,7 @@ static bool lookup_done(void *arg)
 int dsm_port_lookup(int node, const char *name, double timeout, dsm_port_ref *out)
 {
     need_started();
-    if (node < 0 || node >= ipc.nodes || !name || !name[0] ||
+    if (node < 0 || node >= job()->nodes || !name || !name[0] ||
         strlen(name) > DSM_PORT_NAME_MAX || !out)
         return -EINVAL;
     uint64_t deadline = clock_deadline(timeout);
@@ -205,7 +206,7 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
 {
     need_started();
     long pagesz = sysconf(_SC_PAGESIZE);
-    if (!dst || dst->node < 0 || dst->node >= ipc.nodes || dst->port < 0 ||
+    if (!dst || dst->node < 0 || dst->node >= job()->nodes || dst->port < 0 ||
         dst->port >= IPC_MAX_PORTS || dst->queue_limit < 1 || (len && !data) ||
         len > IPC_MAX_BYTES || nool < 0 || nool > IPC_MAX_OOL || (nool && !ool))
         return -EINVAL;
@@ -353,7 +354,7 @@ static bool accepted_reached(void *arg)
 int dsm_msg_wait_accepted(const dsm_port_ref *dst, uint64_t seq, double timeout)
 {
     need_started();
-    if (!dst || dst->node < 0 || dst->node >= ipc.nodes)
+    if (!dst || dst->node < 0 || dst->node >= job()->nodes)
         return -EINVAL;
     pthread_mutex_lock(&ipc.lock);
     struct accept_wait w = {.r = remote(dst->node, dst->port), .seq = seq};

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
 #include "mem/mem.h"
@@ -49,7 +50,7 @@ static DSM_STATE struct {
     uint64_t                **remote;     /* per owner: offsets of its blocks we freed */
     size_t                   *nremote, *capremote;
     bool                      ready;
-} A;
+} arenas;
 
 DSM_STATE enum dsm_home mem_default_home = DSM_HOME_LOCAL;
 /* The delivery thread decides homes and frees blocks while the program
@@ -68,63 +69,63 @@ static void *grow(void *p, size_t *cap, size_t elem)
 
 static void setup(void)
 {
-    A.first_page = (size_t)mem.rank * mem.arena_pages;
-    A.end_page = A.first_page + mem.arena_pages;
-    A.next_page = A.first_page;
-    A.high_water = A.first_page;
-    A.run = mmap(NULL, mem.arena_pages * sizeof *A.run, PROT_READ | PROT_WRITE,
+    arenas.first_page = (size_t)job()->rank * mem.arena_pages;
+    arenas.end_page = arenas.first_page + mem.arena_pages;
+    arenas.next_page = arenas.first_page;
+    arenas.high_water = arenas.first_page;
+    arenas.run = mmap(NULL, mem.arena_pages * sizeof *arenas.run, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    A.small = mmap(NULL, mem.arena_pages, PROT_READ | PROT_WRITE,
+    arenas.small = mmap(NULL, mem.arena_pages, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    A.remote = calloc((size_t)mem.nodes, sizeof *A.remote);
-    A.nremote = calloc((size_t)mem.nodes, sizeof *A.nremote);
-    A.capremote = calloc((size_t)mem.nodes, sizeof *A.capremote);
-    if (A.run == MAP_FAILED || A.small == MAP_FAILED || !A.remote || !A.nremote || !A.capremote)
+    arenas.remote = calloc((size_t)job()->nodes, sizeof *arenas.remote);
+    arenas.nremote = calloc((size_t)job()->nodes, sizeof *arenas.nremote);
+    arenas.capremote = calloc((size_t)job()->nodes, sizeof *arenas.capremote);
+    if (arenas.run == MAP_FAILED || arenas.small == MAP_FAILED || !arenas.remote || !arenas.nremote || !arenas.capremote)
         log_fatal("out of memory setting up the allocator");
-    A.ready = true;
+    arenas.ready = true;
 }
 
 static void exhausted(size_t bytes)
 {
     log_fatal("shared region exhausted: node %d's arena (%zu MiB) has no room for %zu more bytes; "
-              "raise DSM_REGION_SIZE", mem.rank, (mem.arena_pages << mem.page_shift) >> 20, bytes);
+              "raise DSM_REGION_SIZE", job()->rank, (mem.arena_pages << mem.page_shift) >> 20, bytes);
 }
 
 /* First fit among freed runs, else the bump pointer. Returns a page index. */
 static size_t take_pages(size_t count, bool *reused)
 {
-    for (size_t i = 0; i < A.nruns; i++) {
-        if (A.runs[i].count >= count) {
-            size_t first = A.runs[i].first;
-            A.runs[i].first += count;
-            A.runs[i].count -= count;
-            if (!A.runs[i].count)
-                A.runs[i] = A.runs[--A.nruns];
+    for (size_t i = 0; i < arenas.nruns; i++) {
+        if (arenas.runs[i].count >= count) {
+            size_t first = arenas.runs[i].first;
+            arenas.runs[i].first += count;
+            arenas.runs[i].count -= count;
+            if (!arenas.runs[i].count)
+                arenas.runs[i] = arenas.runs[--arenas.nruns];
             *reused = true;
             return first;
         }
     }
-    if (A.end_page - A.next_page < count)
+    if (arenas.end_page - arenas.next_page < count)
         exhausted(count << mem.page_shift);
-    size_t first = A.next_page;
-    A.next_page += count;
+    size_t first = arenas.next_page;
+    arenas.next_page += count;
     /* Pages given back to the bump pointer hold old data: only those never
      * handed out before are known to be zero. */
-    *reused = first < A.high_water;
-    if (A.next_page > A.high_water)
-        A.high_water = A.next_page;
+    *reused = first < arenas.high_water;
+    if (arenas.next_page > arenas.high_water)
+        arenas.high_water = arenas.next_page;
     return first;
 }
 
 static void give_pages(size_t first, size_t count)
 {
-    if (first + count == A.next_page) { /* give back to the bump pointer */
-        A.next_page = first;
+    if (first + count == arenas.next_page) { /* give back to the bump pointer */
+        arenas.next_page = first;
         return;
     }
-    if (A.nruns == A.cap_runs)
-        A.runs = grow(A.runs, &A.cap_runs, sizeof *A.runs);
-    A.runs[A.nruns++] = (struct free_run){first, count};
+    if (arenas.nruns == arenas.cap_runs)
+        arenas.runs = grow(arenas.runs, &arenas.cap_runs, sizeof *arenas.runs);
+    arenas.runs[arenas.nruns++] = (struct free_run){first, count};
 }
 
 static int class_of(size_t size)
@@ -142,20 +143,20 @@ static int class_of(size_t size)
 static void *alloc_small(int k, size_t *clear)
 {
     size_t bsize = (size_t)SMALL_MIN << k;
-    if (!A.nbin[k]) {
+    if (!arenas.nbin[k]) {
         bool reused;
         size_t page = take_pages(1, &reused);
-        A.small[page - A.first_page] = (uint8_t)(k + 1);
+        arenas.small[page - arenas.first_page] = (uint8_t)(k + 1);
         size_t n = mem.page_size / bsize;
-        while (A.capbin[k] < A.nbin[k] + n)
-            A.bins[k] = grow(A.bins[k], &A.capbin[k], sizeof(void *));
+        while (arenas.capbin[k] < arenas.nbin[k] + n)
+            arenas.bins[k] = grow(arenas.bins[k], &arenas.capbin[k], sizeof(void *));
         for (size_t i = n; i-- > 0;) /* lowest address first out */
-            A.bins[k][A.nbin[k]++] = mem_app(page) + i * bsize;
+            arenas.bins[k][arenas.nbin[k]++] = mem_app(page) + i * bsize;
         *clear = reused ? bsize : 0;
-        return A.bins[k][--A.nbin[k]];
+        return arenas.bins[k][--arenas.nbin[k]];
     }
     *clear = bsize; /* a reused block */
-    return A.bins[k][--A.nbin[k]];
+    return arenas.bins[k][--arenas.nbin[k]];
 }
 
 static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear);
@@ -175,7 +176,7 @@ void *mem_alloc(size_t size, enum dsm_home home)
 
 static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear)
 {
-    if (!A.ready)
+    if (!arenas.ready)
         setup();
     if (size == 0)
         size = 1;
@@ -188,11 +189,11 @@ static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear)
     size_t count = (size + mem.page_size - 1) >> mem.page_shift;
     bool reused;
     size_t first = take_pages(count, &reused);
-    A.run[first - A.first_page] = (uint32_t)count;
+    arenas.run[first - arenas.first_page] = (uint32_t)count;
     if (home != DSM_HOME_LOCAL) {
-        if (A.npolicies == A.cap_policies)
-            A.policies = grow(A.policies, &A.cap_policies, sizeof *A.policies);
-        A.policies[A.npolicies++] = (struct allocation_policy){first, count, home};
+        if (arenas.npolicies == arenas.cap_policies)
+            arenas.policies = grow(arenas.policies, &arenas.cap_policies, sizeof *arenas.policies);
+        arenas.policies[arenas.npolicies++] = (struct allocation_policy){first, count, home};
     }
     *clear = reused ? count << mem.page_shift : 0;
     return mem_app(first);
@@ -200,24 +201,24 @@ static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear)
 
 static void free_local(size_t page, void *p)
 {
-    size_t i = page - A.first_page;
-    if (A.small[i]) {
-        int k = A.small[i] - 1;
+    size_t i = page - arenas.first_page;
+    if (arenas.small[i]) {
+        int k = arenas.small[i] - 1;
         size_t bsize = (size_t)SMALL_MIN << k;
         if (((uintptr_t)((char *)p - mem_app(page))) % bsize)
             log_fatal("dsm_free(%p): not the start of a block", p);
-        if (A.nbin[k] == A.capbin[k])
-            A.bins[k] = grow(A.bins[k], &A.capbin[k], sizeof(void *));
-        A.bins[k][A.nbin[k]++] = p;
+        if (arenas.nbin[k] == arenas.capbin[k])
+            arenas.bins[k] = grow(arenas.bins[k], &arenas.capbin[k], sizeof(void *));
+        arenas.bins[k][arenas.nbin[k]++] = p;
         return;
     }
-    if (p != mem_app(page) || !A.run[i])
+    if (p != mem_app(page) || !arenas.run[i])
         log_fatal("dsm_free(%p): not a block dsm_malloc returned", p);
-    size_t count = A.run[i];
-    A.run[i] = 0;
-    for (size_t j = 0; j < A.npolicies; j++)
-        if (A.policies[j].first == page) {
-            A.policies[j] = A.policies[--A.npolicies];
+    size_t count = arenas.run[i];
+    arenas.run[i] = 0;
+    for (size_t j = 0; j < arenas.npolicies; j++)
+        if (arenas.policies[j].first == page) {
+            arenas.policies[j] = arenas.policies[--arenas.npolicies];
             break;
         }
     give_pages(page, count);
@@ -238,30 +239,30 @@ static void free_locked(void *p)
 {
     if (!mem_contains(p))
         log_fatal("dsm_free(%p): not in the shared region", p);
-    if (!A.ready)
+    if (!arenas.ready)
         setup();
     size_t page = mem_page_of(p);
     int owner = mem_base_node(page);
-    if (owner == mem.rank) {
+    if (owner == job()->rank) {
         free_local(page, p);
         return;
     }
     /* Another node's block: its owner frees it when this list reaches it
      * (at the next barrier), so dsm_free needs no communication. */
-    if (A.nremote[owner] == A.capremote[owner])
-        A.remote[owner] = grow(A.remote[owner], &A.capremote[owner], sizeof(uint64_t));
-    A.remote[owner][A.nremote[owner]++] = (uint64_t)((char *)p - mem.base);
+    if (arenas.nremote[owner] == arenas.capremote[owner])
+        arenas.remote[owner] = grow(arenas.remote[owner], &arenas.capremote[owner], sizeof(uint64_t));
+    arenas.remote[owner][arenas.nremote[owner]++] = (uint64_t)((char *)p - mem.base);
 }
 
 size_t mem_take_remote_frees(int owner, uint64_t *out, size_t max)
 {
     pthread_mutex_lock(&alloc_lock);
     size_t n = 0;
-    if (A.ready) {
-        n = A.nremote[owner] < max ? A.nremote[owner] : max;
+    if (arenas.ready) {
+        n = arenas.nremote[owner] < max ? arenas.nremote[owner] : max;
         if (n)
-            memcpy(out, A.remote[owner] + (A.nremote[owner] - n), n * sizeof *out);
-        A.nremote[owner] -= n;
+            memcpy(out, arenas.remote[owner] + (arenas.nremote[owner] - n), n * sizeof *out);
+        arenas.nremote[owner] -= n;
     }
     pthread_mutex_unlock(&alloc_lock);
     return n;
@@ -269,11 +270,11 @@ size_t mem_take_remote_frees(int owner, uint64_t *out, size_t max)
 
 void mem_free_remote_block(uint64_t offset)
 {
-    if (offset >= mem.size || mem_base_node(offset >> mem.page_shift) != mem.rank)
+    if (offset >= mem.size || mem_base_node(offset >> mem.page_shift) != job()->rank)
         log_fatal("a node asked to free %#llx, which is not in this node's arena",
                   (unsigned long long)offset);
     pthread_mutex_lock(&alloc_lock);
-    if (!A.ready)
+    if (!arenas.ready)
         setup();
     free_local(offset >> mem.page_shift, mem.base + offset);
     pthread_mutex_unlock(&alloc_lock);
@@ -291,25 +292,25 @@ int mem_home_decide(size_t page, int requester)
 
 static int decide_locked(size_t page, int requester)
 {
-    if (!A.ready)
+    if (!arenas.ready)
         setup();
-    if (page < A.first_page || page >= A.next_page)
+    if (page < arenas.first_page || page >= arenas.next_page)
         return -1; /* beyond every allocation so far */
     int known = mem_home(page);
     if (known >= 0)
         return known;
-    int home = mem.rank;
-    for (size_t j = 0; j < A.npolicies; j++) {
-        const struct allocation_policy *a = &A.policies[j];
+    int home = job()->rank;
+    for (size_t j = 0; j < arenas.npolicies; j++) {
+        const struct allocation_policy *a = &arenas.policies[j];
         if (page < a->first || page >= a->first + a->count)
             continue;
         size_t i = page - a->first;
         switch (a->home) {
         case DSM_HOME_CYCLIC:
-            home = (int)(page % (size_t)mem.nodes);
+            home = (int)(page % (size_t)job()->nodes);
             break;
         case DSM_HOME_BLOCK:
-            home = (int)(i * (size_t)mem.nodes / a->count);
+            home = (int)(i * (size_t)job()->nodes / a->count);
             break;
         case DSM_HOME_FIRST_TOUCH:
             home = requester;
@@ -325,19 +326,19 @@ static int decide_locked(size_t page, int requester)
 
 static enum dsm_home policy_of(size_t page)
 {
-    for (size_t j = 0; j < A.npolicies; j++)
-        if (page >= A.policies[j].first && page < A.policies[j].first + A.policies[j].count)
-            return A.policies[j].home;
+    for (size_t j = 0; j < arenas.npolicies; j++)
+        if (page >= arenas.policies[j].first && page < arenas.policies[j].first + arenas.policies[j].count)
+            return arenas.policies[j].home;
     return DSM_HOME_LOCAL;
 }
 
 size_t mem_home_run(size_t page, int home, size_t max)
 {
     pthread_mutex_lock(&alloc_lock);
-    if (!A.ready)
+    if (!arenas.ready)
         setup();
     size_t n = 0;
-    for (size_t q = page + 1; n < max && q >= A.first_page && q < A.next_page; q++, n++) {
+    for (size_t q = page + 1; n < max && q >= arenas.first_page && q < arenas.next_page; q++, n++) {
         int h = mem_home(q);
         if (h < 0 && policy_of(q) != DSM_HOME_FIRST_TOUCH)
             h = decide_locked(q, -1);

@@ -48,7 +48,6 @@ struct mem_region {
     unsigned           page_shift;
     size_t             npages;
     int                memfd;
-    int                rank, nodes;
     size_t             arena_pages; /* pages per node's allocation arena */
     struct page_entry *pages;
 };
@@ -57,7 +56,7 @@ extern struct mem_region mem;
 
 /* Reserves the region at `base` (same on every node) and installs the fault
  * handler. Returns 0 or ends the job with a clear message. */
-void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr_t base);
+void mem_init(size_t region_size, size_t page_size, uintptr_t base);
 
 static inline bool mem_contains(const void *addr)
 {

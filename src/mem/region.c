@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -21,8 +22,9 @@ static DSM_STATE struct {
     int    prot;
 } batch;
 
-void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr_t base)
+void mem_init(size_t region_size, size_t page_size, uintptr_t base)
 {
+    int nodes = job()->nodes;
     long os_page = sysconf(_SC_PAGESIZE);
     if (page_size < (size_t)os_page || (page_size & (page_size - 1)) || page_size > 65536)
         log_fatal("DSM_PAGE_SIZE=%zu: the coherence unit must be a power of two from %ld to 65536",
@@ -30,8 +32,6 @@ void mem_init(int rank, int nodes, size_t region_size, size_t page_size, uintptr
     size_t arena = region_size / (size_t)nodes / page_size * page_size;
     if (arena < page_size)
         log_fatal("DSM_REGION_SIZE=%zu is too small for %d nodes", region_size, nodes);
-    mem.rank = rank;
-    mem.nodes = nodes;
     mem.page_size = page_size;
     mem.page_shift = (unsigned)__builtin_ctzl(page_size);
     mem.arena_pages = arena / page_size;

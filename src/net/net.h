@@ -25,7 +25,6 @@
 #include <sys/uio.h>
 
 struct net_params {
-    int                 rank, nodes;
     int                 fd;           /* bound UDP socket, owned by net from now on */
     struct sockaddr_in *peers;        /* nodes entries, rank order (copied) */
     uint64_t            job_id;

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -109,7 +110,7 @@ struct delayed {
 };
 
 static DSM_STATE struct net {
-    int               rank, nodes, fd, evfd;
+    int               fd, evfd;
     int               epfd;           /* the service thread's: evfd, tfd, and fd while armed */
     int               tfd;            /* wakes it for a look-back after a claim disarmed it */
     uint64_t          job;
@@ -163,8 +164,8 @@ static DSM_STATE struct net {
 
 static __thread bool in_delivery;
 
-int net_rank(void) { return net.rank; }
-int net_nodes(void) { return net.nodes; }
+int net_rank(void) { return job()->rank; }
+int net_nodes(void) { return job()->nodes; }
 size_t net_datagram_payload(void) { return net.max_payload; }
 
 /* ---- putting datagrams on the wire ------------------------------------ */
@@ -492,7 +493,7 @@ static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
     t->hdr.kind = WIRE_DATA;
     t->hdr.flags = flags;
     t->hdr.job = net.job;
-    t->hdr.src = (uint16_t)net.rank;
+    t->hdr.src = (uint16_t)job()->rank;
     t->hdr.dst = (uint16_t)dst;
     t->hdr.len = len;
     t->hdr.msg_len = msg_len;
@@ -543,7 +544,7 @@ int net_send(int dst, const struct iovec *iov, int iovcnt)
 int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
                  struct net_ref *ref)
 {
-    if (dst < 0 || dst >= net.nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
+    if (dst < 0 || dst >= job()->nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
         return -EINVAL;
     size_t head = 0;
     for (int i = 0; i < iovcnt; i++)
@@ -613,7 +614,7 @@ static void send_control(int dst, uint16_t kind, const void *payload, size_t len
     d.h.magic = WIRE_MAGIC;
     d.h.kind = kind;
     d.h.job = net.job;
-    d.h.src = (uint16_t)net.rank;
+    d.h.src = (uint16_t)job()->rank;
     d.h.dst = (uint16_t)dst;
     d.h.len = (uint32_t)len;
     if (len)
@@ -692,7 +693,7 @@ static uint64_t run_timers(uint64_t now)
     if (net.delay_head && net.delay_head->due_ns < next)
         next = net.delay_head->due_ns;
 
-    for (int i = 0; i < net.nodes; i++) {
+    for (int i = 0; i < job()->nodes; i++) {
         struct peer *p = &net.peers[i];
         if (p->ack_pending) {
             if (p->ack_now || p->ack_due_ns <= now)
@@ -703,7 +704,7 @@ static uint64_t run_timers(uint64_t now)
         if (!p->tx_head) {
             /* A peer that sent FIN may leave once it holds everything;
              * probing it then would mistake a clean exit for a death. */
-            if (i != net.rank && net.running && !atomic_load(&net.stopping) &&
+            if (i != job()->rank && net.running && !atomic_load(&net.stopping) &&
                 !p->fin_rx && now - p->last_rx_ns > HEARTBEAT_NS)
                 send_marker(i, WIRE_NOP, now);
             continue;
@@ -849,7 +850,7 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
 
 static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from)
 {
-    enum wire_verdict v = wire_check(&net.keys, d, len, net.job, net.rank, net.nodes,
+    enum wire_verdict v = wire_check(&net.keys, d, len, net.job, job()->rank, job()->nodes,
                                      net.max_payload);
     if (v != WIRE_OK) {
         stats_add(v == WIRE_FORGED ? STAT_NET_AUTH_DROPPED : STAT_NET_FOREIGN_DROPPED, 1);
@@ -885,7 +886,7 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
             if (reason[i] < 32 || reason[i] > 126)
                 reason[i] = '?';
         char line[400];
-        snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", net.rank, h.src, reason);
+        snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", job()->rank, h.src, reason);
         log_exit_quietly(line);
     }
 }
@@ -926,7 +927,7 @@ static int rx_drain(void)
     }
     if (total) { /* acknowledge at once what must not wait */
         pthread_mutex_lock(&net.lock);
-        for (int i = 0; i < net.nodes; i++)
+        for (int i = 0; i < job()->nodes; i++)
             if (net.peers[i].ack_pending && net.peers[i].ack_now)
                 send_control(i, WIRE_ACK, NULL, 0);
         pthread_mutex_unlock(&net.lock);
@@ -1201,8 +1202,8 @@ void net_abort_peers(const char *reason)
         return;
     /* Best effort and lock-free: the caller may hold net.lock. */
     for (int rep = 0; rep < 3; rep++)
-        for (int i = 0; i < net.nodes; i++)
-            if (i != net.rank)
+        for (int i = 0; i < job()->nodes; i++)
+            if (i != job()->rank)
                 send_control(i, WIRE_ABORT, reason, strlen(reason));
 }
 
@@ -1227,24 +1228,22 @@ static uint64_t auto_spin_ns(int nodes, long cpus)
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
-    if (prm->nodes < 1 || prm->nodes > NET_MAX_NODES || prm->rank < 0 || prm->rank >= prm->nodes)
+    if (job()->nodes < 1 || job()->nodes > NET_MAX_NODES || job()->rank < 0 || job()->rank >= job()->nodes)
         return -EINVAL;
     memset(&net, 0, sizeof net);
-    net.rank = prm->rank;
-    net.nodes = prm->nodes;
     net.fd = prm->fd;
     net.job = prm->job_id;
     net.max_payload = prm->datagram;
     net.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
     net.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(prm->nodes, cpus) : (uint64_t)prm->spin_us * 1000;
-    net.service_core = cpus >= 2l * prm->nodes; /* nodes: all on this machine, for now */
+    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(job()->nodes, cpus) : (uint64_t)prm->spin_us * 1000;
+    net.service_core = cpus >= 2l * job()->nodes; /* nodes: all on this machine, for now */
     net.ops = *ops;
     net.ctx = ctx;
     wire_keys_init(&net.keys, prm->key, prm->job_id, prm->auth_mac);
     inject_init(&net.inj, prm->loss, prm->dup, prm->reorder, prm->delay_us,
-                prm->seed ? prm->seed : prm->job_id * 2654435761u + (uint64_t)prm->rank + 1);
+                prm->seed ? prm->seed : prm->job_id * 2654435761u + (uint64_t)job()->rank + 1);
     net.injecting = inject_active(&net.inj);
 
     /* Incast: all peers may stream to one node at once; keep what they may
@@ -1257,16 +1256,16 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         setsockopt(net.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     socklen_t sl = sizeof rcvbuf;
     getsockopt(net.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
-    size_t share = (size_t)rcvbuf / 2 / (size_t)(net.nodes > 1 ? net.nodes - 1 : 1);
+    size_t share = (size_t)rcvbuf / 2 / (size_t)(job()->nodes > 1 ? job()->nodes - 1 : 1);
     size_t floor_bytes = 2 * (sizeof(struct wire_hdr) + net.max_payload);
     net.window_bytes = share > floor_bytes ? share : floor_bytes;
 
-    net.peers = calloc((size_t)net.nodes, sizeof *net.peers);
+    net.peers = calloc((size_t)job()->nodes, sizeof *net.peers);
     net.rxbuf = malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + net.max_payload + 1));
     if (!net.peers || !net.rxbuf)
         return -ENOMEM;
     uint64_t now = clock_ns();
-    for (int i = 0; i < net.nodes; i++) {
+    for (int i = 0; i < job()->nodes; i++) {
         net.peers[i].addr = prm->peers[i];
         net.peers[i].last_rx_ns = now;
         rto_init(&net.peers[i].rto);
@@ -1305,8 +1304,8 @@ static bool all_finished(void *arg)
     (void)arg;
     bool ok = true;
     pthread_mutex_lock(&net.lock);
-    for (int i = 0; i < net.nodes && ok; i++)
-        if (net.peers[i].tx_head || (i != net.rank && !net.peers[i].fin_rx))
+    for (int i = 0; i < job()->nodes && ok; i++)
+        if (net.peers[i].tx_head || (i != job()->rank && !net.peers[i].fin_rx))
             ok = false;
     pthread_mutex_unlock(&net.lock);
     return ok;
@@ -1322,8 +1321,8 @@ void net_finish(void)
      * re-acknowledgements, which the service thread keeps answering. */
     pthread_mutex_lock(&net.lock);
     uint64_t now = clock_ns();
-    for (int i = 0; i < net.nodes; i++)
-        if (i != net.rank)
+    for (int i = 0; i < job()->nodes; i++)
+        if (i != job()->rank)
             send_marker(i, WIRE_FIN, now);
     pthread_mutex_unlock(&net.lock);
     net_wait(all_finished, NULL, 0);
@@ -1335,9 +1334,9 @@ void net_finish(void)
         bool all = true;
         pthread_mutex_lock(&net.lock);
         now = clock_ns();
-        for (int i = 0; i < net.nodes; i++) {
+        for (int i = 0; i < job()->nodes; i++) {
             struct peer *p = &net.peers[i];
-            if (i == net.rank || p->done_rx)
+            if (i == job()->rank || p->done_rx)
                 continue;
             if (now - p->last_rx_ns < LINGER_SILENCE_NS) {
                 all = false;
@@ -1351,8 +1350,8 @@ void net_finish(void)
     }
     /* Answer the stragglers' DONE once more on the way out. */
     pthread_mutex_lock(&net.lock);
-    for (int i = 0; i < net.nodes; i++)
-        if (i != net.rank)
+    for (int i = 0; i < job()->nodes; i++)
+        if (i != job()->rank)
             send_control(i, WIRE_DONE, NULL, 0);
     pthread_mutex_unlock(&net.lock);
 

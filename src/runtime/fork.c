@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
 #include "coherence/coherence.h"
@@ -31,8 +32,8 @@ extern char **environ;
 
 struct create_hdr { uint64_t fn, arg, globals_len; };
 
-struct job {
-    struct job    *next;
+struct fork_work {
+    struct fork_work    *next;
     int            exit;    /* at workers: the master ended fork style */
     int            src;     /* at the master: the worker that finished */
     unsigned char *data;
@@ -42,11 +43,11 @@ struct job {
 static DSM_STATE struct {
     pthread_mutex_t lock;
     bool            fork_style;
-    struct job     *jobs;          /* at workers: creates and the exit, in order */
+    struct fork_work     *jobs;          /* at workers: creates and the exit, in order */
     int             outstanding;   /* at the master: creates not yet done */
-    struct job     *done;          /* at the master: workers' intervals, in arrival order */
+    struct fork_work     *done;          /* at the master: workers' intervals, in arrival order */
     uint32_t       *vt_at_create;
-} F = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} forks = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Copies the globals byte by byte, uninstrumented: under AddressSanitizer
  * the segment holds the redzones it puts between globals, which a checked
@@ -81,7 +82,7 @@ static int global_pieces(char *start[2], size_t len[2])
 
 void dsm_create(void (*fn)(void *), void *arg)
 {
-    if (!F.fork_style || rt()->rank != 0)
+    if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_create is for the master of a job started with dsm_startup_fork");
     coh->release();
     struct buf b = {0};
@@ -97,11 +98,11 @@ void dsm_create(void (*fn)(void *), void *arg)
         copy_globals(b.p + at, start[i], len[i]);
     }
     interval_encode(&b, NULL, -1);
-    pthread_mutex_lock(&F.lock);
-    interval_vt(F.vt_at_create);
-    F.outstanding += rt()->nodes - 1;
-    pthread_mutex_unlock(&F.lock);
-    for (int i = 1; i < rt()->nodes; i++)
+    pthread_mutex_lock(&forks.lock);
+    interval_vt(forks.vt_at_create);
+    forks.outstanding += job()->nodes - 1;
+    pthread_mutex_unlock(&forks.lock);
+    for (int i = 1; i < job()->nodes; i++)
         ipc_send(i, IPC_CREATE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();
@@ -110,23 +111,23 @@ void dsm_create(void (*fn)(void *), void *arg)
 static bool all_done(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&F.lock);
-    bool ok = F.outstanding == 0;
-    pthread_mutex_unlock(&F.lock);
+    pthread_mutex_lock(&forks.lock);
+    bool ok = forks.outstanding == 0;
+    pthread_mutex_unlock(&forks.lock);
     return ok;
 }
 
 void dsm_wait_for_end(void)
 {
-    if (!F.fork_style || rt()->rank != 0)
+    if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_wait_for_end is for the master of a job started with dsm_startup_fork");
     ipc_wait(all_done, NULL, 0);
-    pthread_mutex_lock(&F.lock);
-    struct job *done = F.done;
-    F.done = NULL;
-    pthread_mutex_unlock(&F.lock);
+    pthread_mutex_lock(&forks.lock);
+    struct fork_work *done = forks.done;
+    forks.done = NULL;
+    pthread_mutex_unlock(&forks.lock);
     while (done) {
-        struct job *next = done->next;
+        struct fork_work *next = done->next;
         interval_apply(done->src, done->data, done->len);
         free(done->data);
         free(done);
@@ -135,26 +136,26 @@ void dsm_wait_for_end(void)
 }
 
 /* At a worker: the master's creates and its exit, run in order. */
-static void queue_job(struct job *j)
+static void queue_work(struct fork_work *j)
 {
-    pthread_mutex_lock(&F.lock);
-    struct job **pp = &F.jobs;
+    pthread_mutex_lock(&forks.lock);
+    struct fork_work **pp = &forks.jobs;
     while (*pp)
         pp = &(*pp)->next;
     *pp = j;
-    pthread_mutex_unlock(&F.lock);
+    pthread_mutex_unlock(&forks.lock);
     ipc_notify();
 }
 
 static void on_create(int src, const void *msg, size_t len)
 {
-    if (src != 0 || rt()->rank == 0)
+    if (src != 0 || job()->rank == 0)
         log_fatal("node %d sent a create; only the master may", src);
-    struct job *j = calloc(1, sizeof *j);
+    struct fork_work *j = calloc(1, sizeof *j);
     if (!j)
         log_fatal("out of memory receiving a create");
     j->data = ipc_copy_payload(msg, len, 0, &j->len);
-    queue_job(j);
+    queue_work(j);
 }
 
 static void on_exit_msg(int src, const void *msg, size_t len)
@@ -162,38 +163,38 @@ static void on_exit_msg(int src, const void *msg, size_t len)
     (void)msg, (void)len;
     if (src != 0)
         log_fatal("node %d sent an exit; only the master may", src);
-    struct job *j = calloc(1, sizeof *j);
+    struct fork_work *j = calloc(1, sizeof *j);
     if (!j)
         log_fatal("out of memory");
     j->exit = 1;
-    queue_job(j);
+    queue_work(j);
 }
 
 static void on_create_done(int src, const void *msg, size_t len)
 {
-    struct job *j = calloc(1, sizeof *j);
+    struct fork_work *j = calloc(1, sizeof *j);
     if (!j)
         log_fatal("out of memory");
     j->src = src;
     j->data = ipc_copy_payload(msg, len, 0, &j->len);
-    pthread_mutex_lock(&F.lock);
-    if (rt()->rank != 0 || F.outstanding <= 0)
+    pthread_mutex_lock(&forks.lock);
+    if (job()->rank != 0 || forks.outstanding <= 0)
         log_fatal("node %d reported a create that was not running", src);
-    struct job **pp = &F.done;
+    struct fork_work **pp = &forks.done;
     while (*pp)
         pp = &(*pp)->next;
     *pp = j;
-    F.outstanding--;
-    pthread_mutex_unlock(&F.lock);
+    forks.outstanding--;
+    pthread_mutex_unlock(&forks.lock);
     ipc_notify();
 }
 
 static bool job_ready(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&F.lock);
-    bool ok = F.jobs != NULL;
-    pthread_mutex_unlock(&F.lock);
+    pthread_mutex_lock(&forks.lock);
+    bool ok = forks.jobs != NULL;
+    pthread_mutex_unlock(&forks.lock);
     return ok;
 }
 
@@ -239,10 +240,10 @@ static void worker_loop(void)
 {
     for (;;) {
         ipc_wait(job_ready, NULL, 0);
-        pthread_mutex_lock(&F.lock);
-        struct job *j = F.jobs;
-        F.jobs = j->next;
-        pthread_mutex_unlock(&F.lock);
+        pthread_mutex_lock(&forks.lock);
+        struct fork_work *j = forks.jobs;
+        forks.jobs = j->next;
+        pthread_mutex_unlock(&forks.lock);
         if (j->exit) {
             free(j);
             dsm_finish();
@@ -257,23 +258,23 @@ static void worker_loop(void)
 int dsm_startup_fork(int *argc, char ***argv)
 {
     dsm_startup(argc, argv);
-    F.fork_style = true;
-    if (rt()->rank != 0)
+    forks.fork_style = true;
+    if (job()->rank != 0)
         worker_loop(); /* does not return */
     return 0;
 }
 
 void fork_finish(void)
 {
-    if (F.fork_style && rt()->rank == 0)
-        for (int i = 1; i < rt()->nodes; i++)
+    if (forks.fork_style && job()->rank == 0)
+        for (int i = 1; i < job()->nodes; i++)
             ipc_send(i, IPC_EXIT, 0, NULL, 0);
 }
 
 void fork_start(void)
 {
-    F.vt_at_create = calloc((size_t)rt()->nodes, sizeof *F.vt_at_create);
-    if (!F.vt_at_create)
+    forks.vt_at_create = calloc((size_t)job()->nodes, sizeof *forks.vt_at_create);
+    if (!forks.vt_at_create)
         log_fatal("out of memory at startup");
     ipc_register(IPC_CREATE, on_create, NULL);
     ipc_register(IPC_CREATE_DONE, on_create_done, NULL);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -51,12 +52,12 @@ enum { NAMED_TYPES = 1 IPC_TYPES(REPORT_COUNT_TYPE) };
 
 static bool wanted(void)
 {
-    return rt()->cfg.stats || rt()->cfg.stats_json;
+    return job()->cfg.stats || job()->cfg.stats_json;
 }
 
 static void on_stats(int peer, const void *msg, size_t len)
 {
-    if (!rep.table || peer < 0 || peer >= rt()->nodes)
+    if (!rep.table || peer < 0 || peer >= job()->nodes)
         log_fatal("node %d sent a statistics report nobody asked for", peer);
     pthread_mutex_lock(&rep.lock);
     if (rep.reported[peer])
@@ -105,9 +106,9 @@ void report_start(void)
 {
     rep.start_ns = clock_ns();
     ipc_register(IPC_STATS, on_stats, NULL);
-    if (rt()->rank == 0 && wanted()) {
-        rep.table = calloc((size_t)rt()->nodes, sizeof *rep.table);
-        rep.reported = calloc((size_t)rt()->nodes, sizeof *rep.reported);
+    if (job()->rank == 0 && wanted()) {
+        rep.table = calloc((size_t)job()->nodes, sizeof *rep.table);
+        rep.reported = calloc((size_t)job()->nodes, sizeof *rep.reported);
         if (!rep.table || !rep.reported)
             log_fatal("out of memory for the statistics table");
     }
@@ -117,7 +118,7 @@ static bool all_reported(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&rep.lock);
-    bool ok = rep.received == rt()->nodes;
+    bool ok = rep.received == job()->nodes;
     pthread_mutex_unlock(&rep.lock);
     return ok;
 }
@@ -436,11 +437,11 @@ void report_finish(void)
     int rc = ipc_send(0, IPC_STATS, 0, &mine, sizeof mine);
     if (rc)
         log_fatal("cannot send the statistics report to node 0: %s", strerror(-rc));
-    if (rt()->rank != 0)
+    if (job()->rank != 0)
         return;
     ipc_wait(all_reported, NULL, 0);
-    if (rt()->cfg.stats)
-        print_report(stdout, rt()->nodes);
-    if (rt()->cfg.stats_json)
-        write_json(rt()->cfg.stats_json, rt()->nodes);
+    if (job()->cfg.stats)
+        print_report(stdout, job()->nodes);
+    if (job()->cfg.stats_json)
+        write_json(job()->cfg.stats_json, job()->nodes);
 }

@@ -99,8 +99,6 @@ static void solo_bootstrap(struct net_params *np, struct sockaddr_in *self)
     if (getrandom(np->key, sizeof np->key, 0) != sizeof np->key ||
         getrandom(&np->job_id, sizeof np->job_id, 0) != sizeof np->job_id)
         log_fatal("cannot get random bytes for the job key");
-    np->rank = 0;
-    np->nodes = 1;
     np->fd = fd;
     np->peers = self;
 }
@@ -128,7 +126,8 @@ int dsm_startup(int *argc, char ***argv)
         log_fatal("dsm_startup called twice");
     tune_malloc();
     char err[256];
-    if (config_load(&r->cfg, err, sizeof err))
+    struct job *j = job_init();
+    if (config_load(&j->cfg, err, sizeof err))
         log_fatal("%s (see dsmrun --help-env)", err);
 
     struct net_params np;
@@ -138,9 +137,9 @@ int dsm_startup(int *argc, char ***argv)
     if (!getenv(BOOT_ENV_RANK)) {
         solo_bootstrap(&np, &solo_addr);
     } else {
-        np.nodes = (int)parse_long(BOOT_ENV_NODES, getenv(BOOT_ENV_NODES), 1, BOOT_MAX_NODES);
-        np.rank = (int)parse_long(BOOT_ENV_RANK, getenv(BOOT_ENV_RANK), 0, np.nodes - 1);
-        log_set_rank(np.rank);
+        j->nodes = (int)parse_long(BOOT_ENV_NODES, getenv(BOOT_ENV_NODES), 1, BOOT_MAX_NODES);
+        j->rank = (int)parse_long(BOOT_ENV_RANK, getenv(BOOT_ENV_RANK), 0, j->nodes - 1);
+        log_set_rank(j->rank);
         np.fd = (int)parse_long(BOOT_ENV_SOCK_FD, getenv(BOOT_ENV_SOCK_FD), 0, INT_MAX);
         int keyfd = (int)parse_long(BOOT_ENV_KEY_FD, getenv(BOOT_ENV_KEY_FD), 0, INT_MAX);
         const char *job = getenv(BOOT_ENV_JOB);
@@ -150,10 +149,10 @@ int dsm_startup(int *argc, char ***argv)
         if (!job || errno || end == job || *end || strlen(job) != 16)
             log_fatal("bad bootstrap value %s=%s; start the program with dsmrun",
                       BOOT_ENV_JOB, job ? job : "(unset)");
-        peers = calloc((size_t)np.nodes, sizeof *peers);
+        peers = calloc((size_t)j->nodes, sizeof *peers);
         if (!peers)
             log_fatal("out of memory at startup");
-        parse_peers(getenv(BOOT_ENV_PEERS), np.nodes, peers);
+        parse_peers(getenv(BOOT_ENV_PEERS), j->nodes, peers);
         np.peers = peers;
         read_key(keyfd, np.key);
         int type;
@@ -165,9 +164,9 @@ int dsm_startup(int *argc, char ***argv)
         if (fcntl(np.fd, F_SETFD, FD_CLOEXEC) < 0)
             log_fatal("cannot mark the job socket close-on-exec: %s", strerror(errno));
     }
-    log_set_rank(np.rank);
+    log_set_rank(j->rank);
 
-    const struct dsm_config *c = &r->cfg;
+    const struct dsm_config *c = &j->cfg;
     np.peer_timeout_s = c->peer_timeout_s;
     np.loss = c->net_loss;
     np.dup = c->net_dup;
@@ -183,23 +182,21 @@ int dsm_startup(int *argc, char ***argv)
     int rc = ipc_start(&np, &ip);
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
-    r->rank = np.rank;
-    r->nodes = np.nodes;
 
     static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
                                           DSM_HOME_FIRST_TOUCH};
     mem_default_home = homes[c->home];
     lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
-    mem_init(np.rank, np.nodes, (size_t)c->region_size, (size_t)c->page_size,
+    mem_init((size_t)c->region_size, (size_t)c->page_size,
              (uintptr_t)c->region_base);
-    interval_init(np.rank, np.nodes);
+    interval_init();
     char name[32];
     config_protocol_name(c, name, sizeof name);
     const struct coherence_ops *protocol = coherence_find(name);
     if (!protocol)
         log_fatal("internal error: protocol %s is configured but not built", name);
     coherence_start(protocol);
-    sync_start(np.rank, np.nodes);
+    sync_start();
     fork_start();
     report_start();
     rc = ipc_run();
@@ -210,8 +207,9 @@ int dsm_startup(int *argc, char ***argv)
     return 0;
 }
 
-int dsm_rank(void) { return rt()->started ? rt()->rank : 0; }
-int dsm_nodes(void) { return rt()->started ? rt()->nodes : 1; }
+/* Before dsm_startup and after dsm_finish, the program is node 0 of 1. */
+int dsm_rank(void) { return rt()->started ? job()->rank : 0; }
+int dsm_nodes(void) { return rt()->started ? job()->nodes : 1; }
 
 void dsm_finish(void)
 {

@@ -1,13 +1,12 @@
-/* runtime.h — the runtime's context, reached through rt(). */
+/* runtime.h — the runtime's context, reached through rt(); the node's
+ * identity and settings are the job's (base/job.h). */
 #ifndef DSM_RUNTIME_RUNTIME_H
 #define DSM_RUNTIME_RUNTIME_H
 #include <stdbool.h>
 
-#include "runtime/config.h"
+#include "base/job.h"
 
 struct runtime {
-    struct dsm_config cfg;
-    int               rank, nodes;
     bool              started;
 };
 

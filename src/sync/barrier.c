@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -36,7 +37,6 @@ struct bcast_msg {
 
 static DSM_STATE struct {
     pthread_mutex_t   lock;
-    int               rank, nodes;
     uint64_t          epoch;           /* barriers this node has entered */
     uint32_t         *vt_at_barrier;   /* our vector timestamp after the last barrier */
     struct arrival   *arrived[2];      /* at node 0: per epoch parity, per node */
@@ -46,58 +46,58 @@ static DSM_STATE struct {
     uint64_t          released;        /* the last epoch released here */
     uint64_t          bcast_seq;
     struct bcast_msg *bcasts;
-} B = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} barrier = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_arrive(int src, const void *msg, size_t len)
 {
     uint64_t epoch = ipc_msg_aux(msg);
-    pthread_mutex_lock(&B.lock);
-    if (B.rank != 0 || (epoch != B.epoch && epoch != B.epoch + 1) || B.arrived[epoch & 1][src].data)
+    pthread_mutex_lock(&barrier.lock);
+    if (job()->rank != 0 || (epoch != barrier.epoch && epoch != barrier.epoch + 1) || barrier.arrived[epoch & 1][src].data)
         log_fatal("node %d arrived at barrier %llu out of turn; protocol error", src,
                   (unsigned long long)epoch);
-    struct arrival *a = &B.arrived[epoch & 1][src];
+    struct arrival *a = &barrier.arrived[epoch & 1][src];
     a->data = ipc_copy_payload(msg, len, 0, &a->len);
-    B.narrived[epoch & 1]++;
-    pthread_mutex_unlock(&B.lock);
+    barrier.narrived[epoch & 1]++;
+    pthread_mutex_unlock(&barrier.lock);
     ipc_notify();
 }
 
 static void on_release(int src, const void *msg, size_t len)
 {
     uint64_t epoch = ipc_msg_aux(msg);
-    pthread_mutex_lock(&B.lock);
-    if (src != 0 || epoch != B.epoch || B.release)
+    pthread_mutex_lock(&barrier.lock);
+    if (src != 0 || epoch != barrier.epoch || barrier.release)
         log_fatal("node %d released barrier %llu out of turn; protocol error", src,
                   (unsigned long long)epoch);
-    B.release = ipc_copy_payload(msg, len, 0, &B.release_len);
-    B.released = epoch;
-    pthread_mutex_unlock(&B.lock);
+    barrier.release = ipc_copy_payload(msg, len, 0, &barrier.release_len);
+    barrier.released = epoch;
+    pthread_mutex_unlock(&barrier.lock);
     ipc_notify();
 }
 
 static bool all_arrived(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&B.lock);
-    bool ok = B.narrived[B.epoch & 1] == B.nodes;
-    pthread_mutex_unlock(&B.lock);
+    pthread_mutex_lock(&barrier.lock);
+    bool ok = barrier.narrived[barrier.epoch & 1] == job()->nodes;
+    pthread_mutex_unlock(&barrier.lock);
     return ok;
 }
 
 static bool released(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&B.lock);
-    bool ok = B.released == B.epoch && B.release;
-    pthread_mutex_unlock(&B.lock);
+    pthread_mutex_lock(&barrier.lock);
+    bool ok = barrier.released == barrier.epoch && barrier.release;
+    pthread_mutex_unlock(&barrier.lock);
     return ok;
 }
 
 static void send_remote_frees(void)
 {
     uint64_t offsets[512];
-    for (int owner = 0; owner < B.nodes; owner++) {
-        if (owner == B.rank)
+    for (int owner = 0; owner < job()->nodes; owner++) {
+        if (owner == job()->rank)
             continue;
         size_t n;
         while ((n = mem_take_remote_frees(owner, offsets, 512)) > 0)
@@ -121,7 +121,7 @@ static void on_free(int src, const void *msg, size_t len)
 static void merge_arrivals(struct buf *out, struct arrival *a)
 {
     uint32_t total = 0;
-    for (int i = 0; i < B.nodes; i++) {
+    for (int i = 0; i < job()->nodes; i++) {
         uint32_t c;
         if (a[i].len < sizeof c)
             log_fatal("node %d sent a malformed barrier arrival", i);
@@ -129,7 +129,7 @@ static void merge_arrivals(struct buf *out, struct arrival *a)
         total += c;
     }
     buf_put(out, &total, sizeof total);
-    for (int i = 0; i < B.nodes; i++)
+    for (int i = 0; i < job()->nodes; i++)
         buf_put(out, a[i].data + sizeof(uint32_t), a[i].len - sizeof(uint32_t));
 }
 
@@ -140,33 +140,33 @@ void dsm_barrier(void)
     send_remote_frees();
 
     struct buf mine = {0};
-    interval_encode(&mine, B.vt_at_barrier, B.rank);
-    pthread_mutex_lock(&B.lock);
-    uint64_t epoch = ++B.epoch;
-    pthread_mutex_unlock(&B.lock);
+    interval_encode(&mine, barrier.vt_at_barrier, job()->rank);
+    pthread_mutex_lock(&barrier.lock);
+    uint64_t epoch = ++barrier.epoch;
+    pthread_mutex_unlock(&barrier.lock);
 
     unsigned char *intervals;
     size_t len;
-    if (B.rank == 0) {
-        pthread_mutex_lock(&B.lock);
-        B.arrived[epoch & 1][0] = (struct arrival){mine.p, mine.len};
-        B.narrived[epoch & 1]++;
-        pthread_mutex_unlock(&B.lock);
+    if (job()->rank == 0) {
+        pthread_mutex_lock(&barrier.lock);
+        barrier.arrived[epoch & 1][0] = (struct arrival){mine.p, mine.len};
+        barrier.narrived[epoch & 1]++;
+        pthread_mutex_unlock(&barrier.lock);
         mine = (struct buf){0};
         if (!all_arrived(NULL))
             coherence_release_sent(); /* while the others are on their way */
         ipc_wait(all_arrived, NULL, 0);
         struct buf all = {0};
-        pthread_mutex_lock(&B.lock);
-        merge_arrivals(&all, B.arrived[epoch & 1]);
-        for (int i = 0; i < B.nodes; i++) {
-            free(B.arrived[epoch & 1][i].data);
-            B.arrived[epoch & 1][i] = (struct arrival){0};
+        pthread_mutex_lock(&barrier.lock);
+        merge_arrivals(&all, barrier.arrived[epoch & 1]);
+        for (int i = 0; i < job()->nodes; i++) {
+            free(barrier.arrived[epoch & 1][i].data);
+            barrier.arrived[epoch & 1][i] = (struct arrival){0};
         }
-        B.narrived[epoch & 1] = 0;
-        pthread_mutex_unlock(&B.lock);
+        barrier.narrived[epoch & 1] = 0;
+        pthread_mutex_unlock(&barrier.lock);
         ipc_batch_begin();
-        for (int i = 1; i < B.nodes; i++)
+        for (int i = 1; i < job()->nodes; i++)
             ipc_send(i, IPC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
         ipc_batch_end();
         coherence_release_sent();
@@ -177,16 +177,16 @@ void dsm_barrier(void)
         buf_free(&mine);
         coherence_release_sent();
         ipc_wait(released, NULL, 0);
-        pthread_mutex_lock(&B.lock);
-        intervals = B.release;
-        len = B.release_len;
-        B.release = NULL;
-        pthread_mutex_unlock(&B.lock);
+        pthread_mutex_lock(&barrier.lock);
+        intervals = barrier.release;
+        len = barrier.release_len;
+        barrier.release = NULL;
+        pthread_mutex_unlock(&barrier.lock);
     }
     interval_apply(0, intervals, len);
     free(intervals);
     interval_gc();
-    interval_vt(B.vt_at_barrier);
+    interval_vt(barrier.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
     if (coh->barrier_done)
         coh->barrier_done();
@@ -211,12 +211,12 @@ static void on_bcast(int src, const void *msg, size_t len)
     m->seq = h.seq;
     m->data_len = h.data_len;
     m->root = src;
-    pthread_mutex_lock(&B.lock);
-    struct bcast_msg **pp = &B.bcasts;
+    pthread_mutex_lock(&barrier.lock);
+    struct bcast_msg **pp = &barrier.bcasts;
     while (*pp)
         pp = &(*pp)->next;
     *pp = m;
-    pthread_mutex_unlock(&B.lock);
+    pthread_mutex_unlock(&barrier.lock);
     ipc_notify();
 }
 
@@ -225,27 +225,27 @@ struct bcast_wait { uint64_t seq; };
 static bool bcast_arrived(void *arg)
 {
     struct bcast_wait *w = arg;
-    pthread_mutex_lock(&B.lock);
+    pthread_mutex_lock(&barrier.lock);
     bool ok = false;
-    for (struct bcast_msg *m = B.bcasts; m; m = m->next)
+    for (struct bcast_msg *m = barrier.bcasts; m; m = m->next)
         ok |= m->seq == w->seq;
-    pthread_mutex_unlock(&B.lock);
+    pthread_mutex_unlock(&barrier.lock);
     return ok;
 }
 
 void dsm_bcast(void *buf, size_t len, int root)
 {
-    if (root < 0 || root >= B.nodes || (len && !buf))
+    if (root < 0 || root >= job()->nodes || (len && !buf))
         log_fatal("dsm_bcast: bad arguments (root %d, %zu bytes)", root, len);
-    uint64_t seq = ++B.bcast_seq;
-    if (B.rank == root) {
+    uint64_t seq = ++barrier.bcast_seq;
+    if (job()->rank == root) {
         coh->release(); /* the root's writes so far are visible to the receivers */
         struct buf b = {0};
         struct bcast_hdr h = {.seq = seq, .data_len = len};
         buf_put(&b, &h, sizeof h);
         buf_put(&b, buf, len);
         interval_encode(&b, NULL, -1);
-        for (int i = 0; i < B.nodes; i++)
+        for (int i = 0; i < job()->nodes; i++)
             if (i != root)
                 ipc_send(i, IPC_BCAST, 0, b.p, b.len);
         buf_free(&b);
@@ -254,13 +254,13 @@ void dsm_bcast(void *buf, size_t len, int root)
     }
     struct bcast_wait w = {.seq = seq};
     ipc_wait(bcast_arrived, &w, 0);
-    pthread_mutex_lock(&B.lock);
-    struct bcast_msg **pp = &B.bcasts, *m;
+    pthread_mutex_lock(&barrier.lock);
+    struct bcast_msg **pp = &barrier.bcasts, *m;
     while ((*pp)->seq != seq)
         pp = &(*pp)->next;
     m = *pp;
     *pp = m->next;
-    pthread_mutex_unlock(&B.lock);
+    pthread_mutex_unlock(&barrier.lock);
     if (m->root != root || m->data_len != len)
         log_fatal("dsm_bcast: node %d sent %zu bytes as root, this node expected %zu from node %d",
                   m->root, m->data_len, len, root);
@@ -272,14 +272,13 @@ void dsm_bcast(void *buf, size_t len, int root)
     free(m);
 }
 
-void sync_barrier_start(int rank, int nodes)
+void sync_barrier_start(void)
 {
-    B.rank = rank;
-    B.nodes = nodes;
-    B.vt_at_barrier = calloc((size_t)nodes, sizeof *B.vt_at_barrier);
-    B.arrived[0] = calloc((size_t)nodes, sizeof *B.arrived[0]);
-    B.arrived[1] = calloc((size_t)nodes, sizeof *B.arrived[1]);
-    if (!B.vt_at_barrier || !B.arrived[0] || !B.arrived[1])
+    int nodes = job()->nodes;
+    barrier.vt_at_barrier = calloc((size_t)nodes, sizeof *barrier.vt_at_barrier);
+    barrier.arrived[0] = calloc((size_t)nodes, sizeof *barrier.arrived[0]);
+    barrier.arrived[1] = calloc((size_t)nodes, sizeof *barrier.arrived[1]);
+    if (!barrier.vt_at_barrier || !barrier.arrived[0] || !barrier.arrived[1])
         log_fatal("out of memory for the barrier");
     ipc_register(IPC_BARRIER_ARRIVE, on_arrive, NULL);
     ipc_register(IPC_BARRIER_RELEASE, on_release, NULL);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -24,15 +25,14 @@ struct cond_state {
 
 static DSM_STATE struct {
     pthread_mutex_t lock;
-    int             rank, nodes;
     struct idmap    map;
     bool            queued, woken;  /* this node's single wait in progress */
-} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} conds = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* At the manager; caller holds C.lock. */
+/* At the manager; caller holds conds.lock. */
 static void enqueue(int cond, int node)
 {
-    struct cond_state *c = idmap_get(&C.map, cond);
+    struct cond_state *c = idmap_get(&conds.map, cond);
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
         c->waiters = realloc(c->waiters, c->cap * sizeof *c->waiters);
@@ -44,17 +44,17 @@ static void enqueue(int cond, int node)
 
 static void wake(int node)
 {
-    if (node == C.rank) {
-        C.woken = true;
+    if (node == job()->rank) {
+        conds.woken = true;
         ipc_notify();
     } else
         ipc_send(node, IPC_COND_WAKE, 0, NULL, 0);
 }
 
-/* At the manager; caller holds C.lock. */
+/* At the manager; caller holds conds.lock. */
 static void signal_waiters(int cond, bool all)
 {
-    struct cond_state *c = idmap_get(&C.map, cond);
+    struct cond_state *c = idmap_get(&conds.map, cond);
     size_t n = all ? c->n : (c->n ? 1 : 0);
     for (size_t i = 0; i < n; i++)
         wake(c->waiters[i]);
@@ -67,7 +67,7 @@ static int32_t cond_id(int src, const void *msg, size_t len)
 {
     int32_t id;
     ipc_body(src, msg, len, &id, sizeof id, NULL, "condition message");
-    if (id < 0 || id % C.nodes != C.rank)
+    if (id < 0 || id % job()->nodes != job()->rank)
         log_fatal("node %d sent condition %d to the wrong manager", src, id);
     return id;
 }
@@ -75,44 +75,44 @@ static int32_t cond_id(int src, const void *msg, size_t len)
 static void on_wait(int src, const void *msg, size_t len)
 {
     int32_t id = cond_id(src, msg, len);
-    pthread_mutex_lock(&C.lock);
+    pthread_mutex_lock(&conds.lock);
     enqueue(id, src);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&conds.lock);
     ipc_send(src, IPC_COND_QUEUED, 0, NULL, 0);
 }
 
 static void on_signal(int src, const void *msg, size_t len)
 {
     int32_t id = cond_id(src, msg, len);
-    pthread_mutex_lock(&C.lock);
+    pthread_mutex_lock(&conds.lock);
     signal_waiters(id, ipc_msg_aux(msg) != 0);
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&conds.lock);
 }
 
 static void on_queued(int src, const void *msg, size_t len)
 {
     (void)src, (void)msg, (void)len;
-    pthread_mutex_lock(&C.lock);
-    C.queued = true;
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&conds.lock);
+    conds.queued = true;
+    pthread_mutex_unlock(&conds.lock);
     ipc_notify();
 }
 
 static void on_wake(int src, const void *msg, size_t len)
 {
     (void)src, (void)msg, (void)len;
-    pthread_mutex_lock(&C.lock);
-    C.woken = true;
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_lock(&conds.lock);
+    conds.woken = true;
+    pthread_mutex_unlock(&conds.lock);
     ipc_notify();
 }
 
 static bool flag_set(void *arg)
 {
     bool *flag = arg;
-    pthread_mutex_lock(&C.lock);
+    pthread_mutex_lock(&conds.lock);
     bool v = *flag;
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&conds.lock);
     return v;
 }
 
@@ -121,23 +121,23 @@ void dsm_cond_wait(int cond, int lock)
     if (cond < 0)
         log_fatal("dsm_cond_wait(%d): condition ids are >= 0", cond);
     uint64_t t0 = clock_ns();
-    int manager = cond % C.nodes;
-    pthread_mutex_lock(&C.lock);
-    C.queued = C.woken = false;
-    if (manager == C.rank) {
-        enqueue(cond, C.rank);
-        C.queued = true;
+    int manager = cond % job()->nodes;
+    pthread_mutex_lock(&conds.lock);
+    conds.queued = conds.woken = false;
+    if (manager == job()->rank) {
+        enqueue(cond, job()->rank);
+        conds.queued = true;
     }
-    pthread_mutex_unlock(&C.lock);
-    if (manager != C.rank) {
+    pthread_mutex_unlock(&conds.lock);
+    if (manager != job()->rank) {
         int32_t id = cond;
         ipc_send(manager, IPC_COND_WAIT, 0, &id, sizeof id);
-        ipc_wait(flag_set, &C.queued, 0);
+        ipc_wait(flag_set, &conds.queued, 0);
     }
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
     dsm_unlock(lock); /* dsm_unlock and dsm_lock count their own time */
     uint64_t t1 = clock_ns();
-    ipc_wait(flag_set, &C.woken, 0);
+    ipc_wait(flag_set, &conds.woken, 0);
     stats_add(STAT_T_LOCK_NS, clock_ns() - t1);
     dsm_lock(lock);
 }
@@ -146,11 +146,11 @@ static void cond_signal(int cond, bool all)
 {
     if (cond < 0)
         log_fatal("dsm_cond_signal(%d): condition ids are >= 0", cond);
-    int manager = cond % C.nodes;
-    if (manager == C.rank) {
-        pthread_mutex_lock(&C.lock);
+    int manager = cond % job()->nodes;
+    if (manager == job()->rank) {
+        pthread_mutex_lock(&conds.lock);
         signal_waiters(cond, all);
-        pthread_mutex_unlock(&C.lock);
+        pthread_mutex_unlock(&conds.lock);
         return;
     }
     int32_t id = cond;
@@ -160,20 +160,18 @@ static void cond_signal(int cond, bool all)
 void dsm_cond_signal(int cond) { cond_signal(cond, false); }
 void dsm_cond_broadcast(int cond) { cond_signal(cond, true); }
 
-void sync_cond_start(int rank, int nodes)
+void sync_cond_start(void)
 {
-    C.rank = rank;
-    C.nodes = nodes;
-    C.map.size = sizeof(struct cond_state);
+    conds.map.size = sizeof(struct cond_state);
     ipc_register(IPC_COND_WAIT, on_wait, NULL);
     ipc_register(IPC_COND_QUEUED, on_queued, NULL);
     ipc_register(IPC_COND_SIGNAL, on_signal, NULL);
     ipc_register(IPC_COND_WAKE, on_wake, NULL);
 }
 
-void sync_start(int rank, int nodes)
+void sync_start(void)
 {
-    sync_lock_start(rank, nodes);
-    sync_barrier_start(rank, nodes);
-    sync_cond_start(rank, nodes);
+    sync_lock_start();
+    sync_barrier_start();
+    sync_cond_start();
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -34,16 +35,15 @@ struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestam
 
 static DSM_STATE struct {
     pthread_mutex_t lock;
-    int             rank, nodes;
     struct idmap    map;
-} L = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} locks = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static struct lock_state *state_of(int id)
 {
-    return idmap_get(&L.map, id);
+    return idmap_get(&locks.map, id);
 }
 
-/* Sends the lock, with the intervals `to` lacks. Caller holds L.lock. */
+/* Sends the lock, with the intervals `to` lacks. Caller holds locks.lock. */
 static void grant_to(int id, int to, const uint32_t *vt)
 {
     struct buf b = {0};
@@ -54,7 +54,7 @@ static void grant_to(int id, int to, const uint32_t *vt)
     buf_free(&b);
 }
 
-/* At the previous owner: someone queued behind us. Caller holds L.lock. */
+/* At the previous owner: someone queued behind us. Caller holds locks.lock. */
 static void on_successor(int id, int requester, const uint32_t *vt)
 {
     struct lock_state *l = state_of(id);
@@ -67,31 +67,31 @@ static void on_successor(int id, int requester, const uint32_t *vt)
         log_fatal("lock %d was passed two successors; protocol error", id);
     l->successor = requester + 1;
     if (!l->succ_vt)
-        l->succ_vt = malloc((size_t)L.nodes * sizeof *l->succ_vt);
+        l->succ_vt = malloc((size_t)job()->nodes * sizeof *l->succ_vt);
     if (!l->succ_vt)
         log_fatal("out of memory for a lock");
-    memcpy(l->succ_vt, vt, (size_t)L.nodes * sizeof *vt);
+    memcpy(l->succ_vt, vt, (size_t)job()->nodes * sizeof *vt);
 }
 
-/* At the manager. Caller holds L.lock. */
+/* At the manager. Caller holds locks.lock. */
 static void on_request(int id, int requester, const uint32_t *vt)
 {
     struct lock_state *m = state_of(id);
     int prev = m->last_owner - 1;
     m->last_owner = requester + 1;
     if (prev < 0) { /* never held: the manager hands it out itself */
-        if (requester == L.rank) {
+        if (requester == job()->rank) {
             struct lock_state *l = state_of(id);
             l->granted = true;
         } else
             grant_to(id, requester, vt);
-    } else if (prev == L.rank)
+    } else if (prev == job()->rank)
         on_successor(id, requester, vt);
     else {
         struct buf b = {0};
         struct lock_msg msg = {.id = id, .requester = requester};
         buf_put(&b, &msg, sizeof msg);
-        buf_put(&b, vt, (size_t)L.nodes * sizeof *vt);
+        buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
         ipc_send(prev, IPC_LOCK_FWD, 0, b.p, b.len);
         buf_free(&b);
     }
@@ -101,10 +101,10 @@ static void parse_lock_msg(int src, const void *msg, size_t len, struct lock_msg
 {
     size_t rest;
     const void *tail = ipc_body(src, msg, len, m, sizeof *m, &rest, "lock message");
-    if (rest != (size_t)L.nodes * sizeof *vt)
+    if (rest != (size_t)job()->nodes * sizeof *vt)
         log_fatal("node %d sent a malformed lock message", src);
     memcpy(vt, tail, rest);
-    if (m->id < 0 || m->requester < 0 || m->requester >= L.nodes)
+    if (m->id < 0 || m->requester < 0 || m->requester >= job()->nodes)
         log_fatal("node %d sent a malformed lock message", src);
 }
 
@@ -113,12 +113,12 @@ static void on_acq(int src, const void *msg, size_t len)
     struct lock_msg m;
     uint32_t vt[VT_MAX_NODES];
     parse_lock_msg(src, msg, len, &m, vt);
-    if (m.id % L.nodes != L.rank)
-        log_fatal("node %d asked node %d to manage lock %d; protocol error", src, L.rank, m.id);
+    if (m.id % job()->nodes != job()->rank)
+        log_fatal("node %d asked node %d to manage lock %d; protocol error", src, job()->rank, m.id);
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     on_request(m.id, m.requester, vt);
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -128,9 +128,9 @@ static void on_fwd(int src, const void *msg, size_t len)
     uint32_t vt[VT_MAX_NODES];
     parse_lock_msg(src, msg, len, &m, vt);
     uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     on_successor(m.id, m.requester, vt);
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -139,22 +139,22 @@ static void on_grant(int src, const void *msg, size_t len)
     int32_t id;
     size_t rest;
     ipc_body(src, msg, len, &id, sizeof id, &rest, "lock grant");
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || l->granted || l->owned)
         log_fatal("node %d granted lock %d, which was not asked for", src, id);
     l->grant = ipc_copy_payload(msg, len, sizeof id, &l->grant_len);
     l->granted = true;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     ipc_notify();
 }
 
 static bool granted(void *arg)
 {
     struct lock_state *l = arg;
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     bool g = l->granted;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     return g;
 }
 
@@ -164,13 +164,13 @@ void dsm_lock(int id)
         log_fatal("dsm_lock(%d): lock ids are >= 0", id);
     uint64_t t0 = clock_ns();
     stats_add(STAT_LOCK_ACQUIRES, 1);
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     struct lock_state *l = state_of(id);
     if (l->held)
         log_fatal("dsm_lock(%d): this node already holds it", id);
     if (l->owned) { /* ours since our last release, and nobody asked */
         l->held = true;
-        pthread_mutex_unlock(&L.lock);
+        pthread_mutex_unlock(&locks.lock);
         stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
         return;
     }
@@ -178,27 +178,27 @@ void dsm_lock(int id)
     l->granted = false;
     uint32_t vt[VT_MAX_NODES];
     interval_vt(vt);
-    int manager = id % L.nodes;
-    if (manager == L.rank)
-        on_request(id, L.rank, vt);
+    int manager = id % job()->nodes;
+    if (manager == job()->rank)
+        on_request(id, job()->rank, vt);
     else {
         struct buf b = {0};
-        struct lock_msg msg = {.id = id, .requester = L.rank};
+        struct lock_msg msg = {.id = id, .requester = job()->rank};
         buf_put(&b, &msg, sizeof msg);
-        buf_put(&b, vt, (size_t)L.nodes * sizeof *vt);
+        buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
         ipc_send(manager, IPC_LOCK_ACQ, 0, b.p, b.len);
         buf_free(&b);
     }
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     ipc_wait(granted, l, 0);
 
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     unsigned char *g = l->grant;
     size_t glen = l->grant_len;
     l->grant = NULL;
     l->owned = true;
     l->held = true;
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     if (g) {
         interval_apply(-1, g, glen);
         free(g);
@@ -210,7 +210,7 @@ void dsm_unlock(int id)
 {
     uint64_t t0 = clock_ns();
     coh->release();
-    pthread_mutex_lock(&L.lock);
+    pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)
         log_fatal("dsm_unlock(%d): this node does not hold it", id);
@@ -220,16 +220,14 @@ void dsm_unlock(int id)
         grant_to(id, l->successor - 1, l->succ_vt);
         l->successor = 0;
     }
-    pthread_mutex_unlock(&L.lock);
+    pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
-void sync_lock_start(int rank, int nodes)
+void sync_lock_start(void)
 {
-    L.rank = rank;
-    L.nodes = nodes;
-    L.map.size = sizeof(struct lock_state);
+    locks.map.size = sizeof(struct lock_state);
     ipc_register(IPC_LOCK_ACQ, on_acq, NULL);
     ipc_register(IPC_LOCK_FWD, on_fwd, NULL);
     ipc_register(IPC_LOCK_GRANT, on_grant, NULL);

@@ -14,10 +14,10 @@
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 
-void sync_start(int rank, int nodes);
-void sync_lock_start(int rank, int nodes);
-void sync_barrier_start(int rank, int nodes);
-void sync_cond_start(int rank, int nodes);
+void sync_start(void);
+void sync_lock_start(void);
+void sync_barrier_start(void);
+void sync_cond_start(void);
 
 /* A map from an int id to a zeroed record of `size` bytes, created on
  * first use (locks, conditions); a record never moves. The table grows

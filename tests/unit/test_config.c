@@ -5,7 +5,7 @@
  */
 #include "check.h"
 #include "net/seqwin.h"
-#include "runtime/config.h"
+#include "base/config.h"
 
 #include <errno.h>
 #include <stddef.h>

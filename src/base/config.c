@@ -1,7 +1,7 @@
 /*
  * config.c — the table of environment settings, its parser and its help.
  */
-#include "runtime/config.h"
+#include "base/config.h"
 
 #include <errno.h>
 #include <math.h>

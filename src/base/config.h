@@ -6,8 +6,8 @@
  * parses them, rejects bad values with a clear message, and prints them for
  * `dsmrun --help-env`.
  */
-#ifndef DSM_RUNTIME_CONFIG_H
-#define DSM_RUNTIME_CONFIG_H
+#ifndef DSM_BASE_CONFIG_H
+#define DSM_BASE_CONFIG_H
 
 #include <stdio.h>
 #include <stdint.h>
