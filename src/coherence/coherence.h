@@ -17,7 +17,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc/ipc.h"
 #include "mem/mem.h"
+
+/* The coherence layer's message types (numbered on from ipc's; ipc.h). The
+ * page fetch and diff types serve the home-based protocols; the one active
+ * protocol numbers its own types from COH_PROTOCOL_TYPES, below
+ * COHERENCE_TYPE_NEXT, and registers them in its start. */
+enum coherence_type {
+    COH_PAGE_REQ = IPC_TYPE_NEXT, /* fetch a page from its home (or its base node) */
+    COH_PAGE_REP,                 /* the page, received straight into place */
+    COH_PAGE_RUN_REQ,             /* consecutive pages of one home, read ahead */
+    COH_PAGE_RUN_REP,             /* those pages, received straight into place */
+    COH_DIFF,                     /* a writer's diff, to the page's home */
+    COH_DIFF_ACK,                 /* the home applied it; the new version */
+    COH_PROTOCOL_TYPES,
+    COHERENCE_TYPE_NEXT = COH_PROTOCOL_TYPES + 8
+};
 
 #define VT_MAX_NODES 256 /* as many nodes as a job may have */
 

@@ -55,6 +55,15 @@
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 
+/* erc's message types (coherence.h: the active protocol's own slots). */
+enum erc_type {
+    ERC_INV = COH_PROTOCOL_TYPES, /* erc-inv: a home invalidates a copy before a release ends */
+    ERC_UPD, /* erc-upd: a home pushes a diff to a copy */
+    ERC_ACK, /* the copy is invalidated or updated */
+    ERC_TYPE_END
+};
+_Static_assert((int)ERC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "erc has more message types than slots");
+
 enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
 
 /* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
@@ -202,7 +211,7 @@ static bool send_notes(size_t page, int writer, const uint64_t *targets, const v
         if (!set_has(targets, node))
             continue;
         p->left++;
-        ipc_sendv(node, erc.update ? IPC_ERC_UPD : IPC_ERC_INV, 0, iov, 2);
+        ipc_sendv(node, erc.update ? ERC_UPD : ERC_INV, 0, iov, 2);
     }
     return true;
 }
@@ -218,7 +227,7 @@ static void pending_done(struct pending *p)
         ipc_notify();
     } else {
         struct diff_ack a = {.page = p->page};
-        ipc_send(p->writer, IPC_DIFF_ACK, 0, &a, sizeof a);
+        ipc_send(p->writer, COH_DIFF_ACK, 0, &a, sizeof a);
     }
     p->writer = -1;
     erc.free_slots[erc.nfree++] = (uint32_t)(p - erc.pend);
@@ -288,7 +297,7 @@ static void make_valid(size_t page)
     erc.fetch.done = false;
     erc.fetch.page = (uint32_t)page;
     unlock();
-    ipc_send(home >= 0 ? home : base, IPC_PAGE_REQ, 0, &req, sizeof req);
+    ipc_send(home >= 0 ? home : base, COH_PAGE_REQ, 0, &req, sizeof req);
     ipc_wait(fetch_done, NULL, 0);
     lock();
     erc.fetch.waiting = false;
@@ -378,7 +387,7 @@ static void send_diff(size_t page)
     struct diff_hdr d = {.page = (uint32_t)page};
     struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
                            {.iov_base = erc.diffbuf, .iov_len = len}};
-    ipc_sendv(home, IPC_DIFF, 0, iov, 2);
+    ipc_sendv(home, COH_DIFF, 0, iov, 2);
 }
 
 /* Whether a home page's copies lack some of its writes. Caller holds
@@ -469,7 +478,7 @@ static void reply(int to, size_t page, enum rep_status status, int home)
     struct page_rep r = {.page = (uint32_t)page, .home = home, .status = status};
     struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
                            {.iov_base = mem_sys(page), .iov_len = status == REP_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
+    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
 }
 
 /* At the home: the requester joins the copyset, and the page is sent. */
@@ -514,7 +523,7 @@ static void on_page_req(int src, const void *msg, size_t len)
         reply(r.requester, r.page, REP_YOU_ARE_HOME, home);
     else if (home != job()->rank) {
         r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
-        ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
+        ipc_send(home, COH_PAGE_REQ, 0, &r, sizeof r);
     } else
         serve(r.requester, r.page);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
@@ -577,7 +586,7 @@ static void on_diff(int src, const void *msg, size_t len)
         mem_diff_apply(mem.pages[d.page].twin, mem.page_size, diff, dlen);
     if (!announce(d.page, src, diff, dlen)) {
         struct diff_ack a = {.page = d.page};
-        ipc_send(src, IPC_DIFF_ACK, 0, &a, sizeof a);
+        ipc_send(src, COH_DIFF_ACK, 0, &a, sizeof a);
     }
     unlock();
     stats_add(STAT_DIFFS_APPLIED, 1);
@@ -630,7 +639,7 @@ static void on_note(int src, const void *msg, size_t len, bool update)
         stats_add(STAT_INVALIDATIONS, 1);
     }
     unlock();
-    ipc_send(src, IPC_ERC_ACK, 0, &n, sizeof n);
+    ipc_send(src, ERC_ACK, 0, &n, sizeof n);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -661,12 +670,15 @@ static void erc_start(bool update)
         log_fatal("out of memory starting the %s protocol", update ? "erc-upd" : "erc-inv");
     if (job()->nodes > VT_MAX_NODES)
         log_fatal("erc: at most %d nodes", VT_MAX_NODES);
-    ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
-    ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);
-    ipc_register(IPC_DIFF, on_diff, NULL);
-    ipc_register(IPC_DIFF_ACK, on_diff_ack, NULL);
-    ipc_register(update ? IPC_ERC_UPD : IPC_ERC_INV, update ? on_upd : on_inv, NULL);
-    ipc_register(IPC_ERC_ACK, on_ack, NULL);
+    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
+    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
+    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
+    if (update)
+        ipc_register(ERC_UPD, "ERC_UPD", on_upd, NULL);
+    else
+        ipc_register(ERC_INV, "ERC_INV", on_inv, NULL);
+    ipc_register(ERC_ACK, "ERC_ACK", on_ack, NULL);
 }
 
 static void erc_inv_start(void) { erc_start(false); }

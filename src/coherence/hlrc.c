@@ -178,7 +178,7 @@ static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
     struct page_req req = {.page = (uint32_t)page, .need = mem.pages[page].need, .requester = job()->rank};
-    ipc_send(mem_home(page), IPC_PAGE_REQ, 0, &req, sizeof req);
+    ipc_send(mem_home(page), COH_PAGE_REQ, 0, &req, sizeof req);
 }
 
 static bool pulls_done(void *arg)
@@ -244,7 +244,7 @@ static void read_ahead(size_t page, int home)
         struct run_req r = {.first = (uint32_t)page + 1, .count = (uint32_t)count};
         struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
                                {.iov_base = need, .iov_len = count * sizeof *need}};
-        ipc_sendv(home, IPC_PAGE_RUN_REQ, 0, iov, 2);
+        ipc_sendv(home, COH_PAGE_RUN_REQ, 0, iov, 2);
     }
 }
 
@@ -267,7 +267,7 @@ static void make_valid(size_t page, bool ahead)
         hlrc.fetch.page = (uint32_t)page;
         pthread_mutex_unlock(&hlrc.lock);
         ipc_batch_begin(); /* the request and its read-ahead: one wake-up at the home */
-        ipc_send(home >= 0 ? home : mem_base_node(page), IPC_PAGE_REQ, 0, &req, sizeof req);
+        ipc_send(home >= 0 ? home : mem_base_node(page), COH_PAGE_REQ, 0, &req, sizeof req);
         if (ahead && home >= 0)
             read_ahead(page, home);
         ipc_batch_end();
@@ -373,7 +373,7 @@ static void flush_page(size_t page)
     uint64_t t1 = clock_ns();
     struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
                            {.iov_base = hlrc.diffbuf, .iov_len = (size_t)len}};
-    ipc_sendv(mem_home(page), IPC_DIFF, 0, iov, 2);
+    ipc_sendv(mem_home(page), COH_DIFF, 0, iov, 2);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t1);
     e->flushed = 1;
 }
@@ -529,7 +529,7 @@ static void reply(int to, size_t page, enum rep_status status, uint32_t version,
                          .run = (uint32_t)run};
     struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
                            {.iov_base = (void *)data, .iov_len = status == REP_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, IPC_PAGE_REP, 0, iov, 2);
+    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
 }
 
 /* The home's copy of a page for `requester`, which needs at least version
@@ -586,7 +586,7 @@ static void on_page_req(int src, const void *msg, size_t len)
         reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, run, NULL);
     else if (home != job()->rank) {
         r.flags = REQ_HOME_IS_YOU | (uint32_t)run << REQ_RUN_SHIFT; /* to the home, from the base */
-        ipc_send(home, IPC_PAGE_REQ, 0, &r, sizeof r);
+        ipc_send(home, COH_PAGE_REQ, 0, &r, sizeof r);
     }
     else {
         mem_sys_fill(r.page, 1); /* written through the application view */
@@ -692,7 +692,7 @@ static void on_page_run_req(int src, const void *msg, size_t len)
         else
             iov[n++] = (struct iovec){.iov_base = data, .iov_len = mem.page_size};
     }
-    ipc_sendv(src, IPC_PAGE_RUN_REP, 0, iov, n);
+    ipc_sendv(src, COH_PAGE_RUN_REP, 0, iov, n);
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -746,7 +746,7 @@ static void on_diff(int src, const void *msg, size_t len)
     uint32_t v = ++mem.pages[d.page].version;
     pthread_mutex_unlock(&hlrc.lock);
     struct diff_ack a = {.page = d.page, .idx = d.idx, .version = v};
-    ipc_send(src, IPC_DIFF_ACK, 0, &a, sizeof a);
+    ipc_send(src, COH_DIFF_ACK, 0, &a, sizeof a);
     stats_add(STAT_DIFFS_APPLIED, 1);
     stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
@@ -771,12 +771,12 @@ static void hlrc_start(void)
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     if (!hlrc.diffbuf)
         log_fatal("out of memory for the diff buffer");
-    ipc_register(IPC_PAGE_REQ, on_page_req, NULL);
-    ipc_register(IPC_PAGE_REP, on_page_rep, place_page_rep);
-    ipc_register(IPC_PAGE_RUN_REQ, on_page_run_req, NULL);
-    ipc_register(IPC_PAGE_RUN_REP, on_page_run_rep, place_page_run_rep);
-    ipc_register(IPC_DIFF, on_diff, NULL);
-    ipc_register(IPC_DIFF_ACK, on_diff_ack, NULL);
+    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
+    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    ipc_register(COH_PAGE_RUN_REQ, "PAGE_RUN_REQ", on_page_run_req, NULL);
+    ipc_register(COH_PAGE_RUN_REP, "PAGE_RUN_REP", on_page_run_rep, place_page_run_rep);
+    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
+    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
 }
 
 /* Frees the home pages' snapshots and the lists. */

@@ -51,6 +51,16 @@
 #include "ipc/ipc.h"
 #include "dsm.h"
 
+/* lrc's message types (coherence.h: the active protocol's own slots). */
+enum lrc_type {
+    LRC_DIFF_REQ = COH_PROTOCOL_TYPES, /* the diffs of a page's intervals, from their writer */
+    LRC_DIFF_REP, /* those diffs */
+    LRC_BASE_REQ, /* after a collection, a whole page from its keeper */
+    LRC_BASE_REP, /* that page */
+    LRC_TYPE_END
+};
+_Static_assert((int)LRC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "lrc has more message types than slots");
+
 #define OPEN_STAMP 0 /* a diff of the interval still open: stamped at release */
 
 struct ldiff {      /* a diff this node made */
@@ -249,7 +259,7 @@ static uint32_t ask_base(size_t page, int node, enum base_kind kind)
     lrc.f.base_done = false;
     pthread_mutex_unlock(&lrc.lock);
     struct base_req r = {(uint32_t)page, kind};
-    ipc_send(node, IPC_LRC_BASE_REQ, 0, &r, sizeof r);
+    ipc_send(node, LRC_BASE_REQ, 0, &r, sizeof r);
     ipc_wait(base_done, NULL, 0);
     pthread_mutex_lock(&lrc.lock);
     lrc.f.waiting = false;
@@ -309,7 +319,7 @@ static void fetch_diffs(size_t page)
                 stamps[2 + count++] = pend[i].stamp;
         stamps[0] = (uint32_t)page;
         stamps[1] = count;
-        ipc_send(node, IPC_LRC_DIFF_REQ, 0, stamps, (2 + count) * sizeof *stamps);
+        ipc_send(node, LRC_DIFF_REQ, 0, stamps, (2 + count) * sizeof *stamps);
     }
     free(stamps);
     free(pend);
@@ -634,7 +644,7 @@ static void on_diff_req(int src, const void *msg, size_t len)
     }
     pthread_mutex_unlock(&lrc.lock);
     memcpy(b.p, &h, sizeof h);
-    ipc_send(src, IPC_LRC_DIFF_REP, 0, b.p, b.len);
+    ipc_send(src, LRC_DIFF_REP, 0, b.p, b.len);
     buf_free(&b);
     free(stamps);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
@@ -685,7 +695,7 @@ static void on_base_req(int src, const void *msg, size_t len)
     }
     struct iovec iov[2] = {{.iov_base = &rep, .iov_len = sizeof rep},
                            {.iov_base = (void *)data, .iov_len = data ? mem.page_size : 0}};
-    ipc_sendv(src, IPC_LRC_BASE_REP, 0, iov, 2);
+    ipc_sendv(src, LRC_BASE_REP, 0, iov, 2);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -727,10 +737,10 @@ static void lrc_start(void)
     lrc.f.reply_len = calloc((size_t)job()->nodes, sizeof *lrc.f.reply_len);
     if (lrc.tab == MAP_FAILED || !lrc.scratch || !lrc.f.asked || !lrc.f.reply || !lrc.f.reply_len)
         log_fatal("out of memory for the lrc page table");
-    ipc_register(IPC_LRC_DIFF_REQ, on_diff_req, NULL);
-    ipc_register(IPC_LRC_DIFF_REP, on_diff_rep, NULL);
-    ipc_register(IPC_LRC_BASE_REQ, on_base_req, NULL);
-    ipc_register(IPC_LRC_BASE_REP, on_base_rep, place_base_rep);
+    ipc_register(LRC_DIFF_REQ, "LRC_DIFF_REQ", on_diff_req, NULL);
+    ipc_register(LRC_DIFF_REP, "LRC_DIFF_REP", on_diff_rep, NULL);
+    ipc_register(LRC_BASE_REQ, "LRC_BASE_REQ", on_base_req, NULL);
+    ipc_register(LRC_BASE_REP, "LRC_BASE_REP", on_base_rep, place_base_rep);
 }
 
 /* Frees the page records, with their diffs and copies, and the tables. */

@@ -50,6 +50,18 @@
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 
+/* sc's message types (coherence.h: the active protocol's own slots). */
+enum sc_type {
+    SC_REQ = COH_PROTOCOL_TYPES, /* read or write request, to the page's manager */
+    SC_FWD,     /* the manager asks the owner to send the page */
+    SC_PAGE,    /* the page (or the right to write it), to the requester */
+    SC_INV,     /* drop your copy */
+    SC_INV_ACK, /* dropped */
+    SC_DONE,    /* the requester installed the page; the manager moves on */
+    SC_TYPE_END
+};
+_Static_assert((int)SC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "sc has more message types than slots");
+
 enum { REQ_HOME_IS_YOU = 1 }; /* from the base node: it has made the receiver home */
 enum sc_status { ST_DATA = 0, ST_GRANT = 1, ST_UNALLOCATED = 2 };
 
@@ -156,7 +168,7 @@ static void send_page(int to, size_t page, int home, enum sc_status status, bool
     struct sc_page p = {.page = (uint32_t)page, .home = home, .status = status, .write = write};
     struct iovec iov[2] = {{.iov_base = &p, .iov_len = sizeof p},
                            {.iov_base = mem_sys(page), .iov_len = status == ST_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, IPC_SC_PAGE, 0, iov, 2);
+    ipc_sendv(to, SC_PAGE, 0, iov, 2);
 }
 
 /* As the owner: hands the page to `requester`, keeping a read-only copy
@@ -181,7 +193,7 @@ static void transfer(size_t page, struct manager *m)
         serve(page, r, m->write, job()->rank);
     else {
         struct sc_fwd f = {.page = (uint32_t)page, .requester = r, .write = m->write};
-        ipc_send(m->owner, IPC_SC_FWD, 0, &f, sizeof f);
+        ipc_send(m->owner, SC_FWD, 0, &f, sizeof f);
     }
 }
 
@@ -207,7 +219,7 @@ static void start(size_t page, struct manager *m, int requester, bool write)
                 set_add(m->awaiting, n);
                 m->pending++;
                 struct sc_one inv = {.page = (uint32_t)page};
-                ipc_send(n, IPC_SC_INV, 0, &inv, sizeof inv);
+                ipc_send(n, SC_INV, 0, &inv, sizeof inv);
             }
         }
         if (m->pending)
@@ -284,7 +296,7 @@ static void route(const struct sc_req *r, int src)
     else if (mem_base_node(page) == job()->rank) {
         struct sc_req f = *r;
         f.flags = REQ_HOME_IS_YOU;
-        ipc_send(home, IPC_SC_REQ, 0, &f, sizeof f);
+        ipc_send(home, SC_REQ, 0, &f, sizeof f);
     } else
         log_fatal("node %d asked node %d for page %zu, which neither manages it nor is its base",
                   src, job()->rank, page);
@@ -321,7 +333,7 @@ static void acquire(size_t page, bool write)
     else {
         struct sc_req r = {.page = (uint32_t)page, .requester = job()->rank, .write = write,
                            .flags = home >= 0 && base == job()->rank ? REQ_HOME_IS_YOU : 0};
-        ipc_send(home >= 0 ? home : base, IPC_SC_REQ, 0, &r, sizeof r);
+        ipc_send(home >= 0 ? home : base, SC_REQ, 0, &r, sizeof r);
     }
     pthread_mutex_unlock(&sc.lock);
     ipc_wait(fetch_done, NULL, 0);
@@ -338,7 +350,7 @@ static void acquire(size_t page, bool write)
         done(page, job()->rank);
     else {
         struct sc_one d = {.page = (uint32_t)page};
-        ipc_send(home, IPC_SC_DONE, 0, &d, sizeof d);
+        ipc_send(home, SC_DONE, 0, &d, sizeof d);
     }
 }
 
@@ -426,7 +438,7 @@ static void on_inv(int src, const void *msg, size_t len)
         log_fatal("node %d invalidated page %u, which it does not manage", src, m.page);
     set_access(m.page, PAGE_INVALID);
     pthread_mutex_unlock(&sc.lock);
-    ipc_send(src, IPC_SC_INV_ACK, 0, &m, sizeof m);
+    ipc_send(src, SC_INV_ACK, 0, &m, sizeof m);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -497,12 +509,12 @@ static void sc_start(void)
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (sc.mgr == MAP_FAILED)
         log_fatal("cannot map sc's manager table");
-    ipc_register(IPC_SC_REQ, on_req, NULL);
-    ipc_register(IPC_SC_FWD, on_fwd, NULL);
-    ipc_register(IPC_SC_PAGE, on_page, place_page);
-    ipc_register(IPC_SC_INV, on_inv, NULL);
-    ipc_register(IPC_SC_INV_ACK, on_inv_ack, NULL);
-    ipc_register(IPC_SC_DONE, on_done, NULL);
+    ipc_register(SC_REQ, "SC_REQ", on_req, NULL);
+    ipc_register(SC_FWD, "SC_FWD", on_fwd, NULL);
+    ipc_register(SC_PAGE, "SC_PAGE", on_page, place_page);
+    ipc_register(SC_INV, "SC_INV", on_inv, NULL);
+    ipc_register(SC_INV_ACK, "SC_INV_ACK", on_inv_ack, NULL);
+    ipc_register(SC_DONE, "SC_DONE", on_done, NULL);
 }
 
 const struct coherence_ops sc_ops = {

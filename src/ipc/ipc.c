@@ -22,12 +22,19 @@
 
 DSM_STATE struct ipc_state ipc;
 
-void ipc_register(unsigned type, ipc_handler fn, ipc_placer place)
+void ipc_register(unsigned type, const char *name, ipc_handler fn, ipc_placer place)
 {
-    if (type < IPC_FIRST_UPPER || type >= IPC_TYPE_MAX)
+    if (type < IPC_TYPE_NEXT || type >= IPC_TYPE_MAX || !name)
         log_fatal("internal error: message type %u cannot be registered", type);
+    ipc.names[type] = name;
     ipc.handlers[type] = fn;
     ipc.placers[type] = place;
+}
+
+const char *ipc_type_name(unsigned type)
+{
+    const char *own = ipc_own_type_name(type);
+    return own ? own : type < IPC_TYPE_MAX ? ipc.names[type] : NULL;
 }
 
 /* Attaches the accept notification pending for `peer`, if any. */
@@ -181,8 +188,9 @@ static void take_accept(int peer, const struct ipc_hdr *h)
 
 static void malformed(int peer, unsigned type)
 {
-    log_fatal("node %d sent a malformed %s message; protocol error (mismatched builds?)",
-              peer, ipc_type_name(type));
+    const char *name = ipc_type_name(type);
+    log_fatal("node %d sent a malformed %s message (type %u); protocol error (mismatched builds?)",
+              peer, name ? name : "unknown", type);
 }
 
 /* ---- placement -------------------------------------------------------- */
@@ -202,7 +210,7 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
     size_t fixed = ipc_fixed_size(h.type);
     const char *body = (const char *)head + sizeof h;
 
-    if (h.type >= IPC_FIRST_UPPER && h.type < IPC_TYPE_MAX && ipc.placers[h.type]) {
+    if (h.type >= IPC_TYPE_NEXT && h.type < IPC_TYPE_MAX && ipc.placers[h.type]) {
         void *buf = ipc.placers[h.type](peer, head, head_len, msg_len, skip);
         if (!buf || *skip > head_len)
             return NULL;
@@ -213,7 +221,7 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
         pl->head_len = *skip;
         return buf;
     }
-    if (h.type >= IPC_FIRST_UPPER && h.type < IPC_TYPE_MAX) {
+    if (h.type >= IPC_TYPE_NEXT && h.type < IPC_TYPE_MAX) {
         /* A registered type without a placer: assembled whole, dispatched
          * when complete (a large barrier release, a lock grant...). */
         void *buf = malloc(msg_len);
@@ -266,7 +274,7 @@ static void placed(int peer, void *buf, size_t len)
 {
     struct placement *pl = &ipc.placing[peer];
     unsigned type = pl->type;
-    if (type >= IPC_FIRST_UPPER && type < IPC_TYPE_MAX && ipc.placers[type]) {
+    if (type >= IPC_TYPE_NEXT && type < IPC_TYPE_MAX && ipc.placers[type]) {
         ipc.handlers[type](peer, pl->scratch, pl->head_len);
         free(pl->scratch);
         pl->scratch = NULL;
@@ -309,14 +317,14 @@ static void dispatch(int peer, const void *msg, size_t len)
     if (h.flags & ~IPC_HF_ACCEPT)
         malformed(peer, h.type);
     take_accept(peer, &h);
-    if (h.type >= IPC_FIRST_UPPER) {
+    if (h.type >= IPC_TYPE_NEXT) {
         if (h.type >= IPC_TYPE_MAX || !ipc.handlers[h.type])
             log_fatal("node %d sent a message of unknown type %u; mismatched builds?", peer, h.type);
         if (ipc.placers[h.type]) {
             size_t skip = 0;
             void *buf = ipc.placers[h.type](peer, msg, len, len, &skip);
             if (!buf || skip > len)
-                log_fatal("no memory to place a %s message from node %d", ipc_type_name(h.type), peer);
+                log_fatal("no memory to place a %s message from node %d", ipc.names[h.type], peer);
             memcpy(buf, (const char *)msg + skip, len - skip);
             ipc.handlers[h.type](peer, msg, skip);
         } else

@@ -2,11 +2,11 @@
  * ipc.h — ports and messages (seed 004, NORMA IPC/DE) over the transport,
  * and the message-type registry the runtime's own protocols use.
  *
- * Every transport message starts with a struct ipc_hdr whose type is one of
- * enum ipc_type: the port protocol's own types, and the types of the layers
- * above (page requests, diffs, locks, barriers...), which register a handler
- * with ipc_register. Handlers run on the delivery thread, in order per peer;
- * they may send but must not wait.
+ * Every transport message starts with a struct ipc_hdr whose type is a
+ * numbered slot: the port protocol's own types (enum ipc_type), or a type of
+ * a layer above (page requests, diffs, locks, barriers...), declared in that
+ * layer's header and registered with ipc_register. Handlers run on the
+ * delivery thread, in order per peer; they may send but must not wait.
  */
 #ifndef DSM_IPC_IPC_H
 #define DSM_IPC_IPC_H
@@ -18,7 +18,7 @@
 #include "dsm.h"
 #include "net/net.h"
 
-/* One enum for every message type, one table naming them (ipc_type_name). */
+/* The port protocol's own message types; ipc_type_name names them. */
 #define IPC_TYPES(X)                                                           \
     X(LOOKUP_REQ)  /* find a port by name */                                   \
     X(LOOKUP_REP)                                                              \
@@ -28,53 +28,26 @@
     X(KMSG)        /* the inline data of a granted message */                  \
     X(PAGE)        /* one out-of-line page of a granted message */             \
     X(ACCEPT)      /* message-accept notification: the receiver took it */     \
-    X(REPLY)       /* an RPC reply, into the caller's pre-granted buffer */    \
-    X(STATS)       /* runtime: a node's statistics, to node 0 at finish */        \
-    X(PAGE_REQ)    /* coherence: fetch a page from its home (or its base node) */ \
-    X(PAGE_REP)    /* coherence: the page, received straight into place */     \
-    X(PAGE_RUN_REQ)/* hlrc: consecutive pages of one home, read ahead */        \
-    X(PAGE_RUN_REP)/* hlrc: those pages, received straight into place */        \
-    X(DIFF)        /* coherence: a writer's diff, to the page's home */         \
-    X(DIFF_ACK)    /* coherence: the home applied it; the new version */        \
-    X(LOCK_ACQ)    /* sync: acquire request, to the lock's manager */           \
-    X(LOCK_FWD)    /* sync: the manager passes it to the last owner */          \
-    X(LOCK_GRANT)  /* sync: the lock and the write notices the acquirer lacks */ \
-    X(COND_WAIT)   /* sync: register as a waiter, at the condition's manager */ \
-    X(COND_QUEUED) /* sync: registered */                                       \
-    X(COND_SIGNAL) /* sync: wake one waiter, or all */                          \
-    X(COND_WAKE)   /* sync: to a waiter */                                      \
-    X(BARRIER_ARRIVE)  /* sync: arrival and this node's intervals, to node 0 */ \
-    X(BARRIER_RELEASE) /* sync: every interval of the epoch, to all */         \
-    X(BCAST)       /* sync: dsm_bcast data and the root's intervals */          \
-    X(FREE)        /* mem: blocks of the receiver's arena freed elsewhere */    \
-    X(CREATE)      /* runtime: run a function with the master's globals */      \
-    X(CREATE_DONE) /* runtime: it returned; the worker's intervals */           \
-    X(EXIT)        /* runtime: fork style is over; leave */                     \
-    X(SC_REQ)      /* sc: read or write request, to the page's manager */       \
-    X(SC_FWD)      /* sc: the manager asks the owner to send the page */        \
-    X(SC_PAGE)     /* sc: the page (or the right to write it), to the requester */ \
-    X(SC_INV)      /* sc: drop your copy */                                     \
-    X(SC_INV_ACK)  /* sc: dropped */                                            \
-    X(SC_DONE)     /* sc: the requester installed the page; manager moves on */ \
-    X(ERC_INV)     /* erc-inv: a home invalidates a copy before a release ends */ \
-    X(ERC_UPD)     /* erc-upd: a home pushes a diff to a copy */                \
-    X(ERC_ACK)     /* erc: the copy is invalidated or updated */               \
-    X(LRC_DIFF_REQ)/* lrc: the diffs of a page's intervals, from their writer */ \
-    X(LRC_DIFF_REP)/* lrc: those diffs */                                       \
-    X(LRC_BASE_REQ)/* lrc: after a collection, a whole page from its keeper */  \
-    X(LRC_BASE_REP)/* lrc: that page */
+    X(REPLY)       /* an RPC reply, into the caller's pre-granted buffer */
 
+/* Message types are numbered slots of one byte. ipc owns the first; each
+ * layer above declares its own types in its own header, numbered on from
+ * the *_TYPE_NEXT of the layer below it (coherence from IPC_TYPE_NEXT, sync
+ * from COHERENCE_TYPE_NEXT, ...), and registers a handler and a name for
+ * each at start (ipc_register). */
 enum ipc_type {
     IPC_TYPE_NONE = 0,
 #define IPC_TYPE_ENUM(name) IPC_##name,
     IPC_TYPES(IPC_TYPE_ENUM)
 #undef IPC_TYPE_ENUM
-    IPC_TYPE_MAX = 64
+    IPC_TYPE_NEXT /* the first type the layers above may number */
 };
 
-/* Types from here on belong to the layers above and are registered. */
-#define IPC_FIRST_UPPER IPC_STATS
+/* Slots in all: every layer's last type stays below it. */
+#define IPC_TYPE_MAX 64
 
+/* The name of a message type, for statistics, traces and errors: ipc's own
+ * or the one it was registered with; NULL for a type nobody registered. */
 const char *ipc_type_name(unsigned type);
 
 /* Copies a received message's payload (what follows the header and `fixed`
@@ -115,7 +88,10 @@ typedef void (*ipc_handler)(int peer, const void *msg, size_t len);
 typedef void *(*ipc_placer)(int peer, const void *head, size_t head_len,
                             size_t msg_len, size_t *skip);
 
-void ipc_register(unsigned type, ipc_handler fn, ipc_placer place);
+/* Gives a type of a layer above ipc its handler (and placer), and the name
+ * statistics and traces show for it. A type has one wire format, whoever
+ * registers it. Registering a type twice replaces its handler. */
+void ipc_register(unsigned type, const char *name, ipc_handler fn, ipc_placer place);
 
 struct ipc_params {
     size_t   inline_max;  /* fast-path limit */

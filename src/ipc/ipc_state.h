@@ -129,6 +129,7 @@ struct ipc_state {
     struct pending_lookup *lookups;
     struct placement      *placing;   /* per peer */
     uint64_t               next_token;
+    const char            *names[IPC_TYPE_MAX];    /* of registered types */
     ipc_handler            handlers[IPC_TYPE_MAX];
     ipc_placer             placers[IPC_TYPE_MAX];
 };

@@ -12,11 +12,9 @@ static const char *const type_names[] = {
 #undef IPC_TYPE_NAME
 };
 
-const char *ipc_type_name(unsigned type)
+const char *ipc_own_type_name(unsigned type)
 {
-    if (type < sizeof type_names / sizeof type_names[0] && type_names[type])
-        return type_names[type];
-    return "registered";
+    return type < sizeof type_names / sizeof type_names[0] ? type_names[type] : NULL;
 }
 
 const void *ipc_body(int peer, const void *msg, size_t len, void *body, size_t size, size_t *rest,

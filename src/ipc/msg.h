@@ -46,6 +46,9 @@ struct ipc_page  { uint64_t xfer; uint32_t index, count; };  /* + page data */
 struct ipc_accept { int32_t port; uint32_t reserved; uint64_t seq; };
 struct ipc_reply { uint64_t token; uint64_t full_len; };  /* + data */
 
+/* The name of one of the port protocol's own types; NULL for any other. */
+const char *ipc_own_type_name(unsigned type);
+
 /* Bytes of header+body before any trailing data, or 0 for unknown types. */
 size_t ipc_fixed_size(unsigned type);
 

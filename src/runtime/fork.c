@@ -103,7 +103,7 @@ void dsm_create(void (*fn)(void *), void *arg)
     forks.outstanding += job()->nodes - 1;
     pthread_mutex_unlock(&forks.lock);
     for (int i = 1; i < job()->nodes; i++)
-        ipc_send(i, IPC_CREATE, 0, b.p, b.len);
+        ipc_send(i, RUNTIME_CREATE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();
 }
@@ -231,7 +231,7 @@ static void run_create(const unsigned char *data, size_t len)
     coh->release();
     struct buf b = {0};
     interval_encode(&b, master_vt, -1);
-    ipc_send(0, IPC_CREATE_DONE, 0, b.p, b.len);
+    ipc_send(0, RUNTIME_CREATE_DONE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();
 }
@@ -268,7 +268,7 @@ void fork_finish(void)
 {
     if (forks.fork_style && job()->rank == 0)
         for (int i = 1; i < job()->nodes; i++)
-            ipc_send(i, IPC_EXIT, 0, NULL, 0);
+            ipc_send(i, RUNTIME_EXIT, 0, NULL, 0);
 }
 
 void fork_start(void)
@@ -276,7 +276,7 @@ void fork_start(void)
     forks.vt_at_create = calloc((size_t)job()->nodes, sizeof *forks.vt_at_create);
     if (!forks.vt_at_create)
         log_fatal("out of memory at startup");
-    ipc_register(IPC_CREATE, on_create, NULL);
-    ipc_register(IPC_CREATE_DONE, on_create_done, NULL);
-    ipc_register(IPC_EXIT, on_exit_msg, NULL);
+    ipc_register(RUNTIME_CREATE, "CREATE", on_create, NULL);
+    ipc_register(RUNTIME_CREATE_DONE, "CREATE_DONE", on_create_done, NULL);
+    ipc_register(RUNTIME_EXIT, "EXIT", on_exit_msg, NULL);
 }

@@ -2,7 +2,7 @@
  * report.c — per-node statistics, gathered at node 0 when the job ends.
  *
  * With DSM_STATS (dsmrun --stats) or DSM_STATS_JSON, every node sends node 0
- * one IPC_STATS message inside dsm_finish, before the transport shuts down:
+ * one RUNTIME_STATS message inside dsm_finish, before the transport shuts down:
  * its counters (base/stats.h) and the messages and bytes it sent by type.
  * Node 0 prints three sections with a column per node — the time split of
  * seed 000 (its figures 7-10: barrier, readsegv, writesegv, sigio, lock,
@@ -26,7 +26,7 @@
 #include "runtime/runtime.h"
 
 
-/* One node's report: the body of its IPC_STATS message. Only uint64_t
+/* One node's report: the body of its RUNTIME_STATS message. Only uint64_t
  * fields, so the layout has no padding and is the same on every node. */
 struct node_report {
     uint64_t counters[STAT_COUNT];
@@ -44,11 +44,6 @@ static DSM_STATE struct {
     int                 received;
 } rep = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Types below this have a name in the IPC_TYPES table; ipc_type_name calls
- * the others "registered", which would not be a unique JSON key. */
-#define REPORT_COUNT_TYPE(name) +1
-enum { NAMED_TYPES = 1 IPC_TYPES(REPORT_COUNT_TYPE) };
-#undef REPORT_COUNT_TYPE
 
 static bool wanted(void)
 {
@@ -105,7 +100,7 @@ void dsm_stats_freeze(void)
 void report_start(void)
 {
     rep.start_ns = clock_ns();
-    ipc_register(IPC_STATS, on_stats, NULL);
+    ipc_register(RUNTIME_STATS, "STATS", on_stats, NULL);
     if (job()->rank == 0 && wanted()) {
         rep.table = calloc((size_t)job()->nodes, sizeof *rep.table);
         rep.reported = calloc((size_t)job()->nodes, sizeof *rep.reported);
@@ -244,8 +239,9 @@ static const char *count_indent(int c)
 
 static const char *type_label(unsigned t, char *buf, size_t size)
 {
-    if (t > 0 && t < NAMED_TYPES)
-        return ipc_type_name(t);
+    const char *name = ipc_type_name(t);
+    if (name)
+        return name;
     snprintf(buf, size, "type_%u", t);
     return buf;
 }
@@ -434,7 +430,7 @@ void report_finish(void)
         mine = rep.held;
     else
         take(&mine);
-    int rc = ipc_send(0, IPC_STATS, 0, &mine, sizeof mine);
+    int rc = ipc_send(0, RUNTIME_STATS, 0, &mine, sizeof mine);
     if (rc)
         log_fatal("cannot send the statistics report to node 0: %s", strerror(-rc));
     if (job()->rank != 0)

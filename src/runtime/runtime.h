@@ -5,6 +5,17 @@
 #include <stdbool.h>
 
 #include "base/job.h"
+#include "sync/sync.h"
+
+/* The runtime's message types (numbered on from sync's; ipc.h). */
+enum runtime_type {
+    RUNTIME_STATS = SYNC_TYPE_NEXT, /* a node's statistics, to node 0 at finish */
+    RUNTIME_CREATE,                 /* run a function with the master's globals */
+    RUNTIME_CREATE_DONE,            /* it returned; the worker's intervals */
+    RUNTIME_EXIT,                   /* fork style is over; leave */
+    RUNTIME_TYPE_NEXT
+};
+_Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
 
 struct runtime {
     bool              started;

@@ -101,7 +101,7 @@ static void send_remote_frees(void)
             continue;
         size_t n;
         while ((n = mem_take_remote_frees(owner, offsets, 512)) > 0)
-            ipc_send(owner, IPC_FREE, 0, offsets, n * sizeof *offsets);
+            ipc_send(owner, SYNC_FREE, 0, offsets, n * sizeof *offsets);
     }
 }
 
@@ -167,13 +167,13 @@ void dsm_barrier(void)
         pthread_mutex_unlock(&barrier.lock);
         ipc_batch_begin();
         for (int i = 1; i < job()->nodes; i++)
-            ipc_send(i, IPC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
+            ipc_send(i, SYNC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
         ipc_batch_end();
         coherence_release_sent();
         intervals = all.p;
         len = all.len;
     } else {
-        ipc_send(0, IPC_BARRIER_ARRIVE, (uint32_t)epoch, mine.p, mine.len);
+        ipc_send(0, SYNC_BARRIER_ARRIVE, (uint32_t)epoch, mine.p, mine.len);
         buf_free(&mine);
         coherence_release_sent();
         ipc_wait(released, NULL, 0);
@@ -247,7 +247,7 @@ void dsm_bcast(void *buf, size_t len, int root)
         interval_encode(&b, NULL, -1);
         for (int i = 0; i < job()->nodes; i++)
             if (i != root)
-                ipc_send(i, IPC_BCAST, 0, b.p, b.len);
+                ipc_send(i, SYNC_BCAST, 0, b.p, b.len);
         buf_free(&b);
         coherence_release_sent();
         return;
@@ -280,8 +280,8 @@ void sync_barrier_start(void)
     barrier.arrived[1] = calloc((size_t)nodes, sizeof *barrier.arrived[1]);
     if (!barrier.vt_at_barrier || !barrier.arrived[0] || !barrier.arrived[1])
         log_fatal("out of memory for the barrier");
-    ipc_register(IPC_BARRIER_ARRIVE, on_arrive, NULL);
-    ipc_register(IPC_BARRIER_RELEASE, on_release, NULL);
-    ipc_register(IPC_BCAST, on_bcast, NULL);
-    ipc_register(IPC_FREE, on_free, NULL);
+    ipc_register(SYNC_BARRIER_ARRIVE, "BARRIER_ARRIVE", on_arrive, NULL);
+    ipc_register(SYNC_BARRIER_RELEASE, "BARRIER_RELEASE", on_release, NULL);
+    ipc_register(SYNC_BCAST, "BCAST", on_bcast, NULL);
+    ipc_register(SYNC_FREE, "FREE", on_free, NULL);
 }

@@ -48,7 +48,7 @@ static void wake(int node)
         conds.woken = true;
         ipc_notify();
     } else
-        ipc_send(node, IPC_COND_WAKE, 0, NULL, 0);
+        ipc_send(node, SYNC_COND_WAKE, 0, NULL, 0);
 }
 
 /* At the manager; caller holds conds.lock. */
@@ -78,7 +78,7 @@ static void on_wait(int src, const void *msg, size_t len)
     pthread_mutex_lock(&conds.lock);
     enqueue(id, src);
     pthread_mutex_unlock(&conds.lock);
-    ipc_send(src, IPC_COND_QUEUED, 0, NULL, 0);
+    ipc_send(src, SYNC_COND_QUEUED, 0, NULL, 0);
 }
 
 static void on_signal(int src, const void *msg, size_t len)
@@ -131,7 +131,7 @@ void dsm_cond_wait(int cond, int lock)
     pthread_mutex_unlock(&conds.lock);
     if (manager != job()->rank) {
         int32_t id = cond;
-        ipc_send(manager, IPC_COND_WAIT, 0, &id, sizeof id);
+        ipc_send(manager, SYNC_COND_WAIT, 0, &id, sizeof id);
         ipc_wait(flag_set, &conds.queued, 0);
     }
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
@@ -154,7 +154,7 @@ static void cond_signal(int cond, bool all)
         return;
     }
     int32_t id = cond;
-    ipc_send(manager, IPC_COND_SIGNAL, all, &id, sizeof id);
+    ipc_send(manager, SYNC_COND_SIGNAL, all, &id, sizeof id);
 }
 
 void dsm_cond_signal(int cond) { cond_signal(cond, false); }
@@ -163,10 +163,10 @@ void dsm_cond_broadcast(int cond) { cond_signal(cond, true); }
 void sync_cond_start(void)
 {
     conds.map.size = sizeof(struct cond_state);
-    ipc_register(IPC_COND_WAIT, on_wait, NULL);
-    ipc_register(IPC_COND_QUEUED, on_queued, NULL);
-    ipc_register(IPC_COND_SIGNAL, on_signal, NULL);
-    ipc_register(IPC_COND_WAKE, on_wake, NULL);
+    ipc_register(SYNC_COND_WAIT, "COND_WAIT", on_wait, NULL);
+    ipc_register(SYNC_COND_QUEUED, "COND_QUEUED", on_queued, NULL);
+    ipc_register(SYNC_COND_SIGNAL, "COND_SIGNAL", on_signal, NULL);
+    ipc_register(SYNC_COND_WAKE, "COND_WAKE", on_wake, NULL);
 }
 
 void sync_start(void)

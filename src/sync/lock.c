@@ -50,7 +50,7 @@ static void grant_to(int id, int to, const uint32_t *vt)
     int32_t id32 = id;
     buf_put(&b, &id32, sizeof id32);
     interval_encode(&b, vt, -1);
-    ipc_send(to, IPC_LOCK_GRANT, 0, b.p, b.len);
+    ipc_send(to, SYNC_LOCK_GRANT, 0, b.p, b.len);
     buf_free(&b);
 }
 
@@ -92,7 +92,7 @@ static void on_request(int id, int requester, const uint32_t *vt)
         struct lock_msg msg = {.id = id, .requester = requester};
         buf_put(&b, &msg, sizeof msg);
         buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
-        ipc_send(prev, IPC_LOCK_FWD, 0, b.p, b.len);
+        ipc_send(prev, SYNC_LOCK_FWD, 0, b.p, b.len);
         buf_free(&b);
     }
 }
@@ -186,7 +186,7 @@ void dsm_lock(int id)
         struct lock_msg msg = {.id = id, .requester = job()->rank};
         buf_put(&b, &msg, sizeof msg);
         buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
-        ipc_send(manager, IPC_LOCK_ACQ, 0, b.p, b.len);
+        ipc_send(manager, SYNC_LOCK_ACQ, 0, b.p, b.len);
         buf_free(&b);
     }
     pthread_mutex_unlock(&locks.lock);
@@ -228,7 +228,7 @@ void dsm_unlock(int id)
 void sync_lock_start(void)
 {
     locks.map.size = sizeof(struct lock_state);
-    ipc_register(IPC_LOCK_ACQ, on_acq, NULL);
-    ipc_register(IPC_LOCK_FWD, on_fwd, NULL);
-    ipc_register(IPC_LOCK_GRANT, on_grant, NULL);
+    ipc_register(SYNC_LOCK_ACQ, "LOCK_ACQ", on_acq, NULL);
+    ipc_register(SYNC_LOCK_FWD, "LOCK_FWD", on_fwd, NULL);
+    ipc_register(SYNC_LOCK_GRANT, "LOCK_GRANT", on_grant, NULL);
 }

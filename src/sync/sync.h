@@ -14,6 +14,22 @@
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 
+/* The sync layer's message types (numbered on from coherence's; ipc.h). */
+enum sync_type {
+    SYNC_LOCK_ACQ = COHERENCE_TYPE_NEXT, /* acquire request, to the lock's manager */
+    SYNC_LOCK_FWD,        /* the manager passes it to the last owner */
+    SYNC_LOCK_GRANT,      /* the lock and the write notices the acquirer lacks */
+    SYNC_COND_WAIT,       /* register as a waiter, at the condition's manager */
+    SYNC_COND_QUEUED,     /* registered */
+    SYNC_COND_SIGNAL,     /* wake one waiter, or all */
+    SYNC_COND_WAKE,       /* to a waiter */
+    SYNC_BARRIER_ARRIVE,  /* arrival and this node's intervals, to node 0 */
+    SYNC_BARRIER_RELEASE, /* every interval of the epoch, to all */
+    SYNC_BCAST,           /* dsm_bcast data and the root's intervals */
+    SYNC_FREE,            /* blocks of the receiver's arena freed elsewhere */
+    SYNC_TYPE_NEXT
+};
+
 void sync_start(void);
 void sync_lock_start(void);
 void sync_barrier_start(void);
