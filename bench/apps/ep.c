@@ -136,47 +136,20 @@ static void usage(FILE *f)
                "  -c      NPB class S, W or A\n");
 }
 
-/* Returns the class, or NULL after a bad option (*help: asked for). */
-static const struct ep_class *parse_args(int argc, char **argv, int *help)
-{
-    const struct ep_class *c = &classes[2];
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return NULL;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            int k = par_size_index(v); /* classes S, W, A */
-            if (k < 0)
-                return NULL;
-            c = &classes[k];
-            i++;
-        } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
-            const struct ep_class *found = NULL;
-            for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++)
-                if (classes[k].name == (v[0] & ~0x20))
-                    found = &classes[k];
-            if (!found)
-                return NULL;
-            c = found;
-            i++;
-        } else {
-            return NULL;
-        }
-    }
-    return c;
-}
+/* NPB's class letters, as -c takes them (either case). */
+static const char *const class_words[] = {"S", "W", "A", NULL};
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    const struct ep_class *cls = parse_args(argc, argv, &help);
-    if (!cls) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int k = 2; /* classes[k]: --size test, quick, full are classes S, W, A */
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &k, PAR_SIZE_WANT, .words = par_size_words},
+        {"-c", ARG_WORD_ANYCASE, &k, "S, W or A", .words = class_words},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
+    const struct ep_class *cls = &classes[k];
     int me = par_id(), n = par_n();
     int64_t batches = (int64_t)1 << (cls->m - MK);
     int64_t lo = batches * me / n, hi = batches * (me + 1) / n;

@@ -266,39 +266,7 @@ static void usage(FILE *f)
                "  -m      LOG2N, even, 4..26\n");
 }
 
-/* Returns log2 N, or -1 after a bad option (*help: asked for). */
-static int parse_args(int argc, char **argv, int *help)
-{
-    int m = 18;
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return -1;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            if (!strcmp(v, "test"))
-                m = 16;
-            else if (!strcmp(v, "quick"))
-                m = 22;
-            else if (!strcmp(v, "full"))
-                m = 18;
-            else
-                return -1;
-            i++;
-        } else if (!strcmp(argv[i], "-m") && v) {
-            char *end;
-            long l = strtol(v, &end, 10);
-            if (*end || end == v || l < 4 || l > 26 || l % 2)
-                return -1;
-            m = (int)l;
-            i++;
-        } else {
-            return -1;
-        }
-    }
-    return m;
-}
+static bool is_even(long v) { return v % 2 == 0; }
 
 static void plan_init(struct plan *pl, const struct layout *L, int me)
 {
@@ -329,13 +297,15 @@ static void plan_free(struct plan *pl)
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    int m = parse_args(argc, argv, &help);
-    if (m < 0) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int m = 18;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &m, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){16, 22, 18}},
+        {"-m", ARG_INT, &m, "LOG2N, even, 4..26", .lo = 4, .hi = 26, .valid = is_even},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     int me = par_id(), P = par_n();
     struct layout L = {.n1 = 1 << (m / 2), .P = P};
     int hmax = 0;

@@ -248,39 +248,7 @@ static void usage(FILE *f)
                "  -n      N, a power of 2, 4..256\n");
 }
 
-/* Returns N, or -1 after a bad option (*help: asked for). */
-static int parse_args(int argc, char **argv, int *help)
-{
-    int n = 64;
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return -1;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            if (!strcmp(v, "test"))
-                n = 32;
-            else if (!strcmp(v, "quick"))
-                n = 256;
-            else if (!strcmp(v, "full"))
-                n = 64;
-            else
-                return -1;
-            i++;
-        } else if (!strcmp(argv[i], "-n") && v) {
-            char *end;
-            long l = strtol(v, &end, 10);
-            if (*end || end == v || l < 4 || l > 256 || (l & (l - 1)))
-                return -1;
-            n = (int)l;
-            i++;
-        } else {
-            return -1;
-        }
-    }
-    return n;
-}
+static bool is_power_of_2(long v) { return (v & (v - 1)) == 0; }
 
 static void plan_init(struct plan *pl, int n)
 {
@@ -307,13 +275,15 @@ static void plan_free(struct plan *pl)
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    int n = parse_args(argc, argv, &help);
-    if (n < 0) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int n = 64;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){32, 256, 64}},
+        {"-n", ARG_INT, &n, "N, a power of 2, 4..256", .lo = 4, .hi = 256, .valid = is_power_of_2},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     int me = par_id(), P = par_n();
     struct layout L = {.n = n, .P = P};
     int hmax = 0;

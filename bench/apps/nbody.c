@@ -296,44 +296,20 @@ static void usage(FILE *f)
                "  -s S     time steps of dt = 1e-3, 1..1000000\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 int par_main(int argc, char **argv)
 {
-    int n = 1000, steps = 1000, n_opt = 0, s_opt = 0;
-    bool bad = false;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "test"))
-                n = 256, steps = 40;
-            else if (!strcmp(v, "quick"))
-                n = 1000, steps = 600;
-            else if (!strcmp(v, "full"))
-                n = 1000, steps = 1000;
-            else
-                bad = true;
-        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 2, 100000, &n_opt) != 0;
-        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 1, 1000000, &s_opt) != 0;
-        } else {
-            bad = true;
-        }
-    }
-    if (bad) {
-        if (par_id() == 0)
-            usage(stderr);
-        return 2;
-    }
+    int n = 1000, steps = 1000, n_opt = 0, s_opt = 0; /* -n, -s win over --size */
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){256, 1000, 1000}},
+        {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){40, 600, 1000}},
+        {"-n", ARG_INT, &n_opt, "a body count 2..100000", .lo = 2, .hi = 100000},
+        {"-s", ARG_INT, &s_opt, "a step count 1..1000000", .lo = 1, .hi = 1000000},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     if (n_opt)
         n = n_opt;
     if (s_opt)

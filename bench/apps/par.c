@@ -239,11 +239,19 @@ int par_report(const char *app, const char *size, double seconds, bool ok, const
     return all ? 0 : 1;
 }
 
-int par_size_index(const char *word)
+int par_parse_args(int argc, char **argv, const struct arg_option *table, void (*usage)(FILE *f))
 {
-    static const char *const names[] = {"test", "quick", "full"};
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(word, names[i]))
-            return i;
-    return -1;
+    return args_read(argc, argv, table, usage, par_id() == 0);
 }
+
+int par_bad_args(void (*usage)(FILE *f), const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return args_bad(usage, par_id() == 0, "%s", why);
+}
+
+const char *const par_size_words[] = {"test", "quick", "full", NULL};

@@ -689,17 +689,7 @@ static void usage(FILE *f)
                "           (one per molecule, as SPLASH)\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static bool is_cube(int n)
+static bool is_cube(long n)
 {
     int k = (int)lround(cbrt((double)n));
     return k * k * k == n;
@@ -707,41 +697,23 @@ static bool is_cube(int n)
 
 int par_main(int argc, char **argv)
 {
-    int n = 1331, steps = 3, n_opt = 0, s_opt = 0;
-    enum lock_mode mode = LOCK_BLOCK;
-    bool bad = false;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "test"))
-                n = 343, steps = 20;
-            else if (!strcmp(v, "quick"))
-                n = 1331, steps = 60;
-            else if (!strcmp(v, "full"))
-                n = 1331, steps = 3;
-            else
-                bad = true;
-        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 8, 97336, &n_opt) != 0 || !is_cube(n_opt);
-        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 1, 1000, &s_opt) != 0;
-        } else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "block"))
-                mode = LOCK_BLOCK;
-            else if (!strcmp(v, "mol"))
-                mode = LOCK_MOL;
-            else
-                bad = true;
-        } else {
-            bad = true;
-        }
-    }
-    if (bad) {
-        if (par_id() == 0)
-            usage(stderr);
-        return 2;
-    }
+    int n = 1331, steps = 3, n_opt = 0, s_opt = 0; /* -n, -s win over --size */
+    int mode = LOCK_BLOCK;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){343, 1331, 1331}},
+        {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){20, 60, 3}},
+        {"-n", ARG_INT, &n_opt, "a cube 8..97336 (8, 27, 64, ...)", .lo = 8, .hi = 97336,
+         .valid = is_cube},
+        {"-s", ARG_INT, &s_opt, "a step count 1..1000", .lo = 1, .hi = 1000},
+        {"-l", ARG_WORD, &mode, "block or mol",
+         .words = (const char *const[]){"block", "mol", NULL},
+         .values = (const int[]){LOCK_BLOCK, LOCK_MOL}},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     if (n_opt)
         n = n_opt;
     if (s_opt)
