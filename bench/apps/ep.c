@@ -30,7 +30,7 @@
  * Self-check: the official NPB verification values of sx and sy, to a
  * relative error of 1e-8 as NPB's own test (see verify_values).
  */
-#include "par.h"
+#include "npb.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -136,17 +136,10 @@ static void usage(FILE *f)
                "  -c      NPB class S, W or A\n");
 }
 
-/* NPB's class letters, as -c takes them (either case). */
-static const char *const class_words[] = {"S", "W", "A", NULL};
-
 int par_main(int argc, char **argv)
 {
-    int k = 2; /* classes[k]: --size test, quick, full are classes S, W, A */
-    struct arg_option options[] = {
-        {"--size", ARG_WORD, &k, PAR_SIZE_WANT, .words = par_size_words},
-        {"-c", ARG_WORD_ANYCASE, &k, "S, W or A", .words = class_words},
-        {0}};
-    int rc = par_parse_args(argc, argv, options, usage);
+    int k; /* classes[k] */
+    int rc = npb_class_args(argc, argv, usage, &k);
     if (rc != ARGS_RUN)
         return rc;
     const struct ep_class *cls = &classes[k];
