@@ -9,9 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
-/* The row's value from text into its destination: 0, or -1 when the text
- * is not a value the row takes (the destination may then be written). */
-static int take(const struct arg_option *o, const char *text)
+/* The row's value from text: 0, or -1 when the text is not a value the
+ * row takes. Stored in the row's destination where `store`; ARG_CUSTOM's
+ * parse stores as it checks, so it is called only then. */
+static int take(const struct arg_option *o, const char *text, bool store)
 {
     char *end;
     errno = 0;
@@ -20,14 +21,16 @@ static int take(const struct arg_option *o, const char *text)
         long v = strtol(text, &end, 10);
         if (errno || end == text || *end || v < o->lo || v > o->hi || (o->valid && !o->valid(v)))
             return -1;
-        *(int *)o->dest = (int)v;
+        if (store)
+            *(int *)o->dest = (int)v;
         return 0;
     }
     case ARG_DOUBLE: {
         double v = strtod(text, &end);
         if (errno || end == text || *end || !(v >= o->lo && v <= o->hi)) /* NaN too */
             return -1;
-        *(double *)o->dest = v;
+        if (store)
+            *(double *)o->dest = v;
         return 0;
     }
     case ARG_WORD:
@@ -35,15 +38,17 @@ static int take(const struct arg_option *o, const char *text)
         for (int k = 0; o->words[k]; k++)
             if (o->type == ARG_WORD ? !strcmp(text, o->words[k])
                                     : !strcasecmp(text, o->words[k])) {
-                *(int *)o->dest = o->values ? o->values[k] : k;
+                if (store)
+                    *(int *)o->dest = o->values ? o->values[k] : k;
                 return 0;
             }
         return -1;
     case ARG_SET:
-        *(int *)o->dest = o->value;
+        if (store)
+            *(int *)o->dest = o->value;
         return 0;
     case ARG_CUSTOM:
-        return o->parse(text, o->dest) ? -1 : 0;
+        return store && o->parse(text, o->dest) ? -1 : 0;
     }
     return -1;
 }
@@ -56,8 +61,10 @@ static const struct arg_option *find(const struct arg_option *table, const char 
     return NULL;
 }
 
-int args_parse(int argc, char *const argv[], const struct arg_option *table, char *why,
-               size_t len)
+/* One pass over argv. Pass 0 checks every option and stores the rows
+ * without `overrides`; pass 1 stores the rows with it. */
+static int parse_pass(int pass, int argc, char *const argv[], const struct arg_option *table,
+                      char *why, size_t len)
 {
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
@@ -78,12 +85,19 @@ int args_parse(int argc, char *const argv[], const struct arg_option *table, cha
         }
         /* Every row of this name, from the first (find's) on. */
         for (; o->name; o++)
-            if (!strcmp(o->name, name) && take(o, text)) {
+            if (!strcmp(o->name, name) && take(o, text, o->overrides == (pass == 1))) {
                 snprintf(why, len, "%s: bad value '%s'; want %s", name, text, o->want);
                 return ARGS_BAD;
             }
     }
     return ARGS_RUN;
+}
+
+int args_parse(int argc, char *const argv[], const struct arg_option *table, char *why,
+               size_t len)
+{
+    int rc = parse_pass(0, argc, argv, table, why, len);
+    return rc == ARGS_RUN ? parse_pass(1, argc, argv, table, why, len) : rc;
 }
 
 static void say_bad(void (*usage)(FILE *f), const char *why)

@@ -14,8 +14,9 @@
  * takes none. An option may have several rows, one for each variable it
  * sets (--size sets both N and the steps): all rows of its name apply, in
  * table order. Options apply in the order given, so a later one overrides
- * an earlier one that sets the same variable. -h and --help ask for the
- * usage text.
+ * an earlier one that sets the same variable; but rows marked `overrides`
+ * apply after all others, wherever they stand (-n over --size's N). -h and
+ * --help ask for the usage text.
  *
  * A bad option, a missing or bad value ends the parse with one line that
  * says which and what was wanted (the row's `want`), then the usage text,
@@ -42,6 +43,7 @@ struct arg_option {
     enum arg_type type;
     void         *dest;
     const char   *want; /* what a good value is, for the error line */
+    bool          overrides; /* applies after the rows without it */
     double        lo, hi;
     bool        (*valid)(long v);
     const char *const *words; /* ended by NULL */

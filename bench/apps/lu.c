@@ -342,20 +342,15 @@ static void usage(FILE *f)
 int par_main(int argc, char **argv)
 {
     struct lu lu = {.n = 1024, .b = 16};
-    int nopt = 0, bopt = 0; /* -n and -b win over --size, wherever they stand */
     struct arg_option options[] = {
         {"--size", ARG_WORD, &lu.n, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){256, 3072, 1024}},
-        {"-n", ARG_INT, &nopt, "a matrix order 1..4096", .lo = 1, .hi = 4096},
-        {"-b", ARG_INT, &bopt, "a block order 1..256", .lo = 1, .hi = 256},
+        {"-n", ARG_INT, &lu.n, "a matrix order 1..4096", .overrides = true, .lo = 1, .hi = 4096},
+        {"-b", ARG_INT, &lu.b, "a block order 1..256", .overrides = true, .lo = 1, .hi = 256},
         {0}};
     int rc = par_parse_args(argc, argv, options, usage);
     if (rc != ARGS_RUN)
         return rc;
-    if (nopt)
-        lu.n = nopt;
-    if (bopt)
-        lu.b = bopt;
     if (lu.n % lu.b)
         return par_bad_args(usage, "-n %d is not a multiple of -b %d", lu.n, lu.b);
     int p = par_n(), me = par_id();

@@ -298,22 +298,19 @@ static void usage(FILE *f)
 
 int par_main(int argc, char **argv)
 {
-    int n = 1000, steps = 1000, n_opt = 0, s_opt = 0; /* -n, -s win over --size */
+    int n = 1000, steps = 1000;
     struct arg_option options[] = {
         {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){256, 1000, 1000}},
         {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){40, 600, 1000}},
-        {"-n", ARG_INT, &n_opt, "a body count 2..100000", .lo = 2, .hi = 100000},
-        {"-s", ARG_INT, &s_opt, "a step count 1..1000000", .lo = 1, .hi = 1000000},
+        {"-n", ARG_INT, &n, "a body count 2..100000", .overrides = true, .lo = 2, .hi = 100000},
+        {"-s", ARG_INT, &steps, "a step count 1..1000000", .overrides = true,
+         .lo = 1, .hi = 1000000},
         {0}};
     int rc = par_parse_args(argc, argv, options, usage);
     if (rc != ARGS_RUN)
         return rc;
-    if (n_opt)
-        n = n_opt;
-    if (s_opt)
-        steps = s_opt;
 
     int P = par_n(), me = par_id();
     struct bodies b;

@@ -569,27 +569,20 @@ int par_main(int argc, char **argv)
 {
     int n = 258, steps = 6;
     double tol = 1e-7;
-    int nopt = 0, iopt = 0; /* -n, -i and -e win over --size, wherever they stand */
-    double eopt = 0;
     struct arg_option options[] = {
         {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){66, 1026, 258}},
         {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){3, 12, 6}},
-        {"-n", ARG_INT, &nopt, "N with N - 2 a power of two, 6..2050", .lo = 6, .hi = 2050,
-         .valid = interior_power_of_2},
-        {"-i", ARG_INT, &iopt, "a step count 1..10000", .lo = 1, .hi = 10000},
-        {"-e", ARG_DOUBLE, &eopt, "a tolerance 1e-14..1e-2", .lo = 1e-14, .hi = 1e-2},
+        {"-n", ARG_INT, &n, "N with N - 2 a power of two, 6..2050", .overrides = true,
+         .lo = 6, .hi = 2050, .valid = interior_power_of_2},
+        {"-i", ARG_INT, &steps, "a step count 1..10000", .overrides = true, .lo = 1, .hi = 10000},
+        {"-e", ARG_DOUBLE, &tol, "a tolerance 1e-14..1e-2", .overrides = true,
+         .lo = 1e-14, .hi = 1e-2},
         {0}};
     int rc = par_parse_args(argc, argv, options, usage);
     if (rc != ARGS_RUN)
         return rc;
-    if (nopt)
-        n = nopt;
-    if (iopt)
-        steps = iopt;
-    if (eopt > 0)
-        tol = eopt;
     int me = par_id(), p = par_n();
 
     struct ocean o;

@@ -697,16 +697,16 @@ static bool is_cube(long n)
 
 int par_main(int argc, char **argv)
 {
-    int n = 1331, steps = 3, n_opt = 0, s_opt = 0; /* -n, -s win over --size */
+    int n = 1331, steps = 3;
     int mode = LOCK_BLOCK;
     struct arg_option options[] = {
         {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){343, 1331, 1331}},
         {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){20, 60, 3}},
-        {"-n", ARG_INT, &n_opt, "a cube 8..97336 (8, 27, 64, ...)", .lo = 8, .hi = 97336,
-         .valid = is_cube},
-        {"-s", ARG_INT, &s_opt, "a step count 1..1000", .lo = 1, .hi = 1000},
+        {"-n", ARG_INT, &n, "a cube 8..97336 (8, 27, 64, ...)", .overrides = true,
+         .lo = 8, .hi = 97336, .valid = is_cube},
+        {"-s", ARG_INT, &steps, "a step count 1..1000", .overrides = true, .lo = 1, .hi = 1000},
         {"-l", ARG_WORD, &mode, "block or mol",
          .words = (const char *const[]){"block", "mol", NULL},
          .values = (const int[]){LOCK_BLOCK, LOCK_MOL}},
@@ -714,10 +714,6 @@ int par_main(int argc, char **argv)
     int rc = par_parse_args(argc, argv, options, usage);
     if (rc != ARGS_RUN)
         return rc;
-    if (n_opt)
-        n = n_opt;
-    if (s_opt)
-        steps = s_opt;
 
     int P = par_n(), me = par_id();
     struct water w;
