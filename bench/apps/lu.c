@@ -223,14 +223,6 @@ static size_t most_blocks(const struct lu *lu)
 
 /* ---- the check ------------------------------------------------------------ */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /*
  * Higham, Accuracy and Stability of Numerical Algorithms, Thm 9.3: LU
  * without pivoting computed in floating point, with the inner products
@@ -273,7 +265,7 @@ static void check_factors(const struct lu *lu, struct check *out)
                 memcpy(f + (size_t)(bi * b + r) * n + (size_t)bj * b, s + (size_t)r * b,
                        (size_t)b * sizeof *f);
         }
-    out->checksum = fnv1a(0xcbf29ce484222325ull, f, (size_t)n * n * sizeof *f);
+    out->checksum = par_fnv1a(PAR_FNV1A_START, f, (size_t)n * n * sizeof *f);
     for (int k = 0; k < n; k++)
         for (int j = k; j < n; j++) {
             double a = fabs(f[(size_t)k * n + j]);

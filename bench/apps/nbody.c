@@ -210,14 +210,6 @@ static void momentum(const struct bodies *b, double *norm, double *scale)
     *norm = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* ---- driver ----------------------------------------------------------- */
 
 /* The whole simulation over bodies lo..hi-1 of b (all of them for the
@@ -288,7 +280,7 @@ int par_main(int argc, char **argv)
 
         size_t bad_bodies = 0;
         int first = -1;
-        uint64_t h = 0xcbf29ce484222325ull;
+        uint64_t h = PAR_FNV1A_START;
         for (int i = 0; i < n; i++) {
             /* memcmp, not ==: bit for bit, so -0.0 or a NaN is caught too */
             if (memcmp(block_at(&b.pos[cur], i), block_at(&r.pos[rcur], i), 3 * sizeof(double)) ||
@@ -297,7 +289,7 @@ int par_main(int argc, char **argv)
                     first = i;
                 bad_bodies++;
             }
-            h = fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
+            h = par_fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
         }
         if (bad_bodies) {
             const double *x = block_at(&b.pos[cur], first), *y = block_at(&r.pos[rcur], first);

@@ -522,14 +522,6 @@ static int simulate(struct ocean *o)
 
 /* ---- the check ----------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* Points of the final fields (both stream functions, both vorticities)
  * that differ from the reference's in any bit. */
 static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb, uint64_t *sum)
@@ -538,11 +530,11 @@ static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb
         {PSI_B, PSI_B}, {PSI_C, PSI_C}, {QB + qa, QB + qb}, {QC + qa, QC + qb}};
     size_t w = (size_t)a->m + 2;
     long bad = 0;
-    *sum = 0xcbf29ce484222325ull;
+    *sum = PAR_FNV1A_START;
     for (int k = 0; k < 4; k++)
         for (size_t i = 0; i < w; i++) {
             const double *x = a->fine[fields[k][0]][i], *y = b->fine[fields[k][1]][i];
-            *sum = fnv1a(*sum, y, w * sizeof *y);
+            *sum = par_fnv1a(*sum, y, w * sizeof *y);
             for (size_t j = 0; j < w; j++)
                 bad += memcmp(&x[j], &y[j], sizeof *x) != 0; /* -0.0 and NaNs too */
         }

@@ -26,6 +26,7 @@
 #define PAR_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "args.h"
@@ -66,6 +67,11 @@ double par_timer_stop(void);
  * `ok` is combined over all processes (any false fails all). Returns the
  * exit status par_main should return: 0, or 1 after a failed check. */
 int par_report(const char *app, const char *size, double seconds, bool ok, const char *extra);
+
+/* FNV-1a over the n bytes at p, going on from h (PAR_FNV1A_START for the
+ * first): the checksums of results that RESULT lines carry. */
+#define PAR_FNV1A_START 0xcbf29ce484222325ull
+uint64_t par_fnv1a(uint64_t h, const void *p, size_t n);
 
 /* Ends the whole job at once with a message: for bad options and broken
  * invariants. */
