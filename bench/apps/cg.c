@@ -342,10 +342,8 @@ static double cg_step(struct cg *cg, double shift, double *rnorm)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cg [--size test|quick|full] [-c S|W|A]\n"
-               "  NAS CG: inverse power method, 25 CG iterations per step\n"
-               "  --size  test = class S (na=1400), quick = W (7000), full = A (14000, default)\n"
-               "  -c      NPB class S, W or A\n");
+    npb_usage(f, "cg", "NAS CG: inverse power method, 25 CG iterations per step",
+              "class S (na=1400), quick = W (7000), full = A (14000, default)");
 }
 
 int par_main(int argc, char **argv)

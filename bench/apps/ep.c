@@ -130,10 +130,8 @@ static const struct ep_class {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ep [--size test|quick|full] [-c S|W|A]\n"
-               "  NAS EP: 2^(M+1) random numbers, Gaussian pairs by the polar method\n"
-               "  --size  test = class S (M=24), quick = W (M=25), full = A (M=28, default)\n"
-               "  -c      NPB class S, W or A\n");
+    npb_usage(f, "ep", "NAS EP: 2^(M+1) random numbers, Gaussian pairs by the polar method",
+              "class S (M=24), quick = W (M=25), full = A (M=28, default)");
 }
 
 int par_main(int argc, char **argv)

@@ -13,3 +13,13 @@ int npb_class_args(int argc, char **argv, void (*usage)(FILE *f), int *cls)
         {0}};
     return par_parse_args(argc, argv, options, usage);
 }
+
+void npb_usage(FILE *f, const char *app, const char *what, const char *sizes)
+{
+    fprintf(f,
+            "usage: %s [--size test|quick|full] [-c S|W|A]\n"
+            "  %s\n"
+            "  --size  test = %s\n"
+            "  -c      NPB class S, W or A\n",
+            app, what, sizes);
+}
