@@ -1,0 +1,173 @@
+/*
+ * transport.h — the transport's state, divided by what each part holds, and
+ * the calls between the files that implement net.h. Private to src/net: the
+ * layer above sees net.h alone.
+ *
+ * One struct, net_state, holds it all, as the single file's globals did:
+ * every access is still one fixed offset from one symbol, with nothing to
+ * follow on the per-datagram paths.
+ *
+ * Locks: `lock` guards every peer's send side, its acknowledgement and
+ * liveness, the fault injector's queues and the waiters' generation;
+ * `rx_lock` makes one thread at a time read the socket and deliver, which
+ * keeps each peer's messages in order. Delivery runs with rx_lock only, so
+ * callbacks may send.
+ */
+#ifndef DSM_NET_TRANSPORT_H
+#define DSM_NET_TRANSPORT_H
+
+#include "net/net.h"
+
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include "net/inject.h"
+#include "net/seqwin.h"
+#include "net/wire.h"
+
+/* Hidden: these symbols stay inside the library, so the files reach one
+ * another's functions and the state directly (PC-relative), as the single
+ * file's statics were reached, not through the shared library's GOT and
+ * PLT. */
+#pragma GCC visibility push(hidden)
+
+#define RX_BATCH          16
+#define HEARTBEAT_NS      (1000ull * 1000000)
+#define IDLE_WAKE_MS      NET_TICK_MS
+#define LINGER_SILENCE_NS (2000ull * 1000000)
+#define ACK_DELAY_NS      (500ull * 1000)
+#define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
+#define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
+#define ACK_EVERY         2                /* in-order datagrams per immediate ack */
+#define MAX_MESSAGE       (1ull << 31)
+
+struct txbuf;   /* a datagram waiting for its acknowledgement */
+struct delayed; /* a datagram the fault injector holds back */
+
+/* ---- per peer ---------------------------------------------------------- */
+
+/* What we sent the peer and it has not acknowledged; under net_state.lock. */
+struct peer_send {
+    uint32_t         next_seq;
+    struct txbuf    *head, *tail;      /* unacknowledged, in seq order */
+    struct txbuf    *unsent;           /* first one never sent, or NULL */
+    size_t           inflight_bytes;
+    struct rto_state rto;
+    uint64_t         progress_ns;      /* last time the peer acknowledged something new */
+    bool             probed;           /* a tail-loss probe went out since then */
+};
+
+/* What we owe the peer: the acknowledgement of what we received from it.
+ * The receive side updates it; any datagram to the peer carries it. Under
+ * net_state.lock. */
+struct peer_ack {
+    uint32_t cum;
+    uint64_t sack;
+    bool     pending;                  /* something received is not yet acknowledged */
+    bool     urgent;                   /* ...and it should be, at once */
+    uint32_t unacked;                  /* datagrams received since our last ack */
+    uint64_t due_ns;                   /* delayed ack deadline */
+};
+
+/* What we received from the peer and have not delivered; under
+ * net_state.rx_lock. */
+struct peer_recv {
+    struct rx_window win;
+    unsigned char   *held[SEQWIN_MAX]; /* datagrams held ahead of win.expected */
+    size_t           held_len[SEQWIN_MAX];
+    unsigned char   *asm_buf;          /* message being reassembled */
+    size_t           asm_len, asm_got, asm_skip;
+};
+
+struct peer {
+    struct sockaddr_in addr;
+    struct peer_send   tx;
+    uint64_t           last_rx_ns;     /* last valid datagram from the peer */
+    bool               done_rx;        /* it sent WIRE_DONE */
+    bool               fin_rx;         /* it sent WIRE_FIN (under rx_lock) */
+    struct peer_ack    ack;
+    struct peer_recv   rx;
+};
+
+/* ---- the transport ----------------------------------------------------- */
+
+/* The socket, what every datagram on it carries, and the receive batch. */
+struct net_socket {
+    int                fd;
+    uint64_t           job;
+    struct wire_keys   keys;
+    size_t             max_payload;
+    /* receive batch, used by the rx_lock holder */
+    struct mmsghdr     msgs[RX_BATCH];
+    struct iovec       iovs[RX_BATCH];
+    struct sockaddr_in from[RX_BATCH];
+    unsigned char     *rxbuf;
+};
+
+/* The send window's limits, and the buffers datagrams wait in. */
+struct net_send {
+    unsigned         window;
+    size_t           window_bytes;
+    uint64_t         peer_timeout_ns;
+    /* Full-size datagram buffers kept for reuse: allocated and freed in
+     * bursts of tens of KiB each, they would otherwise make the allocator
+     * trim and regrow its heap, and every regrown page costs a fault and a
+     * clearing (16% of a stream's time, measured). */
+    struct {
+        pthread_mutex_t lock;
+        struct txbuf   *free;
+        unsigned        count;
+    } pool;
+};
+
+/* The layer above: where received messages go. */
+struct net_upper {
+    struct net_rx_ops ops;
+    void             *ctx;
+};
+
+/* The service thread, the waiters, and who reads the socket. */
+struct net_service {
+    int               evfd;           /* wakes the service thread */
+    int               epfd;           /* the service thread's: evfd, tfd, and fd while armed */
+    int               tfd;            /* wakes it for a look-back after a claim disarmed it */
+    uint64_t          spin_ns;        /* how long a waiter polls before it sleeps */
+    bool              service_core;   /* a core to spare for the service thread */
+    pthread_cond_t    cv;             /* waiters sleep here until gen moves (under lock) */
+    uint64_t          gen;
+    pthread_t         thread;
+    bool              running;
+    _Atomic bool      stopping;
+    /* Application threads polling the socket themselves (see net_wait);
+     * while any does, the service thread leaves the socket alone. */
+    _Atomic int       rx_claims;
+    _Atomic uint64_t  claimed_since;  /* when rx_claims last left zero */
+    _Atomic uint64_t  timers_due;     /* when run_timers wants to run next */
+    pthread_mutex_t   claim_lock;     /* a claim's start, and arming */
+    bool              sock_armed;     /* fd is in epfd (under claim_lock) */
+};
+
+/* Fault injection (inject.c), under lock. */
+struct net_inject {
+    struct inject    decide;
+    bool             on;
+    struct delayed  *held;            /* INJECT_HOLD: waits for the next one */
+    uint64_t         held_since;
+    struct delayed  *delay_head, *delay_tail;
+};
+
+struct net {
+    struct net_socket  sock;
+    struct peer       *peers;
+    struct net_send    tx;
+    struct net_upper   up;
+    pthread_mutex_t    lock;
+    pthread_mutex_t    rx_lock;
+    struct net_service svc;
+    struct net_inject  inj;
+};
+
+extern struct net net_state;
+
+#pragma GCC visibility pop
+#endif
