@@ -7,7 +7,7 @@
  * sent again when its timeout passes (adaptive, per peer) or when the
  * receiver reports a later datagram first (fast retransmission). The
  * datagrams one window opening releases leave in one sendmmsg; so does
- * everything the handlers of one received batch send (see `cork`).
+ * everything the handlers of one received batch send (see udp.c).
  *
  * Receiver: datagrams are checked (job, ranks, sizes, key) before anything
  * else reads them. In-order ones are delivered at once — single-datagram
@@ -74,66 +74,7 @@ int net_rank(void) { return job()->rank; }
 int net_nodes(void) { return job()->nodes; }
 size_t net_datagram_payload(void) { return net_state.sock.max_payload; }
 
-/* ---- putting datagrams on the wire ------------------------------------ */
 
-/* Datagrams to one peer, sent with one system call: a window opening puts
- * many on the wire at once, and on this machine every system call is a
- * hypervisor round trip. */
-#define TX_BATCH 32
-
-struct tx_batch {
-    unsigned       n;
-    struct mmsghdr m[TX_BATCH];
-    struct iovec   iov[TX_BATCH][2]; /* the txbuf's own bytes, then what it lends */
-};
-
-static void batch_flush(struct tx_batch *b)
-{
-    for (unsigned done = 0; done < b->n;) {
-        int n = sendmmsg(net_state.sock.fd, b->m + done, b->n - done, 0);
-        if (n > 0) {
-            for (int i = 0; i < n; i++) {
-                const struct iovec *v = b->iov[done + (unsigned)i];
-                stats_add(STAT_NET_DGRAMS_SENT, 1);
-                stats_add(STAT_NET_BYTES_SENT, v[0].iov_len + v[1].iov_len);
-            }
-            done += (unsigned)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        /* A full socket buffer or a refused port is a loss like any other:
-         * retransmission will deal with it. */
-        if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED || errno == EPERM) {
-            done++;
-            continue;
-        }
-        log_fatal("cannot send datagrams: %s", strerror(errno));
-    }
-    b->n = 0;
-}
-
-static void batch_add(struct tx_batch *b, const struct sockaddr_in *to, void *buf, size_t len,
-                      const void *ext, size_t elen)
-{
-    unsigned i = b->n++;
-    b->iov[i][0] = (struct iovec){.iov_base = buf, .iov_len = len};
-    b->iov[i][1] = (struct iovec){.iov_base = (void *)ext, .iov_len = elen};
-    b->m[i].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
-                                      .msg_iov = b->iov[i], .msg_iovlen = elen ? 2 : 1};
-    if (b->n == TX_BATCH)
-        batch_flush(b);
-}
-
-/* One datagram: buf[0..len) then ext[0..elen). */
-static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                     size_t elen)
-{
-    struct tx_batch b;
-    b.n = 0;
-    batch_add(&b, to, (void *)buf, len, ext, elen);
-    batch_flush(&b);
-}
 
 /* Held datagrams are copied whole: lent memory may go before they leave. */
 static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf, size_t len,
@@ -164,7 +105,7 @@ static void emit(const struct sockaddr_in *to, const void *buf, size_t len, cons
         net_state.inj.delay_tail = d;
         return;
     }
-    raw_send(to, buf, len, ext, elen);
+    udp_send(to, buf, len, ext, elen);
 }
 
 static void release_held_dgram(void)
@@ -183,7 +124,7 @@ static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len, 
                      size_t elen)
 {
     if (!net_state.inj.on) {
-        raw_send(to, buf, len, ext, elen);
+        udp_send(to, buf, len, ext, elen);
         return;
     }
     switch (inject_decide(&net_state.inj.decide)) {
@@ -220,7 +161,7 @@ static void flush_injected(uint64_t now)
         net_state.inj.delay_head = d->next;
         if (!net_state.inj.delay_head)
             net_state.inj.delay_tail = NULL;
-        raw_send(&d->to, d->bytes, d->len, NULL, 0);
+        udp_send(&d->to, d->bytes, d->len, NULL, 0);
         free(d);
     }
 }
@@ -263,8 +204,7 @@ static bool window_open(struct peer *p, const struct txbuf *t)
             p->tx.inflight_bytes + t->hdr.len + sizeof t->hdr <= net_state.tx.window_bytes);
 }
 
-/* Adds what the peer's window lets out to b (which may hold other peers'). */
-static void push_into(struct tx_batch *b, int dst, uint64_t now)
+void window_push(struct tx_batch *b, int dst, uint64_t now)
 {
     struct peer *p = &net_state.peers[dst];
     while (p->tx.unsent && window_open(p, p->tx.unsent)) {
@@ -283,70 +223,19 @@ static void push_unsent(int dst, uint64_t now)
 {
     struct tx_batch b;
     b.n = 0;
-    push_into(&b, dst, now);
+    window_push(&b, dst, now);
     if (b.n)
-        batch_flush(&b);
+        udp_flush(&b);
 }
 
-/* While a delivery thread handles one batch of received datagrams, what its
- * handlers send is queued, not sent; the batch's end sends it all with one
- * system call, to every peer at once (a grant's data message and page run, a
- * home's replies to several requests). Per thread: other threads' sends go
- * at once, and push a corked peer's queue with their own. */
-static __thread struct {
-    bool     on;
-    unsigned nested; /* net_batch_begin calls inside a cork already on */
-    uint64_t peers[(NET_MAX_NODES + 63) / 64];
-} cork;
-
-static void cork_begin(void)
-{
-    cork.on = true;
-}
 
 /* Sends what dst's window lets out now, or at the end of the delivery batch. */
 static void push_or_cork(int dst, uint64_t now)
 {
-    if (cork.on)
-        cork.peers[dst / 64] |= 1ull << (dst % 64);
+    if (udp_cork.on)
+        udp_cork.peers[dst / 64] |= 1ull << (dst % 64);
     else
         push_unsent(dst, now);
-}
-
-/* Sends what was corked. */
-static void cork_end(void)
-{
-    cork.on = false;
-    struct tx_batch b;
-    b.n = 0;
-    pthread_mutex_lock(&net_state.lock);
-    uint64_t now = clock_ns();
-    for (int w = 0; w < (int)(sizeof cork.peers / sizeof cork.peers[0]); w++)
-        while (cork.peers[w]) {
-            int bit = __builtin_ctzll(cork.peers[w]);
-            cork.peers[w] &= cork.peers[w] - 1;
-            push_into(&b, w * 64 + bit, now);
-        }
-    if (b.n)
-        batch_flush(&b);
-    pthread_mutex_unlock(&net_state.lock);
-}
-
-void net_batch_begin(void)
-{
-    if (cork.on)
-        cork.nested++;
-    else
-        cork_begin();
-}
-
-void net_batch_end(void)
-{
-    if (cork.nested) {
-        cork.nested--;
-        return;
-    }
-    cork_end();
 }
 
 static void enqueue(int dst, struct txbuf *t, uint64_t now)
@@ -534,7 +423,7 @@ static void send_control(int dst, uint16_t kind, const void *payload, size_t len
         stats_add(STAT_NET_ACKS_SENT, 1);
     }
     if (kind == WIRE_ABORT)
-        raw_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
+        udp_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
     else
         wire_out(&p->addr, &d, sizeof d.h + len, NULL, 0);
 }
@@ -803,30 +692,19 @@ static int rx_drain(void)
 {
     int total = 0;
     for (int rounds = 0; rounds < 8; rounds++) {
-        for (int i = 0; i < RX_BATCH; i++) {
-            net_state.sock.iovs[i].iov_base = net_state.sock.rxbuf + (size_t)i * (sizeof(struct wire_hdr) + net_state.sock.max_payload + 1);
-            net_state.sock.iovs[i].iov_len = sizeof(struct wire_hdr) + net_state.sock.max_payload + 1;
-            memset(&net_state.sock.msgs[i].msg_hdr, 0, sizeof net_state.sock.msgs[i].msg_hdr);
-            net_state.sock.msgs[i].msg_hdr.msg_iov = &net_state.sock.iovs[i];
-            net_state.sock.msgs[i].msg_hdr.msg_iovlen = 1;
-            net_state.sock.msgs[i].msg_hdr.msg_name = &net_state.sock.from[i];
-            net_state.sock.msgs[i].msg_hdr.msg_namelen = sizeof net_state.sock.from[i];
-        }
-        int n = recvmmsg(net_state.sock.fd, net_state.sock.msgs, RX_BATCH, MSG_DONTWAIT, NULL);
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED)
-                break;
-            log_fatal("cannot receive from the network: %s", strerror(errno));
-        }
+        int n = udp_recv();
+        if (n == 0)
+            break;
         cork_begin();
         for (int i = 0; i < n; i++) {
             if (net_state.sock.msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
                 stats_add(STAT_NET_FOREIGN_DROPPED, 1);
                 continue;
             }
-            on_datagram(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len, &net_state.sock.from[i]);
+            on_datagram(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len,
+                        &net_state.sock.from[i]);
         }
-        cork_end(); /* carries acknowledgements with it */
+        udp_cork_end(); /* carries acknowledgements with it */
         total += n;
         if (n < RX_BATCH)
             break;
@@ -1031,7 +909,7 @@ static void release_socket(bool blocking)
 
 int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
-    if (in_delivery || cork.on)
+    if (in_delivery || udp_cork.on)
         log_fatal("internal error: a wait on the network while sends are held back");
     uint64_t spin_until = 0;
     bool claimed = false;

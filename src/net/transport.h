@@ -169,5 +169,67 @@ struct net {
 
 extern struct net net_state;
 
+/* ---- datagram I/O and batching (udp.c) --------------------------------- */
+
+/* Datagrams to one peer, sent with one system call: a window opening puts
+ * many on the wire at once, and on this machine every system call is a
+ * hypervisor round trip. */
+#define TX_BATCH 32
+
+struct tx_batch {
+    unsigned       n;
+    struct mmsghdr m[TX_BATCH];
+    struct iovec   iov[TX_BATCH][2]; /* the txbuf's own bytes, then what it lends */
+};
+
+/* Sends everything in b, and empties it. */
+void udp_flush(struct tx_batch *b);
+
+static inline void batch_add(struct tx_batch *b, const struct sockaddr_in *to, void *buf,
+                             size_t len, const void *ext, size_t elen)
+{
+    unsigned i = b->n++;
+    b->iov[i][0] = (struct iovec){.iov_base = buf, .iov_len = len};
+    b->iov[i][1] = (struct iovec){.iov_base = (void *)ext, .iov_len = elen};
+    b->m[i].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
+                                      .msg_iov = b->iov[i], .msg_iovlen = elen ? 2 : 1};
+    if (b->n == TX_BATCH)
+        udp_flush(b);
+}
+
+/* One datagram: buf[0..len) then ext[0..elen), now, past the injector. */
+void udp_send(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
+              size_t elen);
+
+/* Reads up to RX_BATCH datagrams into net_state.sock's receive batch
+ * without waiting. Returns how many; 0 when none waits. Caller holds
+ * rx_lock. */
+int udp_recv(void);
+
+/* While a delivery thread handles one batch of received datagrams, what its
+ * handlers send is queued, not sent; the batch's end sends it all with one
+ * system call, to every peer at once (a grant's data message and page run, a
+ * home's replies to several requests). Per thread: other threads' sends go
+ * at once, and push a corked peer's queue with their own. */
+struct udp_cork {
+    bool     on;
+    unsigned nested; /* net_batch_begin calls inside a cork already on */
+    uint64_t peers[(NET_MAX_NODES + 63) / 64];
+};
+extern __thread struct udp_cork udp_cork;
+
+static inline void cork_begin(void)
+{
+    udp_cork.on = true;
+}
+
+/* Sends what was corked. */
+void udp_cork_end(void);
+
+/* ---- send window, timers, acknowledgements (window.c) ------------------ */
+
+/* Adds what dst's window lets out to b (which may hold other peers'). */
+void window_push(struct tx_batch *b, int dst, uint64_t now);
+
 #pragma GCC visibility pop
 #endif
