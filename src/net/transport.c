@@ -58,14 +58,6 @@ struct txbuf {
     unsigned char         payload[];
 };
 
-struct delayed {
-    struct delayed    *next;
-    uint64_t           due_ns;
-    struct sockaddr_in to;
-    size_t             len;
-    unsigned char      bytes[];
-};
-
 DSM_STATE struct net net_state;
 
 static __thread bool in_delivery;
@@ -73,98 +65,6 @@ static __thread bool in_delivery;
 int net_rank(void) { return job()->rank; }
 int net_nodes(void) { return job()->nodes; }
 size_t net_datagram_payload(void) { return net_state.sock.max_payload; }
-
-
-
-/* Held datagrams are copied whole: lent memory may go before they leave. */
-static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf, size_t len,
-                                  const void *ext, size_t elen)
-{
-    struct delayed *d = malloc(sizeof *d + len + elen);
-    if (!d)
-        log_fatal("out of memory holding a datagram for fault injection");
-    d->next = NULL;
-    d->to = *to;
-    d->len = len + elen;
-    memcpy(d->bytes, buf, len);
-    if (elen)
-        memcpy(d->bytes + len, ext, elen);
-    return d;
-}
-
-static void emit(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                 size_t elen)
-{
-    if (net_state.inj.decide.delay_ns) {
-        struct delayed *d = copy_dgram(to, buf, len, ext, elen);
-        d->due_ns = clock_ns() + net_state.inj.decide.delay_ns;
-        if (net_state.inj.delay_tail)
-            net_state.inj.delay_tail->next = d;
-        else
-            net_state.inj.delay_head = d;
-        net_state.inj.delay_tail = d;
-        return;
-    }
-    udp_send(to, buf, len, ext, elen);
-}
-
-static void release_held_dgram(void)
-{
-    struct delayed *h = net_state.inj.held;
-    if (h) {
-        net_state.inj.held = NULL;
-        emit(&h->to, h->bytes, h->len, NULL, 0);
-        free(h);
-    }
-}
-
-/* Every datagram passes here, under net_state.lock: buf[0..len), then
- * ext[0..elen). */
-static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                     size_t elen)
-{
-    if (!net_state.inj.on) {
-        udp_send(to, buf, len, ext, elen);
-        return;
-    }
-    switch (inject_decide(&net_state.inj.decide)) {
-    case INJECT_DROP:
-        stats_add(STAT_NET_INJECT_LOST, 1);
-        break;
-    case INJECT_DUPLICATE:
-        stats_add(STAT_NET_INJECT_DUPED, 1);
-        emit(to, buf, len, ext, elen);
-        emit(to, buf, len, ext, elen);
-        break;
-    case INJECT_HOLD:
-        if (!net_state.inj.held) {
-            stats_add(STAT_NET_INJECT_REORDERED, 1);
-            net_state.inj.held = copy_dgram(to, buf, len, ext, elen);
-            net_state.inj.held_since = clock_ns();
-            return; /* the next datagram overtakes it */
-        }
-        emit(to, buf, len, ext, elen);
-        break;
-    case INJECT_SEND:
-        emit(to, buf, len, ext, elen);
-        break;
-    }
-    release_held_dgram();
-}
-
-static void flush_injected(uint64_t now)
-{
-    if (net_state.inj.held && now - net_state.inj.held_since > 1000000)
-        release_held_dgram();
-    while (net_state.inj.delay_head && net_state.inj.delay_head->due_ns <= now) {
-        struct delayed *d = net_state.inj.delay_head;
-        net_state.inj.delay_head = d->next;
-        if (!net_state.inj.delay_head)
-            net_state.inj.delay_tail = NULL;
-        udp_send(&d->to, d->bytes, d->len, NULL, 0);
-        free(d);
-    }
-}
 
 /* ---- send side (under net_state.lock) --------------------------------------- */
 
@@ -482,11 +382,8 @@ static void on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
 static uint64_t run_timers(uint64_t now)
 {
     uint64_t next = now + (uint64_t)IDLE_WAKE_MS * 1000000;
-    flush_injected(now);
-    if (net_state.inj.held && net_state.inj.held_since + 1000000 < next)
-        next = net_state.inj.held_since + 1000000;
-    if (net_state.inj.delay_head && net_state.inj.delay_head->due_ns < next)
-        next = net_state.inj.delay_head->due_ns;
+    if (net_state.inj.on)
+        next = inject_flush(now, next);
 
     for (int i = 0; i < job()->nodes; i++) {
         struct peer *p = &net_state.peers[i];
@@ -1026,9 +923,7 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net_state.up.ops = *ops;
     net_state.up.ctx = ctx;
     wire_keys_init(&net_state.sock.keys, prm->key, prm->job_id, prm->auth_mac);
-    inject_init(&net_state.inj.decide, prm->loss, prm->dup, prm->reorder, prm->delay_us,
-                prm->seed ? prm->seed : prm->job_id * 2654435761u + (uint64_t)job()->rank + 1);
-    net_state.inj.on = inject_active(&net_state.inj.decide);
+    inject_start(prm);
 
     /* Incast: all peers may stream to one node at once; keep what they may
      * have in flight within what its socket buffer holds. */

@@ -231,5 +231,31 @@ void udp_cork_end(void);
 /* Adds what dst's window lets out to b (which may hold other peers'). */
 void window_push(struct tx_batch *b, int dst, uint64_t now);
 
+/* ---- fault injection (inject.c) ---------------------------------------- */
+
+/* Sets up net_state.inj from the parameters. */
+void inject_start(const struct net_params *prm);
+
+/* Sends one datagram the way the injector decides. */
+void inject_out(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
+                size_t elen);
+
+/* Sends the held and delayed datagrams that are due; returns the earlier
+ * of `next` and when the injector wants to run again. */
+uint64_t inject_flush(uint64_t now, uint64_t next);
+
+/* Every datagram passes here while faults are injected, under
+ * net_state.lock: buf[0..len), then ext[0..elen). (Otherwise window_push
+ * batches a window's first transmissions straight to udp.c.) */
+static inline void wire_out(const struct sockaddr_in *to, const void *buf, size_t len,
+                            const void *ext, size_t elen)
+{
+    if (!net_state.inj.on) {
+        udp_send(to, buf, len, ext, elen);
+        return;
+    }
+    inject_out(to, buf, len, ext, elen);
+}
+
 #pragma GCC visibility pop
 #endif
