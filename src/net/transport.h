@@ -142,7 +142,7 @@ struct net_service {
      * while any does, the service thread leaves the socket alone. */
     _Atomic int       rx_claims;
     _Atomic uint64_t  claimed_since;  /* when rx_claims last left zero */
-    _Atomic uint64_t  timers_due;     /* when run_timers wants to run next */
+    _Atomic uint64_t  timers_due;     /* when window_timers wants to run next */
     pthread_mutex_t   claim_lock;     /* a claim's start, and arming */
     bool              sock_armed;     /* fd is in epfd (under claim_lock) */
 };
@@ -230,6 +230,20 @@ void udp_cork_end(void);
 
 /* Adds what dst's window lets out to b (which may hold other peers'). */
 void window_push(struct tx_batch *b, int dst, uint64_t now);
+
+/* Applies a peer's acknowledgement to our queue for it. */
+void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now);
+
+/* Retransmissions, heartbeats, the dead-peer check, delayed acks. Returns
+ * the time of the next timer. */
+uint64_t window_timers(uint64_t now);
+
+/* A sequenced message with no payload (heartbeat or finish marker). */
+void window_send_marker(int dst, uint16_t flag, uint64_t now);
+
+/* An unsequenced datagram (WIRE_ACK, WIRE_DONE, WIRE_ABORT) that carries
+ * the current acknowledgement. */
+void window_send_control(int dst, uint16_t kind, const void *payload, size_t len);
 
 /* ---- fault injection (inject.c) ---------------------------------------- */
 
