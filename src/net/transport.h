@@ -245,6 +245,16 @@ void window_send_marker(int dst, uint16_t flag, uint64_t now);
  * the current acknowledgement. */
 void window_send_control(int dst, uint16_t kind, const void *payload, size_t len);
 
+/* ---- receive and reassembly (recv.c) ----------------------------------- */
+
+/* True while this thread delivers (inside recv_progress). */
+extern __thread bool recv_in_delivery;
+
+/* One round of progress by the caller, who holds rx_lock: reads and
+ * handles everything waiting on the socket. Returns the number of
+ * datagrams handled. */
+int recv_progress(void);
+
 /* ---- fault injection (inject.c) ---------------------------------------- */
 
 /* Sets up net_state.inj from the parameters. */
