@@ -255,6 +255,17 @@ extern __thread bool recv_in_delivery;
  * datagrams handled. */
 int recv_progress(void);
 
+/* ---- the service thread and the polling waiters (service.c) ------------ */
+
+/* The service thread. */
+void *service_main(void *arg);
+
+/* Wakes the service thread. */
+void service_kick(void);
+
+/* How long a waiting thread polls before it sleeps, by default. */
+uint64_t service_spin_ns(int nodes, long cpus);
+
 /* ---- fault injection (inject.c) ---------------------------------------- */
 
 /* Sets up net_state.inj from the parameters. */
