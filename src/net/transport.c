@@ -1,14 +1,23 @@
 /*
- * transport.c — reliable per-peer FIFO messages over one UDP socket.
+ * transport.c — reliable per-peer FIFO messages over one UDP socket: the
+ * transport's state, and its life — start, finish, abort.
  *
- * The state and its locks: transport.h.
+ * The work is done elsewhere, one concern a file: udp.c puts datagrams on
+ * and off the socket in batches; window.c keeps each peer's send window,
+ * acknowledgements, timers and retransmissions; recv.c checks, orders,
+ * reassembles and delivers; service.c decides which thread drives all
+ * that; inject.c fakes a bad network for tests. transport.h holds the
+ * state they share and says which lock guards what.
+ *
+ * Starting is all-or-nothing: net_start either leaves a running service
+ * thread or gives back every resource it took, the socket included, since
+ * the caller handed that over. Finishing waits until no peer can still
+ * need anything from us (net_finish).
  */
 #include "net/transport.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,15 +30,13 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
-#include "base/stats.h"
 
+/* DSM_STATE: a fork-style create copies the master's globals, never these. */
 DSM_STATE struct net net_state;
 
 int net_rank(void) { return job()->rank; }
 int net_nodes(void) { return job()->nodes; }
 size_t net_datagram_payload(void) { return net_state.sock.max_payload; }
-
-/* ---- start, finish, abort --------------------------------------------- */
 
 static void abort_hook(const char *reason)
 {
@@ -49,16 +56,31 @@ void net_abort_peers(const char *reason)
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
-    if (job()->nodes < 1 || job()->nodes > NET_MAX_NODES || job()->rank < 0 || job()->rank >= job()->nodes)
-        return -EINVAL;
+    int rc;
     memset(&net_state, 0, sizeof net_state);
     net_state.sock.fd = prm->fd;
+    net_state.svc.evfd = net_state.svc.epfd = net_state.svc.tfd = -1; /* for err */
+    pthread_mutex_init(&net_state.svc.claim_lock, NULL);
+    pthread_mutex_init(&net_state.lock, NULL);
+    pthread_mutex_init(&net_state.rx_lock, NULL);
+    pthread_mutex_init(&net_state.tx.pool.lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&net_state.svc.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (job()->nodes < 1 || job()->nodes > NET_MAX_NODES || job()->rank < 0 ||
+        job()->rank >= job()->nodes) {
+        rc = -EINVAL;
+        goto err;
+    }
     net_state.sock.job = prm->job_id;
     net_state.sock.max_payload = prm->datagram;
     net_state.tx.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
     net_state.tx.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    net_state.svc.spin_ns = prm->spin_us < 0 ? service_spin_ns(job()->nodes, cpus) : (uint64_t)prm->spin_us * 1000;
+    net_state.svc.spin_ns = prm->spin_us < 0 ? service_spin_ns(job()->nodes, cpus)
+                                             : (uint64_t)prm->spin_us * 1000;
     net_state.svc.service_core = cpus >= 2l * job()->nodes; /* nodes: all on this machine, for now */
     net_state.up.ops = *ops;
     net_state.up.ctx = ctx;
@@ -80,9 +102,12 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net_state.tx.window_bytes = share > floor_bytes ? share : floor_bytes;
 
     net_state.peers = calloc((size_t)job()->nodes, sizeof *net_state.peers);
-    net_state.sock.rxbuf = malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + net_state.sock.max_payload + 1));
-    if (!net_state.peers || !net_state.sock.rxbuf)
-        return -ENOMEM;
+    net_state.sock.rxbuf =
+        malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + net_state.sock.max_payload + 1));
+    if (!net_state.peers || !net_state.sock.rxbuf) {
+        rc = -ENOMEM;
+        goto err;
+    }
     uint64_t now = clock_ns();
     for (int i = 0; i < job()->nodes; i++) {
         net_state.peers[i].addr = prm->peers[i];
@@ -90,32 +115,48 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         rto_init(&net_state.peers[i].tx.rto);
     }
     net_state.svc.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (net_state.svc.evfd < 0)
-        return -errno;
     net_state.svc.epfd = epoll_create1(EPOLL_CLOEXEC);
     net_state.svc.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     struct epoll_event wake = {.events = EPOLLIN, .data.fd = net_state.svc.evfd};
     struct epoll_event timer = {.events = EPOLLIN, .data.fd = net_state.svc.tfd};
-    if (net_state.svc.epfd < 0 || net_state.svc.tfd < 0 || epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.evfd, &wake) < 0 ||
-        epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.tfd, &timer) < 0)
-        return -errno;
-    pthread_mutex_init(&net_state.svc.claim_lock, NULL);
-    pthread_mutex_init(&net_state.lock, NULL);
-    pthread_mutex_init(&net_state.rx_lock, NULL);
-    pthread_mutex_init(&net_state.tx.pool.lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&net_state.svc.cv, &ca);
-    pthread_condattr_destroy(&ca);
+    if (net_state.svc.evfd < 0 || net_state.svc.epfd < 0 || net_state.svc.tfd < 0 ||
+        epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.evfd, &wake) < 0 ||
+        epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.tfd, &timer) < 0) {
+        rc = -errno;
+        goto err;
+    }
     log_set_abort_hook(abort_hook);
     net_state.svc.running = true;
     int err = pthread_create(&net_state.svc.thread, NULL, service_main, NULL);
     if (err) {
         net_state.svc.running = false;
-        return -err;
+        rc = -err;
+        goto err;
     }
     return 0;
+
+err:
+    /* Nothing runs yet: undo it all, in reverse. peers goes back to NULL so
+     * that net_abort_peers finds nobody to tell. */
+    log_set_abort_hook(NULL);
+    if (net_state.svc.tfd >= 0)
+        close(net_state.svc.tfd);
+    if (net_state.svc.epfd >= 0)
+        close(net_state.svc.epfd);
+    if (net_state.svc.evfd >= 0)
+        close(net_state.svc.evfd);
+    free(net_state.sock.rxbuf);
+    free(net_state.peers);
+    net_state.sock.rxbuf = NULL;
+    net_state.peers = NULL;
+    pthread_cond_destroy(&net_state.svc.cv);
+    pthread_mutex_destroy(&net_state.tx.pool.lock);
+    pthread_mutex_destroy(&net_state.rx_lock);
+    pthread_mutex_destroy(&net_state.lock);
+    pthread_mutex_destroy(&net_state.svc.claim_lock);
+    close(net_state.sock.fd); /* ours since the call, like the rest */
+    net_state.sock.fd = -1;
+    return rc;
 }
 
 static bool all_finished(void *arg)
