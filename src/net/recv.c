@@ -26,6 +26,8 @@
 #include "base/log.h"
 #include "base/stats.h"
 
+#define ACK_EVERY         2                /* in-order datagrams per immediate ack */
+
 __thread bool recv_in_delivery;
 
 static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *payload)

@@ -22,6 +22,9 @@
 #include "base/clock.h"
 #include "base/log.h"
 
+#define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
+#define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
+
 static void bump_gen(void)
 {
     pthread_mutex_lock(&net_state.lock);

@@ -31,6 +31,8 @@
 #include "base/log.h"
 #include "base/state.h"
 
+#define LINGER_SILENCE_NS (2000ull * 1000000) /* see net_finish */
+
 /* DSM_STATE: a fork-style create copies the master's globals, never these. */
 DSM_STATE struct net net_state;
 

@@ -31,15 +31,9 @@
  * PLT. */
 #pragma GCC visibility push(hidden)
 
-#define RX_BATCH          16
-#define HEARTBEAT_NS      (1000ull * 1000000)
-#define IDLE_WAKE_MS      NET_TICK_MS
-#define LINGER_SILENCE_NS (2000ull * 1000000)
-#define ACK_DELAY_NS      (500ull * 1000)
-#define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
-#define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
-#define ACK_EVERY         2                /* in-order datagrams per immediate ack */
-#define MAX_MESSAGE       (1ull << 31)
+#define RX_BATCH          16               /* datagrams per recvmmsg */
+#define IDLE_WAKE_MS      NET_TICK_MS      /* the timers run at least this often */
+#define ACK_DELAY_NS      (500ull * 1000)  /* a lone in-order datagram's ack waits this long */
 
 struct txbuf;   /* a datagram waiting for its acknowledgement */
 struct delayed; /* a datagram the fault injector holds back */
@@ -158,10 +152,10 @@ struct net_inject {
 
 struct net {
     struct net_socket  sock;
-    struct peer       *peers;
+    struct peer       *peers;         /* job()->nodes of them, in rank order, self included */
     struct net_send    tx;
     struct net_upper   up;
-    pthread_mutex_t    lock;
+    pthread_mutex_t    lock;          /* see the top of this file */
     pthread_mutex_t    rx_lock;
     struct net_service svc;
     struct net_inject  inj;

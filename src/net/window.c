@@ -29,6 +29,9 @@
 #include "base/log.h"
 #include "base/stats.h"
 
+#define HEARTBEAT_NS      (1000ull * 1000000) /* a peer silent this long is sent a NOP */
+#define MAX_MESSAGE       (1ull << 31)        /* lengths travel as 32 bits */
+
 /* A datagram's payload is payload[0..inl) followed by ext[0..hdr.len-inl):
  * ext, when there is one, points into memory the sender lent us (net_send_ref)
  * and holds a reference on it until the datagram is acknowledged. */
