@@ -28,7 +28,7 @@
 
 #define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 
-__thread bool recv_in_delivery;
+__thread bool recv_in_delivery NET_TLS;
 
 static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *payload)
 {

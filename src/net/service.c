@@ -25,6 +25,7 @@
 #define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
 #define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
 
+/* Tells the waiters (net_wait) to look again at what they wait for. */
 static void bump_gen(void)
 {
     pthread_mutex_lock(&net_state.lock);

@@ -210,7 +210,10 @@ struct udp_cork {
     unsigned nested; /* net_batch_begin calls inside a cork already on */
     uint64_t peers[(NET_MAX_NODES + 63) / 64];
 };
-extern __thread struct udp_cork udp_cork;
+/* local-dynamic, as the file-static it was: the shared library finds it
+ * the cheaper way, since it is always its own. */
+#define NET_TLS __attribute__((tls_model("local-dynamic")))
+extern __thread struct udp_cork udp_cork NET_TLS;
 
 static inline void cork_begin(void)
 {
@@ -242,7 +245,7 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
 /* ---- receive and reassembly (recv.c) ----------------------------------- */
 
 /* True while this thread delivers (inside recv_progress). */
-extern __thread bool recv_in_delivery;
+extern __thread bool recv_in_delivery NET_TLS;
 
 /* One round of progress by the caller, who holds rx_lock: reads and
  * handles everything waiting on the socket. Returns the number of

@@ -83,7 +83,7 @@ int udp_recv(void)
 
 /* ---- the cork ----------------------------------------------------------- */
 
-__thread struct udp_cork udp_cork;
+__thread struct udp_cork udp_cork NET_TLS;
 
 /* Sends what was corked. */
 void udp_cork_end(void)

@@ -109,7 +109,6 @@ static void push_unsent(int dst, uint64_t now)
         udp_flush(&b);
 }
 
-
 /* Sends what dst's window lets out now, or at the end of the delivery batch. */
 static void push_or_cork(int dst, uint64_t now)
 {
