@@ -111,6 +111,7 @@ static DSM_STATE struct {
     pthread_mutex_t fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t lock;        /* the page records, twins of written pages, the fetch */
     struct lpage  **tab;         /* per page, made on first use */
+    size_t          tab_end;     /* beyond the last page with a record */
     uint32_t        clock;       /* Lamport clock of intervals */
     uint32_t       *dirty;       /* pages written in the open interval */
     size_t          ndirty, cap_dirty;
@@ -151,6 +152,8 @@ static struct lpage *lp(size_t page)
         p->last_node = -1;
         p->base_from = -1;
         lrc.tab[page] = p;
+        if (page >= lrc.tab_end) /* lrc_finish looks no further */
+            lrc.tab_end = page + 1;
     }
     return p;
 }
@@ -748,7 +751,7 @@ static void lrc_finish(void)
 {
     pthread_mutex_lock(&lrc.fault_lock);
     pthread_mutex_lock(&lrc.lock);
-    for (size_t page = 0; page < mem.npages; page++) {
+    for (size_t page = 0; page < lrc.tab_end; page++) {
         struct lpage *p = lrc.tab[page];
         if (!p)
             continue;
