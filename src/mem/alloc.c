@@ -23,6 +23,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "mem/mem.h"
 
@@ -353,16 +354,40 @@ size_t mem_home_run(size_t page, int home, size_t max)
     return n;
 }
 
-void *dsm_malloc(size_t size) { return mem_alloc(size, DSM_HOME_DEFAULT); }
+/* The entry points run off the master's shared stack (base/stack.h): a
+ * first touch of one of its pages takes the allocator's lock, which
+ * mem_alloc holds. */
+struct alloc_args { size_t size; enum dsm_home home; void *p; };
+
+static void alloc_call(void *arg)
+{
+    struct alloc_args *a = arg;
+    a->p = mem_alloc(a->size, a->home);
+}
+
+static void free_call(void *arg) { mem_free(((struct alloc_args *)arg)->p); }
+
+void *dsm_malloc(size_t size)
+{
+    struct alloc_args a = {size, DSM_HOME_DEFAULT, NULL};
+    stack_private(alloc_call, &a);
+    return a.p;
+}
 
 void *dsm_malloc_home(size_t size, enum dsm_home home)
 {
     if (home < DSM_HOME_DEFAULT || home > DSM_HOME_FIRST_TOUCH)
         log_fatal("dsm_malloc_home: unknown home policy %d", (int)home);
-    return mem_alloc(size, home);
+    struct alloc_args a = {size, home, NULL};
+    stack_private(alloc_call, &a);
+    return a.p;
 }
 
-void dsm_free(void *p) { mem_free(p); }
+void dsm_free(void *p)
+{
+    struct alloc_args a = {0, DSM_HOME_DEFAULT, p};
+    stack_private(free_call, &a);
+}
 
 size_t dsm_page_size(void)
 {

@@ -4,9 +4,10 @@
  *
  * CREATE(fn) starts fn on the next node; CREATE(fn, n) on every other node
  * and then in the caller. A program's process count must be the job's node
- * count, since a barrier takes every node: more creates than nodes, a
- * BARRIER or CREATE for another count, or WAIT_FOR_END with nodes left
- * unused ends the job with both numbers and the fix.
+ * count, since a barrier takes every node: a BARRIER or CREATE(fn, n) for
+ * another count, or WAIT_FOR_END after another number of creates, ends the
+ * job with both numbers and the fix. A CREATE beyond the last node is only
+ * counted: the program's next BARRIER or WAIT_FOR_END names its count.
  */
 #include <pthread.h>
 
@@ -19,6 +20,7 @@
 static DSM_STATE struct {
     pthread_mutex_t lock;
     int             created;    /* at the master: nodes given a process */
+    int             excess;     /* at the master: creates beyond the last node */
     int             next_id;    /* this node's lock and condition ids handed out */
 } pm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -42,17 +44,18 @@ void dsm_parmacs_init(void)
 void dsm_parmacs_create(void (*fn)(void *))
 {
     dsm_parmacs_init();
-    int node = ++pm.created;
-    if (node >= job()->nodes)
-        wrong_count("creates at least", node + 1);
-    fork_create_on(node, fn, NULL);
+    if (pm.created + 1 >= job()->nodes) {
+        pm.excess++; /* the job ends at the next BARRIER or WAIT_FOR_END */
+        return;
+    }
+    fork_create_on(++pm.created, fn, NULL);
 }
 
 void dsm_parmacs_create_all(void (*fn)(void *), int procs)
 {
     dsm_parmacs_init();
     if (procs != job()->nodes)
-        wrong_count("creates", procs);
+        wrong_count("runs", procs);
     if (pm.created)
         log_fatal("CREATE(fn, n) after other CREATEs: the nodes are taken");
     pm.created = procs - 1;
@@ -62,16 +65,16 @@ void dsm_parmacs_create_all(void (*fn)(void *), int procs)
 
 void dsm_parmacs_wait_for_end(void)
 {
-    if (pm.created != job()->nodes - 1)
-        wrong_count("ran", pm.created + 1);
+    if (pm.created + pm.excess != job()->nodes - 1)
+        wrong_count("runs", pm.created + pm.excess + 1);
     dsm_wait_for_end();
     pm.created = 0;
 }
 
 void dsm_parmacs_barrier(int procs)
 {
-    if (procs != job()->nodes)
-        wrong_count("has a barrier for", procs);
+    if (procs != job()->nodes || pm.excess)
+        wrong_count("runs", pm.excess ? pm.created + pm.excess + 1 : procs);
     dsm_barrier();
 }
 
