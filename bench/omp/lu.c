@@ -8,8 +8,9 @@
  * A = L U (L unit lower, U upper, both overwriting A), blocked and
  * right-looking. For each diagonal block K of the nb = N/B block rows:
  *   1. the panel: block (K,K) is factored in place and every block (I,K),
- *      I > K, becomes A_IK U_KK^-1 (a `single`: one thread; the panel is
- *      about 3B/(4 N) of the work per thread at two threads);       barrier
+ *      I > K, becomes A_IK U_KK^-1 (a `single`: one thread; the panels
+ *      are 3TB/(4N) of a thread's share of step 2, 1% at N = 2048 and
+ *      T = 2 threads);                                               barrier
  *   2. every block column J > K: its block (K,J) becomes L_KK^-1 A_KJ and
  *      then every block (I,J), I > K, loses A_IK A_KJ.              barrier
  * Step 2 is an `omp for schedule(static,1)` over all nb block columns,
