@@ -1,10 +1,26 @@
-/* coherence.c — the active protocol. */
+/*
+ * coherence.c — the active protocol, and the trampoline every fault goes
+ * through.
+ *
+ * The trampoline does what is the same under every protocol: it takes the
+ * fault lock (one protocol action of the program at a time: a fault, a
+ * release, an acquire's notices), counts the fault and times it
+ * (STAT_T_READ_FAULT_NS / STAT_T_WRITE_FAULT_NS), and calls the protocol.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "base/clock.h"
 #include "base/state.h"
+#include "base/stats.h"
 #include "coherence/coherence.h"
 
 DSM_STATE const struct coherence_ops *coh;
 
-#include <string.h>
+static DSM_STATE pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void coherence_lock(void) { pthread_mutex_lock(&fault_lock); }
+void coherence_unlock(void) { pthread_mutex_unlock(&fault_lock); }
 
 /* Every protocol; CONFIG_PROTOCOLS (base/config.h) lists their names. */
 static const struct coherence_ops *const protocols[] = {&hlrc_ops, &lrc_ops, &sc_ops, &erc_inv_ops,
@@ -18,13 +34,31 @@ const struct coherence_ops *coherence_find(const char *name)
     return NULL;
 }
 
+static void read_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&fault_lock);
+    coh->read_fault(page);
+    pthread_mutex_unlock(&fault_lock);
+    stats_add(STAT_READ_FAULTS, 1);
+    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+}
+
+static void write_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&fault_lock);
+    coh->write_fault(page);
+    pthread_mutex_unlock(&fault_lock);
+    stats_add(STAT_WRITE_FAULTS, 1);
+    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
+}
+
 void coherence_start(const struct coherence_ops *ops)
 {
     coh = ops;
     ops->start();
-    static DSM_STATE struct mem_fault_ops fo;
-    fo.read_fault = ops->read_fault;
-    fo.write_fault = ops->write_fault;
+    static const struct mem_fault_ops fo = {.read_fault = read_fault, .write_fault = write_fault};
     mem_set_fault_ops(&fo);
 }
 

@@ -14,6 +14,7 @@
  */
 #ifndef DSM_COHERENCE_COHERENCE_H
 #define DSM_COHERENCE_COHERENCE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,9 @@ struct notice {
 struct coherence_ops {
     const char *name;
     void (*start)(void);                /* register message handlers */
+    /* A fault on the page, on the faulting thread: the trampoline
+     * (coherence.c) holds the fault lock around them, counts and times
+     * them. The page may have become accessible since the fault. */
     void (*read_fault)(size_t page);
     void (*write_fault)(size_t page);
     /* Makes this node's writes so far visible to the next acquirer: called
@@ -59,9 +63,11 @@ struct coherence_ops {
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
     /* Optional: called when an acquire has applied all its notices. */
     void (*notices_applied)(void);
-    /* Optional: called on every node at the end of every barrier, when all
-     * nodes have seen the same intervals; may itself call dsm_barrier. */
-    void (*barrier_done)(void);
+    /* Optional: called on every node at the end of every barrier round,
+     * when all nodes have seen the same intervals. Returns true when the
+     * protocol needs one more round before the barrier ends (every node
+     * decides alike); the barrier then runs it and calls this again. */
+    bool (*barrier_done)(void);
     /* Optional: frees the protocol's state at dsm_finish, when no message
      * can arrive any more; shared memory stays as the program left it. */
     void (*finish)(void);
@@ -80,6 +86,11 @@ const struct coherence_ops *coherence_find(const char *name);
 extern const struct coherence_ops *coh;
 
 void coherence_start(const struct coherence_ops *ops);
+/* The fault lock: the program's protocol actions (faults, releases,
+ * applying notices, ...) one at a time. Faults hold it already; the
+ * protocol takes it in its other entry points that need it. */
+void coherence_lock(void);
+void coherence_unlock(void);
 void coherence_finish(void);
 void coherence_release_sent(void);
 

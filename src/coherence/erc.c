@@ -35,8 +35,8 @@
  * touch), and names the home in the reply: the base node always knows each
  * page's home, as SCASH's does.
  *
- * Locks: `fault_lock` makes the program's protocol actions (a fault, a
- * release) one at a time. `lock` guards every page state change, the
+ * Locks: the fault lock (coherence_lock) makes the program's protocol
+ * actions (a fault, a release) one at a time. `lock` guards every page state change, the
  * directory and the pending records, on whichever thread; protections are
  * changed and flushed under it. It is never held across ipc_wait: a handler
  * run by the waiting thread takes it.
@@ -99,7 +99,6 @@ struct pending {
 };
 
 static DSM_STATE struct {
-    pthread_mutex_t    fault_lock;
     pthread_mutex_t    lock;
     bool               update;      /* erc-upd */
     size_t             words;       /* uint64_t per copyset */
@@ -116,7 +115,7 @@ static DSM_STATE struct {
     size_t             npend;
     uint32_t          *free_slots;
     size_t             nfree;
-} erc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} erc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void lock(void) { pthread_mutex_lock(&erc.lock); }
 
@@ -274,7 +273,7 @@ static bool fetch_done(void *arg)
 
 /* Makes an invalid page valid (read-only) — unless an invalidation that
  * followed the reply already took it again: the access then faults anew.
- * Caller holds fault_lock. */
+ * Caller holds the fault lock. */
 static void make_valid(size_t page)
 {
     int home = mem_home(page), base = mem_base_node(page);
@@ -311,19 +310,12 @@ static void make_valid(size_t page)
 
 static void erc_read_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&erc.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
         make_valid(page);
-    pthread_mutex_unlock(&erc.fault_lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
 
 static void erc_write_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&erc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
@@ -348,9 +340,6 @@ static void erc_write_fault(size_t page)
         }
     }
     unlock();
-    pthread_mutex_unlock(&erc.fault_lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- release ---------------------------------------------------------- */
@@ -427,9 +416,9 @@ static bool all_acked(void *arg)
 
 static void erc_release(void)
 {
-    pthread_mutex_lock(&erc.fault_lock);
+    coherence_lock();
     if (!erc.ndirty && all_acked(NULL)) {
-        pthread_mutex_unlock(&erc.fault_lock);
+        coherence_unlock();
         return;
     }
     lock();
@@ -462,7 +451,7 @@ static void erc_release(void)
     for (size_t i = 0; i < erc.ndirty; i++)
         mem.pages[erc.dirty[i]].dirty = 0;
     erc.ndirty = 0;
-    pthread_mutex_unlock(&erc.fault_lock);
+    coherence_unlock();
 }
 
 static void erc_apply_notices(int node, const struct notice *n, uint32_t count)

@@ -103,7 +103,6 @@ struct dirty_page { uint32_t page, version; };
 #define READ_AHEAD_MAX 16
 
 static DSM_STATE struct {
-    pthread_mutex_t    fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t    lock;        /* versions, the dirty list, the fetch slot */
     struct {                        /* the fetch the program waits for */
         bool     waiting, done;
@@ -124,7 +123,7 @@ static DSM_STATE struct {
     unsigned           ahead_run;     /* faults in that run so far */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
-} hlrc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- fetching a page -------------------------------------------------- */
 
@@ -149,7 +148,7 @@ static void track(size_t page)
 }
 
 /* A notice made this node's copy stale: the next read faults, and counts
- * as a re-read (see PULL_CREDIT). Caller holds fault_lock. */
+ * as a re-read (see PULL_CREDIT). Caller holds the fault lock. */
 static void invalidate(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
@@ -160,7 +159,7 @@ static void invalidate(size_t page)
 }
 
 /* Counts the page as fetched into place (`stat` says why) and waiting for
- * its reply, which settle_pulls awaits. Caller holds fault_lock. */
+ * its reply, which settle_pulls awaits. Caller holds the fault lock. */
 static void pull_mark(size_t page, enum stats_counter stat)
 {
     page_list_add(&hlrc.pulls, &hlrc.npulls, &hlrc.cap_pulls, page);
@@ -173,7 +172,7 @@ static void pull_mark(size_t page, enum stats_counter stat)
 }
 
 /* Asks the page's home for its latest version, received into the page as
- * it stands; settle_pulls waits. Caller holds fault_lock. */
+ * it stands; settle_pulls waits. Caller holds the fault lock. */
 static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
@@ -194,7 +193,7 @@ static bool pulls_done(void *arg)
  * (read-only) at the version received; or invalid, should that version be
  * older than a notice has named since the request went out (the homes
  * applied every diff of what this node has acquired before letting it
- * acquire, so this is a safeguard). Caller holds fault_lock. */
+ * acquire, so this is a safeguard). Caller holds the fault lock. */
 static void settle_pulls(void)
 {
     if (!hlrc.npulls)
@@ -220,7 +219,7 @@ static void settle_pulls(void)
  * 2, 4, ... up to READ_AHEAD_MAX of them, with one request whose one reply
  * lands in place (consecutive pages are consecutive in the system view):
  * the home sends them in a few datagrams instead of a message each.
- * Caller holds fault_lock; the faulting page's request is out. */
+ * Caller holds the fault lock; the faulting page's request is out. */
 static void read_ahead(size_t page, int home)
 {
     if (page != hlrc.ahead_next)
@@ -248,7 +247,7 @@ static void read_ahead(size_t page, int home)
     }
 }
 
-/* Makes an invalid page valid (read-only). Caller holds fault_lock. */
+/* Makes an invalid page valid (read-only). Caller holds the fault lock. */
 static void make_valid(size_t page, bool ahead)
 {
     struct page_entry *e = &mem.pages[page];
@@ -296,19 +295,12 @@ static void make_valid(size_t page, bool ahead)
 
 static void hlrc_read_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&hlrc.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
         make_valid(page, true);
-    pthread_mutex_unlock(&hlrc.fault_lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
 
 static void hlrc_write_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&hlrc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page, false);
@@ -342,9 +334,6 @@ static void hlrc_write_fault(size_t page)
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
-    pthread_mutex_unlock(&hlrc.fault_lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- diffs ------------------------------------------------------------ */
@@ -395,7 +384,7 @@ static bool diffs_acked(void *arg)
  * tracked pages are looked at: any after them were tracked by fetches
  * served during this release, while the program writes nothing, so they
  * cannot differ yet.
- * Returns the new count. Caller holds fault_lock. */
+ * Returns the new count. Caller holds the fault lock. */
 static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit)
 {
     size_t kept = 0;
@@ -427,12 +416,12 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
 
 static void hlrc_release(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
     size_t ntracked = hlrc.ntracked;
     pthread_mutex_unlock(&hlrc.lock);
     if (!hlrc.ndirty && !ntracked) {
-        pthread_mutex_unlock(&hlrc.fault_lock);
+        coherence_unlock();
         return;
     }
     struct notice *n = malloc((hlrc.ndirty + ntracked + 1) * sizeof *n);
@@ -469,33 +458,33 @@ static void hlrc_release(void)
     if (count)
         interval_create(n, count);
     free(n);
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 /* The release's write-protects, its message being out. */
 static void hlrc_release_sent(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     page_list_sort(hlrc.unprotected, hlrc.nunprotected);
     for (size_t i = 0; i < hlrc.nunprotected; i++)
         mem_protect(hlrc.unprotected[i], PROT_READ);
     hlrc.nunprotected = 0;
     mem_protect_flush();
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 /* The acquire's pulls (see hlrc_apply_notices). */
 static void hlrc_notices_applied(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     settle_pulls();
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 {
     (void)node;
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
@@ -517,7 +506,7 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
         invalidate(page);
     }
     mem_protect_flush();
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 /* ---- handlers (delivery thread) --------------------------------------- */
@@ -782,7 +771,7 @@ static void hlrc_start(void)
 /* Frees the home pages' snapshots and the lists. */
 static void hlrc_finish(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         struct page_entry *e = &mem.pages[hlrc.tracked[i]];
@@ -805,7 +794,7 @@ static void hlrc_finish(void)
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nunprotected = hlrc.cap_unprotected = 0;
     pthread_mutex_unlock(&hlrc.lock);
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 const struct coherence_ops hlrc_ops = {

@@ -49,7 +49,6 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
-#include "dsm.h"
 
 /* lrc's message types (coherence.h: the active protocol's own slots). */
 enum lrc_type {
@@ -108,7 +107,6 @@ struct base_rep { uint32_t page, status; };
 DSM_STATE uint64_t lrc_gc_notices = 8192;
 
 static DSM_STATE struct {
-    pthread_mutex_t fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t lock;        /* the page records, twins of written pages, the fetch */
     struct lpage  **tab;         /* per page, made on first use */
     uint32_t        clock;       /* Lamport clock of intervals */
@@ -129,7 +127,7 @@ static DSM_STATE struct {
         bool            base_done;
         uint32_t        base_status;
     } f;
-} lrc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} lrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *grow(void *p, uint32_t *cap, size_t elem)
 {
@@ -229,7 +227,7 @@ static void open_diff(size_t page, struct lpage *p)
     release_copy(page, p, twin);
 }
 
-/* ---- bringing a page up to date (program thread, fault_lock held) ------ */
+/* ---- bringing a page up to date (program thread, fault lock held) ------ */
 
 static bool fetch_done(void *arg)
 {
@@ -407,19 +405,12 @@ static void make_valid(size_t page)
 
 static void lrc_read_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&lrc.fault_lock);
     if (mem.pages[page].state == PAGE_INVALID)
         make_valid(page);
-    pthread_mutex_unlock(&lrc.fault_lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
 
 static void lrc_write_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&lrc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
@@ -443,18 +434,15 @@ static void lrc_write_fault(size_t page)
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
-    pthread_mutex_unlock(&lrc.fault_lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- release and acquire (program thread) ----------------------------- */
 
 static void lrc_release(void)
 {
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     if (!lrc.ndirty) {
-        pthread_mutex_unlock(&lrc.fault_lock);
+        coherence_unlock();
         return;
     }
     struct notice *n = malloc(lrc.ndirty * sizeof *n);
@@ -489,12 +477,12 @@ static void lrc_release(void)
     interval_create(n, (uint32_t)lrc.ndirty);
     lrc.ndirty = 0;
     free(n);
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
 }
 
 static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
 {
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
@@ -520,7 +508,7 @@ static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
     }
     pthread_mutex_unlock(&lrc.lock);
     mem_protect_flush();
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
 }
 
 /* ---- collection at barriers (program thread) -------------------------- */
@@ -545,12 +533,12 @@ static void drop_lazy(size_t page, struct lpage *p)
     }
 }
 
-static void lrc_barrier_done(void)
+/* A collection's first half, at the barrier that starts it: each keeper
+ * brings its copy up to date and snapshots it; a node whose copy is
+ * invalid will fetch the keeper's. */
+static void collect_keep(void)
 {
-    if (lrc.collecting || lrc.notices < lrc_gc_notices)
-        return;
-    lrc.collecting = true;
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     for (size_t i = 0; i < lrc.ntouched; i++) {
         size_t page = lrc.touched[i];
         pthread_mutex_lock(&lrc.lock);
@@ -575,11 +563,14 @@ static void lrc_barrier_done(void)
         p->next_snapshot = snap;
         pthread_mutex_unlock(&lrc.lock);
     }
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
+}
 
-    dsm_barrier(); /* every keeper is up to date: the diffs are needed no more */
-
-    pthread_mutex_lock(&lrc.fault_lock);
+/* Its second half, after one more barrier round: every keeper is up to
+ * date, so the diffs, copies and notices are needed no more. */
+static void collect_drop(void)
+{
+    coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (size_t i = 0; i < lrc.ntouched; i++) {
         size_t page = lrc.touched[i];
@@ -596,8 +587,23 @@ static void lrc_barrier_done(void)
     lrc.ntouched = 0;
     lrc.notices = 0;
     pthread_mutex_unlock(&lrc.lock);
-    pthread_mutex_unlock(&lrc.fault_lock);
-    lrc.collecting = false;
+    coherence_unlock();
+}
+
+/* Collects at the first barrier after lrc_gc_notices notices: keeps, asks
+ * for one more round, and drops at its end. */
+static bool lrc_barrier_done(void)
+{
+    if (lrc.collecting) {
+        collect_drop();
+        lrc.collecting = false;
+        return false;
+    }
+    if (lrc.notices < lrc_gc_notices)
+        return false;
+    lrc.collecting = true;
+    collect_keep();
+    return true;
 }
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
@@ -746,7 +752,7 @@ static void lrc_start(void)
 /* Frees the page records, with their diffs and copies, and the tables. */
 static void lrc_finish(void)
 {
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (size_t page = 0; page < mem.npages; page++) {
         struct lpage *p = lrc.tab[page];
@@ -779,7 +785,7 @@ static void lrc_finish(void)
     lrc.dirty = lrc.touched = NULL;
     lrc.ndirty = lrc.cap_dirty = lrc.ntouched = lrc.cap_touched = 0;
     pthread_mutex_unlock(&lrc.lock);
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
 }
 
 const struct coherence_ops lrc_ops = {

@@ -354,27 +354,18 @@ static void acquire(size_t page, bool write)
     }
 }
 
-static void sc_read_fault(size_t page)
+/* Under sc.lock: the page's state changes only under it (and the fault
+ * lock, which the trampoline holds, does not order the handlers). */
+static void fault(size_t page, bool write)
 {
-    uint64_t t0 = clock_ns();
     pthread_mutex_lock(&sc.lock);
-    if (mem.pages[page].state == PAGE_INVALID)
-        acquire(page, false);
+    if (mem.pages[page].state < (write ? PAGE_WRITE : PAGE_READ))
+        acquire(page, write);
     pthread_mutex_unlock(&sc.lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
 
-static void sc_write_fault(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&sc.lock);
-    if (mem.pages[page].state != PAGE_WRITE)
-        acquire(page, true);
-    pthread_mutex_unlock(&sc.lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
-}
+static void sc_read_fault(size_t page) { fault(page, false); }
+static void sc_write_fault(size_t page) { fault(page, true); }
 
 static void sc_release(void)
 {

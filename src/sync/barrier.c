@@ -133,9 +133,10 @@ static void merge_arrivals(struct buf *out, struct arrival *a)
         buf_put(out, a[i].data + sizeof(uint32_t), a[i].len - sizeof(uint32_t));
 }
 
-void dsm_barrier(void)
+/* One round: release, exchange the epoch's intervals through node 0,
+ * apply them. */
+static void barrier_round(void)
 {
-    uint64_t t0 = clock_ns();
     coh->release();
     send_remote_frees();
 
@@ -188,8 +189,17 @@ void dsm_barrier(void)
     interval_gc();
     interval_vt(barrier.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
-    if (coh->barrier_done)
-        coh->barrier_done();
+}
+
+/* The protocol may ask for further rounds (lrc's collection: its keepers
+ * bring their copies up to date in one, and the diffs are dropped after
+ * the next); each counts as a barrier. */
+void dsm_barrier(void)
+{
+    uint64_t t0 = clock_ns();
+    do
+        barrier_round();
+    while (coh->barrier_done && coh->barrier_done());
     stats_add(STAT_T_BARRIER_NS, clock_ns() - t0);
 }
 
