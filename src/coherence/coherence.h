@@ -45,6 +45,9 @@ struct notice {
 
 struct coherence_ops {
     const char *name;
+    /* The statistics report seed 000's estimate of AURC from this
+     * protocol's accounting (its twin and diff times): hlrc's. */
+    bool aurc_estimate;
     void (*start)(void);                /* register message handlers */
     /* A fault on the page, on the faulting thread: the trampoline
      * (coherence.c) holds the fault lock around them, counts and times

@@ -799,6 +799,7 @@ static void hlrc_finish(void)
 
 const struct coherence_ops hlrc_ops = {
     .name = "hlrc",
+    .aurc_estimate = true,
     .start = hlrc_start,
     .read_fault = hlrc_read_fault,
     .write_fault = hlrc_write_fault,
