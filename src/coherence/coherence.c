@@ -16,23 +16,28 @@
 #include "coherence/coherence.h"
 
 DSM_STATE const struct coherence_ops *coh;
+static DSM_STATE const struct coherence_protocol *active;
 
 static DSM_STATE pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void coherence_lock(void) { pthread_mutex_lock(&fault_lock); }
 void coherence_unlock(void) { pthread_mutex_unlock(&fault_lock); }
 
-/* Every protocol; CONFIG_PROTOCOLS (base/config.h) lists their names. */
-static const struct coherence_ops *const protocols[] = {&hlrc_ops, &lrc_ops, &sc_ops, &erc_inv_ops,
-                                                       &erc_upd_ops};
+static const struct coherence_protocol protocols[] = {
+#define PROTOCOL(name, ops, description) {name, description, &ops},
+#include "coherence/protocols.def"
+#undef PROTOCOL
+};
 
-const struct coherence_ops *coherence_find(const char *name)
+const struct coherence_protocol *coherence_find(const char *name)
 {
     for (size_t i = 0; i < sizeof protocols / sizeof protocols[0]; i++)
-        if (!strcmp(protocols[i]->name, name))
-            return protocols[i];
+        if (!strcmp(protocols[i].name, name))
+            return &protocols[i];
     return NULL;
 }
+
+const char *coherence_name(void) { return active ? active->name : "none"; }
 
 static void read_fault(size_t page)
 {
@@ -54,10 +59,11 @@ static void write_fault(size_t page)
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
-void coherence_start(const struct coherence_ops *ops)
+void coherence_start(const struct coherence_protocol *p)
 {
-    coh = ops;
-    ops->start();
+    active = p;
+    coh = p->ops;
+    coh->start();
     static const struct mem_fault_ops fo = {.read_fault = read_fault, .write_fault = write_fault};
     mem_set_fault_ops(&fo);
 }

@@ -44,7 +44,6 @@ struct notice {
 };
 
 struct coherence_ops {
-    const char *name;
     /* The statistics report seed 000's estimate of AURC from this
      * protocol's accounting (its twin and diff times): hlrc's. */
     bool aurc_estimate;
@@ -76,19 +75,27 @@ struct coherence_ops {
     void (*finish)(void);
 };
 
-extern const struct coherence_ops hlrc_ops;
-extern const struct coherence_ops erc_inv_ops;
-extern const struct coherence_ops erc_upd_ops;
-extern const struct coherence_ops sc_ops;
-extern const struct coherence_ops lrc_ops;
+/* Every protocol's ops (protocols.def lists them). */
+#define PROTOCOL(name, ops, description) extern const struct coherence_ops ops;
+#include "coherence/protocols.def"
+#undef PROTOCOL
+
+/* A protocol, as protocols.def lists it. */
+struct coherence_protocol {
+    const char                 *name;
+    const char                 *description;
+    const struct coherence_ops *ops;
+};
 /* lrc collects its diffs at the first barrier after this many notices
  * (DSM_LRC_GC_NOTICES). */
 extern uint64_t lrc_gc_notices;
-/* The protocol called `name` (one of CONFIG_PROTOCOLS), or NULL. */
-const struct coherence_ops *coherence_find(const char *name);
+/* The protocol called `name` (one of protocols.def), or NULL. */
+const struct coherence_protocol *coherence_find(const char *name);
+/* The active protocol's ops, and its name. */
 extern const struct coherence_ops *coh;
+const char *coherence_name(void);
 
-void coherence_start(const struct coherence_ops *ops);
+void coherence_start(const struct coherence_protocol *p);
 /* The fault lock: the program's protocol actions (faults, releases,
  * applying notices, ...) one at a time. Faults hold it already; the
  * protocol takes it in its other entry points that need it. */

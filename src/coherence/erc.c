@@ -674,7 +674,6 @@ static void erc_inv_start(void) { erc_start(false); }
 static void erc_upd_start(void) { erc_start(true); }
 
 const struct coherence_ops erc_inv_ops = {
-    .name = "erc-inv",
     .start = erc_inv_start,
     .read_fault = erc_read_fault,
     .write_fault = erc_write_fault,
@@ -683,7 +682,6 @@ const struct coherence_ops erc_inv_ops = {
 };
 
 const struct coherence_ops erc_upd_ops = {
-    .name = "erc-upd",
     .start = erc_upd_start,
     .read_fault = erc_read_fault,
     .write_fault = erc_write_fault,

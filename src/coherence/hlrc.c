@@ -798,7 +798,6 @@ static void hlrc_finish(void)
 }
 
 const struct coherence_ops hlrc_ops = {
-    .name = "hlrc",
     .aurc_estimate = true,
     .start = hlrc_start,
     .read_fault = hlrc_read_fault,

@@ -789,7 +789,6 @@ static void lrc_finish(void)
 }
 
 const struct coherence_ops lrc_ops = {
-    .name = "lrc",
     .start = lrc_start,
     .read_fault = lrc_read_fault,
     .write_fault = lrc_write_fault,

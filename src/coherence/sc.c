@@ -509,7 +509,6 @@ static void sc_start(void)
 }
 
 const struct coherence_ops sc_ops = {
-    .name = "sc",
     .start = sc_start,
     .read_fault = sc_read_fault,
     .write_fault = sc_write_fault,

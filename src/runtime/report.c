@@ -320,7 +320,7 @@ static void print_report(FILE *out, int nodes)
 {
     int width = label_width(nodes);
     fprintf(out, "\n== dsm statistics: %d node%s ==\n", nodes, nodes == 1 ? "" : "s");
-    fprintf(out, "protocol: %s\n", coh->name);
+    fprintf(out, "protocol: %s\n", coherence_name());
 
     section(out, width, TITLE_TIME, nodes);
     time_rows(out, width, INDENT, split_rows, NROWS(split_rows), nodes);
@@ -391,7 +391,7 @@ static void write_json(const char *path, int nodes)
         return;
     }
     fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"per_node\": [\n", nodes,
-            coh->name);
+            coherence_name());
     for (int n = 0; n < nodes; n++) {
         const struct node_report *r = &rep.table[n];
         fprintf(f, "    {\"rank\": %d,\n     \"time_ms\": {", n);
