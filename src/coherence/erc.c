@@ -29,11 +29,10 @@
  * and to its twin, so the member's own diff never carries another writer's
  * words.
  *
- * Homes are fixed; a page whose home is not yet known here is requested
- * from its base node (the owner of the arena it lies in), which decides the
- * home, serves it, forwards the request, or makes the requester home (first
- * touch), and names the home in the reply: the base node always knows each
- * page's home, as SCASH's does.
+ * Homes are fixed, and found as home.c finds them: a page whose home is
+ * not yet known here is requested from its base node (the owner of the
+ * arena it lies in), which always knows each page's home, as SCASH's does.
+ * erc adds what its home does when serving (the copyset).
  *
  * Locks: the fault lock (coherence_lock) makes the program's protocol
  * actions (a fault, a release) one at a time. `lock` guards every page state change, the
@@ -53,6 +52,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/home.h"
 #include "ipc/ipc.h"
 
 /* erc's message types (coherence.h: the active protocol's own slots). */
@@ -64,15 +64,6 @@ enum erc_type {
 };
 _Static_assert((int)ERC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "erc has more message types than slots");
 
-enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
-
-/* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
- * receiver is the page's home (block, cyclic): the home learns it so. */
-enum { REQ_HOME_IS_YOU = 1 };
-struct page_req { uint32_t page; int32_t requester; uint32_t flags, zero; };
-struct page_rep { uint32_t page; int32_t home; uint32_t status, zero; };
-struct diff_hdr { uint32_t page, zero; };
-struct diff_ack { uint32_t page, zero; };
 /* ERC_INV and ERC_UPD (the diff follows); ERC_ACK sends it back. */
 struct erc_note { uint32_t page, slot, gen, zero; };
 
@@ -102,10 +93,6 @@ static DSM_STATE struct {
     pthread_mutex_t    lock;
     bool               update;      /* erc-upd */
     size_t             words;       /* uint64_t per copyset */
-    struct {                        /* the fetch the program waits for */
-        bool     waiting, done;
-        uint32_t page, status;
-    } fetch;
     uint32_t          *dirty;       /* pages written since the last release (program only) */
     size_t             ndirty, cap;
     int                outstanding; /* our diffs and notes not yet acknowledged */
@@ -262,26 +249,12 @@ static bool announce(size_t page, int writer, const void *diff, size_t len)
 
 /* ---- faults ----------------------------------------------------------- */
 
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    lock();
-    bool d = erc.fetch.done;
-    unlock();
-    return d;
-}
-
 /* Makes an invalid page valid (read-only) — unless an invalidation that
  * followed the reply already took it again: the access then faults anew.
  * Caller holds the fault lock. */
 static void make_valid(size_t page)
 {
-    int home = mem_home(page), base = mem_base_node(page);
-    if (home < 0 && base == job()->rank) {
-        home = mem_home_decide(page, job()->rank);
-        if (home < 0)
-            mem_crash_unallocated(mem_app(page));
-    }
+    int home = home_lookup(page);
     if (home == job()->rank) {
         lock();
         if (mem.pages[page].state == PAGE_INVALID)
@@ -289,23 +262,8 @@ static void make_valid(size_t page)
         unlock();
         return;
     }
-    struct page_req req = {.page = (uint32_t)page, .requester = job()->rank,
-                           .flags = base == job()->rank ? REQ_HOME_IS_YOU : 0};
-    lock();
-    erc.fetch.waiting = true;
-    erc.fetch.done = false;
-    erc.fetch.page = (uint32_t)page;
-    unlock();
-    ipc_send(home >= 0 ? home : base, COH_PAGE_REQ, 0, &req, sizeof req);
-    ipc_wait(fetch_done, NULL, 0);
-    lock();
-    erc.fetch.waiting = false;
-    uint32_t status = erc.fetch.status;
-    unlock();
-    if (status == REP_UNALLOCATED)
-        mem_crash_unallocated(mem_app(page));
-    if (status == REP_DATA)
-        stats_add(STAT_PAGES_FETCHED, 1);
+    uint32_t version;
+    home_fetch(page, home, 0, &version, NULL); /* page_landed maps it */
 }
 
 static void erc_read_fault(size_t page)
@@ -462,17 +420,11 @@ static void erc_apply_notices(int node, const struct notice *n, uint32_t count)
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
 
-static void reply(int to, size_t page, enum rep_status status, int home)
+/* At the home (home.c's serve hook): the requester joins the copyset, and
+ * the page is sent. */
+static void serve(int to, size_t page, uint32_t need, size_t run)
 {
-    struct page_rep r = {.page = (uint32_t)page, .home = home, .status = status};
-    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
-                           {.iov_base = mem_sys(page), .iov_len = status == REP_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
-}
-
-/* At the home: the requester joins the copyset, and the page is sent. */
-static void serve(int to, size_t page)
-{
+    (void)need; /* erc has no versions: a copy is always current */
     lock();
     uint64_t *s = copyset_of(page, true);
     s[to / 64] |= 1ull << (to % 64);
@@ -482,80 +434,22 @@ static void serve(int to, size_t page)
     mem_protect_flush();
     /* Sent under the lock: no invalidation or update of this page may
      * overtake the copy to the new member. */
-    reply(to, page, REP_DATA, job()->rank);
+    home_send_page(to, page, 0, run, mem_sys(page));
     unlock();
     stats_add(STAT_PAGES_SERVED, 1);
 }
 
-static void on_page_req(int src, const void *msg, size_t len)
+/* A fetched page is valid from its reply on (not from when the program
+ * runs again), so that an invalidation right behind the reply finds it
+ * valid and takes it. */
+static bool page_landed(size_t page, enum home_status status, uint32_t version)
 {
-    uint64_t t0 = clock_ns();
-    struct page_req r;
-    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes || r.requester == job()->rank ||
-        r.flags > REQ_HOME_IS_YOU || r.zero)
-        log_fatal("node %d sent a malformed page request", src);
-    int home = mem_home(r.page);
-    if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
-        if (mem_base_node(r.page) != src)
-            log_fatal("node %d named node %d home of page %u without being its base", src, job()->rank, r.page);
-        mem_set_home(r.page, job()->rank);
-        home = job()->rank;
-    } else if (home < 0) {
-        if (mem_base_node(r.page) != job()->rank)
-            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, job()->rank, r.page);
-        home = mem_home_decide(r.page, r.requester);
-    }
-    if (home < 0)
-        reply(r.requester, r.page, REP_UNALLOCATED, -1);
-    else if (home == r.requester)
-        reply(r.requester, r.page, REP_YOU_ARE_HOME, home);
-    else if (home != job()->rank) {
-        r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
-        ipc_send(home, COH_PAGE_REQ, 0, &r, sizeof r);
-    } else
-        serve(r.requester, r.page);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
-}
-
-static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
-{
-    struct page_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    (void)version;
     lock();
-    bool expected = erc.fetch.waiting && !erc.fetch.done && r.page == erc.fetch.page;
+    if (status != HOME_UNALLOCATED && mem.pages[page].state == PAGE_INVALID)
+        set_state(page, PAGE_READ);
     unlock();
-    size_t data = msg_len - *skip;
-    if (!expected || r.status > REP_UNALLOCATED || r.zero ||
-        data != (r.status == REP_DATA ? mem.page_size : 0) ||
-        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= job()->nodes)) ||
-        (r.status == REP_DATA && r.home != src) || (r.status == REP_YOU_ARE_HOME && r.home != job()->rank))
-        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
-    /* Into the system view: the page is invalid here, nobody reads it. */
-    return mem_sys_fill(r.page, data ? 1 : 0);
-}
-
-static void on_page_rep(int src, const void *msg, size_t len)
-{
-    struct page_rep r;
-    size_t data;
-    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
-    lock();
-    /* The home is recorded here, not by the waiting program: a request
-     * the base node forwards to us right behind a first-touch reply must
-     * find us already home. And the page is valid from here on, so that
-     * an invalidation right behind this reply finds it valid and takes it. */
-    if (r.status != REP_UNALLOCATED) {
-        mem_set_home(r.page, r.home);
-        if (mem.pages[r.page].state == PAGE_INVALID)
-            set_state(r.page, PAGE_READ);
-    }
-    erc.fetch.status = r.status;
-    erc.fetch.done = true;
-    unlock();
-    ipc_notify();
+    return false;
 }
 
 static void on_diff(int src, const void *msg, size_t len)
@@ -566,7 +460,7 @@ static void on_diff(int src, const void *msg, size_t len)
     const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
     if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
         log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
-    if (d.zero || mem_diff_check(diff, dlen, mem.page_size) < 0)
+    if (d.idx || mem_diff_check(diff, dlen, mem.page_size) < 0)
         log_fatal("node %d sent a malformed diff for page %u", src, d.page);
     lock();
     mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen);
@@ -588,7 +482,8 @@ static void on_diff_ack(int src, const void *msg, size_t len)
     struct diff_ack a;
     ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     lock();
-    if (a.page >= mem.npages || a.zero || mem_home(a.page) != src || erc.outstanding <= 0)
+    if (a.page >= mem.npages || a.idx || a.version || a.zero || mem_home(a.page) != src ||
+        erc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
     erc.outstanding--;
     unlock();
@@ -659,8 +554,8 @@ static void erc_start(bool update)
         log_fatal("out of memory starting the %s protocol", update ? "erc-upd" : "erc-inv");
     if (job()->nodes > VT_MAX_NODES)
         log_fatal("erc: at most %d nodes", VT_MAX_NODES);
-    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
-    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    static const struct home_ops hops = {.serve = serve, .landed = page_landed};
+    home_start(&hops);
     ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
     ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
     if (update)

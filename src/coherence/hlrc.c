@@ -50,10 +50,9 @@
  * A dirty page that a notice invalidates first sends its diff, so no local
  * write is lost, and its notice goes out at the next release.
  *
- * Homes are fixed; a page whose home is not yet known here is requested
- * from its base node (the owner of the arena it lies in), which serves it,
- * or forwards the request to the home, or makes the requester its home
- * (first touch). The reply names the home, which is then remembered.
+ * Homes, and the fetch of a page from its home, are home.c's; hlrc adds
+ * what its home does when serving (the version a fetch needs, snapshots)
+ * and the pulls, replies no fault waits for.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,27 +65,14 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/home.h"
 #include "ipc/ipc.h"
 
-enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
-
-/* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
- * receiver is the page's home (block, cyclic): the home learns it so. The
- * base also tells, in the bits above REQ_RUN_SHIFT, how many pages after
- * this one have the same home (at most HOME_RUN_MAX); the reply passes
- * that on (`run`), and the requester learns their home with it, so that it
- * can read them ahead, and fetch them later, without asking the base. */
-enum { REQ_HOME_IS_YOU = 1, REQ_RUN_SHIFT = 8 };
-#define HOME_RUN_MAX 64
-struct page_req { uint32_t page, need; int32_t requester; uint32_t flags; };
-struct page_rep { uint32_t page, version; int32_t home; uint32_t status, run; };
 /* A read-ahead run: the request names the pages and the version each
  * needs (need[count] follows); the reply, their versions (version[count])
  * and then the pages. */
 struct run_req { uint32_t first, count; };
 struct run_rep { uint32_t first, count; };
-struct diff_hdr { uint32_t page, idx; };
-struct diff_ack { uint32_t page, idx, version, zero; };
 
 struct dirty_page { uint32_t page, version; };
 
@@ -103,12 +89,7 @@ struct dirty_page { uint32_t page, version; };
 #define READ_AHEAD_MAX 16
 
 static DSM_STATE struct {
-    pthread_mutex_t    lock;        /* versions, the dirty list, the fetch slot */
-    struct {                        /* the fetch the program waits for */
-        bool     waiting, done;
-        uint32_t page, version, status;
-        int      home;
-    } fetch;
+    pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
     struct dirty_page *dirty;         /* pages written here, homed elsewhere */
     size_t             ndirty, cap;
     uint32_t          *tracked;       /* home pages with a snapshot (under lock) */
@@ -126,15 +107,6 @@ static DSM_STATE struct {
 } hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- fetching a page -------------------------------------------------- */
-
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&hlrc.lock);
-    bool d = hlrc.fetch.done;
-    pthread_mutex_unlock(&hlrc.lock);
-    return d;
-}
 
 /* Gives a home page a snapshot of its present content and puts it on the
  * tracked list. Caller holds hlrc.lock. */
@@ -176,8 +148,7 @@ static void pull_mark(size_t page, enum stats_counter stat)
 static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
-    struct page_req req = {.page = (uint32_t)page, .need = mem.pages[page].need, .requester = job()->rank};
-    ipc_send(mem_home(page), COH_PAGE_REQ, 0, &req, sizeof req);
+    home_request(page, mem_home(page), mem.pages[page].need);
 }
 
 static bool pulls_done(void *arg)
@@ -251,35 +222,11 @@ static void read_ahead(size_t page, int home)
 static void make_valid(size_t page, bool ahead)
 {
     struct page_entry *e = &mem.pages[page];
-    int home = mem_home(page);
-    if (home < 0 && mem_base_node(page) == job()->rank) {
-        home = mem_home_decide(page, job()->rank);
-        if (home < 0)
-            mem_crash_unallocated(mem_app(page));
-    }
+    int home = home_lookup(page);
     if (home != job()->rank) {
-        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = job()->rank,
-                               .flags = mem_base_node(page) == job()->rank ? REQ_HOME_IS_YOU : 0};
-        pthread_mutex_lock(&hlrc.lock);
-        hlrc.fetch.waiting = true;
-        hlrc.fetch.done = false;
-        hlrc.fetch.page = (uint32_t)page;
-        pthread_mutex_unlock(&hlrc.lock);
-        ipc_batch_begin(); /* the request and its read-ahead: one wake-up at the home */
-        ipc_send(home >= 0 ? home : mem_base_node(page), COH_PAGE_REQ, 0, &req, sizeof req);
-        if (ahead && home >= 0)
-            read_ahead(page, home);
-        ipc_batch_end();
-        ipc_wait(fetch_done, NULL, 0);
-        pthread_mutex_lock(&hlrc.lock);
-        hlrc.fetch.waiting = false;
-        uint32_t status = hlrc.fetch.status;
-        pthread_mutex_unlock(&hlrc.lock);
-        if (status == REP_UNALLOCATED)
-            mem_crash_unallocated(mem_app(page));
-        if (status == REP_DATA) {
-            e->version = hlrc.fetch.version;
-            stats_add(STAT_PAGES_FETCHED, 1);
+        uint32_t version;
+        if (home_fetch(page, home, e->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
+            e->version = version;
             if (e->reread)
                 e->pull = PULL_CREDIT;
             e->reread = 0;
@@ -511,16 +458,6 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 
 /* ---- handlers (delivery thread) --------------------------------------- */
 
-static void reply(int to, size_t page, enum rep_status status, uint32_t version, int home,
-                  size_t run, const void *data)
-{
-    struct page_rep r = {.page = (uint32_t)page, .version = version, .home = home, .status = status,
-                         .run = (uint32_t)run};
-    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
-                           {.iov_base = (void *)data, .iov_len = status == REP_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
-}
-
 /* The home's copy of a page for `requester`, which needs at least version
  * `need`: the snapshot, if the page has one or is writable here (then it
  * gets one), else the page, which the home cannot write without the fault
@@ -539,76 +476,27 @@ static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *v
     return e->twin ? e->twin : mem_sys(page);
 }
 
-static void on_page_req(int src, const void *msg, size_t len)
+/* At the home: the page to the requester (home.c's serve hook). */
+static void serve(int requester, size_t page, uint32_t need, size_t run)
 {
-    uint64_t t0 = clock_ns();
-    struct page_req r;
-    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
-    size_t run = r.flags >> REQ_RUN_SHIFT;
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes ||
-        (r.flags & ~(REQ_HOME_IS_YOU | (0xffu << REQ_RUN_SHIFT))) || run > HOME_RUN_MAX ||
-        (run && !(r.flags & REQ_HOME_IS_YOU)))
-        log_fatal("node %d sent a malformed page request", src);
-    int home = mem_home(r.page);
-    if ((r.flags & REQ_HOME_IS_YOU) && mem_base_node(r.page) != src)
-        log_fatal("node %d named node %d home of page %u without being its base", src, job()->rank, r.page);
-    if (r.flags & REQ_HOME_IS_YOU) {
-        /* Learnt before the reply goes out: the requester, told of the
-         * run, may ask us for any of these pages next. */
-        for (size_t q = r.page + 1; q <= r.page + run && q < mem.npages; q++)
-            if (mem_home(q) < 0)
-                mem_set_home(q, job()->rank);
-    }
-    if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
-        mem_set_home(r.page, job()->rank);
-        home = job()->rank;
-    } else if (home < 0) {
-        if (mem_base_node(r.page) != job()->rank)
-            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, job()->rank, r.page);
-        home = mem_home_decide(r.page, r.requester);
-    }
-    if (home >= 0 && mem_base_node(r.page) == job()->rank)
-        run = mem_home_run(r.page, home, HOME_RUN_MAX);
-    if (home < 0)
-        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1, 0, NULL);
-    else if (home == r.requester)
-        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, run, NULL);
-    else if (home != job()->rank) {
-        r.flags = REQ_HOME_IS_YOU | (uint32_t)run << REQ_RUN_SHIFT; /* to the home, from the base */
-        ipc_send(home, COH_PAGE_REQ, 0, &r, sizeof r);
-    }
-    else {
-        mem_sys_fill(r.page, 1); /* written through the application view */
-        pthread_mutex_lock(&hlrc.lock);
-        uint32_t v;
-        const void *data = serve_locked(r.page, r.need, r.requester, &v);
-        reply(r.requester, r.page, REP_DATA, v, job()->rank, run, data);
-        pthread_mutex_unlock(&hlrc.lock);
-    }
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
-}
-
-static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
-{
-    struct page_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    mem_sys_fill(page, 1); /* written through the application view */
     pthread_mutex_lock(&hlrc.lock);
-    bool expected = (hlrc.fetch.waiting && !hlrc.fetch.done && r.page == hlrc.fetch.page) ||
-                    (r.page < mem.npages && mem.pages[r.page].pulling && r.status == REP_DATA);
+    uint32_t v;
+    const void *data = serve_locked(page, need, requester, &v);
+    home_send_page(requester, page, v, run, data);
     pthread_mutex_unlock(&hlrc.lock);
-    size_t data = msg_len - *skip;
-    if (!expected || r.status > REP_UNALLOCATED || r.run > HOME_RUN_MAX ||
-        r.page + (size_t)r.run >= mem.npages || (r.run && r.status == REP_UNALLOCATED) ||
-        data != (r.status == REP_DATA ? mem.page_size : 0) ||
-        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= job()->nodes)))
-        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
-    return mem_sys_fill(r.page, data ? 1 : 0);
 }
 
-/* A pulled page's reply is in place; settle_pulls maps it. Caller holds
- * hlrc.lock. */
+/* A pull's reply is expected, and lands in place; settle_pulls maps it. */
+static bool pull_expected(size_t page)
+{
+    pthread_mutex_lock(&hlrc.lock);
+    bool pulling = mem.pages[page].pulling;
+    pthread_mutex_unlock(&hlrc.lock);
+    return pulling;
+}
+
+/* Caller holds hlrc.lock. */
 static void pull_landed(struct page_entry *e, uint32_t version)
 {
     e->version = version;
@@ -616,31 +504,16 @@ static void pull_landed(struct page_entry *e, uint32_t version)
     hlrc.pulls_due--;
 }
 
-static void on_page_rep(int src, const void *msg, size_t len)
+static bool page_landed(size_t page, enum home_status status, uint32_t version)
 {
-    struct page_rep r;
-    size_t data;
-    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
-    /* The home is recorded here, not by the waiting program: a request
-     * the base node forwards to us right behind a first-touch reply must
-     * find us already home. */
-    if (r.status != REP_UNALLOCATED)
-        mem_set_home(r.page, r.home);
-    for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
-        if (mem_home(q) < 0)
-            mem_set_home(q, r.home);
+    (void)status;
     pthread_mutex_lock(&hlrc.lock);
-    struct page_entry *e = &mem.pages[r.page];
-    if (e->pulling) {
-        pull_landed(e, r.version);
-    } else {
-        hlrc.fetch.version = r.version;
-        hlrc.fetch.status = r.status;
-        hlrc.fetch.home = r.home;
-        hlrc.fetch.done = true;
-    }
+    struct page_entry *e = &mem.pages[page];
+    bool pulled = e->pulling;
+    if (pulled)
+        pull_landed(e, version);
     pthread_mutex_unlock(&hlrc.lock);
-    ipc_notify();
+    return pulled;
 }
 
 /* Checks a run's bounds; returns its size in pages, or 0 if malformed. */
@@ -757,11 +630,11 @@ static void on_diff_ack(int src, const void *msg, size_t len)
 
 static void hlrc_start(void)
 {
+    static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed};
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     if (!hlrc.diffbuf)
         log_fatal("out of memory for the diff buffer");
-    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
-    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    home_start(&hops);
     ipc_register(COH_PAGE_RUN_REQ, "PAGE_RUN_REQ", on_page_run_req, NULL);
     ipc_register(COH_PAGE_RUN_REP, "PAGE_RUN_REP", on_page_run_rep, place_page_run_rep);
     ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
