@@ -43,7 +43,10 @@ static void read_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&fault_lock);
-    coh->read_fault(page);
+    /* Read without the protocol's lock: a page made valid meanwhile
+     * needs nothing, and one invalidated right after faults again. */
+    if (mem.pages[page].state == PAGE_INVALID)
+        coh->read_fault(page);
     pthread_mutex_unlock(&fault_lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);

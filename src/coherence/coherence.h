@@ -50,7 +50,9 @@ struct coherence_ops {
     void (*start)(void);                /* register message handlers */
     /* A fault on the page, on the faulting thread: the trampoline
      * (coherence.c) holds the fault lock around them, counts and times
-     * them. The page may have become accessible since the fault. */
+     * them. read_fault makes an invalid page readable (called only while
+     * the page is invalid); write_fault makes the page writable, from any
+     * state (it may have become writable since the fault). */
     void (*read_fault)(size_t page);
     void (*write_fault)(size_t page);
     /* Makes this node's writes so far visible to the next acquirer: called

@@ -212,8 +212,7 @@ static void pending_done(struct pending *p)
         erc.outstanding--;
         ipc_notify();
     } else {
-        struct diff_ack a = {.page = p->page};
-        ipc_send(p->writer, COH_DIFF_ACK, 0, &a, sizeof a);
+        home_ack_diff(p->writer, p->page, 0, 0);
     }
     p->writer = -1;
     erc.free_slots[erc.nfree++] = (uint32_t)(p - erc.pend);
@@ -266,12 +265,6 @@ static void make_valid(size_t page)
     home_fetch(page, home, 0, &version, NULL); /* page_landed maps it */
 }
 
-static void erc_read_fault(size_t page)
-{
-    if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page);
-}
-
 static void erc_write_fault(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
@@ -305,21 +298,7 @@ static void erc_write_fault(size_t page)
 /* Encodes the page's changes since its twin into erc.diffbuf and drops the
  * twin. Caller holds erc.lock, and the page is not writable in the
  * application view. Returns the diff's length. */
-static size_t take_diff(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), mem.pages[page].twin, mem.page_size, erc.diffbuf,
-                               mem_diff_bound(mem.page_size));
-    if (len < 0)
-        log_fatal("internal error: a diff did not fit its bound");
-    mem_twin_drop(page);
-    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
-    if (len) {
-        stats_add(STAT_DIFFS_CREATED, 1);
-        stats_add(STAT_DIFF_BYTES, (uint64_t)len);
-    }
-    return (size_t)len;
-}
+static size_t take_diff(size_t page) { return mem_twin_diff(page, erc.diffbuf); }
 
 /* Sends a non-home page's diff home, if it changed. Caller holds erc.lock. */
 static void send_diff(size_t page)
@@ -331,10 +310,7 @@ static void send_diff(size_t page)
     if (home < 0 || home == job()->rank)
         log_fatal("internal error: page %zu has a twin but no other home", page);
     erc.outstanding++;
-    struct diff_hdr d = {.page = (uint32_t)page};
-    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
-                           {.iov_base = erc.diffbuf, .iov_len = len}};
-    ipc_sendv(home, COH_DIFF, 0, iov, 2);
+    home_send_diff(page, 0, erc.diffbuf, len);
 }
 
 /* Whether a home page's copies lack some of its writes. Caller holds
@@ -452,42 +428,29 @@ static bool page_landed(size_t page, enum home_status status, uint32_t version)
     return false;
 }
 
-static void on_diff(int src, const void *msg, size_t len)
+/* At the home: applied, then announced to the other copies; the writer
+ * is acknowledged once they all have it (pending_done). */
+static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
 {
-    uint64_t t0 = clock_ns();
-    struct diff_hdr d;
-    size_t dlen;
-    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
-    if (d.idx || mem_diff_check(diff, dlen, mem.page_size) < 0)
-        log_fatal("node %d sent a malformed diff for page %u", src, d.page);
+    if (idx || mem_diff_check(diff, len, mem.page_size) < 0)
+        log_fatal("node %d sent a malformed diff for page %zu", src, page);
     lock();
-    mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen);
+    mem_diff_apply(mem_sys(page), mem.page_size, diff, len);
     /* Our own next diff of the page must not carry these words. */
-    if (mem.pages[d.page].twin)
-        mem_diff_apply(mem.pages[d.page].twin, mem.page_size, diff, dlen);
-    if (!announce(d.page, src, diff, dlen)) {
-        struct diff_ack a = {.page = d.page};
-        ipc_send(src, COH_DIFF_ACK, 0, &a, sizeof a);
-    }
+    if (mem.pages[page].twin)
+        mem_diff_apply(mem.pages[page].twin, mem.page_size, diff, len);
+    if (!announce(page, src, diff, len))
+        home_ack_diff(src, (uint32_t)page, 0, 0);
     unlock();
-    stats_add(STAT_DIFFS_APPLIED, 1);
-    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
-static void on_diff_ack(int src, const void *msg, size_t len)
+static void diff_acked(int src, const struct diff_ack *a)
 {
-    struct diff_ack a;
-    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     lock();
-    if (a.page >= mem.npages || a.idx || a.version || a.zero || mem_home(a.page) != src ||
-        erc.outstanding <= 0)
+    if (a->idx || a->version || mem_home(a->page) != src || erc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
     erc.outstanding--;
     unlock();
-    ipc_notify();
 }
 
 /* ERC_INV and ERC_UPD, at a node holding a copy. */
@@ -554,10 +517,9 @@ static void erc_start(bool update)
         log_fatal("out of memory starting the %s protocol", update ? "erc-upd" : "erc-inv");
     if (job()->nodes > VT_MAX_NODES)
         log_fatal("erc: at most %d nodes", VT_MAX_NODES);
-    static const struct home_ops hops = {.serve = serve, .landed = page_landed};
+    static const struct home_ops hops = {.serve = serve, .landed = page_landed, .diff = apply_diff,
+                                         .diff_acked = diff_acked};
     home_start(&hops);
-    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
-    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
     if (update)
         ipc_register(ERC_UPD, "ERC_UPD", on_upd, NULL);
     else
@@ -570,7 +532,7 @@ static void erc_upd_start(void) { erc_start(true); }
 
 const struct coherence_ops erc_inv_ops = {
     .start = erc_inv_start,
-    .read_fault = erc_read_fault,
+    .read_fault = make_valid,
     .write_fault = erc_write_fault,
     .release = erc_release,
     .apply_notices = erc_apply_notices,
@@ -578,7 +540,7 @@ const struct coherence_ops erc_inv_ops = {
 
 const struct coherence_ops erc_upd_ops = {
     .start = erc_upd_start,
-    .read_fault = erc_read_fault,
+    .read_fault = make_valid,
     .write_fault = erc_write_fault,
     .release = erc_release,
     .apply_notices = erc_apply_notices,

@@ -76,6 +76,21 @@ struct run_rep { uint32_t first, count; };
 
 struct dirty_page { uint32_t page, version; };
 
+/* hlrc's own state of a page (beside its page_entry). Only the program's
+ * thread changes reread, pull and dirty_idx; version, need, pulling,
+ * quiet and shared may also be read or changed by the delivering thread,
+ * under hlrc.lock. */
+struct hlrc_page {
+    uint32_t version;   /* version of this node's copy (at the home: the home's) */
+    uint32_t need;      /* highest version a write notice applied here named */
+    uint32_t dirty_idx; /* its entry in hlrc.dirty, while dirty */
+    uint16_t quiet;     /* at the home: releases since the snapshot last changed */
+    uint8_t  shared;    /* at the home: some other node has fetched it */
+    uint8_t  reread;    /* invalidated by a notice since its last fetch */
+    uint8_t  pull;      /* acquires that may still refresh it in place */
+    uint8_t  pulling;   /* a refresh is in flight */
+};
+
 /* Releases a tracked home page may stay unchanged before it is
  * write-protected and its snapshot dropped: a page read by others but no
  * longer written (a finished result) stops costing compares. */
@@ -90,6 +105,7 @@ struct dirty_page { uint32_t page, version; };
 
 static DSM_STATE struct {
     pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
+    struct hlrc_page  *pages;       /* per page, mapped at start (zero pages until used) */
     struct dirty_page *dirty;         /* pages written here, homed elsewhere */
     size_t             ndirty, cap;
     uint32_t          *tracked;       /* home pages with a snapshot (under lock) */
@@ -113,9 +129,10 @@ static DSM_STATE struct {
 static void track(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     e->twin = mem_copy_get();
     memcpy(e->twin, mem_sys(page), mem.page_size);
-    e->quiet = 0;
+    h->quiet = 0;
     page_list_add(&hlrc.tracked, &hlrc.ntracked, &hlrc.cap_tracked, page);
 }
 
@@ -124,8 +141,9 @@ static void track(size_t page)
 static void invalidate(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     e->state = PAGE_INVALID;
-    e->reread = 1;
+    h->reread = 1;
     mem_protect(page, PROT_NONE);
     stats_add(STAT_INVALIDATIONS, 1);
 }
@@ -136,7 +154,7 @@ static void pull_mark(size_t page, enum stats_counter stat)
 {
     page_list_add(&hlrc.pulls, &hlrc.npulls, &hlrc.cap_pulls, page);
     pthread_mutex_lock(&hlrc.lock);
-    mem.pages[page].pulling = 1;
+    hlrc.pages[page].pulling = 1;
     hlrc.pulls_due++;
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_PAGES_FETCHED, 1);
@@ -148,7 +166,7 @@ static void pull_mark(size_t page, enum stats_counter stat)
 static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
-    home_request(page, mem_home(page), mem.pages[page].need);
+    home_request(page, mem_home(page), hlrc.pages[page].need);
 }
 
 static bool pulls_done(void *arg)
@@ -173,7 +191,8 @@ static void settle_pulls(void)
     for (size_t i = 0; i < hlrc.npulls; i++) {
         size_t page = hlrc.pulls[i];
         struct page_entry *e = &mem.pages[page];
-        if (e->version < e->need) {
+        struct hlrc_page *h = &hlrc.pages[page];
+        if (h->version < h->need) {
             if (e->state != PAGE_INVALID)
                 invalidate(page);
         } else if (e->state == PAGE_INVALID) {
@@ -202,9 +221,10 @@ static void read_ahead(size_t page, int home)
     size_t q = page + 1;
     for (; q <= page + depth && q < mem.npages; q++) {
         struct page_entry *e = &mem.pages[q];
-        if (e->state != PAGE_INVALID || mem_home(q) != home || e->pulling)
+        struct hlrc_page *h = &hlrc.pages[q];
+        if (e->state != PAGE_INVALID || mem_home(q) != home || h->pulling)
             break;
-        need[q - page - 1] = e->need;
+        need[q - page - 1] = h->need;
         pull_mark(q, STAT_PAGES_AHEAD);
     }
     hlrc.ahead_next = q;
@@ -222,14 +242,15 @@ static void read_ahead(size_t page, int home)
 static void make_valid(size_t page, bool ahead)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     int home = home_lookup(page);
     if (home != job()->rank) {
         uint32_t version;
-        if (home_fetch(page, home, e->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
-            e->version = version;
-            if (e->reread)
-                e->pull = PULL_CREDIT;
-            e->reread = 0;
+        if (home_fetch(page, home, h->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
+            h->version = version;
+            if (h->reread)
+                h->pull = PULL_CREDIT;
+            h->reread = 0;
         }
     }
     pthread_mutex_lock(&hlrc.lock); /* the delivery thread reads a home page's state */
@@ -240,15 +261,12 @@ static void make_valid(size_t page, bool ahead)
     mem_protect_flush();
 }
 
-static void hlrc_read_fault(size_t page)
-{
-    if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page, true);
-}
+static void hlrc_read_fault(size_t page) { make_valid(page, true); }
 
 static void hlrc_write_fault(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page, false);
     if (e->state != PAGE_WRITE && mem_home(page) == job()->rank) {
@@ -256,7 +274,7 @@ static void hlrc_write_fault(size_t page)
          * before (the page is then shared, and tracked here) or sees it
          * writable (and tracks it itself). */
         pthread_mutex_lock(&hlrc.lock);
-        if (e->shared && !e->twin)
+        if (h->shared && !e->twin)
             track(page);
         e->state = PAGE_WRITE;
         pthread_mutex_unlock(&hlrc.lock);
@@ -272,7 +290,7 @@ static void hlrc_write_fault(size_t page)
                 if (!hlrc.dirty)
                     log_fatal("out of memory for the dirty-page list");
             }
-            e->dirty_idx = (uint32_t)hlrc.ndirty;
+            h->dirty_idx = (uint32_t)hlrc.ndirty;
             hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
             e->dirty = 1;
             pthread_mutex_unlock(&hlrc.lock);
@@ -289,29 +307,16 @@ static void hlrc_write_fault(size_t page)
 static void flush_page(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     if (!e->twin)
         return;
-    uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, hlrc.diffbuf,
-                               mem_diff_bound(mem.page_size));
-    if (len < 0)
-        log_fatal("internal error: a diff did not fit its bound");
-    mem_twin_drop(page);
-    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+    size_t len = mem_twin_diff(page, hlrc.diffbuf);
     if (len == 0)
         return;
-    stats_add(STAT_DIFFS_CREATED, 1);
-    stats_add(STAT_DIFF_BYTES, (uint64_t)len);
-    struct diff_hdr d = {.page = (uint32_t)page, .idx = e->dirty_idx};
     pthread_mutex_lock(&hlrc.lock);
     hlrc.outstanding++;
     pthread_mutex_unlock(&hlrc.lock);
-    uint64_t t1 = clock_ns();
-    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
-                           {.iov_base = hlrc.diffbuf, .iov_len = (size_t)len}};
-    ipc_sendv(mem_home(page), COH_DIFF, 0, iov, 2);
-    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t1);
-    e->flushed = 1;
+    home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len);
 }
 
 static bool diffs_acked(void *arg)
@@ -339,12 +344,13 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         size_t page = hlrc.tracked[i];
         struct page_entry *e = &mem.pages[page];
+        struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
             if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
                 memcpy(e->twin, mem_sys(page), mem.page_size);
-                e->quiet = 0;
-                n[count++] = (struct notice){(uint32_t)page, ++e->version};
-            } else if (++e->quiet >= RETIRE_AFTER) {
+                h->quiet = 0;
+                n[count++] = (struct notice){(uint32_t)page, ++h->version};
+            } else if (++h->quiet >= RETIRE_AFTER) {
                 mem_copy_put(e->twin);
                 e->twin = NULL;
                 if (e->state == PAGE_WRITE) {
@@ -391,15 +397,15 @@ static void hlrc_release(void)
     for (size_t i = 0; i < hlrc.ndirty; i++) {
         struct dirty_page *d = &hlrc.dirty[i];
         struct page_entry *e = &mem.pages[d->page];
+        struct hlrc_page *h = &hlrc.pages[d->page];
         e->dirty = 0;
-        e->flushed = 0;
         if (!d->version)
             continue; /* written, but nothing changed */
         n[count++] = (struct notice){d->page, d->version};
         /* Our copy is the home's new version only if no other writer's
          * diff came in between; otherwise a later notice will tell. */
-        if (e->state != PAGE_INVALID && d->version == e->version + 1)
-            e->version = d->version;
+        if (e->state != PAGE_INVALID && d->version == h->version + 1)
+            h->version = d->version;
     }
     hlrc.ndirty = 0;
     if (count)
@@ -435,18 +441,19 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
+        struct hlrc_page *h = &hlrc.pages[page];
         if (mem_home(page) == job()->rank)
             continue; /* the home's copy already holds it */
         pthread_mutex_lock(&hlrc.lock);
-        if (n[i].version > e->need)
-            e->need = n[i].version;
+        if (n[i].version > h->need)
+            h->need = n[i].version;
         pthread_mutex_unlock(&hlrc.lock);
-        if (e->state == PAGE_INVALID || e->version >= n[i].version || e->pulling)
+        if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
         if (e->dirty)
             flush_page(page); /* keep our own writes: they go home first */
-        else if (e->pull) {
-            e->pull--;
+        else if (h->pull) {
+            h->pull--;
             pull(page, STAT_PAGES_PULLED);
             continue;
         }
@@ -465,13 +472,14 @@ static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version)
 {
     struct page_entry *e = &mem.pages[page];
-    if (e->version < need)
+    struct hlrc_page *h = &hlrc.pages[page];
+    if (h->version < need)
         log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
-                  e->version, requester, need);
-    e->shared = 1;
+                  h->version, requester, need);
+    h->shared = 1;
     if (!e->twin && e->state == PAGE_WRITE)
         track(page);
-    *version = e->version;
+    *version = h->version;
     stats_add(STAT_PAGES_SERVED, 1);
     return e->twin ? e->twin : mem_sys(page);
 }
@@ -491,16 +499,16 @@ static void serve(int requester, size_t page, uint32_t need, size_t run)
 static bool pull_expected(size_t page)
 {
     pthread_mutex_lock(&hlrc.lock);
-    bool pulling = mem.pages[page].pulling;
+    bool pulling = hlrc.pages[page].pulling;
     pthread_mutex_unlock(&hlrc.lock);
     return pulling;
 }
 
 /* Caller holds hlrc.lock. */
-static void pull_landed(struct page_entry *e, uint32_t version)
+static void pull_landed(struct hlrc_page *h, uint32_t version)
 {
-    e->version = version;
-    e->pulling = 0;
+    h->version = version;
+    h->pulling = 0;
     hlrc.pulls_due--;
 }
 
@@ -508,10 +516,10 @@ static bool page_landed(size_t page, enum home_status status, uint32_t version)
 {
     (void)status;
     pthread_mutex_lock(&hlrc.lock);
-    struct page_entry *e = &mem.pages[page];
-    bool pulled = e->pulling;
+    struct hlrc_page *h = &hlrc.pages[page];
+    bool pulled = h->pulling;
     if (pulled)
-        pull_landed(e, version);
+        pull_landed(h, version);
     pthread_mutex_unlock(&hlrc.lock);
     return pulled;
 }
@@ -571,7 +579,7 @@ static void *place_page_run_rep(int src, const void *head, size_t head_len, size
     bool expected = count && rest >= versions && msg_len == *skip + count * mem.page_size;
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; expected && i < count; i++)
-        expected = mem.pages[r.first + i].pulling;
+        expected = hlrc.pages[r.first + i].pulling;
     pthread_mutex_unlock(&hlrc.lock);
     if (!expected)
         log_fatal("node %d sent pages nobody asked for, or a malformed read-ahead reply", src);
@@ -587,58 +595,48 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
     memcpy(version, tail, r.count * sizeof *version);
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < r.count; i++)
-        pull_landed(&mem.pages[r.first + i], version[i]);
+        pull_landed(&hlrc.pages[r.first + i], version[i]);
     pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
 }
 
-static void on_diff(int src, const void *msg, size_t len)
+/* At the home: applied to the page and its snapshot; the new version
+ * goes back. */
+static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
 {
-    uint64_t t0 = clock_ns();
-    struct diff_hdr d;
-    size_t dlen;
-    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
     pthread_mutex_lock(&hlrc.lock);
-    void *snap = mem.pages[d.page].twin;
-    if (mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen) ||
-        (snap && mem_diff_apply(snap, mem.page_size, diff, dlen)))
-        log_fatal("node %d sent a malformed diff for page %u", src, d.page);
-    uint32_t v = ++mem.pages[d.page].version;
+    void *snap = mem.pages[page].twin;
+    if (mem_diff_apply(mem_sys(page), mem.page_size, diff, len) ||
+        (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
+        log_fatal("node %d sent a malformed diff for page %zu", src, page);
+    uint32_t v = ++hlrc.pages[page].version;
     pthread_mutex_unlock(&hlrc.lock);
-    struct diff_ack a = {.page = d.page, .idx = d.idx, .version = v};
-    ipc_send(src, COH_DIFF_ACK, 0, &a, sizeof a);
-    stats_add(STAT_DIFFS_APPLIED, 1);
-    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+    home_ack_diff(src, (uint32_t)page, idx, v);
 }
 
-static void on_diff_ack(int src, const void *msg, size_t len)
+static void diff_acked(int src, const struct diff_ack *a)
 {
-    struct diff_ack a;
-    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     pthread_mutex_lock(&hlrc.lock);
-    if (a.idx >= hlrc.ndirty || hlrc.dirty[a.idx].page != a.page || hlrc.outstanding <= 0)
+    if (a->idx >= hlrc.ndirty || hlrc.dirty[a->idx].page != a->page || hlrc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
-    if (a.version > hlrc.dirty[a.idx].version)
-        hlrc.dirty[a.idx].version = a.version;
+    if (a->version > hlrc.dirty[a->idx].version)
+        hlrc.dirty[a->idx].version = a->version;
     hlrc.outstanding--;
     pthread_mutex_unlock(&hlrc.lock);
-    ipc_notify();
 }
 
 static void hlrc_start(void)
 {
-    static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed};
+    static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed,
+                                         .diff = apply_diff, .diff_acked = diff_acked};
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
-    if (!hlrc.diffbuf)
-        log_fatal("out of memory for the diff buffer");
+    hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!hlrc.diffbuf || hlrc.pages == MAP_FAILED)
+        log_fatal("out of memory for hlrc's page table");
     home_start(&hops);
     ipc_register(COH_PAGE_RUN_REQ, "PAGE_RUN_REQ", on_page_run_req, NULL);
     ipc_register(COH_PAGE_RUN_REP, "PAGE_RUN_REP", on_page_run_rep, place_page_run_rep);
-    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
-    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
 }
 
 /* Frees the home pages' snapshots and the lists. */

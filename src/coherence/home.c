@@ -223,9 +223,53 @@ static void on_page_rep(int src, const void *msg, size_t len)
     ipc_notify();
 }
 
+/* ---- diffs, to the home ------------------------------------------------ */
+
+void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_hdr d = {.page = (uint32_t)page, .idx = idx};
+    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
+                           {.iov_base = (void *)diff, .iov_len = len}};
+    ipc_sendv(mem_home(page), COH_DIFF, 0, iov, 2);
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
+}
+
+void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version)
+{
+    struct diff_ack a = {.page = page, .idx = idx, .version = version};
+    ipc_send(to, COH_DIFF_ACK, 0, &a, sizeof a);
+}
+
+static void on_diff(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_hdr d;
+    size_t dlen;
+    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
+    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
+        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
+    home.ops->diff(src, d.page, d.idx, diff, dlen);
+    stats_add(STAT_DIFFS_APPLIED, 1);
+    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_diff_ack(int src, const void *msg, size_t len)
+{
+    struct diff_ack a;
+    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
+    if (a.page >= mem.npages || a.zero)
+        log_fatal("node %d acknowledged a diff that was not sent", src);
+    home.ops->diff_acked(src, &a);
+    ipc_notify();
+}
+
 void home_start(const struct home_ops *ops)
 {
     home.ops = ops;
     ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
     ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
+    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
 }

@@ -63,9 +63,16 @@ struct home_ops {
      * is recorded. Returns true when it was one `expects` accepted: no
      * fetch waits for it. */
     bool (*landed)(size_t page, enum home_status status, uint32_t version);
+    /* At the home: applies `src`'s diff of the page (whose home this node
+     * is) and acknowledges it with home_ack_diff, now or later (erc: once
+     * the copies have it). Checks the diff. Counted and timed by home.c. */
+    void (*diff)(int src, size_t page, uint32_t idx, const void *diff, size_t len);
+    /* At the writer: the home acknowledged the diff; checks the ack. */
+    void (*diff_acked)(int src, const struct diff_ack *a);
 };
 
-/* Registers COH_PAGE_REQ and COH_PAGE_REP, served through `ops`. */
+/* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACK but
+ * the read-ahead runs, which are hlrc's), served through `ops`. */
 void home_start(const struct home_ops *ops);
 
 /* The page's home as far as this node knows it; as its base node, decided
@@ -85,6 +92,12 @@ enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *vers
 /* Asks the page's known home for it without waiting; the reply goes to
  * the protocol's expects/landed. */
 void home_request(size_t page, int home, uint32_t need);
+
+/* A diff of the page (made from its twin) to its home, with the writer's
+ * own reference `idx`; timed (STAT_T_DIFF_SEND_NS). */
+void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len);
+/* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`. */
+void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version);
 
 /* At the home: the page's `data` (its frame, or a copy) to `to`. */
 void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data);

@@ -403,12 +403,6 @@ static void make_valid(size_t page)
     mem_protect_flush();
 }
 
-static void lrc_read_fault(size_t page)
-{
-    if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page);
-}
-
 static void lrc_write_fault(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
@@ -790,7 +784,7 @@ static void lrc_finish(void)
 
 const struct coherence_ops lrc_ops = {
     .start = lrc_start,
-    .read_fault = lrc_read_fault,
+    .read_fault = make_valid,
     .write_fault = lrc_write_fault,
     .release = lrc_release,
     .apply_notices = lrc_apply_notices,
