@@ -71,6 +71,12 @@ void coherence_start(const struct coherence_protocol *p)
     mem_set_fault_ops(&fo);
 }
 
+void coherence_release(void)
+{
+    if (coh->release)
+        coh->release();
+}
+
 void coherence_release_sent(void)
 {
     if (coh->release_sent)
@@ -79,6 +85,45 @@ void coherence_release_sent(void)
 
 void coherence_finish(void)
 {
-    if (coh && coh->finish)
-        coh->finish();
+    if (!coh || !coh->finish)
+        return;
+    pthread_mutex_lock(&fault_lock);
+    coh->finish();
+    pthread_mutex_unlock(&fault_lock);
+}
+
+void coherence_place_head(int src, const void *head, size_t head_len, void *body, size_t size,
+                          size_t *skip, const char *what)
+{
+    size_t rest;
+    ipc_body(src, head, head_len, body, size, &rest, what);
+    *skip = head_len - rest;
+}
+
+struct wait {
+    pthread_mutex_t *lock;
+    const int       *value;
+    int              target;
+    const bool      *flag;
+};
+
+static bool reached(void *arg)
+{
+    const struct wait *w = arg;
+    pthread_mutex_lock(w->lock);
+    bool d = w->flag ? *w->flag : *w->value == w->target;
+    pthread_mutex_unlock(w->lock);
+    return d;
+}
+
+void coherence_wait_for(pthread_mutex_t *lock, const int *value, int target)
+{
+    struct wait w = {.lock = lock, .value = value, .target = target};
+    ipc_wait(reached, &w, 0);
+}
+
+void coherence_wait_flag(pthread_mutex_t *lock, const bool *flag)
+{
+    struct wait w = {.lock = lock, .flag = flag};
+    ipc_wait(reached, &w, 0);
 }

@@ -14,6 +14,7 @@
  */
 #ifndef DSM_COHERENCE_COHERENCE_H
 #define DSM_COHERENCE_COHERENCE_H
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,15 +56,19 @@ struct coherence_ops {
      * state (it may have become writable since the fault). */
     void (*read_fault)(size_t page);
     void (*write_fault)(size_t page);
-    /* Makes this node's writes so far visible to the next acquirer: called
-     * before every release (unlock, barrier, create, ...). */
+    /* Optional: makes this node's writes so far visible to the next
+     * acquirer: coherence_release runs it before every release (unlock,
+     * barrier, create, ...). Not needed where a write is performed once
+     * its store runs (sc). */
     void (*release)(void);
     /* Optional: what a release may leave until its message is out (a
      * barrier arrival, a lock grant), so that the nodes waiting for the
      * message need not wait for it: coherence_release_sent runs it after
      * every release, before the program runs on and before any acquire. */
     void (*release_sent)(void);
-    /* Applies another node's write notices (on acquire). */
+    /* Applies another node's write notices (on acquire). NULL: the
+     * protocol makes no notices, and receiving any is a protocol error
+     * (mixed protocols). */
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
     /* Optional: called when an acquire has applied all its notices. */
     void (*notices_applied)(void);
@@ -73,7 +78,8 @@ struct coherence_ops {
      * decides alike); the barrier then runs it and calls this again. */
     bool (*barrier_done)(void);
     /* Optional: frees the protocol's state at dsm_finish, when no message
-     * can arrive any more; shared memory stays as the program left it. */
+     * can arrive any more; shared memory stays as the program left it.
+     * Runs under the fault lock. */
     void (*finish)(void);
 };
 
@@ -104,7 +110,19 @@ void coherence_start(const struct coherence_protocol *p);
 void coherence_lock(void);
 void coherence_unlock(void);
 void coherence_finish(void);
+void coherence_release(void);
 void coherence_release_sent(void);
+
+/* A placer's first step (ipc_placer): the reply's fixed body into `body`
+ * (`size` bytes), and *skip past it; ends the job on a short one. */
+void coherence_place_head(int src, const void *head, size_t head_len, void *body, size_t size,
+                          size_t *skip, const char *what);
+
+/* Waits (ipc_wait: handlers run meanwhile, on this thread too) until a
+ * value that handlers change under `lock` is reached: *value == target,
+ * or *flag true. */
+void coherence_wait_for(pthread_mutex_t *lock, const int *value, int target);
+void coherence_wait_flag(pthread_mutex_t *lock, const bool *flag);
 
 /* ---- intervals and vector timestamps (interval.c) ---------------------- */
 

@@ -339,9 +339,8 @@ static void announce_home_page(size_t page)
         announce(page, job()->rank, erc.diffbuf, len);
 }
 
-static bool all_acked(void *arg)
+static bool all_acked(void)
 {
-    (void)arg;
     lock();
     bool d = erc.outstanding == 0;
     unlock();
@@ -351,7 +350,7 @@ static bool all_acked(void *arg)
 static void erc_release(void)
 {
     coherence_lock();
-    if (!erc.ndirty && all_acked(NULL)) {
+    if (!erc.ndirty && all_acked()) {
         coherence_unlock();
         return;
     }
@@ -380,18 +379,12 @@ static void erc_release(void)
     unlock();
     /* Waits also for the diffs invalidations took since the last release. */
     uint64_t t0 = clock_ns();
-    ipc_wait(all_acked, NULL, 0);
+    coherence_wait_for(&erc.lock, &erc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
     for (size_t i = 0; i < erc.ndirty; i++)
         mem.pages[erc.dirty[i]].dirty = 0;
     erc.ndirty = 0;
     coherence_unlock();
-}
-
-static void erc_apply_notices(int node, const struct notice *n, uint32_t count)
-{
-    (void)n;
-    log_fatal("node %d passed %u write notices; erc makes none (mixed protocols?)", node, count);
 }
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
@@ -530,18 +523,8 @@ static void erc_start(bool update)
 static void erc_inv_start(void) { erc_start(false); }
 static void erc_upd_start(void) { erc_start(true); }
 
-const struct coherence_ops erc_inv_ops = {
-    .start = erc_inv_start,
-    .read_fault = make_valid,
-    .write_fault = erc_write_fault,
-    .release = erc_release,
-    .apply_notices = erc_apply_notices,
-};
-
-const struct coherence_ops erc_upd_ops = {
-    .start = erc_upd_start,
-    .read_fault = make_valid,
-    .write_fault = erc_write_fault,
-    .release = erc_release,
-    .apply_notices = erc_apply_notices,
-};
+/* The two variants differ only in their start. */
+#define ERC_OPS(start_fn)                                                                         \
+    {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release}
+const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
+const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

@@ -115,7 +115,7 @@ static DSM_STATE struct {
                        cap_unprotected;
     uint32_t          *pulls;         /* pages refreshed by the current acquire */
     size_t             npulls, cap_pulls;
-    size_t             pulls_due;     /* of them, replies still to come (under lock) */
+    int                pulls_due;     /* of them, replies still to come (under lock) */
     size_t             ahead_next;    /* the page a read-ahead run would fault on next */
     unsigned           ahead_run;     /* faults in that run so far */
     int                outstanding;  /* diffs sent, not yet acknowledged */
@@ -169,15 +169,6 @@ static void pull(size_t page, enum stats_counter stat)
     home_request(page, mem_home(page), hlrc.pages[page].need);
 }
 
-static bool pulls_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&hlrc.lock);
-    bool d = hlrc.pulls_due == 0;
-    pthread_mutex_unlock(&hlrc.lock);
-    return d;
-}
-
 /* Waits for the pulls in flight and settles their pages: valid
  * (read-only) at the version received; or invalid, should that version be
  * older than a notice has named since the request went out (the homes
@@ -187,7 +178,7 @@ static void settle_pulls(void)
 {
     if (!hlrc.npulls)
         return;
-    ipc_wait(pulls_done, NULL, 0);
+    coherence_wait_for(&hlrc.lock, &hlrc.pulls_due, 0);
     for (size_t i = 0; i < hlrc.npulls; i++) {
         size_t page = hlrc.pulls[i];
         struct page_entry *e = &mem.pages[page];
@@ -319,15 +310,6 @@ static void flush_page(size_t page)
     home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len);
 }
 
-static bool diffs_acked(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&hlrc.lock);
-    bool d = hlrc.outstanding == 0;
-    pthread_mutex_unlock(&hlrc.lock);
-    return d;
-}
-
 /* Announces the home's own writes: each tracked page that differs from its
  * snapshot gets a new version and a notice in n (from n[count]), and its
  * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
@@ -391,7 +373,7 @@ static void hlrc_release(void)
     }
     uint32_t count = announce_home_writes(n, 0, ntracked);
     uint64_t t0 = clock_ns();
-    ipc_wait(diffs_acked, NULL, 0);
+    coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 
     for (size_t i = 0; i < hlrc.ndirty; i++) {
@@ -642,7 +624,6 @@ static void hlrc_start(void)
 /* Frees the home pages' snapshots and the lists. */
 static void hlrc_finish(void)
 {
-    coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         struct page_entry *e = &mem.pages[hlrc.tracked[i]];
@@ -665,17 +646,13 @@ static void hlrc_finish(void)
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nunprotected = hlrc.cap_unprotected = 0;
     pthread_mutex_unlock(&hlrc.lock);
-    coherence_unlock();
 }
 
+/* One line per concern: life, faults, release, acquire, statistics. */
 const struct coherence_ops hlrc_ops = {
+    .start = hlrc_start, .finish = hlrc_finish,
+    .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
+    .release = hlrc_release, .release_sent = hlrc_release_sent,
+    .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .aurc_estimate = true,
-    .start = hlrc_start,
-    .read_fault = hlrc_read_fault,
-    .write_fault = hlrc_write_fault,
-    .release = hlrc_release,
-    .release_sent = hlrc_release_sent,
-    .apply_notices = hlrc_apply_notices,
-    .notices_applied = hlrc_notices_applied,
-    .finish = hlrc_finish,
 };

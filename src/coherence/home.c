@@ -65,15 +65,6 @@ static void send_request(size_t page, int h, uint32_t need)
 
 void home_request(size_t page, int h, uint32_t need) { send_request(page, h, need); }
 
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&home.lock);
-    bool d = home.fetch.done;
-    pthread_mutex_unlock(&home.lock);
-    return d;
-}
-
 enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version,
                             void (*also)(size_t page, int home))
 {
@@ -91,7 +82,7 @@ enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version
     } else {
         send_request(page, h, need);
     }
-    ipc_wait(fetch_done, NULL, 0);
+    coherence_wait_flag(&home.lock, &home.fetch.done);
     pthread_mutex_lock(&home.lock);
     home.fetch.waiting = false;
     enum home_status status = home.fetch.status;
@@ -185,9 +176,7 @@ void *home_place(int src, uint32_t page, uint32_t status, int32_t h, size_t data
 static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
 {
     struct page_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    coherence_place_head(src, head, head_len, &r, sizeof r, skip, "page reply");
     pthread_mutex_lock(&home.lock);
     bool expected = home.fetch.waiting && !home.fetch.done && r.page == home.fetch.page;
     pthread_mutex_unlock(&home.lock);

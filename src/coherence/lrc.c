@@ -229,24 +229,6 @@ static void open_diff(size_t page, struct lpage *p)
 
 /* ---- bringing a page up to date (program thread, fault lock held) ------ */
 
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&lrc.lock);
-    bool d = lrc.f.got == lrc.f.expected;
-    pthread_mutex_unlock(&lrc.lock);
-    return d;
-}
-
-static bool base_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&lrc.lock);
-    bool d = lrc.f.base_done;
-    pthread_mutex_unlock(&lrc.lock);
-    return d;
-}
-
 /* Asks `node` about the page (probe: allocated? copy: the snapshot, into
  * the system view). Returns the reply's status. */
 static uint32_t ask_base(size_t page, int node, enum base_kind kind)
@@ -258,7 +240,7 @@ static uint32_t ask_base(size_t page, int node, enum base_kind kind)
     pthread_mutex_unlock(&lrc.lock);
     struct base_req r = {(uint32_t)page, kind};
     ipc_send(node, LRC_BASE_REQ, 0, &r, sizeof r);
-    ipc_wait(base_done, NULL, 0);
+    coherence_wait_flag(&lrc.lock, &lrc.f.base_done);
     pthread_mutex_lock(&lrc.lock);
     lrc.f.waiting = false;
     uint32_t status = lrc.f.base_status;
@@ -321,7 +303,7 @@ static void fetch_diffs(size_t page)
     }
     free(stamps);
     free(pend);
-    ipc_wait(fetch_done, NULL, 0);
+    coherence_wait_for(&lrc.lock, &lrc.f.got, lrc.f.expected); /* expected: set above, by us */
 
     uint64_t t0 = clock_ns();
     struct apply_item *items = NULL;
@@ -703,9 +685,7 @@ static void *place_base_rep(int src, const void *head, size_t head_len, size_t m
                             size_t *skip)
 {
     struct base_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    coherence_place_head(src, head, head_len, &r, sizeof r, skip, "page reply");
     pthread_mutex_lock(&lrc.lock);
     bool expected = lrc.f.waiting && !lrc.f.base_done && r.page == lrc.f.page;
     pthread_mutex_unlock(&lrc.lock);
@@ -746,7 +726,6 @@ static void lrc_start(void)
 /* Frees the page records, with their diffs and copies, and the tables. */
 static void lrc_finish(void)
 {
-    coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (size_t page = 0; page < mem.npages; page++) {
         struct lpage *p = lrc.tab[page];
@@ -779,15 +758,13 @@ static void lrc_finish(void)
     lrc.dirty = lrc.touched = NULL;
     lrc.ndirty = lrc.cap_dirty = lrc.ntouched = lrc.cap_touched = 0;
     pthread_mutex_unlock(&lrc.lock);
-    coherence_unlock();
 }
 
+/* One line per concern: life, faults, release, acquire, barriers. */
 const struct coherence_ops lrc_ops = {
-    .start = lrc_start,
-    .read_fault = make_valid,
-    .write_fault = lrc_write_fault,
+    .start = lrc_start, .finish = lrc_finish,
+    .read_fault = make_valid, .write_fault = lrc_write_fault,
     .release = lrc_release,
     .apply_notices = lrc_apply_notices,
     .barrier_done = lrc_barrier_done,
-    .finish = lrc_finish,
 };

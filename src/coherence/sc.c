@@ -34,8 +34,9 @@
  * was asleep (without this a writer could lose the page to spinning
  * readers forever).
  *
- * Releases and acquires carry nothing: a write is performed once its store
- * runs, since nobody else holds a copy; no intervals are created.
+ * Releases and acquires carry nothing (sc has no release and no notices in
+ * its coherence_ops): a write is performed once its store runs, since
+ * nobody else holds a copy; no intervals are created.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -290,15 +291,6 @@ static void route(const struct sc_req *r, int src)
 
 /* ---- faults (the program's thread) ------------------------------------ */
 
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&sc.lock);
-    bool d = sc.fetch.done;
-    pthread_mutex_unlock(&sc.lock);
-    return d;
-}
-
 /* Gets read or write access to the page. Caller holds sc.lock, which is
  * dropped while waiting (handlers run meanwhile, on this thread too). */
 static void acquire(size_t page, bool write)
@@ -315,7 +307,7 @@ static void acquire(size_t page, bool write)
         ipc_send(home >= 0 ? home : base, SC_REQ, 0, &r, sizeof r);
     }
     pthread_mutex_unlock(&sc.lock);
-    ipc_wait(fetch_done, NULL, 0);
+    coherence_wait_flag(&sc.lock, &sc.fetch.done);
     pthread_mutex_lock(&sc.lock);
     sc.fetch.waiting = false;
     if (sc.fetch.status == ST_UNALLOCATED) {
@@ -345,18 +337,6 @@ static void fault(size_t page, bool write)
 
 static void sc_read_fault(size_t page) { fault(page, false); }
 static void sc_write_fault(size_t page) { fault(page, true); }
-
-static void sc_release(void)
-{
-    /* Every write is already performed: nothing to send, no interval. */
-}
-
-static void sc_apply_notices(int node, const struct notice *n, uint32_t count)
-{
-    (void)n;
-    if (count)
-        log_fatal("node %d sent write notices, which sc never makes; protocol error", node);
-}
 
 /* ---- handlers (delivery thread) --------------------------------------- */
 
@@ -445,9 +425,7 @@ static void on_done(int src, const void *msg, size_t len)
 static void *place_page(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
 {
     struct sc_page p;
-    size_t rest;
-    ipc_body(src, head, head_len, &p, sizeof p, &rest, "sc page");
-    *skip = head_len - rest;
+    coherence_place_head(src, head, head_len, &p, sizeof p, skip, "sc page");
     pthread_mutex_lock(&sc.lock);
     bool expected = sc.fetch.waiting && !sc.fetch.done && p.page == sc.fetch.page &&
                     (p.status != ST_DATA || mem.pages[p.page].state == PAGE_INVALID);
@@ -483,10 +461,8 @@ static void sc_start(void)
     ipc_register(SC_DONE, "SC_DONE", on_done, NULL);
 }
 
+/* No release, no notices: every write is performed as its store runs. */
 const struct coherence_ops sc_ops = {
     .start = sc_start,
-    .read_fault = sc_read_fault,
-    .write_fault = sc_write_fault,
-    .release = sc_release,
-    .apply_notices = sc_apply_notices,
+    .read_fault = sc_read_fault, .write_fault = sc_write_fault,
 };

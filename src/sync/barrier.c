@@ -137,7 +137,7 @@ static void merge_arrivals(struct buf *out, struct arrival *a)
  * apply them. */
 static void barrier_round(void)
 {
-    coh->release();
+    coherence_release();
     send_remote_frees();
 
     struct buf mine = {0};
@@ -249,7 +249,7 @@ void dsm_bcast(void *buf, size_t len, int root)
         log_fatal("dsm_bcast: bad arguments (root %d, %zu bytes)", root, len);
     uint64_t seq = ++barrier.bcast_seq;
     if (job()->rank == root) {
-        coh->release(); /* the root's writes so far are visible to the receivers */
+        coherence_release(); /* the root's writes so far are visible to the receivers */
         struct buf b = {0};
         struct bcast_hdr h = {.seq = seq, .data_len = len};
         buf_put(&b, &h, sizeof h);

@@ -209,7 +209,7 @@ void dsm_lock(int id)
 void dsm_unlock(int id)
 {
     uint64_t t0 = clock_ns();
-    coh->release();
+    coherence_release();
     pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)
