@@ -23,9 +23,11 @@
 #include "mem/mem.h"
 
 /* The coherence layer's message types (numbered on from ipc's; ipc.h). The
- * page fetch and diff types serve the home-based protocols; the one active
- * protocol numbers its own types from COH_PROTOCOL_TYPES, below
- * COHERENCE_TYPE_NEXT, and registers them in its start. */
+ * page fetch and diff types serve the home-based protocols: home.c
+ * registers them and home.h gives each its one wire format (the read-ahead
+ * runs are hlrc's). The one active protocol numbers its own types from
+ * COH_PROTOCOL_TYPES, below COHERENCE_TYPE_NEXT, and registers them in its
+ * start. */
 enum coherence_type {
     COH_PAGE_REQ = IPC_TYPE_NEXT, /* fetch a page from its home (or its base node) */
     COH_PAGE_REP,                 /* the page, received straight into place */
