@@ -37,6 +37,7 @@ struct dsm_config {
     int64_t  lrc_gc_notices;   /* DSM_LRC_GC_NOTICES */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
+    const char *trace;         /* DSM_TRACE, NULL if unset */
 };
 
 /* Parses the environment into *cfg. On a bad value, writes one line naming

@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "sync/sync.h"
 
 struct arrival {
@@ -137,6 +138,7 @@ void dsm_barrier(void)
 {
     uint64_t t0 = clock_ns();
     coh->release();
+    uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     send_remote_frees();
 
     struct buf mine = {0};
@@ -190,7 +192,10 @@ void dsm_barrier(void)
     stats_add(STAT_BARRIERS, 1);
     if (coh->barrier_done)
         coh->barrier_done();
-    stats_add(STAT_T_BARRIER_NS, clock_ns() - t0);
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_BARRIER_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(TRACE_BARRIER, 0, 0, epoch, t0, t_released, t1);
 }
 
 /* ---- broadcast -------------------------------------------------------- */

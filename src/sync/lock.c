@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "sync/sync.h"
 
 struct lock_state {
@@ -171,7 +172,10 @@ void dsm_lock(int id)
     if (l->owned) { /* ours since our last release, and nobody asked */
         l->held = true;
         pthread_mutex_unlock(&locks.lock);
-        stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+        uint64_t t1 = clock_ns();
+        stats_add(STAT_T_LOCK_NS, t1 - t0);
+        if (TRACE_ON)
+            trace_put(TRACE_LOCK, 0, 0, (uint32_t)id, t0, t1, t1);
         return;
     }
     stats_add(STAT_LOCK_REMOTE, 1);
@@ -191,6 +195,7 @@ void dsm_lock(int id)
     }
     pthread_mutex_unlock(&locks.lock);
     ipc_wait(granted, l, 0);
+    uint64_t t_granted = TRACE_ON ? clock_ns() : 0;
 
     pthread_mutex_lock(&locks.lock);
     unsigned char *g = l->grant;
@@ -203,13 +208,17 @@ void dsm_lock(int id)
         interval_apply(-1, g, glen);
         free(g);
     }
-    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(TRACE_LOCK, 1, 0, (uint32_t)id, t0, t_granted, t1);
 }
 
 void dsm_unlock(int id)
 {
     uint64_t t0 = clock_ns();
     coh->release();
+    uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)
@@ -222,7 +231,10 @@ void dsm_unlock(int id)
     }
     pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
-    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(TRACE_UNLOCK, 0, 0, (uint32_t)id, t0, t_released, t1);
 }
 
 void sync_lock_start(void)
