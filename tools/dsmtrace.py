@@ -38,8 +38,10 @@ class Thread:
 
     @property
     def name(self):
-        return ROLE_NAMES.get(self.role, "thread") if self.index < 2 else \
-            "%s %d" % (ROLE_NAMES.get(self.role, "thread"), self.index)
+        """application, service (the first other thread), service 2, ..."""
+        if self.role == 0:
+            return "application"
+        return "service" if self.index <= 1 else "service %d" % self.index
 
 
 class Node:
