@@ -79,6 +79,9 @@ static struct chunk *chunk_new(void)
     return c;
 }
 
+/* A thread's first record. It takes a lock, so it must not run in the
+ * SIGSEGV handler: faults happen on the application thread, which
+ * trace_start registers before any can be recorded. */
 static struct thread_buf *register_thread(uint32_t role)
 {
     struct chunk *c = chunk_new();
