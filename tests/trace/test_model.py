@@ -2,7 +2,6 @@
 """test_model.py — the cost model's pure functions against hand-computed
 cases, a synthetic trace's replay, and clear errors for bad input."""
 import os
-import struct
 import subprocess
 import sys
 import tempfile
