@@ -406,8 +406,11 @@ def replay(run, dl, ds=None):
 
 
 def net_change(this, net):
-    """dl and ds for replacing this machine's network by `net`; a message's
-    new latency is never below the new network's own."""
+    """dl and ds for replacing this machine's network by `net`: each
+    message's measured latency changes by the difference of the two
+    models' latencies for its size (so what this machine added beyond its
+    model, e.g. waiting for a CPU, stays), its send call by the difference
+    of their send overheads."""
     def dl(m):
         return net.latency(m.size) - this.latency(m.size)
 
