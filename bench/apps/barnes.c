@@ -709,8 +709,8 @@ static bool check(const struct world *w, const struct world *r, const double p0[
 static void usage(FILE *f)
 {
     fprintf(f, "usage: barnes [--size test|quick|full] [-n BODIES] [-s STEPS] [-t THETA]\n"
-               "  --size S  test: 1024 bodies, 2 steps; quick: 16384 (SPLASH's), 3 steps\n"
-               "            (SPLASH's tstop 0.075); full (default): 65536, 3 steps\n"
+               "  --size S  test: 1024 bodies, 2 steps; quick: 4096, 3 steps (SPLASH's\n"
+               "            tstop 0.075); full (default): 65536, 3 steps (SPLASH's: -n 16384)\n"
                "  -n N      bodies, 2..1048576\n"
                "  -s S      leapfrog steps, 0..100 (S + 1 force computations)\n"
                "  -t THETA  opening angle, 0.1..2 (SPLASH's tol: 1.0)\n");
@@ -722,7 +722,7 @@ int par_main(int argc, char **argv)
     double theta = THETA;
     struct arg_option options[] = {
         {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
-         .values = (const int[]){1024, 16384, 65536}},
+         .values = (const int[]){1024, 4096, 65536}},
         {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){2, 3, 3}},
         {"-n", ARG_INT, &n, "a body count 2..1048576", .overrides = true, .lo = 2,
