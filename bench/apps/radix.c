@@ -153,8 +153,8 @@ static void radix_sort(struct sort *s)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: radix [--size test|quick|full] [-n KEYS] [-r RADIX_BITS] [-m KEY_BITS]\n"
-               "  --size S  test: 2^13 keys; quick: 2^18 (SPLASH-2's default);\n"
-               "            full (default): 2^26 (64M)\n"
+               "  --size S  test: 2^13 keys; quick: 2^16; full (default): 2^26 (64M)\n"
+               "            (SPLASH-2's default: -n 262144)\n"
                "  -n N      keys, 1..2^28\n"
                "  -r R      bits per digit, 1..16 (SPLASH's radix 1024: 10)\n"
                "  -m M      keys are below 2^M, 1..32 (default 30)\n");
@@ -167,7 +167,7 @@ int par_main(int argc, char **argv)
     int n = 1 << 26, rbits = 10, mbits = 30;
     struct arg_option options[] = {
         {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
-         .values = (const int[]){1 << 13, 1 << 18, 1 << 26}},
+         .values = (const int[]){1 << 13, 1 << 16, 1 << 26}},
         {"-n", ARG_INT, &n, "a key count 1..268435456", .overrides = true, .lo = 1,
          .hi = 1 << 28},
         {"-r", ARG_INT, &rbits, "digit bits 1..16", .overrides = true, .lo = 1, .hi = 16},
