@@ -9,9 +9,9 @@
  * n keys, uniformly random in 0 .. 2^m - 1, are sorted in ceil(m / r)
  * passes of one r-bit digit each, least significant first (SPLASH's
  * defaults: radix 1024, keys below 2^19 — m = 19 needs 2 passes; we keep
- * r = 10 and take m = 30, 3 passes, so that every key is distinct in
- * practice and the output says more). The keys are split into one
- * contiguous chunk per process. Each pass, as in SPLASH:
+ * r = 10 and take m = 30, 3 passes, since in 2^19 values most of 4M or
+ * 64M keys would be repeats). The keys are split into one contiguous
+ * chunk per process. Each pass, as in SPLASH:
  *
  *   1. every process counts the digits of its own chunk: a private
  *      histogram of 2^r buckets;
