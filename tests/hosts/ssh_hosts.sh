@@ -1,0 +1,61 @@
+#!/bin/bash
+# ssh_hosts.sh N SLOTS BUILD [full|quick|lossy] — the conformance programs
+# and two applications on N hosts (network namespaces, each with its own sshd) with
+# SLOTS nodes each, started by dsmrun --hosts from host 1. Every job must
+# succeed, and no process may be left on any host afterwards.
+#
+# "full" runs every conformance program, "quick" five of them (for many
+# hosts on a 2-core machine), "lossy" four of them with loss, duplication and reordering injected by the
+# transport (this kernel has no netem for the veth links themselves).
+set -u
+. "$(dirname "$0")/netns.sh"
+n=$1 slots=$2 build=$3 mode=${4:-full}
+dsmrun=$build/tools/dsmrun
+conf=$build/tests/conf
+apps=$build/bench/apps
+
+hosts_up "$n"
+hosts=$(host_list "$n" "$slots")
+env_args=()
+[ "$mode" = lossy ] && env_args=(--env DSM_NET_LOSS=0.05 --env DSM_NET_DUP=0.02 --env DSM_NET_REORDER=0.02)
+
+# The conformance programs with sizes for a few seconds each (those of the
+# 4-node tests, smaller under loss), then two applications.
+if [ "$mode" = lossy ]; then
+    jobs=("$conf/test_lock_counter 60 3" "$conf/test_barrier_messages 30"
+          "$conf/test_cond_producer_consumer 200 4" "$conf/test_fork_globals 4096"
+          "$apps/mandel --size test")
+elif [ "$mode" = quick ]; then
+    jobs=("$conf/test_lock_counter 100 3" "$conf/test_barrier_messages 60"
+          "$conf/test_cond_producer_consumer 400 4" "$conf/test_fork_globals 16384"
+          "$conf/test_read_mostly 65536 20"
+          "$apps/mandel --size test" "$apps/lu --size test")
+else
+    jobs=("$conf/test_lock_counter 200 3" "$conf/test_barrier_messages 60"
+          "$conf/test_false_sharing 6 4" "$conf/test_cond_producer_consumer 400 4"
+          "$conf/test_malloc_everywhere 100000" "$conf/test_read_mostly 65536 20"
+          "$conf/test_fork_globals 16384" "$conf/test_tsm_api 65536"
+          "$conf/test_home_writes 24" "$conf/test_read_ahead 6 64"
+          "$apps/mandel --size test" "$apps/lu --size test")
+fi
+
+failed=0
+for job in "${jobs[@]}"; do
+    start=$(date +%s%N)
+    # shellcheck disable=SC2086  # job is a program and its arguments
+    out=$(on_host 1 "$dsmrun" --hosts "$hosts" --timeout 60 "${env_args[@]}" $job 2>&1)
+    status=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    if [ $status -ne 0 ]; then
+        echo "FAILED (status $status, $ms ms): dsmrun --hosts $hosts $job"
+        echo "$out" | tail -20 | sed 's/^/  /'
+        failed=1
+    else
+        echo "ok ($ms ms): $(basename "${job%% *}") on $n hosts x $slots: $(echo "$out" | tail -1)"
+    fi
+done
+if ! no_leftovers; then
+    echo "FAILED: processes left behind"
+    failed=1
+fi
+exit $failed
