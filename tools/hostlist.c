@@ -39,8 +39,13 @@ static int add_host(struct hostlist *hl, const char *name, size_t len, int slots
                     const char *where, char *err, size_t errlen)
 {
     if (!valid_name(name, len)) {
-        snprintf(err, errlen, "%s: '%.*s' is not a host name (letters, digits, '.', '-', '_')",
-                 where, (int)(len > 64 ? 64 : len), name);
+        char shown[65];   /* what the user wrote, unprintable bytes as '?' */
+        size_t n = len < 64 ? len : 64;
+        for (size_t i = 0; i < n; i++)
+            shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
+        shown[n] = 0;
+        snprintf(err, errlen, "%s: '%s' is not a host name (letters, digits, '.', '-', '_')",
+                 where, shown);
         return -1;
     }
     if (hl->count == HOSTLIST_MAX_HOSTS) {
