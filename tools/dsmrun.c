@@ -57,6 +57,11 @@
 #define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
 #define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
 #define READ_CHUNK       65536
+/* dsmrun tells every agent it is alive this often; an agent that hears
+ * nothing for BEAT_LOST_S (the launcher's host or the network is gone, and
+ * its ssh may never notice) stops its nodes. */
+#define BEAT_S           2.0
+#define BEAT_LOST_S      20.0
 
 /* What the command line asked for; pointers point into argv. */
 struct options {
@@ -128,6 +133,8 @@ struct launcher {
     struct sockaddr_in *peer_addr; /* MODE_HOSTS: every node's, as reported */
     struct remote_job job;        /* MODE_AGENT: as the launcher sent it */
     int             ctl_in;       /* MODE_AGENT: stdin, from the launcher; -1 at EOF */
+    double          beat;         /* MODE_HOSTS: when to tell the agents next;
+                                     MODE_AGENT: when the launcher counts as lost */
     char           *ctl_buf;      /* its current line */
     size_t          ctl_len;
     uint64_t        launch_ns;    /* CLOCK_REALTIME at dsmrun's start */
@@ -1011,10 +1018,33 @@ static bool check_deadline(struct launcher *l)
 
 static int poll_timeout_ms(const struct launcher *l)
 {
-    if (isinf(l->deadline))
+    double until = l->deadline;
+    if (l->mode != MODE_LOCAL && l->phase == JOB_RUNNING && l->beat < until)
+        until = l->beat;
+    if (isinf(until))
         return -1;
-    double ms = ceil((l->deadline - now_s()) * 1000);
+    double ms = ceil((until - now_s()) * 1000);
     return ms <= 0 ? 0 : ms >= INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* The launcher's heartbeat to its agents, and an agent's watch over it. */
+static void heartbeat(struct launcher *l)
+{
+    double now = now_s();
+    if (l->mode == MODE_LOCAL || l->phase != JOB_RUNNING || now < l->beat)
+        return;
+    if (l->mode == MODE_AGENT) {
+        fprintf(stderr, "dsmrun: host %s: no word from the launcher for %g s; stopping its nodes\n",
+                agent_host, BEAT_LOST_S);
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+        return;
+    }
+    /* Best effort: a full pipe means that agent has plenty unread already;
+     * a closed one, that its ssh ended, which its status will tell. */
+    for (int i = 0; i < l->count; i++)
+        if (l->nodes[i].ctl >= 0)
+            (void)!write(l->nodes[i].ctl, "alive\n", 6);
+    l->beat = now + BEAT_S;
 }
 
 /* Writes a piece of the current line, behind its prefix when the line starts
@@ -1131,6 +1161,7 @@ static int build_pollfds(struct launcher *l)
 
 static void take_orders(struct launcher *l, const char *data, size_t len)
 {
+    l->beat = now_s() + BEAT_LOST_S;
     for (size_t i = 0; i < len; i++) {
         if (data[i] != '\n') {
             if (l->ctl_len < 255)
@@ -1195,6 +1226,7 @@ static int supervise(struct launcher *l)
             handle_signals(l);
         if (!check_deadline(l))
             break;
+        heartbeat(l);
     }
     drain_output(l);
     return l->exit_status;
@@ -1380,6 +1412,7 @@ static int start_host(struct launcher *l, struct node *h, struct remote_job *j,
         explicit_bzero(text, strlen(text));
         free(text);
     }
+    l->beat = now_s() + BEAT_S;
 done:
     close_pair(ctl);
     close_pair(out);
@@ -1572,7 +1605,11 @@ static int send_peers(struct launcher *l)
         if (h->ctl >= 0 && (write_all(h->ctl, "peers ", 6) < 0 ||
                             write_all(h->ctl, peers, strlen(peers)) < 0 ||
                             write_all(h->ctl, "\n", 1) < 0))
-            break;   /* that ssh ended: its status will tell */
+            continue;   /* that ssh ended: its status will tell */
+        /* From here only short lines go down: an agent that stopped
+         * reading must not stall dsmrun. */
+        if (h->ctl >= 0)
+            fcntl(h->ctl, F_SETFL, O_NONBLOCK);
     }
     fflush(stderr);
     free(peers);
