@@ -1760,6 +1760,10 @@ static int run_agent(struct launcher *l)
         if (j->host)
             agent_host = j->host;
     }
+    /* The key's line was read into this buffer: what is not still to be
+     * read goes. */
+    explicit_bzero(l->ctl_buf, used);
+    explicit_bzero(l->ctl_buf + l->ctl_len, REMOTE_LINE_MAX + 1 - l->ctl_len);
     if (j->nodes > BOOT_MAX_NODES) {
         fprintf(stderr, "dsmrun: host %s: a job of %d nodes (at most %d)\n", agent_host,
                 j->nodes, BOOT_MAX_NODES);

@@ -13,6 +13,7 @@ pkg-config --exists pmix 2>/dev/null || need+=(libpmix-dev)
 # The multi-host tests: hosts are network namespaces (ip), each with an sshd;
 # mpirun starts nodes through PMIx.
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v ps >/dev/null 2>&1 || need+=(procps)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
