@@ -9,13 +9,14 @@
 #      dsm_startup return) for 8, 16, 32 and 64 nodes on 8 hosts, and the
 #      same node counts on one host
 #   2. bench/micro on 2 nodes: one per host, then both on one host
-#   3. two applications (lu, ocean at their quick size) on 2 and 4 nodes:
-#      one node per host, then all on one host
+#   3. two applications (lu, ocean; SIZE=quick by default, or test or full)
+#      on 2 and 4 nodes: one node per host, then all on one host
 # Every figure goes to stdout; nothing is written elsewhere.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 dsmrun=$build/tools/dsmrun
+size=${SIZE:-quick}
 . "$root/tests/hosts/netns.sh"
 
 hosts_up 8
@@ -46,12 +47,12 @@ say "== bench/micro, 2 nodes on 1 host =="
 "$dsmrun" -n 2 "$build/bench/micro" --quick 2>&1
 
 say
-say "== applications: RESULT time (s), one node per host vs all on one host =="
+say "== applications ($size size): RESULT time (s), one node per host vs all on one host =="
 for app in lu ocean; do
     for n in 2 4; do
-        a=$(on_host 1 "$dsmrun" --hosts "$(host_list "$n" 1)" "$build/bench/apps/$app" --size quick 2>&1 |
+        a=$(on_host 1 "$dsmrun" --hosts "$(host_list "$n" 1)" "$build/bench/apps/$app" --size "$size" 2>&1 |
             grep -m1 '^RESULT' | sed 's/.* time=\([0-9.]*\).*check=\([a-zA-Z]*\).*/\1 (\2)/')
-        b=$("$dsmrun" -n "$n" "$build/bench/apps/$app" --size quick 2>&1 |
+        b=$("$dsmrun" -n "$n" "$build/bench/apps/$app" --size "$size" 2>&1 |
             grep -m1 '^RESULT' | sed 's/.* time=\([0-9.]*\).*check=\([a-zA-Z]*\).*/\1 (\2)/')
         say "$app n=$n: $n hosts $a   1 host $b"
     done
