@@ -25,18 +25,25 @@ say() { printf '%s\n' "$*"; }
 startup_of() { grep -m1 '^startup:' | sed 's/^startup: \([0-9.]*\) ms.*/\1/'; }
 
 say "== startup, ms (dsmrun start to the last node's dsm_startup return; median of 3) =="
-say "nodes  8-hosts  1-host"
+say "   8 hosts: over ssh; 8 hosts, no ssh: the agents started with ip netns exec"
+say "   (tests/hosts/netns_rsh.sh), the launch's own cost; 1 host: dsmrun -n"
+say "nodes  8-hosts  8-hosts-no-ssh  1-host"
+export NS_PREFIX NS_NET
 for n in 8 16 32 64; do
     per=$((n / 8))
-    across=() local_=()
+    across=() direct=() local_=()
     for r in 1 2 3; do
         across+=("$(on_host 1 "$dsmrun" --hosts "$(host_list 8 "$per")" --stats \
+            "$build/tests/conf/test_barrier_messages" 1 2>&1 | startup_of)")
+        direct+=("$(DSMRUN_RSH=$root/tests/hosts/netns_rsh.sh on_host 1 "$dsmrun" \
+            --hosts "$(host_list 8 "$per")" --stats \
             "$build/tests/conf/test_barrier_messages" 1 2>&1 | startup_of)")
         local_+=("$("$dsmrun" -n "$n" --stats "$build/tests/conf/test_barrier_messages" 1 2>&1 |
             startup_of)")
     done
     med() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
-    printf '%5d  %7s  %6s\n' "$n" "$(med "${across[@]}")" "$(med "${local_[@]}")"
+    printf '%5d  %7s  %14s  %6s\n' "$n" "$(med "${across[@]}")" "$(med "${direct[@]}")" \
+        "$(med "${local_[@]}")"
 done
 
 say
