@@ -1,12 +1,13 @@
 #!/bin/bash
 # ssh_hosts.sh N SLOTS BUILD [full|quick|lossy] — the conformance programs
-# and two applications on N hosts (network namespaces, each with its own sshd) with
-# SLOTS nodes each, started by dsmrun --hosts from host 1. Every job must
-# succeed, and no process may be left on any host afterwards.
+# and two applications on N hosts (network namespaces, each with its own
+# sshd) with SLOTS nodes each, started by dsmrun --hosts from host 1. Every
+# job must succeed, and no process may be left on any host afterwards.
 #
 # "full" runs every conformance program, "quick" four of them (for many
-# hosts on a 2-core machine), "lossy" two of them and one application with loss, duplication and reordering injected by the
-# transport (this kernel has no netem for the veth links themselves).
+# hosts on a 2-core machine), "lossy" two of them and one application with
+# loss, delay and duplication on the links (netem) where the kernel has it,
+# else injected by the transport (this machine's kernel has no netem).
 set -u
 . "$(dirname "$0")/netns.sh"
 n=$1 slots=$2 build=$3 mode=${4:-full}
@@ -17,7 +18,20 @@ apps=$build/bench/apps
 hosts_up "$n"
 hosts=$(host_list "$n" "$slots")
 env_args=()
-[ "$mode" = lossy ] && env_args=(--env DSM_NET_LOSS=0.05 --env DSM_NET_DUP=0.02 --env DSM_NET_REORDER=0.02)
+if [ "$mode" = lossy ]; then
+    # On the veth links themselves where the kernel has netem; by the
+    # transport's own injection where it has not (as on this machine).
+    if on_host 1 tc qdisc add dev eth0 root netem loss 5% delay 100us duplicate 2% 2>/dev/null; then
+        for ((i = 2; i <= n; i++)); do
+            on_host "$i" tc qdisc add dev eth0 root netem loss 5% delay 100us duplicate 2%
+        done
+        echo "loss, delay and duplication: netem on every host's link"
+    else
+        env_args=(--env DSM_NET_LOSS=0.05 --env DSM_NET_DUP=0.02 --env DSM_NET_REORDER=0.02
+                  --env DSM_NET_DELAY_US=100)
+        echo "loss, delay, duplication and reordering: by the transport (no netem in this kernel)"
+    fi
+fi
 
 # The conformance programs with sizes for a few seconds each (those of the
 # 4-node tests, smaller under loss), then two applications.
