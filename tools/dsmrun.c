@@ -11,12 +11,10 @@
  * Once a failure is seen, every wait is bounded.
  *
  * On several hosts (--hosts, --hostfile), dsmrun starts one agent per host
- * over ssh — dsmrun itself, run as `dsmrun --agent` — and tells it the job
- * through the remote command's stdin (remote.h). Each agent binds its
- * nodes' sockets on its host, reports their addresses, and once it has
- * every node's address starts and supervises its nodes as dsmrun does on
- * one machine. dsmrun supervises the agents: an agent (or ssh) that ends
- * badly stops the job on every host.
+ * over ssh — dsmrun itself, run as `dsmrun --agent` — and supervises the
+ * agents as it supervises nodes (hosts.c); each agent starts and
+ * supervises its host's nodes with the code here (agent.c). launcher.h
+ * holds the state the three share.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,112 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hostlist.h"
-#include "remote.h"
-#include "runtime/boot.h"
+#include "launcher.h"
 #include "runtime/config.h"
-
-#define DSMRUN_VERSION   "0.1"
-#define EXIT_USAGE       2
-#define EXIT_TIMEOUT     124   /* as timeout(1) */
-#define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
-#define EXIT_EXEC_FAILED 127   /* as the shell's "command not found" */
-#define SOCKET_BUFFER    (4 << 20)
-#define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
-#define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
-#define READ_CHUNK       65536
-/* dsmrun tells every agent it is alive this often; an agent that hears
- * nothing for BEAT_LOST_S (the launcher's host or the network is gone, and
- * its ssh may never notice) stops its nodes. */
-#define BEAT_S           2.0
-#define BEAT_LOST_S      20.0
-
-/* What the command line asked for; pointers point into argv. */
-struct options {
-    int            nodes;
-    double         timeout_s;     /* 0: none */
-    bool           tag_output;
-    struct in_addr bind_addr;
-    bool           stats;
-    const char    *stats_json;
-    const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
-    const char   **env;           /* NAME=VALUE from --env */
-    int            nenv;
-    char         **prog_argv;     /* NULL-terminated */
-    const char    *hosts;         /* --hosts */
-    const char    *hostfile;      /* --hostfile */
-    bool           bind_given;
-    bool           agent;         /* --agent: run by another dsmrun over ssh */
-};
-
-/* One child output stream under --tag-output: bytes of the current line wait
- * in buf until its newline so that lines of different nodes never mix. */
-struct output_stream {
-    int    fd;                    /* read end of the pipe; -1 once closed */
-    int    rank;                  /* of the node writing it; -1: no prefix */
-    FILE  *to;                    /* stdout or stderr of dsmrun */
-    char  *buf;
-    size_t len, cap;
-    bool   mid_line;              /* a line too long to buffer was started */
-};
-
-/* A child of dsmrun: a node, or with --hosts the ssh that runs a host's
- * agent (its nodes are ranks rank .. rank+ranks-1). */
-struct node {
-    int                  rank;
-    pid_t                pid;     /* 0 before start and once reaped */
-    int                  sock;    /* -1 once handed to the child */
-    struct sockaddr_in   addr;    /* as bound */
-    struct output_stream out[2];  /* stdout, stderr */
-    /* the agent of a host */
-    const char          *host;
-    int                  ranks;
-    int                  ctl;     /* the agent's stdin; -1 once closed */
-    int                  addrs;   /* addresses it reported */
-    bool                 ready;
-    char                *line;    /* its stdout's current line, before ready */
-    size_t               line_len;
-    char                *errs;    /* its stderr before ready, held back */
-    size_t               errs_len;
-};
-
-enum launch_mode {
-    MODE_LOCAL,                   /* every node here */
-    MODE_HOSTS,                   /* an agent per host, over ssh */
-    MODE_AGENT,                   /* the nodes of one host, for a MODE_HOSTS dsmrun */
-};
-
-enum job_phase {
-    JOB_RUNNING,                  /* no failure seen */
-    JOB_STOPPING,                 /* nodes were told to stop; SIGKILL at deadline */
-    JOB_KILLED,                   /* SIGKILL sent; dsmrun gives up at deadline */
-};
-
-struct launcher {
-    struct options  opt;
-    enum launch_mode mode;
-    int             count;        /* children: nodes, or hosts with MODE_HOSTS */
-    struct node    *nodes;
-    struct hostlist *hl;          /* MODE_HOSTS */
-    struct sockaddr_in *peer_addr; /* MODE_HOSTS: every node's, as reported */
-    struct remote_job job;        /* MODE_AGENT: as the launcher sent it */
-    int             ctl_in;       /* MODE_AGENT: stdin, from the launcher; -1 at EOF */
-    double          beat;         /* MODE_HOSTS: when to tell the agents next;
-                                     MODE_AGENT: when the launcher counts as lost */
-    char           *ctl_buf;      /* its current line */
-    size_t          ctl_len;
-    uint64_t        launch_ns;    /* CLOCK_REALTIME at dsmrun's start */
-    uint64_t        job_id;
-    unsigned char   key[BOOT_KEY_BYTES];
-    sigset_t        orig_mask;    /* restored in the children */
-    int             sigfd;
-    int             running;      /* started and not reaped */
-    enum job_phase  phase;
-    double          deadline;     /* of --timeout, then of the phase; or INFINITY */
-    int             exit_status;  /* of the first failure; 0 while none */
-    struct pollfd  *pfds;         /* the signalfd, then open output pipes */
-    struct output_stream **pstreams; /* the stream of each pfds entry */
-};
 
 /* ------------------------------------------------------------------------ */
 /* Command line                                                             */
@@ -253,7 +147,7 @@ static bool parse_timeout(const char *s, double *seconds)
     return true;
 }
 
-static bool is_contract_var(const char *assignment)
+bool is_contract_var(const char *assignment)
 {
     size_t name_len = strcspn(assignment, "=");
     for (size_t i = 0; i < sizeof contract_vars / sizeof contract_vars[0]; i++)
@@ -409,7 +303,7 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
 /* ------------------------------------------------------------------------ */
 /* Preparing the job                                                        */
 
-static double now_s(void)
+double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -442,7 +336,7 @@ static int fill_random(void *buf, size_t len)
     return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
@@ -489,7 +383,7 @@ static int open_node_socket(struct node *n, struct in_addr addr)
 }
 
 /* "a.b.c.d:port,..." in rank order, from the addresses actually bound. */
-static char *format_peers(const struct node *nodes, int count)
+char *format_peers(const struct node *nodes, int count)
 {
     size_t cap = (size_t)count * sizeof "255.255.255.255:65535," + 1;
     char *peers = malloc(cap), *p = peers;
@@ -587,10 +481,10 @@ static int watch_signals(struct launcher *l)
 }
 
 /* On an agent, messages name the host too. */
-static const char *agent_host;
+const char *agent_host;
 
 /* "node 3", or on an agent "node 3 on host h2". */
-static const char *node_label(int rank, char *buf, size_t len)
+const char *node_label(int rank, char *buf, size_t len)
 {
     if (agent_host)
         snprintf(buf, len, "node %d on host %s", rank, agent_host);
@@ -601,7 +495,7 @@ static const char *node_label(int rank, char *buf, size_t len)
 
 /* count children, the first with rank first_rank; their output goes to
  * dsmrun's with the prefix of their rank under --tag-output. */
-static int alloc_children(struct launcher *l, int count, int first_rank)
+int alloc_children(struct launcher *l, int count, int first_rank)
 {
     l->count = count;
     l->nodes = calloc((size_t)count, sizeof *l->nodes);
@@ -622,7 +516,7 @@ static int alloc_children(struct launcher *l, int count, int first_rank)
     return 0;
 }
 
-static int open_sockets(struct launcher *l)
+int open_sockets(struct launcher *l)
 {
     for (int i = 0; i < l->count; i++) {
         int r = open_node_socket(&l->nodes[i], l->opt.bind_addr);
@@ -637,7 +531,7 @@ static int open_sockets(struct launcher *l)
     return 0;
 }
 
-static int draw_key(struct launcher *l)
+int draw_key(struct launcher *l)
 {
     int r;
     if ((r = fill_random(&l->job_id, sizeof l->job_id)) < 0 ||
@@ -646,7 +540,7 @@ static int draw_key(struct launcher *l)
     return r;
 }
 
-static int prepare_env_and_signals(struct launcher *l, const char *peers)
+int prepare_env_and_signals(struct launcher *l, const char *peers)
 {
     int r;
     if ((r = export_job_env(l, peers)) < 0) {
@@ -753,7 +647,7 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
     _exit(EXIT_EXEC_FAILED);
 }
 
-static void close_pair(int fds[2])
+void close_pair(int fds[2])
 {
     for (int i = 0; i < 2; i++)
         if (fds[i] >= 0)
@@ -817,24 +711,6 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Supervision                                                              */
 
-/* Agents are told through their stdin, then that stdin is closed: an agent
- * reads EOF as "stop" too, so one that misses the line still stops. Only
- * SIGKILL goes to the ssh processes themselves, whose end cuts the agents'
- * stdin. */
-static void tell_agents(struct launcher *l, int sig)
-{
-    for (int i = 0; i < l->count; i++) {
-        struct node *h = &l->nodes[i];
-        if (h->ctl < 0)
-            continue;
-        char line[32];
-        int len = snprintf(line, sizeof line, "stop %d\n", sig);
-        (void)!write(h->ctl, line, (size_t)len);   /* best effort: EOF follows */
-        close(h->ctl);
-        h->ctl = -1;
-    }
-}
-
 static void signal_nodes(struct launcher *l, int sig)
 {
     if (l->mode == MODE_HOSTS && sig != SIGKILL) {
@@ -853,7 +729,7 @@ static double stop_grace_s(const struct launcher *l)
 }
 
 /* The first failure decides the exit status; later ones are its echoes. */
-static void stop_job(struct launcher *l, int sig, int exit_status)
+void stop_job(struct launcher *l, int sig, int exit_status)
 {
     if (l->phase != JOB_RUNNING)
         return;
@@ -876,53 +752,6 @@ static struct node *node_by_pid(struct launcher *l, pid_t pid)
         if (l->nodes[i].pid == pid)
             return &l->nodes[i];
     return NULL;
-}
-
-/* The last line of what a host's ssh printed on stderr, or "". */
-static const char *last_err_line(struct node *h)
-{
-    if (!h->errs || !h->errs_len)
-        return "";
-    while (h->errs_len && (h->errs[h->errs_len - 1] == '\n' || h->errs[h->errs_len - 1] == '\r'))
-        h->errs_len--;
-    h->errs[h->errs_len] = 0;
-    char *nl = strrchr(h->errs, '\n');
-    return nl ? nl + 1 : h->errs;
-}
-
-/* The ssh that runs a host's agent ended. The agent reports its own nodes'
- * failures (and exits with the first one's status); what is left to say
- * here is what the agent could not: ssh failed, or the host was lost. */
-static void host_ended(struct launcher *l, struct node *h, int status)
-{
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && h->ready)
-        return;
-    if (l->phase != JOB_RUNNING)
-        return;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    const char *said = last_err_line(h);
-    char nodes[48];
-    if (h->ranks == 1)
-        snprintf(nodes, sizeof nodes, "node %d", h->rank);
-    else
-        snprintf(nodes, sizeof nodes, "nodes %d-%d", h->rank, h->rank + h->ranks - 1);
-    if (!strncmp(said, "dsmrun: ", 8)) {
-        /* The agent said what went wrong, naming the host: one line is enough. */
-        fprintf(stderr, "%s\n", said);
-    } else if (!h->ready) {
-        fprintf(stderr, "dsmrun: host %s (%s): could not start: %s%s; stopping the job\n",
-                h->host, nodes, *said ? said : "ssh ended",
-                WIFEXITED(status) && code == 0 ? " before its agent answered" : "");
-        code = EXIT_LAUNCH;
-    } else if (WIFSIGNALED(status)) {
-        fprintf(stderr, "dsmrun: host %s (%s): ssh was killed by signal %d (%s); stopping the job\n",
-                h->host, nodes, WTERMSIG(status), strsignal(WTERMSIG(status)));
-    } else if (code == 255) {
-        fprintf(stderr, "dsmrun: host %s (%s): lost the connection (ssh ended with status 255%s%s); "
-                "stopping the job\n", h->host, nodes, *said ? ": " : "", said);
-    }
-    /* Otherwise the agent already printed the node's failure. */
-    stop_job(l, SIGTERM, code);
 }
 
 static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status)
@@ -963,7 +792,7 @@ static void reap_nodes(struct launcher *l)
     }
 }
 
-static void handle_signals(struct launcher *l)
+void handle_signals(struct launcher *l)
 {
     struct signalfd_siginfo si;
     bool child = false;
@@ -1079,7 +908,7 @@ static bool buffer_append(struct output_stream *s, const char *data, size_t len)
 
 /* Whole lines go out at once. A line that memory cannot hold goes out in
  * pieces rather than being lost. */
-static void emit_output(struct output_stream *s, const char *data, size_t len)
+void emit_output(struct output_stream *s, const char *data, size_t len)
 {
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
@@ -1159,50 +988,8 @@ static int build_pollfds(struct launcher *l)
     return count;
 }
 
-static void take_orders(struct launcher *l, const char *data, size_t len)
-{
-    l->beat = now_s() + BEAT_LOST_S;
-    for (size_t i = 0; i < len; i++) {
-        if (data[i] != '\n') {
-            if (l->ctl_len < 255)
-                l->ctl_buf[l->ctl_len++] = data[i];
-            continue;
-        }
-        l->ctl_buf[l->ctl_len] = 0;
-        l->ctl_len = 0;
-        int sig;
-        char end;
-        if (sscanf(l->ctl_buf, "stop %d%c", &sig, &end) == 1 && sig > 0 && sig < 65)
-            stop_job(l, sig, 128 + sig);   /* the launcher names the cause */
-    }
-}
-
-/* An agent reads the launcher's orders: "stop SIG", or EOF (the launcher or
- * its ssh is gone). Either stops this host's nodes. */
-static void read_orders(struct launcher *l)
-{
-    char chunk[256];
-    ssize_t got;
-    do
-        got = read(l->ctl_in, chunk, sizeof chunk);
-    while (got < 0 && errno == EINTR);
-    if (got < 0 && errno == EAGAIN)
-        return;
-    if (got <= 0) {
-        close(l->ctl_in);
-        l->ctl_in = -1;
-        if (l->phase == JOB_RUNNING) {
-            fprintf(stderr, "dsmrun: host %s: lost the launcher; stopping its nodes\n",
-                    agent_host);
-            stop_job(l, SIGTERM, EXIT_LAUNCH);
-        }
-        return;
-    }
-    take_orders(l, chunk, (size_t)got);
-}
-
 /* Returns the job's exit status. */
-static int supervise(struct launcher *l)
+int supervise(struct launcher *l)
 {
     if (l->opt.timeout_s > 0 && l->phase == JOB_RUNNING)
         l->deadline = now_s() + l->opt.timeout_s;
@@ -1232,7 +1019,7 @@ static int supervise(struct launcher *l)
     return l->exit_status;
 }
 
-static void start_nodes(struct launcher *l)
+void start_nodes(struct launcher *l)
 {
     for (int i = 0; i < l->count; i++) {
         int r = start_node(l, &l->nodes[i]);
@@ -1246,596 +1033,6 @@ static void start_nodes(struct launcher *l)
     }
 }
 
-
-/* ------------------------------------------------------------------------ */
-/* Several hosts: dsmrun's side                                             */
-
-#define CONNECT_TIMEOUT_S 30.0    /* for every agent to report its addresses */
-#define HELD_ERR_MAX      65536   /* stderr held back per host before it is ready */
-
-extern char **environ;
-
-static int load_hosts(struct launcher *l)
-{
-    char err[512];
-    l->hl = calloc(1, sizeof *l->hl);
-    if (!l->hl) {
-        fprintf(stderr, "dsmrun: out of memory\n");
-        return -ENOMEM;
-    }
-    if (l->opt.hosts) {
-        if (hostlist_parse(l->hl, l->opt.hosts, err, sizeof err) < 0)
-            goto bad;
-    } else {
-        FILE *f = fopen(l->opt.hostfile, "r");
-        if (!f) {
-            fprintf(stderr, "dsmrun: cannot read --hostfile %s: %s\n", l->opt.hostfile,
-                    strerror(errno));
-            return -EINVAL;
-        }
-        char *text = NULL;
-        size_t cap = 0;
-        ssize_t len = getdelim(&text, &cap, 0, f);   /* the whole file */
-        fclose(f);
-        int r = hostlist_parse_file(l->hl, len > 0 ? text : "", l->opt.hostfile, err,
-                                    sizeof err);
-        free(text);
-        if (r < 0)
-            goto bad;
-    }
-    int nodes = hostlist_assign(l->hl, l->opt.nodes, err, sizeof err);
-    if (nodes < 0)
-        goto bad;
-    if (nodes > BOOT_MAX_NODES) {
-        snprintf(err, sizeof err, "the host list gives %d slots; a job has at most %d nodes "
-                 "(use -n)", nodes, BOOT_MAX_NODES);
-        goto bad;
-    }
-    l->opt.nodes = nodes;
-    return 0;
-bad:
-    fprintf(stderr, "dsmrun: %s\n", err);
-    return -EINVAL;
-}
-
-/* The words of DSMRUN_RSH (default: ssh, never asking for a password, with
- * bounded waits for a host that does not answer), then the host and the
- * remote command. */
-static char **rsh_argv(const char *host, const char *command, char **words)
-{
-    static const char *const ssh_default[] = {
-        "ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
-        "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", NULL};
-    const char *rsh = getenv("DSMRUN_RSH");
-    int n = 0;
-    char **argv = calloc(64 + 3, sizeof *argv);
-    if (!argv)
-        return NULL;
-    if (rsh && *rsh) {
-        char *copy = strdup(rsh), *save = NULL;
-        if (!copy) {
-            free(argv);
-            return NULL;
-        }
-        *words = copy;
-        for (char *w = strtok_r(copy, " \t", &save); w && n < 64; w = strtok_r(NULL, " \t", &save))
-            argv[n++] = w;
-    } else {
-        for (int i = 0; ssh_default[i]; i++)
-            argv[n++] = (char *)ssh_default[i];
-    }
-    argv[n++] = (char *)host;
-    argv[n++] = (char *)command;
-    argv[n] = NULL;
-    return argv;
-}
-
-/* What every remote node's environment gets from here: the DSM_ settings
- * and --env. (Not the whole environment: the remote host has its own.) */
-static int collect_env(const struct launcher *l, struct remote_job *j)
-{
-    size_t max = (size_t)l->opt.nenv;
-    for (char **e = environ; *e; e++)
-        max++;
-    j->env = calloc(max + 1, sizeof *j->env);
-    if (!j->env)
-        return -ENOMEM;
-    for (char **e = environ; *e; e++)
-        if (!strncmp(*e, "DSM_", 4) && strchr(*e, '=') && !is_contract_var(*e))
-            j->env[j->nenv++] = *e;
-    for (int i = 0; i < l->opt.nenv; i++)
-        j->env[j->nenv++] = (char *)l->opt.env[i];
-    return 0;
-}
-
-static int start_host(struct launcher *l, struct node *h, struct remote_job *j,
-                      const char *command)
-{
-    int ctl[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-    char *words = NULL, **argv = rsh_argv(h->host, command, &words);
-    int r = 0;
-
-    if (!argv)
-        return -ENOMEM;
-    if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-        r = -errno;
-        goto done;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        r = -errno;
-        goto done;
-    }
-    if (pid == 0) {
-        /* Its own process group: a terminal's ^C is dsmrun's to act on, and
-         * the agents stop in order, not by a cut connection. */
-        setpgid(0, 0);
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-            _exit(EXIT_LAUNCH);
-        if (dup2(ctl[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0 ||
-            dup2(err[1], STDERR_FILENO) < 0)
-            _exit(EXIT_LAUNCH);
-        signal(SIGPIPE, SIG_DFL);
-        sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
-        execvp(argv[0], argv);
-        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(EXIT_EXEC_FAILED);
-    }
-    h->pid = pid;
-    l->running++;
-    close(ctl[0]);
-    close(out[1]);
-    close(err[1]);
-    ctl[0] = out[1] = err[1] = -1;
-    h->ctl = ctl[1];
-    ctl[1] = -1;
-    fcntl(out[0], F_SETFL, O_NONBLOCK);
-    fcntl(err[0], F_SETFL, O_NONBLOCK);
-    h->out[0].fd = out[0];
-    h->out[1].fd = err[0];
-    out[0] = err[0] = -1;
-
-    /* The job, key included, goes through ssh's stdin. It is a few KiB: the
-     * pipe takes it at once. */
-    j->host = (char *)h->host;
-    j->first_rank = h->rank;
-    j->ranks = h->ranks;
-    char *text = remote_job_format(j);
-    if (!text)
-        r = -ENOMEM;
-    else if ((r = write_all(h->ctl, text, strlen(text))) == -EPIPE)
-        r = 0;    /* ssh already ended: its status will say why */
-    if (text) {
-        explicit_bzero(text, strlen(text));
-        free(text);
-    }
-    l->beat = now_s() + BEAT_S;
-done:
-    close_pair(ctl);
-    close_pair(out);
-    close_pair(err);
-    free(words);
-    free(argv);
-    return r;
-}
-
-/* One line the agent printed before it was ready. */
-static void host_line(struct launcher *l, struct node *h, const char *line)
-{
-    size_t plen = strlen(REMOTE_REPLY);
-    if (strncmp(line, REMOTE_REPLY, plen)) {
-        printf("%s\n", line);    /* a login script's chatter: the user's */
-        return;
-    }
-    line += plen;
-    int rank, consumed = 0;
-    char ip[INET_ADDRSTRLEN + 1];
-    unsigned port;
-    struct in_addr a;
-    if (!strcmp(line, "ready")) {
-        if (h->addrs == h->ranks) {
-            h->ready = true;
-            return;
-        }
-    } else if (sscanf(line, "addr %d %15[0-9.]:%u%n", &rank, ip, &port, &consumed) == 3 &&
-               !line[consumed] && rank >= h->rank && rank < h->rank + h->ranks &&
-               port > 0 && port < 65536 && inet_pton(AF_INET, ip, &a) == 1 &&
-               l->peer_addr[rank].sin_port == 0) {
-        l->peer_addr[rank] = (struct sockaddr_in){
-            .sin_family = AF_INET, .sin_addr = a, .sin_port = htons((uint16_t)port)};
-        h->addrs++;
-        return;
-    }
-    fprintf(stderr, "dsmrun: host %s: unexpected answer from its agent: '%.80s'; stopping the job\n",
-            h->host, line);
-    stop_job(l, SIGTERM, EXIT_LAUNCH);
-}
-
-/* Reads what a host's ssh printed before its agent was ready: stdout is
- * parsed by lines, stderr held back (shown if all goes well, its last line
- * quoted if not). */
-static void pump_handshake(struct launcher *l, struct node *h, int which)
-{
-    struct output_stream *s = &h->out[which];
-    char chunk[4096];
-    ssize_t got;
-    do
-        got = read(s->fd, chunk, sizeof chunk);
-    while (got < 0 && errno == EINTR);
-    if (got < 0 && errno == EAGAIN)
-        return;
-    if (got <= 0) {
-        close(s->fd);
-        s->fd = -1;
-        return;
-    }
-    if (which == 1) {
-        if (h->errs_len + (size_t)got > HELD_ERR_MAX)
-            h->errs_len = 0;     /* keep the end, which says what went wrong */
-        char *e = realloc(h->errs, h->errs_len + (size_t)got + 1);
-        if (!e)
-            return;
-        h->errs = e;
-        memcpy(h->errs + h->errs_len, chunk, (size_t)got);
-        h->errs_len += (size_t)got;
-        return;
-    }
-    for (ssize_t i = 0; i < got; i++) {
-        if (h->ready) {          /* nothing is due until the peers: the user's */
-            emit_output(s, chunk + i, (size_t)(got - i));
-            return;
-        }
-        if (chunk[i] != '\n') {
-            if (h->line_len < REMOTE_LINE_MAX) {
-                if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
-                    return;
-                h->line[h->line_len++] = chunk[i];
-            }
-            continue;
-        }
-        if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
-            return;
-        h->line[h->line_len] = 0;
-        h->line_len = 0;
-        host_line(l, h, h->line);
-    }
-}
-
-static bool all_ready(const struct launcher *l)
-{
-    for (int i = 0; i < l->count; i++)
-        if (!l->nodes[i].ready)
-            return false;
-    return true;
-}
-
-/* Waits until every agent has reported its nodes' addresses. Returns 0, or
- * -1 once the job is stopping. */
-static int handshake(struct launcher *l)
-{
-    double deadline = now_s() + CONNECT_TIMEOUT_S;
-    struct node **owner = calloc(1 + 2 * (size_t)l->count, sizeof *owner);
-    int *which = calloc(1 + 2 * (size_t)l->count, sizeof *which);
-    if (!owner || !which) {
-        free(owner);
-        free(which);
-        fprintf(stderr, "dsmrun: out of memory; stopping the job\n");
-        stop_job(l, SIGTERM, EXIT_LAUNCH);
-        return -1;
-    }
-    while (l->phase == JOB_RUNNING && !all_ready(l)) {
-        int n = 0;
-        l->pfds[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
-        for (int i = 0; i < l->count; i++)
-            for (int j = 0; j < 2; j++)
-                if (l->nodes[i].out[j].fd >= 0) {
-                    owner[n] = &l->nodes[i];
-                    which[n] = j;
-                    l->pfds[n++] = (struct pollfd){.fd = l->nodes[i].out[j].fd, .events = POLLIN};
-                }
-        double left = deadline - now_s();
-        if (left <= 0) {
-            for (int i = 0; i < l->count; i++)
-                if (!l->nodes[i].ready) {
-                    fprintf(stderr, "dsmrun: host %s did not answer within %g s; stopping the job\n",
-                            l->nodes[i].host, CONNECT_TIMEOUT_S);
-                    break;
-                }
-            stop_job(l, SIGTERM, EXIT_LAUNCH);
-            break;
-        }
-        int ready = poll(l->pfds, (nfds_t)n, (int)ceil(left * 1000));
-        if (ready < 0 && errno != EINTR) {
-            fprintf(stderr, "dsmrun: poll: %s; stopping the job\n", strerror(errno));
-            stop_job(l, SIGTERM, EXIT_LAUNCH);
-            break;
-        }
-        for (int i = 1; ready > 0 && i < n; i++)
-            if (l->pfds[i].revents)
-                pump_handshake(l, owner[i], which[i]);
-        /* Signals last: an ssh that ended has had its stderr read. */
-        if (ready > 0 && l->pfds[0].revents)
-            handle_signals(l);
-    }
-    free(owner);
-    free(which);
-    return l->phase == JOB_RUNNING ? 0 : -1;
-}
-
-/* Every node's address to every agent: they start their nodes. */
-static int send_peers(struct launcher *l)
-{
-    bool loopback = false, other = false;
-    const char *lo_host = NULL;
-    for (int i = 0; i < l->count; i++) {
-        const struct node *h = &l->nodes[i];
-        for (int r = h->rank; r < h->rank + h->ranks; r++) {
-            bool lo = (ntohl(l->peer_addr[r].sin_addr.s_addr) >> 24) == 127;
-            if (lo && !lo_host)
-                lo_host = h->host;
-            loopback |= lo;
-            other |= !lo;
-        }
-    }
-    if (loopback && other) {
-        fprintf(stderr, "dsmrun: host %s: its nodes bound a loopback address, which the other "
-                "hosts cannot reach; name it by an address they reach; stopping the job\n",
-                lo_host);
-        stop_job(l, SIGTERM, EXIT_LAUNCH);
-        return -1;
-    }
-    struct node tmp[BOOT_MAX_NODES];
-    for (int r = 0; r < l->opt.nodes; r++)
-        tmp[r].addr = l->peer_addr[r];
-    char *peers = format_peers(tmp, l->opt.nodes);
-    if (!peers) {
-        fprintf(stderr, "dsmrun: out of memory; stopping the job\n");
-        stop_job(l, SIGTERM, EXIT_LAUNCH);
-        return -1;
-    }
-    for (int i = 0; i < l->count; i++) {
-        struct node *h = &l->nodes[i];
-        /* What ssh said on the way (warnings) is the user's. */
-        if (h->errs_len)
-            fwrite(h->errs, 1, h->errs_len, stderr);
-        h->errs_len = 0;
-        if (h->ctl >= 0 && (write_all(h->ctl, "peers ", 6) < 0 ||
-                            write_all(h->ctl, peers, strlen(peers)) < 0 ||
-                            write_all(h->ctl, "\n", 1) < 0))
-            continue;   /* that ssh ended: its status will tell */
-        /* From here only short lines go down: an agent that stopped
-         * reading must not stall dsmrun. */
-        if (h->ctl >= 0)
-            fcntl(h->ctl, F_SETFL, O_NONBLOCK);
-    }
-    fflush(stderr);
-    free(peers);
-    return 0;
-}
-
-static int run_hosts(struct launcher *l)
-{
-    int r;
-    if (load_hosts(l) < 0)
-        return EXIT_USAGE;
-    /* An agent that ended makes writes to its stdin fail; its status says
-     * why, so the write's EPIPE is enough. (ssh gets SIGPIPE back.) */
-    signal(SIGPIPE, SIG_IGN);
-    int hosts = 0;
-    for (int i = 0; i < l->hl->count; i++)
-        hosts += l->hl->hosts[i].ranks > 0;
-    l->peer_addr = calloc((size_t)l->opt.nodes, sizeof *l->peer_addr);
-    if (!l->peer_addr || alloc_children(l, hosts, 0) < 0 || draw_key(l) < 0 ||
-        prepare_env_and_signals(l, NULL) < 0)
-        return EXIT_LAUNCH;
-    for (int i = 0, k = 0; i < l->hl->count; i++) {
-        const struct host_entry *e = &l->hl->hosts[i];
-        if (e->ranks == 0)
-            continue;
-        struct node *h = &l->nodes[k++];
-        h->host = e->name;
-        h->rank = e->first_rank;
-        h->ranks = e->ranks;
-        h->out[0].rank = h->out[1].rank = -1;   /* the agents prefix their nodes' lines */
-    }
-
-    char self[PATH_MAX], cwd[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0 || !getcwd(cwd, sizeof cwd)) {
-        fprintf(stderr, "dsmrun: cannot find its own path or the working directory: %s\n",
-                strerror(errno));
-        return EXIT_LAUNCH;
-    }
-    self[len] = 0;
-    char *quoted = remote_shell_quote(self), *command = NULL;
-    if (!quoted || asprintf(&command, "%s --agent", quoted) < 0) {
-        free(quoted);
-        fprintf(stderr, "dsmrun: out of memory\n");
-        return EXIT_LAUNCH;
-    }
-    free(quoted);
-    struct remote_job j = {
-        .job_id = l->job_id, .nodes = l->opt.nodes, .launch_ns = l->launch_ns,
-        .tag_output = l->opt.tag_output, .cwd = cwd, .argv = l->opt.prog_argv,
-    };
-    memcpy(j.key, l->key, sizeof j.key);
-    while (j.argv[j.argc])
-        j.argc++;
-    if (collect_env(l, &j) < 0) {
-        fprintf(stderr, "dsmrun: out of memory\n");
-        free(command);
-        return EXIT_LAUNCH;
-    }
-    for (int i = 0; i < l->count; i++)
-        if ((r = start_host(l, &l->nodes[i], &j, command)) < 0) {
-            fprintf(stderr, "dsmrun: cannot start ssh for host %s: %s; stopping the job\n",
-                    l->nodes[i].host, strerror(-r));
-            stop_job(l, SIGTERM, EXIT_LAUNCH);
-            break;
-        }
-    explicit_bzero(j.key, sizeof j.key);
-    free(j.env);
-    free(command);
-    if (l->phase == JOB_RUNNING && handshake(l) == 0)
-        send_peers(l);
-    return supervise(l);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Several hosts: the agent's side                                          */
-
-#define AGENT_WAIT_S 60.0    /* for the job, then for the peers */
-
-/* The next line of stdin into l->ctl_buf (NUL-terminated, no newline);
- * bytes after it stay buffered. Returns the line, or NULL at EOF, on a
- * line too long, or at the deadline. */
-static char *agent_line(struct launcher *l, size_t *used, double deadline)
-{
-    /* Drop the line returned last time. */
-    if (*used) {
-        memmove(l->ctl_buf, l->ctl_buf + *used, l->ctl_len - *used);
-        l->ctl_len -= *used;
-        *used = 0;
-    }
-    for (;;) {
-        char *nl = memchr(l->ctl_buf, '\n', l->ctl_len);
-        if (nl) {
-            *nl = 0;
-            *used = (size_t)(nl - l->ctl_buf) + 1;
-            return l->ctl_buf;
-        }
-        if (l->ctl_len == REMOTE_LINE_MAX)
-            return NULL;
-        double left = deadline - now_s();
-        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, (int)ceil(left * 1000)) == 0)
-            return NULL;
-        ssize_t got = read(STDIN_FILENO, l->ctl_buf + l->ctl_len, REMOTE_LINE_MAX - l->ctl_len);
-        if (got < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (got <= 0)
-            return NULL;
-        l->ctl_len += (size_t)got;
-    }
-}
-
-/* The address this host was reached at, from sshd's SSH_CONNECTION
- * ("client-ip client-port server-ip server-port"): the interface toward
- * the launcher, and so toward the other hosts. */
-static int ssh_server_addr(struct in_addr *a)
-{
-    const char *c = getenv("SSH_CONNECTION");
-    char ip[64];
-    if (!c || sscanf(c, "%*s %*s %63s %*s", ip) != 1 || inet_pton(AF_INET, ip, a) != 1)
-        return -1;
-    return 0;
-}
-
-static int run_agent(struct launcher *l)
-{
-    struct remote_job *j = &l->job;
-    char err[256];
-    size_t used = 0;
-    double deadline = now_s() + AGENT_WAIT_S;
-
-    l->mode = MODE_AGENT;
-    agent_host = "?";
-    l->ctl_buf = malloc(REMOTE_LINE_MAX + 1);
-    if (!l->ctl_buf)
-        return EXIT_LAUNCH;
-    while (!j->complete) {
-        char *line = agent_line(l, &used, deadline);
-        if (!line) {
-            fprintf(stderr, "dsmrun: host %s: the agent got no job from the launcher\n",
-                    agent_host);
-            return EXIT_LAUNCH;
-        }
-        if (remote_job_line(j, line, err, sizeof err) < 0) {
-            fprintf(stderr, "dsmrun: host %s: %s\n", agent_host, err);
-            return EXIT_LAUNCH;
-        }
-        if (j->host)
-            agent_host = j->host;
-    }
-    /* The key's line was read into this buffer: what is not still to be
-     * read goes. */
-    explicit_bzero(l->ctl_buf, used);
-    explicit_bzero(l->ctl_buf + l->ctl_len, REMOTE_LINE_MAX + 1 - l->ctl_len);
-    if (j->nodes > BOOT_MAX_NODES) {
-        fprintf(stderr, "dsmrun: host %s: a job of %d nodes (at most %d)\n", agent_host,
-                j->nodes, BOOT_MAX_NODES);
-        return EXIT_LAUNCH;
-    }
-    if (chdir(j->cwd) < 0) {
-        fprintf(stderr, "dsmrun: host %s: cannot enter the directory %s: %s\n", agent_host,
-                j->cwd, strerror(errno));
-        return EXIT_LAUNCH;
-    }
-    for (int i = 0; i < j->nenv; i++) {
-        char *eq = strchr(j->env[i], '=');
-        *eq = 0;
-        int r = setenv(j->env[i], eq + 1, 1);
-        *eq = '=';
-        if (r < 0) {
-            fprintf(stderr, "dsmrun: host %s: cannot set the environment\n", agent_host);
-            return EXIT_LAUNCH;
-        }
-    }
-    if (ssh_server_addr(&l->opt.bind_addr) < 0) {
-        fprintf(stderr, "dsmrun: host %s: SSH_CONNECTION does not name this host's address "
-                "(is DSMRUN_RSH an ssh?)\n", agent_host);
-        return EXIT_LAUNCH;
-    }
-    l->opt.nodes = j->nodes;
-    l->opt.tag_output = j->tag_output;
-    l->opt.prog_argv = j->argv;
-    l->job_id = j->job_id;
-    memcpy(l->key, j->key, sizeof l->key);
-    explicit_bzero(j->key, sizeof j->key);
-    l->launch_ns = j->launch_ns;
-    if (alloc_children(l, j->ranks, j->first_rank) < 0 || open_sockets(l) < 0)
-        return EXIT_LAUNCH;
-    for (int i = 0; i < l->count; i++) {
-        char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &l->nodes[i].addr.sin_addr, ip, sizeof ip);
-        printf(REMOTE_REPLY "addr %d %s:%u\n", l->nodes[i].rank, ip,
-               ntohs(l->nodes[i].addr.sin_port));
-    }
-    printf(REMOTE_REPLY "ready\n");
-    if (fflush(stdout) != 0)
-        return EXIT_LAUNCH;
-
-    char *line = agent_line(l, &used, now_s() + AGENT_WAIT_S);
-    if (!line || !strncmp(line, "stop ", 5))
-        return EXIT_LAUNCH;    /* the launcher stopped the job before it began */
-    int commas = 0;
-    for (const char *p = line; *p; p++)
-        commas += *p == ',';
-    if (strncmp(line, "peers ", 6) || commas != j->nodes - 1) {
-        fprintf(stderr, "dsmrun: host %s: expected the peers' addresses from the launcher\n",
-                agent_host);
-        return EXIT_LAUNCH;
-    }
-    if (prepare_env_and_signals(l, line + 6) < 0)
-        return EXIT_LAUNCH;
-    /* From here stdin carries the launcher's orders; what followed the
-     * peers line is the first of them. */
-    size_t rest = l->ctl_len - used;
-    char *pending = malloc(rest + 1);
-    if (!pending)
-        return EXIT_LAUNCH;
-    memcpy(pending, l->ctl_buf + used, rest);
-    l->ctl_len = 0;
-    l->ctl_in = STDIN_FILENO;
-    fcntl(l->ctl_in, F_SETFL, O_NONBLOCK);
-    start_nodes(l);
-    take_orders(l, pending, rest);
-    free(pending);
-    return supervise(l);
-}
 
 /* Everything is freed so that a sanitizer build reports real leaks only. */
 static void launcher_free(struct launcher *l)
