@@ -9,8 +9,7 @@ command -v mpirun >/dev/null || { echo "SKIP: needs mpirun (openmpi-bin)"; exit 
 mpirun=(mpirun --oversubscribe -n "$n")
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 failed=0
-for job in "$build/tests/conf/test_fork_globals 4096" "$build/tests/conf/test_lock_counter 100 3" \
-           "$build/bench/apps/mandel --size test"; do
+for job in "$build/tests/conf/test_fork_globals 4096" "$build/bench/apps/mandel --size test"; do
     # shellcheck disable=SC2086  # job is a program and its arguments
     out=$(DSM_STATS=1 timeout 120 "${mpirun[@]}" $job 2>&1)
     status=$?

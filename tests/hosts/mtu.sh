@@ -15,7 +15,7 @@ for mtu in 1500 9000; do
     done
     json=$HOSTS_TMP/stats.$mtu.json
     on_host 1 "$build/tools/dsmrun" --hosts "$(host_list 2 1)" --stats-json "$json" \
-        "$build/tests/conf/test_read_mostly" 65536 5 >/dev/null ||
+        "$build/tests/conf/test_read_mostly" 16384 3 >/dev/null ||
         { echo "FAILED: the job failed with MTU $mtu"; exit 1; }
     # Mean UDP payload per datagram sent, both nodes; pages dominate.
     mean[$mtu]=$(python3 -c "

@@ -1,13 +1,14 @@
 #!/bin/bash
-# ssh_hosts.sh N SLOTS BUILD [full|quick|lossy] — the conformance programs
-# and two applications on N hosts (network namespaces, each with its own
+# ssh_hosts.sh N SLOTS BUILD [full|quick|quicker|lossy] — the conformance
+# programs and two applications on N hosts (network namespaces, each with its own
 # sshd) with SLOTS nodes each, started by dsmrun --hosts from host 1. Every
 # job must succeed, and no process may be left on any host afterwards.
 #
-# "full" runs every conformance program, "quick" four of them (for many
-# hosts on a 2-core machine), "lossy" two of them and one application with
-# loss, delay and duplication on the links (netem) where the kernel has it,
-# else injected by the transport (this machine's kernel has no netem).
+# "full" runs every conformance program and the two applications; "quick"
+# three programs, "quicker" two (for many hosts on a 2-core machine);
+# "lossy" one program and one application with loss, delay and duplication
+# on the links (netem) where the kernel has it, else injected by the
+# transport (this machine's kernel has no netem).
 set -u
 . "$(dirname "$0")/netns.sh"
 n=$1 slots=$2 build=$3 mode=${4:-full}
@@ -36,11 +37,12 @@ fi
 # The conformance programs with sizes for a few seconds each (those of the
 # 4-node tests, smaller under loss), then two applications.
 if [ "$mode" = lossy ]; then
-    jobs=("$conf/test_lock_counter 60 3" "$conf/test_cond_producer_consumer 200 4"
-          "$apps/mandel --size test")
+    jobs=("$conf/test_lock_counter 60 3" "$apps/mandel --size test")
 elif [ "$mode" = quick ]; then
     jobs=("$conf/test_lock_counter 100 3" "$conf/test_barrier_messages 60"
-          "$conf/test_cond_producer_consumer 400 4" "$conf/test_fork_globals 16384"
+          "$conf/test_fork_globals 16384" "$apps/mandel --size test" "$apps/lu --size test")
+elif [ "$mode" = quicker ]; then
+    jobs=("$conf/test_lock_counter 60 3" "$conf/test_barrier_messages 30"
           "$apps/mandel --size test" "$apps/lu --size test")
 else
     jobs=("$conf/test_lock_counter 200 3" "$conf/test_barrier_messages 60"
