@@ -119,7 +119,19 @@ static struct {
     pmix_status_t (*get)(const pmix_proc_t *, const char *, const pmix_info_t *, size_t,
                          pmix_value_t **);
     const char *(*error_string)(pmix_status_t);
+    void (*value_destruct)(pmix_value_t *);
 } px;
+
+/* A value PMIx_Get returned: its data freed by the library, the struct
+ * itself as PMIX_VALUE_RELEASE does (libpmix allocates with malloc). */
+static void value_free(pmix_value_t *v)
+{
+    if (!v)
+        return;
+    if (px.value_destruct)
+        px.value_destruct(v);
+    free(v);
+}
 
 static const char *pmix_err(pmix_status_t rc)
 {
@@ -150,6 +162,7 @@ static void load_pmix(void)
     LOAD(get, "PMIx_Get");
 #undef LOAD
     *(void **)&px.error_string = dlsym(lib, "PMIx_Error_string");
+    *(void **)&px.value_destruct = dlsym(lib, "PMIx_Value_destruct");
 }
 
 static void put_string(const char *key, const char *value)
@@ -163,9 +176,7 @@ static void put_string(const char *key, const char *value)
         log_fatal("PMIx_Put of %s failed: %s", key, pmix_err(rc));
 }
 
-/* A string value of rank's, copied into out. (The value PMIx returns is
- * left to it: freeing it needs the library's own free, and startup reads a
- * few hundred of them at most.) */
+/* A string value of rank's, copied into out. */
 static void get_string(const pmix_proc_t *me, uint32_t rank, const char *key, char *out,
                        size_t len)
 {
@@ -180,6 +191,7 @@ static void get_string(const pmix_proc_t *me, uint32_t rank, const char *key, ch
     if (v->type != PMIX_STRING || !v->data.string || strlen(v->data.string) >= len)
         log_fatal("node %u published a bad %s through PMIx", rank, key);
     strcpy(out, v->data.string);
+    value_free(v);
 }
 
 static uint32_t get_job_u32(const pmix_proc_t *me, const char *key, uint32_t fallback)
@@ -191,9 +203,9 @@ static uint32_t get_job_u32(const pmix_proc_t *me, const char *key, uint32_t fal
     pmix_value_t *v = NULL;
     if (px.get(&job, key, NULL, 0, &v) != PMIX_SUCCESS || !v)
         return fallback;
-    if (v->type == PMIX_UINT32)
-        return v->data.uint32;
-    return fallback;
+    uint32_t x = v->type == PMIX_UINT32 ? v->data.uint32 : fallback;
+    value_free(v);
+    return x;
 }
 
 static void hex(char *out, const uint8_t *in, size_t len)
