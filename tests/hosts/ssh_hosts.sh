@@ -6,7 +6,7 @@
 #
 # "full" runs every conformance program and the two applications; "quick"
 # three programs, "quicker" two (for many hosts on a 2-core machine);
-# "lossy" one program and one application with loss, delay and duplication
+# "lossy" two programs with loss, delay and duplication
 # on the links (netem) where the kernel has it, else injected by the
 # transport (this machine's kernel has no netem).
 set -u
@@ -37,7 +37,7 @@ fi
 # The conformance programs with sizes for a few seconds each (those of the
 # 4-node tests, smaller under loss), then two applications.
 if [ "$mode" = lossy ]; then
-    jobs=("$conf/test_lock_counter 60 3" "$apps/mandel --size test")
+    jobs=("$conf/test_lock_counter 60 3" "$conf/test_barrier_messages 30")
 elif [ "$mode" = quick ]; then
     jobs=("$conf/test_lock_counter 100 3" "$conf/test_barrier_messages 60"
           "$conf/test_fork_globals 16384" "$apps/mandel --size test" "$apps/lu --size test")
