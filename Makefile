@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # its processes waiting on each other, not computing.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test demo bench sanitize clean install
+.PHONY: all deps test test-slurm demo bench sanitize clean install
 
 # The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
 # so that `make demo` and `make test` show what they are for.
@@ -22,6 +22,11 @@ deps:
 
 test: all
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure --timeout 300
+
+# Slurm (not in `make test`: it installs slurm-wlm and munge and starts a
+# one-machine cluster): srun -n 4 of dsm programs, started through PMIx.
+test-slurm: all
+	@bash tests/slurm/run.sh $(BUILD)
 
 demo: all
 	@$(BUILD)/tools/dsmrun -n 4 --stats $(BUILD)/bench/sor

@@ -668,7 +668,7 @@ static void report(struct bench *b, double wall_s)
     printf("  coherence page %zu B; %u round(s), every phase once per round; %.1f s in all\n",
            b->page, b->plan.rounds, wall_s);
     printf("  %s\n", bench_pin_describe(b->pin));
-    printf("  raw UDP: a socket of each node's own on 127.0.0.1; blk = blocking recvfrom, "
+    printf("  raw UDP: a socket of each node's own, beside dsm's; blk = blocking recvfrom, "
            "busy = recvfrom(MSG_DONTWAIT) loop\n\n");
 
     printf("  %-44s %9s %9s %9s %9s %8s\n", "µs", "median", "mean", "p10", "p90", "samples");

@@ -2,8 +2,8 @@
  * raw_udp.h — the raw-UDP baseline that the messaging benchmarks measure
  * next to dsm's ports, between the same two processes, in the same run.
  *
- * Each process opens one plain UDP socket of its own on 127.0.0.1, port 0
- * (besides dsm's), and the two learn each other's address through a dsm
+ * Each process opens one plain UDP socket of its own on 127.0.0.1 (on
+ * several hosts, on the address of dsm's socket), port 0 (besides dsm's), and the two learn each other's address through a dsm
  * port message. Every datagram starts with a struct raw_tag (8 bytes, part
  * of the payload: an "8 B" message is 8 bytes of UDP payload) naming the
  * phase, sequence number, kind and part, so that a loop can drop whatever a
@@ -288,9 +288,17 @@ static inline void raw_udp_open(struct raw_udp *u)
 
     u->self.sin_family = AF_INET;
     u->self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    /* On several hosts (dsmrun --hosts), the address dsm's own socket is
+     * bound to: the host's interface toward the others. */
+    const char *dsm_fd = getenv("DSM_SOCK_FD");
+    struct sockaddr_in dsm_addr;
+    socklen_t dl = sizeof dsm_addr;
+    if (dsm_fd && getsockname(atoi(dsm_fd), (struct sockaddr *)&dsm_addr, &dl) == 0 &&
+        dsm_addr.sin_family == AF_INET)
+        u->self.sin_addr = dsm_addr.sin_addr;
     u->self.sin_port = 0;
     if (bind(u->fd, (struct sockaddr *)&u->self, sizeof u->self) < 0)
-        bench_fail("bind 127.0.0.1:0: %s", strerror(errno));
+        bench_fail("bind %s:0: %s", inet_ntoa(u->self.sin_addr), strerror(errno));
     socklen_t al = sizeof u->self;
     if (getsockname(u->fd, (struct sockaddr *)&u->self, &al) < 0)
         bench_fail("getsockname: %s", strerror(errno));

@@ -1,6 +1,6 @@
 /*
- * dsmrun.c — starts the N processes of a dsm job on this machine and watches
- * over them.
+ * dsmrun.c — starts the N processes of a dsm job and watches over them, on
+ * this machine or, with --hosts, on several hosts through ssh.
  *
  * The launcher binds every node's UDP socket itself before forking, so each
  * node starts knowing every peer's address and no rendezvous is needed
@@ -9,6 +9,12 @@
  * non-zero or killed by a signal, --timeout, or a signal sent to dsmrun)
  * stops the whole job: a signal to every node, SIGKILL STOP_GRACE_S later.
  * Once a failure is seen, every wait is bounded.
+ *
+ * On several hosts (--hosts, --hostfile), dsmrun starts one agent per host
+ * over ssh — dsmrun itself, run as `dsmrun --agent` — and supervises the
+ * agents as it supervises nodes (hosts.c); each agent starts and
+ * supervises its host's nodes with the code here (agent.c). launcher.h
+ * holds the state the three share.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,74 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/boot.h"
+#include "launcher.h"
 #include "base/config.h"
-
-#define DSMRUN_VERSION   "0.1"
-#define EXIT_USAGE       2
-#define EXIT_TIMEOUT     124   /* as timeout(1) */
-#define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
-#define EXIT_EXEC_FAILED 127   /* as the shell's "command not found" */
-#define SOCKET_BUFFER    (4 << 20)
-#define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
-#define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
-#define READ_CHUNK       65536
-
-/* What the command line asked for; pointers point into argv. */
-struct options {
-    int            nodes;
-    double         timeout_s;     /* 0: none */
-    bool           tag_output;
-    struct in_addr bind_addr;
-    bool           stats;
-    bool           shared_globals; /* --shared-globals */
-    const char    *stats_json;
-    const char    *trace;         /* --trace FILE: DSM_TRACE */
-    const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
-    const char   **env;           /* NAME=VALUE from --env */
-    int            nenv;
-    char         **prog_argv;     /* NULL-terminated */
-};
-
-/* One child output stream under --tag-output: bytes of the current line wait
- * in buf until its newline so that lines of different nodes never mix. */
-struct output_stream {
-    int    fd;                    /* read end of the pipe; -1 once closed */
-    int    rank;                  /* of the node writing it */
-    FILE  *to;                    /* stdout or stderr of dsmrun */
-    char  *buf;
-    size_t len, cap;
-    bool   mid_line;              /* a line too long to buffer was started */
-};
-
-struct node {
-    int                  rank;
-    pid_t                pid;     /* 0 before start and once reaped */
-    int                  sock;    /* -1 once handed to the child */
-    struct sockaddr_in   addr;    /* as bound */
-    struct output_stream out[2];  /* stdout, stderr */
-};
-
-enum job_phase {
-    JOB_RUNNING,                  /* no failure seen */
-    JOB_STOPPING,                 /* nodes were told to stop; SIGKILL at deadline */
-    JOB_KILLED,                   /* SIGKILL sent; dsmrun gives up at deadline */
-};
-
-struct launcher {
-    struct options  opt;
-    struct node    *nodes;
-    uint64_t        job_id;
-    unsigned char   key[BOOT_KEY_BYTES];
-    sigset_t        orig_mask;    /* restored in the children */
-    int             sigfd;
-    int             running;      /* started and not reaped */
-    enum job_phase  phase;
-    double          deadline;     /* of --timeout, then of the phase; or INFINITY */
-    int             exit_status;  /* of the first failure; 0 while none */
-    struct pollfd  *pfds;         /* the signalfd, then open output pipes */
-    struct output_stream **pstreams; /* the stream of each pfds entry */
-};
 
 /* ------------------------------------------------------------------------ */
 /* Command line                                                             */
@@ -110,6 +50,7 @@ struct launcher {
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
     OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE,
+    OPT_HOSTS, OPT_HOSTFILE, OPT_AGENT,
 };
 
 static const struct option long_options[] = {
@@ -124,6 +65,9 @@ static const struct option long_options[] = {
     {"env",        required_argument, NULL, OPT_ENV},
     {"protocol",   required_argument, NULL, OPT_PROTOCOL},
     {"list-protocols", no_argument,   NULL, OPT_LIST_PROTOCOLS},
+    {"hosts",      required_argument, NULL, OPT_HOSTS},
+    {"hostfile",   required_argument, NULL, OPT_HOSTFILE},
+    {"agent",      no_argument,       NULL, OPT_AGENT},
     {"help-env",   no_argument,       NULL, OPT_HELP_ENV},
     {"help",       no_argument,       NULL, 'h'},
     {"version",    no_argument,       NULL, OPT_VERSION},
@@ -133,7 +77,7 @@ static const struct option long_options[] = {
 /* Variables dsmrun sets per job or per node: --env may not override them. */
 static const char *const contract_vars[] = {
     BOOT_ENV_RANK, BOOT_ENV_NODES, BOOT_ENV_JOB,
-    BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD, BOOT_ENV_PEERS,
+    BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD, BOOT_ENV_PEERS, BOOT_ENV_LAUNCH,
 };
 
 /* The protocols, as coherence/protocols.def lists them. */
@@ -150,12 +94,18 @@ static void print_usage(FILE *out)
 {
     fprintf(out,
         "usage: dsmrun -n N [options] prog [args...]\n"
-        "Starts N processes of prog on this machine, one per dsm node (node 0 is the master).\n"
+        "       dsmrun --hosts H1,H2:2,... [-n N] [options] prog [args...]\n"
+        "Starts N processes of prog, one per dsm node (node 0 is the master), on this\n"
+        "machine or, with --hosts or --hostfile, on those hosts through ssh.\n"
         "\n"
-        "  -n, --nodes N          number of nodes, 1 to %d\n"
+        "  -n, --nodes N          number of nodes, 1 to %d (with --hosts: default one per slot)\n"
+        "      --hosts LIST       hosts, comma-separated, each HOST or HOST:SLOTS; nodes fill\n"
+        "                         them in order (ssh, or the command in DSMRUN_RSH)\n"
+        "      --hostfile FILE    hosts one a line: HOST, HOST:SLOTS or HOST slots=SLOTS\n"
         "  -t, --tag-output       prefix every line the nodes print with [rank]\n"
         "      --timeout S        stop the job after S seconds (decimals allowed); exit 124\n"
-        "      --bind ADDR        IPv4 address the nodes' sockets bind to (default 127.0.0.1)\n"
+        "      --bind ADDR        IPv4 address the nodes' sockets bind to (default 127.0.0.1;\n"
+        "                         with --hosts, each host's address toward dsmrun)\n"
         "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
         "      --trace FILE       trace messages, faults and synchronisation into FILE.<rank>\n"
@@ -211,7 +161,7 @@ static bool parse_timeout(const char *s, double *seconds)
     return true;
 }
 
-static bool is_contract_var(const char *assignment)
+bool is_contract_var(const char *assignment)
 {
     size_t name_len = strcspn(assignment, "=");
     for (size_t i = 0; i < sizeof contract_vars / sizeof contract_vars[0]; i++)
@@ -268,7 +218,17 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
                 return PARSE_ERROR;
             }
             break;
+        case OPT_HOSTS:
+            o->hosts = optarg;
+            break;
+        case OPT_HOSTFILE:
+            o->hostfile = optarg;
+            break;
+        case OPT_AGENT:
+            o->agent = true;
+            break;
         case OPT_BIND:
+            o->bind_given = true;
             if (inet_pton(AF_INET, optarg, &o->bind_addr) != 1) {
                 snprintf(err, errlen, "--bind needs an IPv4 address such as 127.0.0.1, not '%s'",
                          optarg);
@@ -338,7 +298,18 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
             return PARSE_ERROR;
         }
     }
-    if (o->nodes == 0) {
+    if (o->agent)
+        return PARSE_RUN;     /* everything else comes on stdin */
+    if (o->hosts && o->hostfile) {
+        snprintf(err, errlen, "--hosts and --hostfile cannot be used together");
+        return PARSE_ERROR;
+    }
+    if ((o->hosts || o->hostfile) && o->bind_given) {
+        snprintf(err, errlen, "--bind is for one host: with --hosts each host binds its "
+                 "address toward dsmrun");
+        return PARSE_ERROR;
+    }
+    if (o->nodes == 0 && !o->hosts && !o->hostfile) {
         snprintf(err, errlen, "missing -n N, the number of nodes (see dsmrun --help)");
         return PARSE_ERROR;
     }
@@ -353,7 +324,7 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
 /* ------------------------------------------------------------------------ */
 /* Preparing the job                                                        */
 
-static double now_s(void)
+double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -386,7 +357,7 @@ static int fill_random(void *buf, size_t len)
     return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
@@ -433,7 +404,7 @@ static int open_node_socket(struct node *n, struct in_addr addr)
 }
 
 /* "a.b.c.d:port,..." in rank order, from the addresses actually bound. */
-static char *format_peers(const struct node *nodes, int count)
+char *format_peers(const struct node *nodes, int count)
 {
     size_t cap = (size_t)count * sizeof "255.255.255.255:65535," + 1;
     char *peers = malloc(cap), *p = peers;
@@ -465,7 +436,7 @@ static int make_absolute(const char *path, char **abs)
 /* The variables every node shares go into dsmrun's own environment, which
  * the children inherit; only the per-node ones are set after fork. Options
  * come after --env so that --stats wins over --env DSM_STATS=0. */
-static int export_job_env(const struct launcher *l)
+static int export_job_env(const struct launcher *l, const char *peers)
 {
     const struct options *o = &l->opt;
     char buf[32];
@@ -505,13 +476,15 @@ static int export_job_env(const struct launcher *l)
             return -errno;
     }
 
-    char *peers = format_peers(l->nodes, o->nodes);
-    if (!peers)
-        return -ENOMEM;
-    int r = setenv(BOOT_ENV_PEERS, peers, 1);
-    free(peers);
+    if (!peers)                 /* MODE_HOSTS: the agents set the contract */
+        return 0;
+    if (setenv(BOOT_ENV_PEERS, peers, 1) < 0)
+        return -errno;
     snprintf(buf, sizeof buf, "%d", o->nodes);
-    if (r < 0 || setenv(BOOT_ENV_NODES, buf, 1) < 0)
+    if (setenv(BOOT_ENV_NODES, buf, 1) < 0)
+        return -errno;
+    snprintf(buf, sizeof buf, "%" PRIu64, l->launch_ns);
+    if (setenv(BOOT_ENV_LAUNCH, buf, 1) < 0)
         return -errno;
     snprintf(buf, sizeof buf, "%016" PRIx64, l->job_id);
     return setenv(BOOT_ENV_JOB, buf, 1) < 0 ? -errno : 0;
@@ -540,39 +513,70 @@ static int watch_signals(struct launcher *l)
     return l->sigfd < 0 ? -errno : 0;
 }
 
-static int prepare_job(struct launcher *l)
-{
-    int n = l->opt.nodes, r;
+/* On an agent, messages name the host too. */
+const char *agent_host;
 
-    l->nodes = calloc((size_t)n, sizeof *l->nodes);
-    l->pfds = calloc(1 + 2 * (size_t)n, sizeof *l->pfds);
-    l->pstreams = calloc(1 + 2 * (size_t)n, sizeof *l->pstreams);
+/* "node 3", or on an agent "node 3 on host h2". */
+const char *node_label(int rank, char *buf, size_t len)
+{
+    if (agent_host)
+        snprintf(buf, len, "node %d on host %s", rank, agent_host);
+    else
+        snprintf(buf, len, "node %d", rank);
+    return buf;
+}
+
+/* count children, the first with rank first_rank; their output goes to
+ * dsmrun's with the prefix of their rank under --tag-output. */
+int alloc_children(struct launcher *l, int count, int first_rank)
+{
+    l->count = count;
+    l->nodes = calloc((size_t)count, sizeof *l->nodes);
+    l->pfds = calloc(2 + 2 * (size_t)count, sizeof *l->pfds);
+    l->pstreams = calloc(2 + 2 * (size_t)count, sizeof *l->pstreams);
     if (!l->nodes || !l->pfds || !l->pstreams) {
         fprintf(stderr, "dsmrun: out of memory\n");
         return -ENOMEM;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < count; i++) {
         struct node *node = &l->nodes[i];
-        node->rank = i;
+        node->rank = first_rank + i;
         node->sock = -1;
-        node->out[0] = (struct output_stream){.fd = -1, .rank = i, .to = stdout};
-        node->out[1] = (struct output_stream){.fd = -1, .rank = i, .to = stderr};
+        node->ctl = -1;
+        node->out[0] = (struct output_stream){.fd = -1, .rank = node->rank, .to = stdout};
+        node->out[1] = (struct output_stream){.fd = -1, .rank = node->rank, .to = stderr};
     }
-    for (int i = 0; i < n; i++) {
-        if ((r = open_node_socket(&l->nodes[i], l->opt.bind_addr)) < 0) {
-            char ip[INET_ADDRSTRLEN];
+    return 0;
+}
+
+int open_sockets(struct launcher *l)
+{
+    for (int i = 0; i < l->count; i++) {
+        int r = open_node_socket(&l->nodes[i], l->opt.bind_addr);
+        if (r < 0) {
+            char ip[INET_ADDRSTRLEN], who[300];
             inet_ntop(AF_INET, &l->opt.bind_addr, ip, sizeof ip);
-            fprintf(stderr, "dsmrun: cannot bind the UDP socket of node %d to %s: %s\n",
-                    i, ip, strerror(-r));
+            fprintf(stderr, "dsmrun: cannot bind the UDP socket of %s to %s: %s\n",
+                    node_label(l->nodes[i].rank, who, sizeof who), ip, strerror(-r));
             return r;
         }
     }
+    return 0;
+}
+
+int draw_key(struct launcher *l)
+{
+    int r;
     if ((r = fill_random(&l->job_id, sizeof l->job_id)) < 0 ||
-        (r = fill_random(l->key, sizeof l->key)) < 0) {
+        (r = fill_random(l->key, sizeof l->key)) < 0)
         fprintf(stderr, "dsmrun: cannot draw the job key: %s\n", strerror(-r));
-        return r;
-    }
-    if ((r = export_job_env(l)) < 0) {
+    return r;
+}
+
+int prepare_env_and_signals(struct launcher *l, const char *peers)
+{
+    int r;
+    if ((r = export_job_env(l, peers)) < 0) {
         fprintf(stderr, "dsmrun: cannot set the nodes' environment: %s\n", strerror(-r));
         return r;
     }
@@ -581,6 +585,22 @@ static int prepare_job(struct launcher *l)
         return r;
     }
     return 0;
+}
+
+static int prepare_job(struct launcher *l)
+{
+    int r;
+    if ((r = alloc_children(l, l->opt.nodes, 0)) < 0 || (r = open_sockets(l)) < 0 ||
+        (r = draw_key(l)) < 0)
+        return r;
+    char *peers = format_peers(l->nodes, l->count);
+    if (!peers) {
+        fprintf(stderr, "dsmrun: out of memory\n");
+        return -ENOMEM;
+    }
+    r = prepare_env_and_signals(l, peers);
+    free(peers);
+    return r;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -603,7 +623,10 @@ static int setenv_int(const char *name, int value)
 
 static _Noreturn void child_fail(int rank, const char *what)
 {
-    dprintf(STDERR_FILENO, "dsmrun: node %d: %s: %s\n", rank, what, strerror(errno));
+    char who[300];
+    int err = errno;
+    dprintf(STDERR_FILENO, "dsmrun: %s: %s: %s\n", node_label(rank, who, sizeof who), what,
+            strerror(err));
     _exit(EXIT_LAUNCH);
 }
 
@@ -629,7 +652,7 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
     if (persona < 0 || personality((unsigned long)persona | ADDR_NO_RANDOMIZE) < 0)
         child_fail(rank, "cannot turn off address-space randomisation");
 
-    if (rank != 0) {
+    if (rank != 0 || l->mode == MODE_AGENT) {   /* an agent's stdin is dsmrun's */
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null < 0 || dup2(null, STDIN_FILENO) < 0)
             child_fail(rank, "cannot redirect stdin from /dev/null");
@@ -639,8 +662,8 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
 
     /* The other nodes' sockets are close-on-exec too; closing them now makes
      * the rule visible rather than incidental. */
-    for (int i = 0; i < l->opt.nodes; i++)
-        if (i != rank && l->nodes[i].sock >= 0)
+    for (int i = 0; i < l->count; i++)
+        if (&l->nodes[i] != n && l->nodes[i].sock >= 0)
             close(l->nodes[i].sock);
     if (set_inheritable(n->sock) < 0 || set_inheritable(key_fd) < 0)
         child_fail(rank, "cannot pass the socket and key");
@@ -650,12 +673,14 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
 
     sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
     execvp(l->opt.prog_argv[0], l->opt.prog_argv);
-    dprintf(STDERR_FILENO, "dsmrun: node %d: cannot run %s: %s\n", rank,
-            l->opt.prog_argv[0], strerror(errno));
+    int err = errno;
+    char who[300];
+    dprintf(STDERR_FILENO, "dsmrun: %s: cannot run %s: %s\n", node_label(rank, who, sizeof who),
+            l->opt.prog_argv[0], strerror(err));
     _exit(EXIT_EXEC_FAILED);
 }
 
-static void close_pair(int fds[2])
+void close_pair(int fds[2])
 {
     for (int i = 0; i < 2; i++)
         if (fds[i] >= 0)
@@ -719,21 +744,31 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Supervision                                                              */
 
-static void signal_nodes(const struct launcher *l, int sig)
+static void signal_nodes(struct launcher *l, int sig)
 {
-    for (int i = 0; i < l->opt.nodes; i++)
+    if (l->mode == MODE_HOSTS && sig != SIGKILL) {
+        tell_agents(l, sig);
+        return;
+    }
+    for (int i = 0; i < l->count; i++)
         if (l->nodes[i].pid > 0)
             kill(l->nodes[i].pid, sig);
 }
 
+/* An agent needs its own grace and kill wait before dsmrun's SIGKILL. */
+static double stop_grace_s(const struct launcher *l)
+{
+    return l->mode == MODE_HOSTS ? STOP_GRACE_S + KILL_WAIT_S + 1.0 : STOP_GRACE_S;
+}
+
 /* The first failure decides the exit status; later ones are its echoes. */
-static void stop_job(struct launcher *l, int sig, int exit_status)
+void stop_job(struct launcher *l, int sig, int exit_status)
 {
     if (l->phase != JOB_RUNNING)
         return;
     l->exit_status = exit_status;
     l->phase = JOB_STOPPING;
-    l->deadline = now_s() + STOP_GRACE_S;
+    l->deadline = now_s() + stop_grace_s(l);
     signal_nodes(l, sig);
 }
 
@@ -746,26 +781,32 @@ static void kill_nodes(struct launcher *l)
 
 static struct node *node_by_pid(struct launcher *l, pid_t pid)
 {
-    for (int i = 0; i < l->opt.nodes; i++)
+    for (int i = 0; i < l->count; i++)
         if (l->nodes[i].pid == pid)
             return &l->nodes[i];
     return NULL;
 }
 
-static void node_ended(struct launcher *l, const struct node *n, pid_t pid, int status)
+static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status)
 {
+    if (l->mode == MODE_HOSTS) {
+        host_ended(l, n, status);
+        return;
+    }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;        /* done; the others go on */
     if (l->phase != JOB_RUNNING)
         return;        /* stopped by us, or after the failure that decides */
+    char who[300];
+    node_label(n->rank, who, sizeof who);
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        fprintf(stderr, "dsmrun: node %d (pid %d) was killed by signal %d (%s); stopping the job\n",
-                n->rank, (int)pid, sig, strsignal(sig));
+        fprintf(stderr, "dsmrun: %s (pid %d) was killed by signal %d (%s); stopping the job\n",
+                who, (int)pid, sig, strsignal(sig));
         stop_job(l, SIGTERM, 128 + sig);
     } else {
-        fprintf(stderr, "dsmrun: node %d (pid %d) exited with status %d; stopping the job\n",
-                n->rank, (int)pid, WEXITSTATUS(status));
+        fprintf(stderr, "dsmrun: %s (pid %d) exited with status %d; stopping the job\n",
+                who, (int)pid, WEXITSTATUS(status));
         stop_job(l, SIGTERM, WEXITSTATUS(status));
     }
 }
@@ -784,7 +825,7 @@ static void reap_nodes(struct launcher *l)
     }
 }
 
-static void handle_signals(struct launcher *l)
+void handle_signals(struct launcher *l)
 {
     struct signalfd_siginfo si;
     bool child = false;
@@ -820,10 +861,18 @@ static bool check_deadline(struct launcher *l)
         kill_nodes(l);
         return true;
     case JOB_KILLED:
-        for (int i = 0; i < l->opt.nodes; i++)
-            if (l->nodes[i].pid > 0)
-                fprintf(stderr, "dsmrun: node %d (pid %d) survives SIGKILL; leaving it\n",
-                        i, (int)l->nodes[i].pid);
+        for (int i = 0; i < l->count; i++) {
+            char who[300];
+            const struct node *n = &l->nodes[i];
+            if (n->pid <= 0)
+                continue;
+            if (l->mode == MODE_HOSTS)
+                snprintf(who, sizeof who, "the ssh to host %s", n->host);
+            else
+                node_label(n->rank, who, sizeof who);
+            fprintf(stderr, "dsmrun: %s (pid %d) survives SIGKILL; leaving it\n", who,
+                    (int)n->pid);
+        }
         return false;
     }
     return true;
@@ -831,17 +880,40 @@ static bool check_deadline(struct launcher *l)
 
 static int poll_timeout_ms(const struct launcher *l)
 {
-    if (isinf(l->deadline))
+    double until = l->deadline;
+    if (l->mode != MODE_LOCAL && l->phase == JOB_RUNNING && l->beat < until)
+        until = l->beat;
+    if (isinf(until))
         return -1;
-    double ms = ceil((l->deadline - now_s()) * 1000);
+    double ms = ceil((until - now_s()) * 1000);
     return ms <= 0 ? 0 : ms >= INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* The launcher's heartbeat to its agents, and an agent's watch over it. */
+static void heartbeat(struct launcher *l)
+{
+    double now = now_s();
+    if (l->mode == MODE_LOCAL || l->phase != JOB_RUNNING || now < l->beat)
+        return;
+    if (l->mode == MODE_AGENT) {
+        fprintf(stderr, "dsmrun: host %s: no word from the launcher for %g s; stopping its nodes\n",
+                agent_host, BEAT_LOST_S);
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+        return;
+    }
+    /* Best effort: a full pipe means that agent has plenty unread already;
+     * a closed one, that its ssh ended, which its status will tell. */
+    for (int i = 0; i < l->count; i++)
+        if (l->nodes[i].ctl >= 0)
+            (void)!write(l->nodes[i].ctl, "alive\n", 6);
+    l->beat = now + BEAT_S;
 }
 
 /* Writes a piece of the current line, behind its prefix when the line starts
  * here, with what was buffered of it. */
 static void write_piece(struct output_stream *s, const char *data, size_t len, bool ends_line)
 {
-    if (!s->mid_line)
+    if (!s->mid_line && s->rank >= 0)
         fprintf(s->to, "[%d] ", s->rank);
     if (s->len > 0)      /* buf may still be NULL */
         fwrite(s->buf, 1, s->len, s->to);
@@ -869,7 +941,7 @@ static bool buffer_append(struct output_stream *s, const char *data, size_t len)
 
 /* Whole lines go out at once. A line that memory cannot hold goes out in
  * pieces rather than being lost. */
-static void emit_output(struct output_stream *s, const char *data, size_t len)
+void emit_output(struct output_stream *s, const char *data, size_t len)
 {
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
@@ -917,7 +989,7 @@ static ssize_t pump_stream(struct output_stream *s)
  * pipe and writing on cannot keep it waiting. */
 static void drain_output(struct launcher *l)
 {
-    for (int i = 0; i < l->opt.nodes; i++)
+    for (int i = 0; i < l->count; i++)
         for (int j = 0; j < 2; j++) {
             struct output_stream *s = &l->nodes[i].out[j];
             int pending = 0;
@@ -936,7 +1008,7 @@ static int build_pollfds(struct launcher *l)
 {
     int count = 0;
     l->pfds[count++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
-    for (int i = 0; i < l->opt.nodes; i++)
+    for (int i = 0; i < l->count; i++)
         for (int j = 0; j < 2; j++) {
             struct output_stream *s = &l->nodes[i].out[j];
             if (s->fd < 0)
@@ -944,11 +1016,13 @@ static int build_pollfds(struct launcher *l)
             l->pstreams[count] = s;
             l->pfds[count++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
         }
+    if (l->ctl_in >= 0)   /* last: see supervise */
+        l->pfds[count++] = (struct pollfd){.fd = l->ctl_in, .events = POLLIN};
     return count;
 }
 
 /* Returns the job's exit status. */
-static int supervise(struct launcher *l)
+int supervise(struct launcher *l)
 {
     if (l->opt.timeout_s > 0 && l->phase == JOB_RUNNING)
         l->deadline = now_s() + l->opt.timeout_s;
@@ -962,38 +1036,48 @@ static int supervise(struct launcher *l)
             kill_nodes(l);
             break;
         }
-        for (int i = 1; ready > 0 && i < count; i++)
+        int streams = l->ctl_in >= 0 ? count - 1 : count;
+        for (int i = 1; ready > 0 && i < streams; i++)
             if (l->pfds[i].revents)
                 pump_stream(l->pstreams[i]);
+        if (ready > 0 && streams < count && l->pfds[streams].revents)
+            read_orders(l);
         if (ready > 0 && l->pfds[0].revents)
             handle_signals(l);
         if (!check_deadline(l))
             break;
+        heartbeat(l);
     }
     drain_output(l);
     return l->exit_status;
 }
 
-static void start_nodes(struct launcher *l)
+void start_nodes(struct launcher *l)
 {
-    for (int i = 0; i < l->opt.nodes; i++) {
+    for (int i = 0; i < l->count; i++) {
         int r = start_node(l, &l->nodes[i]);
         if (r < 0) {
-            fprintf(stderr, "dsmrun: cannot start node %d: %s; stopping the job\n", i,
-                    strerror(-r));
+            char who[300];
+            fprintf(stderr, "dsmrun: cannot start %s: %s; stopping the job\n",
+                    node_label(l->nodes[i].rank, who, sizeof who), strerror(-r));
             stop_job(l, SIGTERM, EXIT_LAUNCH);
             return;
         }
     }
 }
 
+
 /* Everything is freed so that a sanitizer build reports real leaks only. */
 static void launcher_free(struct launcher *l)
 {
-    for (int i = 0; l->nodes && i < l->opt.nodes; i++) {
+    for (int i = 0; l->nodes && i < l->count; i++) {
         struct node *n = &l->nodes[i];
         if (n->sock >= 0)
             close(n->sock);
+        if (n->ctl >= 0)
+            close(n->ctl);
+        free(n->line);
+        free(n->errs);
         for (int j = 0; j < 2; j++)
             if (n->out[j].fd >= 0)
                 close_stream(&n->out[j]);
@@ -1004,6 +1088,11 @@ static void launcher_free(struct launcher *l)
     free(l->pfds);
     free(l->pstreams);
     free(l->opt.env);
+    free(l->hl);
+    free(l->peer_addr);
+    free(l->ctl_buf);
+    remote_job_free(&l->job);
+    explicit_bzero(l->key, sizeof l->key);
 }
 
 static int run(struct launcher *l, int argc, char **argv)
@@ -1020,6 +1109,15 @@ static int run(struct launcher *l, int argc, char **argv)
         break;
     }
     ensure_std_fds();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    l->launch_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (l->opt.agent)
+        return run_agent(l);
+    if (l->opt.hosts || l->opt.hostfile) {
+        l->mode = MODE_HOSTS;
+        return run_hosts(l);
+    }
     if (prepare_job(l) < 0)
         return EXIT_LAUNCH;
     start_nodes(l);
@@ -1028,7 +1126,7 @@ static int run(struct launcher *l, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    struct launcher l = {.sigfd = -1, .deadline = INFINITY};
+    struct launcher l = {.sigfd = -1, .deadline = INFINITY, .ctl_in = -1};
     int status = run(&l, argc, argv);
     launcher_free(&l);
     return status;

@@ -14,8 +14,31 @@ if ! command -v clang >/dev/null 2>&1 ||
    ! echo '#include <omp.h>' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
     need+=(libomp-dev)
 fi
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+# PMIx's header, for startup under srun and mpirun without dsmrun
+# (libpmix itself is loaded at run time, only then).
+pkg-config --exists pmix 2>/dev/null || need+=(libpmix-dev)
+# The multi-host tests: hosts are network namespaces (ip), each with an sshd;
+# mpirun starts nodes through PMIx.
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v ps >/dev/null 2>&1 || need+=(procps)
+command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "install-deps: installing ${need[*]}"
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+# The tests start their own sshd inside their own namespaces: the package's
+# service must not start on this machine's network (policy-rc.d says no).
+policy=/usr/sbin/policy-rc.d
+made_policy=0
+if [ ! -e $policy ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee $policy >/dev/null
+    $sudo chmod +x $policy
+    made_policy=1
+fi
+status=0
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" || status=$?
+[ $made_policy -eq 1 ] && $sudo rm -f $policy
+exit $status

@@ -16,7 +16,8 @@ struct config_entry {
     enum config_type type;
     const char      *def;      /* default, as text */
     double           min, max; /* range for CFG_INT / CFG_DOUBLE */
-    const char      *choices;  /* "a|b|c" for CFG_CHOICE: stored as the index */
+    const char      *choices;  /* "a|b|c" for CFG_CHOICE: stored as the index; for
+                                  CFG_INT a word that stands for 0 ("auto") */
     size_t           offset;   /* into struct dsm_config */
     const char      *help;
 };
@@ -45,8 +46,10 @@ static const struct config_entry table[] = {
      "injected delay in microseconds added to every outgoing datagram (tests)"},
     {"DSM_NET_SEED", CFG_INT, "0", 0, 9e15, NULL, OFF(net_seed),
      "seed of the fault injector (0: derived from the job id and rank)"},
-    {"DSM_NET_DATAGRAM", CFG_INT, "61440", 1024, 65000, NULL, OFF(net_datagram),
-     "largest datagram payload in bytes (use ~1400 or ~8900 on real Ethernet)"},
+    {"DSM_NET_DATAGRAM", CFG_INT, "auto", 1024, 65000, "auto", OFF(net_datagram),
+     "largest datagram payload in bytes (auto: the MTU of the node's interface less headers; 61440 on loopback)"},
+    {"DSM_NET_BIND", CFG_PATH, "", 0, 0, NULL, OFF(net_bind),
+     "under srun/mpirun: IPv4 address or interface name to bind, or any (unset: loopback if all nodes share the host, else the interface that routes by default)"},
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
      "datagrams in flight per peer (at most 64: the width of the selective ack)"},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
@@ -105,11 +108,16 @@ static int parse_entry(const struct config_entry *e, const char *v,
 
     switch (e->type) {
     case CFG_INT: {
+        if (e->choices && !strcmp(v, e->choices)) {
+            *(int64_t *)base = 0;
+            return 0;
+        }
         errno = 0;
         long long x = strtoll(v, &end, 10);
         if (errno || end == v || *end || x < e->min || x > e->max) {
-            snprintf(err, errlen, "%s=%s: expected an integer from %.0f to %.0f",
-                     e->name, v, e->min, e->max);
+            snprintf(err, errlen, "%s=%s: expected an integer from %.0f to %.0f%s%s",
+                     e->name, v, e->min, e->max, e->choices ? " or " : "",
+                     e->choices ? e->choices : "");
             return -EINVAL;
         }
         *(int64_t *)base = x;
@@ -206,7 +214,8 @@ void config_print_help(FILE *out)
         fprintf(out, "  %-20s %-6s default %s", e->name, type_names[e->type],
                 *e->def ? e->def : "(unset)");
         if (e->type == CFG_INT)
-            fprintf(out, ", range %.0f .. %.0f", e->min, e->max);
+            fprintf(out, ", range %.0f .. %.0f%s%s", e->min, e->max, e->choices ? " or " : "",
+                    e->choices ? e->choices : "");
         else if (e->type == CFG_DOUBLE)
             fprintf(out, ", range %g .. %g", e->min, e->max);
         else if (e->type == CFG_CHOICE)

@@ -23,10 +23,11 @@ struct dsm_config {
     double   net_reorder;      /* DSM_NET_REORDER */
     int64_t  net_delay_us;     /* DSM_NET_DELAY_US */
     int64_t  net_seed;         /* DSM_NET_SEED */
-    int64_t  net_datagram;     /* DSM_NET_DATAGRAM */
+    int64_t  net_datagram;     /* DSM_NET_DATAGRAM, 0 = auto */
     int64_t  net_window;       /* DSM_NET_WINDOW */
     int64_t  net_auth_mac;     /* DSM_NET_AUTH: 1 = mac, 0 = token */
     int64_t  net_spin_us;      /* DSM_NET_SPIN_US, -1 = adapt */
+    const char *net_bind;      /* DSM_NET_BIND, NULL if unset */
     int64_t  ipc_window;       /* DSM_IPC_WINDOW */
     int64_t  ipc_inline_max;   /* DSM_IPC_INLINE_MAX */
     int64_t  region_size;      /* DSM_REGION_SIZE */

@@ -60,7 +60,8 @@
     X(T_DIFF_NS,           "time creating diffs (ns)")                         \
     X(T_DIFF_SEND_NS,      "time sending diffs and waiting for their acks (ns)") \
     X(T_DIFF_APPLY_NS,     "time applying diffs (as home) (ns)")               \
-    X(T_TOTAL_NS,          "time from startup to finish (ns)")
+    X(T_TOTAL_NS,          "time from startup to finish (ns)")                 \
+    X(T_STARTUP_NS,        "time from the job's launch to the end of dsm_startup (ns)")
 
 enum stats_counter {
 #define STATS_ENUM(name, desc) STAT_##name,

@@ -17,6 +17,8 @@
 #define BOOT_ENV_SOCK_FD "DSM_SOCK_FD"  /* inherited, bound UDP socket */
 #define BOOT_ENV_KEY_FD  "DSM_KEY_FD"   /* pipe: BOOT_KEY_BYTES of key, then EOF */
 #define BOOT_ENV_PEERS   "DSM_PEERS"    /* "a.b.c.d:port,..." in rank order */
+#define BOOT_ENV_LAUNCH  "DSM_LAUNCH_NS" /* optional: CLOCK_REALTIME ns when the
+                                            launcher started, for the startup time */
 
 #define BOOT_KEY_BYTES   32
 #define BOOT_MAX_NODES   256

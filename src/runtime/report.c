@@ -69,7 +69,8 @@ static void on_stats(int peer, const void *msg, size_t len)
 void dsm_stats_reset(void)
 {
     for (int i = 0; i < STAT_COUNT; i++)
-        atomic_store_explicit(&stats_counters[i], 0, memory_order_relaxed);
+        if (i != STAT_T_STARTUP_NS)   /* happened once, before any reset */
+            atomic_store_explicit(&stats_counters[i], 0, memory_order_relaxed);
     for (int i = 0; i < STATS_MSG_TYPES; i++) {
         atomic_store_explicit(&stats_msgs_by_type[i], 0, memory_order_relaxed);
         atomic_store_explicit(&stats_bytes_by_type[i], 0, memory_order_relaxed);
@@ -319,11 +320,24 @@ static int label_width(int nodes)
     return w;
 }
 
+/* The node whose dsm_startup returned last after the launch. */
+static int slowest_start(int nodes)
+{
+    int last = 0;
+    for (int n = 1; n < nodes; n++)
+        if (rep.table[n].counters[STAT_T_STARTUP_NS] > rep.table[last].counters[STAT_T_STARTUP_NS])
+            last = n;
+    return last;
+}
+
 static void print_report(FILE *out, int nodes)
 {
     int width = label_width(nodes);
     fprintf(out, "\n== dsm statistics: %d node%s ==\n", nodes, nodes == 1 ? "" : "s");
     fprintf(out, "protocol: %s\n", coherence_name());
+    int last = slowest_start(nodes);
+    fprintf(out, "startup: %.1f ms (the job's launch to node %d's dsm_startup return, the last)\n",
+            (double)rep.table[last].counters[STAT_T_STARTUP_NS] / 1e6, last);
 
     section(out, width, TITLE_TIME, nodes);
     time_rows(out, width, INDENT, split_rows, NROWS(split_rows), nodes);
@@ -393,8 +407,9 @@ static void write_json(const char *path, int nodes)
         log_warn("cannot write statistics to %s: %s", path, strerror(errno));
         return;
     }
-    fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"per_node\": [\n", nodes,
-            coherence_name());
+    fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"startup_ms\": %.3f,\n"
+               "  \"per_node\": [\n", nodes,
+            coherence_name(), (double)rep.table[slowest_start(nodes)].counters[STAT_T_STARTUP_NS] / 1e6);
     for (int n = 0; n < nodes; n++) {
         const struct node_report *r = &rep.table[n];
         fprintf(f, "    {\"rank\": %d,\n     \"time_ms\": {", n);

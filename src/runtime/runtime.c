@@ -1,10 +1,9 @@
 /*
  * runtime.c — joining and leaving the job.
  *
- * dsm_startup reads what dsmrun handed this process (boot.h), checks every
- * value, loads the configuration table, and starts the layers bottom up.
- * Started without dsmrun, the program is a 1-node job on a socket of its
- * own, so the same binary runs both ways.
+ * dsm_startup loads the configuration table, joins the job (bootstrap.h:
+ * under dsmrun, under srun or mpirun through PMIx, or alone as a 1-node
+ * job, so the same binary runs every way), and starts the layers bottom up.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,11 +21,12 @@
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/trace.h"
+#include "base/stats.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
 #include "sync/sync.h"
-#include "runtime/boot.h"
+#include "runtime/bootstrap.h"
 #include "runtime/runtime.h"
 
 static DSM_STATE struct runtime the_runtime;
@@ -36,78 +36,6 @@ static DSM_STATE struct runtime the_runtime;
 extern const int dsm_shared_globals_requested __attribute__((weak));
 
 struct runtime *rt(void) { return &the_runtime; }
-
-static long parse_long(const char *name, const char *v, long min, long max)
-{
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x < min || x > max)
-        log_fatal("bad bootstrap value %s=%s (expected %ld..%ld); start the program with dsmrun",
-                  name, v ? v : "(unset)", min, max);
-    return x;
-}
-
-static void parse_peers(const char *list, int nodes, struct sockaddr_in *out)
-{
-    if (!list)
-        log_fatal("%s is not set; start the program with dsmrun", BOOT_ENV_PEERS);
-    const char *p = list;
-    for (int i = 0; i < nodes; i++) {
-        char host[64];
-        const char *colon = strchr(p, ':');
-        if (!colon || colon - p >= (long)sizeof host)
-            log_fatal("bad peer address list in %s at entry %d", BOOT_ENV_PEERS, i);
-        memcpy(host, p, (size_t)(colon - p));
-        host[colon - p] = 0;
-        char *end;
-        errno = 0;
-        long port = strtol(colon + 1, &end, 10);
-        if (errno || end == colon + 1 || port < 1 || port > 65535 ||
-            (i < nodes - 1 ? *end != ',' : *end != 0))
-            log_fatal("bad peer address list in %s at entry %d", BOOT_ENV_PEERS, i);
-        memset(&out[i], 0, sizeof out[i]);
-        out[i].sin_family = AF_INET;
-        out[i].sin_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET, host, &out[i].sin_addr) != 1)
-            log_fatal("bad peer address '%s' in %s", host, BOOT_ENV_PEERS);
-        p = end + 1;
-    }
-}
-
-static void read_key(int fd, uint8_t key[BOOT_KEY_BYTES])
-{
-    size_t got = 0;
-    while (got < BOOT_KEY_BYTES) {
-        ssize_t n = read(fd, key + got, BOOT_KEY_BYTES - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            log_fatal("cannot read the job key from fd %d; start the program with dsmrun", fd);
-        got += (size_t)n;
-    }
-    close(fd);
-}
-
-/* A 1-node job: our own socket, key and job id. */
-static void solo_bootstrap(struct net_params *np, struct sockaddr_in *self)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        log_fatal("cannot create a UDP socket: %s", strerror(errno));
-    memset(self, 0, sizeof *self);
-    self->sin_family = AF_INET;
-    self->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof *self;
-    if (bind(fd, (struct sockaddr *)self, sizeof *self) < 0 ||
-        getsockname(fd, (struct sockaddr *)self, &len) < 0)
-        log_fatal("cannot bind a UDP socket on the loopback: %s", strerror(errno));
-    if (getrandom(np->key, sizeof np->key, 0) != sizeof np->key ||
-        getrandom(&np->job_id, sizeof np->job_id, 0) != sizeof np->job_id)
-        log_fatal("cannot get random bytes for the job key");
-    np->fd = fd;
-    np->peers = self;
-}
 
 /* Message buffers of a MiB and more are allocated on the delivery thread,
  * in an arena glibc shrinks eagerly: each message then handed its pages
@@ -125,8 +53,6 @@ static void tune_malloc(void)
 
 int dsm_startup(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
     struct runtime *r = rt();
     if (r->started && r->master_only)
         return 0; /* dsm_main started the job before main; the program's own call is a no-op */
@@ -140,38 +66,7 @@ int dsm_startup(int *argc, char ***argv)
 
     struct net_params np;
     memset(&np, 0, sizeof np);
-    static DSM_STATE struct sockaddr_in solo_addr;
-    struct sockaddr_in *peers = NULL;
-    if (!getenv(BOOT_ENV_RANK)) {
-        solo_bootstrap(&np, &solo_addr);
-    } else {
-        j->nodes = (int)parse_long(BOOT_ENV_NODES, getenv(BOOT_ENV_NODES), 1, BOOT_MAX_NODES);
-        j->rank = (int)parse_long(BOOT_ENV_RANK, getenv(BOOT_ENV_RANK), 0, j->nodes - 1);
-        log_set_rank(j->rank);
-        np.fd = (int)parse_long(BOOT_ENV_SOCK_FD, getenv(BOOT_ENV_SOCK_FD), 0, INT_MAX);
-        int keyfd = (int)parse_long(BOOT_ENV_KEY_FD, getenv(BOOT_ENV_KEY_FD), 0, INT_MAX);
-        const char *job = getenv(BOOT_ENV_JOB);
-        char *end;
-        errno = 0;
-        np.job_id = job ? strtoull(job, &end, 16) : 0;
-        if (!job || errno || end == job || *end || strlen(job) != 16)
-            log_fatal("bad bootstrap value %s=%s; start the program with dsmrun",
-                      BOOT_ENV_JOB, job ? job : "(unset)");
-        peers = calloc((size_t)j->nodes, sizeof *peers);
-        if (!peers)
-            log_fatal("out of memory at startup");
-        parse_peers(getenv(BOOT_ENV_PEERS), j->nodes, peers);
-        np.peers = peers;
-        read_key(keyfd, np.key);
-        int type;
-        socklen_t tl = sizeof type;
-        if (getsockopt(np.fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_DGRAM)
-            log_fatal("%s=%d is not a UDP socket; start the program with dsmrun",
-                      BOOT_ENV_SOCK_FD, np.fd);
-        /* The program's own children must not inherit the job's socket. */
-        if (fcntl(np.fd, F_SETFD, FD_CLOEXEC) < 0)
-            log_fatal("cannot mark the job socket close-on-exec: %s", strerror(errno));
-    }
+    boot_join(&np, &j->cfg, argc, argv);
     log_set_rank(j->rank);
 
     const struct dsm_config *c = &j->cfg;
@@ -181,7 +76,7 @@ int dsm_startup(int *argc, char ***argv)
     np.reorder = c->net_reorder;
     np.delay_us = (uint64_t)c->net_delay_us;
     np.seed = (uint64_t)c->net_seed;
-    np.datagram = (size_t)c->net_datagram;
+    np.datagram = c->net_datagram ? (size_t)c->net_datagram : boot_datagram(np.fd);
     np.window = (unsigned)c->net_window;
     np.auth_mac = c->net_auth_mac != 0;
     np.spin_us = (int)c->net_spin_us;
@@ -223,8 +118,9 @@ int dsm_startup(int *argc, char ***argv)
     rc = ipc_run();
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
-    free(peers);
+    boot_done(&np);
     globals_sync();
+    stats_add(STAT_T_STARTUP_NS, boot_since_launch_ns());
     r->started = true;
     return 0;
 }

@@ -20,7 +20,7 @@ static const char *const names[] = {
     "DSM_NET_DELAY_US", "DSM_NET_SEED",    "DSM_NET_DATAGRAM", "DSM_NET_WINDOW",
     "DSM_NET_AUTH",     "DSM_NET_SPIN_US", "DSM_IPC_WINDOW",   "DSM_IPC_INLINE_MAX",
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
-    "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES",
+    "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES", "DSM_NET_BIND",
     "DSM_SHARED_GLOBALS",
     "DSM_TRACE",
 };
@@ -53,7 +53,7 @@ static void expect_defaults(const struct dsm_config *c)
     CHECK(c->net_reorder == 0);
     CHECK_EQ(c->net_delay_us, 0);
     CHECK_EQ(c->net_seed, 0);
-    CHECK_EQ(c->net_datagram, 61440);
+    CHECK_EQ(c->net_datagram, 0);   /* auto: from the interface's MTU */
     CHECK_EQ(c->net_window, 64);
     CHECK_EQ(c->net_auth_mac, 1);
     CHECK_EQ(c->net_spin_us, -1);
@@ -144,6 +144,7 @@ static void test_integers_parse_within_their_range(void)
     EXPECT_INT("DSM_NET_DATAGRAM", "1024", net_datagram, 1024);   /* both ends */
     EXPECT_INT("DSM_NET_DATAGRAM", "65000", net_datagram, 65000);
     EXPECT_INT("DSM_NET_DATAGRAM", "+8900", net_datagram, 8900);
+    EXPECT_INT("DSM_NET_DATAGRAM", "auto", net_datagram, 0);
     EXPECT_INT("DSM_NET_DELAY_US", "0", net_delay_us, 0);
     EXPECT_INT("DSM_NET_DELAY_US", "1000000", net_delay_us, 1000000);
     EXPECT_INT("DSM_NET_SEED", "12345", net_seed, 12345);

@@ -1,0 +1,32 @@
+#!/bin/bash
+# mtu.sh BUILD — datagrams follow the path's MTU (DSM_NET_DATAGRAM=auto): on
+# 2 hosts whose links have an MTU of 1500, then 9000 (jumbo frames), the same
+# job's datagrams must fit the MTU, and be larger with jumbo frames.
+set -u
+. "$(dirname "$0")/netns.sh"
+build=$1
+hosts_up 2
+failed=0
+declare -A mean
+for mtu in 1500 9000; do
+    for i in 1 2; do
+        ip -n "$NS_PREFIX-sw" link set "p$i" mtu $mtu
+        ip -n "$(hostname_of $i)" link set eth0 mtu $mtu
+    done
+    json=$HOSTS_TMP/stats.$mtu.json
+    on_host 1 "$build/tools/dsmrun" --hosts "$(host_list 2 1)" --stats-json "$json" \
+        "$build/tests/conf/test_read_mostly" 16384 3 >/dev/null ||
+        { echo "FAILED: the job failed with MTU $mtu"; exit 1; }
+    # Mean UDP payload per datagram sent, both nodes; pages dominate.
+    mean[$mtu]=$(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = sum(e['counters']['NET_DGRAMS_SENT'] for e in d['per_node'])
+b = sum(e['counters']['NET_BYTES_SENT'] for e in d['per_node'])
+print(b // max(n, 1))" "$json")
+    echo "MTU $mtu: ${mean[$mtu]} bytes per datagram on average"
+done
+[ "${mean[1500]}" -le 1472 ] || { echo "FAILED: datagrams exceed a 1500-byte MTU"; failed=1; }
+[ "${mean[9000]}" -gt $((2 * ${mean[1500]})) ] ||
+    { echo "FAILED: jumbo frames did not give larger datagrams"; failed=1; }
+exit $failed

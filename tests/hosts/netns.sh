@@ -1,0 +1,177 @@
+# netns.sh — hosts for the multi-host tests: one network namespace per host,
+# each with its own address and its own sshd, joined by a bridge. Sourced by
+# the test scripts; `hosts_up N` makes hosts 1..N, and everything it made is
+# removed when the script exits, whatever the cause.
+#
+# Everything lives inside namespaces the test creates: the bridge is in a
+# namespace of its own (the "switch"), so the test's addresses (10.99.0.0/24)
+# never meet the machine's own network, and several copies of the test can
+# run at once. dsmrun itself runs on host 1 (`on_host 1 dsmrun ...`).
+#
+# A machine that forbids any of it (no root, no namespaces, no sshd) makes
+# the test skip: exit 77, which ctest reports as "Not Run" with the reason.
+
+SKIP=77
+NS_PREFIX=dsmt$$
+NS_NET=10.99.0
+HOSTS_N=0
+HOSTS_TMP=
+
+skip() { echo "SKIP: $*"; exit $SKIP; }
+
+hostname_of() { echo "$NS_PREFIX-h$1"; }
+addr_of() { echo "$NS_NET.$((10 + $1))"; }
+
+# Namespaces of earlier runs whose script is gone (killed before it could
+# clean up): their processes are ended and the namespaces removed.
+reap_stale() {
+    local ns pid
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^dsmt[0-9]+-'); do
+        pid=${ns#dsmt}
+        pid=${pid%%-*}
+        kill -0 "$pid" 2>/dev/null && continue
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done
+}
+
+hosts_down() {
+    local i ns
+    for ((i = 0; i <= HOSTS_N; i++)); do
+        if [ "$i" -eq 0 ]; then ns=$NS_PREFIX-sw; else ns=$(hostname_of "$i"); fi
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip netns del "$ns" 2>/dev/null
+    done
+    [ -n "$HOSTS_TMP" ] && rm -rf "$HOSTS_TMP"
+    return 0
+}
+
+# Checks what the tests need, or skips.
+hosts_check() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
+    command -v ip >/dev/null || skip "needs ip (iproute2)"
+    [ -x /usr/sbin/sshd ] || skip "needs sshd (openssh-server; tools/install-deps.sh installs it)"
+    command -v ssh >/dev/null && command -v ssh-keygen >/dev/null ||
+        skip "needs ssh and ssh-keygen (openssh-client)"
+    ip netns add "$NS_PREFIX-probe" 2>/dev/null || skip "this machine forbids network namespaces"
+    ip netns del "$NS_PREFIX-probe"
+}
+
+# hosts_up N: namespaces, addresses, keys and an sshd per host.
+hosts_up() {
+    local n=$1 i ns
+    hosts_check
+    reap_stale
+    trap 'hosts_down' EXIT
+    trap 'exit 130' INT TERM HUP
+    HOSTS_TMP=$(mktemp -d /tmp/dsm-hosts.XXXXXX) || exit 1
+    chmod 700 "$HOSTS_TMP"
+    ssh-keygen -q -t ed25519 -N '' -f "$HOSTS_TMP/hostkey" || exit 1
+    ssh-keygen -q -t ed25519 -N '' -f "$HOSTS_TMP/id" || exit 1
+    cp "$HOSTS_TMP/id.pub" "$HOSTS_TMP/authorized_keys"
+    mkdir -p /run/sshd
+    cat >"$HOSTS_TMP/ssh_config" <<EOF
+Host *
+  User root
+  IdentityFile $HOSTS_TMP/id
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  GlobalKnownHostsFile /dev/null
+  LogLevel ERROR
+  BatchMode yes
+  ConnectTimeout 5
+  ServerAliveInterval 2
+  ServerAliveCountMax 2
+  # One connection per host, reused by every job of the test: a connection
+  # costs 0.5-2 s of this small, shared machine's time, a session on it a
+  # few ms. (Users do the same; dsmrun needs nothing of it.)
+  ControlMaster auto
+  ControlPath $HOSTS_TMP/cm-%h
+  ControlPersist 60
+EOF
+    export DSMRUN_RSH="ssh -T -F $HOSTS_TMP/ssh_config"
+
+    HOSTS_N=$n
+    ip netns add "$NS_PREFIX-sw" || skip "cannot create a network namespace"
+    ip -n "$NS_PREFIX-sw" link set lo up
+    ip -n "$NS_PREFIX-sw" link add br0 type bridge || skip "cannot create a bridge"
+    ip -n "$NS_PREFIX-sw" link set br0 up
+    for ((i = 1; i <= n; i++)); do
+        ns=$(hostname_of "$i")
+        ip netns add "$ns" || exit 1
+        ip -n "$ns" link set lo up
+        ip -n "$NS_PREFIX-sw" link add "p$i" type veth peer name eth0 netns "$ns" ||
+            skip "cannot create veth pairs"
+        ip -n "$NS_PREFIX-sw" link set "p$i" master br0 up
+        ip -n "$ns" addr add "$(addr_of "$i")/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        cat >"$HOSTS_TMP/sshd_config.$i" <<EOF
+ListenAddress $(addr_of "$i")
+HostKey $HOSTS_TMP/hostkey
+PidFile $HOSTS_TMP/sshd.$i.pid
+AuthorizedKeysFile $HOSTS_TMP/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+PrintLastLog no
+MaxStartups 100
+MaxSessions 100
+LogLevel ERROR
+EOF
+        ip netns exec "$ns" /usr/sbin/sshd -f "$HOSTS_TMP/sshd_config.$i" -E "$HOSTS_TMP/sshd.$i.log" ||
+            skip "sshd does not start in a namespace: $(tail -1 "$HOSTS_TMP/sshd.$i.log")"
+    done
+    # Every sshd listens before the test begins (sshd may go to the
+    # background before it binds its port).
+    for ((i = 1; i <= n; i++)); do
+        local tries=0
+        until [ -n "$(ip netns exec "$(hostname_of "$i")" ss -Hltn 'sport = :22')" ]; do
+            tries=$((tries + 1))
+            [ $tries -lt 100 ] || { echo "FAILED: sshd on host $i does not listen"; exit 1; }
+            sleep 0.05
+        done
+    done
+}
+
+# on_host I command...: runs the command on host I (in its namespace).
+on_host() {
+    local i=$1
+    shift
+    ip netns exec "$(hostname_of "$i")" "$@"
+}
+
+# "addr1,addr2:SLOTS,...": hosts 1..N, SLOTS each.
+host_list() {
+    local n=$1 slots=$2 i list=
+    for ((i = 1; i <= n; i++)); do
+        list+="${list:+,}$(addr_of "$i"):$slots"
+    done
+    echo "$list"
+}
+
+# Processes left on any host, other than ssh's own (each host's sshd and
+# its sessions, and on host 1 the test's shared ssh connections); prints
+# them, returns 1 if any.
+leftovers() {
+    local i ns pid comm left=0
+    for ((i = 1; i <= HOSTS_N; i++)); do
+        ns=$(hostname_of "$i")
+        ip netns list | grep -q "^$ns\b" || continue
+        for pid in $(ip netns pids "$ns"); do
+            comm=$(ps -o comm= -p "$pid") || continue
+            case $comm in sshd | ssh) continue ;; esac
+            echo "left on host $i: $(ps -o pid=,args= -p "$pid")"
+            left=1
+        done
+    done
+    return $left
+}
+
+# When dsmrun returns, every agent has ended (dsmrun waits for its ssh,
+# which ends with the agent) and every agent has reaped its nodes: the
+# check needs no waiting.
+no_leftovers() { leftovers; }

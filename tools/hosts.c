@@ -1,0 +1,527 @@
+/*
+ * hosts.c — dsmrun's side of a job on several hosts (--hosts, --hostfile).
+ *
+ * One ssh per host runs that host's agent (`dsmrun --agent`, agent.c); the
+ * job description goes down its stdin (remote.h), the agent's answers come
+ * up its stdout. Once every agent has reported its nodes' addresses, each
+ * is sent all of them and starts its nodes. From then on dsmrun forwards
+ * the agents' output, sends them a heartbeat, and supervises the ssh
+ * processes as it supervises nodes on one host: the first that ends badly
+ * stops the job on every host.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launcher.h"
+
+/* Agents are told through their stdin, then that stdin is closed: an agent
+ * reads EOF as "stop" too, so one that misses the line still stops. Only
+ * SIGKILL goes to the ssh processes themselves, whose end cuts the agents'
+ * stdin. */
+void tell_agents(struct launcher *l, int sig)
+{
+    for (int i = 0; i < l->count; i++) {
+        struct node *h = &l->nodes[i];
+        if (h->ctl < 0)
+            continue;
+        char line[32];
+        int len = snprintf(line, sizeof line, "stop %d\n", sig);
+        (void)!write(h->ctl, line, (size_t)len);   /* best effort: EOF follows */
+        close(h->ctl);
+        h->ctl = -1;
+    }
+}
+
+/* The last line of what a host's ssh printed on stderr, or "". */
+static const char *last_err_line(struct node *h)
+{
+    if (!h->errs || !h->errs_len)
+        return "";
+    while (h->errs_len && (h->errs[h->errs_len - 1] == '\n' || h->errs[h->errs_len - 1] == '\r'))
+        h->errs_len--;
+    h->errs[h->errs_len] = 0;
+    char *nl = strrchr(h->errs, '\n');
+    return nl ? nl + 1 : h->errs;
+}
+
+/* The ssh that runs a host's agent ended. The agent reports its own nodes'
+ * failures (and exits with the first one's status); what is left to say
+ * here is what the agent could not: ssh failed, or the host was lost. */
+void host_ended(struct launcher *l, struct node *h, int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && h->ready)
+        return;
+    if (l->phase != JOB_RUNNING)
+        return;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const char *said = last_err_line(h);
+    char nodes[48];
+    if (h->ranks == 1)
+        snprintf(nodes, sizeof nodes, "node %d", h->rank);
+    else
+        snprintf(nodes, sizeof nodes, "nodes %d-%d", h->rank, h->rank + h->ranks - 1);
+    if (!strncmp(said, "dsmrun: ", 8)) {
+        /* The agent said what went wrong, naming the host: one line is enough. */
+        fprintf(stderr, "%s\n", said);
+    } else if (!h->ready) {
+        fprintf(stderr, "dsmrun: host %s (%s): could not start: %s%s; stopping the job\n",
+                h->host, nodes, *said ? said : "ssh ended",
+                WIFEXITED(status) && code == 0 ? " before its agent answered" : "");
+        code = EXIT_LAUNCH;
+    } else if (WIFSIGNALED(status)) {
+        fprintf(stderr, "dsmrun: host %s (%s): ssh was killed by signal %d (%s); stopping the job\n",
+                h->host, nodes, WTERMSIG(status), strsignal(WTERMSIG(status)));
+    } else if (code == 255) {
+        fprintf(stderr, "dsmrun: host %s (%s): lost the connection (ssh ended with status 255%s%s); "
+                "stopping the job\n", h->host, nodes, *said ? ": " : "", said);
+    }
+    /* Otherwise the agent already printed the node's failure. */
+    stop_job(l, SIGTERM, code);
+}
+
+
+#define CONNECT_TIMEOUT_S 30.0    /* for every agent to report its addresses */
+#define HELD_ERR_MAX      65536   /* stderr held back per host before it is ready */
+
+extern char **environ;
+
+static int load_hosts(struct launcher *l)
+{
+    char err[512];
+    l->hl = calloc(1, sizeof *l->hl);
+    if (!l->hl) {
+        fprintf(stderr, "dsmrun: out of memory\n");
+        return -ENOMEM;
+    }
+    if (l->opt.hosts) {
+        if (hostlist_parse(l->hl, l->opt.hosts, err, sizeof err) < 0)
+            goto bad;
+    } else {
+        FILE *f = fopen(l->opt.hostfile, "r");
+        if (!f) {
+            fprintf(stderr, "dsmrun: cannot read --hostfile %s: %s\n", l->opt.hostfile,
+                    strerror(errno));
+            return -EINVAL;
+        }
+        char *text = NULL;
+        size_t cap = 0;
+        ssize_t len = getdelim(&text, &cap, 0, f);   /* the whole file */
+        fclose(f);
+        int r = hostlist_parse_file(l->hl, len > 0 ? text : "", l->opt.hostfile, err,
+                                    sizeof err);
+        free(text);
+        if (r < 0)
+            goto bad;
+    }
+    int nodes = hostlist_assign(l->hl, l->opt.nodes, err, sizeof err);
+    if (nodes < 0)
+        goto bad;
+    if (nodes > BOOT_MAX_NODES) {
+        snprintf(err, sizeof err, "the host list gives %d slots; a job has at most %d nodes "
+                 "(use -n)", nodes, BOOT_MAX_NODES);
+        goto bad;
+    }
+    l->opt.nodes = nodes;
+    return 0;
+bad:
+    fprintf(stderr, "dsmrun: %s\n", err);
+    return -EINVAL;
+}
+
+/* The words of DSMRUN_RSH (default: ssh, never asking for a password, with
+ * bounded waits for a host that does not answer), then the host and the
+ * remote command. */
+static char **rsh_argv(const char *host, const char *command, char **words)
+{
+    static const char *const ssh_default[] = {
+        "ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+        "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", NULL};
+    const char *rsh = getenv("DSMRUN_RSH");
+    int n = 0;
+    char **argv = calloc(64 + 3, sizeof *argv);
+    if (!argv)
+        return NULL;
+    if (rsh && *rsh) {
+        char *copy = strdup(rsh), *save = NULL;
+        if (!copy) {
+            free(argv);
+            return NULL;
+        }
+        *words = copy;
+        for (char *w = strtok_r(copy, " \t", &save); w && n < 64; w = strtok_r(NULL, " \t", &save))
+            argv[n++] = w;
+    } else {
+        for (int i = 0; ssh_default[i]; i++)
+            argv[n++] = (char *)ssh_default[i];
+    }
+    argv[n++] = (char *)host;
+    argv[n++] = (char *)command;
+    argv[n] = NULL;
+    return argv;
+}
+
+/* What every remote node's environment gets from here: the DSM_ settings
+ * and --env. (Not the whole environment: the remote host has its own.) */
+static int collect_env(const struct launcher *l, struct remote_job *j)
+{
+    size_t max = (size_t)l->opt.nenv;
+    for (char **e = environ; *e; e++)
+        max++;
+    j->env = calloc(max + 1, sizeof *j->env);
+    if (!j->env)
+        return -ENOMEM;
+    for (char **e = environ; *e; e++)
+        if (!strncmp(*e, "DSM_", 4) && strchr(*e, '=') && !is_contract_var(*e))
+            j->env[j->nenv++] = *e;
+    for (int i = 0; i < l->opt.nenv; i++)
+        j->env[j->nenv++] = (char *)l->opt.env[i];
+    return 0;
+}
+
+static int start_host(struct launcher *l, struct node *h, struct remote_job *j,
+                      const char *command)
+{
+    int ctl[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    char *words = NULL, **argv = rsh_argv(h->host, command, &words);
+    int r = 0;
+
+    if (!argv)
+        return -ENOMEM;
+    if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+        r = -errno;
+        goto done;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        r = -errno;
+        goto done;
+    }
+    if (pid == 0) {
+        /* Its own process group: a terminal's ^C is dsmrun's to act on, and
+         * the agents stop in order, not by a cut connection. */
+        setpgid(0, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+            _exit(EXIT_LAUNCH);
+        if (dup2(ctl[0], STDIN_FILENO) < 0 || dup2(out[1], STDOUT_FILENO) < 0 ||
+            dup2(err[1], STDERR_FILENO) < 0)
+            _exit(EXIT_LAUNCH);
+        signal(SIGPIPE, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
+        execvp(argv[0], argv);
+        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(EXIT_EXEC_FAILED);
+    }
+    h->pid = pid;
+    l->running++;
+    close(ctl[0]);
+    close(out[1]);
+    close(err[1]);
+    ctl[0] = out[1] = err[1] = -1;
+    h->ctl = ctl[1];
+    ctl[1] = -1;
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    h->out[0].fd = out[0];
+    h->out[1].fd = err[0];
+    out[0] = err[0] = -1;
+
+    /* The job, key included, goes through ssh's stdin. It is a few KiB: the
+     * pipe takes it at once. */
+    j->host = (char *)h->host;
+    j->first_rank = h->rank;
+    j->ranks = h->ranks;
+    char *text = remote_job_format(j);
+    if (!text)
+        r = -ENOMEM;
+    else if ((r = write_all(h->ctl, text, strlen(text))) == -EPIPE)
+        r = 0;    /* ssh already ended: its status will say why */
+    if (text) {
+        explicit_bzero(text, strlen(text));
+        free(text);
+    }
+    l->beat = now_s() + BEAT_S;
+done:
+    close_pair(ctl);
+    close_pair(out);
+    close_pair(err);
+    free(words);
+    free(argv);
+    return r;
+}
+
+/* One line the agent printed before it was ready. */
+static void host_line(struct launcher *l, struct node *h, const char *line)
+{
+    size_t plen = strlen(REMOTE_REPLY);
+    if (strncmp(line, REMOTE_REPLY, plen)) {
+        printf("%s\n", line);    /* a login script's chatter: the user's */
+        return;
+    }
+    line += plen;
+    int rank, consumed = 0;
+    char ip[INET_ADDRSTRLEN + 1];
+    unsigned port;
+    struct in_addr a;
+    if (!strcmp(line, "ready")) {
+        if (h->addrs == h->ranks) {
+            h->ready = true;
+            return;
+        }
+    } else if (sscanf(line, "addr %d %15[0-9.]:%u%n", &rank, ip, &port, &consumed) == 3 &&
+               !line[consumed] && rank >= h->rank && rank < h->rank + h->ranks &&
+               port > 0 && port < 65536 && inet_pton(AF_INET, ip, &a) == 1 &&
+               l->peer_addr[rank].sin_port == 0) {
+        l->peer_addr[rank] = (struct sockaddr_in){
+            .sin_family = AF_INET, .sin_addr = a, .sin_port = htons((uint16_t)port)};
+        h->addrs++;
+        return;
+    }
+    fprintf(stderr, "dsmrun: host %s: unexpected answer from its agent: '%.80s'; stopping the job\n",
+            h->host, line);
+    stop_job(l, SIGTERM, EXIT_LAUNCH);
+}
+
+/* Reads what a host's ssh printed before its agent was ready: stdout is
+ * parsed by lines, stderr held back (shown if all goes well, its last line
+ * quoted if not). */
+static void pump_handshake(struct launcher *l, struct node *h, int which)
+{
+    struct output_stream *s = &h->out[which];
+    char chunk[4096];
+    ssize_t got;
+    do
+        got = read(s->fd, chunk, sizeof chunk);
+    while (got < 0 && errno == EINTR);
+    if (got < 0 && errno == EAGAIN)
+        return;
+    if (got <= 0) {
+        close(s->fd);
+        s->fd = -1;
+        return;
+    }
+    if (which == 1) {
+        if (h->errs_len + (size_t)got > HELD_ERR_MAX)
+            h->errs_len = 0;     /* keep the end, which says what went wrong */
+        char *e = realloc(h->errs, h->errs_len + (size_t)got + 1);
+        if (!e)
+            return;
+        h->errs = e;
+        memcpy(h->errs + h->errs_len, chunk, (size_t)got);
+        h->errs_len += (size_t)got;
+        return;
+    }
+    for (ssize_t i = 0; i < got; i++) {
+        if (h->ready) {          /* nothing is due until the peers: the user's */
+            emit_output(s, chunk + i, (size_t)(got - i));
+            return;
+        }
+        if (chunk[i] != '\n') {
+            if (h->line_len < REMOTE_LINE_MAX) {
+                if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
+                    return;
+                h->line[h->line_len++] = chunk[i];
+            }
+            continue;
+        }
+        if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
+            return;
+        h->line[h->line_len] = 0;
+        h->line_len = 0;
+        host_line(l, h, h->line);
+    }
+}
+
+static bool all_ready(const struct launcher *l)
+{
+    for (int i = 0; i < l->count; i++)
+        if (!l->nodes[i].ready)
+            return false;
+    return true;
+}
+
+/* Waits until every agent has reported its nodes' addresses. Returns 0, or
+ * -1 once the job is stopping. */
+static int handshake(struct launcher *l)
+{
+    double deadline = now_s() + CONNECT_TIMEOUT_S;
+    struct node **owner = calloc(1 + 2 * (size_t)l->count, sizeof *owner);
+    int *which = calloc(1 + 2 * (size_t)l->count, sizeof *which);
+    if (!owner || !which) {
+        free(owner);
+        free(which);
+        fprintf(stderr, "dsmrun: out of memory; stopping the job\n");
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+        return -1;
+    }
+    while (l->phase == JOB_RUNNING && !all_ready(l)) {
+        int n = 0;
+        l->pfds[n++] = (struct pollfd){.fd = l->sigfd, .events = POLLIN};
+        for (int i = 0; i < l->count; i++)
+            for (int j = 0; j < 2; j++)
+                if (l->nodes[i].out[j].fd >= 0) {
+                    owner[n] = &l->nodes[i];
+                    which[n] = j;
+                    l->pfds[n++] = (struct pollfd){.fd = l->nodes[i].out[j].fd, .events = POLLIN};
+                }
+        double left = deadline - now_s();
+        if (left <= 0) {
+            for (int i = 0; i < l->count; i++)
+                if (!l->nodes[i].ready) {
+                    fprintf(stderr, "dsmrun: host %s did not answer within %g s; stopping the job\n",
+                            l->nodes[i].host, CONNECT_TIMEOUT_S);
+                    break;
+                }
+            stop_job(l, SIGTERM, EXIT_LAUNCH);
+            break;
+        }
+        int ready = poll(l->pfds, (nfds_t)n, (int)ceil(left * 1000));
+        if (ready < 0 && errno != EINTR) {
+            fprintf(stderr, "dsmrun: poll: %s; stopping the job\n", strerror(errno));
+            stop_job(l, SIGTERM, EXIT_LAUNCH);
+            break;
+        }
+        for (int i = 1; ready > 0 && i < n; i++)
+            if (l->pfds[i].revents)
+                pump_handshake(l, owner[i], which[i]);
+        /* Signals last: an ssh that ended has had its stderr read. */
+        if (ready > 0 && l->pfds[0].revents)
+            handle_signals(l);
+    }
+    free(owner);
+    free(which);
+    return l->phase == JOB_RUNNING ? 0 : -1;
+}
+
+/* Every node's address to every agent: they start their nodes. */
+static int send_peers(struct launcher *l)
+{
+    bool loopback = false, other = false;
+    const char *lo_host = NULL;
+    for (int i = 0; i < l->count; i++) {
+        const struct node *h = &l->nodes[i];
+        for (int r = h->rank; r < h->rank + h->ranks; r++) {
+            bool lo = (ntohl(l->peer_addr[r].sin_addr.s_addr) >> 24) == 127;
+            if (lo && !lo_host)
+                lo_host = h->host;
+            loopback |= lo;
+            other |= !lo;
+        }
+    }
+    if (loopback && other) {
+        fprintf(stderr, "dsmrun: host %s: its nodes bound a loopback address, which the other "
+                "hosts cannot reach; name it by an address they reach; stopping the job\n",
+                lo_host);
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+        return -1;
+    }
+    struct node tmp[BOOT_MAX_NODES];
+    for (int r = 0; r < l->opt.nodes; r++)
+        tmp[r].addr = l->peer_addr[r];
+    char *peers = format_peers(tmp, l->opt.nodes);
+    if (!peers) {
+        fprintf(stderr, "dsmrun: out of memory; stopping the job\n");
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+        return -1;
+    }
+    for (int i = 0; i < l->count; i++) {
+        struct node *h = &l->nodes[i];
+        /* What ssh said on the way (warnings) is the user's. */
+        if (h->errs_len)
+            fwrite(h->errs, 1, h->errs_len, stderr);
+        h->errs_len = 0;
+        if (h->ctl >= 0 && (write_all(h->ctl, "peers ", 6) < 0 ||
+                            write_all(h->ctl, peers, strlen(peers)) < 0 ||
+                            write_all(h->ctl, "\n", 1) < 0))
+            continue;   /* that ssh ended: its status will tell */
+        /* From here only short lines go down: an agent that stopped
+         * reading must not stall dsmrun. */
+        if (h->ctl >= 0)
+            fcntl(h->ctl, F_SETFL, O_NONBLOCK);
+    }
+    fflush(stderr);
+    free(peers);
+    return 0;
+}
+
+int run_hosts(struct launcher *l)
+{
+    int r;
+    if (load_hosts(l) < 0)
+        return EXIT_USAGE;
+    /* An agent that ended makes writes to its stdin fail; its status says
+     * why, so the write's EPIPE is enough. (ssh gets SIGPIPE back.) */
+    signal(SIGPIPE, SIG_IGN);
+    int hosts = 0;
+    for (int i = 0; i < l->hl->count; i++)
+        hosts += l->hl->hosts[i].ranks > 0;
+    l->peer_addr = calloc((size_t)l->opt.nodes, sizeof *l->peer_addr);
+    if (!l->peer_addr || alloc_children(l, hosts, 0) < 0 || draw_key(l) < 0 ||
+        prepare_env_and_signals(l, NULL) < 0)
+        return EXIT_LAUNCH;
+    for (int i = 0, k = 0; i < l->hl->count; i++) {
+        const struct host_entry *e = &l->hl->hosts[i];
+        if (e->ranks == 0)
+            continue;
+        struct node *h = &l->nodes[k++];
+        h->host = e->name;
+        h->rank = e->first_rank;
+        h->ranks = e->ranks;
+        h->out[0].rank = h->out[1].rank = -1;   /* the agents prefix their nodes' lines */
+    }
+
+    char self[PATH_MAX], cwd[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0 || !getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "dsmrun: cannot find its own path or the working directory: %s\n",
+                strerror(errno));
+        return EXIT_LAUNCH;
+    }
+    self[len] = 0;
+    char *quoted = remote_shell_quote(self), *command = NULL;
+    if (!quoted || asprintf(&command, "%s --agent", quoted) < 0) {
+        free(quoted);
+        fprintf(stderr, "dsmrun: out of memory\n");
+        return EXIT_LAUNCH;
+    }
+    free(quoted);
+    struct remote_job j = {
+        .job_id = l->job_id, .nodes = l->opt.nodes, .launch_ns = l->launch_ns,
+        .tag_output = l->opt.tag_output, .cwd = cwd, .argv = l->opt.prog_argv,
+    };
+    memcpy(j.key, l->key, sizeof j.key);
+    while (j.argv[j.argc])
+        j.argc++;
+    if (collect_env(l, &j) < 0) {
+        fprintf(stderr, "dsmrun: out of memory\n");
+        free(command);
+        return EXIT_LAUNCH;
+    }
+    for (int i = 0; i < l->count; i++)
+        if ((r = start_host(l, &l->nodes[i], &j, command)) < 0) {
+            fprintf(stderr, "dsmrun: cannot start ssh for host %s: %s; stopping the job\n",
+                    l->nodes[i].host, strerror(-r));
+            stop_job(l, SIGTERM, EXIT_LAUNCH);
+            break;
+        }
+    explicit_bzero(j.key, sizeof j.key);
+    free(j.env);
+    free(command);
+    if (l->phase == JOB_RUNNING && handshake(l) == 0)
+        send_peers(l);
+    return supervise(l);
+}
+

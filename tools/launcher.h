@@ -1,0 +1,155 @@
+/*
+ * launcher.h — dsmrun's state and the functions its three parts share:
+ * dsmrun.c (the command line, one host's nodes, supervision), hosts.c (a
+ * job on several hosts: one agent per host over ssh) and agent.c (the
+ * agent, dsmrun --agent, on each of those hosts). Private to tools/dsmrun.
+ */
+#ifndef DSM_TOOLS_LAUNCHER_H
+#define DSM_TOOLS_LAUNCHER_H
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "hostlist.h"
+#include "remote.h"
+#include "runtime/boot.h"
+
+#define DSMRUN_VERSION   "0.1"
+#define EXIT_USAGE       2
+#define EXIT_TIMEOUT     124   /* as timeout(1) */
+#define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
+#define EXIT_EXEC_FAILED 127   /* as the shell's "command not found" */
+#define SOCKET_BUFFER    (4 << 20)
+#define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
+#define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
+#define READ_CHUNK       65536
+/* dsmrun tells every agent it is alive this often; an agent that hears
+ * nothing for BEAT_LOST_S (the launcher's host or the network is gone, and
+ * its ssh may never notice) stops its nodes. */
+#define BEAT_S           2.0
+#define BEAT_LOST_S      20.0
+
+/* What the command line asked for; pointers point into argv. */
+struct options {
+    int            nodes;
+    double         timeout_s;     /* 0: none */
+    bool           tag_output;
+    struct in_addr bind_addr;
+    bool           stats;
+    bool           shared_globals; /* --shared-globals */
+    const char    *stats_json;
+    const char    *trace;         /* --trace FILE: DSM_TRACE */
+    const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
+    const char   **env;           /* NAME=VALUE from --env */
+    int            nenv;
+    char         **prog_argv;     /* NULL-terminated */
+    const char    *hosts;         /* --hosts */
+    const char    *hostfile;      /* --hostfile */
+    bool           bind_given;
+    bool           agent;         /* --agent: run by another dsmrun over ssh */
+};
+
+/* One child output stream under --tag-output: bytes of the current line wait
+ * in buf until its newline so that lines of different nodes never mix. */
+struct output_stream {
+    int    fd;                    /* read end of the pipe; -1 once closed */
+    int    rank;                  /* of the node writing it; -1: no prefix */
+    FILE  *to;                    /* stdout or stderr of dsmrun */
+    char  *buf;
+    size_t len, cap;
+    bool   mid_line;              /* a line too long to buffer was started */
+};
+
+/* A child of dsmrun: a node, or with --hosts the ssh that runs a host's
+ * agent (its nodes are ranks rank .. rank+ranks-1). */
+struct node {
+    int                  rank;
+    pid_t                pid;     /* 0 before start and once reaped */
+    int                  sock;    /* -1 once handed to the child */
+    struct sockaddr_in   addr;    /* as bound */
+    struct output_stream out[2];  /* stdout, stderr */
+    /* the agent of a host */
+    const char          *host;
+    int                  ranks;
+    int                  ctl;     /* the agent's stdin; -1 once closed */
+    int                  addrs;   /* addresses it reported */
+    bool                 ready;
+    char                *line;    /* its stdout's current line, before ready */
+    size_t               line_len;
+    char                *errs;    /* its stderr before ready, held back */
+    size_t               errs_len;
+};
+
+enum launch_mode {
+    MODE_LOCAL,                   /* every node here */
+    MODE_HOSTS,                   /* an agent per host, over ssh */
+    MODE_AGENT,                   /* the nodes of one host, for a MODE_HOSTS dsmrun */
+};
+
+enum job_phase {
+    JOB_RUNNING,                  /* no failure seen */
+    JOB_STOPPING,                 /* nodes were told to stop; SIGKILL at deadline */
+    JOB_KILLED,                   /* SIGKILL sent; dsmrun gives up at deadline */
+};
+
+struct launcher {
+    struct options  opt;
+    enum launch_mode mode;
+    int             count;        /* children: nodes, or hosts with MODE_HOSTS */
+    struct node    *nodes;
+    struct hostlist *hl;          /* MODE_HOSTS */
+    struct sockaddr_in *peer_addr; /* MODE_HOSTS: every node's, as reported */
+    struct remote_job job;        /* MODE_AGENT: as the launcher sent it */
+    int             ctl_in;       /* MODE_AGENT: stdin, from the launcher; -1 at EOF */
+    double          beat;         /* MODE_HOSTS: when to tell the agents next;
+                                     MODE_AGENT: when the launcher counts as lost */
+    char           *ctl_buf;      /* its current line */
+    size_t          ctl_len;
+    uint64_t        launch_ns;    /* CLOCK_REALTIME at dsmrun's start */
+    uint64_t        job_id;
+    unsigned char   key[BOOT_KEY_BYTES];
+    sigset_t        orig_mask;    /* restored in the children */
+    int             sigfd;
+    int             running;      /* started and not reaped */
+    enum job_phase  phase;
+    double          deadline;     /* of --timeout, then of the phase; or INFINITY */
+    int             exit_status;  /* of the first failure; 0 while none */
+    struct pollfd  *pfds;         /* the signalfd, then open output pipes */
+    struct output_stream **pstreams; /* the stream of each pfds entry */
+};
+
+/* dsmrun.c */
+extern const char *agent_host;      /* on an agent, the host's name for messages */
+double now_s(void);
+int    write_all(int fd, const void *buf, size_t len);
+void   close_pair(int fds[2]);
+bool   is_contract_var(const char *assignment);
+char  *format_peers(const struct node *nodes, int count);
+const char *node_label(int rank, char *buf, size_t len);
+int    alloc_children(struct launcher *l, int count, int first_rank);
+int    open_sockets(struct launcher *l);
+int    draw_key(struct launcher *l);
+int    prepare_env_and_signals(struct launcher *l, const char *peers);
+void   start_nodes(struct launcher *l);
+void   stop_job(struct launcher *l, int sig, int exit_status);
+void   handle_signals(struct launcher *l);
+void   emit_output(struct output_stream *s, const char *data, size_t len);
+int    supervise(struct launcher *l);   /* returns the job's exit status */
+
+/* hosts.c */
+int    run_hosts(struct launcher *l);
+void   tell_agents(struct launcher *l, int sig);
+void   host_ended(struct launcher *l, struct node *h, int status);
+
+/* agent.c */
+int    run_agent(struct launcher *l);
+void   read_orders(struct launcher *l);
+void   take_orders(struct launcher *l, const char *data, size_t len);
+
+#endif
