@@ -85,7 +85,8 @@ void dsm_bcast(void *buf, size_t len, int root);
 /* Waits until every node has arrived (collective). */
 void dsm_barrier(void);
 
-/* Locks: any int id >= 0. A lock passes directly from its releaser to the
+/* Locks: any int id from 0 to 0x5fffffff (ids above are dsm's own, for
+ * its OpenMP runtime). A lock passes directly from its releaser to the
  * next waiter; the writes made before the release are visible after the
  * acquire. */
 void dsm_lock(int id);

@@ -197,6 +197,7 @@ int dsm_startup(int *argc, char ***argv)
         log_fatal("internal error: protocol %s is configured but not built", name);
     coherence_start(protocol);
     sync_start();
+    parallel_start();
     fork_start();
     report_start();
     rc = ipc_run();
@@ -220,5 +221,6 @@ void dsm_finish(void)
     report_finish();
     ipc_finish();
     coherence_finish();
+    parallel_finish();
     r->started = false;
 }
