@@ -430,6 +430,30 @@ static void data_environment(int *main_local)
     CHECK("flush", flag_seen == 1);
 }
 
+static long fib(int n)
+{
+    if (n < 2)
+        return n;
+    long a, b;
+#pragma omp task shared(a)
+    a = fib(n - 1);
+#pragma omp task shared(b)
+    b = fib(n - 2);
+#pragma omp taskwait
+    return a + b;
+}
+
+static void tasks(void)
+{
+    long result = 0;
+#pragma omp parallel
+    {
+#pragma omp single
+        result = fib(15);
+    }
+    CHECK("task, taskwait", result == 610);
+}
+
 int main(void)
 {
     int main_local = 0;
@@ -437,6 +461,7 @@ int main(void)
     reductions();
     sync_constructs();
     data_environment(&main_local);
+    tasks();
     printf("%s: %d failed\n", fails ? "FAILED" : "PASSED", fails);
     return fails ? 1 : 0;
 }
