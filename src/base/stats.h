@@ -56,6 +56,7 @@
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \
     X(PAR_CRITICALS,       "critical sections entered")                        \
     X(PAR_REDUCTIONS,      "reductions combined")                              \
+    X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \

@@ -16,6 +16,7 @@
 #include "base/stats.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
+#include "parallel/profile.h"
 
 enum { ORDERED_LOCK = PARALLEL_LOCK_BASE + 1 };
 
@@ -60,8 +61,52 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
 
 /* Sets this thread's part of a static loop: one block, or its chunks
  * (first chunk in lower..upper, the next `stride` further on). */
-static void static_init(kmp_int32 schedtype, kmp_int32 *plast, int64_t *lower, int64_t *upper,
-                        int64_t *stride, int64_t incr, int64_t chunk, bool is_unsigned)
+/* A static loop divided by seed 003's profiled schedule (DSM_OMP_STATIC):
+ * a block by speed, or, for a loop compiled with a chunk, chunks by speed. */
+static void profiled_static(struct omp_thread *t, const void *site, bool chunked, uint64_t trip,
+                            int64_t lb, int64_t incr, kmp_int32 *plast, int64_t *lower,
+                            int64_t *upper, int64_t *stride)
+{
+    struct omp_loop *l = &t->loop_state;
+    struct sched_spec spec = t->icv.static_sched;
+    if (!chunked)
+        spec.chunk = 0; /* clang runs an unchunked static loop's one block only */
+    l->site = parallel_site(site);
+    parallel_profiled_begin(l->site, &spec, trip, t->tid, t->nthreads, &l->plan);
+    struct loop_plan *p = &l->plan;
+    uint64_t first = p->first, count = p->count, round = trip;
+    if (p->cyclic) {
+        round = 0;
+        for (int i = 0; i < t->nthreads; i++)
+            round += p->chunks[i];
+        count = profile_cyclic_chunk(trip, t->nthreads, p->chunks, t->tid, 0, &first);
+        if (count)
+            count = p->chunks[t->tid];
+        else
+            first = trip;
+        *plast = 0;
+        for (uint64_t k = 0;; k++) { /* does one of our chunks hold the last iteration? */
+            uint64_t f, c = profile_cyclic_chunk(trip, t->nthreads, p->chunks, t->tid, k, &f);
+            if (!c)
+                break;
+            if (f + c == trip)
+                *plast = 1;
+        }
+    } else
+        *plast = count > 0 && first + count == trip;
+    if (count == 0) {
+        *lower = sched_value(lb, incr, trip);
+        *upper = sched_value(lb, incr, trip - 1);
+    } else {
+        *lower = sched_value(lb, incr, first);
+        *upper = sched_value(lb, incr, first + count - 1);
+    }
+    *stride = (int64_t)(round * (uint64_t)incr);
+}
+
+static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plast,
+                        int64_t *lower, int64_t *upper, int64_t *stride, int64_t incr,
+                        int64_t chunk, bool is_unsigned)
 {
     struct omp_thread *t = omp_self();
     int ordered;
@@ -73,10 +118,16 @@ static void static_init(kmp_int32 schedtype, kmp_int32 *plast, int64_t *lower, i
     int64_t lb = *lower;
     uint64_t trip = sched_trip(lb, *upper, incr, is_unsigned);
     int n = t->nthreads, tid = t->tid;
+    t->loop_state.site = NULL;
     if (trip == 0) {
         *plast = 0;
         *stride = incr;
         return; /* lower..upper is already empty */
+    }
+    if (t->icv.static_sched.kind == SCHED_PROFILED && n > 1 && loc && loc->psource) {
+        profiled_static(t, loc->psource, base == kmp_sch_static_chunked && chunk >= 1, trip, lb,
+                        incr, plast, lower, upper, stride);
+        return;
     }
     if (base == kmp_sch_static_chunked && chunk >= 1) {
         uint64_t c = (uint64_t)chunk;
@@ -103,9 +154,9 @@ static void static_init(kmp_int32 schedtype, kmp_int32 *plast, int64_t *lower, i
                                          kmp_int32 *plastiter, T *plower, T *pupper,            \
                                          T *pstride, T incr, T chunk)                           \
     {                                                                                            \
-        (void)loc, (void)gtid;                                                                   \
+        (void)gtid;                                                                              \
         int64_t lo = (int64_t)*plower, hi = (int64_t)*pupper, st = 0;                            \
-        static_init(schedtype, plastiter, &lo, &hi, &st, (int64_t)incr, (int64_t)chunk,         \
+        static_init(loc, schedtype, plastiter, &lo, &hi, &st, (int64_t)incr, (int64_t)chunk,    \
                     UNSIGNED);                                                                   \
         *plower = (T)lo;                                                                         \
         *pupper = (T)hi;                                                                         \
@@ -117,9 +168,10 @@ static void static_init(kmp_int32 schedtype, kmp_int32 *plast, int64_t *lower, i
                                          kmp_int32 *plastiter, T *plower, T *pupper,            \
                                          ST *pstride, ST incr, ST chunk)                        \
     {                                                                                            \
-        (void)loc, (void)gtid;                                                                   \
+        (void)gtid;                                                                              \
         int64_t lo = (int64_t)*plower, hi = (int64_t)*pupper, st = 0;                            \
-        static_init(schedtype, plastiter, &lo, &hi, &st, (int64_t)incr, (int64_t)chunk, true);  \
+        static_init(loc, schedtype, plastiter, &lo, &hi, &st, (int64_t)incr, (int64_t)chunk,    \
+                    true);                                                                       \
         *plower = (T)lo;                                                                         \
         *pupper = (T)hi;                                                                         \
         *pstride = (ST)st;                                                                       \
@@ -129,19 +181,27 @@ STATIC_INIT(8, kmp_int64, false)
 STATIC_INIT_U(4u, kmp_uint32, kmp_int32)
 STATIC_INIT_U(8u, kmp_uint64, kmp_int64)
 
-void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    struct omp_loop *l = &omp_self()->loop_state;
+    if (l->site) {
+        parallel_profiled_end(l->site);
+        l->site = NULL;
+    }
+}
 
 /* ---- dispatched loops ------------------------------------------------------- */
 
-static void dispatch_init(kmp_int32 schedule, int64_t lb, int64_t ub, int64_t st, int64_t chunk,
-                          bool is_unsigned)
+static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, int64_t ub,
+                          int64_t st, int64_t chunk, bool is_unsigned)
 {
     struct omp_thread *t = omp_self();
     int ordered;
     int base = kmp_sched_base(schedule, &ordered);
     enum sched_kind kind = base < 0 ? 0 : kind_of(base, t, &chunk);
-    if (!kind || kind == SCHED_PROFILED)
-        kind = base < 0 ? 0 : SCHED_STATIC;
+    if (kind == SCHED_PROFILED && (ordered || t->nthreads == 1 || !loc || !loc->psource))
+        kind = SCHED_STATIC; /* nothing to balance, or turns to keep: as static */
     if (!kind)
         log_fatal("OpenMP loop with schedule type %d, which dsm does not know", schedule);
     t->loop++;
@@ -158,6 +218,11 @@ static void dispatch_init(kmp_int32 schedule, int64_t lb, int64_t ub, int64_t st
         /* static with no chunk: one block each; else at least 1 */
         .chunk = chunk > 0 ? (uint64_t)chunk : kind == SCHED_STATIC ? 0 : 1,
     };
+    if (kind == SCHED_PROFILED) {
+        l->site = parallel_site(loc->psource);
+        parallel_profiled_begin(l->site, &t->icv.run_sched, l->trip, t->tid, t->nthreads,
+                                &l->plan);
+    }
 }
 
 /* The next chunk of ours: its first iteration and its size (0: none). */
@@ -166,7 +231,19 @@ static uint64_t next_chunk(struct omp_thread *t, struct omp_loop *l, uint64_t *f
     if (l->done)
         return 0;
     uint64_t count;
-    if (l->kind == SCHED_STATIC) {
+    if (l->kind == SCHED_PROFILED) {
+        if (l->plan.cyclic)
+            count = profile_cyclic_chunk(l->trip, t->nthreads, l->plan.chunks, t->tid, l->next++,
+                                         first);
+        else {
+            count = l->next++ == 0 ? l->plan.count : 0;
+            *first = l->plan.first;
+        }
+        if (count == 0) {
+            parallel_profiled_end(l->site);
+            l->site = NULL;
+        }
+    } else if (l->kind == SCHED_STATIC) {
         if (l->chunk == 0) {
             count = l->next++ == 0 ? sched_static_block(l->trip, t->tid, t->nthreads, first) : 0;
         } else {
@@ -228,8 +305,8 @@ static void dispatch_fini(void)
     void __kmpc_dispatch_init_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 schedule, T lb,  \
                                        T ub, ST st, ST chunk)                                   \
     {                                                                                            \
-        (void)loc, (void)gtid;                                                                   \
-        dispatch_init(schedule, (int64_t)lb, (int64_t)ub, (int64_t)st, (int64_t)chunk,         \
+        (void)gtid;                                                                              \
+        dispatch_init(loc, schedule, (int64_t)lb, (int64_t)ub, (int64_t)st, (int64_t)chunk,    \
                       UNSIGNED);                                                                 \
     }                                                                                            \
     int __kmpc_dispatch_next_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 *p_last, T *p_lb, \

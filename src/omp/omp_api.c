@@ -64,8 +64,15 @@ static void omp_init(struct omp_thread *t)
         char err[160];
         if (sched_parse(s, &t->icv.run_sched, err, sizeof err))
             log_fatal("OMP_SCHEDULE=%s", err);
-        if (t->icv.run_sched.kind == SCHED_PROFILED)
-            log_fatal("OMP_SCHEDULE=%s: the profiled schedule is not built yet", s);
+    }
+    t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
+    const char *st = getenv("DSM_OMP_STATIC");
+    if (st && *st) {
+        char err[160];
+        if (sched_parse(st, &t->icv.static_sched, err, sizeof err))
+            log_fatal("DSM_OMP_STATIC=%s", err);
+        if (t->icv.static_sched.kind != SCHED_STATIC && t->icv.static_sched.kind != SCHED_PROFILED)
+            log_fatal("DSM_OMP_STATIC=%s: static loops may be divided static or profiled", st);
     }
     t->ready = true;
 }

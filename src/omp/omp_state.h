@@ -41,12 +41,15 @@ struct omp_loop {
     bool            done;
     uint64_t        cur, end;   /* ordered: iteration running, end of its chunk */
     bool            has_turn;   /* ordered: `cur` has been given its turn */
+    struct loop_site *site;     /* profiled: its site; NULL otherwise */
+    struct loop_plan  plan;     /* profiled: this execution's division */
 };
 
 /* Internal control variables (OpenMP 5.1 §2.4), those dsm honours. */
 struct omp_icv {
     int               nthreads;        /* nthreads-var: OMP_NUM_THREADS, omp_set_num_threads */
     struct sched_spec run_sched;       /* run-sched-var: OMP_SCHEDULE, omp_set_schedule */
+    struct sched_spec static_sched;    /* DSM_OMP_STATIC: how static loops are divided */
     bool              dynamic;         /* dyn-var */
     int               max_active_levels;
 };

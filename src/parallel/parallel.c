@@ -5,10 +5,12 @@ void parallel_start(void)
 {
     parallel_dispatch_start();
     parallel_claim_start();
+    parallel_sites_start();
 }
 
 void parallel_finish(void)
 {
     parallel_dispatch_finish();
     parallel_claim_finish();
+    parallel_sites_finish();
 }

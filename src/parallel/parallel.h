@@ -33,6 +33,8 @@ enum parallel_type {
     PAR_CLAIM_REQ,                  /* a lock of the API's (omp_set_lock, omp_test_lock), at node 0 */
     PAR_CLAIM_REP,                  /* granted, or busy for a try */
     PAR_CLAIM_LEAVE,                /* released: the next waiter's */
+    PAR_SPEED,                      /* profiled loops: a node's measured speed, to node 0 */
+    PAR_SPEEDS,                     /* every member's, back to each */
     PARALLEL_TYPE_NEXT
 };
 
@@ -43,6 +45,8 @@ void parallel_dispatch_start(void);
 void parallel_dispatch_finish(void);
 void parallel_claim_start(void);
 void parallel_claim_finish(void);
+void parallel_sites_start(void);
+void parallel_sites_finish(void);
 
 /* A loop's name: the same on every member of the team. */
 struct loop_id {
@@ -63,6 +67,48 @@ void parallel_turn_wait(struct loop_id id, uint64_t iter);
 /* Iteration `iter` of a loop of `trip` iterations has finished: the next
  * one may go. Called once per iteration, in any order across threads. */
 void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip);
+
+/* ---- loop sites and seed 003's profiled schedule (loopsite.c) ---------- */
+
+/* A loop of the program's source, by an address the same on every node;
+ * its state on this node, kept across the loop's executions. */
+struct loop_site {
+    struct loop_site *next;
+    const void       *key;
+    int               nthreads, tid;       /* the team it was profiled with */
+    uint64_t          executions;
+    bool              profiling;           /* still measuring (Fig. 4 (1)) */
+    bool              have_weights;        /* re-partitioned: the chunk_vector's weights */
+    double            weights[VT_MAX_NODES];
+    uint64_t          rounds, repartitions;
+    double            last_gain;           /* predicted by the last decision */
+    bool              timing;              /* this execution is measured */
+    uint64_t          timed_iterations, timed_ns, timed_trip;
+    uint64_t          running_iterations, started_ns;
+};
+
+/* This node's state of the site named `key`, made on first use. */
+struct loop_site *parallel_site(const void *key);
+
+/* One execution's division for this thread: a block of `count` iterations
+ * from `first` (block split), or its chunks of chunks[tid] iterations, the
+ * k-th at k * (sum of chunks) + (chunks of the threads before it)
+ * (cyclic split; profile_cyclic_chunk walks them). count: its total. */
+struct loop_plan {
+    bool     cyclic;
+    uint64_t first, count;
+    uint64_t chunks[VT_MAX_NODES];
+};
+
+/* Every thread of the team calls these around each execution of a
+ * profiled loop of `trip` iterations (collective at decision points). */
+void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec, uint64_t trip,
+                             int tid, int n, struct loop_plan *plan);
+void parallel_profiled_end(struct loop_site *s);
+
+/* The least predicted gain (a fraction) for which a profiled loop is
+ * re-partitioned (DSM_PROFILED_GAIN). */
+void parallel_set_profile_threshold(double fraction);
 
 /* Locks a program can test (omp_test_lock), which dsm_lock's queue cannot
  * answer without waiting: node 0 keeps who holds each and who waits. A

@@ -5,6 +5,7 @@
  * OMP_SCHEDULE is parsed or refused with a reason.
  */
 #include "check.h"
+#include "parallel/profile.h"
 #include "parallel/schedule.h"
 
 #include <stdlib.h>
@@ -139,6 +140,68 @@ static void test_bad_omp_schedules_are_refused(void)
     }
 }
 
+/* Seed 003 Fig. 2 and Fig. 4: nodes at speeds 3:1:2. */
+static void test_profiled_repartitions_when_it_pays(void)
+{
+    double speed[3] = {3000, 1000, 2000};
+    uint64_t even[3] = {200, 200, 200}, next[3];
+    double gain;
+    CHECK(profile_decide(600, 3, even, speed, 0.05, next, &gain));
+    CHECK_EQ(next[0], 300);
+    CHECK_EQ(next[1], 100);
+    CHECK_EQ(next[2], 200);
+    /* even: 200 / 1000 = 0.2 s; by speed: 0.1 s */
+    CHECK(gain > 0.49 && gain < 0.51);
+    CHECK(profile_predict(3, even, speed) > 0.199 && profile_predict(3, even, speed) < 0.201);
+
+    /* Already divided by speed: nothing left to gain, profiling stops. */
+    uint64_t again[3];
+    CHECK(!profile_decide(600, 3, next, speed, 0.05, again, &gain));
+    CHECK(gain < 0.01);
+
+    /* Equal speeds, even split: no gain. */
+    double same[2] = {5, 5};
+    uint64_t half[2] = {50, 50}, out[2];
+    CHECK(!profile_decide(100, 2, half, same, 0.05, out, &gain));
+    /* A small gain below the threshold is not taken. */
+    double close[2] = {1000, 1040};
+    CHECK(!profile_decide(100, 2, half, close, 0.05, out, &gain));
+    CHECK(profile_decide(100, 2, half, close, 0.01, out, &gain));
+
+    /* A thread that ran nothing counts at the others' mean speed. */
+    double unknown[3] = {2000, 0, 2000};
+    uint64_t got[3], cur[3] = {10, 0, 10};
+    profile_decide(30, 3, cur, unknown, 0.05, got, &gain);
+    CHECK_EQ(got[0] + got[1] + got[2], 30);
+    CHECK_EQ(got[1], 10);
+}
+
+static void test_cyclic_chunks_scale_with_speed_and_cover_once(void)
+{
+    double speed[3] = {3, 1, 2};
+    uint64_t chunks[3];
+    profile_chunks(3, speed, 4, chunks);
+    CHECK_EQ(chunks[0], 12);
+    CHECK_EQ(chunks[1], 4);
+    CHECK_EQ(chunks[2], 8);
+    for (uint64_t trip = 0; trip < 100; trip += 7) {
+        static int hits[100];
+        memset(hits, 0, sizeof hits);
+        for (int t = 0; t < 3; t++)
+            for (uint64_t k = 0;; k++) {
+                uint64_t first, c = profile_cyclic_chunk(trip, 3, chunks, t, k, &first);
+                if (!c)
+                    break;
+                for (uint64_t i = first; i < first + c; i++)
+                    hits[i]++;
+            }
+        int ok = 1;
+        for (uint64_t i = 0; i < trip; i++)
+            ok &= hits[i] == 1;
+        CHECK(ok);
+    }
+}
+
 int main(void)
 {
     test_trip_counts_of_every_shape();
@@ -148,5 +211,7 @@ int main(void)
     test_weighted_split_follows_the_weights();
     test_omp_schedule_is_parsed();
     test_bad_omp_schedules_are_refused();
+    test_profiled_repartitions_when_it_pays();
+    test_cyclic_chunks_scale_with_speed_and_cover_once();
     return check_report("test_schedule");
 }
