@@ -282,35 +282,21 @@ int main(int argc, char **argv)
     dsm_startup(&argc, &argv);
     static struct bench b;
     b.me = dsm_rank();
-    unsigned long iters = 20000;
-    b.rounds = 16;
-    for (int i = 1; i < argc; i++) {
-        bool ok = true;
-        if (!strcmp(argv[i], "--quick")) {
-            iters = 1000;
-            b.rounds = 4;
-        } else if (!strcmp(argv[i], "--pin") && i + 1 < argc) {
-            ok = bench_pin_parse(argv[++i], &b.pin) == 0;
-        } else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
-            ok = bench_parse_uint(argv[++i], 1, 10000000, &iters) == 0;
-        } else {
-            ok = false;
-        }
-        if (!ok) {
-            bool help = !strcmp(argv[i], "--help");
-            if (b.me == 0)
-                usage(help ? stdout : stderr);
-            return help ? 0 : 2;
-        }
-    }
-    if (dsm_nodes() != 2)
-        bench_fail("needs exactly 2 nodes (dsmrun -n 2), not %d", dsm_nodes());
-    int pin_rc = bench_pin_apply(b.pin, b.me);
-    if (pin_rc)
-        bench_fail("cannot pin to a CPU: %s", strerror(-pin_rc));
-    if (iters < b.rounds)
-        b.rounds = iters;
-    b.per_round = (unsigned)(iters / b.rounds);
+    int iters = 20000, rounds = 16;
+    struct arg_option options[] = {
+        {"--iters", ARG_INT, &iters, "a round-trip count 1..10000000", .lo = 1, .hi = 10000000},
+        {"--quick", ARG_SET, &iters, .value = 1000},
+        {"--quick", ARG_SET, &rounds, .value = 4},
+        BENCH_PIN_OPTION(&b.pin),
+        {0}};
+    int status = args_read(argc, argv, options, usage, b.me == 0);
+    if (status != ARGS_RUN)
+        return status;
+    b.rounds = (unsigned)rounds;
+    bench_pair_start(b.pin, &b.ctl, &b.udp);
+    if ((unsigned)iters < b.rounds)
+        b.rounds = (unsigned)iters;
+    b.per_round = (unsigned)iters / b.rounds;
     b.warmup = b.per_round / 10 < 5 ? 5 : b.per_round / 10;
 
     b.port = dsm_port_create("pingpong", 4);
@@ -319,9 +305,6 @@ int main(int argc, char **argv)
     int rc = dsm_port_lookup(1 - b.me, "pingpong", MSG_TIMEOUT, &b.peer);
     if (rc)
         bench_fail("cannot find node %d's ping-pong port: %s", 1 - b.me, strerror(-rc));
-    bench_ctl_open(&b.ctl);
-    raw_udp_open(&b.udp);
-    raw_udp_exchange(&b.udp, &b.ctl);
 
     b.req = aligned_alloc(4096, raw_udp_span(MAX_BYTES));
     b.rep = aligned_alloc(4096, raw_udp_span(MAX_BYTES));

@@ -48,6 +48,8 @@
 #define RAW_WINDOW   64   /* datagrams, as many as dsm's transport window (DSM_NET_WINDOW) */
 #define RAW_BIG_DGRAM 61440u /* dsm's own datagram payload (DSM_NET_DATAGRAM's default) */
 #define MAX_ROUNDS   64
+#define STRING(x)    STRING_(x) /* MAX_ROUNDS in --rounds' `want` */
+#define STRING_(x)   #x
 
 enum stream {
     S_DSM_OOL_PAGE,
@@ -295,8 +297,9 @@ static void report(struct bench *b)
 
 /* ---- main -------------------------------------------------------------------- */
 
-/* Parses --streams' list into run[]; -1 on an unknown or empty name. */
-static int parse_streams(const char *list, bool run[S_COUNT])
+/* Parses --streams' list into run[S_COUNT]; -1 on an unknown or empty
+ * name. An ARG_CUSTOM parser (args.h). */
+static int parse_streams(const char *list, void *run)
 {
     bool any = false;
     bool want[S_COUNT] = {false};
@@ -337,39 +340,24 @@ int main(int argc, char **argv)
     dsm_startup(&argc, &argv);
     static struct bench b;
     b.me = dsm_rank();
-    unsigned long mib = 128, rounds = 11;
+    int mib = 128, rounds = 11;
     for (int s = 0; s < S_COUNT; s++)
         b.run[s] = true;
-    for (int i = 1; i < argc; i++) {
-        bool ok = true;
-        if (!strcmp(argv[i], "--quick")) {
-            mib = 16;
-            rounds = 3;
-        } else if (!strcmp(argv[i], "--pin") && i + 1 < argc) {
-            ok = bench_pin_parse(argv[++i], &b.pin) == 0;
-        } else if (!strcmp(argv[i], "--mib") && i + 1 < argc) {
-            ok = bench_parse_uint(argv[++i], 1, 4096, &mib) == 0;
-        } else if (!strcmp(argv[i], "--streams") && i + 1 < argc) {
-            ok = parse_streams(argv[++i], b.run) == 0;
-        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-            ok = bench_parse_uint(argv[++i], 1, MAX_ROUNDS, &rounds) == 0;
-        } else {
-            ok = false;
-        }
-        if (!ok) {
-            bool help = !strcmp(argv[i], "--help");
-            if (b.me == 0)
-                usage(help ? stdout : stderr);
-            return help ? 0 : 2;
-        }
-    }
-    if (dsm_nodes() != 2)
-        bench_fail("needs exactly 2 nodes (dsmrun -n 2), not %d", dsm_nodes());
+    struct arg_option options[] = {
+        {"--mib", ARG_INT, &mib, "a MiB count 1..4096", .lo = 1, .hi = 4096},
+        {"--rounds", ARG_INT, &rounds, "a round count 1.." STRING(MAX_ROUNDS), .lo = 1, .hi = MAX_ROUNDS},
+        {"--quick", ARG_SET, &mib, .value = 16},
+        {"--quick", ARG_SET, &rounds, .value = 3},
+        {"--streams", ARG_CUSTOM, b.run, "a comma-separated list of stream names",
+         .parse = parse_streams},
+        BENCH_PIN_OPTION(&b.pin),
+        {0}};
+    int status = args_read(argc, argv, options, usage, b.me == 0);
+    if (status != ARGS_RUN)
+        return status;
+    bench_pair_start(b.pin, &b.ctl, &b.udp);
     b.rounds = (unsigned)rounds;
     b.bytes = (uint64_t)mib << 20;
-    int pin_rc = bench_pin_apply(b.pin, b.me);
-    if (pin_rc)
-        bench_fail("cannot pin to a CPU: %s", strerror(-pin_rc));
 
     b.port = dsm_port_create("stream", QUEUE_LIMIT);
     if (b.port < 0)
@@ -377,9 +365,6 @@ int main(int argc, char **argv)
     int rc = dsm_port_lookup(1, "stream", MSG_TIMEOUT, &b.stream);
     if (rc)
         bench_fail("cannot find node 1's stream port: %s", strerror(-rc));
-    bench_ctl_open(&b.ctl);
-    raw_udp_open(&b.udp);
-    raw_udp_exchange(&b.udp, &b.ctl);
 
     /* Page-aligned, as OOL regions must be; touched so no first-use fault
      * lands in a measurement. */

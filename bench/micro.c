@@ -780,26 +780,20 @@ int main(int argc, char **argv)
     b.nodes = dsm_nodes();
     b.plan = full_plan;
     b.pin = PIN_APP;
-    unsigned long rounds = 0;
-    for (int i = 1; i < argc; i++) {
-        bool ok = true;
-        if (!strcmp(argv[i], "--quick"))
-            b.plan = quick_plan;
-        else if (!strcmp(argv[i], "--pin") && i + 1 < argc)
-            ok = bench_pin_parse(argv[++i], &b.pin) == 0;
-        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-            ok = bench_parse_uint(argv[++i], 1, 1000, &rounds) == 0;
-        else
-            ok = false;
-        if (!ok) {
-            bool help = !strcmp(argv[i], "--help");
-            if (b.me == 0)
-                usage(help ? stdout : stderr);
-            dsm_finish();
-            return help ? 0 : 2;
-        }
+    int quick = 0, rounds = 0;
+    struct arg_option options[] = {
+        {"--quick", ARG_SET, &quick, .value = 1},
+        {"--rounds", ARG_INT, &rounds, "a round count 1..1000", .lo = 1, .hi = 1000},
+        BENCH_PIN_OPTION(&b.pin),
+        {0}};
+    int status = args_read(argc, argv, options, usage, b.me == 0);
+    if (status != ARGS_RUN) {
+        dsm_finish();
+        return status;
     }
-    if (rounds)
+    if (quick)
+        b.plan = quick_plan;
+    if (rounds) /* over --quick's, wherever it stands */
         b.plan.rounds = (unsigned)rounds;
     if (b.nodes < 2 || b.nodes > MAX_NODES)
         bench_fail("needs 2 to %d nodes (dsmrun -n N), not %d", MAX_NODES, b.nodes);

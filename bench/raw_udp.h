@@ -23,7 +23,7 @@
  * Also here, because the loops below and both benchmark programs need them
  * (and the benchmarks own no other shared file): the dsm control channel
  * (small reliable messages that sequence phases and carry results), CPU
- * pinning, option parsing and time/median helpers. Every failure ends the
+ * pinning (and its --pin option) and time/median helpers. Every failure ends the
  * process with exit status 1 and one line on stderr (bench_fail).
  */
 #ifndef DSM_BENCH_RAW_UDP_H
@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "dsm.h"
 
 /* ---- failure, time, statistics ----------------------------------------- */
@@ -102,17 +103,22 @@ enum bench_pin {
     PIN_NONE, /* the scheduler decides */
 };
 
-static inline int bench_pin_parse(const char *s, enum bench_pin *out)
+/* --pin's value into *(enum bench_pin *)out: 0, or -1 for another word.
+ * An ARG_CUSTOM parser (args.h); BENCH_PIN_OPTION is the table row. */
+static inline int bench_pin_parse(const char *s, void *out)
 {
     static const char *const names[] = {[PIN_APP] = "app", [PIN_NODE] = "node",
                                         [PIN_NONE] = "none"};
     for (int i = 0; i <= PIN_NONE; i++)
         if (!strcmp(s, names[i])) {
-            *out = (enum bench_pin)i;
+            *(enum bench_pin *)out = (enum bench_pin)i;
             return 0;
         }
     return -1;
 }
+
+#define BENCH_PIN_OPTION(pin) \
+    {"--pin", ARG_CUSTOM, (pin), "app, node or none", .parse = bench_pin_parse}
 
 static inline const char *bench_pin_describe(enum bench_pin pin)
 {
@@ -160,19 +166,6 @@ static inline int bench_pin_apply(enum bench_pin pin, int index)
     }
     closedir(d);
     return rc;
-}
-
-/* Parses a whole decimal number in lo..hi into *out; 0 or -1. */
-static inline int bench_parse_uint(const char *s, unsigned long lo, unsigned long hi,
-                                   unsigned long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* ---- the dsm control channel -------------------------------------------- */
@@ -319,6 +312,22 @@ static inline void raw_udp_close(struct raw_udp *u)
 {
     close(u->fd);
     u->fd = -1;
+}
+
+/* The start of both messaging benchmarks (ipc_pingpong, ipc_stream), after
+ * dsm_startup: a job of exactly 2 nodes; this process pinned as `pin`
+ * says; the control channel open; the raw UDP sockets open and known to
+ * each other. Ends the job on failure. */
+static inline void bench_pair_start(enum bench_pin pin, struct bench_ctl *ctl, struct raw_udp *u)
+{
+    if (dsm_nodes() != 2)
+        bench_fail("needs exactly 2 nodes (dsmrun -n 2), not %d", dsm_nodes());
+    int rc = bench_pin_apply(pin, dsm_rank());
+    if (rc)
+        bench_fail("cannot pin to a CPU: %s", strerror(-rc));
+    bench_ctl_open(ctl);
+    raw_udp_open(u);
+    raw_udp_exchange(u, ctl);
 }
 
 /* How a message of `size` bytes is cut: `parts` datagrams of `chunk` bytes,

@@ -39,7 +39,7 @@
  * Self-check: zeta after niter steps against NPB's verification value, to
  * a relative error of 1e-10, as NPB's own test (see classes[]).
  */
-#include "par.h"
+#include "npb.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -342,52 +342,17 @@ static double cg_step(struct cg *cg, double shift, double *rnorm)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cg [--size test|quick|full] [-c S|W|A]\n"
-               "  NAS CG: inverse power method, 25 CG iterations per step\n"
-               "  --size  test = class S (na=1400), quick = W (7000), full = A (14000, default)\n"
-               "  -c      NPB class S, W or A\n");
-}
-
-static const struct cg_class *parse_args(int argc, char **argv, int *help)
-{
-    const struct cg_class *c = &classes[2];
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return NULL;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            int k = par_size_index(v); /* classes S, W, A */
-            if (k < 0)
-                return NULL;
-            c = &classes[k];
-            i++;
-        } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
-            const struct cg_class *found = NULL;
-            for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++)
-                if (classes[k].name == (v[0] & ~0x20))
-                    found = &classes[k];
-            if (!found)
-                return NULL;
-            c = found;
-            i++;
-        } else {
-            return NULL;
-        }
-    }
-    return c;
+    npb_usage(f, "cg", "NAS CG: inverse power method, 25 CG iterations per step",
+              "class S (na=1400), quick = W (7000), full = A (14000, default)");
 }
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    const struct cg_class *cls = parse_args(argc, argv, &help);
-    if (!cls) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int k; /* classes[k] */
+    int rc = npb_class_args(argc, argv, usage, &k);
+    if (rc != ARGS_RUN)
+        return rc;
+    const struct cg_class *cls = &classes[k];
     struct cg cg = {.me = par_id(), .procs = par_n()};
     const int n = cls->na;
     size_t rows_max = (size_t)(n + cg.procs - 1) / (size_t)cg.procs;

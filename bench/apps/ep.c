@@ -30,7 +30,7 @@
  * Self-check: the official NPB verification values of sx and sy, to a
  * relative error of 1e-8 as NPB's own test (see verify_values).
  */
-#include "par.h"
+#include "npb.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -130,53 +130,17 @@ static const struct ep_class {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ep [--size test|quick|full] [-c S|W|A]\n"
-               "  NAS EP: 2^(M+1) random numbers, Gaussian pairs by the polar method\n"
-               "  --size  test = class S (M=24), quick = W (M=25), full = A (M=28, default)\n"
-               "  -c      NPB class S, W or A\n");
-}
-
-/* Returns the class, or NULL after a bad option (*help: asked for). */
-static const struct ep_class *parse_args(int argc, char **argv, int *help)
-{
-    const struct ep_class *c = &classes[2];
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return NULL;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            int k = par_size_index(v); /* classes S, W, A */
-            if (k < 0)
-                return NULL;
-            c = &classes[k];
-            i++;
-        } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
-            const struct ep_class *found = NULL;
-            for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++)
-                if (classes[k].name == (v[0] & ~0x20))
-                    found = &classes[k];
-            if (!found)
-                return NULL;
-            c = found;
-            i++;
-        } else {
-            return NULL;
-        }
-    }
-    return c;
+    npb_usage(f, "ep", "NAS EP: 2^(M+1) random numbers, Gaussian pairs by the polar method",
+              "class S (M=24), quick = W (M=25), full = A (M=28, default)");
 }
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    const struct ep_class *cls = parse_args(argc, argv, &help);
-    if (!cls) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int k; /* classes[k] */
+    int rc = npb_class_args(argc, argv, usage, &k);
+    if (rc != ARGS_RUN)
+        return rc;
+    const struct ep_class *cls = &classes[k];
     int me = par_id(), n = par_n();
     int64_t batches = (int64_t)1 << (cls->m - MK);
     int64_t lo = batches * me / n, hi = batches * (me + 1) / n;

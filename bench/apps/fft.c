@@ -46,6 +46,7 @@
  * transform, and its result must equal the input.
  */
 #include "fft1d.h"
+#include "fft_check.h"
 #include "par.h"
 
 #include <math.h>
@@ -54,7 +55,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE 8192 /* the DSM's coherence unit (DSM_PAGE_SIZE's default) */
 #define TILE 16   /* transpose tile: two 16 x 16 tiles of 16 B fill 8 KiB of L1 */
 #define NCHECK 8  /* output points checked against a direct DFT */
 
@@ -168,22 +168,22 @@ static cplx direct_dft(int n1, uint64_t k, const cplx *hi, const cplx *lo)
         cplx row = {0, 0};
         for (uint64_t c = 0; c < (uint64_t)n1; c++) {
             uint64_t j = r * (uint64_t)n1 + c, t = (j * k) & (n - 1); /* N: a power of 2 */
-            cplx v = cmul(fft_input(j), cmul(hi[t / (uint64_t)n1], lo[t % (uint64_t)n1]));
-            row.re += v.re;
-            row.im += v.im;
+            row = cadd(row, cmul(fft_input(j), cmul(hi[t / (uint64_t)n1], lo[t % (uint64_t)n1])));
         }
-        sum.re += row.re;
-        sum.im += row.im;
+        sum = cadd(sum, row);
     }
     return sum;
 }
 
-struct check {
-    double dft_err, parseval_err, rt_err, energy;
-};
+/* Point j of m in the input's index order, for fft_check. */
+static cplx point(const void *layout, cplx *m, uint64_t j)
+{
+    const struct layout *L = layout;
+    return *at(L, m, (int)(j / (uint64_t)L->n1), (int)(j % (uint64_t)L->n1));
+}
 
 /* Process 0: the forward output in b against the input. */
-static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
+static bool check_forward(const struct layout *L, cplx *b, struct fft_check *ck)
 {
     int n1 = L->n1;
     uint64_t n = (uint64_t)n1 * (uint64_t)n1;
@@ -194,23 +194,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
         hi[t] = fft_root(-1, (uint64_t)t, (uint64_t)n1);
         lo[t] = fft_root(-1, (uint64_t)t, n);
     }
-    /* Parseval: sum |X|^2 = N sum |x|^2, both sums of positive terms
-     * (row by row again). The L1 norm of x bounds every |X[k]|. */
-    double ex = 0, eX = 0, l1 = 0;
-    for (int r = 0; r < n1; r++) {
-        double rx = 0, rX = 0, rl = 0;
-        for (int c = 0; c < n1; c++) {
-            cplx v = fft_input((uint64_t)r * (uint64_t)n1 + (uint64_t)c), w = *at(L, b, r, c);
-            rx += v.re * v.re + v.im * v.im;
-            rl += hypot(v.re, v.im);
-            rX += w.re * w.re + w.im * w.im;
-        }
-        ex += rx;
-        eX += rX;
-        l1 += rl;
-    }
-    ck->energy = eX;
-    ck->parseval_err = fabs(eX - (double)n * ex) / ((double)n * ex);
+    double l1 = fft_check_parseval((uint64_t)n1, (uint64_t)n1, point, L, b, ck);
 
     /* The points: both ends, the middle, and pseudo-random ones. */
     uint64_t ks[NCHECK] = {0, 1, n / 2, n - 1};
@@ -236,24 +220,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
      * for N <= 2^26: 1e-9 separates the two. Parseval's sums are of
      * positive terms, each relative error under log2(N) 5 eps + 2 sqrt(N)
      * eps < 1e-11; one wrong point moves eX by about 1/N >= 1.5e-8 of it. */
-    return ck->dft_err < 1e-9 && ck->parseval_err < 1e-10;
-}
-
-/* Process 0: the inverse transform's result in a against the input. */
-static bool check_roundtrip(const struct layout *L, cplx *a, struct check *ck)
-{
-    double err = 0, mag = 0;
-    for (int r = 0; r < L->n1; r++)
-        for (int c = 0; c < L->n1; c++) {
-            cplx v = fft_input((uint64_t)r * (uint64_t)L->n1 + (uint64_t)c), w = *at(L, a, r, c);
-            err = fmax(err, hypot(w.re - v.re, w.im - v.im));
-            mag = fmax(mag, hypot(v.re, v.im));
-        }
-    ck->rt_err = err / mag;
-    /* Forward and inverse each err by about log2(N) 5 eps relative to the
-     * data's norm: ~1e-14 at N = 2^26, far below 1e-9, while any wrong
-     * point is off by about its own magnitude. */
-    return ck->rt_err < 1e-9;
+    return fft_check_forward(ck);
 }
 
 /* ---- options, setup ------------------------------------------------------ */
@@ -266,39 +233,7 @@ static void usage(FILE *f)
                "  -m      LOG2N, even, 4..26\n");
 }
 
-/* Returns log2 N, or -1 after a bad option (*help: asked for). */
-static int parse_args(int argc, char **argv, int *help)
-{
-    int m = 18;
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return -1;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            if (!strcmp(v, "test"))
-                m = 16;
-            else if (!strcmp(v, "quick"))
-                m = 22;
-            else if (!strcmp(v, "full"))
-                m = 18;
-            else
-                return -1;
-            i++;
-        } else if (!strcmp(argv[i], "-m") && v) {
-            char *end;
-            long l = strtol(v, &end, 10);
-            if (*end || end == v || l < 4 || l > 26 || l % 2)
-                return -1;
-            m = (int)l;
-            i++;
-        } else {
-            return -1;
-        }
-    }
-    return m;
-}
+static bool is_even(long v) { return v % 2 == 0; }
 
 static void plan_init(struct plan *pl, const struct layout *L, int me)
 {
@@ -329,20 +264,18 @@ static void plan_free(struct plan *pl)
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    int m = parse_args(argc, argv, &help);
-    if (m < 0) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int m = 18;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &m, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){16, 22, 18}},
+        {"-m", ARG_INT, &m, "LOG2N, even, 4..26", .lo = 4, .hi = 26, .valid = is_even},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     int me = par_id(), P = par_n();
     struct layout L = {.n1 = 1 << (m / 2), .P = P};
-    int hmax = 0;
-    for (int p = 0; p < P; p++)
-        if (rows_of(&L, p) > hmax)
-            hmax = rows_of(&L, p);
-    size_t bytes = ((size_t)hmax * (size_t)L.n1 * sizeof(cplx) + PAGE - 1) / PAGE * PAGE;
+    size_t bytes = fft_part_bytes(L.n1, P, (size_t)L.n1);
     L.part = bytes / sizeof(cplx);
     /* P partitions of whole pages: block homing puts partition p on node p. */
     cplx *x = par_alloc_home((size_t)P * bytes, PAR_HOME_BLOCK);
@@ -363,7 +296,7 @@ int par_main(int argc, char **argv)
     fft6(&L, &pl, x, s, me, 0);
     double secs = par_timer_stop();
 
-    struct check ck = {0};
+    struct fft_check ck = {0};
     bool ok = true;
     if (me == 0)
         ok = check_forward(&L, s, &ck);
@@ -371,14 +304,10 @@ int par_main(int argc, char **argv)
      * before it reaches the barrier after which s is written again. */
     fft6(&L, &pl, s, x, me, 1);
     if (me == 0)
-        ok = check_roundtrip(&L, x, &ck) && ok;
+        ok = fft_check_roundtrip((uint64_t)L.n1, (uint64_t)L.n1, point, &L, x, &ck) && ok;
     plan_free(&pl);
 
-    char size[16], extra[160];
+    char size[16];
     snprintf(size, sizeof size, "2^%d", m);
-    snprintf(extra, sizeof extra, "energy=%.10e dft_err=%.1e parseval_err=%.1e roundtrip_err=%.1e",
-             ck.energy, ck.dft_err, ck.parseval_err, ck.rt_err);
-    if (me == 0 && !ok)
-        fprintf(stderr, "fft: CHECK FAILED: %s\n", extra);
-    return par_report("fft", size, secs, ok, extra);
+    return fft_check_report("fft", size, secs, ok, &ck);
 }

@@ -63,3 +63,13 @@ void fft1d_free(struct fft1d *f)
     free(f->roots[1]);
     free(f->rev);
 }
+
+size_t fft_part_bytes(int n, int P, size_t len)
+{
+    int most = 0;
+    for (int p = 0; p < P; p++) {
+        int lines = (int)((int64_t)(p + 1) * n / P) - (int)((int64_t)p * n / P);
+        most = lines > most ? lines : most;
+    }
+    return ((size_t)most * len * sizeof(cplx) + FFT_PAGE - 1) / FFT_PAGE * FFT_PAGE;
+}

@@ -1,7 +1,9 @@
 /*
  * fft1d.h — what the two FFT applications (fft.c, fft3d.c) share: complex
- * arithmetic, their pseudo-random input, and the radix-2 FFT of one line
- * that both apply along every axis of their data.
+ * arithmetic, their pseudo-random input, the radix-2 FFT of one line
+ * that both apply along every axis of their data, and the size of the
+ * page-aligned partitions their data is split in. (Their self-check is
+ * fft_check.h.)
  */
 #ifndef BENCH_APPS_FFT1D_H
 #define BENCH_APPS_FFT1D_H
@@ -9,6 +11,8 @@
 #include <stdint.h>
 
 typedef struct { double re, im; } cplx;
+
+static inline cplx cadd(cplx a, cplx b) { return (cplx){a.re + b.re, a.im + b.im}; }
 
 /* Plain multiply: C99's complex * calls __muldc3 for Annex G's infinities,
  * several times slower, and no value here is infinite. */
@@ -68,4 +72,13 @@ static inline void fft1d_run(const struct fft1d *f, cplx *a, int dir)
 
 /* malloc, or the job ends with a message. */
 void *fft_xmalloc(size_t n);
+
+/* The DSM's coherence unit (DSM_PAGE_SIZE's default). */
+#define FFT_PAGE 8192
+
+/* Bytes of each process's partition when n lines of len points are split
+ * over P processes in blocks, process p taking lines p n / P up to
+ * (p + 1) n / P: the most lines any takes, in whole FFT_PAGEs, so that
+ * every partition starts on a page of its own. */
+size_t fft_part_bytes(int n, int P, size_t len);
 #endif

@@ -34,6 +34,7 @@
  * transform, and its result must equal the input.
  */
 #include "fft1d.h"
+#include "fft_check.h"
 #include "par.h"
 
 #include <math.h>
@@ -42,7 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE 8192 /* the DSM's coherence unit (DSM_PAGE_SIZE's default) */
 #define NCHECK 8  /* output points checked against a direct DFT */
 
 /* ---- the slab layout ------------------------------------------------------ */
@@ -145,27 +145,27 @@ static cplx direct_dft(int n, const int k[3], const cplx *w)
             cplx ry = {0, 0};
             for (int x = 0; x < n; x++) {
                 int t = (int)(((int64_t)k[0] * z + (int64_t)k[1] * y + (int64_t)k[2] * x) % n);
-                cplx v = cmul(fft_input(((uint64_t)z * (uint64_t)n + (uint64_t)y) * (uint64_t)n +
-                                    (uint64_t)x),
-                              w[t]);
-                ry.re += v.re;
-                ry.im += v.im;
+                uint64_t j = ((uint64_t)z * (uint64_t)n + (uint64_t)y) * (uint64_t)n + (uint64_t)x;
+                ry = cadd(ry, cmul(fft_input(j), w[t]));
             }
-            pz.re += ry.re;
-            pz.im += ry.im;
+            pz = cadd(pz, ry);
         }
-        sum.re += pz.re;
-        sum.im += pz.im;
+        sum = cadd(sum, pz);
     }
     return sum;
 }
 
-struct check {
-    double dft_err, parseval_err, rt_err, energy;
-};
+/* Point j of m in the input's index order (plane by plane), for
+ * fft_check. */
+static cplx point(const void *layout, cplx *m, uint64_t j)
+{
+    const struct layout *L = layout;
+    uint64_t nn = (uint64_t)L->n * (uint64_t)L->n;
+    return plane(L, m, (int)(j / nn))[j % nn];
+}
 
 /* Process 0: the forward output (b[ky][kz][kx]) against the input. */
-static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
+static bool check_forward(const struct layout *L, cplx *b, struct fft_check *ck)
 {
     int n = L->n;
     double npts = (double)n * n * n;
@@ -174,24 +174,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
         par_die("out of memory");
     for (int t = 0; t < n; t++)
         w[t] = fft_root(-1, (uint64_t)t, (uint64_t)n);
-    /* Parseval: sum |X|^2 = N^3 sum |x|^2, both sums of positive terms.
-     * The L1 norm of x bounds every |X[k]|. */
-    double ex = 0, eX = 0, l1 = 0;
-    for (int i = 0; i < n; i++) {
-        double px = 0, pX = 0, pl = 0;
-        const cplx *pb = plane(L, b, i);
-        for (size_t j = 0; j < (size_t)n * n; j++) {
-            cplx v = fft_input((uint64_t)i * (uint64_t)n * (uint64_t)n + j);
-            px += v.re * v.re + v.im * v.im;
-            pl += hypot(v.re, v.im);
-            pX += pb[j].re * pb[j].re + pb[j].im * pb[j].im;
-        }
-        ex += px;
-        eX += pX;
-        l1 += pl;
-    }
-    ck->energy = eX;
-    ck->parseval_err = fabs(eX - npts * ex) / (npts * ex);
+    double l1 = fft_check_parseval((uint64_t)n, (uint64_t)n * (uint64_t)n, point, L, b, ck);
 
     /* The points: the corners (0,0,0), (0,0,1), (N/2,N/2,N/2), (N-1,1,N-2)
      * and pseudo-random ones. */
@@ -215,27 +198,7 @@ static bool check_forward(const struct layout *L, cplx *b, struct check *ck)
      * 1e-9 separates the two. Parseval's sums are of positive terms, each
      * relative error under 1e-12 as well; one wrong point moves eX by
      * about 1 / N^3 >= 6e-8 of it. */
-    return ck->dft_err < 1e-9 && ck->parseval_err < 1e-10;
-}
-
-/* Process 0: the inverse transform's result in a against the input. */
-static bool check_roundtrip(const struct layout *L, cplx *a, struct check *ck)
-{
-    int n = L->n;
-    double err = 0, mag = 0;
-    for (int i = 0; i < n; i++) {
-        const cplx *pa = plane(L, a, i);
-        for (size_t j = 0; j < (size_t)n * n; j++) {
-            cplx v = fft_input((uint64_t)i * (uint64_t)n * (uint64_t)n + j);
-            err = fmax(err, hypot(pa[j].re - v.re, pa[j].im - v.im));
-            mag = fmax(mag, hypot(v.re, v.im));
-        }
-    }
-    ck->rt_err = err / mag;
-    /* Forward and inverse each err by about log2(N^3) 5 eps relative to
-     * the data's norm: ~1e-14, far below 1e-9, while any wrong point is
-     * off by about its own magnitude. */
-    return ck->rt_err < 1e-9;
+    return fft_check_forward(ck);
 }
 
 /* ---- options, setup ------------------------------------------------------ */
@@ -248,39 +211,7 @@ static void usage(FILE *f)
                "  -n      N, a power of 2, 4..256\n");
 }
 
-/* Returns N, or -1 after a bad option (*help: asked for). */
-static int parse_args(int argc, char **argv, int *help)
-{
-    int n = 64;
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return -1;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            if (!strcmp(v, "test"))
-                n = 32;
-            else if (!strcmp(v, "quick"))
-                n = 256;
-            else if (!strcmp(v, "full"))
-                n = 64;
-            else
-                return -1;
-            i++;
-        } else if (!strcmp(argv[i], "-n") && v) {
-            char *end;
-            long l = strtol(v, &end, 10);
-            if (*end || end == v || l < 4 || l > 256 || (l & (l - 1)))
-                return -1;
-            n = (int)l;
-            i++;
-        } else {
-            return -1;
-        }
-    }
-    return n;
-}
+static bool is_power_of_2(long v) { return (v & (v - 1)) == 0; }
 
 static void plan_init(struct plan *pl, int n)
 {
@@ -307,21 +238,18 @@ static void plan_free(struct plan *pl)
 
 int par_main(int argc, char **argv)
 {
-    int help;
-    int n = parse_args(argc, argv, &help);
-    if (n < 0) {
-        if (par_id() == 0)
-            usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int n = 64;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){32, 256, 64}},
+        {"-n", ARG_INT, &n, "N, a power of 2, 4..256", .lo = 4, .hi = 256, .valid = is_power_of_2},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     int me = par_id(), P = par_n();
     struct layout L = {.n = n, .P = P};
-    int hmax = 0;
-    for (int p = 0; p < P; p++)
-        if (lo_of(&L, p + 1) - lo_of(&L, p) > hmax)
-            hmax = lo_of(&L, p + 1) - lo_of(&L, p);
-    size_t nn = (size_t)n * (size_t)n;
-    size_t bytes = ((size_t)hmax * nn * sizeof(cplx) + PAGE - 1) / PAGE * PAGE;
+    size_t bytes = fft_part_bytes(n, P, (size_t)n * (size_t)n);
     L.part = bytes / sizeof(cplx);
     /* P slabs of whole pages: block homing puts slab p on node p. */
     cplx *a = par_alloc_home((size_t)P * bytes, PAR_HOME_BLOCK);
@@ -342,21 +270,18 @@ int par_main(int argc, char **argv)
     forward(&L, &pl, a, b, me);
     double secs = par_timer_stop();
 
-    struct check ck = {0};
+    struct fft_check ck = {0};
     bool ok = true;
     if (me == 0)
         ok = check_forward(&L, b, &ck);
     par_barrier(); /* the inverse overwrites b, which process 0 has just read */
     inverse(&L, &pl, a, b, me);
     if (me == 0)
-        ok = check_roundtrip(&L, a, &ck) && ok;
+        ok = fft_check_roundtrip((uint64_t)n, (uint64_t)n * (uint64_t)n, point, &L, a, &ck) &&
+             ok;
     plan_free(&pl);
 
-    char size[16], extra[160];
+    char size[16];
     snprintf(size, sizeof size, "%d^3", n);
-    snprintf(extra, sizeof extra, "energy=%.10e dft_err=%.1e parseval_err=%.1e roundtrip_err=%.1e",
-             ck.energy, ck.dft_err, ck.parseval_err, ck.rt_err);
-    if (me == 0 && !ok)
-        fprintf(stderr, "fft3d: CHECK FAILED: %s\n", extra);
-    return par_report("fft3d", size, secs, ok, extra);
+    return fft_check_report("fft3d", size, secs, ok, &ck);
 }

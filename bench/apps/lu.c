@@ -38,7 +38,6 @@
  * against it (see check_factors for the bound); the processes share the
  * rows of that work.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -224,14 +223,6 @@ static size_t most_blocks(const struct lu *lu)
 
 /* ---- the check ------------------------------------------------------------ */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /*
  * Higham, Accuracy and Stability of Numerical Algorithms, Thm 9.3: LU
  * without pivoting computed in floating point, with the inner products
@@ -274,7 +265,7 @@ static void check_factors(const struct lu *lu, struct check *out)
                 memcpy(f + (size_t)(bi * b + r) * n + (size_t)bj * b, s + (size_t)r * b,
                        (size_t)b * sizeof *f);
         }
-    out->checksum = fnv1a(0xcbf29ce484222325ull, f, (size_t)n * n * sizeof *f);
+    out->checksum = par_fnv1a(PAR_FNV1A_START, f, (size_t)n * n * sizeof *f);
     for (int k = 0; k < n; k++)
         for (int j = k; j < n; j++) {
             double a = fabs(f[(size_t)k * n + j]);
@@ -340,66 +331,20 @@ static void usage(FILE *f)
                "  -b B      block order, 1..256 (SPLASH-2's default 16)\n");
 }
 
-static bool parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return false;
-    *out = (int)v;
-    return true;
-}
-
-/* 0: run; 1: --help; 2: bad option. Every process parses the same argv,
- * so every process decides the same. */
-static int options(int argc, char **argv, int *n, int *b)
-{
-    int nopt = 0, bopt = 0;
-    *n = 1024;
-    *b = 16;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return 1;
-        if (i + 1 >= argc)
-            return 2;
-        const char *v = argv[++i];
-        if (!strcmp(a, "--size")) {
-            if (!strcmp(v, "test"))
-                *n = 256;
-            else if (!strcmp(v, "quick"))
-                *n = 3072;
-            else if (!strcmp(v, "full"))
-                *n = 1024;
-            else
-                return 2;
-        } else if (!strcmp(a, "-n")) {
-            if (!parse_int(v, 1, 4096, &nopt))
-                return 2;
-        } else if (!strcmp(a, "-b")) {
-            if (!parse_int(v, 1, 256, &bopt))
-                return 2;
-        } else {
-            return 2;
-        }
-    }
-    if (nopt)
-        *n = nopt;
-    if (bopt)
-        *b = bopt;
-    return *n % *b ? 2 : 0;
-}
-
 int par_main(int argc, char **argv)
 {
-    struct lu lu = {0};
-    int rc = options(argc, argv, &lu.n, &lu.b);
-    if (rc) {
-        if (par_id() == 0)
-            usage(rc == 1 ? stdout : stderr);
-        return rc == 1 ? 0 : 2;
-    }
+    struct lu lu = {.n = 1024, .b = 16};
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &lu.n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){256, 3072, 1024}},
+        {"-n", ARG_INT, &lu.n, "a matrix order 1..4096", .overrides = true, .lo = 1, .hi = 4096},
+        {"-b", ARG_INT, &lu.b, "a block order 1..256", .overrides = true, .lo = 1, .hi = 256},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
+    if (lu.n % lu.b)
+        return par_bad_args(usage, "-n %d is not a multiple of -b %d", lu.n, lu.b);
     int p = par_n(), me = par_id();
     lu.nb = lu.n / lu.b;
     for (lu.pr = 1; (lu.pr + 1) * (lu.pr + 1) <= p; lu.pr++)

@@ -28,11 +28,9 @@
  */
 #include "par.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PAGE 8192 /* the DSM's coherence unit (DSM_PAGE_SIZE's default) */
 #define QUEUE_LOCK 0
@@ -95,59 +93,25 @@ static void usage(FILE *f)
                "  -t TILES tiles (bands of rows), 1..N\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* 0, or 1 after a bad option, 2 when help was asked for. */
-static int parse_args(int argc, char **argv, struct params *pr)
-{
-    *pr = (struct params){.n = 4096, .iters = 256, .tiles = 512};
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return 2;
-        else if (!strcmp(argv[i], "--size") && v) {
-            if (!strcmp(v, "test"))
-                *pr = (struct params){.n = 512, .iters = 256, .tiles = 64};
-            else if (!strcmp(v, "quick"))
-                *pr = (struct params){.n = 2048, .iters = 256, .tiles = 512};
-            else if (!strcmp(v, "full"))
-                *pr = (struct params){.n = 4096, .iters = 256, .tiles = 512};
-            else
-                bad = 1;
-        } else if (!strcmp(argv[i], "-n"))
-            bad = parse_int(v, 8, 16384, &pr->n);
-        else if (!strcmp(argv[i], "-i"))
-            bad = parse_int(v, 1, 65535, &pr->iters);
-        else if (!strcmp(argv[i], "-t"))
-            bad = parse_int(v, 1, 16384, &pr->tiles);
-        else
-            bad = 1;
-        if (bad)
-            return 1;
-        i++;
-    }
-    return pr->tiles <= pr->n ? 0 : 1;
-}
-
 int par_main(int argc, char **argv)
 {
-    struct params pr;
-    int rc = parse_args(argc, argv, &pr);
-    if (rc) {
-        if (par_id() == 0)
-            usage(rc == 2 ? stdout : stderr);
-        return rc == 2 ? 0 : 2;
-    }
+    struct params pr = {.n = 4096, .iters = 256, .tiles = 512};
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &pr.n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){512, 2048, 4096}},
+        {"--size", ARG_WORD, &pr.iters, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){256, 256, 256}},
+        {"--size", ARG_WORD, &pr.tiles, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){64, 512, 512}},
+        {"-n", ARG_INT, &pr.n, "an image side 8..16384", .lo = 8, .hi = 16384},
+        {"-i", ARG_INT, &pr.iters, "an iteration count 1..65535", .lo = 1, .hi = 65535},
+        {"-t", ARG_INT, &pr.tiles, "a tile count 1..N", .lo = 1, .hi = 16384},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
+    if (pr.tiles > pr.n)
+        return par_bad_args(usage, "%d tiles (-t) but only %d rows (-n)", pr.tiles, pr.n);
     const size_t stride = tile_stride(&pr);
     /* The counter's page first, then the tiles', all homed by first touch. */
     char *shared = par_alloc_home(PAGE + (size_t)pr.tiles * stride, PAR_HOME_FIRST_TOUCH);

@@ -30,11 +30,9 @@
  */
 #include "par.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PAGE 8192 /* the DSM's coherence unit (DSM_PAGE_SIZE's default) */
 #define JB 512    /* columns of a block: a C row segment of 4 KiB */
@@ -111,49 +109,17 @@ static void usage(FILE *f)
                "  -n N    matrix order, 1..8192\n");
 }
 
-/* 0, or 1 after a bad option, 2 when help was asked for. */
-static int parse_args(int argc, char **argv, int *n)
-{
-    *n = 1024;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return 2;
-        if (!v)
-            return 1;
-        if (!strcmp(argv[i], "--size")) {
-            if (!strcmp(v, "test"))
-                *n = 256;
-            else if (!strcmp(v, "quick"))
-                *n = 2048;
-            else if (!strcmp(v, "full"))
-                *n = 1024;
-            else
-                return 1;
-        } else if (!strcmp(argv[i], "-n")) {
-            char *end;
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (errno || end == v || *end || x < 1 || x > 8192)
-                return 1;
-            *n = (int)x;
-        } else {
-            return 1;
-        }
-        i++;
-    }
-    return 0;
-}
-
 int par_main(int argc, char **argv)
 {
-    int n;
-    int rc = parse_args(argc, argv, &n);
-    if (rc) {
-        if (par_id() == 0)
-            usage(rc == 2 ? stdout : stderr);
-        return rc == 2 ? 0 : 2;
-    }
+    int n = 1024;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){256, 2048, 1024}},
+        {"-n", ARG_INT, &n, "a matrix order 1..8192", .lo = 1, .hi = 8192},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     const int me = par_id(), procs = par_n();
     struct layout l = {.n = n, .procs = procs};
     size_t rows_max = (size_t)(n + procs - 1) / (size_t)procs;
@@ -194,7 +160,9 @@ int par_main(int argc, char **argv)
     if (me == 0) {
         /* The reference: private, contiguous, from the element formulas. */
         double *ra = calloc(3 * (size_t)n * n, sizeof *ra);
-        double **rp = malloc(3 * (size_t)n * sizeof *rp);
+        /* calloc, though every entry is set below: GCC cannot see that n,
+         * which the option table sets, is at least 1 (-Wmaybe-uninitialized) */
+        double **rp = calloc(3 * (size_t)n, sizeof *rp);
         if (!ra || !rp)
             par_die("out of memory");
         for (int i = 0; i < 3 * n; i++)

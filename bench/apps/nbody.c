@@ -20,7 +20,7 @@
  * Velocities and accelerations are touched by their owner alone.
  *
  * Layout for a page-based DSM: every array has one block per process, each
- * padded to GRAIN bytes and homed (PAR_HOME_BLOCK) on the process that
+ * padded to BLOCK_GRAIN bytes and homed (PAR_HOME_BLOCK) on the process that
  * writes it, so a process's writes never share a page with another's
  * (no false sharing), and a step's remote reads are whole pages of
  * positions, fetched once per step per remote block, in order.
@@ -32,7 +32,9 @@
  * the number of processes. Also checked on the parallel result: total
  * momentum (zero at the start) and total energy (bounds below).
  */
+#include "blocks.h"
 #include "par.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -40,34 +42,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks are padded to 64 KiB, the largest coherence unit DSM_PAGE_SIZE
- * allows, so every process's block starts on a page of its own whatever
- * the page size; pages past a block's end are never touched. */
-#define GRAIN ((size_t)64 * 1024)
-
 #define DT   1e-3
 #define EPS2 (0.05 * 0.05) /* softening length 0.05: a close pair's
                             * orbit takes ~0.1 time units, 100 steps */
 
-/* One array of `rec`-byte records (3 doubles or 1), split in blocks of
- * `cap` bodies, block q at base + q * stride. */
-struct arr {
-    char  *base;
-    size_t stride, rec;
-    int    cap;
-};
-
+/* Records of 3 doubles (pos, vel, acc) or 1 (mass), in blocks of `cap`
+ * bodies (blocks.h). */
 struct bodies {
-    int        n, nblk, cap;
-    struct arr pos[2], vel, acc, mass;
+    int                n, nblk, cap;
+    struct block_array pos[2], vel, acc, mass;
 };
-
-static double *at(const struct arr *a, int i)
-{
-    return (double *)(a->base + (size_t)(i / a->cap) * a->stride + (size_t)(i % a->cap) * a->rec);
-}
-
-static size_t round_up(size_t x, size_t g) { return (x + g - 1) / g * g; }
 
 /* Lays out the arrays for nblk blocks; alloc is par_alloc_home (shared)
  * or a private allocator for the reference. */
@@ -75,25 +59,11 @@ static void layout(struct bodies *b, int n, int nblk, void *(*alloc)(size_t))
 {
     b->n = n;
     b->nblk = nblk;
-    b->cap = (n + nblk - 1) / nblk;
-    struct arr *all[] = {&b->pos[0], &b->pos[1], &b->vel, &b->acc, &b->mass};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
-        struct arr *a = all[k];
-        a->rec = (a == &b->mass ? 1 : 3) * sizeof(double);
-        a->cap = b->cap;
-        a->stride = round_up((size_t)b->cap * a->rec, GRAIN);
-        a->base = alloc(a->stride * (size_t)nblk);
-    }
-}
-
-static void *shared_alloc(size_t size) { return par_alloc_home(size, PAR_HOME_BLOCK); }
-
-static void *private_alloc(size_t size)
-{
-    void *p = calloc(1, size);
-    if (!p)
-        par_die("out of memory (%zu bytes)", size);
-    return p;
+    b->cap = block_cap(n, nblk);
+    struct block_array *all[] = {&b->pos[0], &b->pos[1], &b->vel, &b->acc, &b->mass};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        block_array_init(all[k], (all[k] == &b->mass ? 1 : 3) * sizeof(double), b->cap, nblk,
+                         alloc);
 }
 
 static void free_bodies(struct bodies *b)
@@ -109,22 +79,6 @@ static void free_bodies(struct bodies *b)
  * A function of the body's index alone, so every process builds its own
  * bodies and the reference builds them all, identically. */
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1p-53; }
-
-static double gauss(uint64_t *s)
-{
-    double u = uniform(s), v = uniform(s);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
-}
-
 /* Body i: uniform in the unit sphere, mass (0.5..1.5)/n, velocity with
  * the virial dispersion of a uniform sphere of unit mass (K = 0.3). */
 static void body_init(int n, int i, double x[3], double v[3], double *m)
@@ -132,11 +86,11 @@ static void body_init(int n, int i, double x[3], double v[3], double *m)
     uint64_t s = 0x6e626f6479ull * 1000003u + (uint64_t)i;
     do
         for (int d = 0; d < 3; d++)
-            x[d] = 2.0 * uniform(&s) - 1.0;
+            x[d] = 2.0 * rng_uniform(&s) - 1.0;
     while (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] > 1.0);
     for (int d = 0; d < 3; d++)
-        v[d] = sqrt(0.6 / 3.0) * gauss(&s);
-    *m = (0.5 + uniform(&s)) / n;
+        v[d] = sqrt(0.6 / 3.0) * rng_gauss(&s);
+    *m = (0.5 + rng_uniform(&s)) / n;
 }
 
 /* Fills bodies lo..hi-1, their velocities taken in the centre-of-mass
@@ -154,12 +108,12 @@ static void init_bodies(struct bodies *b, int lo, int hi)
     for (int i = lo; i < hi; i++) {
         double x[3], v[3], m;
         body_init(b->n, i, x, v, &m);
-        double *xi = at(&b->pos[0], i), *vi = at(&b->vel, i);
+        double *xi = block_at(&b->pos[0], i), *vi = block_at(&b->vel, i);
         for (int d = 0; d < 3; d++) {
             xi[d] = x[d];
             vi[d] = v[d] - p[d] / mt;
         }
-        *at(&b->mass, i) = m;
+        *block_at(&b->mass, i) = m;
     }
 }
 
@@ -169,14 +123,14 @@ static void init_bodies(struct bodies *b, int lo, int hi)
  * order; the self term adds an exact zero, so it needs no test. Both runs
  * call this one function, so the compiler makes the same arithmetic of
  * both (no reassociation without -ffast-math). */
-__attribute__((noinline)) static void accel(const struct bodies *b, const struct arr *pos, int i,
-                                            double a[3])
+__attribute__((noinline)) static void accel(const struct bodies *b,
+                                            const struct block_array *pos, int i, double a[3])
 {
-    const double *xi = at(pos, i);
+    const double *xi = block_at(pos, i);
     double x = xi[0], y = xi[1], z = xi[2], ax = 0, ay = 0, az = 0;
     for (int q = 0; q < b->nblk; q++) {
         int lo = q * b->cap, hi = lo + b->cap < b->n ? lo + b->cap : b->n;
-        const double *xj = at(pos, lo), *mj = at(&b->mass, lo);
+        const double *xj = block_at(pos, lo), *mj = block_at(&b->mass, lo);
         for (int j = 0; j < hi - lo; j++) {
             double dx = xj[3 * j] - x, dy = xj[3 * j + 1] - y, dz = xj[3 * j + 2] - z;
             double r2 = dx * dx + dy * dy + dz * dz + EPS2;
@@ -195,16 +149,16 @@ __attribute__((noinline)) static void accel(const struct bodies *b, const struct
 static void forces(struct bodies *b, int cur, int lo, int hi)
 {
     for (int i = lo; i < hi; i++)
-        accel(b, &b->pos[cur], i, at(&b->acc, i));
+        accel(b, &b->pos[cur], i, block_at(&b->acc, i));
 }
 
 /* Half kick and drift of bodies lo..hi-1 from buffer cur into 1 - cur. */
 static void kick_drift(struct bodies *b, int cur, int lo, int hi)
 {
     for (int i = lo; i < hi; i++) {
-        double *v = at(&b->vel, i), *a = at(&b->acc, i);
-        const double *x = at(&b->pos[cur], i);
-        double *xn = at(&b->pos[1 - cur], i);
+        double *v = block_at(&b->vel, i), *a = block_at(&b->acc, i);
+        const double *x = block_at(&b->pos[cur], i);
+        double *xn = block_at(&b->pos[1 - cur], i);
         for (int d = 0; d < 3; d++) {
             v[d] += 0.5 * DT * a[d];
             xn[d] = x[d] + DT * v[d];
@@ -216,7 +170,7 @@ static void kick_drift(struct bodies *b, int cur, int lo, int hi)
 static void force_kick(struct bodies *b, int cur, int lo, int hi)
 {
     for (int i = lo; i < hi; i++) {
-        double *v = at(&b->vel, i), *a = at(&b->acc, i);
+        double *v = block_at(&b->vel, i), *a = block_at(&b->acc, i);
         accel(b, &b->pos[cur], i, a);
         for (int d = 0; d < 3; d++)
             v[d] += 0.5 * DT * a[d];
@@ -229,13 +183,13 @@ static double energy(const struct bodies *b, int cur)
 {
     double k = 0, u = 0;
     for (int i = 0; i < b->n; i++) {
-        const double *v = at(&b->vel, i), *xi = at(&b->pos[cur], i);
-        double mi = *at(&b->mass, i);
+        const double *v = block_at(&b->vel, i), *xi = block_at(&b->pos[cur], i);
+        double mi = *block_at(&b->mass, i);
         k += 0.5 * mi * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
         for (int j = i + 1; j < b->n; j++) {
-            const double *xj = at(&b->pos[cur], j);
+            const double *xj = block_at(&b->pos[cur], j);
             double dx = xj[0] - xi[0], dy = xj[1] - xi[1], dz = xj[2] - xi[2];
-            u -= mi * *at(&b->mass, j) / sqrt(dx * dx + dy * dy + dz * dz + EPS2);
+            u -= mi * *block_at(&b->mass, j) / sqrt(dx * dx + dy * dy + dz * dz + EPS2);
         }
     }
     return k + u;
@@ -247,21 +201,13 @@ static void momentum(const struct bodies *b, double *norm, double *scale)
     double p[3] = {0, 0, 0};
     *scale = 0;
     for (int i = 0; i < b->n; i++) {
-        const double *v = at(&b->vel, i);
-        double m = *at(&b->mass, i);
+        const double *v = block_at(&b->vel, i);
+        double m = *block_at(&b->mass, i);
         for (int d = 0; d < 3; d++)
             p[d] += m * v[d];
         *scale += m * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     }
     *norm = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-}
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
 }
 
 /* ---- driver ----------------------------------------------------------- */
@@ -296,53 +242,27 @@ static void usage(FILE *f)
                "  -s S     time steps of dt = 1e-3, 1..1000000\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 int par_main(int argc, char **argv)
 {
-    int n = 1000, steps = 1000, n_opt = 0, s_opt = 0;
-    bool bad = false;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "test"))
-                n = 256, steps = 40;
-            else if (!strcmp(v, "quick"))
-                n = 1000, steps = 600;
-            else if (!strcmp(v, "full"))
-                n = 1000, steps = 1000;
-            else
-                bad = true;
-        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 2, 100000, &n_opt) != 0;
-        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 1, 1000000, &s_opt) != 0;
-        } else {
-            bad = true;
-        }
-    }
-    if (bad) {
-        if (par_id() == 0)
-            usage(stderr);
-        return 2;
-    }
-    if (n_opt)
-        n = n_opt;
-    if (s_opt)
-        steps = s_opt;
+    int n = 1000, steps = 1000;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){256, 1000, 1000}},
+        {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){40, 600, 1000}},
+        {"-n", ARG_INT, &n, "a body count 2..100000", .overrides = true, .lo = 2, .hi = 100000},
+        {"-s", ARG_INT, &steps, "a step count 1..1000000", .overrides = true,
+         .lo = 1, .hi = 1000000},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
 
     int P = par_n(), me = par_id();
     struct bodies b;
-    layout(&b, n, P, shared_alloc);
-    int lo = me * b.cap < n ? me * b.cap : n, hi = lo + b.cap < n ? lo + b.cap : n;
+    layout(&b, n, P, block_alloc_shared);
+    int lo, hi;
+    block_range(n, b.cap, me, &lo, &hi);
     init_bodies(&b, lo, hi);
 
     par_timer_start();
@@ -353,26 +273,26 @@ int par_main(int argc, char **argv)
     char extra[160] = "";
     if (me == 0) {
         struct bodies r;
-        layout(&r, n, 1, private_alloc);
+        layout(&r, n, 1, block_alloc_private);
         init_bodies(&r, 0, n);
         double e0 = energy(&r, 0);
         int rcur = simulate(&r, steps, 0, n, no_sync);
 
         size_t bad_bodies = 0;
         int first = -1;
-        uint64_t h = 0xcbf29ce484222325ull;
+        uint64_t h = PAR_FNV1A_START;
         for (int i = 0; i < n; i++) {
             /* memcmp, not ==: bit for bit, so -0.0 or a NaN is caught too */
-            if (memcmp(at(&b.pos[cur], i), at(&r.pos[rcur], i), 3 * sizeof(double)) ||
-                memcmp(at(&b.vel, i), at(&r.vel, i), 3 * sizeof(double))) {
+            if (memcmp(block_at(&b.pos[cur], i), block_at(&r.pos[rcur], i), 3 * sizeof(double)) ||
+                memcmp(block_at(&b.vel, i), block_at(&r.vel, i), 3 * sizeof(double))) {
                 if (first < 0)
                     first = i;
                 bad_bodies++;
             }
-            h = fnv1a(h, at(&b.pos[cur], i), 3 * sizeof(double));
+            h = par_fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
         }
         if (bad_bodies) {
-            const double *x = at(&b.pos[cur], first), *y = at(&r.pos[rcur], first);
+            const double *x = block_at(&b.pos[cur], first), *y = block_at(&r.pos[rcur], first);
             fprintf(stderr,
                     "nbody: %zu of %d bodies differ from the sequential run; body %d at "
                     "(%.17g, %.17g, %.17g), expected (%.17g, %.17g, %.17g)\n",

@@ -59,7 +59,6 @@
  * writes the new, and the only reduction is a maximum, which is exact in
  * any order. Every solve must also have reached the tolerance.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -523,14 +522,6 @@ static int simulate(struct ocean *o)
 
 /* ---- the check ----------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* Points of the final fields (both stream functions, both vorticities)
  * that differ from the reference's in any bit. */
 static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb, uint64_t *sum)
@@ -539,11 +530,11 @@ static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb
         {PSI_B, PSI_B}, {PSI_C, PSI_C}, {QB + qa, QB + qb}, {QC + qa, QC + qb}};
     size_t w = (size_t)a->m + 2;
     long bad = 0;
-    *sum = 0xcbf29ce484222325ull;
+    *sum = PAR_FNV1A_START;
     for (int k = 0; k < 4; k++)
         for (size_t i = 0; i < w; i++) {
             const double *x = a->fine[fields[k][0]][i], *y = b->fine[fields[k][1]][i];
-            *sum = fnv1a(*sum, y, w * sizeof *y);
+            *sum = par_fnv1a(*sum, y, w * sizeof *y);
             for (size_t j = 0; j < w; j++)
                 bad += memcmp(&x[j], &y[j], sizeof *x) != 0; /* -0.0 and NaNs too */
         }
@@ -563,81 +554,27 @@ static void usage(FILE *f)
                "            (SPLASH-2's 1e-7)\n");
 }
 
-static bool parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return false;
-    *out = (int)v;
-    return true;
-}
-
-/* 0: run; 1: --help; 2: bad option. Every process parses the same argv,
- * so every process decides the same. */
-static int options(int argc, char **argv, int *n, int *steps, double *tol)
-{
-    int nopt = 0, iopt = 0;
-    double eopt = 0;
-    *n = 258;
-    *steps = 6;
-    *tol = 1e-7;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-            return 1;
-        if (i + 1 >= argc)
-            return 2;
-        const char *v = argv[++i];
-        if (!strcmp(a, "--size")) {
-            if (!strcmp(v, "test")) {
-                *n = 66;
-                *steps = 3;
-            } else if (!strcmp(v, "quick")) {
-                *n = 1026;
-                *steps = 12;
-            } else if (!strcmp(v, "full")) {
-                *n = 258;
-                *steps = 6;
-            } else {
-                return 2;
-            }
-        } else if (!strcmp(a, "-n")) {
-            if (!parse_int(v, 6, 2050, &nopt) || (nopt - 2) & (nopt - 3))
-                return 2;
-        } else if (!strcmp(a, "-i")) {
-            if (!parse_int(v, 1, 10000, &iopt))
-                return 2;
-        } else if (!strcmp(a, "-e")) {
-            char *end;
-            errno = 0;
-            eopt = strtod(v, &end);
-            if (errno || end == v || *end || !(eopt >= 1e-14 && eopt <= 1e-2))
-                return 2;
-        } else {
-            return 2;
-        }
-    }
-    if (nopt)
-        *n = nopt;
-    if (iopt)
-        *steps = iopt;
-    if (eopt > 0)
-        *tol = eopt;
-    return 0;
-}
+/* N - 2 a power of two: the multigrid's levels halve the interior. */
+static bool interior_power_of_2(long n) { return ((n - 2) & (n - 3)) == 0; }
 
 int par_main(int argc, char **argv)
 {
-    int n, steps;
-    double tol;
-    int rc = options(argc, argv, &n, &steps, &tol);
-    if (rc) {
-        if (par_id() == 0)
-            usage(rc == 1 ? stdout : stderr);
-        return rc == 1 ? 0 : 2;
-    }
+    int n = 258, steps = 6;
+    double tol = 1e-7;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){66, 1026, 258}},
+        {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){3, 12, 6}},
+        {"-n", ARG_INT, &n, "N with N - 2 a power of two, 6..2050", .overrides = true,
+         .lo = 6, .hi = 2050, .valid = interior_power_of_2},
+        {"-i", ARG_INT, &steps, "a step count 1..10000", .overrides = true, .lo = 1, .hi = 10000},
+        {"-e", ARG_DOUBLE, &tol, "a tolerance 1e-14..1e-2", .overrides = true,
+         .lo = 1e-14, .hi = 1e-2},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
     int me = par_id(), p = par_n();
 
     struct ocean o;

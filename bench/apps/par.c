@@ -239,11 +239,27 @@ int par_report(const char *app, const char *size, double seconds, bool ok, const
     return all ? 0 : 1;
 }
 
-int par_size_index(const char *word)
+uint64_t par_fnv1a(uint64_t h, const void *p, size_t n)
 {
-    static const char *const names[] = {"test", "quick", "full"};
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(word, names[i]))
-            return i;
-    return -1;
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
 }
+
+int par_parse_args(int argc, char **argv, const struct arg_option *table, void (*usage)(FILE *f))
+{
+    return args_read(argc, argv, table, usage, par_id() == 0);
+}
+
+int par_bad_args(void (*usage)(FILE *f), const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return args_bad(usage, par_id() == 0, "%s", why);
+}
+
+const char *const par_size_words[] = {"test", "quick", "full", NULL};

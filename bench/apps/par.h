@@ -26,6 +26,10 @@
 #define PAR_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "args.h"
 
 /* Where an allocation's pages live; meaningful only under PAR_DSM. */
 enum par_home { PAR_HOME_DEFAULT, PAR_HOME_BLOCK, PAR_HOME_CYCLIC, PAR_HOME_FIRST_TOUCH };
@@ -64,10 +68,25 @@ double par_timer_stop(void);
  * exit status par_main should return: 0, or 1 after a failed check. */
 int par_report(const char *app, const char *size, double seconds, bool ok, const char *extra);
 
+/* FNV-1a over the n bytes at p, going on from h (PAR_FNV1A_START for the
+ * first): the checksums of results that RESULT lines carry. */
+#define PAR_FNV1A_START 0xcbf29ce484222325ull
+uint64_t par_fnv1a(uint64_t h, const void *p, size_t n);
+
 /* Ends the whole job at once with a message: for bad options and broken
  * invariants. */
 __attribute__((noreturn, format(printf, 1, 2))) void par_die(const char *fmt, ...);
 
-/* Every application's `--size test|quick|full`: 0, 1 or 2; -1 for any other word. */
-int par_size_index(const char *word);
+/* Options (args.h): every process parses the same argv against the
+ * application's table; process 0 prints the usage or the error. Returns
+ * ARGS_RUN, or the status par_main should return at once. par_bad_args is
+ * for the application's own checks across options, after par_parse_args. */
+int par_parse_args(int argc, char **argv, const struct arg_option *table, void (*usage)(FILE *f));
+__attribute__((format(printf, 2, 3))) int par_bad_args(void (*usage)(FILE *f), const char *fmt,
+                                                       ...);
+
+/* The words of every application's `--size test|quick|full`, in that order
+ * (ARG_WORD's words), and what they are. */
+extern const char *const par_size_words[];
+#define PAR_SIZE_WANT "test, quick or full"
 #endif

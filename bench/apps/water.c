@@ -44,7 +44,7 @@
  *
  * Layout for a page-based DSM: the molecules are split into one contiguous
  * block per process (SPLASH's StartMol), and each shared array has one
- * block per process, padded to GRAIN and homed on its owner
+ * block per process, padded to BLOCK_GRAIN and homed on its owner
  * (PAR_HOME_BLOCK): positions (read by the others in INTERF), forces
  * (written by the others under the locks) and the higher derivatives
  * (owner only) are separate arrays, so the pages others read are not the
@@ -55,18 +55,15 @@
  * velocities and every step's energies must agree within the tolerances
  * argued at check(); and the total energy must be conserved over the run.
  */
+#include "blocks.h"
 #include "par.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Blocks are padded to 64 KiB, the largest coherence unit DSM_PAGE_SIZE
- * allows, so each process's block starts on a page of its own whatever
- * the page size. */
-#define GRAIN ((size_t)64 * 1024)
 
 #define NSITE 3           /* O, H1, H2 */
 #define REC   (3 * NSITE) /* doubles per molecule: [site][x, y, z] */
@@ -110,59 +107,34 @@ static const double site_q[NSITE] = {Q_O, Q_H, Q_H};
 static const double gear_c[NDER + 1] = {863.0 / 6048.0, 665.0 / 1008.0, 1.0, 25.0 / 36.0,
                                         35.0 / 144.0,   1.0 / 24.0,     1.0 / 360.0};
 
-struct arr {
-    char  *base;
-    size_t stride, rec; /* bytes per block, per molecule */
-    int    cap;
-};
-
 struct sums { double pot, kin; }; /* one step's energies, kcal/mol */
 
+/* Records per molecule in blocks of `cap` molecules (blocks.h). */
 struct water {
-    int          n, nblk, cap;
-    double       box, cut;
-    struct arr   pos; /* r0: the sites' positions */
-    struct arr   frc; /* forces, kcal/mol/A */
-    struct arr   der; /* r1..r6, rk = TSTEP^k / k! d^k x / dt^k */
-    struct sums *sums; /* steps + 1 entries; [0] is the start */
+    int                n, nblk, cap;
+    double             box, cut;
+    struct block_array pos;  /* r0: the sites' positions */
+    struct block_array frc;  /* forces, kcal/mol/A */
+    struct block_array der;  /* r1..r6, rk = TSTEP^k / k! d^k x / dt^k */
+    struct sums       *sums; /* steps + 1 entries; [0] is the start */
 };
 
-static double *at(const struct arr *a, int m)
-{
-    return (double *)(a->base + (size_t)(m / a->cap) * a->stride + (size_t)(m % a->cap) * a->rec);
-}
-
-static size_t round_up(size_t x, size_t g) { return (x + g - 1) / g * g; }
-
-static void *shared_alloc(size_t size) { return par_alloc_home(size, PAR_HOME_BLOCK); }
 static void *shared_alloc_one(size_t size) { return par_alloc(size); }
-
-static void *private_alloc(size_t size)
-{
-    void *p = calloc(1, size);
-    if (!p)
-        par_die("out of memory (%zu bytes)", size);
-    return p;
-}
 
 static void setup(struct water *w, int n, int steps, int nblk, void *(*alloc)(size_t),
                   void *(*alloc_one)(size_t))
 {
     w->n = n;
     w->nblk = nblk;
-    w->cap = (n + nblk - 1) / nblk;
+    w->cap = block_cap(n, nblk);
     w->box = cbrt(n * WTMOL / (RHO * AMU_PER_A3));
     w->cut = 0.5 * w->box;
-    struct arr *all[] = {&w->pos, &w->frc, &w->der};
-    for (size_t k = 0; k < 3; k++) {
-        struct arr *a = all[k];
-        a->rec = (a == &w->der ? NDER : 1) * REC * sizeof(double);
-        a->cap = w->cap;
-        a->stride = round_up((size_t)w->cap * a->rec, GRAIN);
-        a->base = alloc(a->stride * (size_t)nblk);
-    }
-    /* A whole GRAIN, so no other allocation shares the sums' page. */
-    w->sums = alloc_one(round_up((size_t)(steps + 1) * sizeof *w->sums, GRAIN));
+    struct block_array *all[] = {&w->pos, &w->frc, &w->der};
+    for (size_t k = 0; k < 3; k++)
+        block_array_init(all[k], (all[k] == &w->der ? NDER : 1) * REC * sizeof(double), w->cap,
+                         nblk, alloc);
+    /* A whole BLOCK_GRAIN, so no other allocation shares the sums' page. */
+    w->sums = alloc_one(block_round_up((size_t)(steps + 1) * sizeof *w->sums, BLOCK_GRAIN));
 }
 
 static void free_water(struct water *w)
@@ -176,22 +148,6 @@ static void free_water(struct water *w)
 /* ---- initial state (SPLASH's INITIA, our own) --------------------------
  * A function of the molecule's index alone, so every process builds its
  * own molecules and the reference builds them all, identically. */
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1p-53; }
-
-static double gauss(uint64_t *s)
-{
-    double u = uniform(s), v = uniform(s);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
-}
 
 /* Molecule m, as SPLASH's INITIA places it: oxygens on a simple cubic
  * lattice filling the box (x outermost, z innermost), every molecule in
@@ -209,7 +165,7 @@ static void mol_init(const struct water *w, int m, double x[REC], double v[REC])
     for (int t = 0; t < NSITE; t++)
         for (int d = 0; d < 3; d++) {
             x[3 * t + d] = o[d] + site[t][d];
-            v[3 * t + d] = sqrt(K_BOLTZ * TEMP * ACCEL / site_mass[t]) * gauss(&s);
+            v[3 * t + d] = sqrt(K_BOLTZ * TEMP * ACCEL / site_mass[t]) * rng_gauss(&s);
         }
 }
 
@@ -238,7 +194,7 @@ static void init_state(struct water *w, int lo, int hi)
     }
     for (int m = lo; m < hi; m++) {
         mol_init(w, m, x, v);
-        double *r0 = at(&w->pos, m), *r = at(&w->der, m);
+        double *r0 = block_at(&w->pos, m), *r = block_at(&w->der, m);
         double xp[REC], xm[REC], fp[REC], fm[REC];
         for (int c = 0; c < REC; c++) {
             r0[c] = x[c];
@@ -261,7 +217,7 @@ static void init_state(struct water *w, int lo, int hi)
 static void predic(struct water *w, int lo, int hi)
 {
     for (int m = lo; m < hi; m++) {
-        double *r0 = at(&w->pos, m), *der = at(&w->der, m);
+        double *r0 = block_at(&w->pos, m), *der = block_at(&w->der, m);
         for (int c = 0; c < REC; c++) {
             double r[NDER + 1];
             r[0] = r0[c];
@@ -314,7 +270,7 @@ static double intraf(struct water *w, int lo, int hi)
 {
     double pot = 0;
     for (int m = lo; m < hi; m++)
-        pot += intra_mol(at(&w->pos, m), at(&w->frc, m));
+        pot += intra_mol(block_at(&w->pos, m), block_at(&w->frc, m));
     return pot;
 }
 
@@ -429,21 +385,21 @@ static double interf(const struct water *w, const struct pairk *k, double *pf, i
     zero_private(pf, n, lo, touched(n, lo, hi));
     double e = 0;
     for (int m = lo; m < hi; m++) {
-        const double *xa = at(&w->pos, m);
+        const double *xa = block_at(&w->pos, m);
         double *fa = pf + (size_t)m * REC;
         /* Walk the partners' records in address order, resolving the
          * address only where a block ends or the walk wraps. */
         int j = m + 1 < n ? m + 1 : 0;
-        const double *xb = at(&w->pos, j);
+        const double *xb = block_at(&w->pos, j);
         int left = w->cap - j % w->cap;
         for (int t = partners(n, m); t > 0; t--) {
             e += pair(k, w->box, xa, xb, fa, pf + (size_t)j * REC);
             if (++j == n) {
                 j = 0;
-                xb = at(&w->pos, 0);
+                xb = block_at(&w->pos, 0);
                 left = w->cap;
             } else if (--left == 0) {
-                xb = at(&w->pos, j);
+                xb = block_at(&w->pos, j);
                 left = w->cap;
             } else {
                 xb += REC;
@@ -458,7 +414,7 @@ enum lock_mode { LOCK_BLOCK, LOCK_MOL, LOCK_NONE };
 static void add_forces(struct water *w, const double *pf, int m, int cnt)
 {
     for (int i = 0; i < cnt; i++) {
-        double *f = at(&w->frc, m + i);
+        double *f = block_at(&w->frc, m + i);
         const double *p = pf + (size_t)(m + i) * REC;
         for (int c = 0; c < REC; c++)
             f[c] += p[c];
@@ -498,7 +454,7 @@ static double kineti(const struct water *w, int lo, int hi)
 {
     double e = 0;
     for (int m = lo; m < hi; m++) {
-        const double *r1 = at(&w->der, m);
+        const double *r1 = block_at(&w->der, m);
         for (int c = 0; c < REC; c++)
             e += 0.5 * site_mass[c / 3] * r1[c] * r1[c];
     }
@@ -509,8 +465,8 @@ static double kineti(const struct water *w, int lo, int hi)
 static void init_acc(struct water *w, int lo, int hi)
 {
     for (int m = lo; m < hi; m++) {
-        const double *f = at(&w->frc, m);
-        double *r2 = at(&w->der, m) + REC;
+        const double *f = block_at(&w->frc, m);
+        double *r2 = block_at(&w->der, m) + REC;
         for (int c = 0; c < REC; c++)
             r2[c] = 0.5 * TSTEP * TSTEP * ACCEL * f[c] / site_mass[c / 3];
     }
@@ -522,8 +478,8 @@ static void init_acc(struct water *w, int lo, int hi)
 static void correc(struct water *w, int lo, int hi)
 {
     for (int m = lo; m < hi; m++) {
-        const double *f = at(&w->frc, m);
-        double *r0 = at(&w->pos, m), *der = at(&w->der, m);
+        const double *f = block_at(&w->frc, m);
+        double *r0 = block_at(&w->pos, m), *der = block_at(&w->der, m);
         for (int c = 0; c < REC; c++) {
             double diff = 0.5 * TSTEP * TSTEP * ACCEL * f[c] / site_mass[c / 3] - der[REC + c];
             r0[c] += gear_c[0] * diff;
@@ -601,11 +557,11 @@ static double direct_potential(const struct water *w)
 {
     struct pairk k;
     pair_constants(w, &k);
-    double *f = private_alloc((size_t)w->n * REC * sizeof *f), e = 0;
+    double *f = block_alloc_private((size_t)w->n * REC * sizeof *f), e = 0;
     for (int i = 0; i < w->n; i++) {
-        e += intra_mol(at(&w->pos, i), f + (size_t)i * REC);
+        e += intra_mol(block_at(&w->pos, i), f + (size_t)i * REC);
         for (int j = i + 1; j < w->n; j++)
-            e += pair(&k, w->box, at(&w->pos, i), at(&w->pos, j), f + (size_t)i * REC,
+            e += pair(&k, w->box, block_at(&w->pos, i), block_at(&w->pos, j), f + (size_t)i * REC,
                       f + (size_t)j * REC);
     }
     free(f);
@@ -633,8 +589,8 @@ static bool check(const struct water *w, const struct water *r, int steps, doubl
     memset(v, 0, sizeof *v);
     v->du = worse(0, fabs(w->sums[0].pot - u0) / r->sums[0].kin);
     for (int m = 0; m < n; m++) {
-        const double *x = at(&w->pos, m), *y = at(&r->pos, m);
-        const double *a = at(&w->der, m), *b = at(&r->der, m);
+        const double *x = block_at(&w->pos, m), *y = block_at(&r->pos, m);
+        const double *a = block_at(&w->der, m), *b = block_at(&r->der, m);
         for (int c = 0; c < REC; c++) {
             v->dx = worse(v->dx, fabs(x[c] - y[c]));
             v->dv = worse(v->dv, fabs(a[c] - b[c]) / TSTEP);
@@ -689,17 +645,7 @@ static void usage(FILE *f)
                "           (one per molecule, as SPLASH)\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static bool is_cube(int n)
+static bool is_cube(long n)
 {
     int k = (int)lround(cbrt((double)n));
     return k * k * k == n;
@@ -707,52 +653,31 @@ static bool is_cube(int n)
 
 int par_main(int argc, char **argv)
 {
-    int n = 1331, steps = 3, n_opt = 0, s_opt = 0;
-    enum lock_mode mode = LOCK_BLOCK;
-    bool bad = false;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "test"))
-                n = 343, steps = 20;
-            else if (!strcmp(v, "quick"))
-                n = 1331, steps = 60;
-            else if (!strcmp(v, "full"))
-                n = 1331, steps = 3;
-            else
-                bad = true;
-        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 8, 97336, &n_opt) != 0 || !is_cube(n_opt);
-        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
-            bad = parse_int(argv[++i], 1, 1000, &s_opt) != 0;
-        } else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(v, "block"))
-                mode = LOCK_BLOCK;
-            else if (!strcmp(v, "mol"))
-                mode = LOCK_MOL;
-            else
-                bad = true;
-        } else {
-            bad = true;
-        }
-    }
-    if (bad) {
-        if (par_id() == 0)
-            usage(stderr);
-        return 2;
-    }
-    if (n_opt)
-        n = n_opt;
-    if (s_opt)
-        steps = s_opt;
+    int n = 1331, steps = 3;
+    int mode = LOCK_BLOCK;
+    struct arg_option options[] = {
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){343, 1331, 1331}},
+        {"--size", ARG_WORD, &steps, PAR_SIZE_WANT, .words = par_size_words,
+         .values = (const int[]){20, 60, 3}},
+        {"-n", ARG_INT, &n, "a cube 8..97336 (8, 27, 64, ...)", .overrides = true,
+         .lo = 8, .hi = 97336, .valid = is_cube},
+        {"-s", ARG_INT, &steps, "a step count 1..1000", .overrides = true, .lo = 1, .hi = 1000},
+        {"-l", ARG_WORD, &mode, "block or mol",
+         .words = (const char *const[]){"block", "mol", NULL},
+         .values = (const int[]){LOCK_BLOCK, LOCK_MOL}},
+        {0}};
+    int rc = par_parse_args(argc, argv, options, usage);
+    if (rc != ARGS_RUN)
+        return rc;
 
     int P = par_n(), me = par_id();
     struct water w;
-    setup(&w, n, steps, P, shared_alloc, shared_alloc_one);
-    int lo = me * w.cap < n ? me * w.cap : n, hi = lo + w.cap < n ? lo + w.cap : n;
+    setup(&w, n, steps, P, block_alloc_shared, shared_alloc_one);
+    int lo, hi;
+    block_range(n, w.cap, me, &lo, &hi);
     init_state(&w, lo, hi);
-    double *pf = private_alloc((size_t)n * REC * sizeof *pf);
+    double *pf = block_alloc_private((size_t)n * REC * sizeof *pf);
 
     par_timer_start();
     simulate(&w, steps, lo, hi, pf, mode);
@@ -763,10 +688,10 @@ int par_main(int argc, char **argv)
     char extra[200] = "";
     if (me == 0) {
         struct water r;
-        setup(&r, n, steps, 1, private_alloc, private_alloc);
+        setup(&r, n, steps, 1, block_alloc_private, block_alloc_private);
         init_state(&r, 0, n);
         double u0 = direct_potential(&r);
-        double *rpf = private_alloc((size_t)n * REC * sizeof *rpf);
+        double *rpf = block_alloc_private((size_t)n * REC * sizeof *rpf);
         simulate(&r, steps, 0, n, rpf, LOCK_NONE);
         free(rpf);
         struct verdict v;

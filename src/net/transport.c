@@ -1,36 +1,23 @@
 /*
- * transport.c — reliable per-peer FIFO messages over one UDP socket.
+ * transport.c — reliable per-peer FIFO messages over one UDP socket: the
+ * transport's state, and its life — start, finish, abort.
  *
- * Sender: a message becomes consecutive datagrams in the peer's queue. The
- * first `window` unacknowledged ones are on the wire; the rest wait. Each
- * keeps its bytes until acknowledged, cumulatively or selectively, and is
- * sent again when its timeout passes (adaptive, per peer) or when the
- * receiver reports a later datagram first (fast retransmission). The
- * datagrams one window opening releases leave in one sendmmsg; so does
- * everything the handlers of one received batch send (see `cork`).
+ * The work is done elsewhere, one concern a file: udp.c puts datagrams on
+ * and off the socket in batches; window.c keeps each peer's send window,
+ * acknowledgements, timers and retransmissions; recv.c checks, orders,
+ * reassembles and delivers; service.c decides which thread drives all
+ * that; inject.c fakes a bad network for tests. transport.h holds the
+ * state they share and says which lock guards what.
  *
- * Receiver: datagrams are checked (job, ranks, sizes, key) before anything
- * else reads them. In-order ones are delivered at once — single-datagram
- * messages straight from the receive buffer, larger ones copied fragment by
- * fragment into the buffer the upper layer placed them in. Early ones are
- * held (up to 64 ahead) and duplicates dropped; the state travels back as
- * the acknowledgement, piggybacked on data or sent alone once per batch.
- *
- * Liveness: a peer with unacknowledged data that stays silent for
- * DSM_PEER_TIMEOUT ends the job; a peer silent for a second is sent a
- * sequenced heartbeat, so a dead one is found even when nothing else is sent.
- *
- * Locks: `lock` guards every peer's send state and the acknowledgement to
- * piggyback; `rx_lock` makes one thread at a time read the socket and
- * deliver, which keeps each peer's messages in order. Delivery runs with
- * rx_lock only, so callbacks may send.
+ * Starting is all-or-nothing: net_start either leaves a running service
+ * thread or gives back every resource it took, the socket included, since
+ * the caller handed that over. Finishing waits until no peer can still
+ * need anything from us (net_finish).
  */
-#include "net/net.h"
+#include "net/transport.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -43,1153 +30,15 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
-#include "base/stats.h"
-#include "net/inject.h"
-#include "net/seqwin.h"
-#include "net/wire.h"
 
-#define RX_BATCH          16
-#define HEARTBEAT_NS      (1000ull * 1000000)
-#define IDLE_WAKE_MS      NET_TICK_MS
-#define LINGER_SILENCE_NS (2000ull * 1000000)
-#define ACK_DELAY_NS      (500ull * 1000)
-#define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
-#define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
-#define ACK_EVERY         2                /* in-order datagrams per immediate ack */
-#define MAX_MESSAGE       (1ull << 31)
+#define LINGER_SILENCE_NS (2000ull * 1000000) /* see net_finish */
 
-/* A datagram's payload is payload[0..inl) followed by ext[0..hdr.len-inl):
- * ext, when there is one, points into memory the sender lent us (net_send_ref)
- * and holds a reference on it until the datagram is acknowledged. */
-struct txbuf {
-    struct txbuf         *next;
-    bool                  pooled;   /* a full-size buffer, returned to the pool */
-    uint64_t              sent_ns;  /* last transmission; 0 = not yet sent */
-    uint64_t              phash;    /* payload hash, reused by retransmissions */
-    uint32_t              xmits;
-    uint32_t              inl;      /* payload bytes held here */
-    const unsigned char  *ext;      /* the rest, lent; NULL when inl == hdr.len */
-    struct net_ref       *ref;      /* what ext belongs to */
-    struct wire_hdr       hdr;      /* the payload follows */
-    unsigned char         payload[];
-};
-
-struct peer {
-    struct sockaddr_in addr;
-    /* send side, under net.lock */
-    uint32_t        next_seq;
-    struct txbuf   *tx_head, *tx_tail; /* unacknowledged, in seq order */
-    struct txbuf   *tx_unsent;         /* first one never sent, or NULL */
-    size_t          inflight_bytes;
-    struct rto_state rto;
-    uint64_t        progress_ns;       /* last time the peer acknowledged something new */
-    bool            probed;            /* a tail-loss probe went out since then */
-    uint64_t        last_rx_ns;        /* last valid datagram from the peer */
-    uint32_t        ack_cum;           /* what to acknowledge to it */
-    uint64_t        ack_sack;
-    bool            ack_pending;       /* something received is not yet acknowledged */
-    bool            ack_now;           /* ...and it should be, at once */
-    uint32_t        unacked_rx;        /* datagrams received since our last ack */
-    uint64_t        ack_due_ns;        /* delayed ack deadline */
-    bool            done_rx;           /* it sent WIRE_DONE */
-    bool            fin_rx;            /* it sent WIRE_FIN (under rx_lock) */
-    /* receive side, under net.rx_lock */
-    struct rx_window rxw;
-    unsigned char  *held[SEQWIN_MAX];  /* datagrams held ahead of rxw.expected */
-    size_t          held_len[SEQWIN_MAX];
-    unsigned char  *asm_buf;           /* message being reassembled */
-    size_t          asm_len, asm_got, asm_skip;
-};
-
-struct delayed {
-    struct delayed    *next;
-    uint64_t           due_ns;
-    struct sockaddr_in to;
-    size_t             len;
-    unsigned char      bytes[];
-};
-
-static DSM_STATE struct net {
-    int               fd, evfd;
-    int               epfd;           /* the service thread's: evfd, tfd, and fd while armed */
-    int               tfd;            /* wakes it for a look-back after a claim disarmed it */
-    uint64_t          job;
-    struct wire_keys  keys;
-    size_t            max_payload;
-    unsigned          window;
-    size_t            window_bytes;
-    uint64_t          peer_timeout_ns;
-    uint64_t          spin_ns;
-    bool              service_core;   /* a core to spare for the service thread */
-    struct peer      *peers;
-    struct net_rx_ops ops;
-    void             *ctx;
-
-    pthread_mutex_t   lock;
-    pthread_mutex_t   rx_lock;
-    pthread_cond_t    cv;
-    uint64_t          gen;
-    pthread_t         service;
-    bool              running;
-    _Atomic bool      stopping;
-    /* Application threads polling the socket themselves (see net_wait);
-     * while any does, the service thread leaves the socket alone. */
-    _Atomic int       rx_claims;
-    _Atomic uint64_t  claimed_since;  /* when rx_claims last left zero */
-    _Atomic uint64_t  timers_due;     /* when run_timers wants to run next */
-    pthread_mutex_t   claim_lock;     /* a claim's start, and arming */
-    bool              sock_armed;     /* fd is in epfd (under claim_lock) */
-
-    /* receive batch, used by the rx_lock holder */
-    struct mmsghdr    msgs[RX_BATCH];
-    struct iovec      iovs[RX_BATCH];
-    struct sockaddr_in from[RX_BATCH];
-    unsigned char    *rxbuf;
-
-    /* Full-size datagram buffers kept for reuse: allocated and freed in
-     * bursts of tens of KiB each, they would otherwise make the allocator
-     * trim and regrow its heap, and every regrown page costs a fault and a
-     * clearing (16% of a stream's time, measured). */
-    pthread_mutex_t   pool_lock;
-    struct txbuf     *pool;
-    unsigned          pool_count;
-
-    /* fault injection, under lock */
-    struct inject     inj;
-    bool              injecting;
-    struct delayed   *held_dgram;   /* INJECT_HOLD: waits for the next one */
-    uint64_t          held_since;
-    struct delayed   *delay_head, *delay_tail;
-} net;
-
-static __thread bool in_delivery;
+/* DSM_STATE: a fork-style create copies the master's globals, never these. */
+DSM_STATE struct net net_state;
 
 int net_rank(void) { return job()->rank; }
 int net_nodes(void) { return job()->nodes; }
-size_t net_datagram_payload(void) { return net.max_payload; }
-
-/* ---- putting datagrams on the wire ------------------------------------ */
-
-/* Datagrams to one peer, sent with one system call: a window opening puts
- * many on the wire at once, and on this machine every system call is a
- * hypervisor round trip. */
-#define TX_BATCH 32
-
-struct tx_batch {
-    unsigned       n;
-    struct mmsghdr m[TX_BATCH];
-    struct iovec   iov[TX_BATCH][2]; /* the txbuf's own bytes, then what it lends */
-};
-
-static void batch_flush(struct tx_batch *b)
-{
-    for (unsigned done = 0; done < b->n;) {
-        int n = sendmmsg(net.fd, b->m + done, b->n - done, 0);
-        if (n > 0) {
-            for (int i = 0; i < n; i++) {
-                const struct iovec *v = b->iov[done + (unsigned)i];
-                stats_add(STAT_NET_DGRAMS_SENT, 1);
-                stats_add(STAT_NET_BYTES_SENT, v[0].iov_len + v[1].iov_len);
-            }
-            done += (unsigned)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        /* A full socket buffer or a refused port is a loss like any other:
-         * retransmission will deal with it. */
-        if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED || errno == EPERM) {
-            done++;
-            continue;
-        }
-        log_fatal("cannot send datagrams: %s", strerror(errno));
-    }
-    b->n = 0;
-}
-
-static void batch_add(struct tx_batch *b, const struct sockaddr_in *to, void *buf, size_t len,
-                      const void *ext, size_t elen)
-{
-    unsigned i = b->n++;
-    b->iov[i][0] = (struct iovec){.iov_base = buf, .iov_len = len};
-    b->iov[i][1] = (struct iovec){.iov_base = (void *)ext, .iov_len = elen};
-    b->m[i].msg_hdr = (struct msghdr){.msg_name = (void *)to, .msg_namelen = sizeof *to,
-                                      .msg_iov = b->iov[i], .msg_iovlen = elen ? 2 : 1};
-    if (b->n == TX_BATCH)
-        batch_flush(b);
-}
-
-/* One datagram: buf[0..len) then ext[0..elen). */
-static void raw_send(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                     size_t elen)
-{
-    struct tx_batch b;
-    b.n = 0;
-    batch_add(&b, to, (void *)buf, len, ext, elen);
-    batch_flush(&b);
-}
-
-/* Held datagrams are copied whole: lent memory may go before they leave. */
-static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf, size_t len,
-                                  const void *ext, size_t elen)
-{
-    struct delayed *d = malloc(sizeof *d + len + elen);
-    if (!d)
-        log_fatal("out of memory holding a datagram for fault injection");
-    d->next = NULL;
-    d->to = *to;
-    d->len = len + elen;
-    memcpy(d->bytes, buf, len);
-    if (elen)
-        memcpy(d->bytes + len, ext, elen);
-    return d;
-}
-
-static void emit(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                 size_t elen)
-{
-    if (net.inj.delay_ns) {
-        struct delayed *d = copy_dgram(to, buf, len, ext, elen);
-        d->due_ns = clock_ns() + net.inj.delay_ns;
-        if (net.delay_tail)
-            net.delay_tail->next = d;
-        else
-            net.delay_head = d;
-        net.delay_tail = d;
-        return;
-    }
-    raw_send(to, buf, len, ext, elen);
-}
-
-static void release_held_dgram(void)
-{
-    struct delayed *h = net.held_dgram;
-    if (h) {
-        net.held_dgram = NULL;
-        emit(&h->to, h->bytes, h->len, NULL, 0);
-        free(h);
-    }
-}
-
-/* Every datagram passes here, under net.lock: buf[0..len), then
- * ext[0..elen). */
-static void wire_out(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                     size_t elen)
-{
-    if (!net.injecting) {
-        raw_send(to, buf, len, ext, elen);
-        return;
-    }
-    switch (inject_decide(&net.inj)) {
-    case INJECT_DROP:
-        stats_add(STAT_NET_INJECT_LOST, 1);
-        break;
-    case INJECT_DUPLICATE:
-        stats_add(STAT_NET_INJECT_DUPED, 1);
-        emit(to, buf, len, ext, elen);
-        emit(to, buf, len, ext, elen);
-        break;
-    case INJECT_HOLD:
-        if (!net.held_dgram) {
-            stats_add(STAT_NET_INJECT_REORDERED, 1);
-            net.held_dgram = copy_dgram(to, buf, len, ext, elen);
-            net.held_since = clock_ns();
-            return; /* the next datagram overtakes it */
-        }
-        emit(to, buf, len, ext, elen);
-        break;
-    case INJECT_SEND:
-        emit(to, buf, len, ext, elen);
-        break;
-    }
-    release_held_dgram();
-}
-
-static void flush_injected(uint64_t now)
-{
-    if (net.held_dgram && now - net.held_since > 1000000)
-        release_held_dgram();
-    while (net.delay_head && net.delay_head->due_ns <= now) {
-        struct delayed *d = net.delay_head;
-        net.delay_head = d->next;
-        if (!net.delay_head)
-            net.delay_tail = NULL;
-        raw_send(&d->to, d->bytes, d->len, NULL, 0);
-        free(d);
-    }
-}
-
-/* ---- send side (under net.lock) --------------------------------------- */
-
-static void fill_ack(struct peer *p, struct wire_hdr *h)
-{
-    h->ack = p->ack_cum;
-    h->sack = p->ack_sack;
-    p->ack_pending = false;
-    p->ack_now = false;
-    p->unacked_rx = 0;
-    p->ack_due_ns = 0;
-}
-
-/* Readies t for the wire: the current acknowledgement, the seal, the
- * bookkeeping of a transmission. */
-static void prepare(int dst, struct txbuf *t, uint64_t now)
-{
-    struct peer *p = &net.peers[dst];
-    fill_ack(p, &t->hdr);
-    wire_seal(&net.keys, &t->hdr, t->phash);
-    if (t->sent_ns == 0)
-        p->inflight_bytes += t->hdr.len + sizeof t->hdr;
-    t->sent_ns = now;
-    t->xmits++;
-}
-
-static void transmit(int dst, struct txbuf *t, uint64_t now)
-{
-    prepare(dst, t, now);
-    wire_out(&net.peers[dst].addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
-}
-
-static bool window_open(struct peer *p, const struct txbuf *t)
-{
-    return seq_diff(t->hdr.seq, p->tx_head->hdr.seq) < (int32_t)net.window &&
-           (p->inflight_bytes == 0 ||
-            p->inflight_bytes + t->hdr.len + sizeof t->hdr <= net.window_bytes);
-}
-
-/* Adds what the peer's window lets out to b (which may hold other peers'). */
-static void push_into(struct tx_batch *b, int dst, uint64_t now)
-{
-    struct peer *p = &net.peers[dst];
-    while (p->tx_unsent && window_open(p, p->tx_unsent)) {
-        struct txbuf *t = p->tx_unsent;
-        if (net.injecting) /* each datagram meets its own fate */
-            transmit(dst, t, now);
-        else {
-            prepare(dst, t, now);
-            batch_add(b, &p->addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
-        }
-        p->tx_unsent = t->next;
-    }
-}
-
-static void push_unsent(int dst, uint64_t now)
-{
-    struct tx_batch b;
-    b.n = 0;
-    push_into(&b, dst, now);
-    if (b.n)
-        batch_flush(&b);
-}
-
-/* While a delivery thread handles one batch of received datagrams, what its
- * handlers send is queued, not sent; the batch's end sends it all with one
- * system call, to every peer at once (a grant's data message and page run, a
- * home's replies to several requests). Per thread: other threads' sends go
- * at once, and push a corked peer's queue with their own. */
-static __thread struct {
-    bool     on;
-    unsigned nested; /* net_batch_begin calls inside a cork already on */
-    uint64_t peers[(NET_MAX_NODES + 63) / 64];
-} cork;
-
-static void cork_begin(void)
-{
-    cork.on = true;
-}
-
-/* Sends what dst's window lets out now, or at the end of the delivery batch. */
-static void push_or_cork(int dst, uint64_t now)
-{
-    if (cork.on)
-        cork.peers[dst / 64] |= 1ull << (dst % 64);
-    else
-        push_unsent(dst, now);
-}
-
-/* Sends what was corked. */
-static void cork_end(void)
-{
-    cork.on = false;
-    struct tx_batch b;
-    b.n = 0;
-    pthread_mutex_lock(&net.lock);
-    uint64_t now = clock_ns();
-    for (int w = 0; w < (int)(sizeof cork.peers / sizeof cork.peers[0]); w++)
-        while (cork.peers[w]) {
-            int bit = __builtin_ctzll(cork.peers[w]);
-            cork.peers[w] &= cork.peers[w] - 1;
-            push_into(&b, w * 64 + bit, now);
-        }
-    if (b.n)
-        batch_flush(&b);
-    pthread_mutex_unlock(&net.lock);
-}
-
-void net_batch_begin(void)
-{
-    if (cork.on)
-        cork.nested++;
-    else
-        cork_begin();
-}
-
-void net_batch_end(void)
-{
-    if (cork.nested) {
-        cork.nested--;
-        return;
-    }
-    cork_end();
-}
-
-static void enqueue(int dst, struct txbuf *t, uint64_t now)
-{
-    struct peer *p = &net.peers[dst];
-    t->next = NULL;
-    t->sent_ns = 0;
-    t->xmits = 0;
-    t->hdr.seq = p->next_seq++;
-    if (p->tx_tail)
-        p->tx_tail->next = t;
-    else {
-        p->tx_head = t;
-        p->progress_ns = now; /* the silence clock starts with the first unacked datagram */
-    }
-    p->tx_tail = t;
-    if (!p->tx_unsent)
-        p->tx_unsent = t;
-}
-
-#define POOL_MAX      256   /* buffers kept, at most ~16 MiB */
-#define POOL_MIN_LEN  4096  /* smaller datagrams come from malloc */
-
-/* A datagram of `len` payload bytes, `inl` of them to be held in the buffer. */
-static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
-                               uint32_t off, uint32_t len, uint32_t inl)
-{
-    struct txbuf *t = NULL;
-    bool pooled = inl >= POOL_MIN_LEN;
-    if (pooled) {
-        pthread_mutex_lock(&net.pool_lock);
-        t = net.pool;
-        if (t) {
-            net.pool = t->next;
-            net.pool_count--;
-        }
-        pthread_mutex_unlock(&net.pool_lock);
-        if (!t)
-            t = malloc(sizeof *t + net.max_payload);
-    } else
-        t = malloc(sizeof *t + inl);
-    if (!t)
-        log_fatal("out of memory queueing %u bytes for node %d", len, dst);
-    t->pooled = pooled;
-    t->inl = inl;
-    t->ext = NULL;
-    t->ref = NULL;
-    memset(&t->hdr, 0, sizeof t->hdr);
-    t->hdr.magic = WIRE_MAGIC;
-    t->hdr.kind = WIRE_DATA;
-    t->hdr.flags = flags;
-    t->hdr.job = net.job;
-    t->hdr.src = (uint16_t)job()->rank;
-    t->hdr.dst = (uint16_t)dst;
-    t->hdr.len = len;
-    t->hdr.msg_len = msg_len;
-    t->hdr.frag_off = off;
-    return t;
-}
-
-static void free_txbuf(struct txbuf *t)
-{
-    if (t->ref)
-        net_ref_put(t->ref);
-    if (t->pooled) {
-        pthread_mutex_lock(&net.pool_lock);
-        if (net.pool_count < POOL_MAX) {
-            t->next = net.pool;
-            net.pool = t;
-            net.pool_count++;
-            t = NULL;
-        }
-        pthread_mutex_unlock(&net.pool_lock);
-    }
-    free(t);
-}
-
-/* Copies `len` bytes starting at byte `off` of the iovec sequence into dst. */
-static void gather(unsigned char *dst, const struct iovec *iov, int iovcnt, size_t off, size_t len)
-{
-    for (int i = 0; i < iovcnt && len; i++) {
-        if (off >= iov[i].iov_len) {
-            off -= iov[i].iov_len;
-            continue;
-        }
-        size_t n = iov[i].iov_len - off;
-        if (n > len)
-            n = len;
-        memcpy(dst, (const char *)iov[i].iov_base + off, n);
-        dst += n;
-        len -= n;
-        off = 0;
-    }
-}
-
-int net_send(int dst, const struct iovec *iov, int iovcnt)
-{
-    return net_send_ref(dst, iov, iovcnt, NULL, 0, NULL);
-}
-
-int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
-                 struct net_ref *ref)
-{
-    if (dst < 0 || dst >= job()->nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
-        return -EINVAL;
-    size_t head = 0;
-    for (int i = 0; i < iovcnt; i++)
-        head += iov[i].iov_len;
-    size_t total = head + lent_len;
-    if (total >= MAX_MESSAGE)
-        return -EMSGSIZE;
-
-    /* Build the datagrams (copy and hash) before taking the lock: the
-     * payload work of a large message must not stall the receiving thread.
-     * The message is head (copied) then the lent bytes (referenced): each
-     * datagram holds its part of the head, and points at its part of the
-     * rest. */
-    size_t nfrag = total ? (total + net.max_payload - 1) / net.max_payload : 1;
-    struct txbuf *first = NULL, *last = NULL;
-    for (size_t f = 0; f < nfrag; f++) {
-        size_t off = f * net.max_payload;
-        size_t len = total - off < net.max_payload ? total - off : net.max_payload;
-        size_t inl = off >= head ? 0 : head - off < len ? head - off : len;
-        uint16_t flags = (f == 0 ? WIRE_FIRST : 0) | (f == nfrag - 1 ? WIRE_LAST : 0);
-        struct txbuf *t = new_txbuf(dst, flags, (uint32_t)total, (uint32_t)off, (uint32_t)len,
-                                    (uint32_t)inl);
-        gather(t->payload, iov, iovcnt, off, inl);
-        if (inl < len) {
-            t->ext = (const unsigned char *)lent + (off + inl - head);
-            t->ref = ref;
-            atomic_fetch_add(&ref->count, 1);
-        }
-        t->phash = wire_payload_hash2(&net.keys, t->payload, inl, t->ext, len - inl);
-        t->next = NULL;
-        if (last)
-            last->next = t;
-        else
-            first = t;
-        last = t;
-    }
-
-    pthread_mutex_lock(&net.lock);
-    uint64_t now = clock_ns();
-    for (struct txbuf *t = first, *next; t; t = next) {
-        next = t->next;
-        enqueue(dst, t, now);
-    }
-    push_or_cork(dst, now);
-    pthread_mutex_unlock(&net.lock);
-    stats_add(STAT_NET_MSGS_SENT, 1);
-    return 0;
-}
-
-/* A sequenced message with no payload (heartbeat or finish marker). */
-static void send_marker(int dst, uint16_t flag, uint64_t now)
-{
-    struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0, 0);
-    t->phash = wire_payload_hash(&net.keys, NULL, 0);
-    enqueue(dst, t, now);
-    push_unsent(dst, now);
-}
-
-static void send_control(int dst, uint16_t kind, const void *payload, size_t len)
-{
-    struct {
-        struct wire_hdr h;
-        unsigned char   body[256];
-    } d = {0};   /* all of it: -O3 cannot see that only len bytes are read */
-    if (len > sizeof d.body)
-        len = sizeof d.body;
-    d.h.magic = WIRE_MAGIC;
-    d.h.kind = kind;
-    d.h.job = net.job;
-    d.h.src = (uint16_t)job()->rank;
-    d.h.dst = (uint16_t)dst;
-    d.h.len = (uint32_t)len;
-    if (len)
-        memcpy(d.body, payload, len);
-    struct peer *p = &net.peers[dst];
-    d.h.ack = p->ack_cum;
-    d.h.sack = p->ack_sack;
-    wire_seal(&net.keys, &d.h, wire_payload_hash(&net.keys, d.body, len));
-    if (kind == WIRE_ACK) {
-        fill_ack(p, &d.h);
-        stats_add(STAT_NET_ACKS_SENT, 1);
-    }
-    if (kind == WIRE_ABORT)
-        raw_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
-    else
-        wire_out(&p->addr, &d, sizeof d.h + len, NULL, 0);
-}
-
-/* Applies a peer's acknowledgement to our queue for it. */
-static void on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
-{
-    struct peer *p = &net.peers[src];
-    if (!p->tx_head)
-        return;
-    /* An acknowledgement of what was never sent is forged or corrupt. */
-    if (seq_diff(cum, p->next_seq) > 0)
-        return;
-    bool advanced = false;
-    struct txbuf **link = &p->tx_head, *prev = NULL;
-    while (*link && (*link)->sent_ns) {
-        struct txbuf *t = *link;
-        if (ack_covers(cum, sack, t->hdr.seq)) {
-            if (t->xmits == 1) /* Karn: only unambiguous samples */
-                rto_sample(&p->rto, now - t->sent_ns);
-            p->inflight_bytes -= t->hdr.len + sizeof t->hdr;
-            *link = t->next;
-            if (p->tx_tail == t)
-                p->tx_tail = prev;
-            free_txbuf(t);
-            advanced = true;
-        } else {
-            prev = t;
-            link = &t->next;
-        }
-    }
-    if (advanced) {
-        p->progress_ns = now;
-        p->probed = false;
-    }
-    /* Anything still unacknowledged and sent before the highest datagram
-     * the peer holds was most likely lost: send it again now. */
-    uint32_t highest = ack_highest(cum, sack);
-    uint64_t patience = (uint64_t)(p->rto.srtt_ns + p->rto.rttvar_ns);
-    if (patience < 50000)
-        patience = 50000;
-    for (struct txbuf *t = p->tx_head; t && t->sent_ns; t = t->next) {
-        if (!seq_before(t->hdr.seq, highest))
-            break;
-        if (now - t->sent_ns >= patience) {
-            stats_add(STAT_NET_RETRANSMITS, 1);
-            stats_add(STAT_NET_FAST_RETRANSMITS, 1);
-            transmit(src, t, now);
-        }
-    }
-    push_or_cork(src, now);
-}
-
-/* Retransmissions, heartbeats, the dead-peer check. Returns the time of the
- * next timer, so the service thread knows how long it may sleep. */
-static uint64_t run_timers(uint64_t now)
-{
-    uint64_t next = now + (uint64_t)IDLE_WAKE_MS * 1000000;
-    flush_injected(now);
-    if (net.held_dgram && net.held_since + 1000000 < next)
-        next = net.held_since + 1000000;
-    if (net.delay_head && net.delay_head->due_ns < next)
-        next = net.delay_head->due_ns;
-
-    for (int i = 0; i < job()->nodes; i++) {
-        struct peer *p = &net.peers[i];
-        if (p->ack_pending) {
-            if (p->ack_now || p->ack_due_ns <= now)
-                send_control(i, WIRE_ACK, NULL, 0);
-            else if (p->ack_due_ns < next)
-                next = p->ack_due_ns;
-        }
-        if (!p->tx_head) {
-            /* A peer that sent FIN may leave once it holds everything;
-             * probing it then would mistake a clean exit for a death. */
-            if (i != job()->rank && net.running && !atomic_load(&net.stopping) &&
-                !p->fin_rx && now - p->last_rx_ns > HEARTBEAT_NS)
-                send_marker(i, WIRE_NOP, now);
-            continue;
-        }
-        if (net.peer_timeout_ns && now - p->progress_ns > net.peer_timeout_ns)
-            log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
-                      i, (double)(now - p->progress_ns) / 1e9);
-        /* Tail-loss probe: when nothing has been acknowledged for a couple
-         * of round trips (plus the receiver's ack delay), send the oldest
-         * datagram again once, without backing off. A lost datagram at the
-         * end of an exchange — no later one to reveal the gap through the
-         * selective ack — is then repaired in about a millisecond instead
-         * of a retransmission timeout. */
-        struct txbuf *h = p->tx_head;
-        if (h->sent_ns && !p->probed) {
-            uint64_t pto = 2 * (uint64_t)p->rto.srtt_ns + ACK_DELAY_NS;
-            if (pto < 1000000)
-                pto = 1000000;
-            uint64_t since = p->progress_ns > h->sent_ns ? p->progress_ns : h->sent_ns;
-            if (now - since >= pto && now - h->sent_ns < p->rto.rto_ns) {
-                p->probed = true;
-                stats_add(STAT_NET_RETRANSMITS, 1);
-                stats_add(STAT_NET_TAIL_PROBES, 1);
-                transmit(i, h, now);
-            } else if (since + pto < next)
-                next = since + pto;
-        }
-        bool backed_off = false;
-        for (struct txbuf *t = p->tx_head; t && t->sent_ns; t = t->next) {
-            if (now - t->sent_ns >= p->rto.rto_ns) {
-                if (!backed_off) {
-                    rto_backoff(&p->rto);
-                    backed_off = true;
-                }
-                stats_add(STAT_NET_RETRANSMITS, 1);
-                transmit(i, t, now);
-            }
-        }
-        if (p->tx_head->sent_ns) {
-            uint64_t due = p->tx_head->sent_ns + p->rto.rto_ns;
-            if (due < next)
-                next = due;
-        }
-    }
-    return next;
-}
-
-/* ---- receive side (under net.rx_lock) --------------------------------- */
-
-static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *payload)
-{
-    struct peer *p = &net.peers[src];
-    if (h->flags & WIRE_NOP)
-        return;
-    if (h->flags & WIRE_FIN) {
-        p->fin_rx = true;
-        return;
-    }
-    if ((h->flags & (WIRE_FIRST | WIRE_LAST)) == (WIRE_FIRST | WIRE_LAST)) {
-        if (p->asm_buf)
-            log_fatal("node %d started a message inside another; protocol error", src);
-        stats_add(STAT_NET_MSGS_RECV, 1);
-        net.ops.deliver(net.ctx, src, payload, h->len, false);
-        return;
-    }
-    if (h->flags & WIRE_FIRST) {
-        if (p->asm_buf)
-            log_fatal("node %d started a message inside another; protocol error", src);
-        size_t skip = 0;
-        p->asm_buf = net.ops.place(net.ctx, src, payload, h->len, h->msg_len, &skip);
-        if (!p->asm_buf)
-            log_fatal("no memory to receive a %u-byte message from node %d", h->msg_len, src);
-        if (skip > h->len)
-            log_fatal("internal error: placement skips %zu bytes of a %u-byte fragment", skip, h->len);
-        p->asm_len = h->msg_len;
-        p->asm_got = 0;
-        p->asm_skip = skip;
-    }
-    if (!p->asm_buf || h->msg_len != p->asm_len || h->frag_off != p->asm_got)
-        log_fatal("node %d sent a fragment out of place; protocol error", src);
-    size_t from = h->frag_off < p->asm_skip ? p->asm_skip - h->frag_off : 0;
-    if (from < h->len)
-        memcpy(p->asm_buf + (h->frag_off + from - p->asm_skip), payload + from, h->len - from);
-    p->asm_got += h->len;
-    if (h->flags & WIRE_LAST) {
-        unsigned char *buf = p->asm_buf;
-        p->asm_buf = NULL;
-        stats_add(STAT_NET_MSGS_RECV, 1);
-        net.ops.deliver(net.ctx, src, buf, p->asm_len - p->asm_skip, true);
-    }
-}
-
-static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t len)
-{
-    struct peer *p = &net.peers[src];
-    enum rx_verdict v = rxwin_classify(&p->rxw, h->seq);
-    switch (v) {
-    case RX_DUPLICATE:
-        stats_add(STAT_NET_DUPS_DROPPED, 1);
-        break;
-    case RX_BEYOND:
-        break;
-    case RX_HOLD: {
-        unsigned slot = h->seq % SEQWIN_MAX;
-        unsigned char *copy = malloc(len);
-        if (!copy)
-            log_fatal("out of memory holding a datagram from node %d", src);
-        memcpy(copy, dgram, len);
-        p->held[slot] = copy;
-        p->held_len[slot] = len;
-        rxwin_hold(&p->rxw, h->seq);
-        stats_add(STAT_NET_OOO_BUFFERED, 1);
-        break;
-    }
-    case RX_IN_ORDER:
-        deliver_fragment(src, h, dgram + sizeof *h);
-        while (rxwin_advance(&p->rxw)) {
-            unsigned slot = p->rxw.expected % SEQWIN_MAX;
-            unsigned char *d = p->held[slot];
-            p->held[slot] = NULL;
-            struct wire_hdr hh;
-            memcpy(&hh, d, sizeof hh);
-            deliver_fragment(src, &hh, d + sizeof hh);
-            free(d);
-        }
-        break;
-    }
-    /* Every data datagram, even a duplicate, is answered: the sender may
-     * have lost our previous acknowledgement. A lone in-order one waits a
-     * little, so the reply the program is about to send can carry it; a
-     * gap or a duplicate is reported at once, to start a fast
-     * retransmission or stop a useless one. */
-    pthread_mutex_lock(&net.lock);
-    p->ack_cum = p->rxw.expected;
-    p->ack_sack = p->rxw.held;
-    p->ack_pending = true;
-    if (v != RX_IN_ORDER || p->rxw.held || ++p->unacked_rx >= ACK_EVERY)
-        p->ack_now = true;
-    else if (!p->ack_due_ns)
-        p->ack_due_ns = clock_ns() + ACK_DELAY_NS;
-    pthread_mutex_unlock(&net.lock);
-}
-
-static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from)
-{
-    enum wire_verdict v = wire_check(&net.keys, d, len, net.job, job()->rank, job()->nodes,
-                                     net.max_payload);
-    if (v != WIRE_OK) {
-        stats_add(v == WIRE_FORGED ? STAT_NET_AUTH_DROPPED : STAT_NET_FOREIGN_DROPPED, 1);
-        return;
-    }
-    struct wire_hdr h;
-    memcpy(&h, d, sizeof h);
-    struct peer *p = &net.peers[h.src];
-    if (from->sin_port != p->addr.sin_port || from->sin_addr.s_addr != p->addr.sin_addr.s_addr) {
-        stats_add(STAT_NET_FOREIGN_DROPPED, 1);
-        return;
-    }
-    stats_add(STAT_NET_DGRAMS_RECV, 1);
-    stats_add(STAT_NET_BYTES_RECV, len);
-
-    uint64_t now = clock_ns();
-    pthread_mutex_lock(&net.lock);
-    p->last_rx_ns = now;
-    if (h.kind != WIRE_ABORT)
-        on_ack(h.src, h.ack, h.sack, now);
-    if (h.kind == WIRE_DONE)
-        p->done_rx = true;
-    pthread_mutex_unlock(&net.lock);
-
-    if (h.kind == WIRE_DATA)
-        on_data(h.src, &h, d, len);
-    else if (h.kind == WIRE_ABORT) {
-        char reason[257];
-        size_t n = h.len < 256 ? h.len : 256;
-        memcpy(reason, d + sizeof h, n);
-        reason[n] = 0;
-        for (size_t i = 0; i < n; i++)
-            if (reason[i] < 32 || reason[i] > 126)
-                reason[i] = '?';
-        char line[400];
-        snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", job()->rank, h.src, reason);
-        log_exit_quietly(line);
-    }
-}
-
-/* Reads and handles everything waiting on the socket. Returns the number of
- * datagrams handled. Caller holds rx_lock. */
-static int rx_drain(void)
-{
-    int total = 0;
-    for (int rounds = 0; rounds < 8; rounds++) {
-        for (int i = 0; i < RX_BATCH; i++) {
-            net.iovs[i].iov_base = net.rxbuf + (size_t)i * (sizeof(struct wire_hdr) + net.max_payload + 1);
-            net.iovs[i].iov_len = sizeof(struct wire_hdr) + net.max_payload + 1;
-            memset(&net.msgs[i].msg_hdr, 0, sizeof net.msgs[i].msg_hdr);
-            net.msgs[i].msg_hdr.msg_iov = &net.iovs[i];
-            net.msgs[i].msg_hdr.msg_iovlen = 1;
-            net.msgs[i].msg_hdr.msg_name = &net.from[i];
-            net.msgs[i].msg_hdr.msg_namelen = sizeof net.from[i];
-        }
-        int n = recvmmsg(net.fd, net.msgs, RX_BATCH, MSG_DONTWAIT, NULL);
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNREFUSED)
-                break;
-            log_fatal("cannot receive from the network: %s", strerror(errno));
-        }
-        cork_begin();
-        for (int i = 0; i < n; i++) {
-            if (net.msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
-                stats_add(STAT_NET_FOREIGN_DROPPED, 1);
-                continue;
-            }
-            on_datagram(net.iovs[i].iov_base, net.msgs[i].msg_len, &net.from[i]);
-        }
-        cork_end(); /* carries acknowledgements with it */
-        total += n;
-        if (n < RX_BATCH)
-            break;
-    }
-    if (total) { /* acknowledge at once what must not wait */
-        pthread_mutex_lock(&net.lock);
-        for (int i = 0; i < job()->nodes; i++)
-            if (net.peers[i].ack_pending && net.peers[i].ack_now)
-                send_control(i, WIRE_ACK, NULL, 0);
-        pthread_mutex_unlock(&net.lock);
-    }
-    return total;
-}
-
-static void bump_gen(void)
-{
-    pthread_mutex_lock(&net.lock);
-    net.gen++;
-    pthread_cond_broadcast(&net.cv);
-    pthread_mutex_unlock(&net.lock);
-}
-
-void net_notify(void) { bump_gen(); }
-
-/* One round of progress by the caller, who holds rx_lock. */
-static int progress_locked(void)
-{
-    in_delivery = true;
-    int n = rx_drain();
-    in_delivery = false;
-    return n;
-}
-
-static void kick_service(void)
-{
-    uint64_t one = 1;
-    if (write(net.evfd, &one, sizeof one) < 0 && errno != EAGAIN)
-        log_fatal("cannot wake the service thread: %s", strerror(errno));
-}
-
-/* The upper layer's tick and the transport's timers, run by the service
- * thread each time it wakes, and by a polling waiter (run_due_timers). */
-static void run_timers_and_tick(void)
-{
-    if (net.ops.tick)
-        net.ops.tick(clock_ns());
-    pthread_mutex_lock(&net.lock);
-    atomic_store(&net.timers_due, run_timers(clock_ns()));
-    pthread_mutex_unlock(&net.lock);
-}
-
-/* Reads an eventfd's or timerfd's count, so that it stops being ready. */
-static void drain_counter(int fd, const char *what)
-{
-    uint64_t v;
-    if (read(fd, &v, sizeof v) < 0 && errno != EAGAIN)
-        log_fatal("%s failed: %s", what, strerror(errno));
-}
-
-static void set_socket_armed(bool on)
-{
-    struct epoll_event e = {.events = EPOLLIN, .data.fd = net.fd};
-    if (epoll_ctl(net.epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, net.fd, &e) < 0)
-        log_fatal("cannot %s the network socket's wait: %s", on ? "arm" : "disarm", strerror(errno));
-    net.sock_armed = on;
-}
-
-/* By the service thread, before it sleeps while no claim lasts. */
-static void arm_socket(void)
-{
-    pthread_mutex_lock(&net.claim_lock);
-    if (!net.sock_armed && atomic_load(&net.rx_claims) == 0)
-        set_socket_armed(true);
-    pthread_mutex_unlock(&net.claim_lock);
-}
-
-/* No wake-up here. If the service thread sleeps on the socket, the socket
- * leaves its wait: otherwise the next datagram would wake it, for nothing
- * (it sees the claim and steps back), and that wake-up cost the datagram's
- * sender 60-90 µs inside its sendmmsg here, and a CPU's turn. */
-static void claim_socket(void)
-{
-    pthread_mutex_lock(&net.claim_lock);
-    if (atomic_fetch_add(&net.rx_claims, 1) == 0) {
-        atomic_store(&net.claimed_since, clock_ns());
-        if (net.sock_armed) {
-            set_socket_armed(false);
-            /* It slept on the socket, with a long timeout: have it look
-             * back after LONG_WAIT_NS, as it would had the socket woken it. */
-            struct itimerspec at = {.it_value = {.tv_nsec = (long)LONG_WAIT_NS}};
-            if (timerfd_settime(net.tfd, 0, &at, NULL) < 0)
-                log_fatal("cannot set the service thread's timer: %s", strerror(errno));
-        }
-    }
-    pthread_mutex_unlock(&net.claim_lock);
-}
-
-/* The service thread reads the socket only while no application thread
- * does: two readers would both be woken by every datagram, and the loser's
- * wake-up and lock hand-off cost a cross-CPU wake (tens of µs here) on the
- * path of every message. While a claim lasts, the claimant also runs the
- * timers (net_wait), and we sleep.
- *
- * A claim takes the socket out of our wait (claim_socket), so that its
- * datagrams do not wake us only to find it claimed; we put it back when we
- * next go to sleep with no claim. A claim may end without waking us (see
- * release_socket), so we look back after a while. Each look-back that
- * finds a claim again doubles the interval to the next, up to
- * LOOKBACK_MAX_NS: while the program waits again and again (a run of lock
- * transfers, faults, calls) or long (a barrier), we keep out of its way,
- * since each of our wake-ups costs it tens of µs when the CPUs are all
- * busy: 2 nodes passing a lock spent a quarter of their time in them.
- * The interval starts again from LONG_WAIT_NS when we have datagrams to
- * read ourselves or are woken. The price: a request that reaches a node
- * whose program has just stopped waiting and computes now waits for the
- * next look-back. */
-static void *service_main(void *arg)
-{
-    (void)arg;
-    uint64_t lookback = LONG_WAIT_NS;
-    bool looked = false;
-    while (!atomic_load(&net.stopping)) {
-        uint64_t now = clock_ns();
-        uint64_t due = atomic_load(&net.timers_due);
-        uint64_t wait_ns = due > now ? due - now : 0;
-        bool on_socket = atomic_load(&net.rx_claims) == 0;
-        if (!on_socket) {
-            wait_ns = (uint64_t)IDLE_WAKE_MS * 1000000;
-            uint64_t since = atomic_load(&net.claimed_since);
-            /* A long wait wakes us when it ends if we have a core of our
-             * own; then we sleep on. */
-            if (!net.service_core || now - since < LONG_WAIT_NS) {
-                if (looked && lookback < LOOKBACK_MAX_NS)
-                    lookback *= 2;
-                looked = true;
-                uint64_t w = since + lookback > now ? since + lookback - now : lookback;
-                if (wait_ns > w)
-                    wait_ns = w;
-            }
-        }
-        struct timespec timeout = {.tv_sec = (time_t)(wait_ns / 1000000000ull),
-                                   .tv_nsec = (long)(wait_ns % 1000000000ull)};
-        if (on_socket)
-            arm_socket();
-        struct epoll_event ev[3];
-        int r = epoll_pwait2(net.epfd, ev, 3, &timeout, NULL);
-        if (r < 0 && errno != EINTR)
-            log_fatal("waiting on the network socket failed: %s", strerror(errno));
-        bool woken = false, readable = false;
-        for (int i = 0; i < r; i++) {
-            woken |= ev[i].data.fd == net.evfd;
-            readable |= ev[i].data.fd == net.fd; /* an error too: the read reports it */
-            if (ev[i].data.fd == net.tfd)
-                drain_counter(net.tfd, "service timer");
-        }
-        if (woken)
-            drain_counter(net.evfd, "service wake-up channel");
-        int n = 0;
-        if (readable && atomic_load(&net.rx_claims) == 0 &&
-            pthread_mutex_trylock(&net.rx_lock) == 0) {
-            n = progress_locked();
-            pthread_mutex_unlock(&net.rx_lock);
-        }
-        if (woken || n) {
-            lookback = LONG_WAIT_NS;
-            looked = false;
-        }
-        run_timers_and_tick();
-        if (n)
-            bump_gen();
-    }
-    return NULL;
-}
-
-/* Done by a waiter that polls the socket when the timers are due: while a
- * claim lasts the service thread sleeps, and waking it for timers would
- * cost a waiter tens of µs when the CPUs are shared. */
-static void run_due_timers(uint64_t now)
-{
-    if (now >= atomic_load(&net.timers_due))
-        run_timers_and_tick();
-}
-
-/* The service thread must take the socket back at once when the caller is
- * about to sleep until it delivers (`blocking`). When the wait was long (a
- * barrier, a contended lock), the program will likely compute now, and
- * other nodes' requests should not wait for the look-back: we wake the
- * service thread if it has a core to spare, where the wake-up costs the
- * program nothing. Where it has none, its wake-up would take a CPU from a
- * program, and the look-back suffices: with 8 nodes on 2 cores, waking it
- * after every barrier made a barrier cost 470 µs instead of 105, and Ocean
- * on 2 nodes run 1.6 times as long. After a short wait — a fault, a call,
- * a ping-pong, which come in runs — the look-back always suffices, and the
- * waiter's path stays free of a cross-CPU wake-up. */
-static void release_socket(bool blocking)
-{
-    if (atomic_fetch_sub(&net.rx_claims, 1) == 1 &&
-        (blocking ||
-         (net.service_core && clock_ns() - atomic_load(&net.claimed_since) > LONG_WAIT_NS)))
-        kick_service();
-}
-
-int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
-{
-    if (in_delivery || cork.on)
-        log_fatal("internal error: a wait on the network while sends are held back");
-    uint64_t spin_until = 0;
-    bool claimed = false;
-    int rc = 0;
-    for (;;) {
-        pthread_mutex_lock(&net.lock);
-        uint64_t g = net.gen;
-        pthread_mutex_unlock(&net.lock);
-        if (done(arg))
-            break;
-        uint64_t now = clock_ns();
-        if (deadline && now >= deadline) {
-            rc = -ETIMEDOUT;
-            break;
-        }
-
-        /* Poll the socket ourselves for a while: a message for us is then
-         * handled without waking another thread. */
-        if (net.spin_ns && (spin_until == 0 || now < spin_until)) {
-            if (!spin_until) {
-                spin_until = now + (uint64_t)net.spin_ns;
-                claim_socket();
-                claimed = true;
-            }
-            if (pthread_mutex_trylock(&net.rx_lock) == 0) {
-                int n = progress_locked();
-                pthread_mutex_unlock(&net.rx_lock);
-                if (n) {
-                    bump_gen();
-                    continue;
-                }
-            }
-            run_due_timers(now);
-            sched_yield(); /* lets a co-located node run when cores are shared */
-            continue;
-        }
-        if (claimed) {
-            release_socket(true);
-            claimed = false;
-        }
-
-        uint64_t wake = now + 20ull * 1000000;
-        if (deadline && deadline < wake)
-            wake = deadline;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t rel = wake - now;
-        ts.tv_sec += (time_t)(rel / 1000000000ull);
-        ts.tv_nsec += (long)(rel % 1000000000ull);
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_mutex_lock(&net.lock);
-        if (net.gen == g)
-            pthread_cond_timedwait(&net.cv, &net.lock, &ts);
-        pthread_mutex_unlock(&net.lock);
-    }
-    if (claimed)
-        release_socket(false);
-    return rc;
-}
-
-/* ---- start, finish, abort --------------------------------------------- */
+size_t net_datagram_payload(void) { return net_state.sock.max_payload; }
 
 static void abort_hook(const char *reason)
 {
@@ -1198,133 +47,146 @@ static void abort_hook(const char *reason)
 
 void net_abort_peers(const char *reason)
 {
-    if (!net.peers)
+    if (!net_state.peers)
         return;
-    /* Best effort and lock-free: the caller may hold net.lock. */
+    /* Best effort and lock-free: the caller may hold net_state.lock. */
     for (int rep = 0; rep < 3; rep++)
         for (int i = 0; i < job()->nodes; i++)
             if (i != job()->rank)
-                send_control(i, WIRE_ABORT, reason, strlen(reason));
-}
-
-/* How long a waiting thread polls before it sleeps. A polling waiter also
- * serves the requests that reach its node, at a few µs instead of the tens
- * of µs a sleeping thread's wake-up costs here — paid twice, in fact: the
- * sender's sendto wakes the sleeper, then the sleeper takes its time. With a
- * core per node the waiter never stops polling (its core is idle anyway).
- * With more nodes than cores it yields between polls, so that the node
- * that must answer gets the CPU, and sleeps after 5 ms: a wake-up then
- * costs a few per cent of the wait, and the yields no longer take turns
- * from nodes that compute. (nodes counts the whole job, all on this
- * machine for now.) Measured on 2 cores: 2 nodes, remote read fault with
- * the home in a barrier, 44 µs (50 µs budget) -> 14 µs; 8 nodes, barrier,
- * 470 µs after 200 µs of polling -> 130 µs after 5 ms. */
-static uint64_t auto_spin_ns(int nodes, long cpus)
-{
-    if (cpus > 0 && nodes <= cpus)
-        return 10ull * 1000 * 1000 * 1000; /* the core is ours: never pay a wake-up */
-    return 5ull * 1000 * 1000;
+                window_send_control(i, WIRE_ABORT, reason, strlen(reason));
 }
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
-    if (job()->nodes < 1 || job()->nodes > NET_MAX_NODES || job()->rank < 0 || job()->rank >= job()->nodes)
-        return -EINVAL;
-    memset(&net, 0, sizeof net);
-    net.fd = prm->fd;
-    net.job = prm->job_id;
-    net.max_payload = prm->datagram;
-    net.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
-    net.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
+    int rc;
+    memset(&net_state, 0, sizeof net_state);
+    net_state.sock.fd = prm->fd;
+    net_state.svc.evfd = net_state.svc.epfd = net_state.svc.tfd = -1; /* for err */
+    pthread_mutex_init(&net_state.svc.claim_lock, NULL);
+    pthread_mutex_init(&net_state.lock, NULL);
+    pthread_mutex_init(&net_state.rx_lock, NULL);
+    pthread_mutex_init(&net_state.tx.pool.lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&net_state.svc.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (job()->nodes < 1 || job()->nodes > NET_MAX_NODES || job()->rank < 0 ||
+        job()->rank >= job()->nodes) {
+        rc = -EINVAL;
+        goto err;
+    }
+    net_state.sock.job = prm->job_id;
+    net_state.sock.max_payload = prm->datagram;
+    net_state.tx.window = prm->window > SEQWIN_MAX ? SEQWIN_MAX : prm->window;
+    net_state.tx.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    net.spin_ns = prm->spin_us < 0 ? auto_spin_ns(job()->nodes, cpus) : (uint64_t)prm->spin_us * 1000;
-    net.service_core = cpus >= 2l * job()->nodes; /* nodes: all on this machine, for now */
-    net.ops = *ops;
-    net.ctx = ctx;
-    wire_keys_init(&net.keys, prm->key, prm->job_id, prm->auth_mac);
-    inject_init(&net.inj, prm->loss, prm->dup, prm->reorder, prm->delay_us,
-                prm->seed ? prm->seed : prm->job_id * 2654435761u + (uint64_t)job()->rank + 1);
-    net.injecting = inject_active(&net.inj);
+    net_state.svc.spin_ns = prm->spin_us < 0 ? service_spin_ns(job()->nodes, cpus)
+                                             : (uint64_t)prm->spin_us * 1000;
+    net_state.svc.service_core = cpus >= 2l * job()->nodes; /* nodes: all on this machine, for now */
+    net_state.up.ops = *ops;
+    net_state.up.ctx = ctx;
+    wire_keys_init(&net_state.sock.keys, prm->key, prm->job_id, prm->auth_mac);
+    inject_start(prm);
 
     /* Incast: all peers may stream to one node at once; keep what they may
      * have in flight within what its socket buffer holds. */
     int rcvbuf = 8 << 20;
-    if (setsockopt(net.fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
-        setsockopt(net.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    if (setsockopt(net_state.sock.fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) < 0)
+        setsockopt(net_state.sock.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     int sndbuf = 4 << 20;
-    if (setsockopt(net.fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
-        setsockopt(net.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (setsockopt(net_state.sock.fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+        setsockopt(net_state.sock.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     socklen_t sl = sizeof rcvbuf;
-    getsockopt(net.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
+    getsockopt(net_state.sock.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
     size_t share = (size_t)rcvbuf / 2 / (size_t)(job()->nodes > 1 ? job()->nodes - 1 : 1);
-    size_t floor_bytes = 2 * (sizeof(struct wire_hdr) + net.max_payload);
-    net.window_bytes = share > floor_bytes ? share : floor_bytes;
+    size_t floor_bytes = 2 * (sizeof(struct wire_hdr) + net_state.sock.max_payload);
+    net_state.tx.window_bytes = share > floor_bytes ? share : floor_bytes;
 
-    net.peers = calloc((size_t)job()->nodes, sizeof *net.peers);
-    net.rxbuf = malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + net.max_payload + 1));
-    if (!net.peers || !net.rxbuf)
-        return -ENOMEM;
+    net_state.peers = calloc((size_t)job()->nodes, sizeof *net_state.peers);
+    net_state.sock.rxbuf =
+        malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + net_state.sock.max_payload + 1));
+    if (!net_state.peers || !net_state.sock.rxbuf) {
+        rc = -ENOMEM;
+        goto err;
+    }
     uint64_t now = clock_ns();
     for (int i = 0; i < job()->nodes; i++) {
-        net.peers[i].addr = prm->peers[i];
-        net.peers[i].last_rx_ns = now;
-        rto_init(&net.peers[i].rto);
+        net_state.peers[i].addr = prm->peers[i];
+        net_state.peers[i].last_rx_ns = now;
+        rto_init(&net_state.peers[i].tx.rto);
     }
-    net.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (net.evfd < 0)
-        return -errno;
-    net.epfd = epoll_create1(EPOLL_CLOEXEC);
-    net.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    struct epoll_event wake = {.events = EPOLLIN, .data.fd = net.evfd};
-    struct epoll_event timer = {.events = EPOLLIN, .data.fd = net.tfd};
-    if (net.epfd < 0 || net.tfd < 0 || epoll_ctl(net.epfd, EPOLL_CTL_ADD, net.evfd, &wake) < 0 ||
-        epoll_ctl(net.epfd, EPOLL_CTL_ADD, net.tfd, &timer) < 0)
-        return -errno;
-    pthread_mutex_init(&net.claim_lock, NULL);
-    pthread_mutex_init(&net.lock, NULL);
-    pthread_mutex_init(&net.rx_lock, NULL);
-    pthread_mutex_init(&net.pool_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&net.cv, &ca);
-    pthread_condattr_destroy(&ca);
+    net_state.svc.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    net_state.svc.epfd = epoll_create1(EPOLL_CLOEXEC);
+    net_state.svc.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct epoll_event wake = {.events = EPOLLIN, .data.fd = net_state.svc.evfd};
+    struct epoll_event timer = {.events = EPOLLIN, .data.fd = net_state.svc.tfd};
+    if (net_state.svc.evfd < 0 || net_state.svc.epfd < 0 || net_state.svc.tfd < 0 ||
+        epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.evfd, &wake) < 0 ||
+        epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.tfd, &timer) < 0) {
+        rc = -errno;
+        goto err;
+    }
     log_set_abort_hook(abort_hook);
-    net.running = true;
-    int err = pthread_create(&net.service, NULL, service_main, NULL);
+    net_state.svc.running = true;
+    int err = pthread_create(&net_state.svc.thread, NULL, service_main, NULL);
     if (err) {
-        net.running = false;
-        return -err;
+        net_state.svc.running = false;
+        rc = -err;
+        goto err;
     }
     return 0;
+
+err:
+    /* Nothing runs yet: undo it all, in reverse. peers goes back to NULL so
+     * that net_abort_peers finds nobody to tell. */
+    log_set_abort_hook(NULL);
+    if (net_state.svc.tfd >= 0)
+        close(net_state.svc.tfd);
+    if (net_state.svc.epfd >= 0)
+        close(net_state.svc.epfd);
+    if (net_state.svc.evfd >= 0)
+        close(net_state.svc.evfd);
+    free(net_state.sock.rxbuf);
+    free(net_state.peers);
+    net_state.sock.rxbuf = NULL;
+    net_state.peers = NULL;
+    pthread_cond_destroy(&net_state.svc.cv);
+    pthread_mutex_destroy(&net_state.tx.pool.lock);
+    pthread_mutex_destroy(&net_state.rx_lock);
+    pthread_mutex_destroy(&net_state.lock);
+    pthread_mutex_destroy(&net_state.svc.claim_lock);
+    close(net_state.sock.fd); /* ours since the call, like the rest */
+    net_state.sock.fd = -1;
+    return rc;
 }
 
 static bool all_finished(void *arg)
 {
     (void)arg;
     bool ok = true;
-    pthread_mutex_lock(&net.lock);
+    pthread_mutex_lock(&net_state.lock);
     for (int i = 0; i < job()->nodes && ok; i++)
-        if (net.peers[i].tx_head || (i != job()->rank && !net.peers[i].fin_rx))
+        if (net_state.peers[i].tx.head || (i != job()->rank && !net_state.peers[i].fin_rx))
             ok = false;
-    pthread_mutex_unlock(&net.lock);
+    pthread_mutex_unlock(&net_state.lock);
     return ok;
 }
 
 void net_finish(void)
 {
-    if (!net.running)
+    if (!net_state.svc.running)
         return;
     /* Phase 1: FIN behind everything we sent; wait for every peer's FIN
      * (so we hold all it sent us) and every acknowledgement of ours (so it
      * holds all we sent). After that nobody needs anything from us but
      * re-acknowledgements, which the service thread keeps answering. */
-    pthread_mutex_lock(&net.lock);
+    pthread_mutex_lock(&net_state.lock);
     uint64_t now = clock_ns();
     for (int i = 0; i < job()->nodes; i++)
         if (i != job()->rank)
-            send_marker(i, WIRE_FIN, now);
-    pthread_mutex_unlock(&net.lock);
+            window_send_marker(i, WIRE_FIN, now);
+    pthread_mutex_unlock(&net_state.lock);
     net_wait(all_finished, NULL, 0);
 
     /* Phase 2: tell everyone we are done, and linger until every peer has
@@ -1332,36 +194,36 @@ void net_finish(void)
      * stopped retransmitting (RTO_MAX is far below LINGER_SILENCE). */
     for (;;) {
         bool all = true;
-        pthread_mutex_lock(&net.lock);
+        pthread_mutex_lock(&net_state.lock);
         now = clock_ns();
         for (int i = 0; i < job()->nodes; i++) {
-            struct peer *p = &net.peers[i];
+            struct peer *p = &net_state.peers[i];
             if (i == job()->rank || p->done_rx)
                 continue;
             if (now - p->last_rx_ns < LINGER_SILENCE_NS) {
                 all = false;
-                send_control(i, WIRE_DONE, NULL, 0);
+                window_send_control(i, WIRE_DONE, NULL, 0);
             }
         }
-        pthread_mutex_unlock(&net.lock);
+        pthread_mutex_unlock(&net_state.lock);
         if (all)
             break;
         usleep(2000);
     }
     /* Answer the stragglers' DONE once more on the way out. */
-    pthread_mutex_lock(&net.lock);
+    pthread_mutex_lock(&net_state.lock);
     for (int i = 0; i < job()->nodes; i++)
         if (i != job()->rank)
-            send_control(i, WIRE_DONE, NULL, 0);
-    pthread_mutex_unlock(&net.lock);
+            window_send_control(i, WIRE_DONE, NULL, 0);
+    pthread_mutex_unlock(&net_state.lock);
 
-    atomic_store(&net.stopping, true);
-    kick_service();
-    pthread_join(net.service, NULL);
-    net.running = false;
+    atomic_store(&net_state.svc.stopping, true);
+    service_kick();
+    pthread_join(net_state.svc.thread, NULL);
+    net_state.svc.running = false;
     log_set_abort_hook(NULL);
-    close(net.evfd);
-    close(net.epfd);
-    close(net.tfd);
-    close(net.fd);
+    close(net_state.svc.evfd);
+    close(net_state.svc.epfd);
+    close(net_state.svc.tfd);
+    close(net_state.sock.fd);
 }

@@ -1,0 +1,210 @@
+/*
+ * recv.c — the receive side: checking datagrams, putting each peer's back
+ * in order, reassembling messages and delivering them to the layer above.
+ *
+ * Datagrams are checked (job, ranks, sizes, key) before anything else reads
+ * them. In-order ones are delivered at once — single-datagram messages
+ * straight from the receive buffer, larger ones copied fragment by fragment
+ * into the buffer the upper layer placed them in. Early ones are held (up
+ * to 64 ahead) and duplicates dropped; the state travels back as the
+ * acknowledgement, piggybacked on data or sent alone once per batch.
+ *
+ * Everything here runs under net_state.rx_lock, which one thread at a time
+ * holds — the service thread or a polling waiter — so each peer's messages
+ * are delivered in order without a lock of their own. The little it
+ * shares with the send side (acknowledgements, liveness) it writes under
+ * net_state.lock.
+ */
+#include "net/transport.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/stats.h"
+
+#define ACK_EVERY         2                /* in-order datagrams per immediate ack */
+
+__thread bool recv_in_delivery NET_TLS;
+
+static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *payload)
+{
+    struct peer *p = &net_state.peers[src];
+    if (h->flags & WIRE_NOP)
+        return;
+    if (h->flags & WIRE_FIN) {
+        p->fin_rx = true;
+        return;
+    }
+    if ((h->flags & (WIRE_FIRST | WIRE_LAST)) == (WIRE_FIRST | WIRE_LAST)) {
+        if (p->rx.asm_buf)
+            log_fatal("node %d started a message inside another; protocol error", src);
+        stats_add(STAT_NET_MSGS_RECV, 1);
+        net_state.up.ops.deliver(net_state.up.ctx, src, payload, h->len, false);
+        return;
+    }
+    if (h->flags & WIRE_FIRST) {
+        if (p->rx.asm_buf)
+            log_fatal("node %d started a message inside another; protocol error", src);
+        size_t skip = 0;
+        p->rx.asm_buf = net_state.up.ops.place(net_state.up.ctx, src, payload, h->len, h->msg_len, &skip);
+        if (!p->rx.asm_buf)
+            log_fatal("no memory to receive a %u-byte message from node %d", h->msg_len, src);
+        if (skip > h->len)
+            log_fatal("internal error: placement skips %zu bytes of a %u-byte fragment", skip, h->len);
+        p->rx.asm_len = h->msg_len;
+        p->rx.asm_got = 0;
+        p->rx.asm_skip = skip;
+    }
+    if (!p->rx.asm_buf || h->msg_len != p->rx.asm_len || h->frag_off != p->rx.asm_got)
+        log_fatal("node %d sent a fragment out of place; protocol error", src);
+    size_t from = h->frag_off < p->rx.asm_skip ? p->rx.asm_skip - h->frag_off : 0;
+    if (from < h->len)
+        memcpy(p->rx.asm_buf + (h->frag_off + from - p->rx.asm_skip), payload + from, h->len - from);
+    p->rx.asm_got += h->len;
+    if (h->flags & WIRE_LAST) {
+        unsigned char *buf = p->rx.asm_buf;
+        p->rx.asm_buf = NULL;
+        stats_add(STAT_NET_MSGS_RECV, 1);
+        net_state.up.ops.deliver(net_state.up.ctx, src, buf, p->rx.asm_len - p->rx.asm_skip, true);
+    }
+}
+
+static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t len)
+{
+    struct peer *p = &net_state.peers[src];
+    enum rx_verdict v = rxwin_classify(&p->rx.win, h->seq);
+    switch (v) {
+    case RX_DUPLICATE:
+        stats_add(STAT_NET_DUPS_DROPPED, 1);
+        break;
+    case RX_BEYOND:
+        break;
+    case RX_HOLD: {
+        unsigned slot = h->seq % SEQWIN_MAX;
+        unsigned char *copy = malloc(len);
+        if (!copy)
+            log_fatal("out of memory holding a datagram from node %d", src);
+        memcpy(copy, dgram, len);
+        p->rx.held[slot] = copy;
+        p->rx.held_len[slot] = len;
+        rxwin_hold(&p->rx.win, h->seq);
+        stats_add(STAT_NET_OOO_BUFFERED, 1);
+        break;
+    }
+    case RX_IN_ORDER:
+        deliver_fragment(src, h, dgram + sizeof *h);
+        while (rxwin_advance(&p->rx.win)) {
+            unsigned slot = p->rx.win.expected % SEQWIN_MAX;
+            unsigned char *d = p->rx.held[slot];
+            p->rx.held[slot] = NULL;
+            struct wire_hdr hh;
+            memcpy(&hh, d, sizeof hh);
+            deliver_fragment(src, &hh, d + sizeof hh);
+            free(d);
+        }
+        break;
+    }
+    /* Every data datagram, even a duplicate, is answered: the sender may
+     * have lost our previous acknowledgement. A lone in-order one waits a
+     * little, so the reply the program is about to send can carry it; a
+     * gap or a duplicate is reported at once, to start a fast
+     * retransmission or stop a useless one. */
+    pthread_mutex_lock(&net_state.lock);
+    p->ack.cum = p->rx.win.expected;
+    p->ack.sack = p->rx.win.held;
+    p->ack.pending = true;
+    if (v != RX_IN_ORDER || p->rx.win.held || ++p->ack.unacked >= ACK_EVERY)
+        p->ack.urgent = true;
+    else if (!p->ack.due_ns)
+        p->ack.due_ns = clock_ns() + ACK_DELAY_NS;
+    pthread_mutex_unlock(&net_state.lock);
+}
+
+static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from)
+{
+    enum wire_verdict v = wire_check(&net_state.sock.keys, d, len, net_state.sock.job, job()->rank, job()->nodes,
+                                     net_state.sock.max_payload);
+    if (v != WIRE_OK) {
+        stats_add(v == WIRE_FORGED ? STAT_NET_AUTH_DROPPED : STAT_NET_FOREIGN_DROPPED, 1);
+        return;
+    }
+    struct wire_hdr h;
+    memcpy(&h, d, sizeof h);
+    struct peer *p = &net_state.peers[h.src];
+    if (from->sin_port != p->addr.sin_port || from->sin_addr.s_addr != p->addr.sin_addr.s_addr) {
+        stats_add(STAT_NET_FOREIGN_DROPPED, 1);
+        return;
+    }
+    stats_add(STAT_NET_DGRAMS_RECV, 1);
+    stats_add(STAT_NET_BYTES_RECV, len);
+
+    uint64_t now = clock_ns();
+    pthread_mutex_lock(&net_state.lock);
+    p->last_rx_ns = now;
+    if (h.kind != WIRE_ABORT)
+        window_on_ack(h.src, h.ack, h.sack, now);
+    if (h.kind == WIRE_DONE)
+        p->done_rx = true;
+    pthread_mutex_unlock(&net_state.lock);
+
+    if (h.kind == WIRE_DATA)
+        on_data(h.src, &h, d, len);
+    else if (h.kind == WIRE_ABORT) {
+        char reason[257];
+        size_t n = h.len < 256 ? h.len : 256;
+        memcpy(reason, d + sizeof h, n);
+        reason[n] = 0;
+        for (size_t i = 0; i < n; i++)
+            if (reason[i] < 32 || reason[i] > 126)
+                reason[i] = '?';
+        char line[400];
+        snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", job()->rank, h.src, reason);
+        log_exit_quietly(line);
+    }
+}
+
+/* Reads and handles everything waiting on the socket. Returns the number of
+ * datagrams handled. Caller holds rx_lock. */
+static int rx_drain(void)
+{
+    int total = 0;
+    for (int rounds = 0; rounds < 8; rounds++) {
+        int n = udp_recv();
+        if (n == 0)
+            break;
+        cork_begin();
+        for (int i = 0; i < n; i++) {
+            if (net_state.sock.msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
+                stats_add(STAT_NET_FOREIGN_DROPPED, 1);
+                continue;
+            }
+            on_datagram(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len,
+                        &net_state.sock.from[i]);
+        }
+        udp_cork_end(); /* carries acknowledgements with it */
+        total += n;
+        if (n < RX_BATCH)
+            break;
+    }
+    if (total) { /* acknowledge at once what must not wait */
+        pthread_mutex_lock(&net_state.lock);
+        for (int i = 0; i < job()->nodes; i++)
+            if (net_state.peers[i].ack.pending && net_state.peers[i].ack.urgent)
+                window_send_control(i, WIRE_ACK, NULL, 0);
+        pthread_mutex_unlock(&net_state.lock);
+    }
+    return total;
+}
+
+/* One round of progress by the caller, who holds rx_lock. */
+int recv_progress(void)
+{
+    recv_in_delivery = true;
+    int n = rx_drain();
+    recv_in_delivery = false;
+    return n;
+}

@@ -1,0 +1,291 @@
+/*
+ * service.c — who drives the transport: the service thread, and
+ * application threads that poll the socket while they wait (net_wait).
+ *
+ * Progress needs a thread to read the socket, deliver, and run the timers.
+ * A waiting application thread does it itself for a while (it is awake
+ * anyway, and a message for it is then handled without waking anyone);
+ * meanwhile it holds a claim on the socket and the service thread keeps out
+ * of its way. Otherwise the service thread does, sleeping on the socket.
+ * On this machine a cross-CPU wake-up costs tens of µs, so most of what
+ * follows is about who is woken, when, and why not more often.
+ */
+#include "net/transport.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+
+#define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
+#define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
+
+/* Tells the waiters (net_wait) to look again at what they wait for. */
+static void bump_gen(void)
+{
+    pthread_mutex_lock(&net_state.lock);
+    net_state.svc.gen++;
+    pthread_cond_broadcast(&net_state.svc.cv);
+    pthread_mutex_unlock(&net_state.lock);
+}
+
+void net_notify(void) { bump_gen(); }
+
+void service_kick(void)
+{
+    uint64_t one = 1;
+    if (write(net_state.svc.evfd, &one, sizeof one) < 0 && errno != EAGAIN)
+        log_fatal("cannot wake the service thread: %s", strerror(errno));
+}
+
+/* The upper layer's tick and the transport's timers, run by the service
+ * thread each time it wakes, and by a polling waiter (run_due_timers). */
+static void run_timers_and_tick(void)
+{
+    if (net_state.up.ops.tick)
+        net_state.up.ops.tick(clock_ns());
+    pthread_mutex_lock(&net_state.lock);
+    atomic_store(&net_state.svc.timers_due, window_timers(clock_ns()));
+    pthread_mutex_unlock(&net_state.lock);
+}
+
+/* Reads an eventfd's or timerfd's count, so that it stops being ready. */
+static void drain_counter(int fd, const char *what)
+{
+    uint64_t v;
+    if (read(fd, &v, sizeof v) < 0 && errno != EAGAIN)
+        log_fatal("%s failed: %s", what, strerror(errno));
+}
+
+static void set_socket_armed(bool on)
+{
+    struct epoll_event e = {.events = EPOLLIN, .data.fd = net_state.sock.fd};
+    if (epoll_ctl(net_state.svc.epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, net_state.sock.fd, &e) < 0)
+        log_fatal("cannot %s the network socket's wait: %s", on ? "arm" : "disarm", strerror(errno));
+    net_state.svc.sock_armed = on;
+}
+
+/* By the service thread, before it sleeps while no claim lasts. */
+static void arm_socket(void)
+{
+    pthread_mutex_lock(&net_state.svc.claim_lock);
+    if (!net_state.svc.sock_armed && atomic_load(&net_state.svc.rx_claims) == 0)
+        set_socket_armed(true);
+    pthread_mutex_unlock(&net_state.svc.claim_lock);
+}
+
+/* No wake-up here. If the service thread sleeps on the socket, the socket
+ * leaves its wait: otherwise the next datagram would wake it, for nothing
+ * (it sees the claim and steps back), and that wake-up cost the datagram's
+ * sender 60-90 µs inside its sendmmsg here, and a CPU's turn. */
+static void claim_socket(void)
+{
+    pthread_mutex_lock(&net_state.svc.claim_lock);
+    if (atomic_fetch_add(&net_state.svc.rx_claims, 1) == 0) {
+        atomic_store(&net_state.svc.claimed_since, clock_ns());
+        if (net_state.svc.sock_armed) {
+            set_socket_armed(false);
+            /* It slept on the socket, with a long timeout: have it look
+             * back after LONG_WAIT_NS, as it would had the socket woken it. */
+            struct itimerspec at = {.it_value = {.tv_nsec = (long)LONG_WAIT_NS}};
+            if (timerfd_settime(net_state.svc.tfd, 0, &at, NULL) < 0)
+                log_fatal("cannot set the service thread's timer: %s", strerror(errno));
+        }
+    }
+    pthread_mutex_unlock(&net_state.svc.claim_lock);
+}
+
+/* The service thread reads the socket only while no application thread
+ * does: two readers would both be woken by every datagram, and the loser's
+ * wake-up and lock hand-off cost a cross-CPU wake (tens of µs here) on the
+ * path of every message. While a claim lasts, the claimant also runs the
+ * timers (net_wait), and we sleep.
+ *
+ * A claim takes the socket out of our wait (claim_socket), so that its
+ * datagrams do not wake us only to find it claimed; we put it back when we
+ * next go to sleep with no claim. A claim may end without waking us (see
+ * release_socket), so we look back after a while. Each look-back that
+ * finds a claim again doubles the interval to the next, up to
+ * LOOKBACK_MAX_NS: while the program waits again and again (a run of lock
+ * transfers, faults, calls) or long (a barrier), we keep out of its way,
+ * since each of our wake-ups costs it tens of µs when the CPUs are all
+ * busy: 2 nodes passing a lock spent a quarter of their time in them.
+ * The interval starts again from LONG_WAIT_NS when we have datagrams to
+ * read ourselves or are woken. The price: a request that reaches a node
+ * whose program has just stopped waiting and computes now waits for the
+ * next look-back. */
+void *service_main(void *arg)
+{
+    (void)arg;
+    uint64_t lookback = LONG_WAIT_NS;
+    bool looked = false;
+    while (!atomic_load(&net_state.svc.stopping)) {
+        uint64_t now = clock_ns();
+        uint64_t due = atomic_load(&net_state.svc.timers_due);
+        uint64_t wait_ns = due > now ? due - now : 0;
+        bool on_socket = atomic_load(&net_state.svc.rx_claims) == 0;
+        if (!on_socket) {
+            wait_ns = (uint64_t)IDLE_WAKE_MS * 1000000;
+            uint64_t since = atomic_load(&net_state.svc.claimed_since);
+            /* A long wait wakes us when it ends if we have a core of our
+             * own; then we sleep on. */
+            if (!net_state.svc.service_core || now - since < LONG_WAIT_NS) {
+                if (looked && lookback < LOOKBACK_MAX_NS)
+                    lookback *= 2;
+                looked = true;
+                uint64_t w = since + lookback > now ? since + lookback - now : lookback;
+                if (wait_ns > w)
+                    wait_ns = w;
+            }
+        }
+        struct timespec timeout = {.tv_sec = (time_t)(wait_ns / 1000000000ull),
+                                   .tv_nsec = (long)(wait_ns % 1000000000ull)};
+        if (on_socket)
+            arm_socket();
+        struct epoll_event ev[3];
+        int r = epoll_pwait2(net_state.svc.epfd, ev, 3, &timeout, NULL);
+        if (r < 0 && errno != EINTR)
+            log_fatal("waiting on the network socket failed: %s", strerror(errno));
+        bool woken = false, readable = false;
+        for (int i = 0; i < r; i++) {
+            woken |= ev[i].data.fd == net_state.svc.evfd;
+            readable |= ev[i].data.fd == net_state.sock.fd; /* an error too: the read reports it */
+            if (ev[i].data.fd == net_state.svc.tfd)
+                drain_counter(net_state.svc.tfd, "service timer");
+        }
+        if (woken)
+            drain_counter(net_state.svc.evfd, "service wake-up channel");
+        int n = 0;
+        if (readable && atomic_load(&net_state.svc.rx_claims) == 0 &&
+            pthread_mutex_trylock(&net_state.rx_lock) == 0) {
+            n = recv_progress();
+            pthread_mutex_unlock(&net_state.rx_lock);
+        }
+        if (woken || n) {
+            lookback = LONG_WAIT_NS;
+            looked = false;
+        }
+        run_timers_and_tick();
+        if (n)
+            bump_gen();
+    }
+    return NULL;
+}
+
+/* Done by a waiter that polls the socket when the timers are due: while a
+ * claim lasts the service thread sleeps, and waking it for timers would
+ * cost a waiter tens of µs when the CPUs are shared. */
+static void run_due_timers(uint64_t now)
+{
+    if (now >= atomic_load(&net_state.svc.timers_due))
+        run_timers_and_tick();
+}
+
+/* The service thread must take the socket back at once when the caller is
+ * about to sleep until it delivers (`blocking`). When the wait was long (a
+ * barrier, a contended lock), the program will likely compute now, and
+ * other nodes' requests should not wait for the look-back: we wake the
+ * service thread if it has a core to spare, where the wake-up costs the
+ * program nothing. Where it has none, its wake-up would take a CPU from a
+ * program, and the look-back suffices: with 8 nodes on 2 cores, waking it
+ * after every barrier made a barrier cost 470 µs instead of 105, and Ocean
+ * on 2 nodes run 1.6 times as long. After a short wait — a fault, a call,
+ * a ping-pong, which come in runs — the look-back always suffices, and the
+ * waiter's path stays free of a cross-CPU wake-up. */
+static void release_socket(bool blocking)
+{
+    if (atomic_fetch_sub(&net_state.svc.rx_claims, 1) == 1 &&
+        (blocking ||
+         (net_state.svc.service_core && clock_ns() - atomic_load(&net_state.svc.claimed_since) > LONG_WAIT_NS)))
+        service_kick();
+}
+
+int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
+{
+    if (recv_in_delivery || udp_cork.on)
+        log_fatal("internal error: a wait on the network while sends are held back");
+    uint64_t spin_until = 0;
+    bool claimed = false;
+    int rc = 0;
+    for (;;) {
+        pthread_mutex_lock(&net_state.lock);
+        uint64_t g = net_state.svc.gen;
+        pthread_mutex_unlock(&net_state.lock);
+        if (done(arg))
+            break;
+        uint64_t now = clock_ns();
+        if (deadline && now >= deadline) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+
+        /* Poll the socket ourselves for a while: a message for us is then
+         * handled without waking another thread. */
+        if (net_state.svc.spin_ns && (spin_until == 0 || now < spin_until)) {
+            if (!spin_until) {
+                spin_until = now + (uint64_t)net_state.svc.spin_ns;
+                claim_socket();
+                claimed = true;
+            }
+            if (pthread_mutex_trylock(&net_state.rx_lock) == 0) {
+                int n = recv_progress();
+                pthread_mutex_unlock(&net_state.rx_lock);
+                if (n) {
+                    bump_gen();
+                    continue;
+                }
+            }
+            run_due_timers(now);
+            sched_yield(); /* lets a co-located node run when cores are shared */
+            continue;
+        }
+        if (claimed) {
+            release_socket(true);
+            claimed = false;
+        }
+
+        uint64_t wake = now + 20ull * 1000000;
+        if (deadline && deadline < wake)
+            wake = deadline;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t rel = wake - now;
+        ts.tv_sec += (time_t)(rel / 1000000000ull);
+        ts.tv_nsec += (long)(rel % 1000000000ull);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&net_state.lock);
+        if (net_state.svc.gen == g)
+            pthread_cond_timedwait(&net_state.svc.cv, &net_state.lock, &ts);
+        pthread_mutex_unlock(&net_state.lock);
+    }
+    if (claimed)
+        release_socket(false);
+    return rc;
+}
+
+/* How long a waiting thread polls before it sleeps. A polling waiter also
+ * serves the requests that reach its node, at a few µs instead of the tens
+ * of µs a sleeping thread's wake-up costs here — paid twice, in fact: the
+ * sender's sendto wakes the sleeper, then the sleeper takes its time. With a
+ * core per node the waiter never stops polling (its core is idle anyway).
+ * With more nodes than cores it yields between polls, so that the node
+ * that must answer gets the CPU, and sleeps after 5 ms: a wake-up then
+ * costs a few per cent of the wait, and the yields no longer take turns
+ * from nodes that compute. (nodes counts the whole job, all on this
+ * machine for now.) Measured on 2 cores: 2 nodes, remote read fault with
+ * the home in a barrier, 44 µs (50 µs budget) -> 14 µs; 8 nodes, barrier,
+ * 470 µs after 200 µs of polling -> 130 µs after 5 ms. */
+uint64_t service_spin_ns(int nodes, long cpus)
+{
+    if (cpus > 0 && nodes <= cpus)
+        return 10ull * 1000 * 1000 * 1000; /* the core is ours: never pay a wake-up */
+    return 5ull * 1000 * 1000;
+}

@@ -1,0 +1,425 @@
+/*
+ * window.c — the send side of reliability: the per-peer send window, its
+ * acknowledgements, timers and retransmissions.
+ *
+ * A message becomes consecutive datagrams in the peer's queue. The first
+ * `window` unacknowledged ones are on the wire; the rest wait. Each keeps
+ * its bytes until acknowledged, cumulatively or selectively, and is sent
+ * again when its timeout passes (adaptive, per peer) or when the receiver
+ * reports a later datagram first (fast retransmission). The datagrams one
+ * window opening releases leave in one sendmmsg; so does everything the
+ * handlers of one received batch send (see the cork in udp.c).
+ *
+ * Liveness: a peer with unacknowledged data that stays silent for
+ * DSM_PEER_TIMEOUT ends the job; a peer silent for a second is sent a
+ * sequenced heartbeat, so a dead one is found even when nothing else is sent.
+ *
+ * Everything here runs under net_state.lock but the building of a
+ * message's datagrams (net_send_ref), which copies and hashes before it
+ * takes the lock.
+ */
+#include "net/transport.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/stats.h"
+
+#define HEARTBEAT_NS      (1000ull * 1000000) /* a peer silent this long is sent a NOP */
+#define MAX_MESSAGE       (1ull << 31)        /* lengths travel as 32 bits */
+
+/* A datagram's payload is payload[0..inl) followed by ext[0..hdr.len-inl):
+ * ext, when there is one, points into memory the sender lent us (net_send_ref)
+ * and holds a reference on it until the datagram is acknowledged. */
+struct txbuf {
+    struct txbuf         *next;
+    bool                  pooled;   /* a full-size buffer, returned to the pool */
+    uint64_t              sent_ns;  /* last transmission; 0 = not yet sent */
+    uint64_t              phash;    /* payload hash, reused by retransmissions */
+    uint32_t              xmits;
+    uint32_t              inl;      /* payload bytes held here */
+    const unsigned char  *ext;      /* the rest, lent; NULL when inl == hdr.len */
+    struct net_ref       *ref;      /* what ext belongs to */
+    struct wire_hdr       hdr;      /* the payload follows */
+    unsigned char         payload[];
+};
+
+/* h carries the acknowledgement we owe p: nothing is owed after it. */
+static void fill_ack(struct peer *p, struct wire_hdr *h)
+{
+    h->ack = p->ack.cum;
+    h->sack = p->ack.sack;
+    p->ack.pending = false;
+    p->ack.urgent = false;
+    p->ack.unacked = 0;
+    p->ack.due_ns = 0;
+}
+
+/* Readies t for the wire: the current acknowledgement, the seal, the
+ * bookkeeping of a transmission. */
+static void prepare(int dst, struct txbuf *t, uint64_t now)
+{
+    struct peer *p = &net_state.peers[dst];
+    fill_ack(p, &t->hdr);
+    wire_seal(&net_state.sock.keys, &t->hdr, t->phash);
+    if (t->sent_ns == 0)
+        p->tx.inflight_bytes += t->hdr.len + sizeof t->hdr;
+    t->sent_ns = now;
+    t->xmits++;
+}
+
+static void transmit(int dst, struct txbuf *t, uint64_t now)
+{
+    prepare(dst, t, now);
+    wire_out(&net_state.peers[dst].addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
+}
+
+static bool window_open(struct peer *p, const struct txbuf *t)
+{
+    return seq_diff(t->hdr.seq, p->tx.head->hdr.seq) < (int32_t)net_state.tx.window &&
+           (p->tx.inflight_bytes == 0 ||
+            p->tx.inflight_bytes + t->hdr.len + sizeof t->hdr <= net_state.tx.window_bytes);
+}
+
+void window_push(struct tx_batch *b, int dst, uint64_t now)
+{
+    struct peer *p = &net_state.peers[dst];
+    while (p->tx.unsent && window_open(p, p->tx.unsent)) {
+        struct txbuf *t = p->tx.unsent;
+        if (net_state.inj.on) /* each datagram meets its own fate */
+            transmit(dst, t, now);
+        else {
+            prepare(dst, t, now);
+            batch_add(b, &p->addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
+        }
+        p->tx.unsent = t->next;
+    }
+}
+
+static void push_unsent(int dst, uint64_t now)
+{
+    struct tx_batch b;
+    b.n = 0;
+    window_push(&b, dst, now);
+    if (b.n)
+        udp_flush(&b);
+}
+
+/* Sends what dst's window lets out now, or at the end of the delivery batch. */
+static void push_or_cork(int dst, uint64_t now)
+{
+    if (udp_cork.on)
+        udp_cork.peers[dst / 64] |= 1ull << (dst % 64);
+    else
+        push_unsent(dst, now);
+}
+
+static void enqueue(int dst, struct txbuf *t, uint64_t now)
+{
+    struct peer *p = &net_state.peers[dst];
+    t->next = NULL;
+    t->sent_ns = 0;
+    t->xmits = 0;
+    t->hdr.seq = p->tx.next_seq++;
+    if (p->tx.tail)
+        p->tx.tail->next = t;
+    else {
+        p->tx.head = t;
+        p->tx.progress_ns = now; /* the silence clock starts with the first unacked datagram */
+    }
+    p->tx.tail = t;
+    if (!p->tx.unsent)
+        p->tx.unsent = t;
+}
+
+#define POOL_MAX      256   /* buffers kept, at most ~16 MiB */
+#define POOL_MIN_LEN  4096  /* smaller datagrams come from malloc */
+
+/* A datagram of `len` payload bytes, `inl` of them to be held in the buffer. */
+static struct txbuf *new_txbuf(int dst, uint16_t flags, uint32_t msg_len,
+                               uint32_t off, uint32_t len, uint32_t inl)
+{
+    struct txbuf *t = NULL;
+    bool pooled = inl >= POOL_MIN_LEN;
+    if (pooled) {
+        pthread_mutex_lock(&net_state.tx.pool.lock);
+        t = net_state.tx.pool.free;
+        if (t) {
+            net_state.tx.pool.free = t->next;
+            net_state.tx.pool.count--;
+        }
+        pthread_mutex_unlock(&net_state.tx.pool.lock);
+        if (!t)
+            t = malloc(sizeof *t + net_state.sock.max_payload);
+    } else
+        t = malloc(sizeof *t + inl);
+    if (!t)
+        log_fatal("out of memory queueing %u bytes for node %d", len, dst);
+    t->pooled = pooled;
+    t->inl = inl;
+    t->ext = NULL;
+    t->ref = NULL;
+    memset(&t->hdr, 0, sizeof t->hdr);
+    t->hdr.magic = WIRE_MAGIC;
+    t->hdr.kind = WIRE_DATA;
+    t->hdr.flags = flags;
+    t->hdr.job = net_state.sock.job;
+    t->hdr.src = (uint16_t)job()->rank;
+    t->hdr.dst = (uint16_t)dst;
+    t->hdr.len = len;
+    t->hdr.msg_len = msg_len;
+    t->hdr.frag_off = off;
+    return t;
+}
+
+static void free_txbuf(struct txbuf *t)
+{
+    if (t->ref)
+        net_ref_put(t->ref);
+    if (t->pooled) {
+        pthread_mutex_lock(&net_state.tx.pool.lock);
+        if (net_state.tx.pool.count < POOL_MAX) {
+            t->next = net_state.tx.pool.free;
+            net_state.tx.pool.free = t;
+            net_state.tx.pool.count++;
+            t = NULL;
+        }
+        pthread_mutex_unlock(&net_state.tx.pool.lock);
+    }
+    free(t);
+}
+
+/* Copies `len` bytes starting at byte `off` of the iovec sequence into dst. */
+static void gather(unsigned char *dst, const struct iovec *iov, int iovcnt, size_t off, size_t len)
+{
+    for (int i = 0; i < iovcnt && len; i++) {
+        if (off >= iov[i].iov_len) {
+            off -= iov[i].iov_len;
+            continue;
+        }
+        size_t n = iov[i].iov_len - off;
+        if (n > len)
+            n = len;
+        memcpy(dst, (const char *)iov[i].iov_base + off, n);
+        dst += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+int net_send(int dst, const struct iovec *iov, int iovcnt)
+{
+    return net_send_ref(dst, iov, iovcnt, NULL, 0, NULL);
+}
+
+int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
+                 struct net_ref *ref)
+{
+    if (dst < 0 || dst >= job()->nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
+        return -EINVAL;
+    size_t head = 0;
+    for (int i = 0; i < iovcnt; i++)
+        head += iov[i].iov_len;
+    size_t total = head + lent_len;
+    if (total >= MAX_MESSAGE)
+        return -EMSGSIZE;
+
+    /* Build the datagrams (copy and hash) before taking the lock: the
+     * payload work of a large message must not stall the receiving thread.
+     * The message is head (copied) then the lent bytes (referenced): each
+     * datagram holds its part of the head, and points at its part of the
+     * rest. */
+    size_t nfrag = total ? (total + net_state.sock.max_payload - 1) / net_state.sock.max_payload : 1;
+    struct txbuf *first = NULL, *last = NULL;
+    for (size_t f = 0; f < nfrag; f++) {
+        size_t off = f * net_state.sock.max_payload;
+        size_t len = total - off < net_state.sock.max_payload ? total - off : net_state.sock.max_payload;
+        size_t inl = off >= head ? 0 : head - off < len ? head - off : len;
+        uint16_t flags = (f == 0 ? WIRE_FIRST : 0) | (f == nfrag - 1 ? WIRE_LAST : 0);
+        struct txbuf *t = new_txbuf(dst, flags, (uint32_t)total, (uint32_t)off, (uint32_t)len,
+                                    (uint32_t)inl);
+        gather(t->payload, iov, iovcnt, off, inl);
+        if (inl < len) {
+            t->ext = (const unsigned char *)lent + (off + inl - head);
+            t->ref = ref;
+            atomic_fetch_add(&ref->count, 1);
+        }
+        t->phash = wire_payload_hash2(&net_state.sock.keys, t->payload, inl, t->ext, len - inl);
+        t->next = NULL;
+        if (last)
+            last->next = t;
+        else
+            first = t;
+        last = t;
+    }
+
+    pthread_mutex_lock(&net_state.lock);
+    uint64_t now = clock_ns();
+    for (struct txbuf *t = first, *next; t; t = next) {
+        next = t->next;
+        enqueue(dst, t, now);
+    }
+    push_or_cork(dst, now);
+    pthread_mutex_unlock(&net_state.lock);
+    stats_add(STAT_NET_MSGS_SENT, 1);
+    return 0;
+}
+
+/* A sequenced message with no payload (heartbeat or finish marker). */
+void window_send_marker(int dst, uint16_t flag, uint64_t now)
+{
+    struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0, 0);
+    t->phash = wire_payload_hash(&net_state.sock.keys, NULL, 0);
+    enqueue(dst, t, now);
+    push_unsent(dst, now);
+}
+
+void window_send_control(int dst, uint16_t kind, const void *payload, size_t len)
+{
+    struct {
+        struct wire_hdr h;
+        unsigned char   body[256];
+    } d = {0};   /* all of it: -O3 cannot see that only len bytes are read */
+    if (len > sizeof d.body)
+        len = sizeof d.body;
+    d.h.magic = WIRE_MAGIC;
+    d.h.kind = kind;
+    d.h.job = net_state.sock.job;
+    d.h.src = (uint16_t)job()->rank;
+    d.h.dst = (uint16_t)dst;
+    d.h.len = (uint32_t)len;
+    if (len)
+        memcpy(d.body, payload, len);
+    struct peer *p = &net_state.peers[dst];
+    d.h.ack = p->ack.cum;
+    d.h.sack = p->ack.sack;
+    wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
+    if (kind == WIRE_ACK) {
+        fill_ack(p, &d.h);
+        stats_add(STAT_NET_ACKS_SENT, 1);
+    }
+    if (kind == WIRE_ABORT)
+        udp_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
+    else
+        wire_out(&p->addr, &d, sizeof d.h + len, NULL, 0);
+}
+
+/* Applies a peer's acknowledgement to our queue for it. */
+void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
+{
+    struct peer *p = &net_state.peers[src];
+    if (!p->tx.head)
+        return;
+    /* An acknowledgement of what was never sent is forged or corrupt. */
+    if (seq_diff(cum, p->tx.next_seq) > 0)
+        return;
+    bool advanced = false;
+    struct txbuf **link = &p->tx.head, *prev = NULL;
+    while (*link && (*link)->sent_ns) {
+        struct txbuf *t = *link;
+        if (ack_covers(cum, sack, t->hdr.seq)) {
+            if (t->xmits == 1) /* Karn: only unambiguous samples */
+                rto_sample(&p->tx.rto, now - t->sent_ns);
+            p->tx.inflight_bytes -= t->hdr.len + sizeof t->hdr;
+            *link = t->next;
+            if (p->tx.tail == t)
+                p->tx.tail = prev;
+            free_txbuf(t);
+            advanced = true;
+        } else {
+            prev = t;
+            link = &t->next;
+        }
+    }
+    if (advanced) {
+        p->tx.progress_ns = now;
+        p->tx.probed = false;
+    }
+    /* Anything still unacknowledged and sent before the highest datagram
+     * the peer holds was most likely lost: send it again now. */
+    uint32_t highest = ack_highest(cum, sack);
+    uint64_t patience = (uint64_t)(p->tx.rto.srtt_ns + p->tx.rto.rttvar_ns);
+    if (patience < 50000)
+        patience = 50000;
+    for (struct txbuf *t = p->tx.head; t && t->sent_ns; t = t->next) {
+        if (!seq_before(t->hdr.seq, highest))
+            break;
+        if (now - t->sent_ns >= patience) {
+            stats_add(STAT_NET_RETRANSMITS, 1);
+            stats_add(STAT_NET_FAST_RETRANSMITS, 1);
+            transmit(src, t, now);
+        }
+    }
+    push_or_cork(src, now);
+}
+
+/* Retransmissions, heartbeats, the dead-peer check. Returns the time of the
+ * next timer, so the service thread knows how long it may sleep. */
+uint64_t window_timers(uint64_t now)
+{
+    uint64_t next = now + (uint64_t)IDLE_WAKE_MS * 1000000;
+    if (net_state.inj.on)
+        next = inject_flush(now, next);
+
+    for (int i = 0; i < job()->nodes; i++) {
+        struct peer *p = &net_state.peers[i];
+        if (p->ack.pending) {
+            if (p->ack.urgent || p->ack.due_ns <= now)
+                window_send_control(i, WIRE_ACK, NULL, 0);
+            else if (p->ack.due_ns < next)
+                next = p->ack.due_ns;
+        }
+        if (!p->tx.head) {
+            /* A peer that sent FIN may leave once it holds everything;
+             * probing it then would mistake a clean exit for a death. */
+            if (i != job()->rank && net_state.svc.running && !atomic_load(&net_state.svc.stopping) &&
+                !p->fin_rx && now - p->last_rx_ns > HEARTBEAT_NS)
+                window_send_marker(i, WIRE_NOP, now);
+            continue;
+        }
+        if (net_state.tx.peer_timeout_ns && now - p->tx.progress_ns > net_state.tx.peer_timeout_ns)
+            log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
+                      i, (double)(now - p->tx.progress_ns) / 1e9);
+        /* Tail-loss probe: when nothing has been acknowledged for a couple
+         * of round trips (plus the receiver's ack delay), send the oldest
+         * datagram again once, without backing off. A lost datagram at the
+         * end of an exchange — no later one to reveal the gap through the
+         * selective ack — is then repaired in about a millisecond instead
+         * of a retransmission timeout. */
+        struct txbuf *h = p->tx.head;
+        if (h->sent_ns && !p->tx.probed) {
+            uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
+            if (pto < 1000000)
+                pto = 1000000;
+            uint64_t since = p->tx.progress_ns > h->sent_ns ? p->tx.progress_ns : h->sent_ns;
+            if (now - since >= pto && now - h->sent_ns < p->tx.rto.rto_ns) {
+                p->tx.probed = true;
+                stats_add(STAT_NET_RETRANSMITS, 1);
+                stats_add(STAT_NET_TAIL_PROBES, 1);
+                transmit(i, h, now);
+            } else if (since + pto < next)
+                next = since + pto;
+        }
+        bool backed_off = false;
+        for (struct txbuf *t = p->tx.head; t && t->sent_ns; t = t->next) {
+            if (now - t->sent_ns >= p->tx.rto.rto_ns) {
+                if (!backed_off) {
+                    rto_backoff(&p->tx.rto);
+                    backed_off = true;
+                }
+                stats_add(STAT_NET_RETRANSMITS, 1);
+                transmit(i, t, now);
+            }
+        }
+        if (p->tx.head->sent_ns) {
+            uint64_t due = p->tx.head->sent_ns + p->tx.rto.rto_ns;
+            if (due < next)
+                next = due;
+        }
+    }
+    return next;
+}
