@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # its processes waiting on each other, not computing.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test demo bench sanitize clean
+.PHONY: all deps test demo bench sanitize clean install
 
 # The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
 # so that `make demo` and `make test` show what they are for.
@@ -40,6 +40,11 @@ sanitize: deps
 # The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
 bench: all
 	@bench/run --build $(BUILD) $(BENCH_ARGS)
+
+# dsmrun, dsmcc, libdsm (shared and static), libdsm-start, the headers and
+# macro files, dsm.pc: under PREFIX (default CMake's, /usr/local).
+install: all
+	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 clean:
 	@rm -rf $(BUILD) $(BUILD)-san

@@ -50,6 +50,47 @@ void dsm_create(void (*fn)(void *), void *arg);
  * returned. */
 void dsm_wait_for_end(void);
 
+/* Master-only start, with shared globals — the shared-memory model of
+ * PARMACS (SPLASH-2/3), OpenMP and pthreads programs. A program built with
+ * `dsmcc` gets it without a source change: dsmcc links with
+ * -Wl,--wrap=main, and the __wrap_main of libdsm-start.a calls
+ * dsm_main(argc, argv, envp, main) before anything of main runs.
+ *
+ * On every node dsm_main joins the job (dsm_startup) with shared globals
+ * (below). The other nodes then only wait for work (dsm_create) from the
+ * first instant, and never run main: code before the first create —
+ * reading input, printing a header, dsm_malloc — runs once. The master
+ * runs main on a stack allocated in the shared region, so the address of
+ * a local variable of main is valid on every node. The job ends when main
+ * returns or any node's program calls exit on the master: the program's
+ * exit handlers run first, with shared memory still coherent, then the job
+ * ends on every node (dsm_finish) and the exit status is main's. The
+ * program's own dsm_startup / dsm_startup_fork calls return at once.
+ *
+ * Shared globals: the executable's .data and .bss (from __data_start to
+ * _end) are shared memory, coherent under every protocol like dsm_malloc'ed
+ * memory and homed on the master; their first contents are the master's
+ * values when the job starts. Private on every node: thread-locals, the
+ * heap (malloc), every shared library's data (libc's stdout, errno,
+ * environ; libm; libdsm itself), the stacks of other threads, and
+ * everything after dsm_finish (exit handlers see the node's last copy).
+ * Copy relocations — a non-PIC executable's copies of library variables
+ * such as stdout or optind — are refused at startup with a message naming
+ * them (dsmcc compiles with -fPIC, which makes none). A program not built
+ * with dsmcc may share its globals too (DSM_SHARED_GLOBALS=1, dsmrun
+ * --shared-globals, or DSM_SHARED_GLOBALS; at file scope) if it links
+ * libdsm as a shared library and its globals are page-aligned (dsmcc's
+ * linker script); SPMD programs keep private, per-node globals unless they
+ * ask. Release consistency applies to globals as to all shared memory:
+ * racy flags (written and polled without a lock or barrier) need
+ * `--protocol sc`.
+ *
+ * Returns only on the master, never: it exits with main's status. */
+int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, char **));
+
+/* At file scope in a program: asks for shared globals at link time. */
+#define DSM_SHARED_GLOBALS const int dsm_shared_globals_requested = 1
+
 /* ---- Shared memory -------------------------------------------------------
  *
  * One region at the same address on every node. Consistency is release

@@ -55,6 +55,7 @@ struct options {
     bool           tag_output;
     struct in_addr bind_addr;
     bool           stats;
+    bool           shared_globals; /* --shared-globals */
     const char    *stats_json;
     const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
     const char   **env;           /* NAME=VALUE from --env */
@@ -107,7 +108,7 @@ struct launcher {
 
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
-    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS,
+    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS,
 };
 
 static const struct option long_options[] = {
@@ -116,6 +117,7 @@ static const struct option long_options[] = {
     {"timeout",    required_argument, NULL, OPT_TIMEOUT},
     {"bind",       required_argument, NULL, OPT_BIND},
     {"stats",      no_argument,       NULL, OPT_STATS},
+    {"shared-globals", no_argument,   NULL, OPT_SHARED_GLOBALS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"env",        required_argument, NULL, OPT_ENV},
     {"protocol",   required_argument, NULL, OPT_PROTOCOL},
@@ -147,6 +149,7 @@ static void print_usage(FILE *out)
         "      --env NAME=VALUE   set an environment variable on every node (repeatable)\n"
         "      --protocol P       coherence protocol: " CONFIG_PROTOCOLS " (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
+        "      --shared-globals   share the program's globals (sets DSM_SHARED_GLOBALS=1)\n"
         "      --help-env         list the environment variables dsm reads, and exit\n"
         "  -h, --help             print this help, and exit\n"
         "      --version          print the version, and exit\n"
@@ -261,6 +264,9 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
             break;
         case OPT_STATS:
             o->stats = true;
+            break;
+        case OPT_SHARED_GLOBALS:
+            o->shared_globals = true;
             break;
         case OPT_STATS_JSON:
             if (!*optarg) {
@@ -458,6 +464,8 @@ static int export_job_env(const struct launcher *l)
     if (o->protocol && setenv("DSM_PROTOCOL", o->protocol, 1) < 0)
         return -errno;
     if (o->stats && setenv("DSM_STATS", "1", 1) < 0)
+        return -errno;
+    if (o->shared_globals && setenv("DSM_SHARED_GLOBALS", "1", 1) < 0)
         return -errno;
     if (o->stats_json) {
         char *abs;

@@ -111,6 +111,8 @@ static DSM_STATE struct {
     pthread_mutex_t fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t lock;        /* the page records, twins of written pages, the fetch */
     struct lpage  **tab;         /* per page, made on first use */
+    uint32_t       *recorded;    /* the pages with a record, for lrc_finish: the */
+    size_t          nrecorded, cap_recorded; /* region is far larger than what is used */
     uint32_t        clock;       /* Lamport clock of intervals */
     uint32_t       *dirty;       /* pages written in the open interval */
     size_t          ndirty, cap_dirty;
@@ -151,6 +153,15 @@ static struct lpage *lp(size_t page)
         p->last_node = -1;
         p->base_from = -1;
         lrc.tab[page] = p;
+        if (lrc.nrecorded == lrc.cap_recorded) {
+            size_t cap = lrc.cap_recorded ? 2 * lrc.cap_recorded : 1024;
+            uint32_t *r = realloc(lrc.recorded, cap * sizeof *r);
+            if (!r)
+                log_fatal("out of memory for lrc page records");
+            lrc.recorded = r;
+            lrc.cap_recorded = cap;
+        }
+        lrc.recorded[lrc.nrecorded++] = (uint32_t)page;
     }
     return p;
 }
@@ -748,7 +759,8 @@ static void lrc_finish(void)
 {
     pthread_mutex_lock(&lrc.fault_lock);
     pthread_mutex_lock(&lrc.lock);
-    for (size_t page = 0; page < mem.npages; page++) {
+    for (size_t i = 0; i < lrc.nrecorded; i++) {
+        size_t page = lrc.recorded[i];
         struct lpage *p = lrc.tab[page];
         if (!p)
             continue;
@@ -762,6 +774,9 @@ static void lrc_finish(void)
         free(p->next_snapshot);
         free(p);
     }
+    free(lrc.recorded);
+    lrc.recorded = NULL;
+    lrc.nrecorded = lrc.cap_recorded = 0;
     munmap(lrc.tab, mem.npages * sizeof *lrc.tab);
     lrc.tab = NULL;
     for (int node = 0; node < job()->nodes; node++)

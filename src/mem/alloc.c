@@ -23,6 +23,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "mem/mem.h"
 
@@ -71,8 +72,10 @@ static void setup(void)
 {
     arenas.first_page = (size_t)job()->rank * mem.arena_pages;
     arenas.end_page = arenas.first_page + mem.arena_pages;
-    arenas.next_page = arenas.first_page;
-    arenas.high_water = arenas.first_page;
+    /* The master's arena begins with the shared globals (globals.c): pages
+     * allocated for good, homed where the arena is. */
+    arenas.next_page = arenas.first_page + (job()->rank == 0 ? mem.gpages : 0);
+    arenas.high_water = arenas.next_page;
     arenas.run = mmap(NULL, mem.arena_pages * sizeof *arenas.run, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     arenas.small = mmap(NULL, mem.arena_pages, PROT_READ | PROT_WRITE,
@@ -242,6 +245,8 @@ static void free_locked(void *p)
     if (!arenas.ready)
         setup();
     size_t page = mem_page_of(p);
+    if (page < mem.gpages)
+        log_fatal("dsm_free(%p): a global variable, not a block dsm_malloc returned", p);
     int owner = mem_base_node(page);
     if (owner == job()->rank) {
         free_local(page, p);
@@ -349,16 +354,40 @@ size_t mem_home_run(size_t page, int home, size_t max)
     return n;
 }
 
-void *dsm_malloc(size_t size) { return mem_alloc(size, DSM_HOME_DEFAULT); }
+/* The entry points run off the master's shared stack (base/stack.h): a
+ * first touch of one of its pages takes the allocator's lock, which
+ * mem_alloc holds. */
+struct alloc_args { size_t size; enum dsm_home home; void *p; };
+
+static void alloc_call(void *arg)
+{
+    struct alloc_args *a = arg;
+    a->p = mem_alloc(a->size, a->home);
+}
+
+static void free_call(void *arg) { mem_free(((struct alloc_args *)arg)->p); }
+
+void *dsm_malloc(size_t size)
+{
+    struct alloc_args a = {size, DSM_HOME_DEFAULT, NULL};
+    stack_private(alloc_call, &a);
+    return a.p;
+}
 
 void *dsm_malloc_home(size_t size, enum dsm_home home)
 {
     if (home < DSM_HOME_DEFAULT || home > DSM_HOME_FIRST_TOUCH)
         log_fatal("dsm_malloc_home: unknown home policy %d", (int)home);
-    return mem_alloc(size, home);
+    struct alloc_args a = {size, home, NULL};
+    stack_private(alloc_call, &a);
+    return a.p;
 }
 
-void dsm_free(void *p) { mem_free(p); }
+void dsm_free(void *p)
+{
+    struct alloc_args a = {0, DSM_HOME_DEFAULT, p};
+    stack_private(free_call, &a);
+}
 
 size_t dsm_page_size(void)
 {

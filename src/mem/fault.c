@@ -108,7 +108,9 @@ void mem_set_fault_ops(const struct mem_fault_ops *ops)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    /* SA_ONSTACK: a thread with an alternate stack (the master's main on
+     * its stack in the region, runtime/master.c) takes faults there. */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSEGV, &sa, &previous) < 0)
         log_fatal("cannot install the fault handler: %s", strerror(errno));

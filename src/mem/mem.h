@@ -50,6 +50,12 @@ struct mem_region {
     int                memfd;
     size_t             arena_pages; /* pages per node's allocation arena */
     struct page_entry *pages;
+    /* Shared globals (globals.c): the executable's .data and .bss are pages
+     * [0, gpages) of the master's arena, seen by the application at their
+     * own address gbase instead of base. gpages is 0 when they are private. */
+    char              *gbase;
+    size_t             gsize;
+    size_t             gpages;
 };
 
 extern struct mem_region mem;
@@ -58,15 +64,27 @@ extern struct mem_region mem;
  * handler. Returns 0 or ends the job with a clear message. */
 void mem_init(size_t region_size, size_t page_size, uintptr_t base);
 
+/* Two application ranges, one page numbering: an address in the globals'
+ * window is numbered from gbase, any other from base. The choice compiles
+ * to a compare and a conditional move (no branch); with private globals
+ * gsize is 0 and the window never matches. */
 static inline bool mem_contains(const void *addr)
 {
-    return (const char *)addr >= mem.base && (const char *)addr < mem.base + mem.size;
+    /* The region view of the globals' pages, [base, base + gsize), is not
+     * the application's: an access there is a stray one. */
+    return (uintptr_t)((const char *)addr - mem.base) - mem.gsize < mem.size - mem.gsize ||
+           (uintptr_t)((const char *)addr - mem.gbase) < mem.gsize;
 }
 static inline size_t mem_page_of(const void *addr)
 {
-    return (size_t)((const char *)addr - mem.base) >> mem.page_shift;
+    const char *a = addr;
+    const char *from = (uintptr_t)(a - mem.gbase) < mem.gsize ? mem.gbase : mem.base;
+    return (size_t)(a - from) >> mem.page_shift;
 }
-static inline char *mem_app(size_t page) { return mem.base + (page << mem.page_shift); }
+static inline char *mem_app(size_t page)
+{
+    return (page < mem.gpages ? mem.gbase : mem.base) + (page << mem.page_shift);
+}
 static inline char *mem_sys(size_t page) { return mem.sys + (page << mem.page_shift); }
 
 static inline int  mem_home(size_t page) { return mem.pages[page].home1 - 1; }
@@ -80,6 +98,17 @@ static inline int mem_base_node(size_t page) { return (int)(page / mem.arena_pag
  * reply written into place, or to be served: mapped first, all with one
  * system call. Only the delivering thread calls it (one at a time). */
 char *mem_sys_fill(size_t first, size_t count);
+
+/* Shares the executable's .data and .bss (globals.c): on the master their
+ * values now become the pages' contents; on every node the window at their
+ * own address is remapped onto the region's first pages of node 0's arena,
+ * homed at node 0. Before the allocator's first use; ends the job with a
+ * clear message when the executable cannot share them. */
+void mem_globals_share(void);
+/* After the job: the window (and [stack, stack + len), the master's stack)
+ * become plain read-write memory holding this node's last copy, so exit
+ * handlers and destructors that touch globals run. */
+void mem_globals_unshare(void *stack, size_t len);
 
 /* Changes the application view's protection of pages. Changes are batched
  * into runs of contiguous pages with the same protection (an mprotect that

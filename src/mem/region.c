@@ -88,7 +88,7 @@ void mem_protect_flush(void)
 {
     if (!batch.count)
         return;
-    if (mprotect(mem.base + (batch.first << mem.page_shift), batch.count << mem.page_shift,
+    if (mprotect(mem_app(batch.first), batch.count << mem.page_shift,
                  batch.prot) < 0)
         log_fatal("mprotect of the shared region failed: %s", strerror(errno));
     batch.count = 0;
@@ -96,7 +96,10 @@ void mem_protect_flush(void)
 
 void mem_protect(size_t page, int prot)
 {
-    if (batch.count && batch.prot == prot && page == batch.first + batch.count) {
+    /* A run never crosses from the globals' window to the region: their
+     * page numbers follow each other, their addresses do not. */
+    if (batch.count && batch.prot == prot && page == batch.first + batch.count &&
+        page != mem.gpages) {
         batch.count++;
         return;
     }

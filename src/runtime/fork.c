@@ -19,9 +19,11 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
+#include "mem/mem.h"
 #include "runtime/runtime.h"
 
 extern char __data_start[] __attribute__((weak));
@@ -80,17 +82,20 @@ static int global_pieces(char *start[2], size_t len[2])
     return 1;
 }
 
-void dsm_create(void (*fn)(void *), void *arg)
+/* Starts fn(arg) on nodes [from, to). With shared globals nothing is
+ * copied: the globals are coherent memory, and the create's release makes
+ * the master's writes visible to the workers' acquire like any other. */
+static void send_create(int from, int to, void (*fn)(void *), void *arg)
 {
     if (!forks.fork_style || job()->rank != 0)
-        log_fatal("dsm_create is for the master of a job started with dsm_startup_fork");
+        log_fatal("dsm_create is for the master of a job started with dsm_startup_fork or dsmcc");
     coh->release();
     struct buf b = {0};
     char *start[2];
     size_t len[2];
-    int n = global_pieces(start, len);
+    int n = mem.gpages ? 0 : global_pieces(start, len);
     struct create_hdr h = {.fn = (uint64_t)(uintptr_t)fn, .arg = (uint64_t)(uintptr_t)arg,
-                           .globals_len = len[0] + (n > 1 ? len[1] : 0)};
+                           .globals_len = n ? len[0] + (n > 1 ? len[1] : 0) : 0};
     buf_put(&b, &h, sizeof h);
     for (int i = 0; i < n; i++) {
         size_t at = b.len;
@@ -100,13 +105,14 @@ void dsm_create(void (*fn)(void *), void *arg)
     interval_encode(&b, NULL, -1);
     pthread_mutex_lock(&forks.lock);
     interval_vt(forks.vt_at_create);
-    forks.outstanding += job()->nodes - 1;
+    forks.outstanding += to - from;
     pthread_mutex_unlock(&forks.lock);
-    for (int i = 1; i < job()->nodes; i++)
+    for (int i = from; i < to; i++)
         ipc_send(i, RUNTIME_CREATE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();
 }
+
 
 static bool all_done(void *arg)
 {
@@ -117,7 +123,7 @@ static bool all_done(void *arg)
     return ok;
 }
 
-void dsm_wait_for_end(void)
+static void wait_for_end_here(void)
 {
     if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_wait_for_end is for the master of a job started with dsm_startup_fork");
@@ -206,20 +212,22 @@ static void run_create(const unsigned char *data, size_t len)
     memcpy(&h, data, sizeof h);
     char *start[2];
     size_t plen[2];
-    int n = global_pieces(start, plen);
-    if (h.globals_len != plen[0] + (n > 1 ? plen[1] : 0) || len - sizeof h < h.globals_len)
+    int n = mem.gpages ? 0 : global_pieces(start, plen);
+    if (h.globals_len != (n ? plen[0] + (n > 1 ? plen[1] : 0) : 0) || len - sizeof h < h.globals_len)
         log_fatal("the master's globals differ in size from this node's: is every node running the same executable?");
-    char **saved_environ = environ;
-    FILE *in = stdin, *out = stdout, *err = stderr;
     const unsigned char *p = data + sizeof h;
-    for (int i = 0; i < n; i++) {
-        copy_globals(start[i], p, plen[i]);
-        p += plen[i];
+    if (n) {
+        char **saved_environ = environ;
+        FILE *in = stdin, *out = stdout, *err = stderr;
+        for (int i = 0; i < n; i++) {
+            copy_globals(start[i], p, plen[i]);
+            p += plen[i];
+        }
+        environ = saved_environ;
+        stdin = in;
+        stdout = out;
+        stderr = err;
     }
-    environ = saved_environ;
-    stdin = in;
-    stdout = out;
-    stderr = err;
     uint32_t master_vt[VT_MAX_NODES];
     interval_vt(master_vt); /* what the master has seen is at least what we had */
     interval_apply(0, p, len - sizeof h - h.globals_len);
@@ -257,11 +265,18 @@ static void worker_loop(void)
 
 int dsm_startup_fork(int *argc, char ***argv)
 {
+    if (rt()->master_only)
+        return 0; /* dsm_main started the job; only the master runs main */
     dsm_startup(argc, argv);
+    fork_begin();
+    return 0;
+}
+
+void fork_begin(void)
+{
     forks.fork_style = true;
     if (job()->rank != 0)
         worker_loop(); /* does not return */
-    return 0;
 }
 
 void fork_finish(void)
@@ -280,3 +295,34 @@ void fork_start(void)
     ipc_register(RUNTIME_CREATE_DONE, "CREATE_DONE", on_create_done, NULL);
     ipc_register(RUNTIME_EXIT, "EXIT", on_exit_msg, NULL);
 }
+
+/* The entry points run off the master's shared stack (base/stack.h). */
+struct create_args { int from, to; void (*fn)(void *); void *arg; };
+
+static void create_call(void *arg)
+{
+    struct create_args a = *(struct create_args *)arg;
+    send_create(a.from, a.to, a.fn, a.arg);
+}
+
+void dsm_create(void (*fn)(void *), void *arg)
+{
+    struct create_args a = {1, job()->nodes, fn, arg};
+    stack_private(create_call, &a);
+}
+
+void fork_create_on(int node, void (*fn)(void *), void *arg)
+{
+    if (node < 1 || node >= job()->nodes)
+        log_fatal("internal error: create on node %d of %d", node, job()->nodes);
+    struct create_args a = {node, node + 1, fn, arg};
+    stack_private(create_call, &a);
+}
+
+static void wait_for_end_call(void *arg)
+{
+    (void)arg;
+    wait_for_end_here();
+}
+
+void dsm_wait_for_end(void) { stack_private(wait_for_end_call, NULL); }

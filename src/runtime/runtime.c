@@ -20,6 +20,7 @@
 
 #include "base/log.h"
 #include "base/state.h"
+#include "base/stack.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
@@ -28,6 +29,10 @@
 #include "runtime/runtime.h"
 
 static DSM_STATE struct runtime the_runtime;
+
+/* Defined by an executable that shares its globals (DSM_SHARED_GLOBALS in
+ * dsm.h); weak, so absent elsewhere. */
+extern const int dsm_shared_globals_requested __attribute__((weak));
 
 struct runtime *rt(void) { return &the_runtime; }
 
@@ -122,6 +127,8 @@ int dsm_startup(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     struct runtime *r = rt();
+    if (r->started && r->master_only)
+        return 0; /* dsm_main started the job before main; the program's own call is a no-op */
     if (r->started)
         log_fatal("dsm_startup called twice");
     tune_malloc();
@@ -189,6 +196,8 @@ int dsm_startup(int *argc, char ***argv)
     lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
     mem_init((size_t)c->region_size, (size_t)c->page_size,
              (uintptr_t)c->region_base);
+    if (c->shared_globals || r->share_globals || &dsm_shared_globals_requested)
+        mem_globals_share();
     interval_init();
     char name[32];
     config_protocol_name(c, name, sizeof name);
@@ -199,11 +208,13 @@ int dsm_startup(int *argc, char ***argv)
     sync_start();
     parallel_start();
     fork_start();
+    globals_start();
     report_start();
     rc = ipc_run();
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
     free(peers);
+    globals_sync();
     r->started = true;
     return 0;
 }
@@ -212,8 +223,9 @@ int dsm_startup(int *argc, char ***argv)
 int dsm_rank(void) { return rt()->started ? job()->rank : 0; }
 int dsm_nodes(void) { return rt()->started ? job()->nodes : 1; }
 
-void dsm_finish(void)
+static void finish_here(void *arg)
 {
+    (void)arg;
     struct runtime *r = rt();
     if (!r->started)
         return;
@@ -223,4 +235,12 @@ void dsm_finish(void)
     coherence_finish();
     parallel_finish();
     r->started = false;
+    /* What runs after the job (exit handlers, destructors, the C runtime's
+     * own flags) may touch globals and the master's stack: plain memory
+     * from here on. */
+    mem_globals_unshare(r->main_stack, r->main_stack_len);
 }
+
+/* Off the master's shared stack (base/stack.h): at the end it stops being
+ * shared memory under our feet. */
+void dsm_finish(void) { stack_private(finish_here, NULL); }

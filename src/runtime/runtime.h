@@ -13,12 +13,17 @@ enum runtime_type {
     RUNTIME_CREATE,                 /* run a function with the master's globals */
     RUNTIME_CREATE_DONE,            /* it returned; the worker's intervals */
     RUNTIME_EXIT,                   /* fork style is over; leave */
+    RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
 
 struct runtime {
     bool              started;
+    bool              share_globals; /* asked for by dsm_main (dsmcc's programs) */
+    bool              master_only;   /* started by dsm_main: workers never run main */
+    char             *main_stack;    /* the master's main runs here, in the region */
+    size_t            main_stack_len;
 };
 
 struct runtime *rt(void);
@@ -26,6 +31,15 @@ struct runtime *rt(void);
 /* fork.c */
 void fork_start(void);
 void fork_finish(void);
+
+/* globals.c: every node's globals start as the master's. */
+void globals_start(void);
+void globals_sync(void);
+
+/* fork.c: fork style begins (the workers wait for creates, never
+ * returning); run fn(arg) on one node (PARMACS CREATE). */
+void fork_begin(void);
+void fork_create_on(int node, void (*fn)(void *), void *arg);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);

@@ -19,6 +19,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
+#include "base/stack.h"
 #include "base/stats.h"
 #include "sync/sync.h"
 
@@ -133,7 +134,7 @@ static void merge_arrivals(struct buf *out, struct arrival *a)
         buf_put(out, a[i].data + sizeof(uint32_t), a[i].len - sizeof(uint32_t));
 }
 
-void dsm_barrier(void)
+static void barrier_here(void)
 {
     uint64_t t0 = clock_ns();
     coh->release();
@@ -233,7 +234,7 @@ static bool bcast_arrived(void *arg)
     return ok;
 }
 
-void dsm_bcast(void *buf, size_t len, int root)
+static void bcast_here(void *buf, size_t len, int root)
 {
     if (root < 0 || root >= job()->nodes || (len && !buf))
         log_fatal("dsm_bcast: bad arguments (root %d, %zu bytes)", root, len);
@@ -284,4 +285,27 @@ void sync_barrier_start(void)
     ipc_register(SYNC_BARRIER_RELEASE, "BARRIER_RELEASE", on_release, NULL);
     ipc_register(SYNC_BCAST, "BCAST", on_bcast, NULL);
     ipc_register(SYNC_FREE, "FREE", on_free, NULL);
+}
+
+/* The entry points run off the master's shared stack (base/stack.h). */
+static void barrier_call(void *arg)
+{
+    (void)arg;
+    barrier_here();
+}
+
+void dsm_barrier(void) { stack_private(barrier_call, NULL); }
+
+struct bcast_args { void *buf; size_t len; int root; };
+
+static void bcast_call(void *arg)
+{
+    struct bcast_args a = *(struct bcast_args *)arg;
+    bcast_here(a.buf, a.len, a.root);
+}
+
+void dsm_bcast(void *buf, size_t len, int root)
+{
+    struct bcast_args a = {buf, len, root};
+    stack_private(bcast_call, &a);
 }

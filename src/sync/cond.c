@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
+#include "base/stack.h"
 #include "base/stats.h"
 #include "sync/sync.h"
 
@@ -116,7 +117,7 @@ static bool flag_set(void *arg)
     return v;
 }
 
-void dsm_cond_wait(int cond, int lock)
+static void cond_wait_here(int cond, int lock)
 {
     if (cond < 0)
         log_fatal("dsm_cond_wait(%d): condition ids are >= 0", cond);
@@ -157,8 +158,6 @@ static void cond_signal(int cond, bool all)
     ipc_send(manager, SYNC_COND_SIGNAL, all, &id, sizeof id);
 }
 
-void dsm_cond_signal(int cond) { cond_signal(cond, false); }
-void dsm_cond_broadcast(int cond) { cond_signal(cond, true); }
 
 void sync_cond_start(void)
 {
@@ -174,4 +173,37 @@ void sync_start(void)
     sync_lock_start();
     sync_barrier_start();
     sync_cond_start();
+}
+
+/* The entry points run off the master's shared stack (base/stack.h). */
+struct cond_args { int cond, lock; bool all; };
+
+static void cond_wait_call(void *arg)
+{
+    struct cond_args a = *(struct cond_args *)arg;
+    cond_wait_here(a.cond, a.lock);
+}
+
+static void cond_signal_call(void *arg)
+{
+    struct cond_args a = *(struct cond_args *)arg;
+    cond_signal(a.cond, a.all);
+}
+
+void dsm_cond_wait(int cond, int lock)
+{
+    struct cond_args a = {cond, lock, false};
+    stack_private(cond_wait_call, &a);
+}
+
+void dsm_cond_signal(int cond)
+{
+    struct cond_args a = {cond, 0, false};
+    stack_private(cond_signal_call, &a);
+}
+
+void dsm_cond_broadcast(int cond)
+{
+    struct cond_args a = {cond, 0, true};
+    stack_private(cond_signal_call, &a);
 }

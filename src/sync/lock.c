@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
+#include "base/stack.h"
 #include "base/stats.h"
 #include "sync/sync.h"
 
@@ -158,7 +159,7 @@ static bool granted(void *arg)
     return g;
 }
 
-void dsm_lock(int id)
+static void lock_here(int id)
 {
     if (id < 0)
         log_fatal("dsm_lock(%d): lock ids are >= 0", id);
@@ -206,7 +207,7 @@ void dsm_lock(int id)
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
-void dsm_unlock(int id)
+static void unlock_here(int id)
 {
     uint64_t t0 = clock_ns();
     coh->release();
@@ -232,3 +233,9 @@ void sync_lock_start(void)
     ipc_register(SYNC_LOCK_FWD, "LOCK_FWD", on_fwd, NULL);
     ipc_register(SYNC_LOCK_GRANT, "LOCK_GRANT", on_grant, NULL);
 }
+
+/* The entry points run off the master's shared stack (base/stack.h). */
+static void lock_call(void *arg) { lock_here(*(int *)arg); }
+static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
+void dsm_lock(int id) { stack_private(lock_call, &id); }
+void dsm_unlock(int id) { stack_private(unlock_call, &id); }

@@ -21,6 +21,7 @@ static const char *const names[] = {
     "DSM_NET_AUTH",     "DSM_NET_SPIN_US", "DSM_IPC_WINDOW",   "DSM_IPC_INLINE_MAX",
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
     "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES",
+    "DSM_SHARED_GLOBALS",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 

@@ -1,0 +1,373 @@
+/*
+ * nbody.c — the O(n^2) gravitational N-body problem of seed 001 (SMS
+ * 0.4.1, §3.3.1: 100, 1000 and 2000 stars, static partition, barriers
+ * only), as a plain OpenMP program: bench/apps/nbody.c's model with
+ * OpenMP worksharing in place of its explicit blocks.
+ *
+ *   nbody_omp [--size test|quick|full] [-n BODIES] [-s STEPS]
+ *
+ * Every body feels every other through softened gravity (G = 1):
+ *     a_i = sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2)
+ * integrated with kick-drift-kick leapfrog (symplectic, so the energy error
+ * stays bounded instead of drifting):
+ *     v += a dt/2;  x += v dt;  a = a(x);  v += a dt/2.
+ * dt = 1e-3; the bodies start uniform in the unit sphere with the virial
+ * velocity dispersion (the same initial conditions as bench/apps/nbody.c).
+ *
+ * Parallel structure: one parallel region around the time steps; both
+ * phases of a step are `omp for schedule(static)` loops over the bodies
+ * with the same bounds, so each thread keeps the same bodies throughout.
+ * Positions are double-buffered: a step's drift reads buffer `cur` and
+ * writes the thread's own bodies into the other, whose loop barrier is the
+ * step's one barrier; the force loop then reads all of the new buffer and
+ * writes only its own bodies' accelerations and velocities, so it needs no
+ * barrier after it (nowait): the next drift writes the old buffer, which
+ * nobody reads any more.
+ *
+ * Self-check, outside the timed section: the same simulation run again
+ * with the parallel region switched off (`if(0)`: the initial thread
+ * alone). Each body's acceleration is summed over j = 0..n-1 in the same
+ * order by the same code in both runs, so the final positions and
+ * velocities must be equal bit for bit, whatever the number of threads.
+ * Also checked on the parallel result: total momentum (zero at the start)
+ * and total energy (bounds below), summed by parallel reductions, the
+ * energy's triangular pair loop dealt out by schedule(guided).
+ *
+ * A standalone program: nothing but the C library and <omp.h>, so that it
+ * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
+ * (one thread per node). It prints one line,
+ *   RESULT app=nbody mode=omp procs=T size=N time=S check=ok|FAIL ...
+ * (the format bench/run reads), and exits 1 when the check fails.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DT   1e-3
+#define EPS2 (0.05 * 0.05) /* softening length 0.05: a close pair's
+                            * orbit takes ~0.1 time units, 100 steps */
+
+struct bodies {
+    int n;
+    double (*pos[2])[3], (*vel)[3], (*acc)[3], *mass;
+};
+
+static void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count, size);
+    if (!p) {
+        fprintf(stderr, "nbody: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static void alloc_bodies(struct bodies *b, int n)
+{
+    b->n = n;
+    b->pos[0] = xcalloc((size_t)n, sizeof *b->pos[0]);
+    b->pos[1] = xcalloc((size_t)n, sizeof *b->pos[1]);
+    b->vel = xcalloc((size_t)n, sizeof *b->vel);
+    b->acc = xcalloc((size_t)n, sizeof *b->acc);
+    b->mass = xcalloc((size_t)n, sizeof *b->mass);
+}
+
+static void free_bodies(struct bodies *b)
+{
+    free(b->pos[0]);
+    free(b->pos[1]);
+    free(b->vel);
+    free(b->acc);
+    free(b->mass);
+}
+
+/* ---- initial conditions (bench/apps/nbody.c's) --------------------------- */
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1p-53; }
+
+static double gauss(uint64_t *s)
+{
+    double u = uniform(s), v = uniform(s);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
+}
+
+/* Body i: uniform in the unit sphere, mass (0.5..1.5)/n, velocity with
+ * the virial dispersion of a uniform sphere of unit mass (K = 0.3). */
+static void body_init(int n, int i, double x[3], double v[3], double *m)
+{
+    uint64_t s = 0x6e626f6479ull * 1000003u + (uint64_t)i;
+    do
+        for (int d = 0; d < 3; d++)
+            x[d] = 2.0 * uniform(&s) - 1.0;
+    while (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] > 1.0);
+    for (int d = 0; d < 3; d++)
+        v[d] = sqrt(0.6 / 3.0) * gauss(&s);
+    *m = (0.5 + uniform(&s)) / n;
+}
+
+/* All bodies, velocities in the centre-of-mass frame. The frame's velocity
+ * is summed serially, in index order, so that both runs start from the
+ * same bits; the bodies are then filled in parallel (each thread its own,
+ * by the static schedule the steps use). */
+static void init_bodies(struct bodies *b, int parallel)
+{
+    double p[3] = {0, 0, 0}, mt = 0;
+    for (int i = 0; i < b->n; i++) {
+        double x[3], v[3], m;
+        body_init(b->n, i, x, v, &m);
+        for (int d = 0; d < 3; d++)
+            p[d] += m * v[d];
+        mt += m;
+    }
+#pragma omp parallel for if (parallel) schedule(static)
+    for (int i = 0; i < b->n; i++) {
+        double x[3], v[3], m;
+        body_init(b->n, i, x, v, &m);
+        for (int d = 0; d < 3; d++) {
+            b->pos[0][i][d] = x[d];
+            b->vel[i][d] = v[d] - p[d] / mt;
+        }
+        b->mass[i] = m;
+    }
+}
+
+/* ---- the simulation ------------------------------------------------------ */
+
+/* The acceleration of body i from all bodies at x, summed in index order;
+ * the self term adds an exact zero, so it needs no test. */
+static void accel(const struct bodies *b, const double (*x)[3], int i, double a[3])
+{
+    double xi = x[i][0], yi = x[i][1], zi = x[i][2], ax = 0, ay = 0, az = 0;
+    const double *m = b->mass;
+    for (int j = 0; j < b->n; j++) {
+        double dx = x[j][0] - xi, dy = x[j][1] - yi, dz = x[j][2] - zi;
+        double r2 = dx * dx + dy * dy + dz * dz + EPS2;
+        double s = m[j] / (r2 * sqrt(r2));
+        ax += dx * s;
+        ay += dy * s;
+        az += dz * s;
+    }
+    a[0] = ax;
+    a[1] = ay;
+    a[2] = az;
+}
+
+/* `steps` leapfrog steps, in parallel or by the initial thread alone;
+ * returns the buffer holding the final positions. */
+static int simulate(struct bodies *b, int steps, int parallel)
+{
+    int final = 0;
+    const int n = b->n;
+#pragma omp parallel if (parallel) default(shared)
+    {
+        int cur = 0;
+#pragma omp for schedule(static)
+        for (int i = 0; i < n; i++)
+            accel(b, b->pos[cur], i, b->acc[i]);
+        for (int s = 0; s < steps; s++) {
+            /* half kick and drift into the other buffer; the barrier
+             * ending the loop: every new position is written */
+#pragma omp for schedule(static)
+            for (int i = 0; i < n; i++)
+                for (int d = 0; d < 3; d++) {
+                    b->vel[i][d] += 0.5 * DT * b->acc[i][d];
+                    b->pos[1 - cur][i][d] = b->pos[cur][i][d] + DT * b->vel[i][d];
+                }
+            cur = 1 - cur;
+            /* new accelerations and the second half kick; nowait (see
+             * the top): the same static schedule gives each thread the
+             * same bodies in both loops */
+#pragma omp for schedule(static) nowait
+            for (int i = 0; i < n; i++) {
+                accel(b, b->pos[cur], i, b->acc[i]);
+                for (int d = 0; d < 3; d++)
+                    b->vel[i][d] += 0.5 * DT * b->acc[i][d];
+            }
+        }
+#pragma omp single nowait
+        final = cur;
+    }
+    return final;
+}
+
+/* ---- conserved quantities (for the check) ------------------------------- */
+
+static double energy(const struct bodies *b, int cur)
+{
+    const double (*x)[3] = b->pos[cur];
+    double k = 0, u = 0;
+    /* row i has n - i - 1 pairs: guided hands out shrinking chunks */
+#pragma omp parallel for schedule(guided) reduction(+ : k, u)
+    for (int i = 0; i < b->n; i++) {
+        const double *v = b->vel[i];
+        double mi = b->mass[i];
+        k += 0.5 * mi * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        for (int j = i + 1; j < b->n; j++) {
+            double dx = x[j][0] - x[i][0], dy = x[j][1] - x[i][1], dz = x[j][2] - x[i][2];
+            u -= mi * b->mass[j] / sqrt(dx * dx + dy * dy + dz * dz + EPS2);
+        }
+    }
+    return k + u;
+}
+
+/* |total momentum| and the sum of |m v| it is measured against. */
+static void momentum(const struct bodies *b, double *norm, double *scale)
+{
+    double px = 0, py = 0, pz = 0, s = 0;
+#pragma omp parallel for schedule(static) reduction(+ : px, py, pz, s)
+    for (int i = 0; i < b->n; i++) {
+        const double *v = b->vel[i];
+        double m = b->mass[i];
+        px += m * v[0];
+        py += m * v[1];
+        pz += m * v[2];
+        s += m * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+    *norm = sqrt(px * px + py * py + pz * pz);
+    *scale = s;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* ---- driver --------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: nbody_omp [--size test|quick|full] [-n BODIES] [-s STEPS]\n"
+               "  --size   test: 256 bodies, 40 steps; quick: 1000 bodies (seed 001), 50 steps;\n"
+               "           full (default): 1000 bodies, 400 steps\n"
+               "  -n N     bodies, 2..100000\n"
+               "  -s S     time steps of dt = 1e-3, 1..1000000\n"
+               "  threads: OMP_NUM_THREADS\n");
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1000, steps = 400, n_opt = 0, s_opt = 0, bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "test"))
+                n = 256, steps = 40;
+            else if (!strcmp(v, "quick"))
+                n = 1000, steps = 50;
+            else if (!strcmp(v, "full"))
+                n = 1000, steps = 400;
+            else
+                bad = 1;
+        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+            bad = parse_int(argv[++i], 2, 100000, &n_opt) != 0;
+        } else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+            bad = parse_int(argv[++i], 1, 1000000, &s_opt) != 0;
+        } else {
+            bad = 1;
+        }
+    }
+    if (bad) {
+        usage(stderr);
+        return 2;
+    }
+    if (n_opt)
+        n = n_opt;
+    if (s_opt)
+        steps = s_opt;
+
+    struct bodies b, r;
+    alloc_bodies(&b, n);
+    init_bodies(&b, 1);
+    double e0 = energy(&b, 0);
+
+    double t0 = omp_get_wtime();
+    int cur = simulate(&b, steps, 1);
+    double secs = omp_get_wtime() - t0;
+
+    alloc_bodies(&r, n);
+    init_bodies(&r, 0);
+    int rcur = simulate(&r, steps, 0);
+
+    int ok = 1;
+    size_t bad_bodies = 0;
+    int first = -1;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < n; i++) {
+        /* memcmp, not ==: bit for bit, so -0.0 or a NaN is caught too */
+        if (memcmp(b.pos[cur][i], r.pos[rcur][i], sizeof b.pos[cur][i]) ||
+            memcmp(b.vel[i], r.vel[i], sizeof b.vel[i])) {
+            if (first < 0)
+                first = i;
+            bad_bodies++;
+        }
+        h = fnv1a(h, b.pos[cur][i], sizeof b.pos[cur][i]);
+    }
+    if (bad_bodies) {
+        const double *x = b.pos[cur][first], *y = r.pos[rcur][first];
+        fprintf(stderr,
+                "nbody: %zu of %d bodies differ from the sequential run; body %d at "
+                "(%.17g, %.17g, %.17g), expected (%.17g, %.17g, %.17g)\n",
+                bad_bodies, n, first, x[0], x[1], x[2], y[0], y[1], y[2]);
+        ok = 0;
+    }
+
+    /* Energy: leapfrog keeps the error bounded, of order (dt/tau)^2 for
+     * the shortest orbital time tau; bench/apps/nbody.c measured
+     * 7e-8..8e-7 of |E| over 1000 steps for 100..2000 bodies, so 1e-4
+     * leaves a hundred times that. This guards the physics (force law,
+     * integrator, a step applied twice or not at all); the bit-for-bit
+     * comparison above is what catches a stale read. */
+    double e1 = energy(&b, cur), de = fabs(e1 - e0) / fabs(e0);
+    if (!(de <= 1e-4)) {
+        fprintf(stderr, "nbody: energy not conserved: %.17g -> %.17g (relative %.3g)\n", e0, e1,
+                de);
+        ok = 0;
+    }
+    /* Momentum: every pair's forces cancel exactly in real arithmetic;
+     * what is left is rounding, about 1e-16 of each term of each sum,
+     * growing at most linearly over the steps: < 1e-16 * n * steps of the
+     * momentum scale sum |m v|. Forces from a body missing from the sums,
+     * or from positions a step old, do not cancel: they leave 1e-6 of the
+     * scale or more (see bench/apps/nbody.c). */
+    double pn, ps;
+    momentum(&b, &pn, &ps);
+    double ptol = 1e-16 * n * (double)steps * ps + 1e-300;
+    if (!(pn <= ptol)) {
+        fprintf(stderr, "nbody: momentum not conserved: |P| = %.3g > %.3g\n", pn, ptol);
+        ok = 0;
+    }
+    printf("RESULT app=nbody mode=omp procs=%d size=%d time=%.6f check=%s steps=%d dE=%.2e "
+           "dP=%.2e checksum=%016llx\n",
+           omp_get_max_threads(), n, secs, ok ? "ok" : "FAIL", steps, de, ps > 0 ? pn / ps : 0.0,
+           (unsigned long long)h);
+    free_bodies(&b);
+    free_bodies(&r);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,564 @@
+/*
+ * ocean.c — SPLASH-2 Ocean reduced to the part that gives Ocean its
+ * communication pattern, as a plain OpenMP program: a time-stepped
+ * quasi-geostrophic model whose elliptic equations are solved every step
+ * by a red-black Gauss-Seidel multigrid. The model, constants and solver
+ * are those of bench/apps/ocean.c (which says what is kept of SPLASH-2
+ * Ocean and what is simplified); only the parallel structure differs.
+ *
+ *   ocean_omp [--size test|quick|full] [-n N] [-i STEPS] [-e TOL]
+ *
+ * The model: a square basin of N x N points (N - 2 a power of two; the
+ * outer ring is the wall), 20 km between points, 8-hour steps, two layers
+ * (1000 m and 4000 m deep). Leapfrog time stepping with Arakawa's Jacobian
+ * of the two-mode vorticity equations
+ *     d(zeta_b)/dt = -J(psi_b, zeta_b) - beta d(psi_b)/dx + curl(tau)/(rho H)
+ *                    - r zeta_b + A lap(zeta_b),           zeta_b = lap psi_b
+ *     d(q_c)/dt    = -J(psi_b, q_c) - beta d(psi_c)/dx + curl(tau)/(rho H1)
+ *                    - r q_c + A lap(q_c),              q_c = lap psi_c - psi_c/Rd^2
+ * and per step two elliptic solves (Poisson for psi_b, Helmholtz for
+ * psi_c), each iterated with V-cycles (2 pre- and 2 post-smoothing
+ * red-black sweeps per level, 4 on the 2 x 2 coarsest grid, the residual
+ * averaged onto the coarse cells, the correction interpolated bilinearly)
+ * until the largest residual is below TOL (SPLASH's 1e-7) times the
+ * largest right-hand side. The grid is cell-centred: the walls lie half a
+ * cell outside the first and last interior points, on every level.
+ *
+ * Parallel structure: one parallel region around the whole simulation.
+ * Every grid operation (a half-sweep, the restriction, the interpolation,
+ * a time step) is an `omp for schedule(static)` over the rows of its
+ * level, so a thread owns a band of rows on each level and its implicit
+ * barrier is Ocean's barrier between phases; the convergence test is an
+ * `omp for reduction(max:)`, and the statistics are kept by the master.
+ *
+ * Self-check: the same simulation is run again with the parallel region
+ * switched off (`if(0)`: the initial thread alone) and the final fields
+ * must equal the parallel run's bit for bit, as must the number of
+ * multigrid cycles. That holds because every value is computed by the
+ * same code from values nobody writes meanwhile: a red half-sweep reads
+ * only black points and the other way round, restriction and interpolation
+ * read one level and write another, a time step reads the old fields and
+ * writes the new, and the only reduction is a maximum, exact in any order.
+ * Every solve must also have reached the tolerance.
+ *
+ * A standalone program: nothing but the C library and <omp.h>, so that it
+ * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
+ * (one thread per node). It prints one line,
+ *   RESULT app=ocean mode=omp procs=T size=N time=S check=ok|FAIL ...
+ * (the format bench/run reads), and exits 1 when the check fails.
+ */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* SPLASH-2 Ocean's constants (its defaults -r 20000 -t 28800), in SI. */
+static const double RES = 20000.0;   /* m between grid points */
+static const double DT = 28800.0;    /* s per step */
+static const double F0 = 8.3e-5;     /* Coriolis parameter, 1/s */
+static const double BETA = 2.0e-11;  /* its northward gradient, 1/(m s) */
+static const double H1 = 1000.0, H3 = 4000.0, HT = 5000.0; /* layer depths, m */
+static const double GPR = 0.02;      /* reduced gravity, m/s^2 */
+/* bench/apps/ocean.c's: wind stress amplitude (N/m^2), water density,
+ * bottom friction (1/s), lateral viscosity (m^2/s), initial eddies (m^2/s). */
+static const double TAU0 = 0.1, RHO0 = 1000.0, RBOT = 1e-7, AVISC = 500.0, PSI0 = 2e4;
+
+#define NPRE 2      /* red-black sweeps before the coarse correction */
+#define NPOST 2     /* and after */
+#define NCOARSE 4   /* on the 2 x 2 grid: enough for its 4 unknowns */
+#define MAX_CYCLES 60
+#define MAX_LEVELS 16
+
+enum { PSI_B, PSI_C, QB, QC = QB + 3, NFINE = QC + 3 }; /* QB..QB+2, QC..QC+2: leapfrog */
+
+struct level {
+    int m;           /* interior points per side; rows and columns 0..m+1 */
+    double h;
+    double *u, *f;   /* (m+2)^2, row-major: solution (or correction), right side */
+};
+
+struct ocean {
+    int m, nlev, steps;
+    double tol;
+    struct level lev[MAX_LEVELS]; /* lev[0].u, .f: unused, the solve's fields */
+    double *fine[NFINE];          /* (m+2)^2 each */
+    double *force_b, *force_c;    /* wind forcing of each row */
+    /* kept by the master thread */
+    long cycles;                  /* V-cycles over the whole run */
+    int most_cycles;              /* in one solve */
+    int converged;                /* every solve reached the tolerance */
+};
+
+/* The targets of the convergence test's reduction (shared, so globals). */
+static double res_max, rhs_max;
+
+#define AT(L, p, i, j) ((p)[(size_t)(i) * ((L)->m + 2) + (j)])
+
+static void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count, size);
+    if (!p) {
+        fprintf(stderr, "ocean: out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static void setup(struct ocean *o, int n, int steps, double tol)
+{
+    memset(o, 0, sizeof *o);
+    o->m = n - 2;
+    o->steps = steps;
+    o->tol = tol;
+    o->converged = 1;
+    size_t w = (size_t)o->m + 2;
+    for (int m = o->m; m >= 2; m /= 2) {
+        struct level *L = &o->lev[o->nlev++];
+        L->m = m;
+        L->h = RES * (double)(o->m / m);
+        if (L != o->lev) {
+            L->u = xcalloc((size_t)(m + 2) * (m + 2), sizeof(double));
+            L->f = xcalloc((size_t)(m + 2) * (m + 2), sizeof(double));
+        }
+    }
+    for (int a = 0; a < NFINE; a++)
+        o->fine[a] = xcalloc(w * w, sizeof(double));
+    o->force_b = xcalloc(w, sizeof(double));
+    o->force_c = xcalloc(w, sizeof(double));
+    /* curl of the wind stress -TAU0 cos(pi y / L), y at the cell centres */
+    double len = o->m * RES;
+    for (size_t i = 0; i < w; i++) {
+        double curl = TAU0 * M_PI / len * sin(M_PI * ((double)i - 0.5) * RES / len);
+        o->force_b[i] = curl / (RHO0 * HT);
+        o->force_c[i] = curl / (RHO0 * H1);
+    }
+}
+
+static void release(struct ocean *o)
+{
+    for (int l = 1; l < o->nlev; l++) {
+        free(o->lev[l].u);
+        free(o->lev[l].f);
+    }
+    for (int a = 0; a < NFINE; a++)
+        free(o->fine[a]);
+    free(o->force_b);
+    free(o->force_c);
+}
+
+/* ---- the multigrid -------------------------------------------------------
+ * The operator at a level is
+ *     (A u)_ij = (u_N + u_S + u_E + u_W - d_ij u_ij) / h^2 - lam u_ij,
+ * d_ij = 4 + the walls next to (i,j); the wall rows and columns hold 0.
+ * Every function below is called by all threads of the team (orphaned
+ * worksharing), or by the initial thread alone in the reference run. */
+
+/* f - A u at (i,j). */
+static inline double residual(const struct level *L, double lam, int i, int j)
+{
+    int m = L->m;
+    const double *u = L->u;
+    double d = 4.0 + (i == 1) + (i == m) + (j == 1) + (j == m);
+    double au = (AT(L, u, i - 1, j) + AT(L, u, i + 1, j) + AT(L, u, i, j - 1) +
+                 AT(L, u, i, j + 1) - d * AT(L, u, i, j)) / (L->h * L->h) -
+                lam * AT(L, u, i, j);
+    return AT(L, L->f, i, j) - au;
+}
+
+/* Gauss-Seidel on the points of one colour ((i + j) % 2 == colour): each
+ * reads only points of the other colour, so the rows can go in any order.
+ * `from_zero`: u is 0 at the other colour (the first half-sweep of a
+ * correction), so only f is read and u need not be cleared first. */
+static void half_sweep(const struct level *L, double lam, int colour, int from_zero)
+{
+    int m = L->m;
+    double h2 = L->h * L->h, lh2 = lam * h2;
+    const double inv[3] = {1.0 / (4.0 + lh2), 1.0 / (5.0 + lh2), 1.0 / (6.0 + lh2)};
+#pragma omp for schedule(static)
+    for (int i = 1; i <= m; i++) {
+        double *u = &AT(L, L->u, i, 0);
+        const double *s = u - (m + 2), *nn = u + (m + 2), *f = &AT(L, L->f, i, 0);
+        int wi = (i == 1) + (i == m);
+        for (int j = 1 + ((i + 1 + colour) & 1); j <= m; j += 2) {
+            double c = inv[wi + (j == 1) + (j == m)];
+            u[j] = from_zero ? -h2 * f[j] * c : (s[j] + nn[j] + u[j - 1] + u[j + 1] - h2 * f[j]) * c;
+        }
+    }
+}
+
+/* The coarse right-hand side: the mean of the residuals of the four fine
+ * cells each coarse cell covers. */
+static void restrict_residual(const struct level *F, const struct level *C, double lam)
+{
+#pragma omp for schedule(static)
+    for (int I = 1; I <= C->m; I++)
+        for (int J = 1; J <= C->m; J++)
+            AT(C, C->f, I, J) = 0.25 * (residual(F, lam, 2 * I - 1, 2 * J - 1) +
+                                        residual(F, lam, 2 * I - 1, 2 * J) +
+                                        residual(F, lam, 2 * I, 2 * J - 1) +
+                                        residual(F, lam, 2 * I, 2 * J));
+}
+
+/* The coarse correction at (I,J), I and J in 0..m+1, with the values
+ * beyond the walls reflected (c_0 = -c_1) so that the interpolant
+ * vanishes on the walls. */
+static inline double coarse(const struct level *C, int I, int J)
+{
+    double sign = 1.0;
+    if (I < 1 || I > C->m) {
+        I = I < 1 ? 1 : C->m;
+        sign = -sign;
+    }
+    if (J < 1 || J > C->m) {
+        J = J < 1 ? 1 : C->m;
+        sign = -sign;
+    }
+    return sign * AT(C, C->u, I, J);
+}
+
+/* Adds the bilinear interpolation of the coarse correction: fine cell
+ * (i,j) lies in coarse cell (I,J) = ((i+1)/2, (j+1)/2), nearest the coarse
+ * neighbours I2 and J2 on its side, and gets
+ * (9 c(I,J) + 3 c(I2,J) + 3 c(I,J2) + c(I2,J2)) / 16. */
+static void interpolate(const struct level *F, const struct level *C)
+{
+#pragma omp for schedule(static)
+    for (int i = 1; i <= F->m; i++) {
+        int I = (i + 1) / 2, I2 = i % 2 ? I - 1 : I + 1;
+        for (int j = 1; j <= F->m; j++) {
+            int J = (j + 1) / 2, J2 = j % 2 ? J - 1 : J + 1;
+            AT(F, F->u, i, j) += (9.0 * coarse(C, I, J) + 3.0 * coarse(C, I2, J) +
+                                  3.0 * coarse(C, I, J2) + coarse(C, I2, J2)) * 0.0625;
+        }
+    }
+}
+
+/* The largest |residual| and |right side| on the finest level, the same on
+ * every thread. A NaN counts as infinity, so it fails the test. */
+static void norms(const struct level *L, double lam, double v[2])
+{
+#pragma omp single
+    res_max = rhs_max = 0.0;
+#pragma omp for schedule(static) reduction(max : res_max, rhs_max)
+    for (int i = 1; i <= L->m; i++)
+        for (int j = 1; j <= L->m; j++) {
+            double r = fabs(residual(L, lam, i, j)), a = fabs(AT(L, L->f, i, j));
+            res_max = fmax(res_max, isnan(r) ? INFINITY : r);
+            rhs_max = fmax(rhs_max, isnan(a) ? INFINITY : a);
+        }
+    v[0] = res_max;
+    v[1] = rhs_max;
+    /* everybody has read them before the next call's single clears them */
+#pragma omp barrier
+}
+
+/* Level l of a solve: the solve's own fields at the finest level. */
+static const struct level *level(const struct ocean *o, const struct level *top, int l)
+{
+    return l == 0 ? top : &o->lev[l];
+}
+
+/* `sweeps` red-black sweeps (each half ends in the loop's barrier). */
+static void relax(const struct level *L, double lam, int sweeps, int from_zero)
+{
+    for (int s = 0; s < sweeps; s++) {
+        half_sweep(L, lam, 0, from_zero && s == 0);
+        half_sweep(L, lam, 1, 0);
+    }
+}
+
+/* One V-cycle from level l down; below the finest level u starts at 0. */
+static void vcycle(const struct ocean *o, const struct level *top, int l, double lam)
+{
+    const struct level *L = level(o, top, l);
+    if (l == o->nlev - 1) {
+        relax(L, lam, NCOARSE, l > 0);
+        return;
+    }
+    relax(L, lam, NPRE, l > 0);
+    restrict_residual(L, &o->lev[l + 1], lam);
+    vcycle(o, top, l + 1, lam);
+    interpolate(L, &o->lev[l + 1]);
+    relax(L, lam, NPOST, 0);
+}
+
+/* Solves (lap - lam) u = f on the finest level from u's current values
+ * (the previous step's solution), cycling until max |residual| <= tol *
+ * max |f|. Every thread takes the same decisions: v is the same on all. */
+static void solve(struct ocean *o, int u, int f, double lam)
+{
+    struct level top = o->lev[0];
+    top.u = o->fine[u];
+    top.f = o->fine[f];
+    double v[2];
+    norms(&top, lam, v);
+    int cycles = 0, converged = 1;
+    while (!(v[0] <= o->tol * v[1])) {
+        if (cycles == MAX_CYCLES) {
+            converged = 0;
+            break;
+        }
+        vcycle(o, &top, 0, lam);
+        cycles++;
+        norms(&top, lam, v);
+    }
+#pragma omp master
+    {
+        o->cycles += cycles;
+        if (cycles > o->most_cycles)
+            o->most_cycles = cycles;
+        o->converged &= converged;
+    }
+}
+
+/* ---- the ocean model ----------------------------------------------------- */
+
+static double helmholtz(void) { return F0 * F0 * HT / (GPR * H1 * H3); }
+
+/* Arakawa's Jacobian J(a, b) = a_x b_y - a_y b_x at column j, from rows
+ * i-1 (s), i, i+1 (n) of both fields, times 12 h^2. */
+static inline double arakawa(const double *as, const double *a, const double *an,
+                             const double *bs, const double *b, const double *bn, int j)
+{
+    double j1 = (a[j + 1] - a[j - 1]) * (bn[j] - bs[j]) - (an[j] - as[j]) * (b[j + 1] - b[j - 1]);
+    double j2 = a[j + 1] * (bn[j + 1] - bs[j + 1]) - a[j - 1] * (bn[j - 1] - bs[j - 1]) -
+                an[j] * (bn[j + 1] - bn[j - 1]) + as[j] * (bs[j + 1] - bs[j - 1]);
+    double j3 = bn[j] * (an[j + 1] - an[j - 1]) - bs[j] * (as[j + 1] - as[j - 1]) -
+                b[j + 1] * (an[j + 1] - as[j + 1]) + b[j - 1] * (an[j - 1] - as[j - 1]);
+    return j1 + j2 + j3;
+}
+
+/* One leapfrog step: q_new = q_old + c * (advection and beta at the
+ * current level, forcing, friction and viscosity at the old one). The
+ * first step passes old == cur and c = DT (forward Euler). */
+static void time_step(const struct ocean *o, int old, int cur, int nw, double c)
+{
+    int m = o->m;
+    size_t w = (size_t)m + 2;
+    double h = RES, jac = 1.0 / (12.0 * h * h), bx = BETA / (2.0 * h), ih2 = 1.0 / (h * h);
+    for (int mode = 0; mode < 2; mode++) {
+        const double *qo = o->fine[(mode ? QC : QB) + old];
+        const double *qc = o->fine[(mode ? QC : QB) + cur];
+        double *qn = o->fine[(mode ? QC : QB) + nw];
+        const double *pb = o->fine[PSI_B], *ps = o->fine[mode ? PSI_C : PSI_B];
+        const double *force = mode ? o->force_c : o->force_b;
+        /* nowait: the two modes write different fields and read only
+         * fields nobody writes in this phase */
+#pragma omp for schedule(static) nowait
+        for (int i = 1; i <= m; i++) {
+            const double *a0 = pb + (i - 1) * w, *a1 = a0 + w, *a2 = a1 + w;
+            const double *b0 = qc + (i - 1) * w, *b1 = b0 + w, *b2 = b1 + w;
+            const double *o0 = qo + (i - 1) * w, *o1 = o0 + w, *o2 = o1 + w, *p1 = ps + i * w;
+            double *out = qn + i * w;
+            for (int j = 1; j <= m; j++) {
+                double adv =
+                    -jac * arakawa(a0, a1, a2, b0, b1, b2, j) - bx * (p1[j + 1] - p1[j - 1]);
+                double lap = (o0[j] + o2[j] + o1[j - 1] + o1[j + 1] - 4.0 * o1[j]) * ih2;
+                out[j] = o1[j] + c * (adv + force[i] - RBOT * o1[j] + AVISC * lap);
+            }
+        }
+    }
+#pragma omp barrier
+}
+
+/* Initial eddies: a few basin modes in each stream function, and the
+ * vorticities the discrete operators give them (q = A psi, f = 0 there). */
+static void initialise(struct ocean *o)
+{
+    int m = o->m;
+#pragma omp for schedule(static)
+    for (int i = 1; i <= m; i++)
+        for (int j = 1; j <= m; j++) {
+            double x = M_PI * (j - 0.5) / m, y = M_PI * (i - 0.5) / m;
+            AT(&o->lev[0], o->fine[PSI_B], i, j) =
+                PSI0 * (sin(3 * x) * sin(2 * y) + 0.5 * sin(5 * x) * sin(7 * y));
+            AT(&o->lev[0], o->fine[PSI_C], i, j) = 0.3 * PSI0 * sin(4 * x) * sin(3 * y);
+        }
+    for (int mode = 0; mode < 2; mode++) {
+        struct level l0 = o->lev[0];
+        l0.u = o->fine[mode ? PSI_C : PSI_B];
+        l0.f = o->fine[mode ? QC : QB];
+        double lam = mode ? helmholtz() : 0.0;
+        /* each thread writes its rows of f after reading only u: no
+         * point's residual reads another point's f */
+#pragma omp for schedule(static)
+        for (int i = 1; i <= m; i++)
+            for (int j = 1; j <= m; j++)
+                AT(&l0, l0.f, i, j) = -residual(&l0, lam, i, j);
+    }
+}
+
+/* The whole simulation, in parallel or by the initial thread alone;
+ * returns which leapfrog buffer holds the final q. */
+static int simulate(struct ocean *o, int parallel, double *seconds)
+{
+    int final = 0;
+    double t0 = 0;
+#pragma omp parallel if (parallel) default(shared)
+    {
+        initialise(o);
+#pragma omp master
+        t0 = omp_get_wtime();
+        int cur = 0;
+        for (int s = 0; s < o->steps; s++) {
+            int nw = (cur + 1) % 3, old = s == 0 ? cur : (cur + 2) % 3;
+            time_step(o, old, cur, nw, s == 0 ? DT : 2.0 * DT);
+            cur = nw;
+            solve(o, PSI_B, QB + cur, 0.0);
+            solve(o, PSI_C, QC + cur, helmholtz());
+        }
+#pragma omp master
+        {
+            *seconds = omp_get_wtime() - t0;
+            final = cur;
+        }
+    }
+    return final;
+}
+
+/* ---- the check ------------------------------------------------------------ */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Points of the final fields (both stream functions, both vorticities)
+ * that differ from the reference's in any bit (memcmp: -0.0 and NaNs too). */
+static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb, uint64_t *sum)
+{
+    const int fields[4][2] = {
+        {PSI_B, PSI_B}, {PSI_C, PSI_C}, {QB + qa, QB + qb}, {QC + qa, QC + qb}};
+    size_t w = (size_t)a->m + 2;
+    long bad = 0;
+    *sum = 0xcbf29ce484222325ull;
+    for (int k = 0; k < 4; k++) {
+        const double *x = a->fine[fields[k][0]], *y = b->fine[fields[k][1]];
+        *sum = fnv1a(*sum, x, w * w * sizeof *x);
+        for (size_t i = 0; i < w * w; i++)
+            bad += memcmp(&x[i], &y[i], sizeof *x) != 0;
+    }
+    return bad;
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ocean_omp [--size test|quick|full] [-n N] [-i STEPS] [-e TOL]\n"
+               "  --size S  test: N = 66, 3 steps; quick: N = 258, 6 steps (SPLASH-2's);\n"
+               "            full (the default): N = 1026, 6 steps\n"
+               "  -n N      grid N x N including the walls; N - 2 a power of two, 6..4098\n"
+               "  -i STEPS  8-hour time steps, 1..10000 (6: two days, as SPLASH-2)\n"
+               "  -e TOL    multigrid tolerance, max residual / max right side, 1e-14..1e-2\n"
+               "            (SPLASH-2's 1e-7)\n"
+               "  threads: OMP_NUM_THREADS\n");
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+/* 0: run; 1: --help; 2: bad option. */
+static int options(int argc, char **argv, int *n, int *steps, double *tol)
+{
+    int nopt = 0, iopt = 0;
+    double eopt = 0;
+    *n = 1026;
+    *steps = 6;
+    *tol = 1e-7;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return 1;
+        if (i + 1 >= argc)
+            return 2;
+        const char *v = argv[++i];
+        if (!strcmp(a, "--size")) {
+            if (!strcmp(v, "test")) {
+                *n = 66;
+                *steps = 3;
+            } else if (!strcmp(v, "quick")) {
+                *n = 258;
+                *steps = 6;
+            } else if (!strcmp(v, "full")) {
+                *n = 1026;
+                *steps = 6;
+            } else {
+                return 2;
+            }
+        } else if (!strcmp(a, "-n")) {
+            if (!parse_int(v, 6, 4098, &nopt) || (nopt - 2) & (nopt - 3))
+                return 2;
+        } else if (!strcmp(a, "-i")) {
+            if (!parse_int(v, 1, 10000, &iopt))
+                return 2;
+        } else if (!strcmp(a, "-e")) {
+            char *end;
+            errno = 0;
+            eopt = strtod(v, &end);
+            if (errno || end == v || *end || !(eopt >= 1e-14 && eopt <= 1e-2))
+                return 2;
+        } else {
+            return 2;
+        }
+    }
+    if (nopt)
+        *n = nopt;
+    if (iopt)
+        *steps = iopt;
+    if (eopt > 0)
+        *tol = eopt;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int n, steps;
+    double tol;
+    int rc = options(argc, argv, &n, &steps, &tol);
+    if (rc) {
+        usage(rc == 1 ? stdout : stderr);
+        return rc == 1 ? 0 : 2;
+    }
+
+    struct ocean o, ref;
+    double secs, ref_secs;
+    setup(&o, n, steps, tol);
+    int q = simulate(&o, 1, &secs);
+    setup(&ref, n, steps, tol);
+    int rq = simulate(&ref, 0, &ref_secs);
+
+    uint64_t sum;
+    long bad = compare(&o, q, &ref, rq, &sum);
+    if (bad)
+        fprintf(stderr, "ocean: %ld points of the final fields differ from the sequential run's\n",
+                bad);
+    if (o.cycles != ref.cycles)
+        fprintf(stderr, "ocean: %ld multigrid cycles, the sequential run %ld\n", o.cycles,
+                ref.cycles);
+    if (!o.converged || !ref.converged)
+        fprintf(stderr, "ocean: a solve did not reach the tolerance %g in %d cycles\n", tol,
+                MAX_CYCLES);
+    int ok = !bad && o.cycles == ref.cycles && o.converged && ref.converged;
+    printf("RESULT app=ocean mode=omp procs=%d size=%d time=%.6f check=%s steps=%d levels=%d "
+           "cycles=%ld most=%d checksum=%016llx\n",
+           omp_get_max_threads(), n, secs, ok ? "ok" : "FAIL", steps, o.nlev, o.cycles,
+           o.most_cycles, (unsigned long long)sum);
+    release(&o);
+    release(&ref);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,30 @@
+# Programs built with dsmcc (shared globals, master-only start, PARMACS
+# sources), as a user builds them:
+#   dsmcc_program(name SOURCES s.. [FLAGS f..] [THREADS])
+# makes ${CMAKE_CURRENT_BINARY_DIR}/name (THREADS: dsmcc --threads, the
+# pthreads baseline), built by `make` like every other target.
+set(DSMCC ${CMAKE_BINARY_DIR}/tools/dsmcc)
+set(DSMCC_DEPENDS ${CMAKE_SOURCE_DIR}/tools/dsmcc.in ${CMAKE_SOURCE_DIR}/include/dsm.h
+    ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.h
+    ${CMAKE_SOURCE_DIR}/include/dsm/parmacs-threads.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs-threads.h
+    ${CMAKE_SOURCE_DIR}/src/start/globals.ld)
+function(dsmcc_program name)
+  cmake_parse_arguments(D "THREADS" "" "SOURCES;FLAGS" ${ARGN})
+  set(mode)
+  set(deps ${DSMCC_DEPENDS})
+  if(D_THREADS)
+    set(mode --threads)
+  else()
+    list(APPEND deps dsm_shared dsm_start)
+  endif()
+  set(srcs)
+  foreach(s ${D_SOURCES})
+    list(APPEND srcs ${CMAKE_CURRENT_SOURCE_DIR}/${s})
+  endforeach()
+  add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${name}
+    COMMAND ${DSMCC} ${mode} -O2 -g -Wall -Wextra -Werror ${D_FLAGS}
+            -o ${CMAKE_CURRENT_BINARY_DIR}/${name} ${srcs} -lm
+    DEPENDS ${srcs} ${deps}
+    COMMENT "dsmcc ${mode} ${name}")
+  add_custom_target(${name} ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/${name})
+endfunction()

@@ -1,0 +1,24 @@
+/*
+ * stack.h — the library runs off the master's shared stack.
+ *
+ * Under master-only start (runtime/master.c) the master's main runs on a
+ * stack in the shared region, whose pages the protocol write-protects and
+ * invalidates like any other. The library's own code must not run there: a
+ * release that write-protects the very page holding its locals would fault
+ * on its next local while holding its own locks. So every entry point that
+ * does protocol work (synchronisation, create, finish) calls through
+ * stack_private, which moves to the process's own stack when the caller is
+ * on the shared one, and simply calls otherwise.
+ */
+#ifndef DSM_BASE_STACK_H
+#define DSM_BASE_STACK_H
+#include <stddef.h>
+
+/* The shared stack is [lo, lo + len); `top` is free stack space of the
+ * process's own stack to run on (16-byte aligned below it). */
+void stack_set_shared(char *lo, size_t len, char *top);
+
+/* fn(arg) on a private stack. fn must copy what arg points to before it
+ * does protocol work (arg may point into the shared stack). */
+void stack_private(void (*fn)(void *), void *arg);
+#endif

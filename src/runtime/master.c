@@ -1,0 +1,107 @@
+/*
+ * master.c — master-only start: the program's main runs on the master
+ * alone, on a stack in the shared region; the other nodes wait for work
+ * from the first instant (dsm.h, dsm_main).
+ *
+ * dsmcc links with -Wl,--wrap=main and libdsm-start.a, whose __wrap_main
+ * calls dsm_main with the program's real main. On every node dsm_main joins
+ * the job with shared globals; the workers then serve creates until the
+ * master ends the job, and the master switches to a stack allocated in its
+ * arena (homed there) and calls main. A local variable of main is thus
+ * shared memory: its address, handed to a worker, means the same variable
+ * there (OpenMP's shared locals need that).
+ *
+ * The job ends when main returns or anything calls exit: an exit handler,
+ * registered before main so that it runs after the program's own, calls
+ * dsm_finish while the program's handlers may still use shared memory;
+ * dsm_finish then makes the globals and the stack plain memory for the
+ * destructors that follow.
+ *
+ * Faults on the region stack are handled on an alternate signal stack: the
+ * kernel cannot push a signal frame onto a stack page the protocol has made
+ * unreadable. The library's entry points that do protocol work move off the
+ * region stack too (base/stack.h).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <ucontext.h>
+
+#include "base/job.h"
+#include "base/log.h"
+#include "base/stack.h"
+#include "base/state.h"
+#include "mem/mem.h"
+#include "runtime/runtime.h"
+
+#define MAIN_STACK_DEFAULT (8u << 20)
+#define MAIN_STACK_MAX     (1u << 30)
+#define ALT_STACK_BYTES    (1u << 20)
+#define PRIVATE_GAP        (64u << 10) /* below dsm_main's frame: swapcontext's */
+
+static DSM_STATE struct {
+    ucontext_t caller, callee;
+    int      (*fn)(int, char **, char **);
+    int        argc;
+    char     **argv, **envp;
+    int        status;
+} master;
+
+static void run_main(void)
+{
+    master.status = master.fn(master.argc, master.argv, master.envp);
+}
+
+static void finish_at_exit(void)
+{
+    dsm_finish();
+}
+
+/* main's stack: as large as the process's stack limit allows (8 MiB when
+ * unlimited), at most 1 GiB. */
+static size_t stack_size(void)
+{
+    struct rlimit rl;
+    size_t n = MAIN_STACK_DEFAULT;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        n = rl.rlim_cur > MAIN_STACK_MAX ? MAIN_STACK_MAX : (size_t)rl.rlim_cur;
+    return n < (1u << 20) ? (1u << 20) : n;
+}
+
+int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, char **))
+{
+    struct runtime *r = rt();
+    if (r->started)
+        log_fatal("dsm_main: the job has already started");
+    r->share_globals = true;
+    dsm_startup(&argc, &argv);
+    r->master_only = true;
+    fork_begin(); /* the workers stay there */
+
+    stack_t alt = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES};
+    if (!alt.ss_sp || sigaltstack(&alt, NULL) < 0)
+        log_fatal("cannot set up the fault handler's stack");
+    r->main_stack_len = stack_size();
+    r->main_stack = mem_alloc(r->main_stack_len, DSM_HOME_LOCAL);
+    /* The library runs below this frame on the process's own stack while
+     * main is suspended on the shared one (base/stack.h). */
+    stack_set_shared(r->main_stack, r->main_stack_len,
+                     (char *)__builtin_frame_address(0) - PRIVATE_GAP);
+    if (atexit(finish_at_exit) != 0)
+        log_fatal("cannot register the job's end at exit");
+
+    master.fn = main_fn;
+    master.argc = argc;
+    master.argv = argv;
+    master.envp = envp;
+    if (getcontext(&master.callee) < 0)
+        log_fatal("cannot switch to the shared stack");
+    master.callee.uc_stack.ss_sp = r->main_stack;
+    master.callee.uc_stack.ss_size = r->main_stack_len;
+    master.callee.uc_link = &master.caller;
+    makecontext(&master.callee, run_main, 0);
+    if (swapcontext(&master.caller, &master.callee) < 0)
+        log_fatal("cannot switch to the shared stack");
+    exit(master.status); /* back on the process's own stack */
+}
