@@ -134,6 +134,16 @@ static const char *const contract_vars[] = {
     BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD, BOOT_ENV_PEERS,
 };
 
+/* The protocols, as coherence/protocols.def lists them. */
+static const struct {
+    const char *name, *description;
+} protocols[] = {
+#define PROTOCOL(name, ops, description) {name, description},
+#include "coherence/protocols.def"
+#undef PROTOCOL
+};
+#define NPROTOCOLS (sizeof protocols / sizeof protocols[0])
+
 static void print_usage(FILE *out)
 {
     fprintf(out,
@@ -147,7 +157,7 @@ static void print_usage(FILE *out)
         "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
         "      --env NAME=VALUE   set an environment variable on every node (repeatable)\n"
-        "      --protocol P       coherence protocol: " CONFIG_PROTOCOLS " (sets DSM_PROTOCOL)\n"
+        "      --protocol P       coherence protocol, one of those below (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
         "      --shared-globals   share the program's globals (sets DSM_SHARED_GLOBALS=1)\n"
         "      --help-env         list the environment variables dsm reads, and exit\n"
@@ -158,19 +168,18 @@ static void print_usage(FILE *out)
         "otherwise that of the first node to fail (128+N for signal N), 124 after\n"
         "--timeout, 125 when dsmrun itself fails, 2 for a usage error.\n",
         BOOT_MAX_NODES);
+    fprintf(out, "\nCoherence protocols (docs/protocols.md):\n");
+    for (size_t i = 0; i < NPROTOCOLS; i++)
+        fprintf(out, "  %-9s %s\n", protocols[i].name, protocols[i].description);
 }
 
 enum parse_result { PARSE_RUN, PARSE_DONE, PARSE_ERROR };
 
 static bool is_protocol(const char *s)
 {
-    size_t len = strlen(s);
-    for (const char *p = CONFIG_PROTOCOLS; *p;) {
-        size_t n = strcspn(p, "|");
-        if (n == len && !strncmp(p, s, n))
+    for (size_t i = 0; i < NPROTOCOLS; i++)
+        if (!strcmp(protocols[i].name, s))
             return true;
-        p += n + (p[n] == '|');
-    }
     return false;
 }
 
@@ -290,17 +299,14 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
         case OPT_PROTOCOL:
             if (!is_protocol(optarg)) {
                 snprintf(err, errlen, "--protocol must be one of %s, not '%s'",
-                         CONFIG_PROTOCOLS, optarg);
+                         config_protocols, optarg);
                 return PARSE_ERROR;
             }
             o->protocol = optarg;
             break;
         case OPT_LIST_PROTOCOLS:
-            for (const char *p = CONFIG_PROTOCOLS; *p;) {
-                size_t n = strcspn(p, "|");
-                printf("%.*s\n", (int)n, p);
-                p += n + (p[n] == '|');
-            }
+            for (size_t i = 0; i < NPROTOCOLS; i++)
+                printf("%s\n", protocols[i].name);
             return PARSE_DONE;
         case OPT_HELP_ENV:
             config_print_help(stdout);

@@ -23,6 +23,15 @@ struct config_entry {
 
 #define OFF(f) offsetof(struct dsm_config, f)
 
+/* "|hlrc|lrc|...": every name in protocols.def, each after a '|' (the
+ * choices start after the first). */
+static const char protocol_choices[] =
+#define PROTOCOL(name, ops, description) "|" name
+#include "coherence/protocols.def"
+#undef PROTOCOL
+    ;
+const char *const config_protocols = protocol_choices + 1;
+
 static const struct config_entry table[] = {
     {"DSM_PEER_TIMEOUT", CFG_DOUBLE, "10", 0.2, 3600, NULL, OFF(peer_timeout_s),
      "seconds a peer may stay silent (no acknowledgement) before the job ends"},
@@ -56,7 +65,7 @@ static const struct config_entry table[] = {
      "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)"},
     {"DSM_HOME", CFG_CHOICE, "local", 0, 0, "local|cyclic|block|first-touch", OFF(home),
      "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch"},
-    {"DSM_PROTOCOL", CFG_CHOICE, "hlrc", 0, 0, CONFIG_PROTOCOLS, OFF(protocol),
+    {"DSM_PROTOCOL", CFG_CHOICE, "hlrc", 0, 0, protocol_choices + 1, OFF(protocol),
      "coherence protocol (dsmrun --protocol sets it; docs/protocols.md describes each)"},
     {"DSM_LRC_GC_NOTICES", CFG_INT, "8192", 0, 1ll << 40, NULL, OFF(lrc_gc_notices),
      "lrc: collect diffs at the first barrier after this many write notices (0: at every barrier)"},
@@ -206,7 +215,7 @@ void config_print_help(FILE *out)
 
 void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen)
 {
-    const char *p = CONFIG_PROTOCOLS;
+    const char *p = config_protocols;
     for (int64_t i = 0; i < cfg->protocol && *p; i++)
         p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
     snprintf(out, outlen, "%.*s", (int)strcspn(p, "|"), p);

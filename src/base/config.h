@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdint.h>
 
-/* The coherence protocols' names (coherence.c has their table); dsmrun
- * --protocol checks its argument against them. */
-#define CONFIG_PROTOCOLS "hlrc|lrc|sc|erc-inv|erc-upd"
+/* DSM_PROTOCOL's choices, "hlrc|lrc|...": the names coherence/protocols.def
+ * lists (read here with the preprocessor, so the list is written once). */
+extern const char *const config_protocols;
 
 struct dsm_config {
     double   peer_timeout_s;   /* DSM_PEER_TIMEOUT */
@@ -33,7 +33,7 @@ struct dsm_config {
     int64_t  region_base;      /* DSM_REGION_BASE */
     int64_t  page_size;        /* DSM_PAGE_SIZE */
     int64_t  home;             /* DSM_HOME: index into local|cyclic|block|first-touch */
-    int64_t  protocol;         /* DSM_PROTOCOL: index into CONFIG_PROTOCOLS */
+    int64_t  protocol;         /* DSM_PROTOCOL: index into config_protocols */
     int64_t  lrc_gc_notices;   /* DSM_LRC_GC_NOTICES */
     int64_t  shared_globals;   /* DSM_SHARED_GLOBALS */
     int64_t  stats;            /* DSM_STATS */

@@ -1,31 +1,80 @@
-/* coherence.c — the active protocol. */
+/*
+ * coherence.c — the active protocol, and the trampoline every fault goes
+ * through.
+ *
+ * The trampoline does what is the same under every protocol: it takes the
+ * fault lock (one protocol action of the program at a time: a fault, a
+ * release, an acquire's notices), counts the fault and times it
+ * (STAT_T_READ_FAULT_NS / STAT_T_WRITE_FAULT_NS), and calls the protocol.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "base/clock.h"
 #include "base/state.h"
+#include "base/stats.h"
 #include "coherence/coherence.h"
 
 DSM_STATE const struct coherence_ops *coh;
+static DSM_STATE const struct coherence_protocol *active;
 
-#include <string.h>
+static DSM_STATE pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Every protocol; CONFIG_PROTOCOLS (base/config.h) lists their names. */
-static const struct coherence_ops *const protocols[] = {&hlrc_ops, &lrc_ops, &sc_ops, &erc_inv_ops,
-                                                       &erc_upd_ops};
+void coherence_lock(void) { pthread_mutex_lock(&fault_lock); }
+void coherence_unlock(void) { pthread_mutex_unlock(&fault_lock); }
 
-const struct coherence_ops *coherence_find(const char *name)
+static const struct coherence_protocol protocols[] = {
+#define PROTOCOL(name, ops, description) {name, description, &ops},
+#include "coherence/protocols.def"
+#undef PROTOCOL
+};
+
+const struct coherence_protocol *coherence_find(const char *name)
 {
     for (size_t i = 0; i < sizeof protocols / sizeof protocols[0]; i++)
-        if (!strcmp(protocols[i]->name, name))
-            return protocols[i];
+        if (!strcmp(protocols[i].name, name))
+            return &protocols[i];
     return NULL;
 }
 
-void coherence_start(const struct coherence_ops *ops)
+const char *coherence_name(void) { return active ? active->name : "none"; }
+
+static void read_fault(size_t page)
 {
-    coh = ops;
-    ops->start();
-    static DSM_STATE struct mem_fault_ops fo;
-    fo.read_fault = ops->read_fault;
-    fo.write_fault = ops->write_fault;
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&fault_lock);
+    /* Read without the protocol's lock: a page made valid meanwhile
+     * needs nothing, and one invalidated right after faults again. */
+    if (mem.pages[page].state == PAGE_INVALID)
+        coh->read_fault(page);
+    pthread_mutex_unlock(&fault_lock);
+    stats_add(STAT_READ_FAULTS, 1);
+    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+}
+
+static void write_fault(size_t page)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&fault_lock);
+    coh->write_fault(page);
+    pthread_mutex_unlock(&fault_lock);
+    stats_add(STAT_WRITE_FAULTS, 1);
+    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
+}
+
+void coherence_start(const struct coherence_protocol *p)
+{
+    active = p;
+    coh = p->ops;
+    coh->start();
+    static const struct mem_fault_ops fo = {.read_fault = read_fault, .write_fault = write_fault};
     mem_set_fault_ops(&fo);
+}
+
+void coherence_release(void)
+{
+    if (coh->release)
+        coh->release();
 }
 
 void coherence_release_sent(void)
@@ -36,6 +85,45 @@ void coherence_release_sent(void)
 
 void coherence_finish(void)
 {
-    if (coh && coh->finish)
-        coh->finish();
+    if (!coh || !coh->finish)
+        return;
+    pthread_mutex_lock(&fault_lock);
+    coh->finish();
+    pthread_mutex_unlock(&fault_lock);
+}
+
+void coherence_place_head(int src, const void *head, size_t head_len, void *body, size_t size,
+                          size_t *skip, const char *what)
+{
+    size_t rest;
+    ipc_body(src, head, head_len, body, size, &rest, what);
+    *skip = head_len - rest;
+}
+
+struct wait {
+    pthread_mutex_t *lock;
+    const int       *value;
+    int              target;
+    const bool      *flag;
+};
+
+static bool reached(void *arg)
+{
+    const struct wait *w = arg;
+    pthread_mutex_lock(w->lock);
+    bool d = w->flag ? *w->flag : *w->value == w->target;
+    pthread_mutex_unlock(w->lock);
+    return d;
+}
+
+void coherence_wait_for(pthread_mutex_t *lock, const int *value, int target)
+{
+    struct wait w = {.lock = lock, .value = value, .target = target};
+    ipc_wait(reached, &w, 0);
+}
+
+void coherence_wait_flag(pthread_mutex_t *lock, const bool *flag)
+{
+    struct wait w = {.lock = lock, .flag = flag};
+    ipc_wait(reached, &w, 0);
 }

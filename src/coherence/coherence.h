@@ -14,6 +14,8 @@
  */
 #ifndef DSM_COHERENCE_COHERENCE_H
 #define DSM_COHERENCE_COHERENCE_H
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,9 +23,11 @@
 #include "mem/mem.h"
 
 /* The coherence layer's message types (numbered on from ipc's; ipc.h). The
- * page fetch and diff types serve the home-based protocols; the one active
- * protocol numbers its own types from COH_PROTOCOL_TYPES, below
- * COHERENCE_TYPE_NEXT, and registers them in its start. */
+ * page fetch and diff types serve the home-based protocols: home.c
+ * registers them and home.h gives each its one wire format (the read-ahead
+ * runs are hlrc's). The one active protocol numbers its own types from
+ * COH_PROTOCOL_TYPES, below COHERENCE_TYPE_NEXT, and registers them in its
+ * start. */
 enum coherence_type {
     COH_PAGE_REQ = IPC_TYPE_NEXT, /* fetch a page from its home (or its base node) */
     COH_PAGE_REP,                 /* the page, received straight into place */
@@ -43,45 +47,84 @@ struct notice {
 };
 
 struct coherence_ops {
-    const char *name;
+    /* The statistics report seed 000's estimate of AURC from this
+     * protocol's accounting (its twin and diff times): hlrc's. */
+    bool aurc_estimate;
     void (*start)(void);                /* register message handlers */
+    /* A fault on the page, on the faulting thread: the trampoline
+     * (coherence.c) holds the fault lock around them, counts and times
+     * them. read_fault makes an invalid page readable (called only while
+     * the page is invalid); write_fault makes the page writable, from any
+     * state (it may have become writable since the fault). */
     void (*read_fault)(size_t page);
     void (*write_fault)(size_t page);
-    /* Makes this node's writes so far visible to the next acquirer: called
-     * before every release (unlock, barrier, create, ...). */
+    /* Optional: makes this node's writes so far visible to the next
+     * acquirer: coherence_release runs it before every release (unlock,
+     * barrier, create, ...). Not needed where a write is performed once
+     * its store runs (sc). */
     void (*release)(void);
     /* Optional: what a release may leave until its message is out (a
      * barrier arrival, a lock grant), so that the nodes waiting for the
      * message need not wait for it: coherence_release_sent runs it after
      * every release, before the program runs on and before any acquire. */
     void (*release_sent)(void);
-    /* Applies another node's write notices (on acquire). */
+    /* Applies another node's write notices (on acquire). NULL: the
+     * protocol makes no notices, and receiving any is a protocol error
+     * (mixed protocols). */
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
     /* Optional: called when an acquire has applied all its notices. */
     void (*notices_applied)(void);
-    /* Optional: called on every node at the end of every barrier, when all
-     * nodes have seen the same intervals; may itself call dsm_barrier. */
-    void (*barrier_done)(void);
+    /* Optional: called on every node at the end of every barrier round,
+     * when all nodes have seen the same intervals. Returns true when the
+     * protocol needs one more round before the barrier ends (every node
+     * decides alike); the barrier then runs it and calls this again. */
+    bool (*barrier_done)(void);
     /* Optional: frees the protocol's state at dsm_finish, when no message
-     * can arrive any more; shared memory stays as the program left it. */
+     * can arrive any more; shared memory stays as the program left it.
+     * Runs under the fault lock. */
     void (*finish)(void);
 };
 
-extern const struct coherence_ops hlrc_ops;
-extern const struct coherence_ops erc_inv_ops;
-extern const struct coherence_ops erc_upd_ops;
-extern const struct coherence_ops sc_ops;
-extern const struct coherence_ops lrc_ops;
+/* Every protocol's ops (protocols.def lists them). */
+#define PROTOCOL(name, ops, description) extern const struct coherence_ops ops;
+#include "coherence/protocols.def"
+#undef PROTOCOL
+
+/* A protocol, as protocols.def lists it. */
+struct coherence_protocol {
+    const char                 *name;
+    const char                 *description;
+    const struct coherence_ops *ops;
+};
 /* lrc collects its diffs at the first barrier after this many notices
  * (DSM_LRC_GC_NOTICES). */
 extern uint64_t lrc_gc_notices;
-/* The protocol called `name` (one of CONFIG_PROTOCOLS), or NULL. */
-const struct coherence_ops *coherence_find(const char *name);
+/* The protocol called `name` (one of protocols.def), or NULL. */
+const struct coherence_protocol *coherence_find(const char *name);
+/* The active protocol's ops, and its name. */
 extern const struct coherence_ops *coh;
+const char *coherence_name(void);
 
-void coherence_start(const struct coherence_ops *ops);
+void coherence_start(const struct coherence_protocol *p);
+/* The fault lock: the program's protocol actions (faults, releases,
+ * applying notices, ...) one at a time. Faults hold it already; the
+ * protocol takes it in its other entry points that need it. */
+void coherence_lock(void);
+void coherence_unlock(void);
 void coherence_finish(void);
+void coherence_release(void);
 void coherence_release_sent(void);
+
+/* A placer's first step (ipc_placer): the reply's fixed body into `body`
+ * (`size` bytes), and *skip past it; ends the job on a short one. */
+void coherence_place_head(int src, const void *head, size_t head_len, void *body, size_t size,
+                          size_t *skip, const char *what);
+
+/* Waits (ipc_wait: handlers run meanwhile, on this thread too) until a
+ * value that handlers change under `lock` is reached: *value == target,
+ * or *flag true. */
+void coherence_wait_for(pthread_mutex_t *lock, const int *value, int target);
+void coherence_wait_flag(pthread_mutex_t *lock, const bool *flag);
 
 /* ---- intervals and vector timestamps (interval.c) ---------------------- */
 

@@ -29,14 +29,13 @@
  * and to its twin, so the member's own diff never carries another writer's
  * words.
  *
- * Homes are fixed; a page whose home is not yet known here is requested
- * from its base node (the owner of the arena it lies in), which decides the
- * home, serves it, forwards the request, or makes the requester home (first
- * touch), and names the home in the reply: the base node always knows each
- * page's home, as SCASH's does.
+ * Homes are fixed, and found as home.c finds them: a page whose home is
+ * not yet known here is requested from its base node (the owner of the
+ * arena it lies in), which always knows each page's home, as SCASH's does.
+ * erc adds what its home does when serving (the copyset).
  *
- * Locks: `fault_lock` makes the program's protocol actions (a fault, a
- * release) one at a time. `lock` guards every page state change, the
+ * Locks: the fault lock (coherence_lock) makes the program's protocol
+ * actions (a fault, a release) one at a time. `lock` guards every page state change, the
  * directory and the pending records, on whichever thread; protections are
  * changed and flushed under it. It is never held across ipc_wait: a handler
  * run by the waiting thread takes it.
@@ -53,6 +52,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/home.h"
 #include "ipc/ipc.h"
 
 /* erc's message types (coherence.h: the active protocol's own slots). */
@@ -64,15 +64,6 @@ enum erc_type {
 };
 _Static_assert((int)ERC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "erc has more message types than slots");
 
-enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
-
-/* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
- * receiver is the page's home (block, cyclic): the home learns it so. */
-enum { REQ_HOME_IS_YOU = 1 };
-struct page_req { uint32_t page; int32_t requester; uint32_t flags, zero; };
-struct page_rep { uint32_t page; int32_t home; uint32_t status, zero; };
-struct diff_hdr { uint32_t page, zero; };
-struct diff_ack { uint32_t page, zero; };
 /* ERC_INV and ERC_UPD (the diff follows); ERC_ACK sends it back. */
 struct erc_note { uint32_t page, slot, gen, zero; };
 
@@ -99,14 +90,9 @@ struct pending {
 };
 
 static DSM_STATE struct {
-    pthread_mutex_t    fault_lock;
     pthread_mutex_t    lock;
     bool               update;      /* erc-upd */
     size_t             words;       /* uint64_t per copyset */
-    struct {                        /* the fetch the program waits for */
-        bool     waiting, done;
-        uint32_t page, status;
-    } fetch;
     uint32_t          *dirty;       /* pages written since the last release (program only) */
     size_t             ndirty, cap;
     int                outstanding; /* our diffs and notes not yet acknowledged */
@@ -116,7 +102,7 @@ static DSM_STATE struct {
     size_t             npend;
     uint32_t          *free_slots;
     size_t             nfree;
-} erc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} erc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void lock(void) { pthread_mutex_lock(&erc.lock); }
 
@@ -226,8 +212,7 @@ static void pending_done(struct pending *p)
         erc.outstanding--;
         ipc_notify();
     } else {
-        struct diff_ack a = {.page = p->page};
-        ipc_send(p->writer, COH_DIFF_ACK, 0, &a, sizeof a);
+        home_ack_diff(p->writer, p->page, 0, 0);
     }
     p->writer = -1;
     erc.free_slots[erc.nfree++] = (uint32_t)(p - erc.pend);
@@ -263,26 +248,12 @@ static bool announce(size_t page, int writer, const void *diff, size_t len)
 
 /* ---- faults ----------------------------------------------------------- */
 
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    lock();
-    bool d = erc.fetch.done;
-    unlock();
-    return d;
-}
-
 /* Makes an invalid page valid (read-only) — unless an invalidation that
  * followed the reply already took it again: the access then faults anew.
- * Caller holds fault_lock. */
+ * Caller holds the fault lock. */
 static void make_valid(size_t page)
 {
-    int home = mem_home(page), base = mem_base_node(page);
-    if (home < 0 && base == job()->rank) {
-        home = mem_home_decide(page, job()->rank);
-        if (home < 0)
-            mem_crash_unallocated(mem_app(page));
-    }
+    int home = home_lookup(page);
     if (home == job()->rank) {
         lock();
         if (mem.pages[page].state == PAGE_INVALID)
@@ -290,40 +261,12 @@ static void make_valid(size_t page)
         unlock();
         return;
     }
-    struct page_req req = {.page = (uint32_t)page, .requester = job()->rank,
-                           .flags = base == job()->rank ? REQ_HOME_IS_YOU : 0};
-    lock();
-    erc.fetch.waiting = true;
-    erc.fetch.done = false;
-    erc.fetch.page = (uint32_t)page;
-    unlock();
-    ipc_send(home >= 0 ? home : base, COH_PAGE_REQ, 0, &req, sizeof req);
-    ipc_wait(fetch_done, NULL, 0);
-    lock();
-    erc.fetch.waiting = false;
-    uint32_t status = erc.fetch.status;
-    unlock();
-    if (status == REP_UNALLOCATED)
-        mem_crash_unallocated(mem_app(page));
-    if (status == REP_DATA)
-        stats_add(STAT_PAGES_FETCHED, 1);
-}
-
-static void erc_read_fault(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&erc.fault_lock);
-    if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page);
-    pthread_mutex_unlock(&erc.fault_lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
+    uint32_t version;
+    home_fetch(page, home, 0, &version, NULL); /* page_landed maps it */
 }
 
 static void erc_write_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&erc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
@@ -348,9 +291,6 @@ static void erc_write_fault(size_t page)
         }
     }
     unlock();
-    pthread_mutex_unlock(&erc.fault_lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- release ---------------------------------------------------------- */
@@ -358,21 +298,7 @@ static void erc_write_fault(size_t page)
 /* Encodes the page's changes since its twin into erc.diffbuf and drops the
  * twin. Caller holds erc.lock, and the page is not writable in the
  * application view. Returns the diff's length. */
-static size_t take_diff(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), mem.pages[page].twin, mem.page_size, erc.diffbuf,
-                               mem_diff_bound(mem.page_size));
-    if (len < 0)
-        log_fatal("internal error: a diff did not fit its bound");
-    mem_twin_drop(page);
-    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
-    if (len) {
-        stats_add(STAT_DIFFS_CREATED, 1);
-        stats_add(STAT_DIFF_BYTES, (uint64_t)len);
-    }
-    return (size_t)len;
-}
+static size_t take_diff(size_t page) { return mem_twin_diff(page, erc.diffbuf); }
 
 /* Sends a non-home page's diff home, if it changed. Caller holds erc.lock. */
 static void send_diff(size_t page)
@@ -384,10 +310,7 @@ static void send_diff(size_t page)
     if (home < 0 || home == job()->rank)
         log_fatal("internal error: page %zu has a twin but no other home", page);
     erc.outstanding++;
-    struct diff_hdr d = {.page = (uint32_t)page};
-    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
-                           {.iov_base = erc.diffbuf, .iov_len = len}};
-    ipc_sendv(home, COH_DIFF, 0, iov, 2);
+    home_send_diff(page, 0, erc.diffbuf, len);
 }
 
 /* Whether a home page's copies lack some of its writes. Caller holds
@@ -416,9 +339,8 @@ static void announce_home_page(size_t page)
         announce(page, job()->rank, erc.diffbuf, len);
 }
 
-static bool all_acked(void *arg)
+static bool all_acked(void)
 {
-    (void)arg;
     lock();
     bool d = erc.outstanding == 0;
     unlock();
@@ -427,9 +349,9 @@ static bool all_acked(void *arg)
 
 static void erc_release(void)
 {
-    pthread_mutex_lock(&erc.fault_lock);
-    if (!erc.ndirty && all_acked(NULL)) {
-        pthread_mutex_unlock(&erc.fault_lock);
+    coherence_lock();
+    if (!erc.ndirty && all_acked()) {
+        coherence_unlock();
         return;
     }
     lock();
@@ -457,33 +379,21 @@ static void erc_release(void)
     unlock();
     /* Waits also for the diffs invalidations took since the last release. */
     uint64_t t0 = clock_ns();
-    ipc_wait(all_acked, NULL, 0);
+    coherence_wait_for(&erc.lock, &erc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
     for (size_t i = 0; i < erc.ndirty; i++)
         mem.pages[erc.dirty[i]].dirty = 0;
     erc.ndirty = 0;
-    pthread_mutex_unlock(&erc.fault_lock);
-}
-
-static void erc_apply_notices(int node, const struct notice *n, uint32_t count)
-{
-    (void)n;
-    log_fatal("node %d passed %u write notices; erc makes none (mixed protocols?)", node, count);
+    coherence_unlock();
 }
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
 
-static void reply(int to, size_t page, enum rep_status status, int home)
+/* At the home (home.c's serve hook): the requester joins the copyset, and
+ * the page is sent. */
+static void serve(int to, size_t page, uint32_t need, size_t run)
 {
-    struct page_rep r = {.page = (uint32_t)page, .home = home, .status = status};
-    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
-                           {.iov_base = mem_sys(page), .iov_len = status == REP_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
-}
-
-/* At the home: the requester joins the copyset, and the page is sent. */
-static void serve(int to, size_t page)
-{
+    (void)need; /* erc has no versions: a copy is always current */
     lock();
     uint64_t *s = copyset_of(page, true);
     s[to / 64] |= 1ull << (to % 64);
@@ -493,117 +403,47 @@ static void serve(int to, size_t page)
     mem_protect_flush();
     /* Sent under the lock: no invalidation or update of this page may
      * overtake the copy to the new member. */
-    reply(to, page, REP_DATA, job()->rank);
+    home_send_page(to, page, 0, run, mem_sys(page));
     unlock();
     stats_add(STAT_PAGES_SERVED, 1);
 }
 
-static void on_page_req(int src, const void *msg, size_t len)
+/* A fetched page is valid from its reply on (not from when the program
+ * runs again), so that an invalidation right behind the reply finds it
+ * valid and takes it. */
+static bool page_landed(size_t page, enum home_status status, uint32_t version)
 {
-    uint64_t t0 = clock_ns();
-    struct page_req r;
-    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes || r.requester == job()->rank ||
-        r.flags > REQ_HOME_IS_YOU || r.zero)
-        log_fatal("node %d sent a malformed page request", src);
-    int home = mem_home(r.page);
-    if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
-        if (mem_base_node(r.page) != src)
-            log_fatal("node %d named node %d home of page %u without being its base", src, job()->rank, r.page);
-        mem_set_home(r.page, job()->rank);
-        home = job()->rank;
-    } else if (home < 0) {
-        if (mem_base_node(r.page) != job()->rank)
-            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, job()->rank, r.page);
-        home = mem_home_decide(r.page, r.requester);
-    }
-    if (home < 0)
-        reply(r.requester, r.page, REP_UNALLOCATED, -1);
-    else if (home == r.requester)
-        reply(r.requester, r.page, REP_YOU_ARE_HOME, home);
-    else if (home != job()->rank) {
-        r.flags = REQ_HOME_IS_YOU; /* to the home, from the base */
-        ipc_send(home, COH_PAGE_REQ, 0, &r, sizeof r);
-    } else
-        serve(r.requester, r.page);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
-}
-
-static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
-{
-    struct page_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    (void)version;
     lock();
-    bool expected = erc.fetch.waiting && !erc.fetch.done && r.page == erc.fetch.page;
+    if (status != HOME_UNALLOCATED && mem.pages[page].state == PAGE_INVALID)
+        set_state(page, PAGE_READ);
     unlock();
-    size_t data = msg_len - *skip;
-    if (!expected || r.status > REP_UNALLOCATED || r.zero ||
-        data != (r.status == REP_DATA ? mem.page_size : 0) ||
-        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= job()->nodes)) ||
-        (r.status == REP_DATA && r.home != src) || (r.status == REP_YOU_ARE_HOME && r.home != job()->rank))
-        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
-    /* Into the system view: the page is invalid here, nobody reads it. */
-    return mem_sys_fill(r.page, data ? 1 : 0);
+    return false;
 }
 
-static void on_page_rep(int src, const void *msg, size_t len)
+/* At the home: applied, then announced to the other copies; the writer
+ * is acknowledged once they all have it (pending_done). */
+static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
 {
-    struct page_rep r;
-    size_t data;
-    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
+    if (idx || mem_diff_check(diff, len, mem.page_size) < 0)
+        log_fatal("node %d sent a malformed diff for page %zu", src, page);
     lock();
-    /* The home is recorded here, not by the waiting program: a request
-     * the base node forwards to us right behind a first-touch reply must
-     * find us already home. And the page is valid from here on, so that
-     * an invalidation right behind this reply finds it valid and takes it. */
-    if (r.status != REP_UNALLOCATED) {
-        mem_set_home(r.page, r.home);
-        if (mem.pages[r.page].state == PAGE_INVALID)
-            set_state(r.page, PAGE_READ);
-    }
-    erc.fetch.status = r.status;
-    erc.fetch.done = true;
-    unlock();
-    ipc_notify();
-}
-
-static void on_diff(int src, const void *msg, size_t len)
-{
-    uint64_t t0 = clock_ns();
-    struct diff_hdr d;
-    size_t dlen;
-    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
-    if (d.zero || mem_diff_check(diff, dlen, mem.page_size) < 0)
-        log_fatal("node %d sent a malformed diff for page %u", src, d.page);
-    lock();
-    mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen);
+    mem_diff_apply(mem_sys(page), mem.page_size, diff, len);
     /* Our own next diff of the page must not carry these words. */
-    if (mem.pages[d.page].twin)
-        mem_diff_apply(mem.pages[d.page].twin, mem.page_size, diff, dlen);
-    if (!announce(d.page, src, diff, dlen)) {
-        struct diff_ack a = {.page = d.page};
-        ipc_send(src, COH_DIFF_ACK, 0, &a, sizeof a);
-    }
+    if (mem.pages[page].twin)
+        mem_diff_apply(mem.pages[page].twin, mem.page_size, diff, len);
+    if (!announce(page, src, diff, len))
+        home_ack_diff(src, (uint32_t)page, 0, 0);
     unlock();
-    stats_add(STAT_DIFFS_APPLIED, 1);
-    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
-static void on_diff_ack(int src, const void *msg, size_t len)
+static void diff_acked(int src, const struct diff_ack *a)
 {
-    struct diff_ack a;
-    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     lock();
-    if (a.page >= mem.npages || a.zero || mem_home(a.page) != src || erc.outstanding <= 0)
+    if (a->idx || a->version || mem_home(a->page) != src || erc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
     erc.outstanding--;
     unlock();
-    ipc_notify();
 }
 
 /* ERC_INV and ERC_UPD, at a node holding a copy. */
@@ -670,10 +510,9 @@ static void erc_start(bool update)
         log_fatal("out of memory starting the %s protocol", update ? "erc-upd" : "erc-inv");
     if (job()->nodes > VT_MAX_NODES)
         log_fatal("erc: at most %d nodes", VT_MAX_NODES);
-    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
-    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
-    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
-    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
+    static const struct home_ops hops = {.serve = serve, .landed = page_landed, .diff = apply_diff,
+                                         .diff_acked = diff_acked};
+    home_start(&hops);
     if (update)
         ipc_register(ERC_UPD, "ERC_UPD", on_upd, NULL);
     else
@@ -684,20 +523,8 @@ static void erc_start(bool update)
 static void erc_inv_start(void) { erc_start(false); }
 static void erc_upd_start(void) { erc_start(true); }
 
-const struct coherence_ops erc_inv_ops = {
-    .name = "erc-inv",
-    .start = erc_inv_start,
-    .read_fault = erc_read_fault,
-    .write_fault = erc_write_fault,
-    .release = erc_release,
-    .apply_notices = erc_apply_notices,
-};
-
-const struct coherence_ops erc_upd_ops = {
-    .name = "erc-upd",
-    .start = erc_upd_start,
-    .read_fault = erc_read_fault,
-    .write_fault = erc_write_fault,
-    .release = erc_release,
-    .apply_notices = erc_apply_notices,
-};
+/* The two variants differ only in their start. */
+#define ERC_OPS(start_fn)                                                                         \
+    {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release}
+const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
+const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

@@ -50,10 +50,9 @@
  * A dirty page that a notice invalidates first sends its diff, so no local
  * write is lost, and its notice goes out at the next release.
  *
- * Homes are fixed; a page whose home is not yet known here is requested
- * from its base node (the owner of the arena it lies in), which serves it,
- * or forwards the request to the home, or makes the requester its home
- * (first touch). The reply names the home, which is then remembered.
+ * Homes, and the fetch of a page from its home, are home.c's; hlrc adds
+ * what its home does when serving (the version a fetch needs, snapshots)
+ * and the pulls, replies no fault waits for.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -66,29 +65,31 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/home.h"
 #include "ipc/ipc.h"
 
-enum rep_status { REP_DATA = 0, REP_YOU_ARE_HOME = 1, REP_UNALLOCATED = 2 };
-
-/* REQ_HOME_IS_YOU: sent by the page's base node, which has decided that the
- * receiver is the page's home (block, cyclic): the home learns it so. The
- * base also tells, in the bits above REQ_RUN_SHIFT, how many pages after
- * this one have the same home (at most HOME_RUN_MAX); the reply passes
- * that on (`run`), and the requester learns their home with it, so that it
- * can read them ahead, and fetch them later, without asking the base. */
-enum { REQ_HOME_IS_YOU = 1, REQ_RUN_SHIFT = 8 };
-#define HOME_RUN_MAX 64
-struct page_req { uint32_t page, need; int32_t requester; uint32_t flags; };
-struct page_rep { uint32_t page, version; int32_t home; uint32_t status, run; };
 /* A read-ahead run: the request names the pages and the version each
  * needs (need[count] follows); the reply, their versions (version[count])
  * and then the pages. */
 struct run_req { uint32_t first, count; };
 struct run_rep { uint32_t first, count; };
-struct diff_hdr { uint32_t page, idx; };
-struct diff_ack { uint32_t page, idx, version, zero; };
 
 struct dirty_page { uint32_t page, version; };
+
+/* hlrc's own state of a page (beside its page_entry). Only the program's
+ * thread changes reread, pull and dirty_idx; version, need, pulling,
+ * quiet and shared may also be read or changed by the delivering thread,
+ * under hlrc.lock. */
+struct hlrc_page {
+    uint32_t version;   /* version of this node's copy (at the home: the home's) */
+    uint32_t need;      /* highest version a write notice applied here named */
+    uint32_t dirty_idx; /* its entry in hlrc.dirty, while dirty */
+    uint16_t quiet;     /* at the home: releases since the snapshot last changed */
+    uint8_t  shared;    /* at the home: some other node has fetched it */
+    uint8_t  reread;    /* invalidated by a notice since its last fetch */
+    uint8_t  pull;      /* acquires that may still refresh it in place */
+    uint8_t  pulling;   /* a refresh is in flight */
+};
 
 /* Releases a tracked home page may stay unchanged before it is
  * write-protected and its snapshot dropped: a page read by others but no
@@ -103,13 +104,8 @@ struct dirty_page { uint32_t page, version; };
 #define READ_AHEAD_MAX 16
 
 static DSM_STATE struct {
-    pthread_mutex_t    fault_lock;  /* one protocol action of the program at a time */
-    pthread_mutex_t    lock;        /* versions, the dirty list, the fetch slot */
-    struct {                        /* the fetch the program waits for */
-        bool     waiting, done;
-        uint32_t page, version, status;
-        int      home;
-    } fetch;
+    pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
+    struct hlrc_page  *pages;       /* per page, mapped at start (zero pages until used) */
     struct dirty_page *dirty;         /* pages written here, homed elsewhere */
     size_t             ndirty, cap;
     uint32_t          *tracked;       /* home pages with a snapshot (under lock) */
@@ -119,53 +115,46 @@ static DSM_STATE struct {
                        cap_unprotected;
     uint32_t          *pulls;         /* pages refreshed by the current acquire */
     size_t             npulls, cap_pulls;
-    size_t             pulls_due;     /* of them, replies still to come (under lock) */
+    int                pulls_due;     /* of them, replies still to come (under lock) */
     size_t             ahead_next;    /* the page a read-ahead run would fault on next */
     unsigned           ahead_run;     /* faults in that run so far */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
-} hlrc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- fetching a page -------------------------------------------------- */
-
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&hlrc.lock);
-    bool d = hlrc.fetch.done;
-    pthread_mutex_unlock(&hlrc.lock);
-    return d;
-}
 
 /* Gives a home page a snapshot of its present content and puts it on the
  * tracked list. Caller holds hlrc.lock. */
 static void track(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     e->twin = mem_copy_get();
     memcpy(e->twin, mem_sys(page), mem.page_size);
-    e->quiet = 0;
+    h->quiet = 0;
     page_list_add(&hlrc.tracked, &hlrc.ntracked, &hlrc.cap_tracked, page);
 }
 
 /* A notice made this node's copy stale: the next read faults, and counts
- * as a re-read (see PULL_CREDIT). Caller holds fault_lock. */
+ * as a re-read (see PULL_CREDIT). Caller holds the fault lock. */
 static void invalidate(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     e->state = PAGE_INVALID;
-    e->reread = 1;
+    h->reread = 1;
     mem_protect(page, PROT_NONE);
     stats_add(STAT_INVALIDATIONS, 1);
 }
 
 /* Counts the page as fetched into place (`stat` says why) and waiting for
- * its reply, which settle_pulls awaits. Caller holds fault_lock. */
+ * its reply, which settle_pulls awaits. Caller holds the fault lock. */
 static void pull_mark(size_t page, enum stats_counter stat)
 {
     page_list_add(&hlrc.pulls, &hlrc.npulls, &hlrc.cap_pulls, page);
     pthread_mutex_lock(&hlrc.lock);
-    mem.pages[page].pulling = 1;
+    hlrc.pages[page].pulling = 1;
     hlrc.pulls_due++;
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_PAGES_FETCHED, 1);
@@ -173,37 +162,28 @@ static void pull_mark(size_t page, enum stats_counter stat)
 }
 
 /* Asks the page's home for its latest version, received into the page as
- * it stands; settle_pulls waits. Caller holds fault_lock. */
+ * it stands; settle_pulls waits. Caller holds the fault lock. */
 static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
-    struct page_req req = {.page = (uint32_t)page, .need = mem.pages[page].need, .requester = job()->rank};
-    ipc_send(mem_home(page), COH_PAGE_REQ, 0, &req, sizeof req);
-}
-
-static bool pulls_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&hlrc.lock);
-    bool d = hlrc.pulls_due == 0;
-    pthread_mutex_unlock(&hlrc.lock);
-    return d;
+    home_request(page, mem_home(page), hlrc.pages[page].need);
 }
 
 /* Waits for the pulls in flight and settles their pages: valid
  * (read-only) at the version received; or invalid, should that version be
  * older than a notice has named since the request went out (the homes
  * applied every diff of what this node has acquired before letting it
- * acquire, so this is a safeguard). Caller holds fault_lock. */
+ * acquire, so this is a safeguard). Caller holds the fault lock. */
 static void settle_pulls(void)
 {
     if (!hlrc.npulls)
         return;
-    ipc_wait(pulls_done, NULL, 0);
+    coherence_wait_for(&hlrc.lock, &hlrc.pulls_due, 0);
     for (size_t i = 0; i < hlrc.npulls; i++) {
         size_t page = hlrc.pulls[i];
         struct page_entry *e = &mem.pages[page];
-        if (e->version < e->need) {
+        struct hlrc_page *h = &hlrc.pages[page];
+        if (h->version < h->need) {
             if (e->state != PAGE_INVALID)
                 invalidate(page);
         } else if (e->state == PAGE_INVALID) {
@@ -220,7 +200,7 @@ static void settle_pulls(void)
  * 2, 4, ... up to READ_AHEAD_MAX of them, with one request whose one reply
  * lands in place (consecutive pages are consecutive in the system view):
  * the home sends them in a few datagrams instead of a message each.
- * Caller holds fault_lock; the faulting page's request is out. */
+ * Caller holds the fault lock; the faulting page's request is out. */
 static void read_ahead(size_t page, int home)
 {
     if (page != hlrc.ahead_next)
@@ -232,9 +212,10 @@ static void read_ahead(size_t page, int home)
     size_t q = page + 1;
     for (; q <= page + depth && q < mem.npages; q++) {
         struct page_entry *e = &mem.pages[q];
-        if (e->state != PAGE_INVALID || mem_home(q) != home || e->pulling)
+        struct hlrc_page *h = &hlrc.pages[q];
+        if (e->state != PAGE_INVALID || mem_home(q) != home || h->pulling)
             break;
-        need[q - page - 1] = e->need;
+        need[q - page - 1] = h->need;
         pull_mark(q, STAT_PAGES_AHEAD);
     }
     hlrc.ahead_next = q;
@@ -248,42 +229,19 @@ static void read_ahead(size_t page, int home)
     }
 }
 
-/* Makes an invalid page valid (read-only). Caller holds fault_lock. */
+/* Makes an invalid page valid (read-only). Caller holds the fault lock. */
 static void make_valid(size_t page, bool ahead)
 {
     struct page_entry *e = &mem.pages[page];
-    int home = mem_home(page);
-    if (home < 0 && mem_base_node(page) == job()->rank) {
-        home = mem_home_decide(page, job()->rank);
-        if (home < 0)
-            mem_crash_unallocated(mem_app(page));
-    }
+    struct hlrc_page *h = &hlrc.pages[page];
+    int home = home_lookup(page);
     if (home != job()->rank) {
-        struct page_req req = {.page = (uint32_t)page, .need = e->need, .requester = job()->rank,
-                               .flags = mem_base_node(page) == job()->rank ? REQ_HOME_IS_YOU : 0};
-        pthread_mutex_lock(&hlrc.lock);
-        hlrc.fetch.waiting = true;
-        hlrc.fetch.done = false;
-        hlrc.fetch.page = (uint32_t)page;
-        pthread_mutex_unlock(&hlrc.lock);
-        ipc_batch_begin(); /* the request and its read-ahead: one wake-up at the home */
-        ipc_send(home >= 0 ? home : mem_base_node(page), COH_PAGE_REQ, 0, &req, sizeof req);
-        if (ahead && home >= 0)
-            read_ahead(page, home);
-        ipc_batch_end();
-        ipc_wait(fetch_done, NULL, 0);
-        pthread_mutex_lock(&hlrc.lock);
-        hlrc.fetch.waiting = false;
-        uint32_t status = hlrc.fetch.status;
-        pthread_mutex_unlock(&hlrc.lock);
-        if (status == REP_UNALLOCATED)
-            mem_crash_unallocated(mem_app(page));
-        if (status == REP_DATA) {
-            e->version = hlrc.fetch.version;
-            stats_add(STAT_PAGES_FETCHED, 1);
-            if (e->reread)
-                e->pull = PULL_CREDIT;
-            e->reread = 0;
+        uint32_t version;
+        if (home_fetch(page, home, h->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
+            h->version = version;
+            if (h->reread)
+                h->pull = PULL_CREDIT;
+            h->reread = 0;
         }
     }
     pthread_mutex_lock(&hlrc.lock); /* the delivery thread reads a home page's state */
@@ -294,22 +252,12 @@ static void make_valid(size_t page, bool ahead)
     mem_protect_flush();
 }
 
-static void hlrc_read_fault(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&hlrc.fault_lock);
-    if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page, true);
-    pthread_mutex_unlock(&hlrc.fault_lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
-}
+static void hlrc_read_fault(size_t page) { make_valid(page, true); }
 
 static void hlrc_write_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&hlrc.fault_lock);
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page, false);
     if (e->state != PAGE_WRITE && mem_home(page) == job()->rank) {
@@ -317,7 +265,7 @@ static void hlrc_write_fault(size_t page)
          * before (the page is then shared, and tracked here) or sees it
          * writable (and tracks it itself). */
         pthread_mutex_lock(&hlrc.lock);
-        if (e->shared && !e->twin)
+        if (h->shared && !e->twin)
             track(page);
         e->state = PAGE_WRITE;
         pthread_mutex_unlock(&hlrc.lock);
@@ -333,7 +281,7 @@ static void hlrc_write_fault(size_t page)
                 if (!hlrc.dirty)
                     log_fatal("out of memory for the dirty-page list");
             }
-            e->dirty_idx = (uint32_t)hlrc.ndirty;
+            h->dirty_idx = (uint32_t)hlrc.ndirty;
             hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
             e->dirty = 1;
             pthread_mutex_unlock(&hlrc.lock);
@@ -342,9 +290,6 @@ static void hlrc_write_fault(size_t page)
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
-    pthread_mutex_unlock(&hlrc.fault_lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- diffs ------------------------------------------------------------ */
@@ -353,38 +298,16 @@ static void hlrc_write_fault(size_t page)
 static void flush_page(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
     if (!e->twin)
         return;
-    uint64_t t0 = clock_ns();
-    long len = mem_diff_create(mem_sys(page), e->twin, mem.page_size, hlrc.diffbuf,
-                               mem_diff_bound(mem.page_size));
-    if (len < 0)
-        log_fatal("internal error: a diff did not fit its bound");
-    mem_twin_drop(page);
-    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+    size_t len = mem_twin_diff(page, hlrc.diffbuf);
     if (len == 0)
         return;
-    stats_add(STAT_DIFFS_CREATED, 1);
-    stats_add(STAT_DIFF_BYTES, (uint64_t)len);
-    struct diff_hdr d = {.page = (uint32_t)page, .idx = e->dirty_idx};
     pthread_mutex_lock(&hlrc.lock);
     hlrc.outstanding++;
     pthread_mutex_unlock(&hlrc.lock);
-    uint64_t t1 = clock_ns();
-    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
-                           {.iov_base = hlrc.diffbuf, .iov_len = (size_t)len}};
-    ipc_sendv(mem_home(page), COH_DIFF, 0, iov, 2);
-    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t1);
-    e->flushed = 1;
-}
-
-static bool diffs_acked(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&hlrc.lock);
-    bool d = hlrc.outstanding == 0;
-    pthread_mutex_unlock(&hlrc.lock);
-    return d;
+    home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len);
 }
 
 /* Announces the home's own writes: each tracked page that differs from its
@@ -395,7 +318,7 @@ static bool diffs_acked(void *arg)
  * tracked pages are looked at: any after them were tracked by fetches
  * served during this release, while the program writes nothing, so they
  * cannot differ yet.
- * Returns the new count. Caller holds fault_lock. */
+ * Returns the new count. Caller holds the fault lock. */
 static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit)
 {
     size_t kept = 0;
@@ -403,12 +326,13 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         size_t page = hlrc.tracked[i];
         struct page_entry *e = &mem.pages[page];
+        struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
             if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
                 memcpy(e->twin, mem_sys(page), mem.page_size);
-                e->quiet = 0;
-                n[count++] = (struct notice){(uint32_t)page, ++e->version};
-            } else if (++e->quiet >= RETIRE_AFTER) {
+                h->quiet = 0;
+                n[count++] = (struct notice){(uint32_t)page, ++h->version};
+            } else if (++h->quiet >= RETIRE_AFTER) {
                 mem_copy_put(e->twin);
                 e->twin = NULL;
                 if (e->state == PAGE_WRITE) {
@@ -427,12 +351,12 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
 
 static void hlrc_release(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
     size_t ntracked = hlrc.ntracked;
     pthread_mutex_unlock(&hlrc.lock);
     if (!hlrc.ndirty && !ntracked) {
-        pthread_mutex_unlock(&hlrc.fault_lock);
+        coherence_unlock();
         return;
     }
     struct notice *n = malloc((hlrc.ndirty + ntracked + 1) * sizeof *n);
@@ -449,88 +373,79 @@ static void hlrc_release(void)
     }
     uint32_t count = announce_home_writes(n, 0, ntracked);
     uint64_t t0 = clock_ns();
-    ipc_wait(diffs_acked, NULL, 0);
+    coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 
     for (size_t i = 0; i < hlrc.ndirty; i++) {
         struct dirty_page *d = &hlrc.dirty[i];
         struct page_entry *e = &mem.pages[d->page];
+        struct hlrc_page *h = &hlrc.pages[d->page];
         e->dirty = 0;
-        e->flushed = 0;
         if (!d->version)
             continue; /* written, but nothing changed */
         n[count++] = (struct notice){d->page, d->version};
         /* Our copy is the home's new version only if no other writer's
          * diff came in between; otherwise a later notice will tell. */
-        if (e->state != PAGE_INVALID && d->version == e->version + 1)
-            e->version = d->version;
+        if (e->state != PAGE_INVALID && d->version == h->version + 1)
+            h->version = d->version;
     }
     hlrc.ndirty = 0;
     if (count)
         interval_create(n, count);
     free(n);
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 /* The release's write-protects, its message being out. */
 static void hlrc_release_sent(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     page_list_sort(hlrc.unprotected, hlrc.nunprotected);
     for (size_t i = 0; i < hlrc.nunprotected; i++)
         mem_protect(hlrc.unprotected[i], PROT_READ);
     hlrc.nunprotected = 0;
     mem_protect_flush();
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 /* The acquire's pulls (see hlrc_apply_notices). */
 static void hlrc_notices_applied(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     settle_pulls();
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
 {
     (void)node;
-    pthread_mutex_lock(&hlrc.fault_lock);
+    coherence_lock();
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
+        struct hlrc_page *h = &hlrc.pages[page];
         if (mem_home(page) == job()->rank)
             continue; /* the home's copy already holds it */
         pthread_mutex_lock(&hlrc.lock);
-        if (n[i].version > e->need)
-            e->need = n[i].version;
+        if (n[i].version > h->need)
+            h->need = n[i].version;
         pthread_mutex_unlock(&hlrc.lock);
-        if (e->state == PAGE_INVALID || e->version >= n[i].version || e->pulling)
+        if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
         if (e->dirty)
             flush_page(page); /* keep our own writes: they go home first */
-        else if (e->pull) {
-            e->pull--;
+        else if (h->pull) {
+            h->pull--;
             pull(page, STAT_PAGES_PULLED);
             continue;
         }
         invalidate(page);
     }
     mem_protect_flush();
-    pthread_mutex_unlock(&hlrc.fault_lock);
+    coherence_unlock();
 }
 
 /* ---- handlers (delivery thread) --------------------------------------- */
-
-static void reply(int to, size_t page, enum rep_status status, uint32_t version, int home,
-                  size_t run, const void *data)
-{
-    struct page_rep r = {.page = (uint32_t)page, .version = version, .home = home, .status = status,
-                         .run = (uint32_t)run};
-    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
-                           {.iov_base = (void *)data, .iov_len = status == REP_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
-}
 
 /* The home's copy of a page for `requester`, which needs at least version
  * `need`: the snapshot, if the page has one or is writable here (then it
@@ -539,119 +454,56 @@ static void reply(int to, size_t page, enum rep_status status, uint32_t version,
 static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version)
 {
     struct page_entry *e = &mem.pages[page];
-    if (e->version < need)
+    struct hlrc_page *h = &hlrc.pages[page];
+    if (h->version < need)
         log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
-                  e->version, requester, need);
-    e->shared = 1;
+                  h->version, requester, need);
+    h->shared = 1;
     if (!e->twin && e->state == PAGE_WRITE)
         track(page);
-    *version = e->version;
+    *version = h->version;
     stats_add(STAT_PAGES_SERVED, 1);
     return e->twin ? e->twin : mem_sys(page);
 }
 
-static void on_page_req(int src, const void *msg, size_t len)
+/* At the home: the page to the requester (home.c's serve hook). */
+static void serve(int requester, size_t page, uint32_t need, size_t run)
 {
-    uint64_t t0 = clock_ns();
-    struct page_req r;
-    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
-    size_t run = r.flags >> REQ_RUN_SHIFT;
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes ||
-        (r.flags & ~(REQ_HOME_IS_YOU | (0xffu << REQ_RUN_SHIFT))) || run > HOME_RUN_MAX ||
-        (run && !(r.flags & REQ_HOME_IS_YOU)))
-        log_fatal("node %d sent a malformed page request", src);
-    int home = mem_home(r.page);
-    if ((r.flags & REQ_HOME_IS_YOU) && mem_base_node(r.page) != src)
-        log_fatal("node %d named node %d home of page %u without being its base", src, job()->rank, r.page);
-    if (r.flags & REQ_HOME_IS_YOU) {
-        /* Learnt before the reply goes out: the requester, told of the
-         * run, may ask us for any of these pages next. */
-        for (size_t q = r.page + 1; q <= r.page + run && q < mem.npages; q++)
-            if (mem_home(q) < 0)
-                mem_set_home(q, job()->rank);
-    }
-    if (home < 0 && (r.flags & REQ_HOME_IS_YOU)) {
-        mem_set_home(r.page, job()->rank);
-        home = job()->rank;
-    } else if (home < 0) {
-        if (mem_base_node(r.page) != job()->rank)
-            log_fatal("node %d asked node %d for page %u, which it is not the base of", src, job()->rank, r.page);
-        home = mem_home_decide(r.page, r.requester);
-    }
-    if (home >= 0 && mem_base_node(r.page) == job()->rank)
-        run = mem_home_run(r.page, home, HOME_RUN_MAX);
-    if (home < 0)
-        reply(r.requester, r.page, REP_UNALLOCATED, 0, -1, 0, NULL);
-    else if (home == r.requester)
-        reply(r.requester, r.page, REP_YOU_ARE_HOME, 0, home, run, NULL);
-    else if (home != job()->rank) {
-        r.flags = REQ_HOME_IS_YOU | (uint32_t)run << REQ_RUN_SHIFT; /* to the home, from the base */
-        ipc_send(home, COH_PAGE_REQ, 0, &r, sizeof r);
-    }
-    else {
-        mem_sys_fill(r.page, 1); /* written through the application view */
-        pthread_mutex_lock(&hlrc.lock);
-        uint32_t v;
-        const void *data = serve_locked(r.page, r.need, r.requester, &v);
-        reply(r.requester, r.page, REP_DATA, v, job()->rank, run, data);
-        pthread_mutex_unlock(&hlrc.lock);
-    }
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
-}
-
-static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
-{
-    struct page_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    mem_sys_fill(page, 1); /* written through the application view */
     pthread_mutex_lock(&hlrc.lock);
-    bool expected = (hlrc.fetch.waiting && !hlrc.fetch.done && r.page == hlrc.fetch.page) ||
-                    (r.page < mem.npages && mem.pages[r.page].pulling && r.status == REP_DATA);
+    uint32_t v;
+    const void *data = serve_locked(page, need, requester, &v);
+    home_send_page(requester, page, v, run, data);
     pthread_mutex_unlock(&hlrc.lock);
-    size_t data = msg_len - *skip;
-    if (!expected || r.status > REP_UNALLOCATED || r.run > HOME_RUN_MAX ||
-        r.page + (size_t)r.run >= mem.npages || (r.run && r.status == REP_UNALLOCATED) ||
-        data != (r.status == REP_DATA ? mem.page_size : 0) ||
-        (r.status != REP_UNALLOCATED && (r.home < 0 || r.home >= job()->nodes)))
-        log_fatal("node %d sent a page reply nobody asked for, or a malformed one", src);
-    return mem_sys_fill(r.page, data ? 1 : 0);
 }
 
-/* A pulled page's reply is in place; settle_pulls maps it. Caller holds
- * hlrc.lock. */
-static void pull_landed(struct page_entry *e, uint32_t version)
+/* A pull's reply is expected, and lands in place; settle_pulls maps it. */
+static bool pull_expected(size_t page)
 {
-    e->version = version;
-    e->pulling = 0;
+    pthread_mutex_lock(&hlrc.lock);
+    bool pulling = hlrc.pages[page].pulling;
+    pthread_mutex_unlock(&hlrc.lock);
+    return pulling;
+}
+
+/* Caller holds hlrc.lock. */
+static void pull_landed(struct hlrc_page *h, uint32_t version)
+{
+    h->version = version;
+    h->pulling = 0;
     hlrc.pulls_due--;
 }
 
-static void on_page_rep(int src, const void *msg, size_t len)
+static bool page_landed(size_t page, enum home_status status, uint32_t version)
 {
-    struct page_rep r;
-    size_t data;
-    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
-    /* The home is recorded here, not by the waiting program: a request
-     * the base node forwards to us right behind a first-touch reply must
-     * find us already home. */
-    if (r.status != REP_UNALLOCATED)
-        mem_set_home(r.page, r.home);
-    for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
-        if (mem_home(q) < 0)
-            mem_set_home(q, r.home);
+    (void)status;
     pthread_mutex_lock(&hlrc.lock);
-    struct page_entry *e = &mem.pages[r.page];
-    if (e->pulling) {
-        pull_landed(e, r.version);
-    } else {
-        hlrc.fetch.version = r.version;
-        hlrc.fetch.status = r.status;
-        hlrc.fetch.home = r.home;
-        hlrc.fetch.done = true;
-    }
+    struct hlrc_page *h = &hlrc.pages[page];
+    bool pulled = h->pulling;
+    if (pulled)
+        pull_landed(h, version);
     pthread_mutex_unlock(&hlrc.lock);
-    ipc_notify();
+    return pulled;
 }
 
 /* Checks a run's bounds; returns its size in pages, or 0 if malformed. */
@@ -709,7 +561,7 @@ static void *place_page_run_rep(int src, const void *head, size_t head_len, size
     bool expected = count && rest >= versions && msg_len == *skip + count * mem.page_size;
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; expected && i < count; i++)
-        expected = mem.pages[r.first + i].pulling;
+        expected = hlrc.pages[r.first + i].pulling;
     pthread_mutex_unlock(&hlrc.lock);
     if (!expected)
         log_fatal("node %d sent pages nobody asked for, or a malformed read-ahead reply", src);
@@ -725,64 +577,53 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
     memcpy(version, tail, r.count * sizeof *version);
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < r.count; i++)
-        pull_landed(&mem.pages[r.first + i], version[i]);
+        pull_landed(&hlrc.pages[r.first + i], version[i]);
     pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
 }
 
-static void on_diff(int src, const void *msg, size_t len)
+/* At the home: applied to the page and its snapshot; the new version
+ * goes back. */
+static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
 {
-    uint64_t t0 = clock_ns();
-    struct diff_hdr d;
-    size_t dlen;
-    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
     pthread_mutex_lock(&hlrc.lock);
-    void *snap = mem.pages[d.page].twin;
-    if (mem_diff_apply(mem_sys(d.page), mem.page_size, diff, dlen) ||
-        (snap && mem_diff_apply(snap, mem.page_size, diff, dlen)))
-        log_fatal("node %d sent a malformed diff for page %u", src, d.page);
-    uint32_t v = ++mem.pages[d.page].version;
+    void *snap = mem.pages[page].twin;
+    if (mem_diff_apply(mem_sys(page), mem.page_size, diff, len) ||
+        (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
+        log_fatal("node %d sent a malformed diff for page %zu", src, page);
+    uint32_t v = ++hlrc.pages[page].version;
     pthread_mutex_unlock(&hlrc.lock);
-    struct diff_ack a = {.page = d.page, .idx = d.idx, .version = v};
-    ipc_send(src, COH_DIFF_ACK, 0, &a, sizeof a);
-    stats_add(STAT_DIFFS_APPLIED, 1);
-    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+    home_ack_diff(src, (uint32_t)page, idx, v);
 }
 
-static void on_diff_ack(int src, const void *msg, size_t len)
+static void diff_acked(int src, const struct diff_ack *a)
 {
-    struct diff_ack a;
-    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     pthread_mutex_lock(&hlrc.lock);
-    if (a.idx >= hlrc.ndirty || hlrc.dirty[a.idx].page != a.page || hlrc.outstanding <= 0)
+    if (a->idx >= hlrc.ndirty || hlrc.dirty[a->idx].page != a->page || hlrc.outstanding <= 0)
         log_fatal("node %d acknowledged a diff that was not sent", src);
-    if (a.version > hlrc.dirty[a.idx].version)
-        hlrc.dirty[a.idx].version = a.version;
+    if (a->version > hlrc.dirty[a->idx].version)
+        hlrc.dirty[a->idx].version = a->version;
     hlrc.outstanding--;
     pthread_mutex_unlock(&hlrc.lock);
-    ipc_notify();
 }
 
 static void hlrc_start(void)
 {
+    static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed,
+                                         .diff = apply_diff, .diff_acked = diff_acked};
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
-    if (!hlrc.diffbuf)
-        log_fatal("out of memory for the diff buffer");
-    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
-    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!hlrc.diffbuf || hlrc.pages == MAP_FAILED)
+        log_fatal("out of memory for hlrc's page table");
+    home_start(&hops);
     ipc_register(COH_PAGE_RUN_REQ, "PAGE_RUN_REQ", on_page_run_req, NULL);
     ipc_register(COH_PAGE_RUN_REP, "PAGE_RUN_REP", on_page_run_rep, place_page_run_rep);
-    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
-    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
 }
 
 /* Frees the home pages' snapshots and the lists. */
 static void hlrc_finish(void)
 {
-    pthread_mutex_lock(&hlrc.fault_lock);
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         struct page_entry *e = &mem.pages[hlrc.tracked[i]];
@@ -805,17 +646,13 @@ static void hlrc_finish(void)
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nunprotected = hlrc.cap_unprotected = 0;
     pthread_mutex_unlock(&hlrc.lock);
-    pthread_mutex_unlock(&hlrc.fault_lock);
 }
 
+/* One line per concern: life, faults, release, acquire, statistics. */
 const struct coherence_ops hlrc_ops = {
-    .name = "hlrc",
-    .start = hlrc_start,
-    .read_fault = hlrc_read_fault,
-    .write_fault = hlrc_write_fault,
-    .release = hlrc_release,
-    .release_sent = hlrc_release_sent,
-    .apply_notices = hlrc_apply_notices,
-    .notices_applied = hlrc_notices_applied,
-    .finish = hlrc_finish,
+    .start = hlrc_start, .finish = hlrc_finish,
+    .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
+    .release = hlrc_release, .release_sent = hlrc_release_sent,
+    .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
+    .aurc_estimate = true,
 };

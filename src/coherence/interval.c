@@ -190,7 +190,10 @@ void interval_apply(int from, const void *data, size_t len)
         store(w.node, w.id, n, w.count);
         pthread_mutex_unlock(&iv.lock);
         stats_add(STAT_WRITE_NOTICES, w.count);
-        if (w.node != job()->rank)
+        if (w.node != job()->rank && !coh->apply_notices && w.count)
+            log_fatal("node %d passed %u write notices; %s makes none (mixed protocols?)", w.node,
+                      w.count, coherence_name());
+        if (w.node != job()->rank && coh->apply_notices)
             coh->apply_notices(w.node, n, w.count);
         free(n);
     }

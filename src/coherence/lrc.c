@@ -49,7 +49,6 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
-#include "dsm.h"
 
 /* lrc's message types (coherence.h: the active protocol's own slots). */
 enum lrc_type {
@@ -108,7 +107,6 @@ struct base_rep { uint32_t page, status; };
 DSM_STATE uint64_t lrc_gc_notices = 8192;
 
 static DSM_STATE struct {
-    pthread_mutex_t fault_lock;  /* one protocol action of the program at a time */
     pthread_mutex_t lock;        /* the page records, twins of written pages, the fetch */
     struct lpage  **tab;         /* per page, made on first use */
     uint32_t       *recorded;    /* the pages with a record, for lrc_finish: the */
@@ -131,7 +129,7 @@ static DSM_STATE struct {
         bool            base_done;
         uint32_t        base_status;
     } f;
-} lrc = {.fault_lock = PTHREAD_MUTEX_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER};
+} lrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *grow(void *p, uint32_t *cap, size_t elem)
 {
@@ -240,25 +238,7 @@ static void open_diff(size_t page, struct lpage *p)
     release_copy(page, p, twin);
 }
 
-/* ---- bringing a page up to date (program thread, fault_lock held) ------ */
-
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&lrc.lock);
-    bool d = lrc.f.got == lrc.f.expected;
-    pthread_mutex_unlock(&lrc.lock);
-    return d;
-}
-
-static bool base_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&lrc.lock);
-    bool d = lrc.f.base_done;
-    pthread_mutex_unlock(&lrc.lock);
-    return d;
-}
+/* ---- bringing a page up to date (program thread, fault lock held) ------ */
 
 /* Asks `node` about the page (probe: allocated? copy: the snapshot, into
  * the system view). Returns the reply's status. */
@@ -271,7 +251,7 @@ static uint32_t ask_base(size_t page, int node, enum base_kind kind)
     pthread_mutex_unlock(&lrc.lock);
     struct base_req r = {(uint32_t)page, kind};
     ipc_send(node, LRC_BASE_REQ, 0, &r, sizeof r);
-    ipc_wait(base_done, NULL, 0);
+    coherence_wait_flag(&lrc.lock, &lrc.f.base_done);
     pthread_mutex_lock(&lrc.lock);
     lrc.f.waiting = false;
     uint32_t status = lrc.f.base_status;
@@ -334,7 +314,7 @@ static void fetch_diffs(size_t page)
     }
     free(stamps);
     free(pend);
-    ipc_wait(fetch_done, NULL, 0);
+    coherence_wait_for(&lrc.lock, &lrc.f.got, lrc.f.expected); /* expected: set above, by us */
 
     uint64_t t0 = clock_ns();
     struct apply_item *items = NULL;
@@ -416,21 +396,8 @@ static void make_valid(size_t page)
     mem_protect_flush();
 }
 
-static void lrc_read_fault(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&lrc.fault_lock);
-    if (mem.pages[page].state == PAGE_INVALID)
-        make_valid(page);
-    pthread_mutex_unlock(&lrc.fault_lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
-}
-
 static void lrc_write_fault(size_t page)
 {
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&lrc.fault_lock);
     struct page_entry *e = &mem.pages[page];
     if (e->state == PAGE_INVALID)
         make_valid(page);
@@ -454,18 +421,15 @@ static void lrc_write_fault(size_t page)
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
-    pthread_mutex_unlock(&lrc.fault_lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
 
 /* ---- release and acquire (program thread) ----------------------------- */
 
 static void lrc_release(void)
 {
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     if (!lrc.ndirty) {
-        pthread_mutex_unlock(&lrc.fault_lock);
+        coherence_unlock();
         return;
     }
     struct notice *n = malloc(lrc.ndirty * sizeof *n);
@@ -500,12 +464,12 @@ static void lrc_release(void)
     interval_create(n, (uint32_t)lrc.ndirty);
     lrc.ndirty = 0;
     free(n);
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
 }
 
 static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
 {
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
@@ -531,7 +495,7 @@ static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
     }
     pthread_mutex_unlock(&lrc.lock);
     mem_protect_flush();
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
 }
 
 /* ---- collection at barriers (program thread) -------------------------- */
@@ -556,12 +520,12 @@ static void drop_lazy(size_t page, struct lpage *p)
     }
 }
 
-static void lrc_barrier_done(void)
+/* A collection's first half, at the barrier that starts it: each keeper
+ * brings its copy up to date and snapshots it; a node whose copy is
+ * invalid will fetch the keeper's. */
+static void collect_keep(void)
 {
-    if (lrc.collecting || lrc.notices < lrc_gc_notices)
-        return;
-    lrc.collecting = true;
-    pthread_mutex_lock(&lrc.fault_lock);
+    coherence_lock();
     for (size_t i = 0; i < lrc.ntouched; i++) {
         size_t page = lrc.touched[i];
         pthread_mutex_lock(&lrc.lock);
@@ -586,11 +550,14 @@ static void lrc_barrier_done(void)
         p->next_snapshot = snap;
         pthread_mutex_unlock(&lrc.lock);
     }
-    pthread_mutex_unlock(&lrc.fault_lock);
+    coherence_unlock();
+}
 
-    dsm_barrier(); /* every keeper is up to date: the diffs are needed no more */
-
-    pthread_mutex_lock(&lrc.fault_lock);
+/* Its second half, after one more barrier round: every keeper is up to
+ * date, so the diffs, copies and notices are needed no more. */
+static void collect_drop(void)
+{
+    coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (size_t i = 0; i < lrc.ntouched; i++) {
         size_t page = lrc.touched[i];
@@ -607,8 +574,23 @@ static void lrc_barrier_done(void)
     lrc.ntouched = 0;
     lrc.notices = 0;
     pthread_mutex_unlock(&lrc.lock);
-    pthread_mutex_unlock(&lrc.fault_lock);
-    lrc.collecting = false;
+    coherence_unlock();
+}
+
+/* Collects at the first barrier after lrc_gc_notices notices: keeps, asks
+ * for one more round, and drops at its end. */
+static bool lrc_barrier_done(void)
+{
+    if (lrc.collecting) {
+        collect_drop();
+        lrc.collecting = false;
+        return false;
+    }
+    if (lrc.notices < lrc_gc_notices)
+        return false;
+    lrc.collecting = true;
+    collect_keep();
+    return true;
 }
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
@@ -714,9 +696,7 @@ static void *place_base_rep(int src, const void *head, size_t head_len, size_t m
                             size_t *skip)
 {
     struct base_rep r;
-    size_t rest;
-    ipc_body(src, head, head_len, &r, sizeof r, &rest, "page reply");
-    *skip = head_len - rest;
+    coherence_place_head(src, head, head_len, &r, sizeof r, skip, "page reply");
     pthread_mutex_lock(&lrc.lock);
     bool expected = lrc.f.waiting && !lrc.f.base_done && r.page == lrc.f.page;
     pthread_mutex_unlock(&lrc.lock);
@@ -757,7 +737,6 @@ static void lrc_start(void)
 /* Frees the page records, with their diffs and copies, and the tables. */
 static void lrc_finish(void)
 {
-    pthread_mutex_lock(&lrc.fault_lock);
     pthread_mutex_lock(&lrc.lock);
     for (size_t i = 0; i < lrc.nrecorded; i++) {
         size_t page = lrc.recorded[i];
@@ -794,16 +773,13 @@ static void lrc_finish(void)
     lrc.dirty = lrc.touched = NULL;
     lrc.ndirty = lrc.cap_dirty = lrc.ntouched = lrc.cap_touched = 0;
     pthread_mutex_unlock(&lrc.lock);
-    pthread_mutex_unlock(&lrc.fault_lock);
 }
 
+/* One line per concern: life, faults, release, acquire, barriers. */
 const struct coherence_ops lrc_ops = {
-    .name = "lrc",
-    .start = lrc_start,
-    .read_fault = lrc_read_fault,
-    .write_fault = lrc_write_fault,
+    .start = lrc_start, .finish = lrc_finish,
+    .read_fault = make_valid, .write_fault = lrc_write_fault,
     .release = lrc_release,
     .apply_notices = lrc_apply_notices,
     .barrier_done = lrc_barrier_done,
-    .finish = lrc_finish,
 };

@@ -3,9 +3,9 @@
  * writes invalidate every other copy (IVY's fixed distributed manager, Li
  * and Hudak 1989; seed 000's SC).
  *
- * Each page has a manager, its home (found as HLRC finds it: a node that
- * does not know the home asks the page's base node, which decides it or
- * forwards the request). The manager knows the page's owner — the node
+ * Each page has a manager, its home (found as home.c finds homes: a node
+ * that does not know the home asks the page's base node, which decides it
+ * or forwards the request). The manager knows the page's owner — the node
  * whose copy is current and which sends it — and its copyset, the nodes
  * holding a valid copy (the owner among them). It runs one transaction per
  * page at a time and queues the others:
@@ -34,8 +34,9 @@
  * was asleep (without this a writer could lose the page to spinning
  * readers forever).
  *
- * Releases and acquires carry nothing: a write is performed once its store
- * runs, since nobody else holds a copy; no intervals are created.
+ * Releases and acquires carry nothing (sc has no release and no notices in
+ * its coherence_ops): a write is performed once its store runs, since
+ * nobody else holds a copy; no intervals are created.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/home.h"
 #include "ipc/ipc.h"
 
 /* sc's message types (coherence.h: the active protocol's own slots). */
@@ -62,10 +64,10 @@ enum sc_type {
 };
 _Static_assert((int)SC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "sc has more message types than slots");
 
-enum { REQ_HOME_IS_YOU = 1 }; /* from the base node: it has made the receiver home */
-enum sc_status { ST_DATA = 0, ST_GRANT = 1, ST_UNALLOCATED = 2 };
+/* An SC_PAGE's status; data follows ST_DATA alone, as for home.c's replies. */
+enum sc_status { ST_DATA = HOME_DATA, ST_GRANT = 1, ST_UNALLOCATED = HOME_UNALLOCATED };
 
-struct sc_req  { uint32_t page; int32_t requester; uint32_t write, flags; };
+struct sc_req  { uint32_t page; int32_t requester; uint32_t write, flags; }; /* flags: HOME_FROM_BASE */
 struct sc_fwd  { uint32_t page; int32_t requester; uint32_t write, zero; };
 struct sc_page { uint32_t page; int32_t home; uint32_t status, write; }; /* + the page, if ST_DATA */
 struct sc_one  { uint32_t page, zero; };                                  /* INV, INV_ACK, DONE */
@@ -273,29 +275,14 @@ static void done(size_t page, int src)
 static void route(const struct sc_req *r, int src)
 {
     size_t page = r->page;
-    int home = mem_home(page);
-    if (r->flags & REQ_HOME_IS_YOU) {
-        if (mem_base_node(page) != src)
-            log_fatal("node %d named node %d home of page %zu without being its base", src, job()->rank, page);
-        if (home < 0)
-            mem_set_home(page, home = job()->rank);
-        else if (home != job()->rank)
-            log_fatal("node %d named node %d home of page %zu, whose home is node %d; protocol error",
-                      src, job()->rank, page, home);
-    } else if (home < 0) {
-        if (mem_base_node(page) != job()->rank)
-            log_fatal("node %d asked node %d for page %zu, which it is not the base of", src, job()->rank, page);
-        home = mem_home_decide(page, r->requester);
-        if (home < 0) {
-            send_page(r->requester, page, -1, ST_UNALLOCATED, false);
-            return;
-        }
-    }
-    if (home == job()->rank)
+    int home = home_route(page, src, r->requester, r->flags & HOME_FROM_BASE, NULL);
+    if (home < 0)
+        send_page(r->requester, page, -1, ST_UNALLOCATED, false);
+    else if (home == job()->rank)
         request(page, r->requester, r->write);
     else if (mem_base_node(page) == job()->rank) {
         struct sc_req f = *r;
-        f.flags = REQ_HOME_IS_YOU;
+        f.flags = HOME_FROM_BASE;
         ipc_send(home, SC_REQ, 0, &f, sizeof f);
     } else
         log_fatal("node %d asked node %d for page %zu, which neither manages it nor is its base",
@@ -304,27 +291,11 @@ static void route(const struct sc_req *r, int src)
 
 /* ---- faults (the program's thread) ------------------------------------ */
 
-static bool fetch_done(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&sc.lock);
-    bool d = sc.fetch.done;
-    pthread_mutex_unlock(&sc.lock);
-    return d;
-}
-
 /* Gets read or write access to the page. Caller holds sc.lock, which is
  * dropped while waiting (handlers run meanwhile, on this thread too). */
 static void acquire(size_t page, bool write)
 {
-    int home = mem_home(page), base = mem_base_node(page);
-    if (home < 0 && base == job()->rank) {
-        home = mem_home_decide(page, job()->rank);
-        if (home < 0) {
-            pthread_mutex_unlock(&sc.lock);
-            mem_crash_unallocated(mem_app(page));
-        }
-    }
+    int home = home_lookup(page), base = mem_base_node(page);
     sc.fetch.waiting = true;
     sc.fetch.done = false;
     sc.fetch.page = (uint32_t)page;
@@ -332,11 +303,11 @@ static void acquire(size_t page, bool write)
         request(page, job()->rank, write);
     else {
         struct sc_req r = {.page = (uint32_t)page, .requester = job()->rank, .write = write,
-                           .flags = home >= 0 && base == job()->rank ? REQ_HOME_IS_YOU : 0};
+                           .flags = home >= 0 && base == job()->rank ? HOME_FROM_BASE : 0};
         ipc_send(home >= 0 ? home : base, SC_REQ, 0, &r, sizeof r);
     }
     pthread_mutex_unlock(&sc.lock);
-    ipc_wait(fetch_done, NULL, 0);
+    coherence_wait_flag(&sc.lock, &sc.fetch.done);
     pthread_mutex_lock(&sc.lock);
     sc.fetch.waiting = false;
     if (sc.fetch.status == ST_UNALLOCATED) {
@@ -354,39 +325,18 @@ static void acquire(size_t page, bool write)
     }
 }
 
-static void sc_read_fault(size_t page)
+/* Under sc.lock: the page's state changes only under it (and the fault
+ * lock, which the trampoline holds, does not order the handlers). */
+static void fault(size_t page, bool write)
 {
-    uint64_t t0 = clock_ns();
     pthread_mutex_lock(&sc.lock);
-    if (mem.pages[page].state == PAGE_INVALID)
-        acquire(page, false);
+    if (mem.pages[page].state < (write ? PAGE_WRITE : PAGE_READ))
+        acquire(page, write);
     pthread_mutex_unlock(&sc.lock);
-    stats_add(STAT_READ_FAULTS, 1);
-    stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
 
-static void sc_write_fault(size_t page)
-{
-    uint64_t t0 = clock_ns();
-    pthread_mutex_lock(&sc.lock);
-    if (mem.pages[page].state != PAGE_WRITE)
-        acquire(page, true);
-    pthread_mutex_unlock(&sc.lock);
-    stats_add(STAT_WRITE_FAULTS, 1);
-    stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
-}
-
-static void sc_release(void)
-{
-    /* Every write is already performed: nothing to send, no interval. */
-}
-
-static void sc_apply_notices(int node, const struct notice *n, uint32_t count)
-{
-    (void)n;
-    if (count)
-        log_fatal("node %d sent write notices, which sc never makes; protocol error", node);
-}
+static void sc_read_fault(size_t page) { fault(page, false); }
+static void sc_write_fault(size_t page) { fault(page, true); }
 
 /* ---- handlers (delivery thread) --------------------------------------- */
 
@@ -404,8 +354,8 @@ static void on_req(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct sc_req r;
     parse(src, msg, len, &r, sizeof r, "sc request");
-    if (r.requester < 0 || r.requester >= job()->nodes || r.write > 1 || r.flags > REQ_HOME_IS_YOU ||
-        (r.requester != src && !(r.flags & REQ_HOME_IS_YOU)))
+    if (r.requester < 0 || r.requester >= job()->nodes || r.write > 1 || r.flags > HOME_FROM_BASE ||
+        (r.requester != src && !(r.flags & HOME_FROM_BASE)))
         log_fatal("node %d sent a malformed sc request", src);
     pthread_mutex_lock(&sc.lock);
     route(&r, src);
@@ -475,18 +425,12 @@ static void on_done(int src, const void *msg, size_t len)
 static void *place_page(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
 {
     struct sc_page p;
-    size_t rest;
-    ipc_body(src, head, head_len, &p, sizeof p, &rest, "sc page");
-    *skip = head_len - rest;
+    coherence_place_head(src, head, head_len, &p, sizeof p, skip, "sc page");
     pthread_mutex_lock(&sc.lock);
     bool expected = sc.fetch.waiting && !sc.fetch.done && p.page == sc.fetch.page &&
                     (p.status != ST_DATA || mem.pages[p.page].state == PAGE_INVALID);
     pthread_mutex_unlock(&sc.lock);
-    if (!expected || p.status > ST_UNALLOCATED || p.write > 1 ||
-        msg_len - *skip != (p.status == ST_DATA ? mem.page_size : 0) ||
-        (p.status != ST_UNALLOCATED && (p.home < 0 || p.home >= job()->nodes)))
-        log_fatal("node %d sent an sc page nobody asked for, or a malformed one", src);
-    return mem_sys_fill(p.page, p.status == ST_DATA ? 1 : 0);
+    return home_place(src, p.page, p.status, p.home, msg_len - *skip, expected && p.write <= 1, "sc page");
 }
 
 static void on_page(int src, const void *msg, size_t len)
@@ -517,11 +461,8 @@ static void sc_start(void)
     ipc_register(SC_DONE, "SC_DONE", on_done, NULL);
 }
 
+/* No release, no notices: every write is performed as its store runs. */
 const struct coherence_ops sc_ops = {
-    .name = "sc",
     .start = sc_start,
-    .read_fault = sc_read_fault,
-    .write_fault = sc_write_fault,
-    .release = sc_release,
-    .apply_notices = sc_apply_notices,
+    .read_fault = sc_read_fault, .write_fault = sc_write_fault,
 };

@@ -5,7 +5,10 @@
  * the coherence layer to make the page readable or writable and returns, and
  * the faulting instruction runs again. Any other fault is a real crash and
  * is reported as one, with its address, before the process dies of it (so
- * the launcher reports the signal too).
+ * the launcher reports the signal too) — unless a handler was installed
+ * before ours: a fault outside the region then goes to it, so that a
+ * program or tool that catches faults on its own memory (guard pages, a
+ * crash reporter) works as it did without dsm.
  *
  * Read or write comes from the page-fault error code on x86-64; elsewhere a
  * fault on an invalid page is taken as a read, and a write then faults again
@@ -24,7 +27,7 @@
 #include "mem/mem.h"
 
 static DSM_STATE const struct mem_fault_ops *fault_ops;
-static DSM_STATE struct sigaction previous;
+static DSM_STATE struct sigaction previous; /* the handler before ours */
 
 /* async-signal-safe formatting: "dsm: node R: segmentation fault at 0xADDR (why)\n" */
 static size_t put_str(char *buf, size_t at, const char *s)
@@ -79,10 +82,20 @@ static int fault_is_write(const void *uctx)
 
 static void on_segv(int sig, siginfo_t *si, void *uctx)
 {
-    (void)sig;
     void *addr = si->si_addr;
-    if (!mem.base || !mem_contains(addr))
+    if (!mem.base || !mem_contains(addr)) {
+        /* Not ours: the previous handler's, if it is one (SIG_DFL would
+         * kill without a word, SIG_IGN would fault forever). */
+        if (previous.sa_flags & SA_SIGINFO) {
+            previous.sa_sigaction(sig, si, uctx);
+            return;
+        }
+        if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+            previous.sa_handler(sig);
+            return;
+        }
         crash(addr, "outside the shared region");
+    }
     if (si->si_code != SEGV_ACCERR)
         crash(addr, "inside the shared region, unmapped");
     int saved = errno;
@@ -112,6 +125,9 @@ void mem_set_fault_ops(const struct mem_fault_ops *ops)
      * its stack in the region, runtime/master.c) takes faults there. */
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &previous) < 0)
+    struct sigaction old;
+    if (sigaction(SIGSEGV, &sa, &old) < 0)
         log_fatal("cannot install the fault handler: %s", strerror(errno));
+    if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_segv)) /* installed again */
+        previous = old;
 }

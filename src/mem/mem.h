@@ -19,24 +19,16 @@
 
 enum page_state { PAGE_INVALID = 0, PAGE_READ = 1, PAGE_WRITE = 2 };
 
-/* Per-page state. Only the application thread changes dirty; state and
- * twin too, except where a protocol says otherwise (hlrc's home pages);
- * version and need may also be read by the delivery thread, under the
- * protocol's lock. */
+/* Per-page state every protocol uses; a protocol keeps what is its own
+ * in an array of its own, indexed by page (hlrc.c, lrc.c, sc.c). Only the
+ * application thread changes dirty; state and twin too, except where a
+ * protocol says otherwise (hlrc's home pages, erc's and sc's handlers,
+ * under the protocol's lock). */
 struct page_entry {
     uint8_t  state;    /* enum page_state: mirrors the application view */
-    uint8_t  dirty;    /* written in the current interval */
-    uint8_t  flushed;  /* its diff already went home in the current interval */
-    uint8_t  shared;   /* at the home: some other node has fetched it */
-    int16_t  home1;    /* home node plus one; 0 while unknown here (zeroed tables) */
-    uint16_t quiet;    /* hlrc, at the home: releases since the snapshot last changed */
-    uint32_t version;  /* version of this node's copy (at the home: the home's) */
-    uint32_t need;     /* highest version a write notice applied here named */
-    uint32_t dirty_idx;/* its entry in the protocol's dirty list, while dirty */
-    uint8_t  reread;   /* hlrc: invalidated by a notice since its last fetch */
-    uint8_t  pull;     /* hlrc: acquires that may still refresh it in place */
-    uint8_t  pulling;  /* hlrc: a refresh is in flight */
+    uint8_t  dirty;    /* written in the current interval (on the protocol's dirty list) */
     uint8_t  resident; /* its system view is populated (mem_sys_fill) */
+    int16_t  home1;    /* home node plus one; 0 while unknown here (zeroed tables) */
     void    *twin;     /* pristine copy while dirty; at an hlrc home, the snapshot */
 };
 
@@ -128,6 +120,11 @@ __attribute__((noreturn)) void mem_crash_unallocated(void *addr);
 /* Twins: a pristine copy of a page, taken before its first write. */
 void mem_twin_make(size_t page);
 void mem_twin_drop(size_t page);
+/* The page's changes since its twin, as a diff into buf (mem_diff_bound
+ * bytes), and drops the twin; counted and timed (STAT_DIFFS_CREATED,
+ * STAT_DIFF_BYTES, STAT_T_DIFF_NS). Returns the diff's length, 0 when
+ * nothing changed. The page must not be writable meanwhile. */
+size_t mem_twin_diff(size_t page, void *buf);
 
 /* Page copies (twins, snapshots; copies.c): mem.page_size bytes each, from
  * a pool whose memory is mapped populated. Any thread; never NULL (out of

@@ -125,3 +125,19 @@ void mem_twin_drop(size_t page)
     mem_copy_put(mem.pages[page].twin);
     mem.pages[page].twin = NULL;
 }
+
+size_t mem_twin_diff(size_t page, void *buf)
+{
+    uint64_t t0 = clock_ns();
+    long len = mem_diff_create(mem_sys(page), mem.pages[page].twin, mem.page_size, buf,
+                               mem_diff_bound(mem.page_size));
+    if (len < 0)
+        log_fatal("internal error: a diff did not fit its bound");
+    mem_twin_drop(page);
+    stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
+    if (len) {
+        stats_add(STAT_DIFFS_CREATED, 1);
+        stats_add(STAT_DIFF_BYTES, (uint64_t)len);
+    }
+    return (size_t)len;
+}

@@ -89,7 +89,7 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
 {
     if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_create is for the master of a job started with dsm_startup_fork or dsmcc");
-    coh->release();
+    coherence_release();
     struct buf b = {0};
     char *start[2];
     size_t len[2];
@@ -236,7 +236,7 @@ static void run_create(const unsigned char *data, size_t len)
     void (*fn)(void *) = (void (*)(void *))(uintptr_t)h.fn;
     fn((void *)(uintptr_t)h.arg);
 
-    coh->release();
+    coherence_release();
     struct buf b = {0};
     interval_encode(&b, master_vt, -1);
     ipc_send(0, RUNTIME_CREATE_DONE, 0, b.p, b.len);

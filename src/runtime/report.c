@@ -169,17 +169,18 @@ static const struct time_row split_rows[] = {
     {"lock", "lock", STAT_T_LOCK_NS},
 };
 
-/* Protocol work, already inside the rows above, not added to them: twins
- * are made in write faults, diffs created and sent at releases (barrier,
- * unlock), and applied at their home on its service thread, concurrently
- * like request service. */
-/* Under hlrc only. */
+/* Under protocols whose accounting the estimate fits (coherence_ops
+ * .aurc_estimate: hlrc's), the estimate of AURC (aurc_ns). */
 static const struct time_row aurc_rows[] = {
     {"AURC estimate (seed 000 3.2) **", "aurc_estimate", AURC},
 };
 
-static bool shows_aurc(void) { return strcmp(coh->name, "hlrc") == 0; }
+static bool shows_aurc(void) { return coh->aurc_estimate; }
 
+/* Protocol work, already inside the rows above, not added to them: twins
+ * are made in write faults, diffs created and sent at releases (barrier,
+ * unlock), and applied at their home on its service thread, concurrently
+ * like request service. */
 static const struct time_row work_rows[] = {
     {"twin", "twin", STAT_T_TWIN_NS},
     {"diff creation", "diff_create", STAT_T_DIFF_NS},
@@ -319,7 +320,7 @@ static void print_report(FILE *out, int nodes)
 {
     int width = label_width(nodes);
     fprintf(out, "\n== dsm statistics: %d node%s ==\n", nodes, nodes == 1 ? "" : "s");
-    fprintf(out, "protocol: %s\n", coh->name);
+    fprintf(out, "protocol: %s\n", coherence_name());
 
     section(out, width, TITLE_TIME, nodes);
     time_rows(out, width, INDENT, split_rows, NROWS(split_rows), nodes);
@@ -390,7 +391,7 @@ static void write_json(const char *path, int nodes)
         return;
     }
     fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"per_node\": [\n", nodes,
-            coh->name);
+            coherence_name());
     for (int n = 0; n < nodes; n++) {
         const struct node_report *r = &rep.table[n];
         fprintf(f, "    {\"rank\": %d,\n     \"time_ms\": {", n);

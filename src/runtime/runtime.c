@@ -201,7 +201,7 @@ int dsm_startup(int *argc, char ***argv)
     interval_init();
     char name[32];
     config_protocol_name(c, name, sizeof name);
-    const struct coherence_ops *protocol = coherence_find(name);
+    const struct coherence_protocol *protocol = coherence_find(name);
     if (!protocol)
         log_fatal("internal error: protocol %s is configured but not built", name);
     coherence_start(protocol);

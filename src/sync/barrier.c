@@ -134,10 +134,11 @@ static void merge_arrivals(struct buf *out, struct arrival *a)
         buf_put(out, a[i].data + sizeof(uint32_t), a[i].len - sizeof(uint32_t));
 }
 
-static void barrier_here(void)
+/* One round: release, exchange the epoch's intervals through node 0,
+ * apply them. */
+static void barrier_round(void)
 {
-    uint64_t t0 = clock_ns();
-    coh->release();
+    coherence_release();
     send_remote_frees();
 
     struct buf mine = {0};
@@ -189,8 +190,17 @@ static void barrier_here(void)
     interval_gc();
     interval_vt(barrier.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
-    if (coh->barrier_done)
-        coh->barrier_done();
+}
+
+/* The protocol may ask for further rounds (lrc's collection: its keepers
+ * bring their copies up to date in one, and the diffs are dropped after
+ * the next); each counts as a barrier. */
+static void barrier_here(void)
+{
+    uint64_t t0 = clock_ns();
+    do
+        barrier_round();
+    while (coh->barrier_done && coh->barrier_done());
     stats_add(STAT_T_BARRIER_NS, clock_ns() - t0);
 }
 
@@ -240,7 +250,7 @@ static void bcast_here(void *buf, size_t len, int root)
         log_fatal("dsm_bcast: bad arguments (root %d, %zu bytes)", root, len);
     uint64_t seq = ++barrier.bcast_seq;
     if (job()->rank == root) {
-        coh->release(); /* the root's writes so far are visible to the receivers */
+        coherence_release(); /* the root's writes so far are visible to the receivers */
         struct buf b = {0};
         struct bcast_hdr h = {.seq = seq, .data_len = len};
         buf_put(&b, &h, sizeof h);

@@ -210,7 +210,7 @@ static void lock_here(int id)
 static void unlock_here(int id)
 {
     uint64_t t0 = clock_ns();
-    coh->release();
+    coherence_release();
     pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)

@@ -1,0 +1,264 @@
+/*
+ * home.c — finding a page's home and fetching the page from it (home.h).
+ *
+ * Homes are fixed once decided. The base node decides a page's home at the
+ * first request for it (mem_home_decide) and, for policies that decide
+ * without a first touch (block, cyclic), tells in the same answer how many
+ * of the following pages (at most HOME_RUN_MAX) have the same home: the
+ * requester learns their homes with one reply, so that it can read them
+ * ahead, and fetch them later, without asking the base. A request the base
+ * forwards to the home carries HOME_FROM_BASE and that run in the bits
+ * above RUN_SHIFT: the home learns them before it replies, since the
+ * requester, told of the run, may ask it for any of those pages next.
+ *
+ * The fetch the program waits for is one slot (one fault at a time: the
+ * fault lock), under its own lock; the delivering thread records the home
+ * the reply names before it tells the slot, so that a request the base
+ * forwards right behind a first-touch reply finds this node already home.
+ */
+#include <pthread.h>
+#include <sys/uio.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "coherence/home.h"
+#include "ipc/ipc.h"
+
+enum { RUN_SHIFT = 8 };
+#define HOME_RUN_MAX 64
+
+static DSM_STATE struct {
+    pthread_mutex_t        lock;  /* the fetch slot */
+    const struct home_ops *ops;
+    struct {                      /* the fetch the program waits for */
+        bool     waiting, done;
+        uint32_t page, version, status;
+    } fetch;
+} home = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- the requester (program thread) ------------------------------------ */
+
+int home_lookup(size_t page)
+{
+    int h = mem_home(page);
+    if (h < 0 && mem_base_node(page) == job()->rank) {
+        h = mem_home_decide(page, job()->rank);
+        if (h < 0)
+            mem_crash_unallocated(mem_app(page));
+    }
+    return h;
+}
+
+/* To the home, or to the base node where the home is not known. The base
+ * node itself, knowing the home, tells it so. */
+static void send_request(size_t page, int h, uint32_t need)
+{
+    int base = mem_base_node(page);
+    struct page_req r = {.page = (uint32_t)page, .need = need, .requester = job()->rank,
+                         .flags = base == job()->rank ? HOME_FROM_BASE : 0};
+    ipc_send(h >= 0 ? h : base, COH_PAGE_REQ, 0, &r, sizeof r);
+}
+
+void home_request(size_t page, int h, uint32_t need) { send_request(page, h, need); }
+
+enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version,
+                            void (*also)(size_t page, int home))
+{
+    pthread_mutex_lock(&home.lock);
+    home.fetch.waiting = true;
+    home.fetch.done = false;
+    home.fetch.page = (uint32_t)page;
+    pthread_mutex_unlock(&home.lock);
+    if (also) {
+        ipc_batch_begin(); /* the request and what goes with it: one wake-up at the home */
+        send_request(page, h, need);
+        if (h >= 0)
+            also(page, h);
+        ipc_batch_end();
+    } else {
+        send_request(page, h, need);
+    }
+    coherence_wait_flag(&home.lock, &home.fetch.done);
+    pthread_mutex_lock(&home.lock);
+    home.fetch.waiting = false;
+    enum home_status status = home.fetch.status;
+    *version = home.fetch.version;
+    pthread_mutex_unlock(&home.lock);
+    if (status == HOME_UNALLOCATED)
+        mem_crash_unallocated(mem_app(page));
+    if (status == HOME_DATA)
+        stats_add(STAT_PAGES_FETCHED, 1);
+    return status;
+}
+
+/* ---- the base node and the home (delivering thread) -------------------- */
+
+int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
+{
+    int me = job()->rank, h = mem_home(page);
+    if (from_base) {
+        if (mem_base_node(page) != src)
+            log_fatal("node %d named node %d home of page %zu without being its base", src, me, page);
+        if (h < 0)
+            mem_set_home(page, h = me);
+        else if (h != me)
+            log_fatal("node %d named node %d home of page %zu, whose home is node %d; protocol error",
+                      src, me, page, h);
+        for (size_t q = page + 1; run && q <= page + *run && q < mem.npages; q++)
+            if (mem_home(q) < 0)
+                mem_set_home(q, me);
+    } else if (h < 0) {
+        if (mem_base_node(page) != me)
+            log_fatal("node %d asked node %d for page %zu, which it is not the base of", src, me, page);
+        h = mem_home_decide(page, requester);
+    }
+    if (run)
+        *run = h >= 0 && mem_base_node(page) == me ? mem_home_run(page, h, HOME_RUN_MAX) : *run;
+    return h;
+}
+
+static void reply(int to, size_t page, enum home_status status, uint32_t version, int h, size_t run,
+                  const void *data)
+{
+    struct page_rep r = {.page = (uint32_t)page, .version = version, .home = h, .status = status,
+                         .run = (uint32_t)run};
+    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
+                           {.iov_base = (void *)data, .iov_len = status == HOME_DATA ? mem.page_size : 0}};
+    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
+}
+
+void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data)
+{
+    reply(to, page, HOME_DATA, version, job()->rank, run, data);
+}
+
+static void on_page_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct page_req r;
+    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
+    size_t run = r.flags >> RUN_SHIFT;
+    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes ||
+        r.requester == job()->rank || (r.flags & ~(HOME_FROM_BASE | (0xffu << RUN_SHIFT))) ||
+        run > HOME_RUN_MAX || (run && !(r.flags & HOME_FROM_BASE)))
+        log_fatal("node %d sent a malformed page request", src);
+    int h = home_route(r.page, src, r.requester, r.flags & HOME_FROM_BASE, &run);
+    if (h < 0)
+        reply(r.requester, r.page, HOME_UNALLOCATED, 0, -1, 0, NULL);
+    else if (h == r.requester)
+        reply(r.requester, r.page, HOME_YOU_ARE_HOME, 0, h, run, NULL);
+    else if (h != job()->rank) {
+        r.flags = HOME_FROM_BASE | (uint32_t)run << RUN_SHIFT; /* to the home, from the base */
+        ipc_send(h, COH_PAGE_REQ, 0, &r, sizeof r);
+    } else
+        home.ops->serve(r.requester, r.page, r.need, run);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+/* ---- the requester's delivering thread --------------------------------- */
+
+void *home_place(int src, uint32_t page, uint32_t status, int32_t h, size_t data, bool expected,
+                 const char *what)
+{
+    if (!expected || page >= mem.npages || status > HOME_UNALLOCATED ||
+        data != (status == HOME_DATA ? mem.page_size : 0) ||
+        (status != HOME_UNALLOCATED && (h < 0 || h >= job()->nodes)))
+        log_fatal("node %d sent a %s nobody asked for, or a malformed one", src, what);
+    /* Into the system view: the page is invalid here, or refreshed in
+     * place where the program cannot write it (hlrc's pulls). */
+    return mem_sys_fill(page, data ? 1 : 0);
+}
+
+static void *place_page_rep(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
+{
+    struct page_rep r;
+    coherence_place_head(src, head, head_len, &r, sizeof r, skip, "page reply");
+    pthread_mutex_lock(&home.lock);
+    bool expected = home.fetch.waiting && !home.fetch.done && r.page == home.fetch.page;
+    pthread_mutex_unlock(&home.lock);
+    if (!expected && home.ops->expects && r.page < mem.npages && r.status == HOME_DATA)
+        expected = home.ops->expects(r.page);
+    if (r.run > HOME_RUN_MAX || r.page + (size_t)r.run >= mem.npages ||
+        (r.run && r.status == HOME_UNALLOCATED) || (r.status == HOME_DATA && r.home != src) ||
+        (r.status == HOME_YOU_ARE_HOME && r.home != job()->rank))
+        expected = false;
+    return home_place(src, r.page, r.status, r.home, msg_len - *skip, expected, "page reply");
+}
+
+static void on_page_rep(int src, const void *msg, size_t len)
+{
+    struct page_rep r;
+    size_t data;
+    ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
+    /* The home is recorded here, not by the waiting program: a request
+     * the base node forwards to us right behind a first-touch reply must
+     * find us already home. */
+    if (r.status != HOME_UNALLOCATED)
+        mem_set_home(r.page, r.home);
+    for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
+        if (mem_home(q) < 0)
+            mem_set_home(q, r.home);
+    if (!(home.ops->landed && home.ops->landed(r.page, r.status, r.version))) {
+        pthread_mutex_lock(&home.lock);
+        home.fetch.version = r.version;
+        home.fetch.status = r.status;
+        home.fetch.done = true;
+        pthread_mutex_unlock(&home.lock);
+    }
+    ipc_notify();
+}
+
+/* ---- diffs, to the home ------------------------------------------------ */
+
+void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_hdr d = {.page = (uint32_t)page, .idx = idx};
+    struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
+                           {.iov_base = (void *)diff, .iov_len = len}};
+    ipc_sendv(mem_home(page), COH_DIFF, 0, iov, 2);
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
+}
+
+void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version)
+{
+    struct diff_ack a = {.page = page, .idx = idx, .version = version};
+    ipc_send(to, COH_DIFF_ACK, 0, &a, sizeof a);
+}
+
+static void on_diff(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct diff_hdr d;
+    size_t dlen;
+    const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
+    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
+        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
+    home.ops->diff(src, d.page, d.idx, diff, dlen);
+    stats_add(STAT_DIFFS_APPLIED, 1);
+    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_diff_ack(int src, const void *msg, size_t len)
+{
+    struct diff_ack a;
+    ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
+    if (a.page >= mem.npages || a.zero)
+        log_fatal("node %d acknowledged a diff that was not sent", src);
+    home.ops->diff_acked(src, &a);
+    ipc_notify();
+}
+
+void home_start(const struct home_ops *ops)
+{
+    home.ops = ops;
+    ipc_register(COH_PAGE_REQ, "PAGE_REQ", on_page_req, NULL);
+    ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
+    ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
+    ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
+}

@@ -1,0 +1,121 @@
+/*
+ * home.h — homes: finding a page's home and fetching the page from it, for
+ * the home-based protocols (hlrc, erc; sc finds its managers here too).
+ *
+ * Every page has a home. Its *base node* (the owner of the arena the page
+ * lies in, mem_base_node) decides the home by the allocation's policy (a
+ * first touch names the requester) and always knows it. A node that does
+ * not know a page's home asks the base node, which serves the page if it
+ * is the home, forwards the request to the home (telling it that it is
+ * home), or answers that the requester is home. The reply names the home,
+ * which is then remembered (mem_set_home). This file is the one place that
+ * knows how homes are found: protocols ask it, never the base node.
+ *
+ * A fetch is two messages: COH_PAGE_REQ to the home (or the base node),
+ * COH_PAGE_REP with the page, received straight into its frame.
+ */
+#ifndef DSM_COHERENCE_HOME_H
+#define DSM_COHERENCE_HOME_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A page reply's status. */
+enum home_status {
+    HOME_DATA = 0,         /* the page follows */
+    HOME_YOU_ARE_HOME = 1, /* the base node made the requester home (first touch) */
+    HOME_UNALLOCATED = 2,  /* no allocation covers the page: a stray access */
+};
+
+/* The wire formats of coherence's message types (coherence.h), one each. */
+struct page_req {      /* COH_PAGE_REQ */
+    uint32_t page, need; /* need: the version the requester needs at least (0: any) */
+    int32_t  requester;
+    uint32_t flags;      /* HOME_FROM_BASE; a run in the bits above (home.c) */
+};
+struct page_rep {      /* COH_PAGE_REP; the page follows if HOME_DATA */
+    uint32_t page, version;
+    int32_t  home;
+    uint32_t status;     /* enum home_status */
+    uint32_t run;        /* the pages after this one with the same home (home.c) */
+};
+struct diff_hdr {      /* COH_DIFF; the diff follows */
+    uint32_t page, idx;  /* idx: the writer's own reference, sent back in the ack */
+};
+struct diff_ack {      /* COH_DIFF_ACK */
+    uint32_t page, idx, version, zero;
+};
+
+/* A request carrying this flag comes from the page's base node, which has
+ * made the receiver the page's home. */
+#define HOME_FROM_BASE 1u
+
+/* What a protocol adds to the fetch (its hooks run on the delivering
+ * thread). */
+struct home_ops {
+    /* At the home: sends the page to `requester`, which needs at least
+     * version `need`, with home_send_page (passing `run` on). */
+    void (*serve)(int requester, size_t page, uint32_t need, size_t run);
+    /* Optional: whether a page reply that no home_fetch waits for is
+     * expected (hlrc's pulls). */
+    bool (*expects)(size_t page);
+    /* Optional: a reply is in place (HOME_DATA) or tells the home, which
+     * is recorded. Returns true when it was one `expects` accepted: no
+     * fetch waits for it. */
+    bool (*landed)(size_t page, enum home_status status, uint32_t version);
+    /* At the home: applies `src`'s diff of the page (whose home this node
+     * is) and acknowledges it with home_ack_diff, now or later (erc: once
+     * the copies have it). Checks the diff. Counted and timed by home.c. */
+    void (*diff)(int src, size_t page, uint32_t idx, const void *diff, size_t len);
+    /* At the writer: the home acknowledged the diff; checks the ack. */
+    void (*diff_acked)(int src, const struct diff_ack *a);
+};
+
+/* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACK but
+ * the read-ahead runs, which are hlrc's), served through `ops`. */
+void home_start(const struct home_ops *ops);
+
+/* The page's home as far as this node knows it; as its base node, decided
+ * now (a first touch makes this node home). -1: unknown here — a request
+ * goes to the base node. A page no allocation covers crashes here. */
+int home_lookup(size_t page);
+
+/* Fetches the page from `home` (home_lookup's answer; -1: through the
+ * base node) into its frame, and waits for the reply: HOME_DATA (then
+ * *version is the home's) or HOME_YOU_ARE_HOME; a page no allocation
+ * covers crashes. `also`, when given, runs after the request is sent, in
+ * the same batch (hlrc's read-ahead), where the home is known. One fetch
+ * at a time (the fault lock). */
+enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version,
+                            void (*also)(size_t page, int home));
+
+/* Asks the page's known home for it without waiting; the reply goes to
+ * the protocol's expects/landed. */
+void home_request(size_t page, int home, uint32_t need);
+
+/* A diff of the page (made from its twin) to its home, with the writer's
+ * own reference `idx`; timed (STAT_T_DIFF_SEND_NS). */
+void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len);
+/* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`. */
+void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version);
+
+/* At the home: the page's `data` (its frame, or a copy) to `to`. */
+void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data);
+
+/* At the node a request for the page reached, from `src` for `requester`
+ * (`from_base`: src is the page's base node and says this node is home):
+ * the page's home, learnt or decided here; -1 when no allocation covers
+ * it. `run`, when not NULL, names pages after this one the base says have
+ * this node as home too (in), and those the reply may tell the requester
+ * have the home returned (out). Ends the job on a request that should not
+ * have come here. */
+int home_route(size_t page, int src, int requester, bool from_base, size_t *run);
+
+/* Checks a page reply's head — unexpected (`expected` false), a page out
+ * of range, a status beyond HOME_UNALLOCATED, a home out of range, or
+ * `data` bytes that are not a page for HOME_DATA and none otherwise — and
+ * returns the page's frame in the system view, ready to receive them.
+ * `what` names the message for the error. */
+void *home_place(int src, uint32_t page, uint32_t status, int32_t home, size_t data, bool expected,
+                 const char *what);
+#endif
