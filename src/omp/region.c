@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "base/job.h"
+#include "base/stack.h"
 #include "base/log.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -296,13 +297,18 @@ void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy
  * node's writes needs that node's release and an acquire here (a lock, a
  * barrier); a program that synchronises through flushes of plain
  * variables needs --protocol sc (docs/openmp.md). */
+static void flush_here(void *arg)
+{
+    (void)arg;
+    coherence_release();
+    coherence_release_sent();
+}
+
 void __kmpc_flush(ident_t *loc)
 {
     (void)loc;
-    if (omp_self()->distributed) {
-        coh->release();
-        coherence_release_sent();
-    }
+    if (omp_self()->distributed)
+        stack_private(flush_here, NULL); /* protocol work: off the shared stack */
 }
 
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
