@@ -57,6 +57,7 @@ struct options {
     bool           stats;
     bool           shared_globals; /* --shared-globals */
     const char    *stats_json;
+    const char    *trace;         /* --trace FILE: DSM_TRACE */
     const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
     const char   **env;           /* NAME=VALUE from --env */
     int            nenv;
@@ -108,7 +109,7 @@ struct launcher {
 
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
-    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS,
+    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE,
 };
 
 static const struct option long_options[] = {
@@ -119,6 +120,7 @@ static const struct option long_options[] = {
     {"stats",      no_argument,       NULL, OPT_STATS},
     {"shared-globals", no_argument,   NULL, OPT_SHARED_GLOBALS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
+    {"trace",      required_argument, NULL, OPT_TRACE},
     {"env",        required_argument, NULL, OPT_ENV},
     {"protocol",   required_argument, NULL, OPT_PROTOCOL},
     {"list-protocols", no_argument,   NULL, OPT_LIST_PROTOCOLS},
@@ -156,6 +158,8 @@ static void print_usage(FILE *out)
         "      --bind ADDR        IPv4 address the nodes' sockets bind to (default 127.0.0.1)\n"
         "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
+        "      --trace FILE       trace messages, faults and synchronisation into FILE.<rank>\n"
+        "                         (sets DSM_TRACE; tools/dsm-trace and tools/dsm-model read it)\n"
         "      --env NAME=VALUE   set an environment variable on every node (repeatable)\n"
         "      --protocol P       coherence protocol, one of those below (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
@@ -283,6 +287,13 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
                 return PARSE_ERROR;
             }
             o->stats_json = optarg;
+            break;
+        case OPT_TRACE:
+            if (!*optarg) {
+                snprintf(err, errlen, "--trace needs a file name");
+                return PARSE_ERROR;
+            }
+            o->trace = optarg;
             break;
         case OPT_ENV:
             if (!strchr(optarg, '=') || *optarg == '=') {
@@ -479,6 +490,16 @@ static int export_job_env(const struct launcher *l)
         if (r < 0)
             return r;
         r = setenv("DSM_STATS_JSON", abs, 1);
+        free(abs);
+        if (r < 0)
+            return -errno;
+    }
+    if (o->trace) {
+        char *abs;
+        int r = make_absolute(o->trace, &abs);
+        if (r < 0)
+            return r;
+        r = setenv("DSM_TRACE", abs, 1);
         free(abs);
         if (r < 0)
             return -errno;

@@ -75,6 +75,8 @@ static const struct config_entry table[] = {
      "print per-node statistics at dsm_finish (dsmrun --stats sets it)"},
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
      "write the statistics as JSON to this file (dsmrun --stats-json sets it)"},
+    {"DSM_TRACE", CFG_PATH, "", 0, 0, NULL, OFF(trace),
+     "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)"},
 };
 
 #define NENTRIES (sizeof table / sizeof table[0])

@@ -38,6 +38,7 @@ struct dsm_config {
     int64_t  shared_globals;   /* DSM_SHARED_GLOBALS */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
+    const char *trace;         /* DSM_TRACE, NULL if unset */
 };
 
 /* Parses the environment into *cfg. On a bad value, writes one line naming

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "ipc/blocks.h"
 #include "ipc/ipc_state.h"
 
@@ -60,7 +61,10 @@ static void send_accept(int peer, uint16_t port, uint64_t seq)
     struct ipc_hdr h = {.type = IPC_ACCEPT};
     struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof h},
                            {.iov_base = &a, .iov_len = sizeof a}};
+    uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     net_send(peer, iov, 2);
+    if (TRACE_ON)
+        trace_put(TRACE_SEND, IPC_ACCEPT, peer, sizeof h + sizeof a, t0, clock_ns(), 0);
     stats_add(STAT_IPC_ACCEPTS_SENT, 1);
     stats_msg(IPC_ACCEPT, sizeof h + sizeof a);
 }
@@ -120,7 +124,12 @@ static int send_msg(int peer, unsigned type, uint32_t aux, const struct iovec *i
     for (int i = 0; i < iovcnt; i++)
         bytes += iov[i].iov_len;
     stats_msg(type, bytes);
-    return net_send_ref(peer, v, iovcnt + 1, lent, lent_len, ref);
+    if (!TRACE_ON)
+        return net_send_ref(peer, v, iovcnt + 1, lent, lent_len, ref);
+    uint64_t t0 = clock_ns();
+    int rc = net_send_ref(peer, v, iovcnt + 1, lent, lent_len, ref);
+    trace_put(TRACE_SEND, type, peer, bytes, t0, clock_ns(), 0);
+    return rc;
 }
 
 int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
@@ -207,6 +216,10 @@ static void *place(void *ctx, int peer, const void *head, size_t head_len, size_
     struct placement *pl = &ipc.placing[peer];
     memset(pl, 0, sizeof *pl);
     pl->type = h.type;
+    if (TRACE_ON) {
+        pl->trace_t0 = clock_ns();
+        pl->trace_len = msg_len;
+    }
     size_t fixed = ipc_fixed_size(h.type);
     const char *body = (const char *)head + sizeof h;
 
@@ -400,10 +413,28 @@ static void dispatch(int peer, const void *msg, size_t len)
     pthread_mutex_unlock(&ipc.lock);
 }
 
+/* deliver, recording the message: when its first bytes came in (placed
+ * messages: at place()), and when its handling began and ended. */
+static void deliver_traced(int peer, void *msg, size_t len, bool was_placed)
+{
+    uint64_t t1 = clock_ns();
+    const struct placement *pl = &ipc.placing[peer];
+    unsigned type = was_placed ? pl->type : len ? *(const uint8_t *)msg : 0;
+    uint64_t t0 = was_placed ? pl->trace_t0 : t1;
+    uint64_t bytes = was_placed ? pl->trace_len : len;
+    if (was_placed)
+        placed(peer, msg, len);
+    else
+        dispatch(peer, msg, len);
+    trace_put(TRACE_RECV, type, peer, bytes, t0, t1, clock_ns());
+}
+
 static void deliver(void *ctx, int peer, void *msg, size_t len, bool was_placed)
 {
     (void)ctx;
-    if (was_placed)
+    if (TRACE_ON)
+        deliver_traced(peer, msg, len, was_placed);
+    else if (was_placed)
         placed(peer, msg, len); /* its accept was taken at place() */
     else
         dispatch(peer, msg, len);

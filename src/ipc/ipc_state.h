@@ -106,6 +106,8 @@ struct placement {
     uint32_t            page_count;
     size_t              head_len;  /* registered types: bytes of head kept in scratch */
     unsigned char      *scratch;  /* REPLY beyond cap, or other oddities */
+    uint64_t            trace_t0;  /* DSM_TRACE: when its first bytes came in */
+    uint64_t            trace_len; /* DSM_TRACE: its length */
 };
 
 /* An accept notification waiting to ride on the next message to its peer. */

@@ -24,6 +24,7 @@
 
 #include "base/log.h"
 #include "base/state.h"
+#include "base/trace.h"
 #include "mem/mem.h"
 
 static DSM_STATE const struct mem_fault_ops *fault_ops;
@@ -103,10 +104,13 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
     int w = fault_is_write(uctx);
     if (w < 0)
         w = mem.pages[page].state == PAGE_READ;
+    uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     if (w)
         fault_ops->write_fault(page);
     else
         fault_ops->read_fault(page);
+    if (TRACE_ON)
+        trace_put(TRACE_FAULT, w != 0, 0, page, t0, clock_ns(), 0);
     errno = saved;
 }
 

@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "coherence/coherence.h"
 #include "dsm.h"
 #include "ipc/ipc.h"
@@ -75,6 +76,7 @@ void dsm_stats_reset(void)
     }
     rep.start_ns = clock_ns();
     rep.frozen = false;
+    trace_mark(TRACE_MARK_RESET);
 }
 
 /* This node's statistics now; the total is its time since startup (or
@@ -95,6 +97,7 @@ void dsm_stats_freeze(void)
 {
     take(&rep.held);
     rep.frozen = true;
+    trace_mark(TRACE_MARK_FREEZE);
 }
 
 void report_start(void)
@@ -429,8 +432,10 @@ void report_finish(void)
     struct node_report mine;
     if (rep.frozen)
         mine = rep.held;
-    else
+    else {
         take(&mine);
+        trace_mark(TRACE_MARK_TAKEN);
+    }
     int rc = ipc_send(0, RUNTIME_STATS, 0, &mine, sizeof mine);
     if (rc)
         log_fatal("cannot send the statistics report to node 0: %s", strerror(-rc));

@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stack.h"
+#include "base/trace.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
@@ -210,6 +211,16 @@ int dsm_startup(int *argc, char ***argv)
     fork_start();
     globals_start();
     report_start();
+    if (c->trace) {
+        struct trace_info ti = {.rank = j->rank, .nodes = j->nodes,
+                                .page_size = (uint32_t)c->page_size,
+                                .datagram = (uint32_t)c->net_datagram,
+                                .delay_ns = (uint64_t)c->net_delay_us * 1000, .protocol = name};
+        rc = trace_start(c->trace, &ti);
+        if (rc)
+            log_fatal("cannot write the trace %s.%d: %s (DSM_TRACE)", c->trace, j->rank,
+                      strerror(-rc));
+    }
     rc = ipc_run();
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
@@ -232,6 +243,10 @@ static void finish_here(void *arg)
     fork_finish();
     report_finish();
     ipc_finish();
+    int rc = trace_finish(ipc_type_name); /* the service thread has stopped */
+    if (rc)
+        log_warn("cannot write the trace %s.%d: %s", job()->cfg.trace, job()->rank,
+                 strerror(-rc));
     coherence_finish();
     parallel_finish();
     r->started = false;

@@ -21,6 +21,7 @@
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "sync/sync.h"
 
 struct arrival {
@@ -138,7 +139,9 @@ static void merge_arrivals(struct buf *out, struct arrival *a)
  * apply them. */
 static void barrier_round(void)
 {
+    uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     coherence_release();
+    uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     send_remote_frees();
 
     struct buf mine = {0};
@@ -190,6 +193,8 @@ static void barrier_round(void)
     interval_gc();
     interval_vt(barrier.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
+    if (TRACE_ON)
+        trace_put(TRACE_BARRIER, 0, 0, epoch, t0, t_released, clock_ns());
 }
 
 /* The protocol may ask for further rounds (lrc's collection: its keepers

@@ -17,6 +17,7 @@
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "sync/sync.h"
 
 struct cond_state {
@@ -135,11 +136,17 @@ static void cond_wait_here(int cond, int lock)
         ipc_send(manager, SYNC_COND_WAIT, 0, &id, sizeof id);
         ipc_wait(flag_set, &conds.queued, 0);
     }
-    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    uint64_t t_queued = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t_queued - t0);
+    if (TRACE_ON)
+        trace_put(TRACE_COND, 0, 0, (uint32_t)cond, t0, t_queued, t_queued);
     dsm_unlock(lock); /* dsm_unlock and dsm_lock count their own time */
     uint64_t t1 = clock_ns();
     ipc_wait(flag_set, &conds.woken, 0);
-    stats_add(STAT_T_LOCK_NS, clock_ns() - t1);
+    uint64_t t_woken = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t_woken - t1);
+    if (TRACE_ON)
+        trace_put(TRACE_COND, 1, 0, (uint32_t)cond, t1, t_woken, t_woken);
     dsm_lock(lock);
 }
 

@@ -19,6 +19,7 @@
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "sync/sync.h"
 
 struct lock_state {
@@ -172,7 +173,10 @@ static void lock_here(int id)
     if (l->owned) { /* ours since our last release, and nobody asked */
         l->held = true;
         pthread_mutex_unlock(&locks.lock);
-        stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+        uint64_t t1 = clock_ns();
+        stats_add(STAT_T_LOCK_NS, t1 - t0);
+        if (TRACE_ON)
+            trace_put(TRACE_LOCK, 0, 0, (uint32_t)id, t0, t1, t1);
         return;
     }
     stats_add(STAT_LOCK_REMOTE, 1);
@@ -192,6 +196,7 @@ static void lock_here(int id)
     }
     pthread_mutex_unlock(&locks.lock);
     ipc_wait(granted, l, 0);
+    uint64_t t_granted = TRACE_ON ? clock_ns() : 0;
 
     pthread_mutex_lock(&locks.lock);
     unsigned char *g = l->grant;
@@ -204,13 +209,17 @@ static void lock_here(int id)
         interval_apply(-1, g, glen);
         free(g);
     }
-    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(TRACE_LOCK, 1, 0, (uint32_t)id, t0, t_granted, t1);
 }
 
 static void unlock_here(int id)
 {
     uint64_t t0 = clock_ns();
     coherence_release();
+    uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)
@@ -223,7 +232,10 @@ static void unlock_here(int id)
     }
     pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
-    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(TRACE_UNLOCK, 0, 0, (uint32_t)id, t0, t_released, t1);
 }
 
 void sync_lock_start(void)

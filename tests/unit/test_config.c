@@ -22,6 +22,7 @@ static const char *const names[] = {
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
     "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES",
     "DSM_SHARED_GLOBALS",
+    "DSM_TRACE",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -288,6 +289,12 @@ static void test_paths_are_kept_and_empty_means_unset(void)
     setenv("DSM_STATS_JSON", "", 1);
     CHECK_EQ(config_load(&c, err, sizeof err), 0);
     CHECK(c.stats_json == NULL);
+    setenv("DSM_TRACE", "/tmp/run.trace", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.trace && strcmp(c.trace, "/tmp/run.trace") == 0);
+    setenv("DSM_TRACE", "", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.trace == NULL);
     clear_env();
 }
 

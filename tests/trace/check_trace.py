@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""check_trace.py — runs a traced job and checks what the trace says.
+
+  check_trace.py DSMRUN NODES PROGRAM [ARGS...]
+      runs `dsmrun -n NODES --trace T --stats-json S PROGRAM ARGS`; checks
+      that every node's trace parses, that its messages sent by type (count
+      and bytes, in the statistics' window) equal the statistics', that
+      every send was received, and that the Chrome trace-event JSON of it
+      validates (a process per node, named threads, one flow per message).
+  check_trace.py --bad-path DSMRUN PROGRAM
+      a trace that cannot be written ends the job with one clear line.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+TOOLS = os.path.join(HERE, "..", "..", "tools")
+sys.path.insert(0, TOOLS)
+import dsmtrace as dt  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def main():
+    if sys.argv[1] == "--bad-path":
+        r = subprocess.run([sys.argv[2], "-n", "2", "--trace", "/nonexistent/dir/t", sys.argv[3]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        check(r.returncode != 0, "the job succeeded with an unwritable trace")
+        check("cannot write the trace /nonexistent/dir/t." in r.stderr,
+              "no clear error line: %r" % r.stderr[-300:])
+        return finish()
+    dsmrun, nodes, prog = sys.argv[1], sys.argv[2], sys.argv[3:]
+    tmp = tempfile.mkdtemp(prefix="check_trace-")
+    prefix, stats = os.path.join(tmp, "t"), os.path.join(tmp, "stats.json")
+    r = subprocess.run([dsmrun, "-n", nodes, "--timeout", "120", "--trace", prefix,
+                        "--stats-json", stats] + prog, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=200)
+    if not check(r.returncode == 0, "the job failed: %s" % r.stderr[-400:]):
+        return finish()
+    nodes_ = dt.load(prefix)
+    check(len(nodes_) == int(nodes), "%d traces for %s nodes" % (len(nodes_), nodes))
+    for n in nodes_:
+        check(n.threads and n.threads[0].role == 0, "node %d: no application thread" % n.rank)
+        check(any(r[0] == dt.SEND for _, r in n.records()), "node %d sent nothing" % n.rank)
+    tool = os.path.join(TOOLS, "dsm-trace")
+    c = subprocess.run([sys.executable, tool, "check", prefix, stats], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(c.returncode == 0 and "counts equal the statistics" in c.stdout,
+          "counts differ from the statistics:\n%s%s" % (c.stdout, c.stderr))
+    msgs, lone_s, lone_r = dt.match_messages(nodes_)
+    check(lone_r == 0, "%d receipts without a send" % lone_r)
+    check(all(m.s0 <= m.s1 and m.s0 <= m.r1 <= m.r2 for m in msgs),
+          "a message handled before it was sent, or times out of order")
+    out = os.path.join(tmp, "t.json")
+    j = subprocess.run([sys.executable, tool, "json", prefix, "-o", out],
+                       stderr=subprocess.PIPE, text=True)
+    check(j.returncode == 0, "dsm-trace json failed: %s" % j.stderr)
+    with open(out) as f:
+        doc = json.load(f)
+    v = subprocess.run([sys.executable, tool, "validate", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(v.returncode == 0, "the JSON does not validate: %s" % v.stderr)
+    ev = doc["traceEvents"]
+    pids = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    check(pids == set(range(int(nodes))), "processes %s, expected one per node" % sorted(pids))
+    flows = sum(1 for e in ev if e["ph"] == "s")
+    check(flows == len(msgs), "%d flows for %d messages" % (flows, len(msgs)))
+    print("%s nodes, %d messages, %d events" % (nodes, len(msgs), len(ev)))
+    return finish()
+
+
+def finish():
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

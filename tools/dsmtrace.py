@@ -1,0 +1,208 @@
+"""dsmtrace.py — reading dsm's trace files (DSM_TRACE, dsmrun --trace).
+
+The format is src/base/trace.c's: a 1600-byte header (magic "DSMTRACE",
+version, rank, nodes, threads, page size, datagram size, injected delay,
+protocol, the message types' names), then per thread a 16-byte header
+(index, role, count) and its 32-byte records (src/base/trace.h). All
+little-endian. Python 3 standard library only.
+
+Used by tools/dsm-trace (timeline, counts) and tools/dsm-model (the cost
+model); every malformed input raises TraceError with a one-line message.
+"""
+import os
+import struct
+
+MAGIC = b"DSMTRACE"
+VERSION = 1
+HDR = struct.Struct("<8s4I2IQ16s2I1536s")
+THREAD = struct.Struct("<2IQ")
+REC = struct.Struct("<BBHIQQQ")
+assert HDR.size == 1600 and THREAD.size == 16 and REC.size == 32
+
+SEND, RECV, FAULT, BARRIER, LOCK, UNLOCK, COND, MARK = range(1, 9)
+KIND_NAMES = {SEND: "send", RECV: "recv", FAULT: "fault", BARRIER: "barrier",
+              LOCK: "lock", UNLOCK: "unlock", COND: "cond", MARK: "mark"}
+MARK_START, MARK_RESET, MARK_FREEZE, MARK_TAKEN, MARK_FINISH = range(1, 6)
+MARK_NAMES = {MARK_START: "start", MARK_RESET: "stats reset", MARK_FREEZE: "stats freeze",
+              MARK_TAKEN: "stats taken", MARK_FINISH: "finish"}
+ROLE_NAMES = {0: "application", 1: "service"}
+
+
+class TraceError(Exception):
+    """A trace that cannot be read; str() is the one-line reason."""
+
+
+class Thread:
+    def __init__(self, index, role, recs):
+        self.index, self.role, self.recs = index, role, recs
+
+    @property
+    def name(self):
+        """application, service (the first other thread), service 2, ..."""
+        if self.role == 0:
+            return "application"
+        return "service" if self.index <= 1 else "service %d" % self.index
+
+
+class Node:
+    """One node's trace: header fields, and its threads' records as tuples
+    (kind, sub, peer, arg, t0, t1, t2), in the order each thread made them."""
+
+    def __init__(self, path, rank, nodes, page_size, datagram, delay_ns, protocol, names,
+                 threads):
+        self.path, self.rank, self.nodes = path, rank, nodes
+        self.page_size, self.datagram, self.delay_ns = page_size, datagram, delay_ns
+        self.protocol, self.names, self.threads = protocol, names, threads
+
+    def type_name(self, t):
+        return self.names[t] if t < len(self.names) and self.names[t] else "type_%d" % t
+
+    def records(self, kind=None):
+        """(thread, record) for every record, or those of one kind."""
+        for th in self.threads:
+            for r in th.recs:
+                if kind is None or r[0] == kind:
+                    yield th, r
+
+    def marks(self):
+        return {r[1]: r[4] for _, r in self.records(MARK)}
+
+    def window(self):
+        """The statistics' window: from dsm_stats_reset (else the start) to
+        dsm_stats_freeze (else the moment the report was taken, else the end)."""
+        m = self.marks()
+        lo = m.get(MARK_RESET, m.get(MARK_START))
+        hi = m.get(MARK_FREEZE, m.get(MARK_TAKEN, m.get(MARK_FINISH)))
+        if lo is None or hi is None:
+            raise TraceError("%s: no start or finish mark; the run did not end "
+                             "in dsm_finish" % self.path)
+        return lo, hi
+
+
+def parse(data, path="<trace>"):
+    """Parses one node's trace file from bytes."""
+    if len(data) < HDR.size:
+        raise TraceError("%s: %d bytes, shorter than a trace header (%d); not a dsm trace "
+                         "or cut short" % (path, len(data), HDR.size))
+    (magic, version, rank, nodes, nthreads, page_size, datagram, delay_ns, proto, ntypes,
+     name_len, names) = HDR.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise TraceError("%s: not a dsm trace (bad magic %r)" % (path, magic))
+    if version != VERSION:
+        raise TraceError("%s: trace version %d, this tool reads %d" % (path, version, VERSION))
+    if not (1 <= nodes <= 65535 and rank < nodes and ntypes * name_len == len(names)
+            and nthreads <= 1024):
+        raise TraceError("%s: inconsistent header (rank %d of %d nodes, %d threads)"
+                         % (path, rank, nodes, nthreads))
+    tnames = [names[i * name_len:(i + 1) * name_len].split(b"\0")[0].decode("ascii", "replace")
+              for i in range(ntypes)]
+    at = HDR.size
+    threads = []
+    for _ in range(nthreads):
+        if at + THREAD.size > len(data):
+            raise TraceError("%s: cut short in thread header %d" % (path, len(threads)))
+        index, role, count = THREAD.unpack_from(data, at)
+        at += THREAD.size
+        end = at + count * REC.size
+        if end > len(data):
+            raise TraceError("%s: thread %d claims %d records, the file holds fewer"
+                             % (path, index, count))
+        recs = list(REC.iter_unpack(data[at:end]))
+        for r in recs:
+            if not SEND <= r[0] <= MARK:
+                raise TraceError("%s: record of unknown kind %d in thread %d"
+                                 % (path, r[0], index))
+        threads.append(Thread(index, role, recs))
+        at = end
+    if at != len(data):
+        raise TraceError("%s: %d bytes after the last thread" % (path, len(data) - at))
+    return Node(path, rank, nodes, page_size, datagram, delay_ns,
+                proto.split(b"\0")[0].decode("ascii", "replace"), tnames, threads)
+
+
+def load_node(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise TraceError("%s: %s" % (path, e.strerror))
+    return parse(data, path)
+
+
+def load(prefix):
+    """Every node's trace of one run: PREFIX.0 .. PREFIX.<nodes-1> (or the
+    run of one file named PREFIX.<rank>). Checks they belong together."""
+    first = prefix + ".0"
+    if not os.path.exists(first):
+        base, _, rank = prefix.rpartition(".")
+        if rank.isdigit() and os.path.exists(base + ".0"):
+            prefix, first = base, base + ".0"
+        else:
+            raise TraceError("%s: no such trace (expected %s.0, %s.1, ... as dsmrun --trace "
+                             "writes them)" % (prefix, prefix, prefix))
+    n0 = load_node(first)
+    nodes = [n0]
+    for r in range(1, n0.nodes):
+        n = load_node("%s.%d" % (prefix, r))
+        if n.nodes != n0.nodes or n.rank != r:
+            raise TraceError("%s.%d: node %d of %d, expected node %d of %d (files of "
+                             "different runs?)" % (prefix, r, n.rank, n.nodes, r, n0.nodes))
+        nodes.append(n)
+    if n0.rank != 0:
+        raise TraceError("%s: holds node %d, expected node 0" % (first, n0.rank))
+    return nodes
+
+
+# ---- messages --------------------------------------------------------------
+
+class Msg:
+    """One message, its send matched with its receipt."""
+    __slots__ = ("src", "dst", "type", "size", "s_thread", "s0", "s1", "r_thread", "r0", "r1",
+                 "r2", "id")
+
+    def __init__(self, **kw):
+        for k in self.__slots__:
+            setattr(self, k, kw.get(k))
+
+
+def match_messages(nodes):
+    """Pairs every send with its receipt. The transport delivers each
+    peer's messages in order, so the k-th message of a type from A to B is
+    the k-th of that type B received from A. Returns (matched, unmatched
+    sends, unmatched receipts); a send the run ended before delivering stays
+    unmatched."""
+    sends, recvs = {}, {}
+    for n in nodes:
+        for th, r in n.records(SEND):
+            sends.setdefault((n.rank, r[2], r[1]), []).append((r[4], th.index, r))
+        for th, r in n.records(RECV):
+            recvs.setdefault((r[2], n.rank, r[1]), []).append((r[5], th.index, r))
+    out, lone_s, lone_r = [], 0, 0
+    for key in set(sends) | set(recvs):
+        s = sorted(sends.get(key, []), key=lambda x: x[0])
+        r = sorted(recvs.get(key, []), key=lambda x: x[0])
+        for i in range(min(len(s), len(r))):
+            ss, rr = s[i][2], r[i][2]
+            out.append(Msg(src=key[0], dst=key[1], type=key[2], size=ss[3], s_thread=s[i][1],
+                           s0=ss[4], s1=ss[5], r_thread=r[i][1], r0=rr[4], r1=rr[5], r2=rr[6]))
+        lone_s += max(0, len(s) - len(r))
+        lone_r += max(0, len(r) - len(s))
+    out.sort(key=lambda m: m.s0)
+    for i, m in enumerate(out):
+        m.id = i + 1
+    return out, lone_s, lone_r
+
+
+def sent_counts(nodes, windowed=True):
+    """{rank: {type name: [count, bytes]}} of messages sent, within each
+    node's statistics window (as the statistics count them)."""
+    out = {}
+    for n in nodes:
+        lo, hi = n.window() if windowed else (0, 1 << 64)
+        c = out.setdefault(n.rank, {})
+        for _, r in n.records(SEND):
+            if lo <= r[4] <= hi:
+                e = c.setdefault(n.type_name(r[1]), [0, 0])
+                e[0] += 1
+                e[1] += r[3]
+    return out
