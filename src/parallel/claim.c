@@ -14,6 +14,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "parallel/parallel.h"
 
@@ -140,7 +141,7 @@ static bool answered(void *arg)
     return a;
 }
 
-bool parallel_claim(int id, bool try)
+static bool claim_here(int id, bool try)
 {
     pthread_mutex_lock(&claims.lock);
     claims.answered = false;
@@ -155,7 +156,7 @@ bool parallel_claim(int id, bool try)
     return claims.granted;
 }
 
-void parallel_leave(int id)
+static void leave_here(int id)
 {
     if (job()->rank == 0) {
         pthread_mutex_lock(&claims.lock);
@@ -165,6 +166,37 @@ void parallel_leave(int id)
     }
     struct claim_msg m = {.id = id};
     ipc_send(0, PAR_CLAIM_LEAVE, 0, &m, sizeof m);
+}
+
+/* Off the master's shared stack (base/stack.h): they wait on the network. */
+struct claim_call {
+    int  id;
+    bool try, granted;
+};
+
+static void claim_call(void *arg)
+{
+    struct claim_call c = *(struct claim_call *)arg;
+    ((struct claim_call *)arg)->granted = claim_here(c.id, c.try);
+}
+
+bool parallel_claim(int id, bool try)
+{
+    struct claim_call c = {.id = id, .try = try};
+    stack_private(claim_call, &c);
+    return c.granted;
+}
+
+static void leave_call(void *arg)
+{
+    struct claim_call c = *(struct claim_call *)arg;
+    leave_here(c.id);
+}
+
+void parallel_leave(int id)
+{
+    struct claim_call c = {.id = id};
+    stack_private(leave_call, &c);
 }
 
 void parallel_claim_finish(void)

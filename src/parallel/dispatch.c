@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "parallel/parallel.h"
@@ -253,8 +254,8 @@ static bool flag_set(void *arg)
     return set;
 }
 
-uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
-                             uint64_t chunk, int nthreads, uint64_t *first)
+static uint64_t next_chunk_here(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                                uint64_t chunk, int nthreads, uint64_t *first)
 {
     uint64_t t0 = clock_ns();
     struct chunk_req r = {.team = id.team, .loop = id.loop, .kind = kind, .nthreads = nthreads,
@@ -279,7 +280,7 @@ uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t t
     return rep.count;
 }
 
-void parallel_turn_wait(struct loop_id id, uint64_t iter)
+static void turn_wait_here(struct loop_id id, uint64_t iter)
 {
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&disp.lock);
@@ -295,7 +296,7 @@ void parallel_turn_wait(struct loop_id id, uint64_t iter)
     stats_add(STAT_T_PAR_ORDERED_NS, clock_ns() - t0);
 }
 
-void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip)
+static void turn_done_here(struct loop_id id, uint64_t iter, uint64_t trip)
 {
     if (job()->rank == 0) {
         pthread_mutex_lock(&disp.lock);
@@ -305,6 +306,58 @@ void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip)
     }
     struct turn_msg t = {.team = id.team, .loop = id.loop, .iter = iter, .trip = trip};
     ipc_send(0, PAR_TURN_DONE, 0, &t, sizeof t);
+}
+
+/* The entry points run off the master's shared stack (base/stack.h): they
+ * wait on the network, and a fault on their own locals there could need
+ * the network too. */
+struct dispatch_call {
+    struct loop_id  id;
+    enum sched_kind kind;
+    uint64_t        trip, chunk, iter, first, count;
+    int             nthreads;
+};
+
+static void next_chunk_call(void *arg)
+{
+    struct dispatch_call c = *(struct dispatch_call *)arg;
+    c.count = next_chunk_here(c.id, c.kind, c.trip, c.chunk, c.nthreads, &c.first);
+    ((struct dispatch_call *)arg)->first = c.first;
+    ((struct dispatch_call *)arg)->count = c.count;
+}
+
+uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                             uint64_t chunk, int nthreads, uint64_t *first)
+{
+    struct dispatch_call c = {.id = id, .kind = kind, .trip = trip, .chunk = chunk,
+                              .nthreads = nthreads};
+    stack_private(next_chunk_call, &c);
+    *first = c.first;
+    return c.count;
+}
+
+static void turn_wait_call(void *arg)
+{
+    struct dispatch_call c = *(struct dispatch_call *)arg;
+    turn_wait_here(c.id, c.iter);
+}
+
+void parallel_turn_wait(struct loop_id id, uint64_t iter)
+{
+    struct dispatch_call c = {.id = id, .iter = iter};
+    stack_private(turn_wait_call, &c);
+}
+
+static void turn_done_call(void *arg)
+{
+    struct dispatch_call c = *(struct dispatch_call *)arg;
+    turn_done_here(c.id, c.iter, c.trip);
+}
+
+void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip)
+{
+    struct dispatch_call c = {.id = id, .iter = iter, .trip = trip};
+    stack_private(turn_done_call, &c);
 }
 
 void parallel_dispatch_start(void)

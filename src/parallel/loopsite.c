@@ -23,6 +23,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "parallel/parallel.h"
@@ -156,7 +157,7 @@ static bool answered(void *arg)
 }
 
 /* Everybody's measurements of the site's current round, into speed[]. */
-static void exchange(struct loop_site *s, int tid, int n, double *speed)
+static void exchange_here(struct loop_site *s, int tid, int n, double *speed)
 {
     struct speed_msg m = {.site = (uint64_t)(uintptr_t)s->key, .round = s->rounds,
                           .nthreads = n, .iterations = s->timed_iterations, .ns = s->timed_ns};
@@ -170,6 +171,28 @@ static void exchange(struct loop_site *s, int tid, int n, double *speed)
     ipc_wait(answered, NULL, 0);
     for (int i = 0; i < n; i++)
         speed[i] = sites.ns[i] ? (double)sites.iterations[i] * 1e9 / (double)sites.ns[i] : 0;
+}
+
+/* Off the master's shared stack (base/stack.h): it waits on the network. */
+struct exchange_call {
+    struct loop_site *s;
+    int               tid, n;
+    double           *speed; /* private memory: the caller's is on the shared stack */
+};
+
+static void exchange_call(void *arg)
+{
+    struct exchange_call c = *(struct exchange_call *)arg;
+    exchange_here(c.s, c.tid, c.n, c.speed);
+}
+
+static void exchange(struct loop_site *s, int tid, int n, double *speed)
+{
+    static DSM_STATE double out[VT_MAX_NODES]; /* one thread per node */
+    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out};
+    stack_private(exchange_call, &c);
+    for (int i = 0; i < n; i++)
+        speed[i] = out[i];
 }
 
 /* ---- the schedule -------------------------------------------------------------- */

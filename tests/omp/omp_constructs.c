@@ -24,7 +24,6 @@ static int fails;
 
 /* Globals: shared under every construct (dsmcc shares the program's globals). */
 static int hits[N];
-static double garray[N];
 static int counter;
 static long gsum;
 static int tp_value = 7;
