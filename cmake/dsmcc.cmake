@@ -21,6 +21,9 @@ function(dsmcc_program name)
   foreach(s ${D_SOURCES})
     list(APPEND srcs ${CMAKE_CURRENT_SOURCE_DIR}/${s})
   endforeach()
+  if(DSM_SANITIZE)  # libdsm.so carries the sanitizers' runtime: the program must too
+    list(APPEND D_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer)
+  endif()
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${name}
     COMMAND ${DSMCC} ${mode} -O2 -g -Wall -Wextra -Werror ${D_FLAGS}
             -o ${CMAKE_CURRENT_BINARY_DIR}/${name} ${srcs} -lm

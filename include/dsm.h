@@ -39,11 +39,13 @@ void dsm_finish(void);
  * dsm_finish. Returns 0 on the master. */
 int dsm_startup_fork(int *argc, char ***argv);
 
-/* Fork style, master only: runs fn(arg) on every other node, each starting
- * from a copy of the master's global variables (.data and .bss) as they
- * are at this call — fork semantics, as SPLASH's CREATE expects. `arg` must
- * be meaningful on the other nodes: a pointer into shared memory, or into
- * the globals. Returns at once. */
+/* Fork style, master only: runs fn(arg) on every other node. With private
+ * globals each starts from a copy of the master's global variables (.data
+ * and .bss) as they are at this call — fork semantics; with shared globals
+ * (dsm_main below) nothing is copied: they are shared memory, and the
+ * master's writes before the call are visible to fn. `arg` must be
+ * meaningful on the other nodes: a pointer into shared memory, into the
+ * globals, or (dsm_main) into main's frame. Returns at once. */
 void dsm_create(void (*fn)(void *), void *arg);
 
 /* Fork style, master only: waits until every fn started by dsm_create has
@@ -62,10 +64,11 @@ void dsm_wait_for_end(void);
  * reading input, printing a header, dsm_malloc — runs once. The master
  * runs main on a stack allocated in the shared region, so the address of
  * a local variable of main is valid on every node. The job ends when main
- * returns or any node's program calls exit on the master: the program's
- * exit handlers run first, with shared memory still coherent, then the job
- * ends on every node (dsm_finish) and the exit status is main's. The
- * program's own dsm_startup / dsm_startup_fork calls return at once.
+ * returns or the master calls exit: the program's exit handlers run first,
+ * with shared memory still coherent, then the job ends on every node
+ * (dsm_finish) and the exit status is main's. The program's own
+ * dsm_startup / dsm_startup_fork calls return at once. dsm_barrier is for
+ * the functions created on every node: main alone has no one to meet.
  *
  * Shared globals: the executable's .data and .bss (from __data_start to
  * _end) are shared memory, coherent under every protocol like dsm_malloc'ed

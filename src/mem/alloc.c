@@ -39,6 +39,7 @@ struct allocation_policy {        /* a page-level block with a non-local home */
 
 static DSM_STATE struct {
     size_t                    first_page, end_page, next_page; /* our arena; bump pointer */
+    size_t                    top_page;   /* [top_page, arena's end): mem_alloc_top's blocks */
     size_t                    high_water;  /* pages below it have been allocated before */
     uint32_t                 *run;        /* run[i]: pages of the block starting at arena page i */
     uint8_t                  *small;      /* small[i]: size class + 1 of arena page i */
@@ -72,6 +73,7 @@ static void setup(void)
 {
     arenas.first_page = (size_t)job()->rank * mem.arena_pages;
     arenas.end_page = arenas.first_page + mem.arena_pages;
+    arenas.top_page = arenas.end_page;
     /* The master's arena begins with the shared globals (globals.c): pages
      * allocated for good, homed where the arena is. */
     arenas.next_page = arenas.first_page + (job()->rank == 0 ? mem.gpages : 0);
@@ -299,7 +301,8 @@ static int decide_locked(size_t page, int requester)
 {
     if (!arenas.ready)
         setup();
-    if (page < arenas.first_page || page >= arenas.next_page)
+    if (page < arenas.first_page || (page >= arenas.next_page && page < arenas.top_page) ||
+        page >= arenas.first_page + mem.arena_pages)
         return -1; /* beyond every allocation so far */
     int known = mem_home(page);
     if (known >= 0)
@@ -366,6 +369,20 @@ static void alloc_call(void *arg)
 }
 
 static void free_call(void *arg) { mem_free(((struct alloc_args *)arg)->p); }
+
+void *mem_alloc_top(size_t size)
+{
+    pthread_mutex_lock(&alloc_lock);
+    if (!arenas.ready)
+        setup();
+    size_t count = (size + mem.page_size - 1) >> mem.page_shift;
+    if (arenas.end_page - arenas.next_page < count)
+        exhausted(size);
+    arenas.end_page -= count; /* the bump allocator stops below it */
+    arenas.top_page = arenas.end_page;
+    pthread_mutex_unlock(&alloc_lock);
+    return mem_app(arenas.top_page);
+}
 
 void *dsm_malloc(size_t size)
 {

@@ -134,6 +134,11 @@ void  mem_copy_put(void *copy);
 
 /* Allocation (alloc.c). */
 void *mem_alloc(size_t size, enum dsm_home home);
+/* Whole pages from the top of this node's arena, homed here, for good:
+ * the pages below them stay unallocated until the arena is nearly full, so
+ * running off their bottom (the master's stack overflowing) is reported as
+ * an access to unallocated memory. */
+void *mem_alloc_top(size_t size);
 void  mem_free(void *p);
 /* At the base node: the page's home under its allocation's policy, the
  * requesting node's claim deciding a first-touch page. -1: not allocated. */

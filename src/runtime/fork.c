@@ -8,9 +8,10 @@
  * __data_start to _end. The library's own state is kept in its section
  * (DSM_STATE) and skipped; so are the few libc variables the executable
  * holds copies of whose values are per process (environ, the standard
- * streams). A create is a release on the master and an acquire on the
- * workers; a worker's return is a release, and dsm_wait_for_end the
- * master's acquire.
+ * streams). When the globals are shared memory (mem/globals.c: dsmcc,
+ * DSM_SHARED_GLOBALS) nothing is copied. A create is a release on the
+ * master and an acquire on the workers; a worker's return is a release,
+ * and dsm_wait_for_end the master's acquire.
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -6,8 +6,9 @@
  * dsmcc links with -Wl,--wrap=main and libdsm-start.a, whose __wrap_main
  * calls dsm_main with the program's real main. On every node dsm_main joins
  * the job with shared globals; the workers then serve creates until the
- * master ends the job, and the master switches to a stack allocated in its
- * arena (homed there) and calls main. A local variable of main is thus
+ * master ends the job, and the master switches to a stack taken from the
+ * top of its arena (homed there, with unallocated pages below it, so that
+ * an overflow is a reported crash) and calls main. A local variable of main is thus
  * shared memory: its address, handed to a worker, means the same variable
  * there (OpenMP's shared locals need that).
  *
@@ -83,7 +84,7 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
     if (!alt.ss_sp || sigaltstack(&alt, NULL) < 0)
         log_fatal("cannot set up the fault handler's stack");
     r->main_stack_len = stack_size();
-    r->main_stack = mem_alloc(r->main_stack_len, DSM_HOME_LOCAL);
+    r->main_stack = mem_alloc_top(r->main_stack_len);
     /* The library runs below this frame on the process's own stack while
      * main is suspended on the shared one (base/stack.h). */
     stack_set_shared(r->main_stack, r->main_stack_len,

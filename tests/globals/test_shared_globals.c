@@ -10,7 +10,8 @@
  *   - a global written by the master after the create, read after a barrier;
  *   - a pointer global set under a lock by whichever node arrives first;
  *   - a local variable of main, passed by address, written by the workers;
- *   - a counter of main's starts: main ran once.
+ *   - a counter of main's starts: main ran once;
+ *   - a thread-local, written by every node: each keeps its own.
  * Exit status 0 when every check held on every node.
  */
 #include <stdio.h>
@@ -32,6 +33,7 @@ long *root;                          /* set by the first to arrive */
 long root_target[64];
 long errors;
 long visits;
+__thread long tl_rank = -1;    /* thread-local: private */
 
 struct work { long *main_local; long expect_before; };
 
@@ -49,6 +51,7 @@ static void phases(void *arg)
 {
     struct work *w = arg;
     int me = dsm_rank(), n = dsm_nodes();
+    tl_rank = me;
 
     /* Written by the master before the create. */
     CHECK(main_starts == 1);
@@ -83,6 +86,7 @@ static void phases(void *arg)
         after_create = 99;
     dsm_barrier();
     CHECK(after_create == 99);
+    CHECK(tl_rank == me);
     for (int node = 1; node < n; node++)
         CHECK(w->main_local[node] == 7 * node);
 

@@ -110,6 +110,11 @@ void SlaveStart(void)
     }
 }
 
+static void InitEnv(void)
+{
+    MAIN_INITENV()
+}
+
 int main(int argc, char **argv)
 {
     int c;
@@ -126,8 +131,9 @@ int main(int argc, char **argv)
     }
     while ((1L << levels) < P)
         levels++;
-    MAIN_INITENV()
+    /* G_MALLOC before MAIN_INITENV, and MAIN_INITENV outside main */
     Global = (struct GlobalMemory *)G_MALLOC(sizeof(struct GlobalMemory));
+    InitEnv();
     Global->id = 0;
     LOCKINIT(Global->idlock)
     BARINIT(Global->bar)
