@@ -52,6 +52,21 @@ void dsm_create(void (*fn)(void *), void *arg);
  * returned. */
 void dsm_wait_for_end(void);
 
+/* The program's heap in the shared-memory model. dsmcc links programs with
+ * -Wl,--wrap=malloc (and calloc, realloc, free, posix_memalign,
+ * aligned_alloc, memalign): the program's own calls — not those of the
+ * libraries it uses — come here once the job has started, so a block the
+ * master mallocs and hands to workers (through a global, a local of main, an
+ * OpenMP shared variable) is shared memory, as it is under threads. Blocks
+ * are dsm_malloc'ed (from the calling node's arena, no communication) and
+ * zeroed. realloc of a block another node allocated ends the job with a
+ * message (only its allocating node knows its size). */
+void *dsm_heap_alloc(size_t size, size_t align);
+void  dsm_heap_free(void *p);
+void *dsm_heap_realloc(void *p, size_t size);
+/* Whether p is a block dsm_heap_alloc returned (else: the C library's). */
+int   dsm_heap_owns(const void *p);
+
 /* Master-only start, with shared globals — the shared-memory model of
  * PARMACS (SPLASH-2/3), OpenMP and pthreads programs. A program built with
  * `dsmcc` gets it without a source change: dsmcc links with
@@ -129,7 +144,8 @@ void dsm_bcast(void *buf, size_t len, int root);
 /* Waits until every node has arrived (collective). */
 void dsm_barrier(void);
 
-/* Locks: any int id >= 0. A lock passes directly from its releaser to the
+/* Locks: any int id from 0 to 0x5fffffff (ids above are dsm's own, for
+ * its OpenMP runtime). A lock passes directly from its releaser to the
  * next waiter; the writes made before the release are visible after the
  * acquire. */
 void dsm_lock(int id);

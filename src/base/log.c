@@ -22,7 +22,10 @@ void log_warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "dsm: node %d: warning: %s\n", log_node, msg);
+    if (log_node < 0) /* before the node knows its rank: no node to name */
+        fprintf(stderr, "dsm: warning: %s\n", msg);
+    else
+        fprintf(stderr, "dsm: node %d: warning: %s\n", log_node, msg);
 }
 
 void log_fatal(const char *fmt, ...)
@@ -38,7 +41,10 @@ void log_fatal(const char *fmt, ...)
         for (;;)
             pause();
     fflush(stdout);
-    fprintf(stderr, "dsm: node %d: %s\n", log_node, msg);
+    if (log_node < 0)
+        fprintf(stderr, "dsm: %s\n", msg);
+    else
+        fprintf(stderr, "dsm: node %d: %s\n", log_node, msg);
     if (abort_hook)
         abort_hook(msg);
     _exit(1);

@@ -51,6 +51,12 @@
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
     X(LOCK_REMOTE,         "of which needed another node")                     \
     X(BARRIERS,            "barriers")                                         \
+    X(PAR_REGIONS,         "parallel regions run across nodes")                \
+    X(PAR_LOOPS,           "worksharing loops")                                \
+    X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \
+    X(PAR_CRITICALS,       "critical sections entered")                        \
+    X(PAR_REDUCTIONS,      "reductions combined")                              \
+    X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \
@@ -60,6 +66,11 @@
     X(T_DIFF_NS,           "time creating diffs (ns)")                         \
     X(T_DIFF_SEND_NS,      "time sending diffs and waiting for their acks (ns)") \
     X(T_DIFF_APPLY_NS,     "time applying diffs (as home) (ns)")               \
+    X(T_PAR_REGION_NS,     "time in parallel regions (ns)")                    \
+    X(T_PAR_CHUNK_NS,      "time waiting for loop chunks (ns)")                \
+    X(T_PAR_ORDERED_NS,    "time waiting for ordered turns (ns)")              \
+    X(T_PAR_CRITICAL_NS,   "time entering critical sections (ns)")             \
+    X(T_PAR_REDUCE_NS,     "time entering reductions (ns)")                    \
     X(T_TOTAL_NS,          "time from startup to finish (ns)")                 \
     X(T_STARTUP_NS,        "time from the job's launch to the end of dsm_startup (ns)")
 

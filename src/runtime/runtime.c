@@ -102,6 +102,7 @@ int dsm_startup(int *argc, char ***argv)
         log_fatal("internal error: protocol %s is configured but not built", name);
     coherence_start(protocol);
     sync_start();
+    parallel_start();
     fork_start();
     globals_start();
     report_start();
@@ -143,6 +144,7 @@ static void finish_here(void *arg)
         log_warn("cannot write the trace %s.%d: %s", job()->cfg.trace, job()->rank,
                  strerror(-rc));
     coherence_finish();
+    parallel_finish();
     r->started = false;
     /* What runs after the job (exit handlers, destructors, the C runtime's
      * own flags) may touch globals and the master's stack: plain memory

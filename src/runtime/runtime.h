@@ -5,11 +5,11 @@
 #include <stdbool.h>
 
 #include "base/job.h"
-#include "sync/sync.h"
+#include "parallel/parallel.h"
 
-/* The runtime's message types (numbered on from sync's; ipc.h). */
+/* The runtime's message types (numbered on from parallel's; ipc.h). */
 enum runtime_type {
-    RUNTIME_STATS = SYNC_TYPE_NEXT, /* a node's statistics, to node 0 at finish */
+    RUNTIME_STATS = PARALLEL_TYPE_NEXT, /* a node's statistics, to node 0 at finish */
     RUNTIME_CREATE,                 /* run a function with the master's globals */
     RUNTIME_CREATE_DONE,            /* it returned; the worker's intervals */
     RUNTIME_EXIT,                   /* fork style is over; leave */

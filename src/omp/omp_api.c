@@ -1,0 +1,225 @@
+/*
+ * omp_api.c — the OpenMP API routines (omp_get_thread_num, locks, wtime …)
+ * and the runtime's settings (OMP_NUM_THREADS, OMP_SCHEDULE, OMP_DYNAMIC).
+ *
+ * One OpenMP thread per node: a team has at most as many threads as the
+ * job has nodes, and OMP_NUM_THREADS above that is an error, said once.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/job.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "omp/kmpc.h"
+#include "omp/omp_state.h"
+#include "runtime/boot.h"
+#include "runtime/runtime.h"
+
+static DSM_STATE struct omp_thread self;
+
+/* A whole number in 1..max from the environment, or `fallback`. */
+static int env_count(const char *name, int fallback, int max)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return fallback;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    /* OMP_NUM_THREADS may list one number per nesting level: take the first. */
+    if (errno || end == v || (*end && *end != ',') || x < 1 || x > INT_MAX)
+        log_fatal("%s=%s: expected a positive whole number", name, v);
+    if (x > max)
+        log_fatal("%s=%ld asks for more threads than the job's %d nodes; dsm runs one OpenMP "
+                  "thread per node: start more nodes (dsmrun -n %ld) or lower %s",
+                  name, x, max, x, name);
+    return (int)x;
+}
+
+static void omp_init(struct omp_thread *t)
+{
+    if (getenv(BOOT_ENV_RANK) && dsm_nodes() == 1 && !rt()->started)
+        log_fatal("this OpenMP program runs under dsmrun but never joined the job: build it "
+                  "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
+    t->nthreads = 1;
+    t->distributed = rt()->started && job()->nodes > 1;
+    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, job()->nodes);
+    t->icv.dynamic = false;
+    const char *d = getenv("OMP_DYNAMIC");
+    if (d && *d) {
+        if (!strcasecmp(d, "true") || !strcmp(d, "1"))
+            t->icv.dynamic = true;
+        else if (strcasecmp(d, "false") && strcmp(d, "0"))
+            log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
+    }
+    t->icv.max_active_levels = 1;
+    t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
+    const char *s = getenv("OMP_SCHEDULE");
+    if (s && *s) {
+        char err[160];
+        if (sched_parse(s, &t->icv.run_sched, err, sizeof err))
+            log_fatal("OMP_SCHEDULE=%s", err);
+    }
+    t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
+    const char *st = getenv("DSM_OMP_STATIC");
+    if (st && *st) {
+        char err[160];
+        if (sched_parse(st, &t->icv.static_sched, err, sizeof err))
+            log_fatal("DSM_OMP_STATIC=%s", err);
+        if (t->icv.static_sched.kind != SCHED_STATIC && t->icv.static_sched.kind != SCHED_PROFILED)
+            log_fatal("DSM_OMP_STATIC=%s: static loops may be divided static or profiled", st);
+    }
+    t->ready = true;
+}
+
+struct omp_thread *omp_self(void)
+{
+    if (__builtin_expect(!self.ready, 0))
+        omp_init(&self);
+    return &self;
+}
+
+int omp_lock_id_of(const void *addr)
+{
+    /* Names are 32-byte globals (kmp_critical_name): distinct names are at
+     * least 32 bytes apart. Two names meeting on one id only serialise
+     * against each other, which is still correct. */
+    const unsigned space = INT_MAX - PARALLEL_LOCK_BASE - 0x1000000;
+    return PARALLEL_LOCK_BASE + 0x1000000 + (int)(((uintptr_t)addr >> 5) % space);
+}
+
+/* ---- threadprivate --------------------------------------------------------- */
+
+/* dsmcc builds with -fnoopenmp-use-tls, so threadprivate variables come
+ * here. The master's copy is the variable itself; every other node keeps
+ * its own copy in private memory, made on first use from the variable's
+ * value then (copyin reads the master's copy, the variable, through shared
+ * memory). clang's `cache` argument is a global of the program, shared
+ * under shared globals, so it is not used: a node-private table is. */
+struct tp_copy {
+    struct tp_copy *next;
+    const void     *original;
+    void           *copy;
+};
+static DSM_STATE struct tp_copy *tp_copies;
+
+void *__kmpc_threadprivate_cached(ident_t *loc, kmp_int32 gtid, void *data, size_t size,
+                                  void ***cache)
+{
+    (void)loc, (void)gtid, (void)cache;
+    if (job()->rank == 0)
+        return data;
+    for (struct tp_copy *c = tp_copies; c; c = c->next)
+        if (c->original == data)
+            return c->copy;
+    struct tp_copy *c = malloc(sizeof *c);
+    void *copy = malloc(size ? size : 1);
+    if (!c || !copy)
+        log_fatal("out of memory for a threadprivate variable");
+    memcpy(copy, data, size);
+    *c = (struct tp_copy){.next = tp_copies, .original = data, .copy = copy};
+    tp_copies = c;
+    return copy;
+}
+
+void __kmpc_threadprivate_register(ident_t *loc, void *data, void *ctor, void *cctor, void *dtor)
+{
+    (void)loc, (void)data, (void)ctor, (void)cctor, (void)dtor; /* C: nothing to construct */
+}
+
+/* ---- the API --------------------------------------------------------------- */
+
+typedef enum omp_sched_t {
+    omp_sched_static = 1,
+    omp_sched_dynamic = 2,
+    omp_sched_guided = 3,
+    omp_sched_auto = 4,
+    omp_sched_monotonic = (int)0x80000000
+} omp_sched_t;
+
+int omp_get_thread_num(void) { return omp_self()->tid; }
+int omp_get_num_threads(void) { return omp_self()->nthreads; }
+int omp_get_max_threads(void) { return omp_self()->icv.nthreads; }
+int omp_get_num_procs(void) { return job()->nodes; }
+int omp_get_thread_limit(void) { return job()->nodes; }
+int omp_in_parallel(void) { return omp_self()->active_level > 0; }
+int omp_get_level(void) { return omp_self()->level; }
+int omp_get_active_level(void) { return omp_self()->active_level; }
+int omp_get_dynamic(void) { return omp_self()->icv.dynamic; }
+void omp_set_dynamic(int on) { omp_self()->icv.dynamic = on != 0; }
+int omp_get_nested(void) { return 0; }
+void omp_set_nested(int on) { (void)on; /* nested regions always run serialized */ }
+int omp_get_max_active_levels(void) { return omp_self()->icv.max_active_levels; }
+void omp_set_max_active_levels(int levels) { (void)levels; }
+int omp_get_cancellation(void) { return 0; }
+int omp_in_final(void) { return 0; }
+int omp_get_num_devices(void) { return 0; }
+int omp_get_device_num(void) { return -1; }
+int omp_is_initial_device(void) { return 1; }
+int omp_get_initial_device(void) { return -1; }
+int omp_get_default_device(void) { return 0; }
+void omp_set_default_device(int device) { (void)device; }
+int omp_get_proc_bind(void) { return 0; }
+
+void omp_set_num_threads(int n)
+{
+    if (n < 1)
+        log_fatal("omp_set_num_threads(%d): the number must be positive", n);
+    omp_self()->icv.nthreads = n > job()->nodes ? job()->nodes : n;
+}
+
+int omp_get_ancestor_thread_num(int level)
+{
+    struct omp_thread *t = omp_self();
+    if (level < 0 || level > t->level)
+        return -1;
+    if (level == t->level)
+        return t->tid;
+    /* Outer levels: the active region (level 1) or the initial thread. */
+    return level == 0 ? 0 : level == 1 && t->active_level ? job()->rank : 0;
+}
+
+int omp_get_team_size(int level)
+{
+    struct omp_thread *t = omp_self();
+    if (level < 0 || level > t->level)
+        return -1;
+    if (level == t->level)
+        return t->nthreads;
+    return level == 1 && t->active_level && t->serialized ? t->outer[0].nthreads : 1;
+}
+
+void omp_set_schedule(omp_sched_t kind, int chunk)
+{
+    int k = (int)kind & ~(int)omp_sched_monotonic;
+    if (k < omp_sched_static || k > omp_sched_auto)
+        log_fatal("omp_set_schedule(%d, %d): unknown kind", (int)kind, chunk);
+    omp_self()->icv.run_sched = (struct sched_spec){.kind = (enum sched_kind)k,
+                                                   .chunk = chunk > 0 ? chunk : 0};
+}
+
+void omp_get_schedule(omp_sched_t *kind, int *chunk)
+{
+    struct sched_spec *s = &omp_self()->icv.run_sched;
+    *kind = (omp_sched_t)s->kind;
+    *chunk = (int)s->chunk;
+}
+
+double omp_get_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double omp_get_wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,88 @@
+/*
+ * omp_state.h — the OpenMP runtime's state on a node (internal to src/omp).
+ *
+ * dsm runs one OpenMP thread per node: thread i of a team is node i, and
+ * the master thread is node 0, which alone runs the program's main (master-
+ * only start, dsmcc). A parallel region is a dsm_create of every node with
+ * a description of the region that the master writes into shared memory;
+ * the region ends when every node has returned (dsm_wait_for_end), which is
+ * the release and acquire the end of a region needs.
+ */
+#ifndef DSM_OMP_STATE_H
+#define DSM_OMP_STATE_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parallel/parallel.h"
+
+/* The most arguments (shared variables) an outlined region may take. */
+#define OMP_MAX_ARGS 64
+
+/* A region, as the master describes it to the team: in shared memory. */
+struct omp_region {
+    uint64_t          microtask;
+    int32_t           argc, nthreads;
+    uint32_t          team;             /* regions run so far, this one included */
+    struct sched_spec run_sched;        /* the master's run-sched-var */
+    uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
+    struct team_count count;            /* a partial team's barrier */
+    uint64_t          args[OMP_MAX_ARGS];
+};
+
+/* The worksharing loop in progress on this node. */
+struct omp_loop {
+    struct loop_id  id;
+    enum sched_kind kind;
+    bool            ordered;
+    bool            unsigned_;
+    int64_t         lb, st;
+    uint64_t        trip, chunk;
+    uint64_t        next;       /* static: our next chunk (k-th); serial dynamic: next iteration */
+    bool            done;
+    uint64_t        cur, end;   /* ordered: iteration running, end of its chunk */
+    bool            has_turn;   /* ordered: `cur` has been given its turn */
+    struct loop_site *site;     /* profiled: its site; NULL otherwise */
+    struct loop_plan  plan;     /* profiled: this execution's division */
+};
+
+/* Internal control variables (OpenMP 5.1 §2.4), those dsm honours. */
+struct omp_icv {
+    int               nthreads;        /* nthreads-var: OMP_NUM_THREADS, omp_set_num_threads */
+    struct sched_spec run_sched;       /* run-sched-var: OMP_SCHEDULE, omp_set_schedule */
+    struct sched_spec static_sched;    /* DSM_OMP_STATIC: how static loops are divided */
+    bool              dynamic;         /* dyn-var */
+    int               max_active_levels;
+};
+
+/* What a serialized (nested or one-thread) region hides while it runs. */
+#define OMP_MAX_NESTING 32
+struct omp_outer {
+    int             tid, nthreads;
+    uint32_t        loop;
+    struct omp_loop loop_state;
+};
+
+struct omp_thread {
+    bool               ready;
+    bool               distributed;     /* in a job of several nodes (else one thread in all) */
+    int                tid, nthreads;   /* in the innermost region */
+    int                level, active_level;
+    uint32_t           team;            /* the active region's number */
+    uint32_t           loop;            /* worksharing loops met in it */
+    int                pushed_threads;  /* num_threads clause for the next fork */
+    struct omp_loop    loop_state;
+    struct omp_icv     icv;
+    struct omp_region *region;          /* the active region's description */
+    struct omp_region *own_region;      /* at the master: where it writes them */
+    uint32_t           teams_started;   /* at the master */
+    struct omp_outer   outer[OMP_MAX_NESTING];
+    int                serialized;      /* entries of outer in use */
+};
+
+/* This node's state, made ready (settings read, checked) on first use. */
+struct omp_thread *omp_self(void);
+
+/* A lock id for an address the compiler names a critical section or a
+ * reduction by (the same on every node: the executable's layout is). */
+int omp_lock_id_of(const void *addr);
+#endif

@@ -1,0 +1,377 @@
+/*
+ * region.c — parallel regions: __kmpc_fork_call and what belongs to the
+ * team as a whole (barrier, single, master, copyprivate, flush).
+ *
+ * Nested regions, regions with one thread and jobs of one node run on the
+ * calling node alone ("serialized", as OpenMP allows for nested regions).
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/stack.h"
+#include "base/log.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "omp/kmpc.h"
+#include "omp/omp_state.h"
+
+/* Calls the outlined region with its arguments: clang's outlined functions
+ * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized. */
+static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid, int argc, const uint64_t *a)
+{
+#define A(i) (void *)(uintptr_t)a[i]
+#define CASE(n, ...)                                                                   \
+    case n:                                                                          \
+        fn(&gtid, &btid, ##__VA_ARGS__);                                             \
+        return;
+#define A8(i) A(i), A(i + 1), A(i + 2), A(i + 3), A(i + 4), A(i + 5), A(i + 6), A(i + 7)
+    switch (argc) {
+    CASE(0)
+    CASE(1, A(0))
+    CASE(2, A(0), A(1))
+    CASE(3, A(0), A(1), A(2))
+    CASE(4, A(0), A(1), A(2), A(3))
+    CASE(5, A(0), A(1), A(2), A(3), A(4))
+    CASE(6, A(0), A(1), A(2), A(3), A(4), A(5))
+    CASE(7, A(0), A(1), A(2), A(3), A(4), A(5), A(6))
+    CASE(8, A8(0))
+    CASE(9, A8(0), A(8))
+    CASE(10, A8(0), A(8), A(9))
+    CASE(11, A8(0), A(8), A(9), A(10))
+    CASE(12, A8(0), A(8), A(9), A(10), A(11))
+    CASE(13, A8(0), A(8), A(9), A(10), A(11), A(12))
+    CASE(14, A8(0), A(8), A(9), A(10), A(11), A(12), A(13))
+    CASE(15, A8(0), A(8), A(9), A(10), A(11), A(12), A(13), A(14))
+    CASE(16, A8(0), A8(8))
+    default:
+        break;
+    }
+    /* Beyond 16: pass 64 (the callee reads only its own; the extra ones are
+     * ignored by the x86-64 and AArch64 calling conventions). */
+    uint64_t all[OMP_MAX_ARGS] = {0};
+    memcpy(all, a, (size_t)argc * sizeof *a);
+#undef A
+#define A(i) (void *)(uintptr_t)all[i]
+    fn(&gtid, &btid, A8(0), A8(8), A8(16), A8(24), A8(32), A8(40), A8(48), A8(56));
+#undef A
+#undef A8
+#undef CASE
+}
+
+/* A region on this node alone begins: tid 0 of a team of 1. */
+static void serialized_begin(struct omp_thread *t)
+{
+    if (t->serialized == OMP_MAX_NESTING)
+        log_fatal("OpenMP regions nested more than %d deep", OMP_MAX_NESTING);
+    t->outer[t->serialized++] = (struct omp_outer){.tid = t->tid, .nthreads = t->nthreads,
+                                                   .loop = t->loop, .loop_state = t->loop_state};
+    t->tid = 0;
+    t->nthreads = 1;
+    t->loop = 0;
+    t->level++;
+    t->pushed_threads = 0;
+}
+
+static void serialized_end(struct omp_thread *t)
+{
+    if (t->serialized == 0)
+        log_fatal("__kmpc_end_serialized_parallel without a serialized region");
+    struct omp_outer *o = &t->outer[--t->serialized];
+    t->tid = o->tid;
+    t->nthreads = o->nthreads;
+    t->loop = o->loop;
+    t->loop_state = o->loop_state;
+    t->level--;
+}
+
+/* On every node but the master: one region. */
+static void run_member(void *arg)
+{
+    struct omp_region *r = arg;
+    struct omp_thread *t = omp_self();
+    int rank = job()->rank;
+    if (rank >= r->nthreads)
+        return; /* not in this team */
+    uint64_t t0 = clock_ns();
+    struct omp_thread saved = *t;
+    t->tid = rank;
+    t->nthreads = r->nthreads;
+    t->level = 1;
+    t->active_level = 1;
+    t->team = r->team;
+    t->loop = 0;
+    t->region = r;
+    t->icv.run_sched = r->run_sched;
+    int argc = r->argc;
+    uint64_t args[OMP_MAX_ARGS];
+    memcpy(args, r->args, (size_t)argc * sizeof args[0]);
+    invoke((kmpc_micro)(uintptr_t)r->microtask, rank, rank, argc, args);
+    *t = saved;
+    stats_add(STAT_PAR_REGIONS, 1);
+    stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
+}
+
+void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
+{
+    (void)loc;
+    struct omp_thread *t = omp_self();
+    if (argc < 0 || argc > OMP_MAX_ARGS)
+        log_fatal("an OpenMP region shares %d variables; dsm supports at most %d", argc,
+                  OMP_MAX_ARGS);
+    uint64_t args[OMP_MAX_ARGS];
+    va_list ap;
+    va_start(ap, microtask);
+    for (int i = 0; i < argc; i++)
+        args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
+    va_end(ap);
+
+    int n = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
+    t->pushed_threads = 0;
+    if (n > job()->nodes)
+        n = job()->nodes; /* num_threads beyond the nodes: a team of them all */
+    if (t->level > 0 || n <= 1) {
+        serialized_begin(t);
+        invoke(microtask, job()->rank, 0, argc, args);
+        serialized_end(t);
+        return;
+    }
+    uint64_t t0 = clock_ns();
+    struct omp_region *r = t->own_region;
+    if (!r) {
+        r = t->own_region = dsm_malloc(sizeof *r);
+        if (!r)
+            log_fatal("no shared memory for an OpenMP region's description");
+    }
+    r->microtask = (uint64_t)(uintptr_t)microtask;
+    r->argc = argc;
+    r->nthreads = n;
+    r->team = ++t->teams_started;
+    r->run_sched = t->icv.run_sched;
+    r->copyprivate_src = 0;
+    r->count = (struct team_count){0, 0};
+    memcpy(r->args, args, (size_t)argc * sizeof args[0]);
+    dsm_create(run_member, r);
+
+    struct omp_thread saved = *t;
+    t->tid = 0;
+    t->nthreads = n;
+    t->level = 1;
+    t->active_level = 1;
+    t->team = r->team;
+    t->loop = 0;
+    t->region = r;
+    invoke(microtask, 0, 0, argc, args);
+    int icv_threads = t->icv.nthreads;
+    *t = saved;
+    t->icv.nthreads = icv_threads;
+    dsm_wait_for_end();
+    stats_add(STAT_PAR_REGIONS, 1);
+    stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
+}
+
+void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 num_threads)
+{
+    (void)loc, (void)gtid;
+    if (num_threads < 1)
+        log_fatal("num_threads(%d): the number of threads must be positive", num_threads);
+    omp_self()->pushed_threads = num_threads;
+}
+
+void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int proc_bind)
+{
+    (void)loc, (void)gtid, (void)proc_bind; /* one thread per node: nothing to bind */
+}
+
+/* The region's `if` clause was false: the encountering thread runs it. */
+void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    serialized_begin(omp_self());
+}
+
+void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    serialized_end(omp_self());
+}
+
+kmp_int32 __kmpc_global_thread_num(ident_t *loc)
+{
+    (void)loc;
+    omp_self();
+    return job()->rank;
+}
+
+kmp_int32 __kmpc_global_num_threads(ident_t *loc)
+{
+    (void)loc;
+    return omp_self()->nthreads;
+}
+
+kmp_int32 __kmpc_bound_thread_num(ident_t *loc)
+{
+    (void)loc;
+    return omp_self()->tid;
+}
+
+kmp_int32 __kmpc_bound_num_threads(ident_t *loc)
+{
+    (void)loc;
+    return omp_self()->nthreads;
+}
+
+kmp_int32 __kmpc_in_parallel(ident_t *loc)
+{
+    (void)loc;
+    return omp_self()->active_level > 0;
+}
+
+kmp_int32 __kmpc_ok_to_fork(ident_t *loc)
+{
+    (void)loc;
+    return 1;
+}
+
+void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
+void __kmpc_end(ident_t *loc) { (void)loc; }
+
+void __kmpc_barrier(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    struct omp_thread *t = omp_self();
+    if (t->nthreads <= 1)
+        return;
+    if (t->nthreads == job()->nodes)
+        dsm_barrier();
+    else
+        parallel_team_barrier(&t->region->count, t->nthreads);
+}
+
+/* single: the master thread of the team runs it, with no communication
+ * (OpenMP lets the implementation choose the thread). copyprivate relies on
+ * it: the data it broadcasts is on the master's stack, which is shared
+ * memory under master-only start. */
+kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    return omp_self()->tid == 0;
+}
+
+void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+
+kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    return omp_self()->tid == 0;
+}
+
+void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+
+kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter)
+{
+    (void)loc, (void)gtid;
+    return omp_self()->tid == filter;
+}
+
+void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+
+void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy_data,
+                        void (*cpy_func)(void *, void *), kmp_int32 didit)
+{
+    (void)cpy_size;
+    struct omp_thread *t = omp_self();
+    if (t->nthreads <= 1)
+        return;
+    if (didit)
+        t->region->copyprivate_src = (uint64_t)(uintptr_t)cpy_data;
+    __kmpc_barrier(loc, gtid);
+    if (!didit)
+        cpy_func(cpy_data, (void *)(uintptr_t)t->region->copyprivate_src);
+    /* Nobody may change the source before everyone has copied it. */
+    __kmpc_barrier(loc, gtid);
+}
+
+/* flush: this node's writes go to their homes (a release). Seeing another
+ * node's writes needs that node's release and an acquire here (a lock, a
+ * barrier); a program that synchronises through flushes of plain
+ * variables needs --protocol sc (docs/openmp.md). */
+static void flush_here(void *arg)
+{
+    (void)arg;
+    coherence_release();
+    coherence_release_sent();
+}
+
+void __kmpc_flush(ident_t *loc)
+{
+    (void)loc;
+    if (omp_self()->distributed)
+        stack_private(flush_here, NULL); /* protocol work: off the shared stack */
+}
+
+void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
+{
+    (void)loc, (void)gtid;
+    if (!omp_self()->distributed)
+        return;
+    uint64_t t0 = clock_ns();
+    dsm_lock(omp_lock_id_of(crit));
+    stats_add(STAT_PAR_CRITICALS, 1);
+    stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
+}
+
+void __kmpc_critical_with_hint(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit,
+                               uint32_t hint)
+{
+    (void)hint;
+    __kmpc_critical(loc, gtid, crit);
+}
+
+void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
+{
+    (void)loc, (void)gtid;
+    if (omp_self()->distributed)
+        dsm_unlock(omp_lock_id_of(crit));
+}
+
+/* Reductions: always the "critical" method (return 1): each thread merges
+ * its private copies into the shared variables holding a lock, which also
+ * carries the writes from one thread to the next. The "atomic" method
+ * (return 2) would have clang merge with hardware atomics on the shared
+ * variables, which a page-based DSM cannot make coherent across nodes. */
+kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
+                               size_t reduce_size, void *reduce_data,
+                               void (*reduce_func)(void *, void *), kmp_critical_name *lck)
+{
+    (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
+    struct omp_thread *t = omp_self();
+    stats_add(STAT_PAR_REDUCTIONS, 1);
+    if (t->nthreads > 1) {
+        uint64_t t0 = clock_ns();
+        dsm_lock(omp_lock_id_of(lck));
+        stats_add(STAT_T_PAR_REDUCE_NS, clock_ns() - t0);
+    }
+    return 1;
+}
+
+void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck)
+{
+    (void)loc, (void)gtid;
+    if (omp_self()->nthreads > 1)
+        dsm_unlock(omp_lock_id_of(lck));
+}
+
+kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t reduce_size,
+                        void *reduce_data, void (*reduce_func)(void *, void *),
+                        kmp_critical_name *lck)
+{
+    return __kmpc_reduce_nowait(loc, gtid, num_vars, reduce_size, reduce_data, reduce_func, lck);
+}
+
+void __kmpc_end_reduce(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck)
+{
+    __kmpc_end_reduce_nowait(loc, gtid, lck);
+    __kmpc_barrier(loc, gtid);
+}

@@ -1,0 +1,389 @@
+/*
+ * dispatch.c — dynamic and guided chunks and ordered turns, served by
+ * node 0 (parallel.h).
+ *
+ * A dynamic loop on a DSM must not keep its iteration counter in shared
+ * memory: every fetch-and-add would move the counter's page between nodes
+ * (an invalidation, a fetch and a diff each time). Node 0's service thread
+ * keeps the counter instead and answers each request with a chunk: one
+ * message there and one back (Omni/SCASH kept its chunk queue at one node
+ * too; seed 003 §3.1 measures what it costs). Node 0's own requests are
+ * served in place.
+ *
+ * The server learns of a loop from its first request (every request names
+ * the loop fully), and forgets it once every thread has been told the loop
+ * is over. Ordered turns live in a second table, forgotten when the last
+ * iteration's turn is done.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/stack.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "parallel/parallel.h"
+
+struct chunk_req {
+    uint32_t team, loop;
+    uint32_t kind;
+    int32_t  nthreads;
+    uint64_t trip, chunk;
+};
+struct chunk_rep {
+    uint32_t team, loop;
+    uint64_t first, count;
+};
+struct turn_msg {
+    uint32_t team, loop;
+    uint64_t iter, trip;
+};
+
+/* At node 0: one dynamic or guided loop in progress. */
+struct served_loop {
+    struct served_loop *next;
+    struct loop_id      id;
+    uint64_t            next_iter, trip;
+    int                 finished;   /* threads told the loop is over */
+};
+
+/* At node 0: the turn of one ordered loop, and who waits for it. */
+struct turn_waiter {
+    struct turn_waiter *next;
+    int                 node;
+    uint64_t            iter;
+};
+struct ordered_loop {
+    struct ordered_loop *next;
+    struct loop_id       id;
+    uint64_t             turn;      /* the iteration that may run its ordered part */
+    struct turn_waiter  *waiters;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t      lock;
+    struct served_loop  *loops;     /* at node 0 */
+    struct ordered_loop *ordered;   /* at node 0 */
+    /* This node's one outstanding request (one thread per node). */
+    bool                 replied;
+    uint64_t             rep_first, rep_count;
+    bool                 turn_go;
+} disp = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool same(struct loop_id a, struct loop_id b) { return a.team == b.team && a.loop == b.loop; }
+
+/* ---- at node 0 ------------------------------------------------------------ */
+
+/* Serves one request. Caller holds disp.lock. */
+static struct chunk_rep serve_chunk(int node, const struct chunk_req *r)
+{
+    struct loop_id id = {r->team, r->loop};
+    struct served_loop **pp = &disp.loops, *l;
+    while ((l = *pp) && !same(l->id, id))
+        pp = &l->next;
+    if (!l) {
+        l = calloc(1, sizeof *l);
+        if (!l)
+            log_fatal("out of memory serving loop chunks");
+        l->id = id;
+        l->trip = r->trip;
+        *pp = l;
+    } else if (l->trip != r->trip)
+        log_fatal("node %d shares loop %u of team %u with %llu iterations, others with %llu: "
+                  "the threads of a team must meet the same loops",
+                  node, r->loop, r->team, (unsigned long long)r->trip,
+                  (unsigned long long)l->trip);
+    struct chunk_rep rep = {.team = r->team, .loop = r->loop};
+    uint64_t left = l->trip - l->next_iter;
+    uint64_t c = r->kind == SCHED_GUIDED ? sched_guided_chunk(left, r->nthreads, r->chunk)
+                                         : (r->chunk < left ? r->chunk : left);
+    rep.first = l->next_iter;
+    rep.count = c;
+    l->next_iter += c;
+    if (c == 0 && ++l->finished == r->nthreads) {
+        *pp = l->next;
+        free(l);
+    }
+    return rep;
+}
+
+static void on_chunk_req(int src, const void *msg, size_t len)
+{
+    struct chunk_req r;
+    ipc_body(src, msg, len, &r, sizeof r, NULL, "loop chunk request");
+    if (job()->rank != 0 || r.nthreads < 1 || r.nthreads > job()->nodes || src >= r.nthreads ||
+        r.chunk < 1 || (r.kind != SCHED_DYNAMIC && r.kind != SCHED_GUIDED))
+        log_fatal("node %d sent a malformed loop chunk request", src);
+    pthread_mutex_lock(&disp.lock);
+    struct chunk_rep rep = serve_chunk(src, &r);
+    pthread_mutex_unlock(&disp.lock);
+    ipc_send(src, PAR_CHUNK_REP, 0, &rep, sizeof rep);
+}
+
+static void send_go(int node)
+{
+    if (node == job()->rank) {
+        disp.turn_go = true;
+        ipc_notify();
+    } else
+        ipc_send(node, PAR_TURN_GO, 0, NULL, 0);
+}
+
+static struct ordered_loop *ordered_of(struct loop_id id)
+{
+    struct ordered_loop *o;
+    for (o = disp.ordered; o && !same(o->id, id); o = o->next)
+        ;
+    if (!o) {
+        o = calloc(1, sizeof *o);
+        if (!o)
+            log_fatal("out of memory serving ordered loops");
+        o->id = id;
+        o->next = disp.ordered;
+        disp.ordered = o;
+    }
+    return o;
+}
+
+/* Caller holds disp.lock. */
+static void turn_wait(int node, struct loop_id id, uint64_t iter)
+{
+    struct ordered_loop *o = ordered_of(id);
+    if (o->turn == iter) {
+        send_go(node);
+        return;
+    }
+    struct turn_waiter *w = malloc(sizeof *w);
+    if (!w)
+        log_fatal("out of memory serving ordered loops");
+    *w = (struct turn_waiter){.next = o->waiters, .node = node, .iter = iter};
+    o->waiters = w;
+}
+
+/* Caller holds disp.lock. */
+static void turn_done(int node, struct loop_id id, uint64_t iter, uint64_t trip)
+{
+    struct ordered_loop *o = ordered_of(id);
+    if (iter != o->turn)
+        log_fatal("node %d finished ordered iteration %llu out of turn (turn %llu)", node,
+                  (unsigned long long)iter, (unsigned long long)o->turn);
+    o->turn = iter + 1;
+    if (o->turn >= trip) {
+        if (o->waiters)
+            log_fatal("a thread waits for an iteration past the end of an ordered loop");
+        struct ordered_loop **pp = &disp.ordered;
+        while (*pp != o)
+            pp = &(*pp)->next;
+        *pp = o->next;
+        free(o);
+        return;
+    }
+    for (struct turn_waiter **pp = &o->waiters, *w; (w = *pp); pp = &w->next)
+        if (w->iter == o->turn) {
+            *pp = w->next;
+            send_go(w->node);
+            free(w);
+            return;
+        }
+}
+
+/* `trip`: the message names the loop's length (a turn done), which bounds
+ * its iteration; a wait leaves it 0. */
+static void parse_turn(int src, const void *msg, size_t len, struct turn_msg *t, bool trip)
+{
+    ipc_body(src, msg, len, t, sizeof *t, NULL, "ordered turn message");
+    if (job()->rank != 0 || (trip ? t->iter >= t->trip : t->trip != 0))
+        log_fatal("node %d sent a malformed ordered turn message", src);
+}
+
+static void on_turn_req(int src, const void *msg, size_t len)
+{
+    struct turn_msg t;
+    parse_turn(src, msg, len, &t, false);
+    pthread_mutex_lock(&disp.lock);
+    turn_wait(src, (struct loop_id){t.team, t.loop}, t.iter);
+    pthread_mutex_unlock(&disp.lock);
+}
+
+static void on_turn_done(int src, const void *msg, size_t len)
+{
+    struct turn_msg t;
+    parse_turn(src, msg, len, &t, true);
+    pthread_mutex_lock(&disp.lock);
+    turn_done(src, (struct loop_id){t.team, t.loop}, t.iter, t.trip);
+    pthread_mutex_unlock(&disp.lock);
+}
+
+/* ---- at every node -------------------------------------------------------- */
+
+static void on_chunk_rep(int src, const void *msg, size_t len)
+{
+    struct chunk_rep rep;
+    ipc_body(src, msg, len, &rep, sizeof rep, NULL, "loop chunk reply");
+    pthread_mutex_lock(&disp.lock);
+    if (src != 0 || disp.replied)
+        log_fatal("node %d sent a loop chunk nobody asked for", src);
+    disp.rep_first = rep.first;
+    disp.rep_count = rep.count;
+    disp.replied = true;
+    pthread_mutex_unlock(&disp.lock);
+    ipc_notify();
+}
+
+static void on_turn_go(int src, const void *msg, size_t len)
+{
+    char none;
+    ipc_body(src, msg, len, &none, 0, NULL, "ordered turn");
+    pthread_mutex_lock(&disp.lock);
+    if (src != 0 || disp.turn_go)
+        log_fatal("node %d sent an ordered turn nobody waited for", src);
+    disp.turn_go = true;
+    pthread_mutex_unlock(&disp.lock);
+    ipc_notify();
+}
+
+static bool flag_set(void *arg)
+{
+    bool *flag = arg;
+    pthread_mutex_lock(&disp.lock);
+    bool set = *flag;
+    pthread_mutex_unlock(&disp.lock);
+    return set;
+}
+
+static uint64_t next_chunk_here(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                                uint64_t chunk, int nthreads, uint64_t *first)
+{
+    uint64_t t0 = clock_ns();
+    struct chunk_req r = {.team = id.team, .loop = id.loop, .kind = kind, .nthreads = nthreads,
+                          .trip = trip, .chunk = chunk ? chunk : 1};
+    struct chunk_rep rep;
+    if (job()->rank == 0) {
+        pthread_mutex_lock(&disp.lock);
+        rep = serve_chunk(0, &r);
+        pthread_mutex_unlock(&disp.lock);
+    } else {
+        pthread_mutex_lock(&disp.lock);
+        disp.replied = false;
+        pthread_mutex_unlock(&disp.lock);
+        ipc_send(0, PAR_CHUNK_REQ, 0, &r, sizeof r);
+        ipc_wait(flag_set, &disp.replied, 0);
+        rep.first = disp.rep_first;
+        rep.count = disp.rep_count;
+    }
+    stats_add(STAT_PAR_CHUNKS, rep.count ? 1 : 0);
+    stats_add(STAT_T_PAR_CHUNK_NS, clock_ns() - t0);
+    *first = rep.first;
+    return rep.count;
+}
+
+static void turn_wait_here(struct loop_id id, uint64_t iter)
+{
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&disp.lock);
+    disp.turn_go = false;
+    if (job()->rank == 0)
+        turn_wait(0, id, iter);
+    pthread_mutex_unlock(&disp.lock);
+    if (job()->rank != 0) {
+        struct turn_msg t = {.team = id.team, .loop = id.loop, .iter = iter};
+        ipc_send(0, PAR_TURN_REQ, 0, &t, sizeof t);
+    }
+    ipc_wait(flag_set, &disp.turn_go, 0);
+    stats_add(STAT_T_PAR_ORDERED_NS, clock_ns() - t0);
+}
+
+static void turn_done_here(struct loop_id id, uint64_t iter, uint64_t trip)
+{
+    if (job()->rank == 0) {
+        pthread_mutex_lock(&disp.lock);
+        turn_done(0, id, iter, trip);
+        pthread_mutex_unlock(&disp.lock);
+        return;
+    }
+    struct turn_msg t = {.team = id.team, .loop = id.loop, .iter = iter, .trip = trip};
+    ipc_send(0, PAR_TURN_DONE, 0, &t, sizeof t);
+}
+
+/* The entry points run off the master's shared stack (base/stack.h): they
+ * wait on the network, and a fault on their own locals there could need
+ * the network too. */
+struct dispatch_call {
+    struct loop_id  id;
+    enum sched_kind kind;
+    uint64_t        trip, chunk, iter, first, count;
+    int             nthreads;
+};
+
+static void next_chunk_call(void *arg)
+{
+    struct dispatch_call c = *(struct dispatch_call *)arg;
+    c.count = next_chunk_here(c.id, c.kind, c.trip, c.chunk, c.nthreads, &c.first);
+    ((struct dispatch_call *)arg)->first = c.first;
+    ((struct dispatch_call *)arg)->count = c.count;
+}
+
+uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                             uint64_t chunk, int nthreads, uint64_t *first)
+{
+    struct dispatch_call c = {.id = id, .kind = kind, .trip = trip, .chunk = chunk,
+                              .nthreads = nthreads};
+    stack_private(next_chunk_call, &c);
+    *first = c.first;
+    return c.count;
+}
+
+static void turn_wait_call(void *arg)
+{
+    struct dispatch_call c = *(struct dispatch_call *)arg;
+    turn_wait_here(c.id, c.iter);
+}
+
+void parallel_turn_wait(struct loop_id id, uint64_t iter)
+{
+    struct dispatch_call c = {.id = id, .iter = iter};
+    stack_private(turn_wait_call, &c);
+}
+
+static void turn_done_call(void *arg)
+{
+    struct dispatch_call c = *(struct dispatch_call *)arg;
+    turn_done_here(c.id, c.iter, c.trip);
+}
+
+void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip)
+{
+    struct dispatch_call c = {.id = id, .iter = iter, .trip = trip};
+    stack_private(turn_done_call, &c);
+}
+
+void parallel_dispatch_start(void)
+{
+    ipc_register(PAR_CHUNK_REQ, "CHUNK_REQ", on_chunk_req, NULL);
+    ipc_register(PAR_CHUNK_REP, "CHUNK_REP", on_chunk_rep, NULL);
+    ipc_register(PAR_TURN_REQ, "TURN_REQ", on_turn_req, NULL);
+    ipc_register(PAR_TURN_GO, "TURN_GO", on_turn_go, NULL);
+    ipc_register(PAR_TURN_DONE, "TURN_DONE", on_turn_done, NULL);
+}
+
+void parallel_dispatch_finish(void)
+{
+    while (disp.loops) {
+        struct served_loop *l = disp.loops;
+        disp.loops = l->next;
+        free(l);
+    }
+    while (disp.ordered) {
+        struct ordered_loop *o = disp.ordered;
+        disp.ordered = o->next;
+        while (o->waiters) {
+            struct turn_waiter *w = o->waiters;
+            o->waiters = w->next;
+            free(w);
+        }
+        free(o);
+    }
+}

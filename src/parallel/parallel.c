@@ -1,0 +1,16 @@
+/* parallel.c — the parallel layer's start and finish (parallel.h). */
+#include "parallel/parallel.h"
+
+void parallel_start(void)
+{
+    parallel_dispatch_start();
+    parallel_claim_start();
+    parallel_sites_start();
+}
+
+void parallel_finish(void)
+{
+    parallel_dispatch_finish();
+    parallel_claim_finish();
+    parallel_sites_finish();
+}

@@ -1,0 +1,133 @@
+/*
+ * parallel.h — worksharing across nodes (DESIGN.md, layer 6): what a
+ * fork-join front end (the OpenMP runtime in src/omp) needs beyond locks
+ * and barriers.
+ *
+ * - A loop's dynamic and guided chunks come from one shared iteration
+ *   counter served by node 0: a chunk is one request and one reply, never a
+ *   page bouncing between nodes.
+ * - Ordered loops pass a turn from iteration to iteration through the same
+ *   server.
+ * - A team smaller than the job synchronises with a barrier of its own.
+ *
+ * Loops are named by (team, loop): the team's sequence number (every member
+ * counts the regions it joins the same way) and the worksharing construct's
+ * number within the region (every member meets them in the same order, as
+ * OpenMP requires).
+ */
+#ifndef DSM_PARALLEL_PARALLEL_H
+#define DSM_PARALLEL_PARALLEL_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parallel/schedule.h"
+#include "sync/sync.h"
+
+/* The parallel layer's message types (numbered on from sync's; ipc.h). */
+enum parallel_type {
+    PAR_CHUNK_REQ = SYNC_TYPE_NEXT, /* the next chunk of a dynamic or guided loop, to node 0 */
+    PAR_CHUNK_REP,                  /* that chunk (or none: the loop is over) */
+    PAR_TURN_REQ,                   /* ordered: wait for an iteration's turn, at node 0 */
+    PAR_TURN_GO,                    /* ordered: it is that iteration's turn */
+    PAR_TURN_DONE,                  /* ordered: an iteration is over; the next one's turn */
+    PAR_CLAIM_REQ,                  /* a lock of the API's (omp_set_lock, omp_test_lock), at node 0 */
+    PAR_CLAIM_REP,                  /* granted, or busy for a try */
+    PAR_CLAIM_LEAVE,                /* released: the next waiter's */
+    PAR_SPEED,                      /* profiled loops: a node's measured speed, to node 0 */
+    PAR_SPEEDS,                     /* every member's, back to each */
+    PARALLEL_TYPE_NEXT
+};
+
+void parallel_start(void);
+void parallel_finish(void);
+/* Their parts (parallel.c calls them). */
+void parallel_dispatch_start(void);
+void parallel_dispatch_finish(void);
+void parallel_claim_start(void);
+void parallel_claim_finish(void);
+void parallel_sites_start(void);
+void parallel_sites_finish(void);
+
+/* A loop's name: the same on every member of the team. */
+struct loop_id {
+    uint32_t team;
+    uint32_t loop;
+};
+
+/* Takes the next chunk of a dynamic (SCHED_DYNAMIC) or guided
+ * (SCHED_GUIDED) loop of `trip` iterations shared by `nthreads` threads:
+ * returns its size (0: the loop is over for this thread) and its first
+ * iteration in *first. Every thread calls it until it returns 0. */
+uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                             uint64_t chunk, int nthreads, uint64_t *first);
+
+/* Ordered loops: waits until every iteration before `iter` has finished
+ * (parallel_turn_done), then returns. */
+void parallel_turn_wait(struct loop_id id, uint64_t iter);
+/* Iteration `iter` of a loop of `trip` iterations has finished: the next
+ * one may go. Called once per iteration, in any order across threads. */
+void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip);
+
+/* ---- loop sites and seed 003's profiled schedule (loopsite.c) ---------- */
+
+/* A loop of the program's source, by an address the same on every node;
+ * its state on this node, kept across the loop's executions. */
+struct loop_site {
+    struct loop_site *next;
+    const void       *key;
+    int               nthreads, tid;       /* the team it was profiled with */
+    uint64_t          executions;
+    bool              profiling;           /* still measuring (Fig. 4 (1)) */
+    bool              have_weights;        /* re-partitioned: the chunk_vector's weights */
+    double            weights[VT_MAX_NODES];
+    uint64_t          rounds, repartitions;
+    double            last_gain;           /* predicted by the last decision */
+    bool              timing;              /* this execution is measured */
+    uint64_t          timed_iterations, timed_ns, timed_trip;
+    uint64_t          running_iterations, started_ns;
+};
+
+/* This node's state of the site named `key`, made on first use. */
+struct loop_site *parallel_site(const void *key);
+
+/* One execution's division for this thread: a block of `count` iterations
+ * from `first` (block split), or its chunks of chunks[tid] iterations, the
+ * k-th at k * (sum of chunks) + (chunks of the threads before it)
+ * (cyclic split; profile_cyclic_chunk walks them). count: its total. */
+struct loop_plan {
+    bool     cyclic;
+    uint64_t first, count;
+    uint64_t chunks[VT_MAX_NODES];
+};
+
+/* Every thread of the team calls these around each execution of a
+ * profiled loop of `trip` iterations (collective at decision points). */
+void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec, uint64_t trip,
+                             int tid, int n, struct loop_plan *plan);
+void parallel_profiled_end(struct loop_site *s);
+
+/* The least predicted gain (a fraction) for which a profiled loop is
+ * re-partitioned (DSM_PROFILED_GAIN). */
+void parallel_set_profile_threshold(double fraction);
+
+/* Locks a program can test (omp_test_lock), which dsm_lock's queue cannot
+ * answer without waiting: node 0 keeps who holds each and who waits. A
+ * claim returns true once the lock is this node's; with `try`, false at
+ * once if another node holds it. The claim only orders the holders: the
+ * caller takes dsm_lock(id) after claiming and drops it before leaving, for
+ * the consistency (the holders' writes pass on with it). */
+bool parallel_claim(int id, bool try);
+void parallel_leave(int id);
+
+/* A barrier of the nodes 0 .. nthreads-1 only (a team smaller than the
+ * job), with the consistency of a lock passed through all of them. `count`
+ * points to shared memory the team's members all use, zero at first. */
+struct team_count {
+    uint32_t arrived, generation;
+};
+void parallel_team_barrier(struct team_count *count, int nthreads);
+
+/* Lock ids reserved for the OpenMP runtime: [PARALLEL_LOCK_BASE, INT_MAX]
+ * (dsm.h tells programs to keep below it). */
+#define PARALLEL_LOCK_BASE 0x60000000
+#endif

@@ -1,0 +1,184 @@
+/*
+ * schedule.c — dividing a loop's iterations (schedule.h). Pure functions:
+ * every node computes the same division from the same arguments.
+ */
+#include "parallel/schedule.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t sched_trip(int64_t lb, int64_t ub, int64_t st, bool is_unsigned)
+{
+    /* 128-bit arithmetic: ub - lb of two 64-bit values may not fit in 64. */
+    __int128 lo = is_unsigned ? (__int128)(uint64_t)lb : (__int128)lb;
+    __int128 hi = is_unsigned ? (__int128)(uint64_t)ub : (__int128)ub;
+    if (st == 0)
+        return 0;
+    if (st > 0 ? hi < lo : hi > lo)
+        return 0;
+    __int128 span = st > 0 ? hi - lo : lo - hi;
+    __int128 step = st > 0 ? (__int128)st : -(__int128)st;
+    return (uint64_t)(span / step + 1);
+}
+
+uint64_t sched_static_block(uint64_t trip, int tid, int n, uint64_t *first)
+{
+    uint64_t small = trip / (uint64_t)n, extras = trip % (uint64_t)n;
+    uint64_t t = (uint64_t)tid;
+    *first = t * small + (t < extras ? t : extras);
+    return small + (t < extras ? 1 : 0);
+}
+
+bool sched_static_chunked_has_last(uint64_t trip, uint64_t chunk, int tid, int n)
+{
+    if (trip == 0)
+        return false;
+    uint64_t last_chunk = (trip - 1) / chunk;
+    return last_chunk % (uint64_t)n == (uint64_t)tid;
+}
+
+uint64_t sched_guided_chunk(uint64_t remaining, int n, uint64_t min_chunk)
+{
+    /* Half an even share of what is left (libomp's guided_iterative uses
+     * the same factor): large chunks first, shrinking as the loop ends. */
+    uint64_t c = (remaining + 2 * (uint64_t)n - 1) / (2 * (uint64_t)n);
+    if (c < min_chunk)
+        c = min_chunk;
+    return c < remaining ? c : remaining;
+}
+
+void sched_split_by_weight(uint64_t trip, int n, const double *weight, uint64_t *counts)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += weight[i];
+    /* Cumulative rounding: block i ends at round(trip * (w0+..+wi) / total),
+     * so the sizes always add up to trip and no block drifts by more than
+     * one iteration from its share. */
+    double acc = 0;
+    uint64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        acc += weight[i];
+        uint64_t end = i == n - 1 ? trip : (uint64_t)((double)trip * acc / total + 0.5);
+        if (end < start)
+            end = start;
+        if (end > trip)
+            end = trip;
+        counts[i] = end - start;
+        start = end;
+    }
+}
+
+static const char *const kind_names[] = {
+    [SCHED_STATIC] = "static", [SCHED_DYNAMIC] = "dynamic", [SCHED_GUIDED] = "guided",
+    [SCHED_AUTO] = "auto",     [SCHED_PROFILED] = "profiled",
+};
+
+const char *sched_kind_name(enum sched_kind kind)
+{
+    if ((unsigned)kind < sizeof kind_names / sizeof kind_names[0] && kind_names[kind])
+        return kind_names[kind];
+    return "unknown";
+}
+
+/* A non-negative decimal number (at most 2^62), surrounded by blanks. */
+static int parse_count(const char *s, size_t len, int64_t *out)
+{
+    while (len && isspace((unsigned char)*s))
+        s++, len--;
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    if (!len || len > 19)
+        return -EINVAL;
+    int64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -EINVAL;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v > ((int64_t)1 << 62))
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int sched_parse(const char *text, struct sched_spec *out, char *err, unsigned errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!text) {
+        snprintf(err, errlen, "no schedule given");
+        return -EINVAL;
+    }
+    const char *p = text;
+    const char *colon = strchr(p, ':');
+    if (colon) {
+        size_t mlen = (size_t)(colon - p);
+        while (mlen && isspace((unsigned char)*p))
+            p++, mlen--;
+        while (mlen && isspace((unsigned char)p[mlen - 1]))
+            mlen--;
+        if (!((mlen == 9 && !strncasecmp(p, "monotonic", 9)) ||
+              (mlen == 12 && !strncasecmp(p, "nonmonotonic", 12)))) {
+            snprintf(err, errlen, "'%s': the modifier must be monotonic or nonmonotonic", text);
+            return -EINVAL;
+        }
+        p = colon + 1;
+    }
+    /* The kind, then up to three comma-separated numbers. */
+    const char *fields[5];
+    size_t lens[5];
+    int nf = 0;
+    const char *start = p;
+    for (;;) {
+        const char *comma = strchr(start, ',');
+        size_t len = comma ? (size_t)(comma - start) : strlen(start);
+        if (nf == 5) {
+            snprintf(err, errlen, "'%s': too many fields", text);
+            return -EINVAL;
+        }
+        fields[nf] = start;
+        lens[nf++] = len;
+        if (!comma)
+            break;
+        start = comma + 1;
+    }
+    const char *k = fields[0];
+    size_t klen = lens[0];
+    while (klen && isspace((unsigned char)*k))
+        k++, klen--;
+    while (klen && isspace((unsigned char)k[klen - 1]))
+        klen--;
+    enum sched_kind kind = 0;
+    for (unsigned i = 1; i < sizeof kind_names / sizeof kind_names[0]; i++)
+        if (strlen(kind_names[i]) == klen && !strncasecmp(k, kind_names[i], klen))
+            kind = (enum sched_kind)i;
+    if (!kind) {
+        snprintf(err, errlen, "'%s': the kind must be static, dynamic, guided, auto or profiled",
+                 text);
+        return -EINVAL;
+    }
+    int max_numbers = kind == SCHED_PROFILED ? 3 : kind == SCHED_AUTO ? 0 : 1;
+    if (nf - 1 > max_numbers) {
+        snprintf(err, errlen, "'%s': %s takes at most %d number%s", text, kind_names[kind],
+                 max_numbers, max_numbers == 1 ? "" : "s");
+        return -EINVAL;
+    }
+    int64_t v[3] = {0, 0, 0};
+    for (int i = 1; i < nf; i++)
+        if (parse_count(fields[i], lens[i], &v[i - 1])) {
+            snprintf(err, errlen, "'%s': field %d is not a non-negative number", text, i + 1);
+            return -EINVAL;
+        }
+    if (kind != SCHED_PROFILED && nf > 1 && v[0] == 0) {
+        snprintf(err, errlen, "'%s': the chunk size must be at least 1", text);
+        return -EINVAL;
+    }
+    out->kind = kind;
+    out->chunk = v[0];
+    out->eval_size = v[1];
+    out->eval_skip = v[2];
+    return 0;
+}

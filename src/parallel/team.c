@@ -1,0 +1,30 @@
+/*
+ * team.c — the barrier of a team smaller than the job (parallel.h).
+ *
+ * dsm_barrier gathers every node; a team of the first n nodes (an OpenMP
+ * num_threads below the node count) needs its own. It is built from a lock
+ * and a condition variable over a count in shared memory: each arrival
+ * takes the lock (and so sees the writes of every arrival before it), the
+ * last one wakes the others, and each of them takes the lock again on the
+ * way out (and so sees everything written before the barrier). It costs a
+ * lock hand-over per member, which is why full teams use dsm_barrier.
+ */
+#include "base/stats.h"
+#include "parallel/parallel.h"
+
+enum { TEAM_LOCK = PARALLEL_LOCK_BASE, TEAM_COND = PARALLEL_LOCK_BASE };
+
+void parallel_team_barrier(struct team_count *count, int nthreads)
+{
+    dsm_lock(TEAM_LOCK);
+    uint32_t generation = count->generation;
+    if (++count->arrived == (uint32_t)nthreads) {
+        count->arrived = 0;
+        count->generation = generation + 1;
+        dsm_cond_broadcast(TEAM_COND);
+    } else
+        while (count->generation == generation)
+            dsm_cond_wait(TEAM_COND, TEAM_LOCK);
+    dsm_unlock(TEAM_LOCK);
+    stats_add(STAT_BARRIERS, 1); /* its time is counted as lock time */
+}

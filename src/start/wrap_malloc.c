@@ -1,0 +1,78 @@
+/*
+ * wrap_malloc.c — libdsm-start.a: the program's malloc and friends in the
+ * shared-memory model (dsm.h, dsm_heap_*). dsmcc links with
+ * -Wl,--wrap=malloc and the others, which redirects the program's own
+ * references only: the C library and dsm keep the C library's allocator.
+ * Before the job starts (constructors) and in a 1-node run without dsmrun
+ * the C library allocates; a free goes to whichever allocator owns the
+ * block.
+ */
+#include <dsm.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void  __real_free(void *p);
+int   __real_posix_memalign(void **out, size_t align, size_t size);
+void *__real_aligned_alloc(size_t align, size_t size);
+void *__real_memalign(size_t align, size_t size);
+
+/* Shared once the job has begun: dsm_main starts it before main. */
+static int shared(void) { return dsm_nodes() > 1; }
+
+void *__wrap_malloc(size_t size) { return shared() ? dsm_heap_alloc(size, 0) : __real_malloc(size); }
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    if (!shared())
+        return __real_calloc(n, size);
+    if (size && n > (size_t)-1 / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return dsm_heap_alloc(n * size, 0); /* dsm_malloc zeroes */
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+    if (p && !dsm_heap_owns(p))
+        return __real_realloc(p, size);
+    if (!p && !shared())
+        return __real_malloc(size);
+    return dsm_heap_realloc(p, size);
+}
+
+void __wrap_free(void *p)
+{
+    if (dsm_heap_owns(p)) {
+        if (shared()) /* after the job, shared memory is left as it is */
+            dsm_heap_free(p);
+    } else
+        __real_free(p);
+}
+
+int __wrap_posix_memalign(void **out, size_t align, size_t size)
+{
+    if (!shared())
+        return __real_posix_memalign(out, align, size);
+    if (!align || (align & (align - 1)) || align % sizeof(void *))
+        return EINVAL;
+    void *p = dsm_heap_alloc(size, align);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t size)
+{
+    return shared() ? dsm_heap_alloc(size, align) : __real_aligned_alloc(align, size);
+}
+
+void *__wrap_memalign(size_t align, size_t size)
+{
+    return shared() ? dsm_heap_alloc(size, align) : __real_memalign(align, size);
+}

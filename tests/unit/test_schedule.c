@@ -1,0 +1,217 @@
+/*
+ * test_schedule.c — dividing a loop's iterations: trip counts of every
+ * shape, static blocks and chunks cover each iteration exactly once, guided
+ * chunks shrink and add up, weighted splits follow their weights, and
+ * OMP_SCHEDULE is parsed or refused with a reason.
+ */
+#include "check.h"
+#include "parallel/profile.h"
+#include "parallel/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void test_trip_counts_of_every_shape(void)
+{
+    CHECK_EQ(sched_trip(0, 9, 1, false), 10);
+    CHECK_EQ(sched_trip(0, 9, 3, false), 4);      /* 0 3 6 9 */
+    CHECK_EQ(sched_trip(0, 10, 3, false), 4);     /* 0 3 6 9 */
+    CHECK_EQ(sched_trip(9, 0, -1, false), 10);
+    CHECK_EQ(sched_trip(9, 0, -4, false), 3);     /* 9 5 1 */
+    CHECK_EQ(sched_trip(5, 4, 1, false), 0);
+    CHECK_EQ(sched_trip(4, 5, -1, false), 0);
+    CHECK_EQ(sched_trip(7, 7, 1, false), 1);
+    CHECK_EQ(sched_trip(0, 0, 0, false), 0);
+    /* Unsigned: the bounds are values of their width, not negatives. */
+    CHECK_EQ(sched_trip(0, (int64_t)UINT64_MAX, 1 << 30, true), (UINT64_MAX >> 30) + 1);
+    CHECK_EQ(sched_trip(INT64_MIN, INT64_MAX, 1, false), 0); /* 2^64: does not fit; 0 */
+    CHECK_EQ(sched_trip(INT64_MIN, INT64_MAX, 2, false), (uint64_t)1 << 63);
+    CHECK_EQ(sched_value(10, -3, 4), -2);
+}
+
+static void test_static_blocks_cover_each_iteration_once(void)
+{
+    for (uint64_t trip = 0; trip < 40; trip++)
+        for (int n = 1; n <= 9; n++) {
+            uint64_t next = 0, sizes_max = 0, sizes_min = UINT64_MAX;
+            for (int t = 0; t < n; t++) {
+                uint64_t first, count = sched_static_block(trip, t, n, &first);
+                if (count)
+                    CHECK_EQ(first, next); /* consecutive, in thread order */
+                next += count;
+                sizes_max = count > sizes_max ? count : sizes_max;
+                sizes_min = count < sizes_min ? count : sizes_min;
+            }
+            CHECK_EQ(next, trip);
+            CHECK(sizes_max - sizes_min <= 1); /* balanced */
+        }
+}
+
+static void test_static_chunks_name_the_last_thread(void)
+{
+    /* 10 iterations in chunks of 3 over 2 threads: chunks 0,2 to thread 0,
+     * 1,3 to thread 1; the last chunk (9) is number 3. */
+    CHECK(!sched_static_chunked_has_last(10, 3, 0, 2));
+    CHECK(sched_static_chunked_has_last(10, 3, 1, 2));
+    CHECK(sched_static_chunked_has_last(9, 3, 0, 2));
+    CHECK(!sched_static_chunked_has_last(0, 3, 0, 2));
+    for (uint64_t trip = 1; trip < 50; trip++) {
+        int owners = 0;
+        for (int t = 0; t < 4; t++)
+            owners += sched_static_chunked_has_last(trip, 5, t, 4);
+        CHECK_EQ(owners, 1);
+    }
+}
+
+static void test_guided_chunks_shrink_and_add_up(void)
+{
+    uint64_t left = 1000, prev = UINT64_MAX, total = 0;
+    while (left) {
+        uint64_t c = sched_guided_chunk(left, 4, 7);
+        CHECK(c >= 1 && c <= left);
+        CHECK(c >= 7 || c == left);
+        CHECK(c <= prev);
+        prev = c;
+        total += c;
+        left -= c;
+    }
+    CHECK_EQ(total, 1000);
+    CHECK_EQ(sched_guided_chunk(1000, 4, 1), 125); /* half an even share */
+    CHECK_EQ(sched_guided_chunk(3, 4, 10), 3);
+}
+
+static void test_weighted_split_follows_the_weights(void)
+{
+    /* Seed 003's Fig. 2: three nodes at speeds 3:1:2. */
+    double w[3] = {3, 1, 2};
+    uint64_t c[3];
+    sched_split_by_weight(600, 3, w, c);
+    CHECK_EQ(c[0], 300);
+    CHECK_EQ(c[1], 100);
+    CHECK_EQ(c[2], 200);
+    sched_split_by_weight(7, 3, w, c);
+    CHECK_EQ(c[0] + c[1] + c[2], 7);
+    double even[4] = {1, 1, 1, 1};
+    uint64_t e[4];
+    sched_split_by_weight(10, 4, even, e);
+    CHECK_EQ(e[0] + e[1] + e[2] + e[3], 10);
+    for (int i = 0; i < 4; i++)
+        CHECK(e[i] == 2 || e[i] == 3);
+}
+
+static void test_omp_schedule_is_parsed(void)
+{
+    struct sched_spec s;
+    char err[128];
+    CHECK_EQ(sched_parse("static", &s, err, sizeof err), 0);
+    CHECK_EQ(s.kind, SCHED_STATIC);
+    CHECK_EQ(s.chunk, 0);
+    CHECK_EQ(sched_parse("dynamic,4", &s, err, sizeof err), 0);
+    CHECK(s.kind == SCHED_DYNAMIC && s.chunk == 4);
+    CHECK_EQ(sched_parse(" Guided , 16 ", &s, err, sizeof err), 0);
+    CHECK(s.kind == SCHED_GUIDED && s.chunk == 16);
+    CHECK_EQ(sched_parse("nonmonotonic:dynamic", &s, err, sizeof err), 0);
+    CHECK(s.kind == SCHED_DYNAMIC);
+    CHECK_EQ(sched_parse("monotonic:static,2", &s, err, sizeof err), 0);
+    CHECK_EQ(sched_parse("auto", &s, err, sizeof err), 0);
+    CHECK_EQ(sched_parse("profiled", &s, err, sizeof err), 0);
+    CHECK(s.kind == SCHED_PROFILED && s.chunk == 0);
+    CHECK_EQ(sched_parse("profiled,0,2,1", &s, err, sizeof err), 0);
+    CHECK(s.chunk == 0 && s.eval_size == 2 && s.eval_skip == 1);
+    CHECK_EQ(strcmp(sched_kind_name(SCHED_GUIDED), "guided"), 0);
+}
+
+static void test_bad_omp_schedules_are_refused(void)
+{
+    static const char *const bad[] = {
+        "", "stat", "static,", "static,-1", "static,0", "dynamic,x", "dynamic,4,5",
+        "auto,3", "profiled,1,2,3,4", "weird:static", "static,99999999999999999999",
+        ",", "dynamic,,", ":static",
+    };
+    struct sched_spec s;
+    char err[128];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        int rc = sched_parse(bad[i], &s, err, sizeof err);
+        CHECK(rc < 0);
+        CHECK(err[0] != 0);
+        if (rc >= 0)
+            fprintf(stderr, "accepted '%s'\n", bad[i]);
+    }
+}
+
+/* Seed 003 Fig. 2 and Fig. 4: nodes at speeds 3:1:2. */
+static void test_profiled_repartitions_when_it_pays(void)
+{
+    double speed[3] = {3000, 1000, 2000};
+    uint64_t even[3] = {200, 200, 200}, next[3];
+    double gain;
+    CHECK(profile_decide(600, 3, even, speed, 0.05, next, &gain));
+    CHECK_EQ(next[0], 300);
+    CHECK_EQ(next[1], 100);
+    CHECK_EQ(next[2], 200);
+    /* even: 200 / 1000 = 0.2 s; by speed: 0.1 s */
+    CHECK(gain > 0.49 && gain < 0.51);
+    CHECK(profile_predict(3, even, speed) > 0.199 && profile_predict(3, even, speed) < 0.201);
+
+    /* Already divided by speed: nothing left to gain, profiling stops. */
+    uint64_t again[3];
+    CHECK(!profile_decide(600, 3, next, speed, 0.05, again, &gain));
+    CHECK(gain < 0.01);
+
+    /* Equal speeds, even split: no gain. */
+    double same[2] = {5, 5};
+    uint64_t half[2] = {50, 50}, out[2];
+    CHECK(!profile_decide(100, 2, half, same, 0.05, out, &gain));
+    /* A small gain below the threshold is not taken. */
+    double close[2] = {1000, 1040};
+    CHECK(!profile_decide(100, 2, half, close, 0.05, out, &gain));
+    CHECK(profile_decide(100, 2, half, close, 0.01, out, &gain));
+
+    /* A thread that ran nothing counts at the others' mean speed. */
+    double unknown[3] = {2000, 0, 2000};
+    uint64_t got[3], cur[3] = {10, 0, 10};
+    profile_decide(30, 3, cur, unknown, 0.05, got, &gain);
+    CHECK_EQ(got[0] + got[1] + got[2], 30);
+    CHECK_EQ(got[1], 10);
+}
+
+static void test_cyclic_chunks_scale_with_speed_and_cover_once(void)
+{
+    double speed[3] = {3, 1, 2};
+    uint64_t chunks[3];
+    profile_chunks(3, speed, 4, chunks);
+    CHECK_EQ(chunks[0], 12);
+    CHECK_EQ(chunks[1], 4);
+    CHECK_EQ(chunks[2], 8);
+    for (uint64_t trip = 0; trip < 100; trip += 7) {
+        static int hits[100];
+        memset(hits, 0, sizeof hits);
+        for (int t = 0; t < 3; t++)
+            for (uint64_t k = 0;; k++) {
+                uint64_t first, c = profile_cyclic_chunk(trip, 3, chunks, t, k, &first);
+                if (!c)
+                    break;
+                for (uint64_t i = first; i < first + c; i++)
+                    hits[i]++;
+            }
+        int ok = 1;
+        for (uint64_t i = 0; i < trip; i++)
+            ok &= hits[i] == 1;
+        CHECK(ok);
+    }
+}
+
+int main(void)
+{
+    test_trip_counts_of_every_shape();
+    test_static_blocks_cover_each_iteration_once();
+    test_static_chunks_name_the_last_thread();
+    test_guided_chunks_shrink_and_add_up();
+    test_weighted_split_follows_the_weights();
+    test_omp_schedule_is_parsed();
+    test_bad_omp_schedules_are_refused();
+    test_profiled_repartitions_when_it_pays();
+    test_cyclic_chunks_scale_with_speed_and_cover_once();
+    return check_report("test_schedule");
+}
