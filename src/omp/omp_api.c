@@ -66,7 +66,7 @@ static void omp_init(struct omp_thread *t)
             log_fatal("OMP_SCHEDULE=%s", err);
     }
     t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
-    const char *st = getenv("DSM_OMP_STATIC");
+    const char *st = job()->cfg.omp_static;
     if (st && *st) {
         char err[160];
         if (sched_parse(st, &t->icv.static_sched, err, sizeof err))

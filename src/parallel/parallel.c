@@ -1,4 +1,5 @@
 /* parallel.c — the parallel layer's start and finish (parallel.h). */
+#include "base/job.h"
 #include "parallel/parallel.h"
 
 void parallel_start(void)
@@ -6,6 +7,7 @@ void parallel_start(void)
     parallel_dispatch_start();
     parallel_claim_start();
     parallel_sites_start();
+    parallel_set_profile_threshold(job()->cfg.profiled_gain);
 }
 
 void parallel_finish(void)

@@ -192,7 +192,25 @@ static const struct time_row work_rows[] = {
     {"diff apply", "diff_apply", STAT_T_DIFF_APPLY_NS},
 };
 
+/* OpenMP constructs (docs/openmp.md), shown when a region ran: the time
+ * in regions, and within the split above, the waits that belong to them. */
+static const struct time_row parallel_rows[] = {
+    {"parallel regions", "parallel_regions", STAT_T_PAR_REGION_NS},
+    {"waiting for loop chunks", "loop_chunks", STAT_T_PAR_CHUNK_NS},
+    {"waiting for ordered turns", "ordered", STAT_T_PAR_ORDERED_NS},
+    {"entering critical", "critical", STAT_T_PAR_CRITICAL_NS},
+    {"entering reductions", "reductions", STAT_T_PAR_REDUCE_NS},
+};
+
 #define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool shows_parallel(int nodes)
+{
+    for (int n = 0; n < nodes; n++)
+        if (rep.table[n].counters[STAT_PAR_REGIONS])
+            return true;
+    return false;
+}
 
 static uint64_t row_ns(const struct time_row *row, const struct node_report *r)
 {
@@ -345,6 +363,10 @@ static void print_report(FILE *out, int nodes)
     time_rows(out, width, INDENT INDENT, work_rows, NROWS(work_rows), nodes);
     if (shows_aurc())
         time_rows(out, width, INDENT, aurc_rows, NROWS(aurc_rows), nodes);
+    if (shows_parallel(nodes)) {
+        fprintf(out, INDENT "OpenMP (within the rows above)\n");
+        time_rows(out, width, INDENT INDENT, parallel_rows, NROWS(parallel_rows), nodes);
+    }
     fprintf(out, INDENT "* request service runs on the service thread, concurrently with the\n"
                  INDENT "  application: shown, but not subtracted from computing.\n");
     if (shows_aurc())
@@ -417,6 +439,8 @@ static void write_json(const char *path, int nodes)
         json_times(f, work_rows, NROWS(work_rows), r, false);
         if (shows_aurc())
             json_times(f, aurc_rows, NROWS(aurc_rows), r, false);
+        if (shows_parallel(nodes))
+            json_times(f, parallel_rows, NROWS(parallel_rows), r, false);
         fprintf(f, "},\n     \"counters\": {");
         for (int c = 0; c < STAT_COUNT; c++)
             fprintf(f, "%s\"%s\": %llu", c ? ", " : "", stats_names[c],

@@ -22,7 +22,7 @@ static const char *const names[] = {
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
     "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES", "DSM_NET_BIND",
     "DSM_SHARED_GLOBALS",
-    "DSM_TRACE",
+    "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
