@@ -139,6 +139,14 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
         stats_add(STAT_NET_FOREIGN_DROPPED, 1);
         return;
     }
+    /* A copy of a datagram already received — the network's duplicate or
+     * someone's replay of a captured one — says nothing new, and above all
+     * not that the peer is alive: a stopped node's replayed acknowledgements
+     * and heartbeats would otherwise keep it "alive" for ever. */
+    if (!fresh_accept(&p->rx.fresh, h.fresh)) {
+        stats_add(STAT_NET_DUPS_DROPPED, 1);
+        return;
+    }
     stats_add(STAT_NET_DGRAMS_RECV, 1);
     stats_add(STAT_NET_BYTES_RECV, len);
 

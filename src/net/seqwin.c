@@ -34,6 +34,24 @@ uint32_t ack_highest(uint32_t cum, uint64_t sack)
     return cum + (uint32_t)(64 - __builtin_clzll(sack));
 }
 
+bool fresh_accept(struct fresh_window *w, uint64_t ctr)
+{
+    if (ctr == 0)
+        return false;
+    if (ctr > w->top) {
+        uint64_t shift = ctr - w->top;
+        w->seen = shift >= 64 ? 0 : w->seen << shift;
+        w->seen |= 1;
+        w->top = ctr;
+        return true;
+    }
+    uint64_t back = w->top - ctr;
+    if (back >= 64 || ((w->seen >> back) & 1))
+        return false;
+    w->seen |= 1ull << back;
+    return true;
+}
+
 void rto_init(struct rto_state *r)
 {
     r->srtt_ns = 0;

@@ -54,6 +54,19 @@ static inline bool ack_covers(uint32_t cum, uint64_t sack, uint32_t seq)
  * missing was most likely lost (the basis of fast retransmission). */
 uint32_t ack_highest(uint32_t cum, uint64_t sack);
 
+/* Freshness (wire.h, the header's counter): the highest counter received
+ * from a peer and a map of the 63 below it, as IPsec's anti-replay window
+ * keeps them. A counter seen before, or older than the map, is a copy: the
+ * network's duplicate or a replay. A datagram overtaken by more than 63
+ * later ones is dropped too, and retransmitted like any loss. */
+struct fresh_window {
+    uint64_t top;  /* highest counter accepted; 0 = none yet (counters start at 1) */
+    uint64_t seen; /* bit i: counter top - i was accepted */
+};
+
+/* Whether `ctr` is new; if so, records it. */
+bool fresh_accept(struct fresh_window *w, uint64_t ctr);
+
 /* Retransmission timeout, after Jacobson/Karels: srtt + 4 rttvar, clamped. */
 struct rto_state {
     int64_t  srtt_ns, rttvar_ns;

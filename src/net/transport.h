@@ -71,11 +71,15 @@ struct peer_recv {
     size_t           held_len[SEQWIN_MAX];
     unsigned char   *asm_buf;          /* message being reassembled */
     size_t           asm_len, asm_got, asm_skip;
+    struct fresh_window fresh;         /* the counters seen (a copy is dropped) */
 };
 
 struct peer {
     struct sockaddr_in addr;
     struct peer_send   tx;
+    /* The counter of the last datagram put on the wire to the peer. Atomic:
+     * net_abort_peers sends without the lock. */
+    _Atomic uint64_t   fresh;
     uint64_t           last_rx_ns;     /* last valid datagram from the peer */
     bool               done_rx;        /* it sent WIRE_DONE */
     bool               fin_rx;         /* it sent WIRE_FIN (under rx_lock) */

@@ -65,6 +65,7 @@ static void prepare(int dst, struct txbuf *t, uint64_t now)
 {
     struct peer *p = &net_state.peers[dst];
     fill_ack(p, &t->hdr);
+    t->hdr.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
     wire_seal(&net_state.sock.keys, &t->hdr, t->phash);
     if (t->sent_ns == 0)
         p->tx.inflight_bytes += t->hdr.len + sizeof t->hdr;
@@ -297,6 +298,7 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
     struct peer *p = &net_state.peers[dst];
     d.h.ack = p->ack.cum;
     d.h.sack = p->ack.sack;
+    d.h.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
     wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
     if (kind == WIRE_ACK) {
         fill_ack(p, &d.h);

@@ -610,6 +610,62 @@ static void test_lossy_channel_delivers_each_datagram_once_in_order(void)
     }
 }
 
+/* ---- freshness ---------------------------------------------------------- */
+
+static void test_fresh_counters_pass_once_and_copies_never(void)
+{
+    struct fresh_window w = {0};
+    CHECK(!fresh_accept(&w, 0)); /* counters start at 1 */
+    for (uint64_t c = 1; c <= 200; c++) {
+        CHECK(fresh_accept(&w, c));
+        CHECK(!fresh_accept(&w, c));     /* the network's duplicate */
+        CHECK(!fresh_accept(&w, c / 2)); /* a replay of anything older */
+    }
+    /* A little reordering passes, each counter once. */
+    w = (struct fresh_window){0};
+    CHECK(fresh_accept(&w, 5));
+    CHECK(fresh_accept(&w, 3));
+    CHECK(fresh_accept(&w, 4));
+    CHECK(!fresh_accept(&w, 3));
+    CHECK(fresh_accept(&w, 1));
+    CHECK(fresh_accept(&w, 2));
+    CHECK(!fresh_accept(&w, 5));
+    /* A jump ahead forgets the map behind it: what is 64 or more behind
+     * the top is refused, what is less and unseen passes. */
+    CHECK(fresh_accept(&w, 1000));
+    CHECK(!fresh_accept(&w, 1000 - 64));
+    CHECK(!fresh_accept(&w, 6));
+    CHECK(fresh_accept(&w, 1000 - 63));
+    CHECK(!fresh_accept(&w, 1000 - 63));
+    CHECK(fresh_accept(&w, 999));
+    /* The far end of the counter. */
+    w = (struct fresh_window){.top = UINT64_MAX - 1, .seen = 1};
+    CHECK(fresh_accept(&w, UINT64_MAX));
+    CHECK(!fresh_accept(&w, UINT64_MAX));
+    CHECK(!fresh_accept(&w, UINT64_MAX - 1));
+}
+
+/* Against a model that remembers every counter: random arrivals with
+ * duplicates and reordering, each accepted exactly when it is new and no
+ * more than 63 behind the highest seen. */
+static void test_fresh_window_matches_a_full_history(void)
+{
+    seed(11);
+    static unsigned char seen[20000];
+    struct fresh_window w = {0};
+    uint64_t top = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t c = 1 + rng() % (top + 70 < 19999 ? top + 70 : 19999);
+        int want = !seen[c] && (c > top || top - c < 64);
+        CHECK_EQ(fresh_accept(&w, c), want);
+        if (want) {
+            seen[c] = 1;
+            if (c > top)
+                top = c;
+        }
+    }
+}
+
 int main(void)
 {
     test_seq_order_holds_across_the_wrap();
@@ -630,5 +686,7 @@ int main(void)
     test_rto_is_clamped_to_min_and_max();
     test_backoff_doubles_until_the_max();
     test_lossy_channel_delivers_each_datagram_once_in_order();
+    test_fresh_counters_pass_once_and_copies_never();
+    test_fresh_window_matches_a_full_history();
     return check_report("test_seqwin");
 }
