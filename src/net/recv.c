@@ -162,13 +162,10 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
     if (h.kind == WIRE_DATA)
         on_data(h.src, &h, d, len);
     else if (h.kind == WIRE_ABORT) {
+        /* A peer's words, maybe an impostor's (token mode): printed only
+         * as plain, bounded text. */
         char reason[257];
-        size_t n = h.len < 256 ? h.len : 256;
-        memcpy(reason, d + sizeof h, n);
-        reason[n] = 0;
-        for (size_t i = 0; i < n; i++)
-            if (reason[i] < 32 || reason[i] > 126)
-                reason[i] = '?';
+        wire_abort_reason(d + sizeof h, h.len, reason, sizeof reason);
         char line[400];
         snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", job()->rank, h.src, reason);
         log_exit_quietly(line);

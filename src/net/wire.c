@@ -152,3 +152,13 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
     uint64_t want = header_mac(k, &h, wire_payload_hash(k, (const char *)dgram + sizeof h, h.len));
     return want == h.mac ? WIRE_OK : WIRE_FORGED;
 }
+
+size_t wire_abort_reason(const void *payload, size_t len, char *out, size_t size)
+{
+    const unsigned char *p = payload;
+    size_t n = len < size - 1 ? len : size - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = p[i] >= 0x20 && p[i] <= 0x7e ? (char)p[i] : '?';
+    out[n] = 0;
+    return n;
+}

@@ -101,4 +101,10 @@ enum wire_verdict {
  * once the header has passed all of them, its own mac included. */
 enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_t len,
                              uint64_t job, int self, int nodes, size_t max_payload);
+
+/* The reason an ABORT carries (its payload: len bytes, any of them), made
+ * fit for a terminal: at most size-1 characters, printable ASCII only —
+ * every other byte, escape sequences' ESC and CSI included, becomes '?' —
+ * and always terminated. Returns the length written. size > 0. */
+size_t wire_abort_reason(const void *payload, size_t len, char *out, size_t size);
 #endif

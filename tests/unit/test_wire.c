@@ -700,6 +700,31 @@ static void test_random_headers_pass_exactly_when_well_formed(void)
     CHECK(passed > 1000); /* the generator reached the accepting paths */
 }
 
+/* An ABORT's reason reaches the terminal as plain, bounded text. */
+static void test_abort_reason_is_printable_and_bounded(void)
+{
+    char out[257];
+    const char evil[] = "\x1b[31mred\x1b]0;title\x07 \x9b" "2J\r\nline\x7f\x00" "end";
+    size_t n = wire_abort_reason(evil, sizeof evil - 1, out, sizeof out);
+    CHECK_EQ(n, sizeof evil - 1);
+    CHECK(strcmp(out, "?[31mred?]0;title? ?2J??line??end") == 0);
+    for (size_t i = 0; i < n; i++)
+        CHECK(out[i] >= 0x20 && out[i] <= 0x7e);
+    /* Every byte value, and a reason longer than the room. */
+    unsigned char all[1000];
+    for (size_t i = 0; i < sizeof all; i++)
+        all[i] = (unsigned char)i;
+    n = wire_abort_reason(all, sizeof all, out, sizeof out);
+    CHECK_EQ(n, sizeof out - 1);
+    CHECK_EQ(strlen(out), sizeof out - 1);
+    for (size_t i = 0; i < n; i++)
+        CHECK(out[i] == (all[i] >= 0x20 && all[i] <= 0x7e ? (char)all[i] : '?'));
+    CHECK_EQ(wire_abort_reason(all, 0, out, sizeof out), 0);
+    CHECK_EQ(out[0], 0);
+    CHECK_EQ(wire_abort_reason(all, 10, out, 1), 0);
+    CHECK_EQ(out[0], 0);
+}
+
 int main(void)
 {
     test_siphash_matches_paper_vectors();
@@ -718,5 +743,6 @@ int main(void)
     test_token_mode_proves_the_key_not_the_content();
     test_random_buffers_never_pass();
     test_random_headers_pass_exactly_when_well_formed();
+    test_abort_reason_is_printable_and_bounded();
     return check_report("test_wire");
 }
