@@ -6,6 +6,7 @@ command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v cc    >/dev/null 2>&1 || need+=(gcc)
 command -v make  >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v clang >/dev/null 2>&1 || need+=(clang)  # the fuzz targets (libFuzzer)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "install-deps: installing ${need[*]}"
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
