@@ -100,10 +100,10 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
         while (rxwin_advance(&p->rx.win)) {
             unsigned slot = p->rx.win.expected % SEQWIN_MAX;
             unsigned char *d = p->rx.held[slot];
-            p->rx.held[slot] = NULL;
             struct wire_hdr hh;
             memcpy(&hh, d, sizeof hh);
             deliver_fragment(src, &hh, d + sizeof hh);
+            p->rx.held[slot] = NULL; /* only now: a fatal error inside leaves it owned */
             free(d);
         }
         break;
@@ -119,8 +119,10 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
     p->ack.pending = true;
     if (v != RX_IN_ORDER || p->rx.win.held || ++p->ack.unacked >= ACK_EVERY)
         p->ack.urgent = true;
-    else if (!p->ack.due_ns)
+    else if (!p->ack.due_ns) {
         p->ack.due_ns = clock_ns() + ACK_DELAY_NS;
+        service_timer_at(p->ack.due_ns);
+    }
     pthread_mutex_unlock(&net_state.lock);
 }
 
@@ -178,7 +180,10 @@ static int rx_drain(void)
 {
     int total = 0;
     for (int rounds = 0; rounds < 8; rounds++) {
+        uint64_t t = clock_ns();
         int n = udp_recv();
+        if (n < RX_BATCH) /* all that had arrived by t is read now */
+            atomic_store_explicit(&net_state.sock.drained_ns, t, memory_order_relaxed);
         if (n == 0)
             break;
         cork_begin();

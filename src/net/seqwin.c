@@ -56,7 +56,7 @@ void rto_init(struct rto_state *r)
 {
     r->srtt_ns = 0;
     r->rttvar_ns = 0;
-    r->rto_ns = RTO_INITIAL_NS;
+    r->rto_ns = r->base_ns = RTO_INITIAL_NS;
     r->sampled = false;
 }
 
@@ -81,10 +81,19 @@ void rto_sample(struct rto_state *r, uint64_t rtt_ns)
         r->srtt_ns += err / 8;
         r->rttvar_ns += ((err < 0 ? -err : err) - r->rttvar_ns) / 4;
     }
-    r->rto_ns = clamp_rto(r->srtt_ns + 4 * r->rttvar_ns);
+    r->rto_ns = r->base_ns = clamp_rto(r->srtt_ns + 4 * r->rttvar_ns);
 }
 
 void rto_backoff(struct rto_state *r)
 {
-    r->rto_ns = clamp_rto((int64_t)r->rto_ns * 2);
+    uint64_t cap = r->base_ns > RTO_BACKOFF_MAX_NS ? r->base_ns : RTO_BACKOFF_MAX_NS;
+    uint64_t next = clamp_rto((int64_t)r->rto_ns * 2);
+    if (next > cap)
+        next = cap > r->rto_ns ? cap : r->rto_ns;
+    r->rto_ns = next;
+}
+
+void rto_reset_backoff(struct rto_state *r)
+{
+    r->rto_ns = r->base_ns;
 }

@@ -67,18 +67,29 @@ struct fresh_window {
 /* Whether `ctr` is new; if so, records it. */
 bool fresh_accept(struct fresh_window *w, uint64_t ctr);
 
-/* Retransmission timeout, after Jacobson/Karels: srtt + 4 rttvar, clamped. */
+/* Retransmission timeout, after Jacobson/Karels: srtt + 4 rttvar, clamped.
+ * Each timeout doubles it, up to RTO_BACKOFF_MAX (or the measured timeout,
+ * if that is longer), and an acknowledgement of anything new brings it
+ * back to the measured value (rto_reset_backoff), as Linux does. Under
+ * heavy loss the backoff is what costs time: every loss of a retransmission
+ * doubled the wait, up to half a second, and a clean sample (Karn: only
+ * from a datagram sent once) was needed to come down. The cap also keeps a
+ * peer that is alive behind a very lossy network heard from often enough
+ * within DSM_PEER_TIMEOUT. */
 struct rto_state {
     int64_t  srtt_ns, rttvar_ns;
-    uint64_t rto_ns;
+    uint64_t base_ns;   /* the measured timeout, without backoff */
+    uint64_t rto_ns;    /* the timeout in force */
     bool     sampled;
 };
 
-#define RTO_INITIAL_NS  (20ull * 1000000)
-#define RTO_MIN_NS      (10ull * 1000000)
-#define RTO_MAX_NS      (500ull * 1000000)
+#define RTO_INITIAL_NS      (20ull * 1000000)
+#define RTO_MIN_NS          (2ull * 1000000)
+#define RTO_BACKOFF_MAX_NS  (100ull * 1000000)
+#define RTO_MAX_NS          (500ull * 1000000)
 
 void rto_init(struct rto_state *r);
 void rto_sample(struct rto_state *r, uint64_t rtt_ns);
 void rto_backoff(struct rto_state *r);
+void rto_reset_backoff(struct rto_state *r);
 #endif

@@ -61,7 +61,7 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     int rc;
     memset(&net_state, 0, sizeof net_state);
     net_state.sock.fd = prm->fd;
-    net_state.svc.evfd = net_state.svc.epfd = net_state.svc.tfd = -1; /* for err */
+    net_state.svc.evfd = net_state.svc.epfd = net_state.svc.tfd = net_state.svc.timer_fd = -1; /* for err */
     pthread_mutex_init(&net_state.svc.claim_lock, NULL);
     pthread_mutex_init(&net_state.lock, NULL);
     pthread_mutex_init(&net_state.rx_lock, NULL);
@@ -119,9 +119,13 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net_state.svc.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     net_state.svc.epfd = epoll_create1(EPOLL_CLOEXEC);
     net_state.svc.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    net_state.svc.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     struct epoll_event wake = {.events = EPOLLIN, .data.fd = net_state.svc.evfd};
     struct epoll_event timer = {.events = EPOLLIN, .data.fd = net_state.svc.tfd};
+    struct epoll_event timer2 = {.events = EPOLLIN, .data.fd = net_state.svc.timer_fd};
     if (net_state.svc.evfd < 0 || net_state.svc.epfd < 0 || net_state.svc.tfd < 0 ||
+        net_state.svc.timer_fd < 0 ||
+        epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.timer_fd, &timer2) < 0 ||
         epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.evfd, &wake) < 0 ||
         epoll_ctl(net_state.svc.epfd, EPOLL_CTL_ADD, net_state.svc.tfd, &timer) < 0) {
         rc = -errno;
@@ -143,6 +147,8 @@ err:
     log_set_abort_hook(NULL);
     if (net_state.svc.tfd >= 0)
         close(net_state.svc.tfd);
+    if (net_state.svc.timer_fd >= 0)
+        close(net_state.svc.timer_fd);
     if (net_state.svc.epfd >= 0)
         close(net_state.svc.epfd);
     if (net_state.svc.evfd >= 0)
@@ -225,5 +231,6 @@ void net_finish(void)
     close(net_state.svc.evfd);
     close(net_state.svc.epfd);
     close(net_state.svc.tfd);
+    close(net_state.svc.timer_fd);
     close(net_state.sock.fd);
 }

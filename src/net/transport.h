@@ -100,6 +100,11 @@ struct net_socket {
     struct iovec       iovs[RX_BATCH];
     struct sockaddr_in from[RX_BATCH];
     unsigned char     *rxbuf;
+    /* When the socket was last seen empty: every datagram that arrived
+     * before has been read. A peer is declared dead only if it had been
+     * silent for the timeout by then, so a node that was not scheduled
+     * itself (its peers' datagrams waiting unread) blames nobody. */
+    _Atomic uint64_t   drained_ns;
 };
 
 /* The send window's limits, and the buffers datagrams wait in. */
@@ -129,6 +134,9 @@ struct net_service {
     int               evfd;           /* wakes the service thread */
     int               epfd;           /* the service thread's: evfd, tfd, and fd while armed */
     int               tfd;            /* wakes it for a look-back after a claim disarmed it */
+    int               timer_fd;       /* wakes it for a timer set while it slept (service_timer_at) */
+    _Atomic uint64_t  sleep_until;    /* when its sleep ends; 0 while it is awake */
+    _Atomic int       inflight_peers; /* peers with unacknowledged data */
     uint64_t          spin_ns;        /* how long a waiter polls before it sleeps */
     bool              service_core;   /* a core to spare for the service thread */
     pthread_cond_t    cv;             /* waiters sleep here until gen moves (under lock) */
@@ -263,6 +271,12 @@ void *service_main(void *arg);
 
 /* Wakes the service thread. */
 void service_kick(void);
+
+/* The timers must run by `t` (a delayed ack, a probe, a retransmission
+ * just scheduled): lowers svc.timers_due, which a polling waiter checks on
+ * every turn, and, when nobody polls and the service thread sleeps past
+ * `t`, sets its timer for `t`. */
+void service_timer_at(uint64_t t);
 
 /* How long a waiting thread polls before it sleeps, by default. */
 uint64_t service_spin_ns(int nodes, long cpus);

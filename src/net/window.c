@@ -59,6 +59,13 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
     p->ack.due_ns = 0;
 }
 
+/* How long after the last progress a tail-loss probe goes out. */
+static uint64_t probe_timeout(const struct peer *p)
+{
+    uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
+    return pto < 1000000 ? 1000000 : pto;
+}
+
 /* Readies t for the wire: the current acknowledgement, the seal, the
  * bookkeeping of a transmission. */
 static void prepare(int dst, struct txbuf *t, uint64_t now)
@@ -71,6 +78,13 @@ static void prepare(int dst, struct txbuf *t, uint64_t now)
         p->tx.inflight_bytes += t->hdr.len + sizeof t->hdr;
     t->sent_ns = now;
     t->xmits++;
+    /* The oldest datagram's probe or retransmission must not wait for
+     * the service thread's next idle wake-up (up to NET_TICK_MS): a loss
+     * would cost that much, not a round trip. */
+    if (t == p->tx.head) {
+        uint64_t wait = probe_timeout(p);
+        service_timer_at(now + (wait < p->tx.rto.rto_ns ? wait : p->tx.rto.rto_ns));
+    }
 }
 
 static void transmit(int dst, struct txbuf *t, uint64_t now)
@@ -131,6 +145,7 @@ static void enqueue(int dst, struct txbuf *t, uint64_t now)
     else {
         p->tx.head = t;
         p->tx.progress_ns = now; /* the silence clock starts with the first unacked datagram */
+        atomic_fetch_add(&net_state.svc.inflight_peers, 1);
     }
     p->tx.tail = t;
     if (!p->tx.unsent)
@@ -340,6 +355,9 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
     if (advanced) {
         p->tx.progress_ns = now;
         p->tx.probed = false;
+        rto_reset_backoff(&p->tx.rto);
+        if (!p->tx.head)
+            atomic_fetch_sub(&net_state.svc.inflight_peers, 1);
     }
     /* Anything still unacknowledged and sent before the highest datagram
      * the peer holds was most likely lost: send it again now. */
@@ -383,9 +401,18 @@ uint64_t window_timers(uint64_t now)
                 window_send_marker(i, WIRE_NOP, now);
             continue;
         }
-        if (net_state.tx.peer_timeout_ns && now - p->tx.progress_ns > net_state.tx.peer_timeout_ns)
+        /* Dead: we wait on the peer (data or a heartbeat unacknowledged)
+         * and have heard nothing fresh from it — acknowledgement or
+         * anything else; a replay does not count (recv.c) — for the
+         * timeout, as of the last time we had read everything that had
+         * arrived. A slow peer that answers at all, or a node that was
+         * not scheduled itself, is not dead. */
+        uint64_t heard = p->last_rx_ns > p->tx.progress_ns ? p->last_rx_ns : p->tx.progress_ns;
+        uint64_t drained = atomic_load_explicit(&net_state.sock.drained_ns, memory_order_relaxed);
+        if (net_state.tx.peer_timeout_ns && drained > heard &&
+            drained - heard > net_state.tx.peer_timeout_ns)
             log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
-                      i, (double)(now - p->tx.progress_ns) / 1e9);
+                      i, (double)(now - heard) / 1e9);
         /* Tail-loss probe: when nothing has been acknowledged for a couple
          * of round trips (plus the receiver's ack delay), send the oldest
          * datagram again once, without backing off. A lost datagram at the
@@ -394,9 +421,7 @@ uint64_t window_timers(uint64_t now)
          * of a retransmission timeout. */
         struct txbuf *h = p->tx.head;
         if (h->sent_ns && !p->tx.probed) {
-            uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
-            if (pto < 1000000)
-                pto = 1000000;
+            uint64_t pto = probe_timeout(p);
             uint64_t since = p->tx.progress_ns > h->sent_ns ? p->tx.progress_ns : h->sent_ns;
             if (now - since >= pto && now - h->sent_ns < p->tx.rto.rto_ns) {
                 p->tx.probed = true;
