@@ -57,6 +57,7 @@ void rto_init(struct rto_state *r)
     r->srtt_ns = 0;
     r->rttvar_ns = 0;
     r->rto_ns = r->base_ns = RTO_INITIAL_NS;
+    r->backoff_cap_ns = RTO_BACKOFF_MAX_NS;
     r->sampled = false;
 }
 
@@ -86,7 +87,7 @@ void rto_sample(struct rto_state *r, uint64_t rtt_ns)
 
 void rto_backoff(struct rto_state *r)
 {
-    uint64_t cap = r->base_ns > RTO_BACKOFF_MAX_NS ? r->base_ns : RTO_BACKOFF_MAX_NS;
+    uint64_t cap = r->base_ns > r->backoff_cap_ns ? r->base_ns : r->backoff_cap_ns;
     uint64_t next = clamp_rto((int64_t)r->rto_ns * 2);
     if (next > cap)
         next = cap > r->rto_ns ? cap : r->rto_ns;

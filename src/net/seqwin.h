@@ -80,6 +80,7 @@ struct rto_state {
     int64_t  srtt_ns, rttvar_ns;
     uint64_t base_ns;   /* the measured timeout, without backoff */
     uint64_t rto_ns;    /* the timeout in force */
+    uint64_t backoff_cap_ns; /* RTO_BACKOFF_MAX_NS, or more for a large job */
     bool     sampled;
 };
 

@@ -11,8 +11,8 @@
  * handlers of one received batch send (see the cork in udp.c).
  *
  * Liveness: a peer with unacknowledged data that stays silent for
- * DSM_PEER_TIMEOUT ends the job; a peer silent for a second is sent a
- * sequenced heartbeat, so a dead one is found even when nothing else is sent.
+ * DSM_PEER_TIMEOUT ends the job; a peer silent for a second (more in a
+ * large job: net_state.tx.heartbeat_ns) is sent a sequenced heartbeat, so a dead one is found even when nothing else is sent.
  *
  * Everything here runs under net_state.lock but the building of a
  * message's datagrams (net_send_ref), which copies and hashes before it
@@ -29,7 +29,6 @@
 #include "base/log.h"
 #include "base/stats.h"
 
-#define HEARTBEAT_NS      (1000ull * 1000000) /* a peer silent this long is sent a NOP */
 #define MAX_MESSAGE       (1ull << 31)        /* lengths travel as 32 bits */
 
 /* A datagram's payload is payload[0..inl) followed by ext[0..hdr.len-inl):
@@ -397,7 +396,7 @@ uint64_t window_timers(uint64_t now)
             /* A peer that sent FIN may leave once it holds everything;
              * probing it then would mistake a clean exit for a death. */
             if (i != job()->rank && net_state.svc.running && !atomic_load(&net_state.svc.stopping) &&
-                !p->fin_rx && now - p->last_rx_ns > HEARTBEAT_NS)
+                !p->fin_rx && now - p->last_rx_ns > net_state.tx.heartbeat_ns)
                 window_send_marker(i, WIRE_NOP, now);
             continue;
         }
