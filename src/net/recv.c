@@ -77,9 +77,11 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
 {
     struct peer *p = &net_state.peers[src];
     enum rx_verdict v = rxwin_classify(&p->rx.win, h->seq);
+    bool twice = false;
     switch (v) {
     case RX_DUPLICATE:
         stats_add(STAT_NET_DUPS_DROPPED, 1);
+        twice = true;
         break;
     case RX_BEYOND:
         break;
@@ -117,6 +119,7 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
     p->ack.cum = p->rx.win.expected;
     p->ack.sack = p->rx.win.held;
     p->ack.pending = true;
+    p->ack.twice |= twice;
     if (v != RX_IN_ORDER || p->rx.win.held || ++p->ack.unacked >= ACK_EVERY)
         p->ack.urgent = true;
     else if (!p->ack.due_ns) {
@@ -203,8 +206,16 @@ static int rx_drain(void)
     if (total) { /* acknowledge at once what must not wait */
         pthread_mutex_lock(&net_state.lock);
         for (int i = 0; i < job()->nodes; i++)
-            if (net_state.peers[i].ack.pending && net_state.peers[i].ack.urgent)
+            if (net_state.peers[i].ack.pending && net_state.peers[i].ack.urgent) {
+                /* A duplicate means our last ack was likely lost, and the
+                 * sender is waiting: under heavy loss one more copy
+                 * halves the chance that this one is lost too. */
+                bool twice = net_state.peers[i].ack.twice;
+                net_state.peers[i].ack.twice = false;
                 window_send_control(i, WIRE_ACK, NULL, 0);
+                if (twice)
+                    window_send_control(i, WIRE_ACK, NULL, 0);
+            }
         pthread_mutex_unlock(&net_state.lock);
     }
     return total;

@@ -85,7 +85,7 @@ struct rto_state {
 };
 
 #define RTO_INITIAL_NS      (20ull * 1000000)
-#define RTO_MIN_NS          (2ull * 1000000)
+#define RTO_MIN_NS          (400ull * 1000)
 #define RTO_BACKOFF_MAX_NS  (100ull * 1000000)
 #define RTO_MAX_NS          (500ull * 1000000)
 

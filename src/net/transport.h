@@ -33,7 +33,7 @@
 
 #define RX_BATCH          16               /* datagrams per recvmmsg */
 #define IDLE_WAKE_MS      NET_TICK_MS      /* the timers run at least this often */
-#define ACK_DELAY_NS      (500ull * 1000)  /* a lone in-order datagram's ack waits this long */
+#define ACK_DELAY_NS      (200ull * 1000)  /* a lone in-order datagram's ack waits this long */
 
 struct txbuf;   /* a datagram waiting for its acknowledgement */
 struct delayed; /* a datagram the fault injector holds back */
@@ -59,6 +59,7 @@ struct peer_ack {
     uint64_t sack;
     bool     pending;                  /* something received is not yet acknowledged */
     bool     urgent;                   /* ...and it should be, at once */
+    bool     twice;                    /* ...in two datagrams: it answers a retransmission */
     uint32_t unacked;                  /* datagrams received since our last ack */
     uint64_t due_ns;                   /* delayed ack deadline */
 };

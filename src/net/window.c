@@ -62,7 +62,7 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
 static uint64_t probe_timeout(const struct peer *p)
 {
     uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
-    return pto < 1000000 ? 1000000 : pto;
+    return pto < 300000 ? 300000 : pto;
 }
 
 /* Readies t for the wire: the current acknowledgement, the seal, the
@@ -90,6 +90,21 @@ static void transmit(int dst, struct txbuf *t, uint64_t now)
 {
     prepare(dst, t, now);
     wire_out(&net_state.peers[dst].addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
+}
+
+/* A retransmission after a timeout or probe: the datagram, and its ack,
+ * have likely been lost once already. A small one (a request, a barrier
+ * arrival, a heartbeat) goes twice, so that under heavy loss a round trip
+ * is not a coin toss (at 30% loss: 0.49 -> 0.64 alone, 0.83 with the
+ * receiver's doubled ack); a large one once, not to add to congestion. */
+#define RETRANSMIT_TWICE_MAX 1024
+
+static void retransmit(int dst, struct txbuf *t, uint64_t now)
+{
+    stats_add(STAT_NET_RETRANSMITS, 1);
+    transmit(dst, t, now);
+    if (t->hdr.len <= RETRANSMIT_TWICE_MAX)
+        transmit(dst, t, now);
 }
 
 static bool window_open(struct peer *p, const struct txbuf *t)
@@ -424,9 +439,8 @@ uint64_t window_timers(uint64_t now)
             uint64_t since = p->tx.progress_ns > h->sent_ns ? p->tx.progress_ns : h->sent_ns;
             if (now - since >= pto && now - h->sent_ns < p->tx.rto.rto_ns) {
                 p->tx.probed = true;
-                stats_add(STAT_NET_RETRANSMITS, 1);
                 stats_add(STAT_NET_TAIL_PROBES, 1);
-                transmit(i, h, now);
+                retransmit(i, h, now);
             } else if (since + pto < next)
                 next = since + pto;
         }
@@ -437,8 +451,7 @@ uint64_t window_timers(uint64_t now)
                     rto_backoff(&p->tx.rto);
                     backed_off = true;
                 }
-                stats_add(STAT_NET_RETRANSMITS, 1);
-                transmit(i, t, now);
+                retransmit(i, t, now);
             }
         }
         if (p->tx.head->sent_ns) {
