@@ -213,7 +213,7 @@ static int rx_drain(void)
                 bool twice = net_state.peers[i].ack.twice;
                 net_state.peers[i].ack.twice = false;
                 window_send_control(i, WIRE_ACK, NULL, 0);
-                if (twice)
+                if (twice && net_state.tx.redundant)
                     window_send_control(i, WIRE_ACK, NULL, 0);
             }
         pthread_mutex_unlock(&net_state.lock);

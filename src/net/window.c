@@ -96,14 +96,15 @@ static void transmit(int dst, struct txbuf *t, uint64_t now)
  * have likely been lost once already. A small one (a request, a barrier
  * arrival, a heartbeat) goes twice, so that under heavy loss a round trip
  * is not a coin toss (at 30% loss: 0.49 -> 0.64 alone, 0.83 with the
- * receiver's doubled ack); a large one once, not to add to congestion. */
+ * receiver's doubled ack); a large one once, not to add to congestion.
+ * Small jobs only (net_state.tx.redundant). */
 #define RETRANSMIT_TWICE_MAX 1024
 
 static void retransmit(int dst, struct txbuf *t, uint64_t now)
 {
     stats_add(STAT_NET_RETRANSMITS, 1);
     transmit(dst, t, now);
-    if (t->hdr.len <= RETRANSMIT_TWICE_MAX)
+    if (t->hdr.len <= RETRANSMIT_TWICE_MAX && net_state.tx.redundant)
         transmit(dst, t, now);
 }
 
