@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # its processes waiting on each other, not computing.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test test-slurm demo bench sanitize clean install
+.PHONY: all deps test test-slurm demo bench sanitize fuzz fuzz-smoke clean install
 
 # The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
 # so that `make demo` and `make test` show what they are for.
@@ -51,5 +51,16 @@ bench: all
 install: all
 	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
+# The libFuzzer targets (fuzz/, clang) in $(BUILD)-fuzz; fuzz-smoke runs each
+# briefly over its corpus (make test runs the same pass as fuzz.smoke).
+# A long run: $(BUILD)-fuzz/fuzz/fuzz_wire -runs=10000000 fuzz/corpus/fuzz_wire
+fuzz: deps
+	@test -f $(BUILD)-fuzz/CMakeCache.txt || cmake -S . -B $(BUILD)-fuzz -DDSM_FUZZ=ON -DCMAKE_C_COMPILER=clang >/dev/null
+	@echo "building the fuzz targets (log: $(BUILD)-fuzz/build.log)"
+	@cmake --build $(BUILD)-fuzz -j2 > $(BUILD)-fuzz/build.log 2>&1 || { cat $(BUILD)-fuzz/build.log; exit 1; }
+
+fuzz-smoke: deps
+	@tools/fuzz-smoke.sh . $(BUILD)-fuzz
+
 clean:
-	@rm -rf $(BUILD) $(BUILD)-san
+	@rm -rf $(BUILD) $(BUILD)-san $(BUILD)-fuzz

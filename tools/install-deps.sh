@@ -7,7 +7,7 @@ command -v cc    >/dev/null 2>&1 || need+=(gcc)
 command -v make  >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v m4    >/dev/null 2>&1 || need+=(m4)     # dsmcc expands PARMACS sources
-# OpenMP (dsmcc -fopenmp, bench/omp, tests/omp): clang, and LLVM's libomp
+# OpenMP (dsmcc -fopenmp, bench/omp, tests/omp) and the fuzz targets: clang, and LLVM's libomp
 # with its omp.h (the reference runs use libomp).
 command -v clang >/dev/null 2>&1 || need+=(clang)
 if ! command -v clang >/dev/null 2>&1 ||

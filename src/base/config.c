@@ -209,6 +209,16 @@ int config_load(struct dsm_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+int config_set(struct dsm_config *cfg, const char *name, const char *value, char *err,
+               size_t errlen)
+{
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (!strcmp(table[i].name, name))
+            return parse_entry(&table[i], value, cfg, err, errlen);
+    snprintf(err, errlen, "%s: no such setting", name);
+    return -ENOENT;
+}
+
 void config_print_help(FILE *out)
 {
     static const char *type_names[] = {"int", "number", "bool", "choice", "path", "size", "addr"};

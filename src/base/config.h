@@ -48,6 +48,12 @@ struct dsm_config {
  * the variable, the value and the accepted range into err and returns -EINVAL. */
 int config_load(struct dsm_config *cfg, char *err, size_t errlen);
 
+/* Parses one setting's value into *cfg, as config_load does for each
+ * variable it finds (the parser alone: tests and fuzzing). Returns 0, or
+ * -EINVAL with the line in err, or -ENOENT for a name not in the table. */
+int config_set(struct dsm_config *cfg, const char *name, const char *value, char *err,
+               size_t errlen);
+
 /* The name of the chosen protocol (DSM_PROTOCOL), into out. */
 void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen);
 

@@ -77,9 +77,11 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
 {
     struct peer *p = &net_state.peers[src];
     enum rx_verdict v = rxwin_classify(&p->rx.win, h->seq);
+    bool twice = false;
     switch (v) {
     case RX_DUPLICATE:
         stats_add(STAT_NET_DUPS_DROPPED, 1);
+        twice = true;
         break;
     case RX_BEYOND:
         break;
@@ -100,10 +102,10 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
         while (rxwin_advance(&p->rx.win)) {
             unsigned slot = p->rx.win.expected % SEQWIN_MAX;
             unsigned char *d = p->rx.held[slot];
-            p->rx.held[slot] = NULL;
             struct wire_hdr hh;
             memcpy(&hh, d, sizeof hh);
             deliver_fragment(src, &hh, d + sizeof hh);
+            p->rx.held[slot] = NULL; /* only now: a fatal error inside leaves it owned */
             free(d);
         }
         break;
@@ -117,10 +119,13 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
     p->ack.cum = p->rx.win.expected;
     p->ack.sack = p->rx.win.held;
     p->ack.pending = true;
+    p->ack.twice |= twice;
     if (v != RX_IN_ORDER || p->rx.win.held || ++p->ack.unacked >= ACK_EVERY)
         p->ack.urgent = true;
-    else if (!p->ack.due_ns)
+    else if (!p->ack.due_ns) {
         p->ack.due_ns = clock_ns() + ACK_DELAY_NS;
+        service_timer_at(p->ack.due_ns);
+    }
     pthread_mutex_unlock(&net_state.lock);
 }
 
@@ -139,6 +144,14 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
         stats_add(STAT_NET_FOREIGN_DROPPED, 1);
         return;
     }
+    /* A copy of a datagram already received — the network's duplicate or
+     * someone's replay of a captured one — says nothing new, and above all
+     * not that the peer is alive: a stopped node's replayed acknowledgements
+     * and heartbeats would otherwise keep it "alive" for ever. */
+    if (!fresh_accept(&p->rx.fresh, h.fresh)) {
+        stats_add(STAT_NET_DUPS_DROPPED, 1);
+        return;
+    }
     stats_add(STAT_NET_DGRAMS_RECV, 1);
     stats_add(STAT_NET_BYTES_RECV, len);
 
@@ -154,13 +167,10 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
     if (h.kind == WIRE_DATA)
         on_data(h.src, &h, d, len);
     else if (h.kind == WIRE_ABORT) {
+        /* A peer's words, maybe an impostor's (token mode): printed only
+         * as plain, bounded text. */
         char reason[257];
-        size_t n = h.len < 256 ? h.len : 256;
-        memcpy(reason, d + sizeof h, n);
-        reason[n] = 0;
-        for (size_t i = 0; i < n; i++)
-            if (reason[i] < 32 || reason[i] > 126)
-                reason[i] = '?';
+        wire_abort_reason(d + sizeof h, h.len, reason, sizeof reason);
         char line[400];
         snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", job()->rank, h.src, reason);
         log_exit_quietly(line);
@@ -173,7 +183,10 @@ static int rx_drain(void)
 {
     int total = 0;
     for (int rounds = 0; rounds < 8; rounds++) {
+        uint64_t t = clock_ns();
         int n = udp_recv();
+        if (n < RX_BATCH) /* all that had arrived by t is read now */
+            atomic_store_explicit(&net_state.sock.drained_ns, t, memory_order_relaxed);
         if (n == 0)
             break;
         cork_begin();
@@ -193,8 +206,16 @@ static int rx_drain(void)
     if (total) { /* acknowledge at once what must not wait */
         pthread_mutex_lock(&net_state.lock);
         for (int i = 0; i < job()->nodes; i++)
-            if (net_state.peers[i].ack.pending && net_state.peers[i].ack.urgent)
+            if (net_state.peers[i].ack.pending && net_state.peers[i].ack.urgent) {
+                /* A duplicate means our last ack was likely lost, and the
+                 * sender is waiting: under heavy loss one more copy
+                 * halves the chance that this one is lost too. */
+                bool twice = net_state.peers[i].ack.twice;
+                net_state.peers[i].ack.twice = false;
                 window_send_control(i, WIRE_ACK, NULL, 0);
+                if (twice && net_state.tx.redundant)
+                    window_send_control(i, WIRE_ACK, NULL, 0);
+            }
         pthread_mutex_unlock(&net_state.lock);
     }
     return total;

@@ -34,11 +34,30 @@ uint32_t ack_highest(uint32_t cum, uint64_t sack)
     return cum + (uint32_t)(64 - __builtin_clzll(sack));
 }
 
+bool fresh_accept(struct fresh_window *w, uint64_t ctr)
+{
+    if (ctr == 0)
+        return false;
+    if (ctr > w->top) {
+        uint64_t shift = ctr - w->top;
+        w->seen = shift >= 64 ? 0 : w->seen << shift;
+        w->seen |= 1;
+        w->top = ctr;
+        return true;
+    }
+    uint64_t back = w->top - ctr;
+    if (back >= 64 || ((w->seen >> back) & 1))
+        return false;
+    w->seen |= 1ull << back;
+    return true;
+}
+
 void rto_init(struct rto_state *r)
 {
     r->srtt_ns = 0;
     r->rttvar_ns = 0;
-    r->rto_ns = RTO_INITIAL_NS;
+    r->rto_ns = r->base_ns = RTO_INITIAL_NS;
+    r->backoff_cap_ns = RTO_BACKOFF_MAX_NS;
     r->sampled = false;
 }
 
@@ -63,10 +82,19 @@ void rto_sample(struct rto_state *r, uint64_t rtt_ns)
         r->srtt_ns += err / 8;
         r->rttvar_ns += ((err < 0 ? -err : err) - r->rttvar_ns) / 4;
     }
-    r->rto_ns = clamp_rto(r->srtt_ns + 4 * r->rttvar_ns);
+    r->rto_ns = r->base_ns = clamp_rto(r->srtt_ns + 4 * r->rttvar_ns);
 }
 
 void rto_backoff(struct rto_state *r)
 {
-    r->rto_ns = clamp_rto((int64_t)r->rto_ns * 2);
+    uint64_t cap = r->base_ns > r->backoff_cap_ns ? r->base_ns : r->backoff_cap_ns;
+    uint64_t next = clamp_rto((int64_t)r->rto_ns * 2);
+    if (next > cap)
+        next = cap > r->rto_ns ? cap : r->rto_ns;
+    r->rto_ns = next;
+}
+
+void rto_reset_backoff(struct rto_state *r)
+{
+    r->rto_ns = r->base_ns;
 }

@@ -54,18 +54,43 @@ static inline bool ack_covers(uint32_t cum, uint64_t sack, uint32_t seq)
  * missing was most likely lost (the basis of fast retransmission). */
 uint32_t ack_highest(uint32_t cum, uint64_t sack);
 
-/* Retransmission timeout, after Jacobson/Karels: srtt + 4 rttvar, clamped. */
+/* Freshness (wire.h, the header's counter): the highest counter received
+ * from a peer and a map of the 63 below it, as IPsec's anti-replay window
+ * keeps them. A counter seen before, or older than the map, is a copy: the
+ * network's duplicate or a replay. A datagram overtaken by more than 63
+ * later ones is dropped too, and retransmitted like any loss. */
+struct fresh_window {
+    uint64_t top;  /* highest counter accepted; 0 = none yet (counters start at 1) */
+    uint64_t seen; /* bit i: counter top - i was accepted */
+};
+
+/* Whether `ctr` is new; if so, records it. */
+bool fresh_accept(struct fresh_window *w, uint64_t ctr);
+
+/* Retransmission timeout, after Jacobson/Karels: srtt + 4 rttvar, clamped.
+ * Each timeout doubles it, up to RTO_BACKOFF_MAX (or the measured timeout,
+ * if that is longer), and an acknowledgement of anything new brings it
+ * back to the measured value (rto_reset_backoff), as Linux does. Under
+ * heavy loss the backoff is what costs time: every loss of a retransmission
+ * doubled the wait, up to half a second, and a clean sample (Karn: only
+ * from a datagram sent once) was needed to come down. The cap also keeps a
+ * peer that is alive behind a very lossy network heard from often enough
+ * within DSM_PEER_TIMEOUT. */
 struct rto_state {
     int64_t  srtt_ns, rttvar_ns;
-    uint64_t rto_ns;
+    uint64_t base_ns;   /* the measured timeout, without backoff */
+    uint64_t rto_ns;    /* the timeout in force */
+    uint64_t backoff_cap_ns; /* RTO_BACKOFF_MAX_NS, or more for a large job */
     bool     sampled;
 };
 
-#define RTO_INITIAL_NS  (20ull * 1000000)
-#define RTO_MIN_NS      (10ull * 1000000)
-#define RTO_MAX_NS      (500ull * 1000000)
+#define RTO_INITIAL_NS      (20ull * 1000000)
+#define RTO_MIN_NS          (400ull * 1000)
+#define RTO_BACKOFF_MAX_NS  (100ull * 1000000)
+#define RTO_MAX_NS          (500ull * 1000000)
 
 void rto_init(struct rto_state *r);
 void rto_sample(struct rto_state *r, uint64_t rtt_ns);
 void rto_backoff(struct rto_state *r);
+void rto_reset_backoff(struct rto_state *r);
 #endif

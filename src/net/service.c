@@ -43,6 +43,27 @@ void service_kick(void)
         log_fatal("cannot wake the service thread: %s", strerror(errno));
 }
 
+/* A loss must cost a round trip or two, not the service thread's idle
+ * sleep (NET_TICK_MS): when data goes out, or an acknowledgement is
+ * delayed, while no waiter polls, the service thread's sleep is cut to
+ * when the timer is due. Only then: a waiter runs the timers itself, and a
+ * timer set for nothing (the acknowledgement came first) costs a wake-up. */
+void service_timer_at(uint64_t t)
+{
+    uint64_t due = atomic_load_explicit(&net_state.svc.timers_due, memory_order_relaxed);
+    while (t < due && !atomic_compare_exchange_weak(&net_state.svc.timers_due, &due, t))
+        ;
+    uint64_t until = atomic_load(&net_state.svc.sleep_until);
+    if (atomic_load(&net_state.svc.rx_claims) || t + 100000 >= until)
+        return;
+    if (!atomic_compare_exchange_strong(&net_state.svc.sleep_until, &until, t))
+        return; /* it woke, or another thread set an earlier time */
+    struct itimerspec at = {.it_value = {.tv_sec = (time_t)(t / 1000000000ull),
+                                         .tv_nsec = (long)(t % 1000000000ull)}};
+    if (timerfd_settime(net_state.svc.timer_fd, TFD_TIMER_ABSTIME, &at, NULL) < 0)
+        log_fatal("cannot set the service thread's timer: %s", strerror(errno));
+}
+
 /* The upper layer's tick and the transport's timers, run by the service
  * thread each time it wakes, and by a polling waiter (run_due_timers). */
 static void run_timers_and_tick(void)
@@ -147,8 +168,10 @@ void *service_main(void *arg)
                                    .tv_nsec = (long)(wait_ns % 1000000000ull)};
         if (on_socket)
             arm_socket();
-        struct epoll_event ev[3];
-        int r = epoll_pwait2(net_state.svc.epfd, ev, 3, &timeout, NULL);
+        atomic_store(&net_state.svc.sleep_until, clock_ns() + wait_ns);
+        struct epoll_event ev[4];
+        int r = epoll_pwait2(net_state.svc.epfd, ev, 4, &timeout, NULL);
+        atomic_store(&net_state.svc.sleep_until, 0);
         if (r < 0 && errno != EINTR)
             log_fatal("waiting on the network socket failed: %s", strerror(errno));
         bool woken = false, readable = false;
@@ -157,9 +180,19 @@ void *service_main(void *arg)
             readable |= ev[i].data.fd == net_state.sock.fd; /* an error too: the read reports it */
             if (ev[i].data.fd == net_state.svc.tfd)
                 drain_counter(net_state.svc.tfd, "service timer");
+            if (ev[i].data.fd == net_state.svc.timer_fd)
+                drain_counter(net_state.svc.timer_fd, "service timer");
         }
         if (woken)
             drain_counter(net_state.svc.evfd, "service wake-up channel");
+        /* Slept on the socket, which stayed armed (a claim would have
+         * disarmed it) and quiet: nothing waits unread. */
+        if (on_socket && !readable && r >= 0) {
+            pthread_mutex_lock(&net_state.svc.claim_lock);
+            if (net_state.svc.sock_armed)
+                atomic_store_explicit(&net_state.sock.drained_ns, clock_ns(), memory_order_relaxed);
+            pthread_mutex_unlock(&net_state.svc.claim_lock);
+        }
         int n = 0;
         if (readable && atomic_load(&net_state.svc.rx_claims) == 0 &&
             pthread_mutex_trylock(&net_state.rx_lock) == 0) {
@@ -199,10 +232,13 @@ static void run_due_timers(uint64_t now)
  * waiter's path stays free of a cross-CPU wake-up. */
 static void release_socket(bool blocking)
 {
-    if (atomic_fetch_sub(&net_state.svc.rx_claims, 1) == 1 &&
-        (blocking ||
-         (net_state.svc.service_core && clock_ns() - atomic_load(&net_state.svc.claimed_since) > LONG_WAIT_NS)))
+    if (atomic_fetch_sub(&net_state.svc.rx_claims, 1) != 1)
+        return;
+    if (blocking ||
+        (net_state.svc.service_core && clock_ns() - atomic_load(&net_state.svc.claimed_since) > LONG_WAIT_NS))
         service_kick();
+    else if (atomic_load(&net_state.svc.inflight_peers)) /* its probe must not wait */
+        service_timer_at(atomic_load(&net_state.svc.timers_due));
 }
 
 int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)

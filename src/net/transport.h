@@ -33,7 +33,7 @@
 
 #define RX_BATCH          16               /* datagrams per recvmmsg */
 #define IDLE_WAKE_MS      NET_TICK_MS      /* the timers run at least this often */
-#define ACK_DELAY_NS      (500ull * 1000)  /* a lone in-order datagram's ack waits this long */
+#define ACK_DELAY_NS      (200ull * 1000)  /* a lone in-order datagram's ack waits this long */
 
 struct txbuf;   /* a datagram waiting for its acknowledgement */
 struct delayed; /* a datagram the fault injector holds back */
@@ -59,6 +59,7 @@ struct peer_ack {
     uint64_t sack;
     bool     pending;                  /* something received is not yet acknowledged */
     bool     urgent;                   /* ...and it should be, at once */
+    bool     twice;                    /* ...in two datagrams: it answers a retransmission */
     uint32_t unacked;                  /* datagrams received since our last ack */
     uint64_t due_ns;                   /* delayed ack deadline */
 };
@@ -71,11 +72,15 @@ struct peer_recv {
     size_t           held_len[SEQWIN_MAX];
     unsigned char   *asm_buf;          /* message being reassembled */
     size_t           asm_len, asm_got, asm_skip;
+    struct fresh_window fresh;         /* the counters seen (a copy is dropped) */
 };
 
 struct peer {
     struct sockaddr_in addr;
     struct peer_send   tx;
+    /* The counter of the last datagram put on the wire to the peer. Atomic:
+     * net_abort_peers sends without the lock. */
+    _Atomic uint64_t   fresh;
     uint64_t           last_rx_ns;     /* last valid datagram from the peer */
     bool               done_rx;        /* it sent WIRE_DONE */
     bool               fin_rx;         /* it sent WIRE_FIN (under rx_lock) */
@@ -96,6 +101,11 @@ struct net_socket {
     struct iovec       iovs[RX_BATCH];
     struct sockaddr_in from[RX_BATCH];
     unsigned char     *rxbuf;
+    /* When the socket was last seen empty: every datagram that arrived
+     * before has been read. A peer is declared dead only if it had been
+     * silent for the timeout by then, so a node that was not scheduled
+     * itself (its peers' datagrams waiting unread) blames nobody. */
+    _Atomic uint64_t   drained_ns;
 };
 
 /* The send window's limits, and the buffers datagrams wait in. */
@@ -103,6 +113,8 @@ struct net_send {
     unsigned         window;
     size_t           window_bytes;
     uint64_t         peer_timeout_ns;
+    uint64_t         heartbeat_ns;     /* a peer silent this long is sent a NOP */
+    bool             redundant;        /* small retransmissions and dup acks go twice */
     /* Full-size datagram buffers kept for reuse: allocated and freed in
      * bursts of tens of KiB each, they would otherwise make the allocator
      * trim and regrow its heap, and every regrown page costs a fault and a
@@ -125,6 +137,9 @@ struct net_service {
     int               evfd;           /* wakes the service thread */
     int               epfd;           /* the service thread's: evfd, tfd, and fd while armed */
     int               tfd;            /* wakes it for a look-back after a claim disarmed it */
+    int               timer_fd;       /* wakes it for a timer set while it slept (service_timer_at) */
+    _Atomic uint64_t  sleep_until;    /* when its sleep ends; 0 while it is awake */
+    _Atomic int       inflight_peers; /* peers with unacknowledged data */
     uint64_t          spin_ns;        /* how long a waiter polls before it sleeps */
     bool              service_core;   /* a core to spare for the service thread */
     pthread_cond_t    cv;             /* waiters sleep here until gen moves (under lock) */
@@ -259,6 +274,12 @@ void *service_main(void *arg);
 
 /* Wakes the service thread. */
 void service_kick(void);
+
+/* The timers must run by `t` (a delayed ack, a probe, a retransmission
+ * just scheduled): lowers svc.timers_due, which a polling waiter checks on
+ * every turn, and, when nobody polls and the service thread sleeps past
+ * `t`, sets its timer for `t`. */
+void service_timer_at(uint64_t t);
 
 /* How long a waiting thread polls before it sleeps, by default. */
 uint64_t service_spin_ns(int nodes, long cpus);

@@ -11,8 +11,8 @@
  * handlers of one received batch send (see the cork in udp.c).
  *
  * Liveness: a peer with unacknowledged data that stays silent for
- * DSM_PEER_TIMEOUT ends the job; a peer silent for a second is sent a
- * sequenced heartbeat, so a dead one is found even when nothing else is sent.
+ * DSM_PEER_TIMEOUT ends the job; a peer silent for a second (more in a
+ * large job: net_state.tx.heartbeat_ns) is sent a sequenced heartbeat, so a dead one is found even when nothing else is sent.
  *
  * Everything here runs under net_state.lock but the building of a
  * message's datagrams (net_send_ref), which copies and hashes before it
@@ -29,7 +29,6 @@
 #include "base/log.h"
 #include "base/stats.h"
 
-#define HEARTBEAT_NS      (1000ull * 1000000) /* a peer silent this long is sent a NOP */
 #define MAX_MESSAGE       (1ull << 31)        /* lengths travel as 32 bits */
 
 /* A datagram's payload is payload[0..inl) followed by ext[0..hdr.len-inl):
@@ -59,23 +58,54 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
     p->ack.due_ns = 0;
 }
 
+/* How long after the last progress a tail-loss probe goes out. */
+static uint64_t probe_timeout(const struct peer *p)
+{
+    uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
+    return pto < 300000 ? 300000 : pto;
+}
+
 /* Readies t for the wire: the current acknowledgement, the seal, the
  * bookkeeping of a transmission. */
 static void prepare(int dst, struct txbuf *t, uint64_t now)
 {
     struct peer *p = &net_state.peers[dst];
     fill_ack(p, &t->hdr);
+    t->hdr.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
     wire_seal(&net_state.sock.keys, &t->hdr, t->phash);
     if (t->sent_ns == 0)
         p->tx.inflight_bytes += t->hdr.len + sizeof t->hdr;
     t->sent_ns = now;
     t->xmits++;
+    /* The oldest datagram's probe or retransmission must not wait for
+     * the service thread's next idle wake-up (up to NET_TICK_MS): a loss
+     * would cost that much, not a round trip. */
+    if (t == p->tx.head) {
+        uint64_t wait = probe_timeout(p);
+        service_timer_at(now + (wait < p->tx.rto.rto_ns ? wait : p->tx.rto.rto_ns));
+    }
 }
 
 static void transmit(int dst, struct txbuf *t, uint64_t now)
 {
     prepare(dst, t, now);
     wire_out(&net_state.peers[dst].addr, &t->hdr, sizeof t->hdr + t->inl, t->ext, t->hdr.len - t->inl);
+}
+
+/* A retransmission after a timeout or probe: the datagram, and its ack,
+ * have likely been lost once already. A small one (a request, a barrier
+ * arrival, a heartbeat) goes twice, so that under heavy loss a round trip
+ * is not a coin toss (at 30% loss: 0.49 -> 0.64 alone, 0.83 with the
+ * receiver's doubled ack); a large one once, not to add to congestion.
+ * Small jobs only (net_state.tx.redundant). */
+#define RETRANSMIT_TWICE_MAX 1024
+
+static void retransmit(int dst, struct txbuf *t, uint64_t now)
+{
+    stats_add(STAT_NET_RETRANSMITS, 1);
+    transmit(dst, t, now);
+    if (t->hdr.len <= RETRANSMIT_TWICE_MAX && net_state.tx.redundant)
+        transmit(dst, t, now);
 }
 
 static bool window_open(struct peer *p, const struct txbuf *t)
@@ -130,6 +160,7 @@ static void enqueue(int dst, struct txbuf *t, uint64_t now)
     else {
         p->tx.head = t;
         p->tx.progress_ns = now; /* the silence clock starts with the first unacked datagram */
+        atomic_fetch_add(&net_state.svc.inflight_peers, 1);
     }
     p->tx.tail = t;
     if (!p->tx.unsent)
@@ -297,6 +328,7 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
     struct peer *p = &net_state.peers[dst];
     d.h.ack = p->ack.cum;
     d.h.sack = p->ack.sack;
+    d.h.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
     wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
     if (kind == WIRE_ACK) {
         fill_ack(p, &d.h);
@@ -338,6 +370,9 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
     if (advanced) {
         p->tx.progress_ns = now;
         p->tx.probed = false;
+        rto_reset_backoff(&p->tx.rto);
+        if (!p->tx.head)
+            atomic_fetch_sub(&net_state.svc.inflight_peers, 1);
     }
     /* Anything still unacknowledged and sent before the highest datagram
      * the peer holds was most likely lost: send it again now. */
@@ -377,13 +412,22 @@ uint64_t window_timers(uint64_t now)
             /* A peer that sent FIN may leave once it holds everything;
              * probing it then would mistake a clean exit for a death. */
             if (i != job()->rank && net_state.svc.running && !atomic_load(&net_state.svc.stopping) &&
-                !p->fin_rx && now - p->last_rx_ns > HEARTBEAT_NS)
+                !p->fin_rx && now - p->last_rx_ns > net_state.tx.heartbeat_ns)
                 window_send_marker(i, WIRE_NOP, now);
             continue;
         }
-        if (net_state.tx.peer_timeout_ns && now - p->tx.progress_ns > net_state.tx.peer_timeout_ns)
+        /* Dead: we wait on the peer (data or a heartbeat unacknowledged)
+         * and have heard nothing fresh from it — acknowledgement or
+         * anything else; a replay does not count (recv.c) — for the
+         * timeout, as of the last time we had read everything that had
+         * arrived. A slow peer that answers at all, or a node that was
+         * not scheduled itself, is not dead. */
+        uint64_t heard = p->last_rx_ns > p->tx.progress_ns ? p->last_rx_ns : p->tx.progress_ns;
+        uint64_t drained = atomic_load_explicit(&net_state.sock.drained_ns, memory_order_relaxed);
+        if (net_state.tx.peer_timeout_ns && drained > heard &&
+            drained - heard > net_state.tx.peer_timeout_ns)
             log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
-                      i, (double)(now - p->tx.progress_ns) / 1e9);
+                      i, (double)(now - heard) / 1e9);
         /* Tail-loss probe: when nothing has been acknowledged for a couple
          * of round trips (plus the receiver's ack delay), send the oldest
          * datagram again once, without backing off. A lost datagram at the
@@ -392,15 +436,12 @@ uint64_t window_timers(uint64_t now)
          * of a retransmission timeout. */
         struct txbuf *h = p->tx.head;
         if (h->sent_ns && !p->tx.probed) {
-            uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
-            if (pto < 1000000)
-                pto = 1000000;
+            uint64_t pto = probe_timeout(p);
             uint64_t since = p->tx.progress_ns > h->sent_ns ? p->tx.progress_ns : h->sent_ns;
             if (now - since >= pto && now - h->sent_ns < p->tx.rto.rto_ns) {
                 p->tx.probed = true;
-                stats_add(STAT_NET_RETRANSMITS, 1);
                 stats_add(STAT_NET_TAIL_PROBES, 1);
-                transmit(i, h, now);
+                retransmit(i, h, now);
             } else if (since + pto < next)
                 next = since + pto;
         }
@@ -411,8 +452,7 @@ uint64_t window_timers(uint64_t now)
                     rto_backoff(&p->tx.rto);
                     backed_off = true;
                 }
-                stats_add(STAT_NET_RETRANSMITS, 1);
-                transmit(i, t, now);
+                retransmit(i, t, now);
             }
         }
         if (p->tx.head->sent_ns) {

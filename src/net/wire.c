@@ -14,6 +14,10 @@ void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, in
         uint64_t in[2] = {0x6e682d6b6579ull /* "nh-key" */, i};
         k->nh[i] = siphash(&k->pay, in, sizeof in);
     }
+    /* The header-only key, likewise, with its own tag. */
+    uint64_t hk[2][2] = {{0x686d61632d6b30ull /* "hmac-k0" */, 0}, {0x686d61632d6b31ull, 1}};
+    k->hmac.k0 = siphash(&k->hdr, hk[0], sizeof hk[0]);
+    k->hmac.k1 = siphash(&k->hdr, hk[1], sizeof hk[1]);
     k->token = siphash(&k->hdr, &job, sizeof job);
     k->mac = mac;
 }
@@ -75,6 +79,13 @@ uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t ale
     return siphash_final(&s);
 }
 
+/* The header alone, the fields before hmac. */
+static uint64_t header_only_mac(const struct wire_keys *k, const struct wire_hdr *h)
+{
+    return siphash(&k->hmac, h, offsetof(struct wire_hdr, hmac));
+}
+
+/* Everything: the header with its hmac, then the payload's hash. */
 static uint64_t header_mac(const struct wire_keys *k, const struct wire_hdr *h,
                            uint64_t payload_hash)
 {
@@ -87,7 +98,12 @@ static uint64_t header_mac(const struct wire_keys *k, const struct wire_hdr *h,
 
 void wire_seal(const struct wire_keys *k, struct wire_hdr *h, uint64_t payload_hash)
 {
-    h->mac = k->mac ? header_mac(k, h, payload_hash) : k->token;
+    if (!k->mac) {
+        h->hmac = h->mac = k->token;
+        return;
+    }
+    h->hmac = header_only_mac(k, h);
+    h->mac = header_mac(k, h, payload_hash);
 }
 
 enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_t len,
@@ -127,7 +143,22 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
     default:
         return WIRE_FOREIGN;
     }
-    uint64_t want = k->mac ? header_mac(k, &h, wire_payload_hash(k, (const char *)dgram + sizeof h, h.len))
-                           : k->token;
+    if (!k->mac)
+        return h.hmac == k->token && h.mac == k->token ? WIRE_OK : WIRE_FORGED;
+    /* The header first: a forgery of any size is caught before its payload
+     * is read. */
+    if (header_only_mac(k, &h) != h.hmac)
+        return WIRE_FORGED;
+    uint64_t want = header_mac(k, &h, wire_payload_hash(k, (const char *)dgram + sizeof h, h.len));
     return want == h.mac ? WIRE_OK : WIRE_FORGED;
+}
+
+size_t wire_abort_reason(const void *payload, size_t len, char *out, size_t size)
+{
+    const unsigned char *p = payload;
+    size_t n = len < size - 1 ? len : size - 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = p[i] >= 0x20 && p[i] <= 0x7e ? (char)p[i] : '?';
+    out[n] = 0;
+    return n;
 }

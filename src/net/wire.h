@@ -5,11 +5,21 @@
  * The header names the job, the sender and receiver ranks, carries the
  * sender's sequence number for data, and piggybacks the cumulative and
  * selective acknowledgement of what the sender has received from the
- * receiver. The last field authenticates the datagram:
- *   mac mode:   SipHash-2-4(k_hdr, header-without-mac || SipHash-2-4(k_pay, payload))
- *   token mode: SipHash-2-4(k_hdr, job id) — proves the key, not the content.
- * Hashing the payload separately lets a retransmission (whose piggybacked
- * acks differ) reuse the payload hash instead of hashing the page again.
+ * receiver, and a freshness counter: the sender's count of datagrams it
+ * has put on the wire to this receiver (retransmissions included), so that
+ * a copy of an old datagram — duplicated by the network or replayed by
+ * someone who captured it — is told from a new one and dropped before it
+ * can pass for a sign of life (net/seqwin.h, struct fresh_window). The last
+ * two fields authenticate the datagram:
+ *   mac mode:   hmac = SipHash-2-4(k_hmac, header-before-hmac)
+ *               mac  = SipHash-2-4(k_hdr, header-before-mac || SipHash-2-4(k_pay, payload))
+ *   token mode: both SipHash-2-4(k_hdr, job id) — proves the key, not the content.
+ * The receiver checks hmac before it reads the payload: a forged datagram
+ * costs it one hash of 56 bytes, not of up to 64 KiB. mac still covers
+ * every byte (hmac included), so what is accepted is authenticated as
+ * before. Hashing the payload separately lets a retransmission (whose
+ * piggybacked acks and counter differ) reuse the payload hash instead of
+ * hashing the page again.
  * Byte order is the host's (little-endian on every supported machine); the
  * magic word, version and job id make a foreign or mismatched sender fail
  * the checks rather than be misread.
@@ -49,14 +59,17 @@ struct wire_hdr {
     uint64_t sack;      /* bit i: seq ack+1+i has been received as well */
     uint32_t msg_len;   /* WIRE_DATA: length of the whole message */
     uint32_t frag_off;  /* WIRE_DATA: offset of this fragment in the message */
-    uint64_t mac;
+    uint64_t fresh;     /* freshness: 1, 2, 3, ... per sender and receiver */
+    uint64_t hmac;      /* authenticates the header alone, checked first */
+    uint64_t mac;       /* authenticates header and payload */
 };
-_Static_assert(sizeof(struct wire_hdr) == 56, "wire header layout");
+_Static_assert(sizeof(struct wire_hdr) == 72, "wire header layout");
 
 #define WIRE_NH_WORDS 1024    /* 8 KiB blocks */
 
 struct wire_keys {
-    struct siphash_key hdr;   /* authenticates the header */
+    struct siphash_key hdr;   /* authenticates the header and the payload's hash */
+    struct siphash_key hmac;  /* authenticates the header alone (derived) */
     struct siphash_key pay;   /* compresses the payload's NH outputs */
     uint64_t           nh[WIRE_NH_WORDS]; /* NH key, derived from the job key */
     uint64_t           token; /* token mode */
@@ -73,18 +86,25 @@ uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_
 uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t alen, const void *b,
                             size_t blen);
 
-/* Computes the header's mac field, given the payload hash. */
+/* Computes the header's hmac and mac fields, given the payload hash. */
 void wire_seal(const struct wire_keys *k, struct wire_hdr *h, uint64_t payload_hash);
 
 enum wire_verdict {
     WIRE_OK = 0,
     WIRE_FOREIGN,   /* too short, bad magic, other job, bad ranks, bad lengths */
-    WIRE_FORGED,    /* well-formed but fails authentication */
+    WIRE_FORGED,    /* well-formed but fails authentication (header or payload) */
 };
 
 /* Checks a received datagram of `len` bytes addressed to `self` in a job of
  * `nodes` nodes. Everything the rest of the transport relies on is checked
- * here: sizes, ranks, kind, fragment bounds. */
+ * here: sizes, ranks, kind, fragment bounds. The payload is hashed only
+ * once the header has passed all of them, its own mac included. */
 enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_t len,
                              uint64_t job, int self, int nodes, size_t max_payload);
+
+/* The reason an ABORT carries (its payload: len bytes, any of them), made
+ * fit for a terminal: at most size-1 characters, printable ASCII only —
+ * every other byte, escape sequences' ESC and CSI included, becomes '?' —
+ * and always terminated. Returns the length written. size > 0. */
+size_t wire_abort_reason(const void *payload, size_t len, char *out, size_t size);
 #endif

@@ -280,6 +280,7 @@ static void test_rto_limits_leave_room_for_the_tests(void)
     CHECK(RTO_MIN_NS < RTO_INITIAL_NS);
     CHECK(RTO_INITIAL_NS < RTO_MAX_NS);
     CHECK(RTO_MAX_NS >= 16 * RTO_MIN_NS);
+    CHECK(RTO_INITIAL_NS < RTO_BACKOFF_MAX_NS && RTO_BACKOFF_MAX_NS <= RTO_MAX_NS);
 }
 
 static void test_rto_starts_at_the_initial_value(void)
@@ -359,21 +360,21 @@ static void test_rto_is_clamped_to_min_and_max(void)
     CHECK(r.rto_ns == RTO_MAX_NS - 64);
 }
 
-static void test_backoff_doubles_until_the_max(void)
+static void test_backoff_doubles_until_the_cap(void)
 {
     struct rto_state r;
     rto_init(&r);
     rto_backoff(&r);
-    CHECK(r.rto_ns == 2 * RTO_INITIAL_NS || r.rto_ns == RTO_MAX_NS);
+    CHECK(r.rto_ns == 2 * RTO_INITIAL_NS);
 
     rto_init(&r);
     uint64_t prev = r.rto_ns;
     for (int i = 0; i < 40; i++) {
         rto_backoff(&r);
-        CHECK(r.rto_ns == (2 * prev < RTO_MAX_NS ? 2 * prev : RTO_MAX_NS));
+        CHECK(r.rto_ns == (2 * prev < RTO_BACKOFF_MAX_NS ? 2 * prev : RTO_BACKOFF_MAX_NS));
         prev = r.rto_ns;
     }
-    CHECK(r.rto_ns == RTO_MAX_NS);
+    CHECK(r.rto_ns == RTO_BACKOFF_MAX_NS);
 
     /* From the floor it doubles as well. */
     rto_init(&r);
@@ -383,6 +384,17 @@ static void test_backoff_doubles_until_the_max(void)
     CHECK(r.rto_ns == 2 * RTO_MIN_NS);
     rto_backoff(&r);
     CHECK(r.rto_ns == 4 * RTO_MIN_NS);
+    /* Progress brings it back to the measured value at once. */
+    rto_reset_backoff(&r);
+    CHECK(r.rto_ns == RTO_MIN_NS);
+
+    /* A measured timeout above the cap is kept, and not doubled. */
+    rto_init(&r);
+    rto_sample(&r, RTO_BACKOFF_MAX_NS);
+    uint64_t measured = r.rto_ns;
+    CHECK(measured > RTO_BACKOFF_MAX_NS);
+    rto_backoff(&r);
+    CHECK(r.rto_ns == measured);
 
     /* A fresh sample after backing off brings the timeout back down. */
     rto_init(&r);
@@ -390,7 +402,7 @@ static void test_backoff_doubles_until_the_max(void)
     uint64_t base = r.rto_ns;
     for (int i = 0; i < 10; i++)
         rto_backoff(&r);
-    CHECK(r.rto_ns == RTO_MAX_NS);
+    CHECK(r.rto_ns == RTO_BACKOFF_MAX_NS);
     rto_sample(&r, T);
     CHECK(r.rto_ns <= base);
     CHECK(r.rto_ns == (uint64_t)(r.srtt_ns + 4 * r.rttvar_ns));
@@ -610,6 +622,62 @@ static void test_lossy_channel_delivers_each_datagram_once_in_order(void)
     }
 }
 
+/* ---- freshness ---------------------------------------------------------- */
+
+static void test_fresh_counters_pass_once_and_copies_never(void)
+{
+    struct fresh_window w = {0};
+    CHECK(!fresh_accept(&w, 0)); /* counters start at 1 */
+    for (uint64_t c = 1; c <= 200; c++) {
+        CHECK(fresh_accept(&w, c));
+        CHECK(!fresh_accept(&w, c));     /* the network's duplicate */
+        CHECK(!fresh_accept(&w, c / 2)); /* a replay of anything older */
+    }
+    /* A little reordering passes, each counter once. */
+    w = (struct fresh_window){0};
+    CHECK(fresh_accept(&w, 5));
+    CHECK(fresh_accept(&w, 3));
+    CHECK(fresh_accept(&w, 4));
+    CHECK(!fresh_accept(&w, 3));
+    CHECK(fresh_accept(&w, 1));
+    CHECK(fresh_accept(&w, 2));
+    CHECK(!fresh_accept(&w, 5));
+    /* A jump ahead forgets the map behind it: what is 64 or more behind
+     * the top is refused, what is less and unseen passes. */
+    CHECK(fresh_accept(&w, 1000));
+    CHECK(!fresh_accept(&w, 1000 - 64));
+    CHECK(!fresh_accept(&w, 6));
+    CHECK(fresh_accept(&w, 1000 - 63));
+    CHECK(!fresh_accept(&w, 1000 - 63));
+    CHECK(fresh_accept(&w, 999));
+    /* The far end of the counter. */
+    w = (struct fresh_window){.top = UINT64_MAX - 1, .seen = 1};
+    CHECK(fresh_accept(&w, UINT64_MAX));
+    CHECK(!fresh_accept(&w, UINT64_MAX));
+    CHECK(!fresh_accept(&w, UINT64_MAX - 1));
+}
+
+/* Against a model that remembers every counter: random arrivals with
+ * duplicates and reordering, each accepted exactly when it is new and no
+ * more than 63 behind the highest seen. */
+static void test_fresh_window_matches_a_full_history(void)
+{
+    seed(11);
+    static unsigned char seen[20000];
+    struct fresh_window w = {0};
+    uint64_t top = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t c = 1 + rng() % (top + 70 < 19999 ? top + 70 : 19999);
+        int want = !seen[c] && (c > top || top - c < 64);
+        CHECK_EQ(fresh_accept(&w, c), want);
+        if (want) {
+            seen[c] = 1;
+            if (c > top)
+                top = c;
+        }
+    }
+}
+
 int main(void)
 {
     test_seq_order_holds_across_the_wrap();
@@ -628,7 +696,9 @@ int main(void)
     test_first_rtt_sample_sets_srtt_and_half_variance();
     test_rto_converges_to_steady_rtt();
     test_rto_is_clamped_to_min_and_max();
-    test_backoff_doubles_until_the_max();
+    test_backoff_doubles_until_the_cap();
     test_lossy_channel_delivers_each_datagram_once_in_order();
+    test_fresh_counters_pass_once_and_copies_never();
+    test_fresh_window_matches_a_full_history();
     return check_report("test_seqwin");
 }

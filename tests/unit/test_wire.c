@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 
 static void fill_random(void *buf, size_t len)
@@ -469,7 +471,7 @@ static void test_bad_flag_combinations_are_rejected(void)
 static int mac_only_byte(size_t off)
 {
     return (off >= offsetof(struct wire_hdr, seq) && off < offsetof(struct wire_hdr, msg_len)) ||
-           off >= offsetof(struct wire_hdr, mac);
+           off >= offsetof(struct wire_hdr, fresh);
 }
 
 static void test_any_flipped_bit_is_caught_in_mac_mode(void)
@@ -491,6 +493,45 @@ static void test_any_flipped_bit_is_caught_in_mac_mode(void)
                     CHECK_EQ(v, WIRE_FORGED);
             }
     }
+}
+
+/* A forgery is rejected on its header alone: the payload it claims lies on
+ * a page that cannot be read, and the check must not touch it. A sealed
+ * datagram's payload, by contrast, is read and authenticated: change a byte
+ * of it and the header still passes but the datagram does not. */
+static void test_forged_header_is_rejected_before_the_payload_is_read(void)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(map != MAP_FAILED);
+    CHECK(mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+    struct wire_hdr *at = (struct wire_hdr *)(map + pg - HDR); /* payload: the unreadable page */
+    for (int mac = 0; mac <= 1; mac++) {
+        struct wire_keys k, wrong;
+        keys(&k, mac);
+        unsigned char other[32];
+        memcpy(other, key_bytes, 32);
+        other[3] ^= 1;
+        wire_keys_init(&wrong, other, JOB, mac);
+        struct wire_hdr h = fragment(WIRE_FIRST | WIRE_LAST, 0, MAXPAY, MAXPAY);
+        h.hmac = 0x1234;
+        h.mac = 0x5678;
+        memcpy(at, &h, HDR);
+        CHECK_EQ(wire_check(&k, at, HDR + MAXPAY, JOB, SELF, NODES, MAXPAY), WIRE_FORGED);
+        wire_seal(&wrong, &h, 0);        /* the wrong key's header mac */
+        memcpy(at, &h, HDR);
+        CHECK_EQ(wire_check(&k, at, HDR + MAXPAY, JOB, SELF, NODES, MAXPAY), WIRE_FORGED);
+    }
+    CHECK(munmap(map, (size_t)pg * 2) == 0);
+
+    struct wire_keys k;
+    keys(&k, 1);
+    static struct dgram d;
+    size_t len = seal(&k, &d, good_headers(11));
+    CHECK_EQ(check(&k, &d, len), WIRE_OK);
+    d.pay[MAXPAY - 1] ^= 0x80;          /* the header's own mac still holds */
+    CHECK_EQ(check(&k, &d, len), WIRE_FORGED);
 }
 
 static void test_wrong_key_is_forged(void)
@@ -659,6 +700,31 @@ static void test_random_headers_pass_exactly_when_well_formed(void)
     CHECK(passed > 1000); /* the generator reached the accepting paths */
 }
 
+/* An ABORT's reason reaches the terminal as plain, bounded text. */
+static void test_abort_reason_is_printable_and_bounded(void)
+{
+    char out[257];
+    const char evil[] = "\x1b[31mred\x1b]0;title\x07 \x9b" "2J\r\nline\x7f\x00" "end";
+    size_t n = wire_abort_reason(evil, sizeof evil - 1, out, sizeof out);
+    CHECK_EQ(n, sizeof evil - 1);
+    CHECK(strcmp(out, "?[31mred?]0;title? ?2J??line??end") == 0);
+    for (size_t i = 0; i < n; i++)
+        CHECK(out[i] >= 0x20 && out[i] <= 0x7e);
+    /* Every byte value, and a reason longer than the room. */
+    unsigned char all[1000];
+    for (size_t i = 0; i < sizeof all; i++)
+        all[i] = (unsigned char)i;
+    n = wire_abort_reason(all, sizeof all, out, sizeof out);
+    CHECK_EQ(n, sizeof out - 1);
+    CHECK_EQ(strlen(out), sizeof out - 1);
+    for (size_t i = 0; i < n; i++)
+        CHECK(out[i] == (all[i] >= 0x20 && all[i] <= 0x7e ? (char)all[i] : '?'));
+    CHECK_EQ(wire_abort_reason(all, 0, out, sizeof out), 0);
+    CHECK_EQ(out[0], 0);
+    CHECK_EQ(wire_abort_reason(all, 10, out, 1), 0);
+    CHECK_EQ(out[0], 0);
+}
+
 int main(void)
 {
     test_siphash_matches_paper_vectors();
@@ -672,9 +738,11 @@ int main(void)
     test_unknown_kind_is_rejected();
     test_bad_flag_combinations_are_rejected();
     test_any_flipped_bit_is_caught_in_mac_mode();
+    test_forged_header_is_rejected_before_the_payload_is_read();
     test_wrong_key_is_forged();
     test_token_mode_proves_the_key_not_the_content();
     test_random_buffers_never_pass();
     test_random_headers_pass_exactly_when_well_formed();
+    test_abort_reason_is_printable_and_bounded();
     return check_report("test_wire");
 }

@@ -1,0 +1,33 @@
+/*
+ * An ABORT's reason comes from the network: a peer's words, or an
+ * impostor's where the job runs with DSM_NET_AUTH=token. Node 1 ends the
+ * job with a reason full of terminal escape sequences, control characters
+ * and bytes outside ASCII, longer than any line should be; node 0 must
+ * print it as plain, bounded text. The test (expect.sh) checks node 0's
+ * line is there and that no byte of the output is outside printable ASCII.
+ */
+#include <string.h>
+
+#include "mp_util.h"
+#include "net/transport.h"
+
+int main(int argc, char **argv)
+{
+    dsm_startup(&argc, &argv);
+    int me = dsm_rank();
+    int port = dsm_port_create("p", 8);
+    dsm_port_ref other;
+    MP_CHECK(dsm_port_lookup(1 - me, "p", 30, &other) == 0, "lookup");
+    if (me == 1) {
+        char reason[600];
+        const char evil[] = "\x1b[2J\x1b]0;owned\x07\x9b" "31m\r\n\x7f\xff";
+        for (size_t i = 0; i < sizeof reason; i++)
+            reason[i] = i < sizeof evil - 1 ? evil[i] : (char)('a' + i % 26);
+        /* As net_abort_peers sends it, minus the sanitising a real node's
+         * own log line gets: the bytes go out as they are. */
+        window_send_control(0, WIRE_ABORT, reason, sizeof reason);
+    }
+    struct dsm_msg m;
+    dsm_msg_recv(port, &m, DSM_FOREVER);
+    return 3;
+}
