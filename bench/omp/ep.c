@@ -155,7 +155,13 @@ int main(int argc, char **argv)
 #pragma omp master
         threads = omp_get_num_threads();
 
+/* Built with -DEP_SCHEDULE_RUNTIME (ep_rt_dsm, for bench/loadbalance), the
+ * loop takes its schedule from OMP_SCHEDULE, as seed 003's EP did. */
+#ifdef EP_SCHEDULE_RUNTIME
+#pragma omp for schedule(runtime)
+#else
 #pragma omp for schedule(static)
+#endif
         for (int64_t k = 0; k < batches; k++) {
             if (!x)
                 continue;
