@@ -115,9 +115,9 @@ static void print_usage(FILE *out)
         "      --protocol P       coherence protocol, one of those below (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
         "      --shared-globals   share the program's globals (sets DSM_SHARED_GLOBALS=1)\n"
-        "      --slow NODE=F[,...] give node NODE only the fraction F (0 < F <= 1) of a CPU,\n"
+        "      --slow NODE=F,...  give node NODE only the fraction F (0 < F <= 1) of a CPU,\n"
         "                         to mimic a slower machine: dsmrun stops and continues it\n"
-        "                         (SIGSTOP/SIGCONT), running F of every 10 ms (repeatable;\n"
+        "                         (SIGSTOP/SIGCONT), running F of every 5 ms (repeatable;\n"
         "                         one host only)\n"
         "      --help-env         list the environment variables dsm reads, and exit\n"
         "  -h, --help             print this help, and exit\n"
@@ -569,6 +569,10 @@ static int watch_signals(struct launcher *l)
     /* An inherited SIG_IGN for SIGCHLD would make the kernel reap the nodes
      * itself, and their statuses would be lost. */
     signal(SIGCHLD, SIG_DFL);
+    /* Nor is a child's stop or continue news: --slow's duty cycle makes
+     * hundreds a second, each of which would wake the loop for nothing. */
+    struct sigaction chld = {.sa_handler = SIG_DFL, .sa_flags = SA_NOCLDSTOP};
+    sigaction(SIGCHLD, &chld, NULL);
     if (sigprocmask(SIG_BLOCK, &set, &l->orig_mask) < 0)
         return -errno;
     l->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
