@@ -50,7 +50,7 @@
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
     OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE,
-    OPT_HOSTS, OPT_HOSTFILE, OPT_AGENT,
+    OPT_HOSTS, OPT_HOSTFILE, OPT_AGENT, OPT_SLOW,
 };
 
 static const struct option long_options[] = {
@@ -68,6 +68,7 @@ static const struct option long_options[] = {
     {"hosts",      required_argument, NULL, OPT_HOSTS},
     {"hostfile",   required_argument, NULL, OPT_HOSTFILE},
     {"agent",      no_argument,       NULL, OPT_AGENT},
+    {"slow",       required_argument, NULL, OPT_SLOW},
     {"help-env",   no_argument,       NULL, OPT_HELP_ENV},
     {"help",       no_argument,       NULL, 'h'},
     {"version",    no_argument,       NULL, OPT_VERSION},
@@ -114,6 +115,10 @@ static void print_usage(FILE *out)
         "      --protocol P       coherence protocol, one of those below (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
         "      --shared-globals   share the program's globals (sets DSM_SHARED_GLOBALS=1)\n"
+        "      --slow NODE=F,...  give node NODE only the fraction F (0 < F <= 1) of a CPU,\n"
+        "                         to mimic a slower machine: dsmrun stops and continues it\n"
+        "                         (SIGSTOP/SIGCONT), running F of every 5 ms (repeatable;\n"
+        "                         one host only)\n"
         "      --help-env         list the environment variables dsm reads, and exit\n"
         "  -h, --help             print this help, and exit\n"
         "      --version          print the version, and exit\n"
@@ -148,6 +153,38 @@ static bool parse_nodes(const char *s, int *nodes)
         return false;
     *nodes = (int)n;
     return true;
+}
+
+/* "NODE=FRACTION[,NODE=FRACTION...]" into fractions[NODE]. On failure,
+ * *bad points at the item at fault. The highest node named goes to *max
+ * with its item, for the check against the node count once that is known. */
+static bool parse_slow(const char *s, double *fractions, int *max, const char **max_item,
+                       const char **bad)
+{
+    for (const char *item = s;; item++) {
+        char *end;
+        *bad = item;
+        if (*item < '0' || *item > '9')
+            return false;
+        errno = 0;
+        long node = strtol(item, &end, 10);
+        if (errno || *end != '=' || node >= BOOT_MAX_NODES)
+            return false;
+        const char *f = end + 1;
+        if (!((*f >= '0' && *f <= '9') || *f == '.'))
+            return false;     /* no sign, space, "inf" or "nan" */
+        double fraction = strtod(f, &end);
+        if (errno || end == f || (*end && *end != ',') || !(fraction > 0 && fraction <= 1))
+            return false;
+        fractions[node] = fraction;
+        if (node > *max) {
+            *max = (int)node;
+            *max_item = item;
+        }
+        if (!*end)
+            return true;
+        item = end;
+    }
 }
 
 static bool parse_timeout(const char *s, double *seconds)
@@ -190,7 +227,7 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
     char optbuf[8];
     int opt;
 
-    *o = (struct options){.bind_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    *o = (struct options){.bind_addr.s_addr = htonl(INADDR_LOOPBACK), .slow_max = -1};
     o->env = calloc((size_t)argc, sizeof *o->env);
     if (!o->env) {
         snprintf(err, errlen, "out of memory");
@@ -227,6 +264,20 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
         case OPT_AGENT:
             o->agent = true;
             break;
+        case OPT_SLOW: {
+            const char *bad;
+            if (!o->slow && !(o->slow = calloc(BOOT_MAX_NODES, sizeof *o->slow))) {
+                snprintf(err, errlen, "out of memory");
+                return PARSE_ERROR;
+            }
+            if (!parse_slow(optarg, o->slow, &o->slow_max, &o->slow_arg, &bad)) {
+                snprintf(err, errlen, "--slow needs NODE=FRACTION[,...] with 0 < FRACTION <= 1, "
+                         "not '%.*s'", *bad ? (int)strcspn(bad, ",") : (int)strlen(optarg),
+                         *bad ? bad : optarg);
+                return PARSE_ERROR;
+            }
+            break;
+        }
         case OPT_BIND:
             o->bind_given = true;
             if (inet_pton(AF_INET, optarg, &o->bind_addr) != 1) {
@@ -311,6 +362,17 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
     }
     if (o->nodes == 0 && !o->hosts && !o->hostfile) {
         snprintf(err, errlen, "missing -n N, the number of nodes (see dsmrun --help)");
+        return PARSE_ERROR;
+    }
+    if (o->slow && (o->hosts || o->hostfile)) {
+        snprintf(err, errlen, "--slow is for jobs on one host, not with --hosts or --hostfile "
+                 "(slow a host's nodes with its own means, e.g. a CPU quota)");
+        return PARSE_ERROR;
+    }
+    if (o->slow_max >= o->nodes) {
+        snprintf(err, errlen, "--slow names node %d ('%.*s'), but the job has %d node%s (0 to %d)",
+                 o->slow_max, (int)strcspn(o->slow_arg, ","), o->slow_arg, o->nodes,
+                 o->nodes == 1 ? "" : "s", o->nodes - 1);
         return PARSE_ERROR;
     }
     if (optind >= argc) {
@@ -507,6 +569,10 @@ static int watch_signals(struct launcher *l)
     /* An inherited SIG_IGN for SIGCHLD would make the kernel reap the nodes
      * itself, and their statuses would be lost. */
     signal(SIGCHLD, SIG_DFL);
+    /* Nor is a child's stop or continue news: --slow's duty cycle makes
+     * hundreds a second, each of which would wake the loop for nothing. */
+    struct sigaction chld = {.sa_handler = SIG_DFL, .sa_flags = SA_NOCLDSTOP};
+    sigaction(SIGCHLD, &chld, NULL);
     if (sigprocmask(SIG_BLOCK, &set, &l->orig_mask) < 0)
         return -errno;
     l->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -750,9 +816,16 @@ static void signal_nodes(struct launcher *l, int sig)
         tell_agents(l, sig);
         return;
     }
-    for (int i = 0; i < l->count; i++)
-        if (l->nodes[i].pid > 0)
-            kill(l->nodes[i].pid, sig);
+    for (int i = 0; i < l->count; i++) {
+        struct node *n = &l->nodes[i];
+        if (n->pid <= 0)
+            continue;
+        kill(n->pid, sig);
+        if (n->stopped) {     /* a stopped node would hold the signal pending */
+            kill(n->pid, SIGCONT);
+            n->stopped = false;
+        }
+    }
 }
 
 /* An agent needs its own grace and kill wait before dsmrun's SIGKILL. */
@@ -878,15 +951,65 @@ static bool check_deadline(struct launcher *l)
     return true;
 }
 
-static int poll_timeout_ms(const struct launcher *l)
+/* ppoll's timeout: NULL for none. Nanoseconds, not poll's milliseconds,
+ * for --slow's duty cycle. */
+static struct timespec *poll_timeout(const struct launcher *l, struct timespec *ts)
 {
     double until = l->deadline;
     if (l->mode != MODE_LOCAL && l->phase == JOB_RUNNING && l->beat < until)
         until = l->beat;
+    if (l->slow_next < until)
+        until = l->slow_next;
     if (isinf(until))
-        return -1;
-    double ms = ceil((until - now_s()) * 1000);
-    return ms <= 0 ? 0 : ms >= INT_MAX ? INT_MAX : (int)ms;
+        return NULL;
+    double s = until - now_s();
+    if (s <= 0)
+        s = 0;
+    if (s > (double)INT_MAX)
+        s = (double)INT_MAX;
+    ts->tv_sec = (time_t)s;
+    ts->tv_nsec = (long)((s - (double)ts->tv_sec) * 1e9);
+    return ts;
+}
+
+/* --slow: every SLOW_PERIOD_S, the slowed nodes are continued; each runs
+ * its fraction of the period, then is stopped. SIGSTOP stops all of a
+ * node's threads at once, so the node is slower as a whole, its replies to
+ * its peers included, as a slower machine is. A late wakeup of dsmrun (a
+ * loaded machine) starts a fresh period rather than catching up with a
+ * burst of short ones. Once the job stops, the nodes run free. */
+static void duty_cycle(struct launcher *l)
+{
+    const double *fraction = l->opt.slow;
+    l->slow_next = INFINITY;
+    if (!fraction || l->phase != JOB_RUNNING)
+        return;
+    double now = now_s();
+    if (now >= l->slow_period + SLOW_PERIOD_S) {
+        l->slow_period = now < l->slow_period + 2 * SLOW_PERIOD_S
+                         ? l->slow_period + SLOW_PERIOD_S : now;
+        for (int i = 0; i < l->count; i++) {
+            struct node *n = &l->nodes[i];
+            if (n->stopped && n->pid > 0)
+                kill(n->pid, SIGCONT);
+            n->stopped = false;
+        }
+    }
+    double next = l->slow_period + SLOW_PERIOD_S;
+    for (int i = 0; i < l->count; i++) {
+        struct node *n = &l->nodes[i];
+        double f = fraction[n->rank];
+        if (n->pid <= 0 || n->stopped || f <= 0 || f >= 1)
+            continue;
+        double stop_at = l->slow_period + f * SLOW_PERIOD_S;
+        if (now >= stop_at) {
+            kill(n->pid, SIGSTOP);
+            n->stopped = true;
+        } else if (stop_at < next) {
+            next = stop_at;
+        }
+    }
+    l->slow_next = next;
 }
 
 /* The launcher's heartbeat to its agents, and an agent's watch over it. */
@@ -1027,9 +1150,12 @@ int supervise(struct launcher *l)
     if (l->opt.timeout_s > 0 && l->phase == JOB_RUNNING)
         l->deadline = now_s() + l->opt.timeout_s;
 
+    l->slow_period = now_s();
     while (l->running > 0) {
+        struct timespec ts;
+        duty_cycle(l);
         int count = build_pollfds(l);
-        int ready = poll(l->pfds, (nfds_t)count, poll_timeout_ms(l));
+        int ready = ppoll(l->pfds, (nfds_t)count, poll_timeout(l, &ts), NULL);
         if (ready < 0 && errno != EINTR) {
             fprintf(stderr, "dsmrun: poll: %s; stopping the job\n", strerror(errno));
             stop_job(l, SIGTERM, EXIT_LAUNCH);
@@ -1088,6 +1214,7 @@ static void launcher_free(struct launcher *l)
     free(l->pfds);
     free(l->pstreams);
     free(l->opt.env);
+    free(l->opt.slow);
     free(l->hl);
     free(l->peer_addr);
     free(l->ctl_buf);

@@ -34,6 +34,13 @@
  * its ssh may never notice) stops its nodes. */
 #define BEAT_S           2.0
 #define BEAT_LOST_S      20.0
+/* --slow duty-cycles a node with SIGSTOP/SIGCONT on this period: short
+ * beside the peer timeout (10 s), so a slowed node never looks dead, and
+ * long beside the signals' cost (a few microseconds each). Shorter makes
+ * a slowed node's speed steadier over one loop execution, which the
+ * profiled schedule times (10 ms quantised a 30 ms execution badly);
+ * longer makes dsmrun's own late wakeups on a loaded machine matter less. */
+#define SLOW_PERIOD_S    0.005
 
 /* What the command line asked for; pointers point into argv. */
 struct options {
@@ -53,6 +60,10 @@ struct options {
     const char    *hostfile;      /* --hostfile */
     bool           bind_given;
     bool           agent;         /* --agent: run by another dsmrun over ssh */
+    double        *slow;          /* --slow: each rank's CPU fraction; 0: full
+                                     speed (BOOT_MAX_NODES entries, or NULL) */
+    int            slow_max;      /* the highest rank --slow names; -1: none */
+    const char    *slow_arg;      /* the --slow item naming slow_max */
 };
 
 /* One child output stream under --tag-output: bytes of the current line wait
@@ -74,6 +85,7 @@ struct node {
     int                  sock;    /* -1 once handed to the child */
     struct sockaddr_in   addr;    /* as bound */
     struct output_stream out[2];  /* stdout, stderr */
+    bool                 stopped; /* by --slow's duty cycle, now */
     /* the agent of a host */
     const char          *host;
     int                  ranks;
@@ -116,6 +128,10 @@ struct launcher {
     unsigned char   key[BOOT_KEY_BYTES];
     sigset_t        orig_mask;    /* restored in the children */
     int             sigfd;
+    double          slow_period;  /* start of the current --slow period; the
+                                     slowed nodes run from there, each for its
+                                     fraction of SLOW_PERIOD_S, then stop */
+    double          slow_next;    /* the next stop or period; INFINITY: none */
     int             running;      /* started and not reaped */
     enum job_phase  phase;
     double          deadline;     /* of --timeout, then of the phase; or INFINITY */

@@ -155,8 +155,24 @@ int main(int argc, char **argv)
 #pragma omp master
         threads = omp_get_num_threads();
 
+/* Built with -DEP_SCHEDULE_RUNTIME (ep_rt_dsm, for bench/loadbalance), the
+ * loop takes its schedule from OMP_SCHEDULE, as seed 003's EP did, and
+ * runs in EP_PASSES executions over consecutive slices of the batches:
+ * the profiled schedule measures a loop's executions (seed 003 Fig. 4),
+ * so a loop executed once could never be re-partitioned. The sums are
+ * the same. */
+#ifdef EP_SCHEDULE_RUNTIME
+#define EP_PASSES 16
+        for (int64_t pass = 0; pass < EP_PASSES; pass++) {
+        const int64_t first = batches * pass / EP_PASSES;
+        const int64_t last = batches * (pass + 1) / EP_PASSES;
+#pragma omp for schedule(runtime)
+#else
+        {
+        const int64_t first = 0, last = batches;
 #pragma omp for schedule(static)
-        for (int64_t k = 0; k < batches; k++) {
+#endif
+        for (int64_t k = first; k < last; k++) {
             if (!x)
                 continue;
             vranlc(2 * NK, mulmod46(LCG_S, powmod46(an, (uint64_t)k)), x);
@@ -176,6 +192,7 @@ int main(int argc, char **argv)
                     sy += t4;
                 }
             }
+        }
         }
         /* NPB adds each thread's counts into the shared ones under a
          * critical section: once per thread, so not a hot path. */
