@@ -106,13 +106,9 @@ static void emit(const struct sockaddr_in *to, const void *buf, size_t len, cons
         else
             net_state.inj.delay_head = d;
         net_state.inj.delay_tail = d;
-        /* The timers send it when due: if they would look only later
-         * (up to a tick, 20 ms), bring them forward, and have the service
-         * thread wait for the new time; a polling waiter reads timers_due. */
-        if (d->due_ns < atomic_load(&net_state.svc.timers_due)) {
-            atomic_store(&net_state.svc.timers_due, d->due_ns);
-            service_kick();
-        }
+        /* The timers send it when due: have them look then, not at the
+         * next tick (up to 20 ms later). */
+        service_timer_at(d->due_ns);
         return;
     }
     udp_send(to, buf, len, ext, elen);
