@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/job.h"
 #include "base/log.h"
@@ -63,8 +64,16 @@ static bool try_take(int id)
             return false;
         return *h = true;
     }
-    if (!parallel_claim(id, true))
+    if (!parallel_claim(id, true)) {
+        /* Programs spin on omp_test_lock. Each try is a message to node 0,
+         * whose service thread also serves the holder: a pause between
+         * failed tries keeps a spinning team from starving it (under sc
+         * with 8 nodes on 2 cores, spinning without one stalled the test
+         * of this for tens of seconds). */
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
         return false;
+    }
     dsm_lock(id);
     return true;
 }
