@@ -3,7 +3,8 @@
  * value of any setting: the input's first byte picks the setting, the rest
  * is its value. A value is taken or refused with a message naming the
  * setting; never anything else, and a taken one lies within the setting's
- * range (checked here for the ones the transport relies on).
+ * range (checked here for the ones the transport relies on; a datagram of
+ * 0 is "auto": the interface's MTU).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ static const char *const names[] = {
     "DSM_NET_SEED", "DSM_NET_DATAGRAM", "DSM_NET_WINDOW", "DSM_NET_AUTH", "DSM_NET_SPIN_US",
     "DSM_IPC_WINDOW", "DSM_IPC_INLINE_MAX", "DSM_REGION_SIZE", "DSM_REGION_BASE",
     "DSM_PAGE_SIZE", "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES", "DSM_STATS",
-    "DSM_STATS_JSON", "DSM_NO_SUCH_SETTING",
+    "DSM_STATS_JSON", "DSM_NET_BIND", "DSM_SHARED_GLOBALS", "DSM_TRACE", "DSM_OMP_STATIC",
+    "DSM_PROFILED_GAIN", "DSM_NO_SUCH_SETTING",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -37,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0 && err[0])
         abort();
     if (!(cfg.net_loss >= 0 && cfg.net_loss <= 0.9) || cfg.net_window < 4 || cfg.net_window > 64 ||
-        cfg.net_datagram < 1024 || cfg.net_datagram > 65000 ||
+        (cfg.net_datagram != 0 && (cfg.net_datagram < 1024 || cfg.net_datagram > 65000)) ||
         !(cfg.peer_timeout_s >= 0.2 && cfg.peer_timeout_s <= 3600))
         abort();
     free(v);
