@@ -21,7 +21,9 @@ function(dsmcc_program name)
   foreach(s ${D_SOURCES})
     list(APPEND srcs ${CMAKE_CURRENT_SOURCE_DIR}/${s})
   endforeach()
-  if(DSM_SANITIZE)  # libdsm.so carries the sanitizers' runtime: the program must too
+  if(DSM_SANITIZE AND "-fopenmp" IN_LIST D_FLAGS)  # clang: see DSM_SAN_RUNTIMES
+    list(APPEND D_FLAGS -Wl,--no-as-needed ${DSM_SAN_RUNTIMES})
+  elseif(DSM_SANITIZE)  # libdsm.so carries the sanitizers' runtime: the program must too
     list(APPEND D_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer)
   endif()
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${name}

@@ -107,7 +107,7 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {   /* every option takes a value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0, p;
         if (!strcmp(argv[i], "--size") && v) {
@@ -134,7 +134,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: mandel_parmacs [-p P] [--size test|quick|full] [-n N] [-i ITERS] [-t TILES]\n");
             exit(2);
         }
-        i++;
     }
     MAIN_INITENV()
     size_t rows = (size_t)(n + tiles - 1) / (size_t)tiles;
