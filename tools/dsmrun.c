@@ -552,6 +552,37 @@ static int export_job_env(const struct launcher *l, const char *peers)
     return setenv(BOOT_ENV_JOB, buf, 1) < 0 ? -errno : 0;
 }
 
+/* The settings the nodes will see — the environment, --env over it, and
+ * the options that set a variable over both (export_job_env) — checked
+ * with the nodes' own code (config.c), so that a bad value is said once,
+ * here, not once per node. */
+static int check_settings(const struct options *o)
+{
+    const char **over = calloc((size_t)o->nenv + 3, sizeof *over);
+    char protocol[64], err[320];
+    int n = 0;
+    if (!over) {
+        fprintf(stderr, "dsmrun: out of memory\n");
+        return -ENOMEM;
+    }
+    for (int i = 0; i < o->nenv; i++)
+        over[n++] = o->env[i];
+    if (o->protocol) {
+        snprintf(protocol, sizeof protocol, "DSM_PROTOCOL=%s", o->protocol);
+        over[n++] = protocol;
+    }
+    if (o->stats)
+        over[n++] = "DSM_STATS=1";
+    if (o->shared_globals)
+        over[n++] = "DSM_SHARED_GLOBALS=1";
+    struct dsm_config cfg;
+    int r = config_load_over(&cfg, over, n, err, sizeof err);
+    free(over);
+    if (r < 0)
+        fprintf(stderr, "dsmrun: %s (see dsmrun --help-env)\n", err);
+    return r;
+}
+
 /* Signals arrive through a signalfd so that the supervision loop sees them,
  * output and the clock in one poll. A signal dsmrun was started with ignored
  * (nohup, a background job) stays ignored: it is not ours to act on. */
@@ -1358,6 +1389,8 @@ static int run(struct launcher *l, int argc, char **argv)
     l->launch_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (l->opt.agent)
         return run_agent(l);
+    if (check_settings(&l->opt) < 0)
+        return EXIT_USAGE;
     if (l->opt.hosts || l->opt.hostfile) {
         l->mode = MODE_HOSTS;
         return run_hosts(l);
