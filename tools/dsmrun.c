@@ -106,6 +106,7 @@ static void print_usage(FILE *out)
         "  -t, --tag-output       prefix every line the nodes print with [rank]\n"
         "      --timeout S        stop the job after S seconds (decimals allowed); exit 124\n"
         "      --bind ADDR        IPv4 address the nodes' sockets bind to (default 127.0.0.1;\n"
+        "                         0.0.0.0: every interface, the peers told 127.0.0.1;\n"
         "                         with --hosts, each host's address toward dsmrun)\n"
         "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
@@ -664,6 +665,12 @@ int open_sockets(struct launcher *l)
                     node_label(l->nodes[i].rank, who, sizeof who), ip, strerror(-r));
             return r;
         }
+        /* A socket bound to the wildcard (--bind 0.0.0.0) receives on every
+         * interface, but 0.0.0.0 is no address to hand the peers: they are
+         * all on this host, and reach it on the loopback. (An agent binds
+         * the address its ssh came in on, never the wildcard.) */
+        if (l->nodes[i].addr.sin_addr.s_addr == htonl(INADDR_ANY))
+            l->nodes[i].addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     }
     return 0;
 }
