@@ -8,12 +8,22 @@
  * independently: indices in range, lengths exact, and every diff carried
  * applies to a page of the job's size (ASan watches the page's bounds).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coherence/msgcheck.h"
 #include "mem/diff.h"
+
+/* The fixed head of a body into *out; false when the body is shorter. */
+static bool head(const unsigned char *m, size_t len, void *out, size_t size)
+{
+    if (len < size)
+        return false;
+    memcpy(out, m, size);
+    return true;
+}
 
 /* Applies a diff that a check accepted: it must apply, inside the page. */
 static void must_apply(const void *diff, size_t len, size_t page_size)
@@ -42,9 +52,8 @@ static void page_req(const unsigned char *m, size_t len, const struct coh_limits
 static void page_rep(const unsigned char *m, size_t len, int src, const struct coh_limits *l)
 {
     struct page_rep r;
-    if (len < sizeof r)
+    if (!head(m, len, &r, sizeof r))
         return;
-    memcpy(&r, m, sizeof r);
     size_t data = len - sizeof r;
     const char *head = coh_page_head_check(r.page, r.status, r.home, data, l);
     const char *rep = coh_page_rep_check(&r, src, data, l);
@@ -62,9 +71,8 @@ static void page_rep(const unsigned char *m, size_t len, int src, const struct c
 static void diff(const unsigned char *m, size_t len, const struct coh_limits *l)
 {
     struct diff_hdr d;
-    if (len < sizeof d)
+    if (!head(m, len, &d, sizeof d))
         return;
-    memcpy(&d, m, sizeof d);
     size_t dlen = len - sizeof d;
     unsigned char *body = malloc(dlen ? dlen : 1);
     memcpy(body, m + sizeof d, dlen);
@@ -79,9 +87,8 @@ static void diff(const unsigned char *m, size_t len, const struct coh_limits *l)
 static void diff_req(const unsigned char *m, size_t len, const struct coh_limits *l)
 {
     struct diff_req r;
-    if (len < sizeof r)
+    if (!head(m, len, &r, sizeof r))
         return;
-    memcpy(&r, m, sizeof r);
     size_t rest = len - sizeof r;
     if (!coh_diff_req_check(&r, rest, l) &&
         (r.page >= l->npages || !r.count || rest / sizeof(uint32_t) != r.count || rest % sizeof(uint32_t)))
@@ -119,9 +126,8 @@ static void diff_rep(const unsigned char *m, size_t len, const struct coh_limits
 static void run(const unsigned char *m, size_t len, const struct coh_limits *l)
 {
     struct run_req r;
-    if (len < sizeof r)
+    if (!head(m, len, &r, sizeof r))
         return;
-    memcpy(&r, m, sizeof r);
     size_t n = coh_run_pages(r.first, r.count, l);
     if (n && (n != r.count || n > HLRC_READ_AHEAD_MAX || (size_t)r.first + n > l->npages))
         abort();
