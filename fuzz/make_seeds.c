@@ -2,13 +2,16 @@
  * make_seeds.c — writes the seed corpora (fuzz/corpus/<target>/): a few
  * well-formed inputs of each kind, from which the fuzzers mutate. Built and
  * run by hand when a format changes:
- *   cc -D_GNU_SOURCE -Isrc -Iinclude fuzz/make_seeds.c src/ipc/msg.c src/base/log.c -o /tmp/make_seeds && /tmp/make_seeds fuzz/corpus
+ *   cc -D_GNU_SOURCE -Isrc -Iinclude fuzz/make_seeds.c src/ipc/msg.c src/base/log.c src/mem/diff.c -o /tmp/make_seeds && /tmp/make_seeds fuzz/corpus
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coherence/coherence.h"
+#include "coherence/msgcheck.h"
 #include "ipc/msg.h"
+#include "mem/diff.h"
 #include "net/wire.h"
 
 static const char *dir;
@@ -129,6 +132,84 @@ int main(int argc, char **argv)
         char name[32];
         snprintf(name, sizeof name, "setting%zu", i);
         put("fuzz_config", name, buf, 1 + l);
+    }
+
+    /* fuzz_notices: [nodes-1][npages lo][npages hi][mode 1: raw][body]:
+     * two nodes' intervals, as interval_encode writes them */
+    {
+        unsigned char *b = buf;
+        b[0] = 3, b[1] = 0, b[2] = 1, b[3] = 1; /* 4 nodes, 257 pages */
+        size_t at = 4;
+        uint32_t count = 3;
+        memcpy(b + at, &count, 4), at += 4;
+        struct wire_interval iv[3] = {{.node = 0, .id = 1, .count = 2}, {.node = 0, .id = 2, .count = 0},
+                                      {.node = 2, .id = 7, .count = 1}};
+        for (int i = 0; i < 3; i++) {
+            memcpy(b + at, &iv[i], sizeof iv[i]), at += sizeof iv[i];
+            for (uint32_t k = 0; k < iv[i].count; k++) {
+                struct notice nt = {.page = 10 * (uint32_t)i + k, .version = k + 1};
+                memcpy(b + at, &nt, sizeof nt), at += sizeof nt;
+            }
+        }
+        put("fuzz_notices", "three_intervals", b, at);
+        unsigned char made[] = {7, 0, 2, 0, 1, 3, 2, 0, 1, 1, 5, 4, 3, 2};
+        put("fuzz_notices", "encoded", made, sizeof made);
+    }
+
+    /* fuzz_coh_msg: [kind][nodes-1][rank][npages lo][npages hi][page size][body] */
+    {
+        unsigned char pre[6] = {0, 3, 0x21, 0, 4, 0}; /* 4 nodes, rank 1, src 2, 1024 pages, 64 B */
+        struct page_req rq = {.page = 5, .need = 1, .requester = 2, .flags = HOME_FROM_BASE | 3u << HOME_RUN_SHIFT};
+        memcpy(buf, pre, 6), memcpy(buf + 6, &rq, sizeof rq);
+        put("fuzz_coh_msg", "page_req", buf, 6 + sizeof rq);
+        struct page_rep rp = {.page = 5, .version = 2, .home = 2, .status = HOME_DATA, .run = 2};
+        pre[0] = 1;
+        memcpy(buf, pre, 6), memcpy(buf + 6, &rp, sizeof rp), memset(buf + 6 + sizeof rp, 7, 64);
+        put("fuzz_coh_msg", "page_rep", buf, 6 + sizeof rp + 64);
+        buf[3] = 8; /* 8 pages: the run reaches the last one */
+        put("fuzz_coh_msg", "page_rep_edge", buf, 6 + sizeof rp + 64);
+        unsigned char page[64] = {0}, twin[64] = {0}, diff[128];
+        page[8] = page[9] = page[40] = 1;
+        long dl = mem_diff_create(page, twin, 64, diff, sizeof diff);
+        struct diff_hdr dh = {.page = 9, .idx = 1};
+        pre[0] = 2;
+        memcpy(buf, pre, 6), memcpy(buf + 6, &dh, sizeof dh), memcpy(buf + 6 + sizeof dh, diff, (size_t)dl);
+        put("fuzz_coh_msg", "diff", buf, 6 + sizeof dh + (size_t)dl);
+        uint32_t dq[4] = {9, 2, 3, 4};
+        pre[0] = 3;
+        memcpy(buf, pre, 6), memcpy(buf + 6, dq, sizeof dq);
+        put("fuzz_coh_msg", "diff_req", buf, 6 + sizeof dq);
+        struct diff_rep dr = {.page = 9, .count = 2};
+        struct diff_item it = {.stamp = 3, .len = (uint32_t)dl};
+        size_t at = 6;
+        pre[0] = 4;
+        memcpy(buf, pre, 6);
+        memcpy(buf + at, &dr, sizeof dr), at += sizeof dr;
+        for (int i = 0; i < 2; i++, it.stamp++) {
+            memcpy(buf + at, &it, sizeof it), at += sizeof it;
+            memcpy(buf + at, diff, (size_t)dl), at += (size_t)dl;
+        }
+        put("fuzz_coh_msg", "diff_rep", buf, at);
+        struct run_req rr = {.first = 100, .count = 4};
+        pre[0] = 5;
+        memcpy(buf, pre, 6), memcpy(buf + 6, &rr, sizeof rr);
+        put("fuzz_coh_msg", "run", buf, 6 + sizeof rr);
+    }
+
+    /* fuzz_diff: [page size][mode][bytes]: a diff off the network, and a
+     * page to diff against its twin */
+    {
+        unsigned char page[256] = {0}, twin[256] = {0}, diff[512];
+        for (int i = 0; i < 256; i += 24)
+            page[i] = (unsigned char)i;
+        long dl = mem_diff_create(page, twin, 256, diff, sizeof diff);
+        buf[0] = 2, buf[1] = 1;
+        memcpy(buf + 2, diff, (size_t)dl);
+        put("fuzz_diff", "net", buf, 2 + (size_t)dl);
+        buf[0] = 1, buf[1] = 0;
+        for (int i = 0; i < 40; i++)
+            buf[2 + i] = (unsigned char)(i * 37);
+        put("fuzz_diff", "made", buf, 42);
     }
     return 0;
 }

@@ -106,6 +106,7 @@ static void print_usage(FILE *out)
         "  -t, --tag-output       prefix every line the nodes print with [rank]\n"
         "      --timeout S        stop the job after S seconds (decimals allowed); exit 124\n"
         "      --bind ADDR        IPv4 address the nodes' sockets bind to (default 127.0.0.1;\n"
+        "                         0.0.0.0: every interface, the peers told 127.0.0.1;\n"
         "                         with --hosts, each host's address toward dsmrun)\n"
         "      --stats            print per-node statistics at the end (sets DSM_STATS=1)\n"
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
@@ -552,6 +553,37 @@ static int export_job_env(const struct launcher *l, const char *peers)
     return setenv(BOOT_ENV_JOB, buf, 1) < 0 ? -errno : 0;
 }
 
+/* The settings the nodes will see — the environment, --env over it, and
+ * the options that set a variable over both (export_job_env) — checked
+ * with the nodes' own code (config.c), so that a bad value is said once,
+ * here, not once per node. */
+static int check_settings(const struct options *o)
+{
+    const char **over = calloc((size_t)o->nenv + 3, sizeof *over);
+    char protocol[64], err[320];
+    int n = 0;
+    if (!over) {
+        fprintf(stderr, "dsmrun: out of memory\n");
+        return -ENOMEM;
+    }
+    for (int i = 0; i < o->nenv; i++)
+        over[n++] = o->env[i];
+    if (o->protocol) {
+        snprintf(protocol, sizeof protocol, "DSM_PROTOCOL=%s", o->protocol);
+        over[n++] = protocol;
+    }
+    if (o->stats)
+        over[n++] = "DSM_STATS=1";
+    if (o->shared_globals)
+        over[n++] = "DSM_SHARED_GLOBALS=1";
+    struct dsm_config cfg;
+    int r = config_load_over(&cfg, over, n, err, sizeof err);
+    free(over);
+    if (r < 0)
+        fprintf(stderr, "dsmrun: %s (see dsmrun --help-env)\n", err);
+    return r;
+}
+
 /* Signals arrive through a signalfd so that the supervision loop sees them,
  * output and the clock in one poll. A signal dsmrun was started with ignored
  * (nohup, a background job) stays ignored: it is not ours to act on. */
@@ -561,6 +593,12 @@ static int watch_signals(struct launcher *l)
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGCHLD);
+    /* Under a terminal, ^Z and the shell's continue reach dsmrun and node 0
+     * (its process group); dsmrun passes them on to the other nodes. */
+    if (l->interactive) {
+        sigaddset(&set, SIGTSTP);
+        sigaddset(&set, SIGCONT);
+    }
     for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
         struct sigaction old;
         if (sigaction(stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
@@ -609,6 +647,7 @@ int alloc_children(struct launcher *l, int count, int first_rank)
         node->rank = first_rank + i;
         node->sock = -1;
         node->ctl = -1;
+        node->life = -1;
         node->out[0] = (struct output_stream){.fd = -1, .rank = node->rank, .to = stdout};
         node->out[1] = (struct output_stream){.fd = -1, .rank = node->rank, .to = stderr};
     }
@@ -626,6 +665,12 @@ int open_sockets(struct launcher *l)
                     node_label(l->nodes[i].rank, who, sizeof who), ip, strerror(-r));
             return r;
         }
+        /* A socket bound to the wildcard (--bind 0.0.0.0) receives on every
+         * interface, but 0.0.0.0 is no address to hand the peers: they are
+         * all on this host, and reach it on the loopback. (An agent binds
+         * the address its ssh came in on, never the wildcard.) */
+        if (l->nodes[i].addr.sin_addr.s_addr == htonl(INADDR_ANY))
+            l->nodes[i].addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     }
     return 0;
 }
@@ -649,6 +694,12 @@ int prepare_env_and_signals(struct launcher *l, const char *peers)
     if ((r = watch_signals(l)) < 0) {
         fprintf(stderr, "dsmrun: cannot watch signals: %s\n", strerror(-r));
         return r;
+    }
+    /* What a node starts and leaves behind becomes dsmrun's child, not
+     * init's: reaped, and ended with the job (end_leftovers). */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+        fprintf(stderr, "dsmrun: cannot become the nodes' subreaper: %s\n", strerror(errno));
+        return -errno;
     }
     return 0;
 }
@@ -699,7 +750,7 @@ static _Noreturn void child_fail(int rank, const char *what)
 /* In the child, between fork and exec. dsmrun is single-threaded, so setenv
  * and the like are safe here. */
 static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
-                                pid_t parent, int key_fd, int out_fd, int err_fd)
+                                pid_t parent, int key_fd, int life_fd, int out_fd, int err_fd)
 {
     int rank = n->rank;
 
@@ -709,8 +760,13 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
         child_fail(rank, "cannot ask to die with dsmrun");
     if (getppid() != parent)
         _exit(EXIT_LAUNCH);
-    /* The nodes stay in dsmrun's process group, so that a terminal's ^C or
-     * ^Z reaches them all and node 0 may read the terminal. */
+    /* Each node leads a process group of its own, so that stopping the job
+     * reaches what the node started too (signal_nodes). Under an
+     * interactive terminal node 0 stays in dsmrun's, the terminal's
+     * foreground group, so that it may read the terminal; dsmrun passes
+     * ^Z and the continue on to the others (handle_signals). */
+    if (n->pgid && setpgid(0, 0) < 0)
+        child_fail(rank, "cannot start a process group");
 
     /* Every node must map the executable at the same addresses, so that
      * pointers into it mean the same thing on every node. */
@@ -731,10 +787,10 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
     for (int i = 0; i < l->count; i++)
         if (&l->nodes[i] != n && l->nodes[i].sock >= 0)
             close(l->nodes[i].sock);
-    if (set_inheritable(n->sock) < 0 || set_inheritable(key_fd) < 0)
+    if (set_inheritable(n->sock) < 0 || set_inheritable(key_fd) < 0 || set_inheritable(life_fd) < 0)
         child_fail(rank, "cannot pass the socket and key");
     if (setenv_int(BOOT_ENV_RANK, rank) < 0 || setenv_int(BOOT_ENV_SOCK_FD, n->sock) < 0 ||
-        setenv_int(BOOT_ENV_KEY_FD, key_fd) < 0)
+        setenv_int(BOOT_ENV_KEY_FD, key_fd) < 0 || setenv_int(BOOT_ENV_LIFE_FD, life_fd) < 0)
         child_fail(rank, "cannot set the environment");
 
     sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
@@ -755,11 +811,17 @@ void close_pair(int fds[2])
 
 static int start_node(struct launcher *l, struct node *n)
 {
-    int key[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int key[2] = {-1, -1}, life[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
     int r = 0;
 
     if (pipe2(key, O_CLOEXEC) < 0)
         return -errno;
+    /* Read only once the node has ended: never blocks on what the node's
+     * own children may hold open. */
+    if (pipe2(life, O_CLOEXEC | O_NONBLOCK) < 0) {
+        r = -errno;
+        goto fail;
+    }
     /* The key fits in any pipe buffer, so it is written before the fork: the
      * node then reads the key and EOF, and the write end never reaches a
      * child. */
@@ -775,17 +837,26 @@ static int start_node(struct launcher *l, struct node *n)
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
+    n->pgid = n->rank == 0 && l->interactive ? 0 : 1; /* the child makes it its pid */
     pid_t pid = fork();
     if (pid < 0) {
         r = -errno;
         goto fail;
     }
     if (pid == 0)
-        exec_node(l, n, parent, key[0], out[1], err[1]);
+        exec_node(l, n, parent, key[0], life[1], out[1], err[1]);
 
     n->pid = pid;
+    if (n->pgid) {
+        /* Here too, so that the group exists before any signal to it, whichever
+         * of the two runs first (EACCES: the child has already exec'd). */
+        (void)setpgid(pid, pid);
+        n->pgid = pid;
+    }
     l->running++;
     close(key[0]);
+    close(life[1]);
+    n->life = life[0];
     close(n->sock);
     n->sock = -1;
     if (l->opt.tag_output) {
@@ -802,6 +873,7 @@ static int start_node(struct launcher *l, struct node *n)
 
 fail:
     close_pair(key);
+    close_pair(life);
     close_pair(out);
     close_pair(err);
     return r;
@@ -820,11 +892,52 @@ static void signal_nodes(struct launcher *l, int sig)
         struct node *n = &l->nodes[i];
         if (n->pid <= 0)
             continue;
-        kill(n->pid, sig);
+        pid_t to = n->pgid ? -n->pgid : n->pid;  /* the node and what it started */
+        kill(to, sig);
         if (n->stopped) {     /* a stopped node would hold the signal pending */
-            kill(n->pid, SIGCONT);
+            kill(to, SIGCONT);
             n->stopped = false;
         }
+    }
+}
+
+/* Signals what the nodes started and left behind, still in their process
+ * groups; whether any is left. */
+static bool signal_leftovers(struct launcher *l, int sig)
+{
+    bool any = false;
+    for (int i = 0; i < l->count; i++)
+        if (l->nodes[i].pgid > 0 && kill(-l->nodes[i].pgid, sig) == 0)
+            any = true;
+    return any;
+}
+
+/* dsmrun is the subreaper of what the nodes start (prepare_env_and_signals):
+ * orphans are its children, reaped here. */
+static void reap_orphans(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+/* Once every node has ended, what they left behind ends with the job:
+ * SIGTERM, then SIGKILL after STOP_GRACE_S. */
+static void end_leftovers(struct launcher *l)
+{
+    reap_orphans();
+    if (!signal_leftovers(l, SIGTERM))
+        return;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (double until = now_s() + STOP_GRACE_S; now_s() < until;) {
+        nanosleep(&tick, NULL);
+        reap_orphans();
+        if (!signal_leftovers(l, 0))
+            return;
+    }
+    signal_leftovers(l, SIGKILL);
+    for (double until = now_s() + KILL_WAIT_S; now_s() < until && signal_leftovers(l, 0);) {
+        nanosleep(&tick, NULL);
+        reap_orphans();
     }
 }
 
@@ -866,12 +979,33 @@ static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status
         host_ended(l, n, status);
         return;
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return;        /* done; the others go on */
-    if (l->phase != JOB_RUNNING)
-        return;        /* stopped by us, or after the failure that decides */
+    /* What the node told through its life pipe before it ended. */
+    bool started = false, finished = false;
+    if (n->life >= 0) {
+        char said[16];
+        ssize_t got;
+        while ((got = read(n->life, said, sizeof said)) > 0)
+            for (ssize_t i = 0; i < got; i++) {
+                started |= said[i] == BOOT_LIFE_STARTED;
+                finished |= said[i] == BOOT_LIFE_FINISHED;
+            }
+        close(n->life);
+        n->life = -1;
+    }
     char who[300];
     node_label(n->rank, who, sizeof who);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        /* done, and the others go on; unless it joined the job and left
+         * without dsm_finish: its peers would wait for it in vain */
+        if (started && !finished && l->phase == JOB_RUNNING) {
+            fprintf(stderr, "dsmrun: %s (pid %d) exited (status 0) before dsm_finish; stopping the job\n",
+                    who, (int)pid);
+            stop_job(l, SIGTERM, EXIT_FAILURE);
+        }
+        return;
+    }
+    if (l->phase != JOB_RUNNING)
+        return;        /* stopped by us, or after the failure that decides */
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         fprintf(stderr, "dsmrun: %s (pid %d) was killed by signal %d (%s); stopping the job\n",
@@ -898,6 +1032,21 @@ static void reap_nodes(struct launcher *l)
     }
 }
 
+/* ^Z at the terminal: the nodes in groups of their own stop too, then
+ * dsmrun; the continue that follows continues them. */
+static void job_control(struct launcher *l, int sig)
+{
+    for (int i = 0; i < l->count; i++) {
+        struct node *n = &l->nodes[i];
+        if (n->pid > 0 && n->pgid > 0)
+            kill(-n->pgid, sig == SIGTSTP ? SIGSTOP : SIGCONT);
+        if (sig == SIGCONT)
+            n->stopped = false; /* --slow's cycle starts afresh */
+    }
+    if (sig == SIGTSTP)
+        raise(SIGSTOP);
+}
+
 void handle_signals(struct launcher *l)
 {
     struct signalfd_siginfo si;
@@ -907,6 +1056,8 @@ void handle_signals(struct launcher *l)
         int sig = (int)si.ssi_signo;
         if (sig == SIGCHLD) {
             child = true;
+        } else if (sig == SIGTSTP || sig == SIGCONT) {
+            job_control(l, sig);
         } else if (l->phase == JOB_RUNNING) {
             fprintf(stderr, "dsmrun: got signal %d (%s); stopping the job\n", sig, strsignal(sig));
             stop_job(l, sig, 128 + sig);   /* forwards it to the nodes */
@@ -1174,6 +1325,8 @@ int supervise(struct launcher *l)
             break;
         heartbeat(l);
     }
+    if (l->mode != MODE_HOSTS)
+        end_leftovers(l);
     drain_output(l);
     return l->exit_status;
 }
@@ -1202,6 +1355,8 @@ static void launcher_free(struct launcher *l)
             close(n->sock);
         if (n->ctl >= 0)
             close(n->ctl);
+        if (n->life >= 0)
+            close(n->life);
         free(n->line);
         free(n->errs);
         for (int j = 0; j < 2; j++)
@@ -1241,10 +1396,13 @@ static int run(struct launcher *l, int argc, char **argv)
     l->launch_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (l->opt.agent)
         return run_agent(l);
+    if (check_settings(&l->opt) < 0)
+        return EXIT_USAGE;
     if (l->opt.hosts || l->opt.hostfile) {
         l->mode = MODE_HOSTS;
         return run_hosts(l);
     }
+    l->interactive = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
     if (prepare_job(l) < 0)
         return EXIT_LAUNCH;
     start_nodes(l);

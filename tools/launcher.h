@@ -86,6 +86,8 @@ struct node {
     struct sockaddr_in   addr;    /* as bound */
     struct output_stream out[2];  /* stdout, stderr */
     bool                 stopped; /* by --slow's duty cycle, now */
+    pid_t                pgid;    /* its own process group (its pid), or 0: dsmrun's */
+    int                  life;    /* read end of its BOOT_ENV_LIFE_FD pipe; -1: none */
     /* the agent of a host */
     const char          *host;
     int                  ranks;
@@ -133,6 +135,9 @@ struct launcher {
                                      fraction of SLOW_PERIOD_S, then stop */
     double          slow_next;    /* the next stop or period; INFINITY: none */
     int             running;      /* started and not reaped */
+    bool            interactive;  /* MODE_LOCAL in the foreground of the terminal
+                                     on stdin: node 0 shares dsmrun's process
+                                     group, so that it may read the terminal */
     enum job_phase  phase;
     double          deadline;     /* of --timeout, then of the phase; or INFINITY */
     int             exit_status;  /* of the first failure; 0 while none */

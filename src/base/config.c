@@ -11,13 +11,20 @@
 
 enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH, CFG_SIZE, CFG_ADDR };
 
+/* RULE_ALIGN: the region's base must suit every coherence unit, the largest
+ * (64 KiB) included, and the OS page that mmap needs. */
+static const char RULE_POW2[] = "power of two", RULE_ALIGN[] = "aligned";
+#define CONFIG_ALIGN 65536ull
+
 struct config_entry {
     const char      *name;
     enum config_type type;
     const char      *def;      /* default, as text */
     double           min, max; /* range for CFG_INT / CFG_DOUBLE */
     const char      *choices;  /* "a|b|c" for CFG_CHOICE: stored as the index; for
-                                  CFG_INT a word that stands for 0 ("auto") */
+                                  CFG_INT a word that stands for 0 ("auto"); for
+                                  CFG_SIZE and CFG_ADDR a rule the value must
+                                  also keep: RULE_POW2 or RULE_ALIGN */
     size_t           offset;   /* into struct dsm_config */
     const char      *help;
 };
@@ -49,7 +56,7 @@ static const struct config_entry table[] = {
     {"DSM_NET_DATAGRAM", CFG_INT, "auto", 1024, 65000, "auto", OFF(net_datagram),
      "largest datagram payload in bytes (auto: the MTU of the node's interface less headers; 61440 on loopback)"},
     {"DSM_NET_BIND", CFG_PATH, "", 0, 0, NULL, OFF(net_bind),
-     "under srun/mpirun: IPv4 address or interface name to bind, or any (unset: loopback if all nodes share the host, else the interface that routes by default)"},
+     "under srun/mpirun: IPv4 address or interface name to bind, or any or 0.0.0.0 (every interface; the peers are told the unset choice) (unset: loopback if all nodes share the host, else the interface that routes by default)"},
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
      "datagrams in flight per peer (at most 64: the width of the selective ack)"},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
@@ -62,9 +69,9 @@ static const struct config_entry table[] = {
      "largest inline message sent on the one-message fast path, in bytes"},
     {"DSM_REGION_SIZE", CFG_SIZE, "2T", 1 << 20, 1ull << 46, NULL, OFF(region_size),
      "bytes of address space reserved for shared memory, split evenly into per-node arenas (K, M, G, T suffixes)"},
-    {"DSM_REGION_BASE", CFG_ADDR, "0x200000000000", 1ull << 32, 1ull << 46, NULL, OFF(region_base),
-     "address of the shared region, the same on every node (hex)"},
-    {"DSM_PAGE_SIZE", CFG_SIZE, "8192", 4096, 65536, NULL, OFF(page_size),
+    {"DSM_REGION_BASE", CFG_ADDR, "0x200000000000", 1ull << 32, 1ull << 46, RULE_ALIGN, OFF(region_base),
+     "address of the shared region, the same on every node (hex, a multiple of 0x10000)"},
+    {"DSM_PAGE_SIZE", CFG_SIZE, "8192", 4096, 65536, RULE_POW2, OFF(page_size),
      "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)"},
     {"DSM_HOME", CFG_CHOICE, "local", 0, 0, "local|cyclic|block|first-touch", OFF(home),
      "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch"},
@@ -182,7 +189,18 @@ static int parse_entry(const struct config_entry *e, const char *v,
                      (unsigned long long)e->min, (unsigned long long)e->max);
             return -EINVAL;
         }
-        *(int64_t *)base = (int64_t)(x * mult);
+        x *= mult;
+        if (e->choices == RULE_POW2 && (x & (x - 1))) {
+            snprintf(err, errlen, "%s=%s: expected a power of two from %#llx to %#llx", e->name, v,
+                     (unsigned long long)e->min, (unsigned long long)e->max);
+            return -EINVAL;
+        }
+        if (e->choices == RULE_ALIGN && x % CONFIG_ALIGN) {
+            snprintf(err, errlen, "%s=%s: expected an address aligned to %#llx (64 KiB, the largest coherence unit)",
+                     e->name, v, CONFIG_ALIGN);
+            return -EINVAL;
+        }
+        *(int64_t *)base = (int64_t)x;
         return 0;
     }
     }
@@ -200,9 +218,19 @@ void config_defaults(struct dsm_config *cfg)
 
 int config_load(struct dsm_config *cfg, char *err, size_t errlen)
 {
+    return config_load_over(cfg, NULL, 0, err, errlen);
+}
+
+int config_load_over(struct dsm_config *cfg, const char *const *over, int nover, char *err,
+                     size_t errlen)
+{
     config_defaults(cfg);
     for (size_t i = 0; i < NENTRIES; i++) {
         const char *v = getenv(table[i].name);
+        size_t len = strlen(table[i].name);
+        for (int k = 0; k < nover; k++) /* the last assignment of a name wins */
+            if (!strncmp(over[k], table[i].name, len) && over[k][len] == '=')
+                v = over[k] + len + 1;
         if (v && parse_entry(&table[i], v, cfg, err, errlen))
             return -EINVAL;
     }

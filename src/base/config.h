@@ -48,6 +48,12 @@ struct dsm_config {
  * the variable, the value and the accepted range into err and returns -EINVAL. */
 int config_load(struct dsm_config *cfg, char *err, size_t errlen);
 
+/* config_load, with NAME=VALUE assignments (`nover` of them, the last of a
+ * name winning) over the environment's values: what a launcher will hand
+ * its nodes, checked once before it starts them. */
+int config_load_over(struct dsm_config *cfg, const char *const *over, int nover, char *err,
+                     size_t errlen);
+
 /* Parses one setting's value into *cfg, as config_load does for each
  * variable it finds (the parser alone: tests and fuzzing). Returns 0, or
  * -EINVAL with the line in err, or -ENOENT for a name not in the table. */

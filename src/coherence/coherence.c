@@ -11,9 +11,11 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/job.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/msgcheck.h"
 
 DSM_STATE const struct coherence_ops *coh;
 static DSM_STATE const struct coherence_protocol *active;
@@ -98,6 +100,12 @@ void coherence_place_head(int src, const void *head, size_t head_len, void *body
     size_t rest;
     ipc_body(src, head, head_len, body, size, &rest, what);
     *skip = head_len - rest;
+}
+
+void coherence_limits(struct coh_limits *l)
+{
+    *l = (struct coh_limits){.nodes = job()->nodes, .rank = job()->rank, .npages = mem.npages,
+                             .page_size = mem.page_size};
 }
 
 struct wait {

@@ -120,6 +120,11 @@ void coherence_release_sent(void);
 void coherence_place_head(int src, const void *head, size_t head_len, void *body, size_t size,
                           size_t *skip, const char *what);
 
+/* The job's and the region's sizes, that message bodies are checked
+ * against (msgcheck.h). */
+struct coh_limits;
+void coherence_limits(struct coh_limits *l);
+
 /* Waits (ipc_wait: handlers run meanwhile, on this thread too) until a
  * value that handlers change under `lock` is reached: *value == target,
  * or *flag true. */

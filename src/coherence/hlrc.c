@@ -66,13 +66,10 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "coherence/home.h"
+#include "coherence/msgcheck.h"
 #include "ipc/ipc.h"
 
-/* A read-ahead run: the request names the pages and the version each
- * needs (need[count] follows); the reply, their versions (version[count])
- * and then the pages. */
-struct run_req { uint32_t first, count; };
-struct run_rep { uint32_t first, count; };
+/* A read-ahead run's bodies (struct run_req, run_rep) are in msgcheck.h. */
 
 struct dirty_page { uint32_t page, version; };
 
@@ -101,7 +98,7 @@ struct hlrc_page {
 #define PULL_CREDIT 8
 
 /* Pages fetched ahead of a read fault at most (see read_ahead). */
-#define READ_AHEAD_MAX 16
+#define READ_AHEAD_MAX HLRC_READ_AHEAD_MAX
 
 static DSM_STATE struct {
     pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
@@ -509,9 +506,9 @@ static bool page_landed(size_t page, enum home_status status, uint32_t version)
 /* Checks a run's bounds; returns its size in pages, or 0 if malformed. */
 static size_t run_pages(uint32_t first, uint32_t count)
 {
-    return count && count <= READ_AHEAD_MAX && first < mem.npages && count <= mem.npages - first
-               ? count
-               : 0;
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    return coh_run_pages(first, count, &lim);
 }
 
 static void on_page_run_req(int src, const void *msg, size_t len)

@@ -8,7 +8,7 @@
  * requester learns their homes with one reply, so that it can read them
  * ahead, and fetch them later, without asking the base. A request the base
  * forwards to the home carries HOME_FROM_BASE and that run in the bits
- * above RUN_SHIFT: the home learns them before it replies, since the
+ * above HOME_RUN_SHIFT: the home learns them before it replies, since the
  * requester, told of the run, may ask it for any of those pages next.
  *
  * The fetch the program waits for is one slot (one fault at a time: the
@@ -26,10 +26,10 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "coherence/home.h"
+#include "coherence/msgcheck.h"
 #include "ipc/ipc.h"
 
-enum { RUN_SHIFT = 8 };
-#define HOME_RUN_MAX 64
+enum { RUN_SHIFT = HOME_RUN_SHIFT };
 
 static DSM_STATE struct {
     pthread_mutex_t        lock;  /* the fetch slot */
@@ -142,10 +142,11 @@ static void on_page_req(int src, const void *msg, size_t len)
     struct page_req r;
     ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
     size_t run = r.flags >> RUN_SHIFT;
-    if (r.page >= mem.npages || r.requester < 0 || r.requester >= job()->nodes ||
-        r.requester == job()->rank || (r.flags & ~(HOME_FROM_BASE | (0xffu << RUN_SHIFT))) ||
-        run > HOME_RUN_MAX || (run && !(r.flags & HOME_FROM_BASE)))
-        log_fatal("node %d sent a malformed page request", src);
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_page_req_check(&r, &lim);
+    if (why)
+        log_fatal("node %d sent a malformed page request: %s", src, why);
     int h = home_route(r.page, src, r.requester, r.flags & HOME_FROM_BASE, &run);
     if (h < 0)
         reply(r.requester, r.page, HOME_UNALLOCATED, 0, -1, 0, NULL);
@@ -164,10 +165,13 @@ static void on_page_req(int src, const void *msg, size_t len)
 void *home_place(int src, uint32_t page, uint32_t status, int32_t h, size_t data, bool expected,
                  const char *what)
 {
-    if (!expected || page >= mem.npages || status > HOME_UNALLOCATED ||
-        data != (status == HOME_DATA ? mem.page_size : 0) ||
-        (status != HOME_UNALLOCATED && (h < 0 || h >= job()->nodes)))
-        log_fatal("node %d sent a %s nobody asked for, or a malformed one", src, what);
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_page_head_check(page, status, h, data, &lim);
+    if (why)
+        log_fatal("node %d sent a malformed %s: %s", src, what, why);
+    if (!expected)
+        log_fatal("node %d sent a %s nobody asked for", src, what);
     /* Into the system view: the page is invalid here, or refreshed in
      * place where the program cannot write it (hlrc's pulls). */
     return mem_sys_fill(page, data ? 1 : 0);
@@ -182,10 +186,11 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
     pthread_mutex_unlock(&home.lock);
     if (!expected && home.ops->expects && r.page < mem.npages && r.status == HOME_DATA)
         expected = home.ops->expects(r.page);
-    if (r.run > HOME_RUN_MAX || r.page + (size_t)r.run >= mem.npages ||
-        (r.run && r.status == HOME_UNALLOCATED) || (r.status == HOME_DATA && r.home != src) ||
-        (r.status == HOME_YOU_ARE_HOME && r.home != job()->rank))
-        expected = false;
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_page_rep_check(&r, src, msg_len - *skip, &lim);
+    if (why)
+        log_fatal("node %d sent a malformed page reply: %s", src, why);
     return home_place(src, r.page, r.status, r.home, msg_len - *skip, expected, "page reply");
 }
 
@@ -236,7 +241,12 @@ static void on_diff(int src, const void *msg, size_t len)
     struct diff_hdr d;
     size_t dlen;
     const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
-    if (d.page >= mem.npages || mem_home(d.page) != job()->rank)
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_diff_check(&d, diff, dlen, &lim);
+    if (why)
+        log_fatal("node %d sent a malformed diff: %s", src, why);
+    if (mem_home(d.page) != job()->rank)
         log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
     home.ops->diff(src, d.page, d.idx, diff, dlen);
     stats_add(STAT_DIFFS_APPLIED, 1);

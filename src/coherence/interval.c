@@ -16,6 +16,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/msgcheck.h"
 
 struct interval {
     uint32_t       id, count;
@@ -32,11 +33,6 @@ static DSM_STATE struct {
     uint32_t       *vt;
     struct ilog    *log;
 } iv = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-struct wire_interval {
-    uint16_t node, zero;
-    uint32_t id, count;
-};
 
 /* Appends len bytes; with data NULL, only makes room for them. */
 void buf_put(struct buf *b, const void *data, size_t len)
@@ -153,29 +149,26 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node)
 
 void interval_apply(int from, const void *data, size_t len)
 {
-    const unsigned char *p = data, *end = p + len;
+    const unsigned char *p = data;
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_notices_check(data, len, &lim, NULL);
+    if (why)
+        log_fatal("node %d sent malformed write notices: %s", from, why);
+    /* Well formed from here on (msgcheck.c). */
     uint32_t count;
-    if (len < sizeof count)
-        log_fatal("node %d sent malformed write notices", from);
     memcpy(&count, p, sizeof count);
     p += sizeof count;
     for (uint32_t k = 0; k < count; k++) {
         struct wire_interval w;
-        if ((size_t)(end - p) < sizeof w)
-            log_fatal("node %d sent truncated write notices", from);
         memcpy(&w, p, sizeof w);
         p += sizeof w;
-        if (w.node >= job()->nodes || (size_t)(end - p) / sizeof(struct notice) < w.count)
-            log_fatal("node %d sent malformed write notices", from);
         /* Copied out first: the notices may sit unaligned in the message. */
         struct notice *n = malloc((w.count ? w.count : 1) * sizeof *n);
         if (!n)
             log_fatal("out of memory for write notices");
         memcpy(n, p, (size_t)w.count * sizeof *n);
         p += (size_t)w.count * sizeof *n;
-        for (uint32_t i = 0; i < w.count; i++)
-            if (n[i].page >= mem.npages)
-                log_fatal("node %d sent a write notice for page %u, beyond the region", from, n[i].page);
 
         pthread_mutex_lock(&iv.lock);
         uint32_t seen = iv.vt[w.node];
@@ -197,8 +190,6 @@ void interval_apply(int from, const void *data, size_t len)
             coh->apply_notices(w.node, n, w.count);
         free(n);
     }
-    if (p != end)
-        log_fatal("node %d sent write notices with trailing bytes", from);
     if (coh->notices_applied)
         coh->notices_applied();
 }

@@ -48,6 +48,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/msgcheck.h"
 #include "ipc/ipc.h"
 
 /* lrc's message types (coherence.h: the active protocol's own slots). */
@@ -60,7 +61,7 @@ enum lrc_type {
 };
 _Static_assert((int)LRC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "lrc has more message types than slots");
 
-#define OPEN_STAMP 0 /* a diff of the interval still open: stamped at release */
+#define OPEN_STAMP LRC_OPEN_STAMP /* a diff of the interval still open: stamped at release */
 
 struct ldiff {      /* a diff this node made */
     uint32_t       stamp;
@@ -98,9 +99,8 @@ struct lpage {
 enum base_kind { BASE_PROBE = 0, BASE_COPY = 1 };
 enum base_status { BASE_ALLOCATED = 0, BASE_UNALLOCATED = 1, BASE_DATA = 2 };
 
-struct diff_req { uint32_t page, count; };            /* + count u32 stamps */
-struct diff_rep { uint32_t page, count; };            /* + count {u32 stamp, u32 len, bytes} */
-struct diff_item { uint32_t stamp, len; };
+/* The diff fetch's bodies (struct diff_req, diff_rep, diff_item) are in
+ * msgcheck.h, with their checks. */
 struct base_req { uint32_t page, kind; };
 struct base_rep { uint32_t page, status; };
 
@@ -322,18 +322,15 @@ static void fetch_diffs(size_t page)
     for (int node = 0; node < job()->nodes; node++) {
         if (!lrc.f.asked[node])
             continue;
-        const unsigned char *q = lrc.f.reply[node], *end = q + lrc.f.reply_len[node];
+        const unsigned char *q = lrc.f.reply[node];
         struct diff_rep h;
         memcpy(&h, q, sizeof h);
         q += sizeof h;
+        /* Checked on arrival (on_diff_rep): well formed. */
         for (uint32_t k = 0; k < h.count; k++) {
             struct diff_item it;
-            if ((size_t)(end - q) < sizeof it)
-                log_fatal("node %d sent a truncated diff reply", node);
             memcpy(&it, q, sizeof it);
             q += sizeof it;
-            if ((size_t)(end - q) < it.len || it.stamp == OPEN_STAMP)
-                log_fatal("node %d sent a malformed diff reply", node);
             if (nitems == cap) {
                 cap = cap ? cap * 2 : 16;
                 items = realloc(items, cap * sizeof *items);
@@ -343,8 +340,6 @@ static void fetch_diffs(size_t page)
             items[nitems++] = (struct apply_item){it.stamp, node, k, it.len, q};
             q += it.len;
         }
-        if (q != end)
-            log_fatal("node %d sent a diff reply with trailing bytes", node);
     }
     qsort(items, nitems, sizeof *items, by_causal_order);
     for (size_t i = 0; i < nitems; i++)
@@ -601,8 +596,11 @@ static void on_diff_req(int src, const void *msg, size_t len)
     struct diff_req r;
     size_t rest;
     const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "diff request");
-    if (r.page >= mem.npages || r.count == 0 || rest != (size_t)r.count * sizeof(uint32_t))
-        log_fatal("node %d sent a malformed diff request", src);
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_diff_req_check(&r, rest, &lim);
+    if (why)
+        log_fatal("node %d sent a malformed diff request: %s", src, why);
     uint32_t *stamps = malloc(r.count * sizeof *stamps);
     if (!stamps)
         log_fatal("out of memory serving a diff request");
@@ -652,6 +650,11 @@ static void on_diff_rep(int src, const void *msg, size_t len)
     if (!lrc.f.waiting || h.page != lrc.f.page || !lrc.f.asked[src] || lrc.f.reply[src])
         log_fatal("node %d sent diffs nobody asked for", src);
     lrc.f.reply[src] = ipc_copy_payload(msg, len, 0, &lrc.f.reply_len[src]);
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_diff_rep_check(lrc.f.reply[src], lrc.f.reply_len[src], &lim);
+    if (why)
+        log_fatal("node %d sent a malformed diff reply: %s", src, why);
     lrc.f.got++;
     pthread_mutex_unlock(&lrc.lock);
     ipc_notify();

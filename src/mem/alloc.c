@@ -43,6 +43,9 @@ static DSM_STATE struct {
     size_t                    high_water;  /* pages below it have been allocated before */
     uint32_t                 *run;        /* run[i]: pages of the block starting at arena page i */
     uint8_t                  *small;      /* small[i]: size class + 1 of arena page i */
+    uint32_t                 *inuse_of;   /* inuse_of[i]: index + 1 of small page i's map */
+    uint64_t                 *inuse;      /* per small page, a bit per block: in use */
+    size_t                    ninuse, capinuse; /* maps, and room for them */
     struct free_run          *runs;       /* freed page runs */
     size_t                    nruns, cap_runs;
     void                    **bins[SMALL_CLASSES];
@@ -82,10 +85,13 @@ static void setup(void)
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     arenas.small = mmap(NULL, mem.arena_pages, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    arenas.inuse_of = mmap(NULL, mem.arena_pages * sizeof *arenas.inuse_of, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     arenas.remote = calloc((size_t)job()->nodes, sizeof *arenas.remote);
     arenas.nremote = calloc((size_t)job()->nodes, sizeof *arenas.nremote);
     arenas.capremote = calloc((size_t)job()->nodes, sizeof *arenas.capremote);
-    if (arenas.run == MAP_FAILED || arenas.small == MAP_FAILED || !arenas.remote || !arenas.nremote || !arenas.capremote)
+    if (arenas.run == MAP_FAILED || arenas.small == MAP_FAILED || arenas.inuse_of == MAP_FAILED ||
+        !arenas.remote || !arenas.nremote || !arenas.capremote)
         log_fatal("out of memory setting up the allocator");
     arenas.ready = true;
 }
@@ -142,6 +148,23 @@ static int class_of(size_t size)
     return -1;
 }
 
+/* Words of a small page's in-use map: a bit for each block of the smallest
+ * class. */
+static size_t inuse_words(void)
+{
+    return mem.page_size / SMALL_MIN / 64;
+}
+
+/* The in-use bit of the small block p of class k, in page `page`; the
+ * caller tests, sets or clears it (*word, mask). */
+static uint64_t *inuse_bit(size_t page, int k, const void *p, uint64_t *mask)
+{
+    size_t i = page - arenas.first_page;
+    size_t block = (size_t)((const char *)p - mem_app(page)) >> (k + 4); /* SMALL_MIN = 1 << 4 */
+    *mask = 1ull << (block % 64);
+    return &arenas.inuse[(arenas.inuse_of[i] - 1) * inuse_words() + block / 64];
+}
+
 /* *clear: bytes at the result to zero once the allocator lock is dropped
  * (clearing reused memory may fault, and a fault waits on the network,
  * whose delivery thread may need the allocator to answer another node). */
@@ -152,16 +175,25 @@ static void *alloc_small(int k, size_t *clear)
         bool reused;
         size_t page = take_pages(1, &reused);
         arenas.small[page - arenas.first_page] = (uint8_t)(k + 1);
+        /* A map for the page (small pages stay small: never given back). */
+        size_t words = inuse_words();
+        while (arenas.capinuse < (arenas.ninuse + 1) * words)
+            arenas.inuse = grow(arenas.inuse, &arenas.capinuse, sizeof *arenas.inuse);
+        memset(arenas.inuse + arenas.ninuse * words, 0, words * sizeof *arenas.inuse);
+        arenas.inuse_of[page - arenas.first_page] = (uint32_t)++arenas.ninuse;
         size_t n = mem.page_size / bsize;
         while (arenas.capbin[k] < arenas.nbin[k] + n)
             arenas.bins[k] = grow(arenas.bins[k], &arenas.capbin[k], sizeof(void *));
         for (size_t i = n; i-- > 0;) /* lowest address first out */
             arenas.bins[k][arenas.nbin[k]++] = mem_app(page) + i * bsize;
         *clear = reused ? bsize : 0;
-        return arenas.bins[k][--arenas.nbin[k]];
+    } else {
+        *clear = bsize; /* a reused block */
     }
-    *clear = bsize; /* a reused block */
-    return arenas.bins[k][--arenas.nbin[k]];
+    void *p = arenas.bins[k][--arenas.nbin[k]];
+    uint64_t mask;
+    *inuse_bit(mem_page_of(p), k, p, &mask) |= mask;
+    return p;
 }
 
 static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear);
@@ -212,6 +244,10 @@ static void free_local(size_t page, void *p)
         size_t bsize = (size_t)SMALL_MIN << k;
         if (((uintptr_t)((char *)p - mem_app(page))) % bsize)
             log_fatal("dsm_free(%p): not the start of a block", p);
+        uint64_t mask, *word = inuse_bit(page, k, p, &mask);
+        if (!(*word & mask))
+            log_fatal("dsm_free(%p): the block is not allocated (freed twice?)", p);
+        *word &= ~mask;
         if (arenas.nbin[k] == arenas.capbin[k])
             arenas.bins[k] = grow(arenas.bins[k], &arenas.capbin[k], sizeof(void *));
         arenas.bins[k][arenas.nbin[k]++] = p;

@@ -2,9 +2,11 @@
  * region.c — the shared region's double mapping, protections and twins.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/job.h"
@@ -21,6 +23,21 @@ static DSM_STATE struct {
     size_t first, count;
     int    prot;
 } batch;
+
+/* ENOMEM from a mapping that reserves no memory (MAP_NORESERVE): the
+ * address space ran out, most often under an address-space limit (ulimit
+ * -v). The region is reserved twice (the application and the system view)
+ * plus its page table: a smaller DSM_REGION_SIZE is the fix. */
+static _Noreturn void no_address_space(const char *what)
+{
+    struct rlimit rl;
+    char limit[64] = "";
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit, " under an address-space limit (ulimit -v) of %llu MiB",
+                 (unsigned long long)rl.rlim_cur >> 20);
+    log_fatal("cannot reserve address space for %s (2 x %zu MiB and a page table)%s; "
+              "set DSM_REGION_SIZE smaller", what, mem.size >> 20, limit);
+}
 
 void mem_init(size_t region_size, size_t page_size, uintptr_t base)
 {
@@ -43,6 +60,8 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base)
         log_fatal("cannot create the %zu MiB shared region: %s", mem.size >> 20, strerror(errno));
     void *app = mmap((void *)base, mem.size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
                      mem.memfd, 0);
+    if (app == MAP_FAILED && errno == ENOMEM)
+        no_address_space("the shared region");
     if (app == MAP_FAILED || app != (void *)base)
         log_fatal("cannot map the shared region at %#lx (%s); set DSM_REGION_BASE to a free range",
                   (unsigned long)base, app == MAP_FAILED ? strerror(errno) : "placed elsewhere");
@@ -50,6 +69,8 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base)
     mem.sys = mmap(NULL, mem.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mem.memfd, 0);
     mem.pages = mmap(NULL, mem.npages * sizeof *mem.pages, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if ((mem.sys == MAP_FAILED || mem.pages == MAP_FAILED) && errno == ENOMEM)
+        no_address_space("the shared region's system view and page table");
     if (mem.sys == MAP_FAILED || mem.pages == MAP_FAILED)
         log_fatal("cannot map the shared region's system view: %s", strerror(errno));
     /* Untouched entries read as zeros; `home` is stored plus one so that

@@ -20,6 +20,13 @@
 #define BOOT_ENV_LAUNCH  "DSM_LAUNCH_NS" /* optional: CLOCK_REALTIME ns when the
                                             launcher started, for the startup time */
 
+#define BOOT_ENV_LIFE_FD "DSM_LIFE_FD"  /* optional: pipe to the launcher; the
+                                            node writes BOOT_LIFE_STARTED when it
+                                            joins the job, BOOT_LIFE_FINISHED at
+                                            dsm_finish, so that the launcher knows
+                                            an exit before dsm_finish at once */
+#define BOOT_LIFE_STARTED  'S'
+#define BOOT_LIFE_FINISHED 'F'
 #define BOOT_KEY_BYTES   32
 #define BOOT_MAX_NODES   256
 

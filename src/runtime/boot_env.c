@@ -12,10 +12,12 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/state.h"
 #include "runtime/boot.h"
 #include "runtime/bootstrap.h"
 
@@ -71,6 +73,42 @@ static void read_key(int fd, uint8_t key[BOOT_KEY_BYTES])
     close(fd);
 }
 
+/* The launcher's life pipe (BOOT_ENV_LIFE_FD); -1: none. */
+static DSM_STATE int life_fd = -1;
+
+void boot_tell_launcher(char what)
+{
+    if (life_fd < 0)
+        return;
+    ssize_t n;
+    do
+        n = write(life_fd, &what, 1);
+    while (n < 0 && errno == EINTR);
+    /* Once finished, nothing more to say; a launcher gone is not our
+     * failure to report. */
+    if (what == BOOT_LIFE_FINISHED) {
+        close(life_fd);
+        life_fd = -1;
+    }
+}
+
+/* The optional life pipe: a pipe's write end, kept from the program's own
+ * children (close-on-exec). */
+static void open_life(void)
+{
+    const char *v = getenv(BOOT_ENV_LIFE_FD);
+    if (!v)
+        return;
+    int fd = (int)parse_long(BOOT_ENV_LIFE_FD, v, 0, INT_MAX);
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+        log_fatal("%s=%d is not a pipe; start the program with dsmrun", BOOT_ENV_LIFE_FD, fd);
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+        log_fatal("cannot mark the launcher's pipe close-on-exec: %s", strerror(errno));
+    life_fd = fd;
+    boot_tell_launcher(BOOT_LIFE_STARTED);
+}
+
 int boot_env_present(void)
 {
     return getenv(BOOT_ENV_RANK) != NULL;
@@ -104,6 +142,7 @@ void boot_env(struct net_params *np)
     /* The program's own children must not inherit the job's socket. */
     if (fcntl(np->fd, F_SETFD, FD_CLOEXEC) < 0)
         log_fatal("cannot mark the job socket close-on-exec: %s", strerror(errno));
+    open_life();
 }
 
 /* A 1-node job: our own socket, key and job id. */

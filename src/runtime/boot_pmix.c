@@ -259,13 +259,17 @@ void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, c
         inet_ntop(AF_INET, &addr, ip, sizeof ip);
         log_fatal("cannot bind a UDP socket to %s: %s", ip, strerror(-np->fd));
     }
-    if (addr.s_addr == htonl(INADDR_ANY))
-        log_fatal("DSM_NET_BIND=any cannot be published to the other nodes under PMIx; "
-                  "name an address or an interface");
+    /* Bound to the wildcard (DSM_NET_BIND=any or 0.0.0.0): it receives on
+     * every interface, and the peers are told the address this node would
+     * have bound by default, the one toward them. */
+    struct in_addr published = self.sin_addr;
+    if (addr.s_addr == htonl(INADDR_ANY) &&
+        boot_pick_addr(NULL, all_local, &published, err, sizeof err) < 0)
+        log_fatal("DSM_NET_BIND=%s: %s", cfg->net_bind, err);
 
     char line[64];
     char ip[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &self.sin_addr, ip, sizeof ip);
+    inet_ntop(AF_INET, &published, ip, sizeof ip);
     snprintf(line, sizeof line, "%s:%u", ip, ntohs(self.sin_port));
     put_string("dsm.addr", line);
     if (job_init()->rank == 0) {

@@ -37,6 +37,9 @@ size_t boot_datagram(int fd);
 int  boot_env_present(void);
 void boot_env(struct net_params *np);
 void boot_solo(struct net_params *np);
+/* Tells the launcher BOOT_LIFE_STARTED or BOOT_LIFE_FINISHED (boot.h),
+ * where it gave this node a life pipe. */
+void boot_tell_launcher(char what);
 
 /* boot_pmix.c */
 int  boot_pmix_present(void);

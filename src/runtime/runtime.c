@@ -26,6 +26,7 @@
 #include "ipc/ipc.h"
 #include "mem/mem.h"
 #include "sync/sync.h"
+#include "runtime/boot.h"
 #include "runtime/bootstrap.h"
 #include "runtime/runtime.h"
 
@@ -146,6 +147,7 @@ static void finish_here(void *arg)
     coherence_finish();
     parallel_finish();
     r->started = false;
+    boot_tell_launcher(BOOT_LIFE_FINISHED);
     /* What runs after the job (exit handlers, destructors, the C runtime's
      * own flags) may touch globals and the master's stack: plain memory
      * from here on. */

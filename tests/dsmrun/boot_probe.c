@@ -111,6 +111,8 @@ static void parse_peers(struct contract *c)
         sa->sin_port = htons((uint16_t)port);
         if (inet_pton(AF_INET, ip, &sa->sin_addr) != 1)
             fail("%s holds a bad address '%s'", BOOT_ENV_PEERS, ip);
+        if (sa->sin_addr.s_addr == htonl(INADDR_ANY))
+            fail("%s hands the peers 0.0.0.0, which reaches no one", BOOT_ENV_PEERS);
         v += used + (v[used] == ',');
     }
     if (count != c->nodes)
@@ -142,8 +144,11 @@ static void check_socket(struct contract *c)
     if (type != SOCK_DGRAM || domain != AF_INET)
         fail("the socket is not AF_INET/SOCK_DGRAM");
     len = sizeof sa;
+    /* Bound to my entry, or (dsmrun --bind 0.0.0.0) to every interface on
+     * my entry's port. */
     if (getsockname(c->sock, (struct sockaddr *)&sa, &len) < 0 ||
-        !same_addr(&sa, &c->peers[c->rank]))
+        !(same_addr(&sa, &c->peers[c->rank]) ||
+          (sa.sin_addr.s_addr == htonl(INADDR_ANY) && sa.sin_port == c->peers[c->rank].sin_port)))
         fail("the socket is not bound to my entry of %s", BOOT_ENV_PEERS);
 }
 

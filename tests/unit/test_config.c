@@ -178,6 +178,43 @@ static void test_sizes_take_suffixes_and_addresses_hex(void)
     EXPECT_BAD("DSM_PROTOCOL", "ivy");
 }
 
+/* A coherence unit that is not a power of two, and a region base that does
+ * not suit the largest unit, fail validation (not later, at mapping). */
+static void test_page_size_and_region_base_keep_their_rules(void)
+{
+    EXPECT_INT("DSM_PAGE_SIZE", "4096", page_size, 4096);
+    EXPECT_INT("DSM_PAGE_SIZE", "16K", page_size, 16384);
+    EXPECT_BAD("DSM_PAGE_SIZE", "12288");
+    EXPECT_BAD("DSM_PAGE_SIZE", "5000");
+    EXPECT_INT("DSM_REGION_BASE", "200000010000", region_base, 0x200000010000ll);
+    EXPECT_BAD("DSM_REGION_BASE", "200000001000");
+    EXPECT_BAD("DSM_REGION_BASE", "200000000001");
+    struct dsm_config c;
+    char err[200];
+    CHECK(config_set(&c, "DSM_REGION_BASE", "0x300000008000", err, sizeof err) == -EINVAL);
+    CHECK(strstr(err, "DSM_REGION_BASE=0x300000008000") && strstr(err, "aligned to 0x10000"));
+}
+
+/* config_load_over: what a launcher will hand its nodes, assignments over
+ * the environment, the last of a name winning. */
+static void test_assignments_override_the_environment(void)
+{
+    struct dsm_config c;
+    char err[200];
+    clear_env();
+    setenv("DSM_NET_LOSS", "2", 1);
+    CHECK_EQ(config_load_over(&c, NULL, 0, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_NET_LOSS=2") != NULL);
+    const char *fix[] = {"DSM_NET_LOSSY=1", "DSM_NET_LOSS=0.5", "DSM_NET_LOSS=0.25"};
+    CHECK_EQ(config_load_over(&c, fix, 3, err, sizeof err), 0);
+    CHECK(c.net_loss == 0.25);
+    unsetenv("DSM_NET_LOSS");
+    const char *bad[] = {"DSM_PAGE_SIZE=8192", "DSM_NET_WINDOW=65"};
+    CHECK_EQ(config_load_over(&c, bad, 2, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_NET_WINDOW=65") != NULL);
+    clear_env();
+}
+
 static void test_bad_integers_are_rejected_by_name(void)
 {
     EXPECT_BAD("DSM_NET_DATAGRAM", "1023");   /* out of range */
@@ -390,6 +427,8 @@ int main(void)
     test_defaults_apply_without_environment();
     test_integers_parse_within_their_range();
     test_bad_integers_are_rejected_by_name();
+    test_page_size_and_region_base_keep_their_rules();
+    test_assignments_override_the_environment();
     test_net_window_beyond_the_sack_width_is_rejected();
     test_numbers_parse_within_their_range();
     test_bad_numbers_are_rejected_by_name();
