@@ -48,6 +48,8 @@
     X(INVALIDATIONS,       "pages invalidated (write notices, invalidations)") \
     X(INTERVALS,           "intervals (releases that wrote something)")        \
     X(WRITE_NOTICES,       "write notices received")                           \
+    X(INTERVALS_COLLECTED, "intervals dropped without a barrier (seen by every node)") \
+    X(VT_EXCHANGES,        "timestamp exchanges asked for (collection without a barrier)") \
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
     X(LOCK_REMOTE,         "of which needed another node")                     \
     X(BARRIERS,            "barriers")                                         \
