@@ -52,6 +52,8 @@
     X(VT_EXCHANGES,        "timestamp exchanges asked for (collection without a barrier)") \
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
     X(LOCK_REMOTE,         "of which needed another node")                     \
+    X(LOCK_LOCAL_RELEASES, "releases of a lock this node took without a message") \
+    X(LOCK_LOCAL_REL_MSGS, "messages this node sent in those releases")        \
     X(BARRIERS,            "barriers")                                         \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
