@@ -46,8 +46,8 @@ int main(int argc, char **argv)
 {
     dsm_startup(&argc, &argv);
     int me = dsm_rank(), n = dsm_nodes();
-    long ops = argc > 1 ? atol(argv[1]) : 20000;
-    long bound = argc > 2 ? atol(argv[2]) : 4096;
+    long ops = argc > 1 ? atol(argv[1]) : 4000;
+    long bound = argc > 2 ? atol(argv[2]) : 256;
     MP_CHECK(ops >= 8 && ops <= 100000000, "ops %ld out of 8..100000000", ops);
     MP_CHECK(bound >= 0, "bound_kib %ld below 0", bound);
     MP_CHECK((size_t)n < dsm_page_size() / sizeof(int64_t), "%d nodes do not fit a page", n);
