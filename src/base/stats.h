@@ -48,8 +48,12 @@
     X(INVALIDATIONS,       "pages invalidated (write notices, invalidations)") \
     X(INTERVALS,           "intervals (releases that wrote something)")        \
     X(WRITE_NOTICES,       "write notices received")                           \
+    X(INTERVALS_COLLECTED, "intervals dropped without a barrier (seen by every node)") \
+    X(VT_EXCHANGES,        "timestamp exchanges asked for (collection without a barrier)") \
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
     X(LOCK_REMOTE,         "of which needed another node")                     \
+    X(LOCK_LOCAL_RELEASES, "releases of a lock this node took without a message") \
+    X(LOCK_LOCAL_REL_MSGS, "messages this node sent in those releases")        \
     X(BARRIERS,            "barriers")                                         \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \

@@ -35,6 +35,7 @@ enum coherence_type {
     COH_PAGE_RUN_REP,             /* those pages, received straight into place */
     COH_DIFF,                     /* a writer's diff, to the page's home */
     COH_DIFF_ACK,                 /* the home applied it; the new version */
+    COH_VT,                       /* a node's vector timestamp (interval.c's collection) */
     COH_PROTOCOL_TYPES,
     COHERENCE_TYPE_NEXT = COH_PROTOCOL_TYPES + 8
 };
@@ -161,4 +162,8 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node);
 void interval_apply(int from, const void *data, size_t len);
 /* Every node has seen every interval: drops the logs. */
 void interval_gc(void);
+/* Without a barrier (lock-only programs), interval.c collects by itself:
+ * once its logs hold more than a threshold, a node sends its vector
+ * timestamp to every other and asks for theirs (COH_VT); an interval that
+ * every node's timestamp has passed is dropped. */
 #endif

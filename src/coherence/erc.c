@@ -254,13 +254,19 @@ static bool announce(size_t page, int writer, const void *diff, size_t len)
 static void make_valid(size_t page)
 {
     int home = home_lookup(page);
+    /* Taken even where the page is fetched: an invalidation that found it
+     * dirty (on_note) holds the lock from the moment it takes the page
+     * away until its diff is sent, and the program faults as soon as the
+     * page is gone. Our request must follow that diff to the home (per-peer
+     * order), or the copy we get back lacks our own last writes. */
+    lock();
     if (home == job()->rank) {
-        lock();
         if (mem.pages[page].state == PAGE_INVALID)
             set_state(page, PAGE_READ);
         unlock();
         return;
     }
+    unlock();
     uint32_t version;
     home_fetch(page, home, 0, &version, NULL); /* page_landed maps it */
 }

@@ -6,10 +6,24 @@
  * appear in increasing id order, so a receiver applies them in the order
  * they happened; an interval whose predecessor the receiver lacks is a
  * protocol error.
+ *
+ * Collection. A barrier leaves every node having seen every interval, and
+ * the logs are dropped (interval_gc). A program that only uses locks never
+ * gets there, and its logs would grow with every release, and every grant
+ * would scan them. So each node also keeps, per node, the vector timestamp
+ * it last heard that node report (`known`: a lower bound, timestamps only
+ * grow); an interval of node x whose id is at most every node's known
+ * entry for x has been seen everywhere: no grant, barrier or broadcast can
+ * need it again, and it is dropped. Timestamps are exchanged when the logs
+ * hold COLLECT_MIN intervals, or twice what the last collection left
+ * (a node that lags, never acquiring, holds the others' logs back; the
+ * doubling keeps the exchanges rare then): the node sends its own to every
+ * other, asking for theirs (COH_VT), and collects as the answers come.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "base/job.h"
 #include "base/log.h"
@@ -28,11 +42,21 @@ struct ilog {                  /* one node's intervals since the last barrier */
     size_t           n, cap;
 };
 
+/* Intervals the logs hold before this node first asks for timestamps. */
+#define COLLECT_MIN 1024
+
 static DSM_STATE struct {
     pthread_mutex_t lock;      /* the delivery thread encodes grants */
     uint32_t       *vt;
     struct ilog    *log;
+    uint32_t       *known;     /* nodes x nodes: row j, what node j last said it has seen */
+    size_t          held;      /* intervals in the logs */
+    size_t          collect_at;/* ask for timestamps when held reaches this */
+    int             replies;   /* answers still due to our question; 0: none asked */
 } iv = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* COH_VT: the sender's vector timestamp (nodes u32) follows. */
+struct vt_msg { uint32_t answer, zero; }; /* answer: 1 asks for the receiver's */
 
 /* Appends len bytes; with data NULL, only makes room for them. */
 void buf_put(struct buf *b, const void *data, size_t len)
@@ -80,13 +104,96 @@ void page_list_sort(uint32_t *v, size_t n)
     qsort(v, n, sizeof *v, by_page);
 }
 
+static void on_vt(int src, const void *msg, size_t len);
+
 void interval_init(void)
 {
     int nodes = job()->nodes;
     iv.vt = calloc((size_t)nodes, sizeof *iv.vt);
     iv.log = calloc((size_t)nodes, sizeof *iv.log);
-    if (!iv.vt || !iv.log)
+    iv.known = calloc((size_t)nodes * (size_t)nodes, sizeof *iv.known);
+    if (!iv.vt || !iv.log || !iv.known)
         log_fatal("out of memory for vector timestamps");
+    iv.collect_at = COLLECT_MIN;
+    ipc_register(COH_VT, "VT", on_vt, NULL);
+}
+
+/* Drops every interval all nodes are known to have seen. Caller holds
+ * iv.lock. */
+static void collect(void)
+{
+    int nodes = job()->nodes, me = job()->rank;
+    for (int x = 0; x < nodes; x++) {
+        uint32_t seen = iv.vt[x];
+        for (int j = 0; j < nodes; j++)
+            if (j != me && iv.known[(size_t)j * (size_t)nodes + (size_t)x] < seen)
+                seen = iv.known[(size_t)j * (size_t)nodes + (size_t)x];
+        struct ilog *l = &iv.log[x];
+        size_t k = 0;
+        while (k < l->n && l->v[k].id <= seen)
+            free(l->v[k++].notices);
+        if (!k)
+            continue;
+        memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
+        l->n -= k;
+        iv.held -= k;
+        stats_add(STAT_INTERVALS_COLLECTED, k);
+    }
+    iv.collect_at = iv.held * 2 > COLLECT_MIN ? iv.held * 2 : COLLECT_MIN;
+}
+
+static void send_vt(int to, uint32_t answer, const uint32_t *vt)
+{
+    struct vt_msg h = {.answer = answer};
+    struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof h},
+                           {.iov_base = (void *)vt, .iov_len = (size_t)job()->nodes * sizeof *vt}};
+    ipc_sendv(to, COH_VT, 0, iov, 2);
+}
+
+/* After intervals were added: asks every other node for its timestamp
+ * once the logs have grown past the threshold and no question is open. */
+static void maybe_ask(void)
+{
+    uint32_t vt[VT_MAX_NODES];
+    pthread_mutex_lock(&iv.lock);
+    bool ask = job()->nodes > 1 && !iv.replies && iv.held >= iv.collect_at;
+    if (ask) {
+        iv.replies = job()->nodes - 1;
+        memcpy(vt, iv.vt, (size_t)job()->nodes * sizeof *vt);
+    }
+    pthread_mutex_unlock(&iv.lock);
+    if (!ask)
+        return;
+    stats_add(STAT_VT_EXCHANGES, 1);
+    for (int j = 0; j < job()->nodes; j++)
+        if (j != job()->rank)
+            send_vt(j, 1, vt);
+}
+
+static void on_vt(int src, const void *msg, size_t len)
+{
+    struct vt_msg h;
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &h, sizeof h, &rest, "vector timestamp");
+    int nodes = job()->nodes;
+    if (rest != (size_t)nodes * sizeof(uint32_t) || h.answer > 1 || h.zero)
+        log_fatal("node %d sent a malformed vector timestamp", src);
+    uint32_t vt[VT_MAX_NODES];
+    memcpy(vt, tail, rest);
+    pthread_mutex_lock(&iv.lock);
+    uint32_t *row = iv.known + (size_t)src * (size_t)nodes;
+    for (int x = 0; x < nodes; x++)
+        if (vt[x] > row[x])
+            row[x] = vt[x];
+    if (!h.answer && iv.replies <= 0)
+        log_fatal("node %d answered a question about timestamps that was not asked", src);
+    if (!h.answer && --iv.replies == 0)
+        collect();
+    if (h.answer)
+        memcpy(vt, iv.vt, (size_t)nodes * sizeof *vt);
+    pthread_mutex_unlock(&iv.lock);
+    if (h.answer)
+        send_vt(src, 0, vt);
 }
 
 static void store(int node, uint32_t id, const struct notice *n, uint32_t count)
@@ -106,6 +213,7 @@ static void store(int node, uint32_t id, const struct notice *n, uint32_t count)
         log_fatal("out of memory for write notices");
     memcpy(i->notices, n, count * sizeof *n);
     iv.vt[node] = id;
+    iv.held++;
 }
 
 void interval_create(const struct notice *n, uint32_t count)
@@ -114,6 +222,7 @@ void interval_create(const struct notice *n, uint32_t count)
     store(job()->rank, iv.vt[job()->rank] + 1, n, count);
     pthread_mutex_unlock(&iv.lock);
     stats_add(STAT_INTERVALS, 1);
+    maybe_ask();
 }
 
 void interval_vt(uint32_t *out)
@@ -192,6 +301,7 @@ void interval_apply(int from, const void *data, size_t len)
     }
     if (coh->notices_applied)
         coh->notices_applied();
+    maybe_ask();
 }
 
 void interval_gc(void)
@@ -203,5 +313,7 @@ void interval_gc(void)
             free(l->v[k].notices);
         l->n = 0;
     }
+    iv.held = 0;
+    iv.collect_at = COLLECT_MIN;
     pthread_mutex_unlock(&iv.lock);
 }

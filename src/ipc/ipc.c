@@ -108,6 +108,10 @@ static uint64_t tick(uint64_t now)
     return 0;
 }
 
+static __thread uint64_t sent_by_thread;
+
+uint64_t ipc_sent_by_thread(void) { return sent_by_thread; }
+
 /* Every message leaves here: the header, then iov[0..iovcnt) (copied),
  * then lent[0..lent_len) (lent, when ref is given). */
 static int send_msg(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt,
@@ -124,6 +128,7 @@ static int send_msg(int peer, unsigned type, uint32_t aux, const struct iovec *i
     for (int i = 0; i < iovcnt; i++)
         bytes += iov[i].iov_len;
     stats_msg(type, bytes);
+    sent_by_thread++;
     if (!TRACE_ON)
         return net_send_ref(peer, v, iovcnt + 1, lent, lent_len, ref);
     uint64_t t0 = clock_ns();

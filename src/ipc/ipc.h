@@ -110,6 +110,10 @@ void ipc_finish(void);
 int  ipc_send(int peer, unsigned type, uint32_t aux, const void *body, size_t len);
 int  ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, int iovcnt);
 
+/* Messages the calling thread has sent so far (every type): the lock
+ * statistics count what a release sent with it. */
+uint64_t ipc_sent_by_thread(void);
+
 /* Sends between the two leave together; see net_batch_begin. */
 void ipc_batch_begin(void);
 void ipc_batch_end(void);
