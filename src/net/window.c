@@ -69,7 +69,8 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
 static uint64_t probe_timeout(const struct peer *p)
 {
     uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
-    return pto < 300000 ? 300000 : pto;
+    uint64_t floor = 300000ull * (net_state.tx.crowd ? net_state.tx.crowd : 1);
+    return pto < floor ? floor : pto;
 }
 
 /* Readies t for the wire: the current acknowledgement, the seal, the
