@@ -275,6 +275,9 @@ int main(int argc, char **argv)
     if (b.resends)
         fprintf(stderr, "barrier_scale: node %d resent %llu raw arrivals\n", b.me,
                 (unsigned long long)b.resends);
+    uint64_t t_finish = bench_now_ns();
     dsm_finish();
+    if (b.me == 0)
+        printf("barrier_scale: dsm_finish on node 0 took %.3f s\n", (double)(bench_now_ns() - t_finish) / 1e9);
     return 0;
 }
