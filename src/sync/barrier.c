@@ -371,6 +371,9 @@ static void bcast_here(void *buf, size_t len, int root)
 void sync_barrier_start(void)
 {
     int nodes = job()->nodes, k = sync_barrier_fanout;
+    /* An arrival is sent as one iovec per part, plus the count. */
+    if (k < 2 || k + 2 > IPC_SENDV_MAX)
+        log_fatal("internal error: a barrier fan-out of %d (2..%d)", k, IPC_SENDV_MAX - 2);
     barrier.parent = sync_tree_parent(job()->rank, k);
     barrier.nchildren = sync_tree_children(job()->rank, k, nodes, &barrier.first_child);
     barrier.vt_at_barrier = calloc((size_t)nodes, sizeof *barrier.vt_at_barrier);
