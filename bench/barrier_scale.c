@@ -67,17 +67,7 @@ static void raw_send(struct bench *b, int to, uint32_t round, int kind)
 {
     struct raw_msg m = {.round = round, .kind = (uint16_t)kind, .from = (uint16_t)b->me,
                         .magic = RAW_MAGIC};
-    for (;;) {
-        ssize_t n = sendto(b->fd, &m, sizeof m, 0, (struct sockaddr *)&b->addr[to],
-                           sizeof b->addr[to]);
-        if (n == (ssize_t)sizeof m)
-            return;
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == ENOBUFS || errno == EAGAIN))
-            return; /* lost; a resend covers it */
-        bench_fail("sendto: %s", n < 0 ? strerror(errno) : "short datagram");
-    }
+    raw_udp_sendto(b->fd, &m, sizeof m, &b->addr[to]); /* if lost, a resend covers it */
 }
 
 /* Handles what arrived, without waiting; returns the datagrams read. */
