@@ -23,8 +23,8 @@ deps:
 test: all
 	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure --timeout 300 -LE scale256_full
 
-# Every conformance program at 256 nodes under every protocol (about an
-# hour on 2 cores; `make test` runs a reduced set of them): docs/testing.md.
+# Every conformance program at 256 nodes under every protocol (one to two
+# hours on 2 cores; `make test` runs a reduced set of them): docs/testing.md.
 test-scale: all
 	@cd $(BUILD) && ctest --output-on-failure --timeout 300 -L scale256
 
