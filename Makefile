@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # its processes waiting on each other, not computing.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test test-slurm demo bench sanitize fuzz fuzz-smoke clean install
+.PHONY: all deps test test-scale test-slurm demo bench sanitize fuzz fuzz-smoke clean install
 
 # The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
 # so that `make demo` and `make test` show what they are for.
@@ -21,7 +21,12 @@ deps:
 	@tools/install-deps.sh
 
 test: all
-	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure --timeout 300
+	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure --timeout 300 -LE scale256_full
+
+# Every conformance program at 256 nodes under every protocol (one to two
+# hours on 2 cores; `make test` runs a reduced set of them): docs/testing.md.
+test-scale: all
+	@cd $(BUILD) && ctest --output-on-failure --timeout 300 -L scale256
 
 # Slurm (not in `make test`: it installs slurm-wlm and munge and starts a
 # one-machine cluster): srun -n 4 of dsm programs, started through PMIx.

@@ -306,17 +306,7 @@ static void bar_send(struct bench *b, int to, uint32_t round, int kind)
 {
     struct bar_msg m = {.round = round, .kind = (uint8_t)kind, .from = (uint8_t)b->me,
                         .magic = BAR_MAGIC};
-    for (;;) {
-        ssize_t n = sendto(b->bar_fd, &m, sizeof m, 0, (struct sockaddr *)&b->addr[to],
-                           sizeof b->addr[to]);
-        if (n == (ssize_t)sizeof m)
-            return;
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == ENOBUFS || errno == EAGAIN))
-            return; /* lost; the resend covers it */
-        bench_fail("sendto: %s", n < 0 ? strerror(errno) : "short datagram");
-    }
+    raw_udp_sendto(b->bar_fd, &m, sizeof m, &b->addr[to]); /* if lost, the resend covers it */
 }
 
 /* Receives one well-formed barrier message from a node of the job within

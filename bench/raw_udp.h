@@ -358,15 +358,13 @@ static inline size_t raw_udp_span(size_t size)
     return raw_udp_parts(size) * raw_udp_chunk(size);
 }
 
-/* Sends one datagram, tagging it in place (buf must be writable and at
- * least sizeof(struct raw_tag) long). A full socket buffer (ENOBUFS,
- * EAGAIN) is loss, like a drop on the way: returns -1, and the loops count
- * or retry it. */
-static inline int raw_udp_send_dgram(struct raw_udp *u, void *buf, size_t len, struct raw_tag tag)
+/* Sends one datagram of len bytes on fd to `to`. A full socket buffer
+ * (ENOBUFS, EAGAIN) is loss, like a drop on the way: returns -1, and the
+ * loops count or retry it. */
+static inline int raw_udp_sendto(int fd, const void *buf, size_t len, const struct sockaddr_in *to)
 {
-    memcpy(buf, &tag, sizeof tag);
     for (;;) {
-        ssize_t n = sendto(u->fd, buf, len, 0, (struct sockaddr *)&u->peer, sizeof u->peer);
+        ssize_t n = sendto(fd, buf, len, 0, (const struct sockaddr *)to, sizeof *to);
         if (n == (ssize_t)len)
             return 0;
         if (n < 0 && errno == EINTR)
@@ -375,6 +373,15 @@ static inline int raw_udp_send_dgram(struct raw_udp *u, void *buf, size_t len, s
             return -1;
         bench_fail("sendto: %s", n < 0 ? strerror(errno) : "short datagram");
     }
+}
+
+/* Sends one datagram to the peer, tagging it in place (buf must be
+ * writable and at least sizeof(struct raw_tag) long); -1 on loss, as
+ * raw_udp_sendto. */
+static inline int raw_udp_send_dgram(struct raw_udp *u, void *buf, size_t len, struct raw_tag tag)
+{
+    memcpy(buf, &tag, sizeof tag);
+    return raw_udp_sendto(u->fd, buf, len, &u->peer);
 }
 
 /* Sends a message of `size` bytes from buf as raw_udp_parts(size)

@@ -58,13 +58,14 @@ void rto_init(struct rto_state *r)
     r->rttvar_ns = 0;
     r->rto_ns = r->base_ns = RTO_INITIAL_NS;
     r->backoff_cap_ns = RTO_BACKOFF_MAX_NS;
+    r->min_ns = RTO_MIN_NS;
     r->sampled = false;
 }
 
-static uint64_t clamp_rto(int64_t v)
+static uint64_t clamp_rto(const struct rto_state *r, int64_t v)
 {
-    if (v < (int64_t)RTO_MIN_NS)
-        return RTO_MIN_NS;
+    if (v < (int64_t)r->min_ns)
+        return r->min_ns;
     if (v > (int64_t)RTO_MAX_NS)
         return RTO_MAX_NS;
     return (uint64_t)v;
@@ -82,13 +83,13 @@ void rto_sample(struct rto_state *r, uint64_t rtt_ns)
         r->srtt_ns += err / 8;
         r->rttvar_ns += ((err < 0 ? -err : err) - r->rttvar_ns) / 4;
     }
-    r->rto_ns = r->base_ns = clamp_rto(r->srtt_ns + 4 * r->rttvar_ns);
+    r->rto_ns = r->base_ns = clamp_rto(r, r->srtt_ns + 4 * r->rttvar_ns);
 }
 
 void rto_backoff(struct rto_state *r)
 {
     uint64_t cap = r->base_ns > r->backoff_cap_ns ? r->base_ns : r->backoff_cap_ns;
-    uint64_t next = clamp_rto((int64_t)r->rto_ns * 2);
+    uint64_t next = clamp_rto(r, (int64_t)r->rto_ns * 2);
     if (next > cap)
         next = cap > r->rto_ns ? cap : r->rto_ns;
     r->rto_ns = next;

@@ -81,6 +81,7 @@ struct rto_state {
     uint64_t base_ns;   /* the measured timeout, without backoff */
     uint64_t rto_ns;    /* the timeout in force */
     uint64_t backoff_cap_ns; /* RTO_BACKOFF_MAX_NS, or more for a large job */
+    uint64_t min_ns;    /* RTO_MIN_NS, or more where nodes crowd the CPUs */
     bool     sampled;
 };
 

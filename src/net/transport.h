@@ -114,6 +114,7 @@ struct net_send {
     size_t           window_bytes;
     uint64_t         peer_timeout_ns;
     uint64_t         heartbeat_ns;     /* a peer silent this long is sent a NOP */
+    unsigned         crowd;            /* the timer floors' multiple (transport.c); 0 counts as 1 */
     bool             redundant;        /* small retransmissions and dup acks go twice */
     /* Full-size datagram buffers kept for reuse: allocated and freed in
      * bursts of tens of KiB each, they would otherwise make the allocator

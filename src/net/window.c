@@ -11,8 +11,15 @@
  * handlers of one received batch send (see the cork in udp.c).
  *
  * Liveness: a peer with unacknowledged data that stays silent for
- * DSM_PEER_TIMEOUT ends the job; a peer silent for a second (more in a
- * large job: net_state.tx.heartbeat_ns) is sent a sequenced heartbeat, so a dead one is found even when nothing else is sent.
+ * DSM_PEER_TIMEOUT (longer where the host runs many nodes a CPU:
+ * transport.c) ends the job. So that a dead peer is found even when
+ * nothing else is sent, each node watches its two neighbours on a ring of
+ * the job (the next and the previous node that has not finished): one
+ * silent for a second is sent a sequenced heartbeat, which it must
+ * acknowledge. Every node is watched by two, and the one that finds it
+ * dead ends the job everywhere; heartbeats to every silent peer instead
+ * made N^2 datagrams a second, which at 256 nodes on 2 CPUs were most of
+ * the machine's work and themselves kept nodes from answering.
  *
  * Everything here runs under net_state.lock but the building of a
  * message's datagrams (net_send_ref), which copies and hashes before it
@@ -62,7 +69,8 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
 static uint64_t probe_timeout(const struct peer *p)
 {
     uint64_t pto = 2 * (uint64_t)p->tx.rto.srtt_ns + ACK_DELAY_NS;
-    return pto < 300000 ? 300000 : pto;
+    uint64_t floor = 300000ull * (net_state.tx.crowd ? net_state.tx.crowd : 1);
+    return pto < floor ? floor : pto;
 }
 
 /* Readies t for the wire: the current acknowledgement, the seal, the
@@ -392,6 +400,19 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
     push_or_cork(src, now);
 }
 
+/* The nearest node after us (step 1) or before us (step -1) on the ring
+ * of the job that has not finished; -1 if there is none. */
+static int ring_neighbour(int step)
+{
+    int n = job()->nodes, r = job()->rank;
+    for (int d = 1; d < n; d++) {
+        int j = ((r + step * d) % n + n) % n;
+        if (!net_state.peers[j].fin_rx)
+            return j;
+    }
+    return -1;
+}
+
 /* Retransmissions, heartbeats, the dead-peer check. Returns the time of the
  * next timer, so the service thread knows how long it may sleep. */
 uint64_t window_timers(uint64_t now)
@@ -399,6 +420,7 @@ uint64_t window_timers(uint64_t now)
     uint64_t next = now + (uint64_t)IDLE_WAKE_MS * 1000000;
     if (net_state.inj.on)
         next = inject_flush(now, next);
+    int watch_next = ring_neighbour(1), watch_prev = ring_neighbour(-1);
 
     for (int i = 0; i < job()->nodes; i++) {
         struct peer *p = &net_state.peers[i];
@@ -411,8 +433,8 @@ uint64_t window_timers(uint64_t now)
         if (!p->tx.head) {
             /* A peer that sent FIN may leave once it holds everything;
              * probing it then would mistake a clean exit for a death. */
-            if (i != job()->rank && net_state.svc.running && !atomic_load(&net_state.svc.stopping) &&
-                !p->fin_rx && now - p->last_rx_ns > net_state.tx.heartbeat_ns)
+            if ((i == watch_next || i == watch_prev) && net_state.svc.running &&
+                !atomic_load(&net_state.svc.stopping) && now - p->last_rx_ns > net_state.tx.heartbeat_ns)
                 window_send_marker(i, WIRE_NOP, now);
             continue;
         }

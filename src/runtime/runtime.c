@@ -91,6 +91,7 @@ int dsm_startup(int *argc, char ***argv)
                                           DSM_HOME_FIRST_TOUCH};
     mem_default_home = homes[c->home];
     lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
+    sync_barrier_fanout = (int)c->barrier_fanout;
     mem_init((size_t)c->region_size, (size_t)c->page_size,
              (uintptr_t)c->region_base);
     if (c->shared_globals || r->share_globals || &dsm_shared_globals_requested)

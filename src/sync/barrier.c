@@ -2,18 +2,35 @@
  * barrier.c — the barrier, and dsm_bcast.
  *
  * Barrier: every node releases (its writes made visible, an interval
- * recorded), then sends node 0 its arrival with its own intervals since the
- * last barrier; node 0, once all have arrived, sends everyone every interval
- * of the epoch. Each node applies those it has not seen — after which every
- * node has seen every interval, and the logs are dropped. Frees of other
- * nodes' blocks (dsm_free) travel to their owners just before the arrival.
+ * recorded); the arrivals then gather up a tree of fan-out k
+ * (DSM_BARRIER_FANOUT; node i's parent is (i - 1) / k, its children
+ * k i + 1 ... k i + k), each carrying the intervals since the last barrier
+ * of the node and of everyone below it; node 0, once its subtree has
+ * arrived, sends the epoch's intervals down the same tree. Each node
+ * applies those it has not seen — after which every node has seen every
+ * interval, and the logs are dropped. The merge on the way up is a
+ * concatenation: the encoding lists each node's intervals in increasing
+ * order (interval.c), and a node's intervals come up only through its own
+ * arrival, so order within a node survives. Frees of other nodes' blocks
+ * (dsm_free) travel to their owners just before the arrival.
  *
- * A node can run at most one epoch ahead of node 0 (it cannot leave epoch e
- * before node 0 released it), so node 0 keeps arrivals for two epochs.
+ * Depth log_k N and one message per node each way: no node handles more
+ * than k + 1 arrivals or sends more than k releases, where a star's root
+ * handled N - 1 of each, one after the other. A subtree's arrival goes up,
+ * and a release down, from whichever thread completes it — the delivery
+ * thread on the last child's arrival, or the program on its own — so a
+ * program that sleeps in the barrier is not woken just to pass a message
+ * on.
+ *
+ * A node can run at most one epoch ahead of its parent (it cannot leave
+ * epoch e before the parent passed e's release on, which it does only
+ * once it arrived at e itself), so a node keeps its children's arrivals
+ * for two epochs.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "base/job.h"
 #include "base/clock.h"
@@ -25,8 +42,16 @@
 #include "sync/sync.h"
 
 struct arrival {
-    unsigned char *data;  /* the node's encoded intervals */
+    unsigned char *data;  /* encoded intervals: [count][intervals...] */
     size_t         len;
+};
+
+/* One epoch's gathering at this node: its own arrival and its children's. */
+struct gather {
+    struct arrival  own;
+    bool            own_in;
+    struct arrival *child;    /* per child, in order */
+    int             nchild_in;
 };
 
 struct bcast_msg {
@@ -37,53 +62,146 @@ struct bcast_msg {
     int               root;
 };
 
+DSM_STATE int sync_barrier_fanout = 8;
+
 static DSM_STATE struct {
     pthread_mutex_t   lock;
+    int               parent;          /* -1 at node 0 */
+    int               first_child, nchildren;
     uint64_t          epoch;           /* barriers this node has entered */
     uint32_t         *vt_at_barrier;   /* our vector timestamp after the last barrier */
-    struct arrival   *arrived[2];      /* at node 0: per epoch parity, per node */
-    int               narrived[2];
-    unsigned char    *release;         /* at others: the release's intervals */
+    struct gather     gather[2];       /* per epoch parity */
+    unsigned char    *release;         /* the release's intervals, for the program */
     size_t            release_len;
     uint64_t          released;        /* the last epoch released here */
     uint64_t          bcast_seq;
     struct bcast_msg *bcasts;
 } barrier = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void on_arrive(int src, const void *msg, size_t len)
+/* Node i's parent and children in a tree of fan-out k (sync.h). */
+int sync_tree_parent(int i, int k) { return i == 0 ? -1 : (i - 1) / k; }
+
+int sync_tree_children(int i, int k, int nodes, int *first)
 {
-    uint64_t epoch = ipc_msg_aux(msg);
-    pthread_mutex_lock(&barrier.lock);
-    if (job()->rank != 0 || (epoch != barrier.epoch && epoch != barrier.epoch + 1) || barrier.arrived[epoch & 1][src].data)
-        log_fatal("node %d arrived at barrier %llu out of turn; protocol error", src,
-                  (unsigned long long)epoch);
-    struct arrival *a = &barrier.arrived[epoch & 1][src];
-    a->data = ipc_copy_payload(msg, len, 0, &a->len);
-    barrier.narrived[epoch & 1]++;
-    pthread_mutex_unlock(&barrier.lock);
-    ipc_notify();
+    long f = (long)i * k + 1;
+    *first = (int)(f < nodes ? f : nodes);
+    long n = (long)nodes - f;
+    return n <= 0 ? 0 : n < k ? (int)n : k;
 }
 
+/* Under barrier.lock: when epoch's subtree has arrived here (our own
+ * arrival and every child's), moves the arrivals into parts (own first,
+ * then the children in order: nchildren + 1 entries) for the caller to
+ * pass on outside the lock, and returns true — once per epoch. */
+static bool take_gathered(uint64_t epoch, struct arrival *parts)
+{
+    struct gather *g = &barrier.gather[epoch & 1];
+    if (!g->own_in || g->nchild_in != barrier.nchildren)
+        return false;
+    parts[0] = g->own;
+    for (int c = 0; c < barrier.nchildren; c++) {
+        parts[c + 1] = g->child[c];
+        g->child[c] = (struct arrival){0};
+    }
+    g->own = (struct arrival){0};
+    g->own_in = false;
+    g->nchild_in = 0;
+    return true;
+}
+
+/* The count of an encoding, checked: `who` sent it. */
+static uint32_t part_count(const struct arrival *a, int who)
+{
+    uint32_t c;
+    if (a->len < sizeof c)
+        log_fatal("node %d sent a malformed barrier arrival (%zu bytes)", who, a->len);
+    memcpy(&c, a->data, sizeof c);
+    return c;
+}
+
+/* Sends epoch's release (the intervals of every node) to our children. */
+static void send_release_down(uint64_t epoch, const unsigned char *data, size_t len)
+{
+    ipc_batch_begin();
+    for (int c = 0; c < barrier.nchildren; c++)
+        ipc_send(barrier.first_child + c, SYNC_BARRIER_RELEASE, (uint32_t)epoch, data, len);
+    ipc_batch_end();
+}
+
+/* Passes a gathered subtree on, and frees its parts: up to the parent in
+ * one message ([total count], then every part's intervals), or, at node
+ * 0, as the epoch's release, down the tree and to our own program. */
+static void pass_on(uint64_t epoch, struct arrival *parts)
+{
+    int n = barrier.nchildren + 1;
+    uint32_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += part_count(&parts[i], i == 0 ? job()->rank : barrier.first_child + i - 1);
+    if (barrier.parent >= 0) {
+        struct iovec iov[IPC_SENDV_MAX];
+        iov[0] = (struct iovec){&total, sizeof total};
+        for (int i = 0; i < n; i++)
+            iov[i + 1] = (struct iovec){parts[i].data + sizeof total, parts[i].len - sizeof total};
+        ipc_sendv(barrier.parent, SYNC_BARRIER_ARRIVE, (uint32_t)epoch, iov, n + 1);
+    } else {
+        struct buf all = {0};
+        buf_put(&all, &total, sizeof total);
+        for (int i = 0; i < n; i++)
+            buf_put(&all, parts[i].data + sizeof total, parts[i].len - sizeof total);
+        send_release_down(epoch, all.p, all.len);
+        pthread_mutex_lock(&barrier.lock);
+        barrier.release = all.p;
+        barrier.release_len = all.len;
+        barrier.released = epoch;
+        pthread_mutex_unlock(&barrier.lock);
+        ipc_notify();
+    }
+    for (int i = 0; i < n; i++)
+        free(parts[i].data);
+}
+
+/* The arrival of a child's subtree. */
+static void on_arrive(int src, const void *msg, size_t len)
+{
+    uint32_t epoch32 = ipc_msg_aux(msg);
+    struct arrival parts[IPC_SENDV_MAX];
+    pthread_mutex_lock(&barrier.lock);
+    /* Our own epoch, or the next one: the child may have left ours. */
+    uint64_t epoch = epoch32 == (uint32_t)(barrier.epoch + 1) ? barrier.epoch + 1 : barrier.epoch;
+    int c = src - barrier.first_child;
+    struct gather *g = &barrier.gather[epoch & 1];
+    if (c < 0 || c >= barrier.nchildren || epoch32 != (uint32_t)epoch || g->child[c].data)
+        log_fatal("node %d arrived at barrier %u out of turn (node %d's child? this node is at %llu); "
+                  "protocol error", src, epoch32, job()->rank, (unsigned long long)barrier.epoch);
+    g->child[c].data = ipc_copy_payload(msg, len, 0, &g->child[c].len);
+    part_count(&g->child[c], src);
+    g->nchild_in++;
+    bool complete = take_gathered(epoch, parts);
+    pthread_mutex_unlock(&barrier.lock);
+    if (complete)
+        pass_on(epoch, parts);
+}
+
+/* The epoch's release from our parent: on to our children at once, then
+ * to our program. */
 static void on_release(int src, const void *msg, size_t len)
 {
-    uint64_t epoch = ipc_msg_aux(msg);
+    uint32_t epoch32 = ipc_msg_aux(msg);
+    size_t rlen;
+    unsigned char *r = ipc_copy_payload(msg, len, 0, &rlen);
     pthread_mutex_lock(&barrier.lock);
-    if (src != 0 || epoch != barrier.epoch || barrier.release)
-        log_fatal("node %d released barrier %llu out of turn; protocol error", src,
-                  (unsigned long long)epoch);
-    barrier.release = ipc_copy_payload(msg, len, 0, &barrier.release_len);
+    uint64_t epoch = barrier.epoch;
+    if (src != barrier.parent || epoch32 != (uint32_t)epoch || barrier.released == epoch)
+        log_fatal("node %d released barrier %u out of turn (this node's parent is %d, it is at %llu); "
+                  "protocol error", src, epoch32, barrier.parent, (unsigned long long)epoch);
+    pthread_mutex_unlock(&barrier.lock);
+    send_release_down(epoch, r, rlen);
+    pthread_mutex_lock(&barrier.lock);
+    barrier.release = r;
+    barrier.release_len = rlen;
     barrier.released = epoch;
     pthread_mutex_unlock(&barrier.lock);
     ipc_notify();
-}
-
-static bool all_arrived(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&barrier.lock);
-    bool ok = barrier.narrived[barrier.epoch & 1] == job()->nodes;
-    pthread_mutex_unlock(&barrier.lock);
-    return ok;
 }
 
 static bool released(void *arg)
@@ -119,24 +237,8 @@ static void on_free(int src, const void *msg, size_t len)
     }
 }
 
-/* Merges the nodes' encodings ([count][intervals...] each) into one. */
-static void merge_arrivals(struct buf *out, struct arrival *a)
-{
-    uint32_t total = 0;
-    for (int i = 0; i < job()->nodes; i++) {
-        uint32_t c;
-        if (a[i].len < sizeof c)
-            log_fatal("node %d sent a malformed barrier arrival", i);
-        memcpy(&c, a[i].data, sizeof c);
-        total += c;
-    }
-    buf_put(out, &total, sizeof total);
-    for (int i = 0; i < job()->nodes; i++)
-        buf_put(out, a[i].data + sizeof(uint32_t), a[i].len - sizeof(uint32_t));
-}
-
-/* One round: release, exchange the epoch's intervals through node 0,
- * apply them. */
+/* One round: release, gather the epoch's intervals up the tree, wait for
+ * them all to come down, apply them. */
 static void barrier_round(void)
 {
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
@@ -146,49 +248,27 @@ static void barrier_round(void)
 
     struct buf mine = {0};
     interval_encode(&mine, barrier.vt_at_barrier, job()->rank);
+    struct arrival parts[IPC_SENDV_MAX];
     pthread_mutex_lock(&barrier.lock);
     uint64_t epoch = ++barrier.epoch;
+    struct gather *g = &barrier.gather[epoch & 1];
+    g->own = (struct arrival){mine.p, mine.len};
+    g->own_in = true;
+    bool complete = take_gathered(epoch, parts);
+    pthread_mutex_unlock(&barrier.lock);
+    if (complete)
+        pass_on(epoch, parts);
+    /* Our part is in (or waits only for the children): what the release
+     * left is done now, while the others are on their way. */
+    coherence_release_sent();
+    ipc_wait(released, NULL, 0);
+    pthread_mutex_lock(&barrier.lock);
+    unsigned char *intervals = barrier.release;
+    size_t len = barrier.release_len;
+    barrier.release = NULL;
     pthread_mutex_unlock(&barrier.lock);
 
-    unsigned char *intervals;
-    size_t len;
-    if (job()->rank == 0) {
-        pthread_mutex_lock(&barrier.lock);
-        barrier.arrived[epoch & 1][0] = (struct arrival){mine.p, mine.len};
-        barrier.narrived[epoch & 1]++;
-        pthread_mutex_unlock(&barrier.lock);
-        mine = (struct buf){0};
-        if (!all_arrived(NULL))
-            coherence_release_sent(); /* while the others are on their way */
-        ipc_wait(all_arrived, NULL, 0);
-        struct buf all = {0};
-        pthread_mutex_lock(&barrier.lock);
-        merge_arrivals(&all, barrier.arrived[epoch & 1]);
-        for (int i = 0; i < job()->nodes; i++) {
-            free(barrier.arrived[epoch & 1][i].data);
-            barrier.arrived[epoch & 1][i] = (struct arrival){0};
-        }
-        barrier.narrived[epoch & 1] = 0;
-        pthread_mutex_unlock(&barrier.lock);
-        ipc_batch_begin();
-        for (int i = 1; i < job()->nodes; i++)
-            ipc_send(i, SYNC_BARRIER_RELEASE, (uint32_t)epoch, all.p, all.len);
-        ipc_batch_end();
-        coherence_release_sent();
-        intervals = all.p;
-        len = all.len;
-    } else {
-        ipc_send(0, SYNC_BARRIER_ARRIVE, (uint32_t)epoch, mine.p, mine.len);
-        buf_free(&mine);
-        coherence_release_sent();
-        ipc_wait(released, NULL, 0);
-        pthread_mutex_lock(&barrier.lock);
-        intervals = barrier.release;
-        len = barrier.release_len;
-        barrier.release = NULL;
-        pthread_mutex_unlock(&barrier.lock);
-    }
-    interval_apply(0, intervals, len);
+    interval_apply(barrier.parent < 0 ? 0 : barrier.parent, intervals, len);
     free(intervals);
     interval_gc();
     interval_vt(barrier.vt_at_barrier);
@@ -290,11 +370,16 @@ static void bcast_here(void *buf, size_t len, int root)
 
 void sync_barrier_start(void)
 {
-    int nodes = job()->nodes;
+    int nodes = job()->nodes, k = sync_barrier_fanout;
+    /* An arrival is sent as one iovec per part, plus the count. */
+    if (k < 2 || k + 2 > IPC_SENDV_MAX)
+        log_fatal("internal error: a barrier fan-out of %d (2..%d)", k, IPC_SENDV_MAX - 2);
+    barrier.parent = sync_tree_parent(job()->rank, k);
+    barrier.nchildren = sync_tree_children(job()->rank, k, nodes, &barrier.first_child);
     barrier.vt_at_barrier = calloc((size_t)nodes, sizeof *barrier.vt_at_barrier);
-    barrier.arrived[0] = calloc((size_t)nodes, sizeof *barrier.arrived[0]);
-    barrier.arrived[1] = calloc((size_t)nodes, sizeof *barrier.arrived[1]);
-    if (!barrier.vt_at_barrier || !barrier.arrived[0] || !barrier.arrived[1])
+    barrier.gather[0].child = calloc((size_t)k, sizeof *barrier.gather[0].child);
+    barrier.gather[1].child = calloc((size_t)k, sizeof *barrier.gather[1].child);
+    if (!barrier.vt_at_barrier || !barrier.gather[0].child || !barrier.gather[1].child)
         log_fatal("out of memory for the barrier");
     ipc_register(SYNC_BARRIER_ARRIVE, "BARRIER_ARRIVE", on_arrive, NULL);
     ipc_register(SYNC_BARRIER_RELEASE, "BARRIER_RELEASE", on_release, NULL);

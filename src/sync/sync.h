@@ -23,8 +23,8 @@ enum sync_type {
     SYNC_COND_QUEUED,     /* registered */
     SYNC_COND_SIGNAL,     /* wake one waiter, or all */
     SYNC_COND_WAKE,       /* to a waiter */
-    SYNC_BARRIER_ARRIVE,  /* arrival and this node's intervals, to node 0 */
-    SYNC_BARRIER_RELEASE, /* every interval of the epoch, to all */
+    SYNC_BARRIER_ARRIVE,  /* a subtree's arrival and intervals, to the parent */
+    SYNC_BARRIER_RELEASE, /* every interval of the epoch, down the tree */
     SYNC_BCAST,           /* dsm_bcast data and the root's intervals */
     SYNC_FREE,            /* blocks of the receiver's arena freed elsewhere */
     SYNC_TYPE_NEXT
@@ -34,6 +34,13 @@ void sync_start(void);
 void sync_lock_start(void);
 void sync_barrier_start(void);
 void sync_cond_start(void);
+
+/* The barrier's tree (barrier.c): fan-out DSM_BARRIER_FANOUT, set before
+ * sync_start. Node i's parent (-1 for node 0), and the number of its
+ * children, the first at *first (consecutive). */
+extern int sync_barrier_fanout;
+int sync_tree_parent(int i, int k);
+int sync_tree_children(int i, int k, int nodes, int *first);
 
 /* A map from an int id to a zeroed record of `size` bytes, created on
  * first use (locks, conditions); a record never moves. The table grows

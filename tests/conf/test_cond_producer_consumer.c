@@ -31,7 +31,7 @@ struct shared {
     int     done, waiting;              /* phase 1 */
     int     go, registered, woken;      /* phase 2 */
     int     pad;
-    int64_t consumed_sum[64], consumed_count[64];
+    int64_t consumed_sum[MP_MAX_NODES], consumed_count[MP_MAX_NODES];
 };
 
 int main(int argc, char **argv)
@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     int me = dsm_rank(), n = dsm_nodes(), consumers = n - 1;
     long items = argc > 1 ? atol(argv[1]) : 2000;
     int cap = argc > 2 ? atoi(argv[2]) : 4;
-    MP_CHECK(n >= 2 && n <= 64, "2 to 64 nodes");
+    MP_CHECK(n >= 2 && n <= MP_MAX_NODES, "2 to %d nodes", MP_MAX_NODES);
     MP_CHECK(cap >= 1 && cap <= MAX_CAP, "capacity 1..%d", MAX_CAP);
 
     struct shared *s = NULL;

@@ -35,12 +35,12 @@ struct config {
 };
 
 struct results {
-    int64_t seen_generation[64];
-    int64_t seen_int[64];
-    int64_t array_sum[64];
-    int64_t shared_sum[64];
-    int64_t ran[64];
-    int64_t node_count[64];
+    int64_t seen_generation[MP_MAX_NODES];
+    int64_t seen_int[MP_MAX_NODES];
+    int64_t array_sum[MP_MAX_NODES];
+    int64_t shared_sum[MP_MAX_NODES];
+    int64_t ran[MP_MAX_NODES];
+    int64_t node_count[MP_MAX_NODES];
 };
 
 int               g_int;                  /* .bss */
@@ -108,8 +108,8 @@ int main(int argc, char **argv)
     MP_CHECK(dsm_rank() == 0, "dsm_startup_fork returned on node %d", dsm_rank());
     int n = dsm_nodes();
     long words = argc > 1 ? atol(argv[1]) : 4096;
-    MP_CHECK(n <= 64 && words >= 1 && words <= MAX_WORDS, "at most 64 nodes and %d words",
-             MAX_WORDS);
+    MP_CHECK(n <= MP_MAX_NODES && words >= 1 && words <= MAX_WORDS, "at most %d nodes and %d words",
+             MP_MAX_NODES, MAX_WORDS);
     g_config.words = words;
     g_shared = dsm_malloc((size_t)words * sizeof *g_shared);
     struct results *res = dsm_malloc(sizeof *res);

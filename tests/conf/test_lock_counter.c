@@ -24,7 +24,7 @@
 struct shared {
     int64_t counter;
     int64_t near[K];
-    int64_t chain_packed[64];      /* one word per node, all on one page */
+    int64_t chain_packed[MP_MAX_NODES]; /* one word per node, all on one page */
 };
 
 static int64_t chain_value(int round, int node, int word)
@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     int me = dsm_rank(), n = dsm_nodes();
     long incs = argc > 1 ? atol(argv[1]) : 200;
     int rounds = argc > 2 ? atoi(argv[2]) : 3;
-    MP_CHECK(n <= 64, "at most 64 nodes");
+    MP_CHECK(n <= MP_MAX_NODES, "at most %d nodes", MP_MAX_NODES);
 
     struct shared *s = NULL;
     int64_t *far = NULL, *chain = NULL;

@@ -1,6 +1,10 @@
 /* mp_util.h — helpers for the multi-process test programs. */
 #ifndef DSM_TEST_MP_UTIL_H
 #define DSM_TEST_MP_UTIL_H
+
+/* The most nodes a job may have (the documented maximum): per-node
+ * tables in the tests are this long. */
+#define MP_MAX_NODES 256
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

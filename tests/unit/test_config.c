@@ -22,7 +22,7 @@ static const char *const names[] = {
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
     "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES", "DSM_NET_BIND",
     "DSM_SHARED_GLOBALS",
-    "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN",
+    "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -158,6 +158,8 @@ static void test_integers_parse_within_their_range(void)
     EXPECT_INT("DSM_IPC_WINDOW", "256", ipc_window, 256);
     EXPECT_INT("DSM_IPC_INLINE_MAX", "0", ipc_inline_max, 0);
     EXPECT_INT("DSM_IPC_INLINE_MAX", "8192", ipc_inline_max, 8192);
+    EXPECT_INT("DSM_BARRIER_FANOUT", "2", barrier_fanout, 2);
+    EXPECT_INT("DSM_BARRIER_FANOUT", "32", barrier_fanout, 32);
 }
 
 static void test_sizes_take_suffixes_and_addresses_hex(void)
@@ -235,6 +237,8 @@ static void test_bad_integers_are_rejected_by_name(void)
     EXPECT_BAD("DSM_NET_SPIN_US", "100001");
     EXPECT_BAD("DSM_NET_DELAY_US", "1000001");
     EXPECT_BAD("DSM_NET_WINDOW", "3");
+    EXPECT_BAD("DSM_BARRIER_FANOUT", "1");  /* a chain of one: no tree */
+    EXPECT_BAD("DSM_BARRIER_FANOUT", "33"); /* past what one arrival message gathers */
     EXPECT_BAD("DSM_IPC_WINDOW", "0");
     EXPECT_BAD("DSM_IPC_WINDOW", "257");
     EXPECT_BAD("DSM_IPC_INLINE_MAX", "8193");
