@@ -205,7 +205,8 @@ static void window(void)
         struct mig_page *g = &mig.pages[page];
         bool by_writes = false;
         int to = -1;
-        if (!hold && moved < mig.max && mem_home(page) == me && now >= g->frozen_until)
+        if (!hold && moved < mig.max && mem_home(page) == me && now >= g->frozen_until &&
+            !(mem_base_node(page) == me && mem_home_pinned(page)))
             to = decide(g, &by_writes);
         forget_counts(g);
         g->listed = 0;
