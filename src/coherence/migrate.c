@@ -32,25 +32,13 @@
 #include "coherence/migrate.h"
 #include "ipc/ipc.h"
 
-/* Remote faults in a window below which a page does not move for them,
- * and bytes modified below which it does not move for its writes: one
- * fault or one word is no pattern. */
-#define MIN_FAULTS 2
-#define MIN_BYTES  64
-
 /* Windows a page that moved stays where it went (hysteresis). */
 #define FREEZE_WINDOWS 2
 
 /* One page's counts (at its home) and its successor (at a former home). */
 struct mig_page {
-    uint64_t lead_bytes;   /* the write candidate's weighted majority lead */
-    uint64_t remote_bytes; /* bytes all other nodes modified */
-    uint64_t home_bytes;   /* bytes this node (the home) modified */
-    uint32_t faults;       /* remote faults served */
-    uint32_t lead_faults;  /* the fault candidate's majority lead */
+    struct migrate_counts c;
     uint32_t frozen_until; /* the first window it may move in again */
-    int16_t  fault_cand1;  /* candidate node plus one; 0: none */
-    int16_t  write_cand1;
     int16_t  next1;        /* the node this one gave the page to, plus one */
     uint8_t  listed;       /* on the window's list */
 };
@@ -92,21 +80,61 @@ static struct mig_page *counted(size_t page)
     return g;
 }
 
+void migrate_count_fault(struct migrate_counts *c, int node)
+{
+    c->faults++;
+    if (c->fault_cand1 == node + 1)
+        c->lead_faults++;
+    else if (c->lead_faults)
+        c->lead_faults--;
+    else {
+        c->fault_cand1 = node + 1;
+        c->lead_faults = 1;
+    }
+}
+
+void migrate_count_write(struct migrate_counts *c, int node, int home, size_t bytes)
+{
+    if (node == home) {
+        c->home_bytes += bytes;
+        return;
+    }
+    c->remote_bytes += bytes;
+    if (c->write_cand1 == node + 1)
+        c->lead_bytes += bytes;
+    else if (c->lead_bytes >= bytes)
+        c->lead_bytes -= bytes;
+    else {
+        c->write_cand1 = node + 1;
+        c->lead_bytes = bytes - c->lead_bytes;
+    }
+}
+
+int migrate_decide(const struct migrate_counts *c, int home, bool pages_on, bool homes_on,
+                   enum migrate_reason *why)
+{
+    *why = MIGRATE_STAY;
+    /* The candidate wrote at least its lead (the unpaired votes are all
+     * its own), the others at most the rest. */
+    if (homes_on && c->write_cand1 && c->write_cand1 - 1 != home && c->lead_bytes >= MIGRATE_MIN_BYTES &&
+        3 * c->lead_bytes >= 2 * (c->remote_bytes + c->home_bytes)) {
+        *why = MIGRATE_FOR_WRITES;
+        return c->write_cand1 - 1;
+    }
+    if (pages_on && c->fault_cand1 && c->fault_cand1 - 1 != home && c->faults >= MIGRATE_MIN_FAULTS &&
+        4 * (uint64_t)c->lead_faults >= 3 * (uint64_t)c->faults && c->home_bytes == 0) {
+        *why = MIGRATE_FOR_FAULTS;
+        return c->fault_cand1 - 1;
+    }
+    return -1;
+}
+
 void migrate_note_fault(size_t page, int node)
 {
     if (!mig.pages || !mig.pages_on)
         return;
     pthread_mutex_lock(&mig.lock);
-    struct mig_page *g = counted(page);
-    g->faults++;
-    if (g->fault_cand1 == node + 1)
-        g->lead_faults++;
-    else if (g->lead_faults)
-        g->lead_faults--;
-    else {
-        g->fault_cand1 = (int16_t)(node + 1);
-        g->lead_faults = 1;
-    }
+    migrate_count_fault(&counted(page)->c, node);
     pthread_mutex_unlock(&mig.lock);
 }
 
@@ -115,52 +143,8 @@ void migrate_note_write(size_t page, int node, size_t bytes)
     if (!mig.pages || !bytes)
         return;
     pthread_mutex_lock(&mig.lock);
-    struct mig_page *g = counted(page);
-    if (node == job()->rank) {
-        g->home_bytes += bytes;
-    } else {
-        g->remote_bytes += bytes;
-        if (g->write_cand1 == node + 1)
-            g->lead_bytes += bytes;
-        else if (g->lead_bytes >= bytes)
-            g->lead_bytes -= bytes;
-        else {
-            g->write_cand1 = (int16_t)(node + 1);
-            g->lead_bytes = bytes - g->lead_bytes;
-        }
-    }
+    migrate_count_write(&counted(page)->c, node, job()->rank, bytes);
     pthread_mutex_unlock(&mig.lock);
-}
-
-/* Where the page should go, or -1; *by_writes tells which rule chose it.
- * Home migration first: a writer that modifies at least twice what all
- * others (the home included) do — as far as its majority lead shows:
- * candidate ≥ (remote + lead) / 2 and the others ≤ home + (remote - lead)
- * / 2. Then page migration: 3/4 of the remote faults from one node (lead
- * ≥ half of them), unless the home itself writes the page (moving it would
- * make the home's writes remote). Caller holds mig.lock. */
-static int decide(const struct mig_page *g, bool *by_writes)
-{
-    int me = job()->rank;
-    if (mig.homes_on && g->write_cand1 && g->write_cand1 - 1 != me && g->lead_bytes >= MIN_BYTES &&
-        3 * g->lead_bytes >= g->remote_bytes + 4 * g->home_bytes) {
-        *by_writes = true;
-        return g->write_cand1 - 1;
-    }
-    if (mig.pages_on && g->fault_cand1 && g->fault_cand1 - 1 != me && g->faults >= MIN_FAULTS &&
-        2 * (uint64_t)g->lead_faults >= g->faults && g->home_bytes == 0) {
-        *by_writes = false;
-        return g->fault_cand1 - 1;
-    }
-    return -1;
-}
-
-/* Caller holds mig.lock. */
-static void forget_counts(struct mig_page *g)
-{
-    g->lead_bytes = g->remote_bytes = g->home_bytes = 0;
-    g->faults = g->lead_faults = 0;
-    g->fault_cand1 = g->write_cand1 = 0;
 }
 
 void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, size_t words,
@@ -203,18 +187,18 @@ static void window(void)
         size_t page = list[i];
         pthread_mutex_lock(&mig.lock);
         struct mig_page *g = &mig.pages[page];
-        bool by_writes = false;
+        enum migrate_reason why = MIGRATE_STAY;
         int to = -1;
         if (!hold && moved < mig.max && mem_home(page) == me && now >= g->frozen_until &&
             !(mem_base_node(page) == me && mem_home_pinned(page)))
-            to = decide(g, &by_writes);
-        forget_counts(g);
+            to = migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, &why);
+        g->c = (struct migrate_counts){0};
         g->listed = 0;
         pthread_mutex_unlock(&mig.lock);
         if (to < 0 || !mig.ops->give(page, to))
             continue;
         moved++;
-        stats_add(by_writes ? STAT_MIGRATE_HOMES : STAT_MIGRATE_PAGES, 1);
+        stats_add(why == MIGRATE_FOR_WRITES ? STAT_MIGRATE_HOMES : STAT_MIGRATE_PAGES, 1);
     }
     free(list);
 }
@@ -257,7 +241,7 @@ static void on_migrate(int src, const void *msg, size_t len)
     mig.ops->take(src, m.page, m.version, set, m.words, tail + m.words * sizeof *set);
     pthread_mutex_lock(&mig.lock);
     struct mig_page *g = &mig.pages[m.page];
-    forget_counts(g);
+    g->c = (struct migrate_counts){0};
     g->frozen_until = mig.window + 1 + FREEZE_WINDOWS;
     pthread_mutex_unlock(&mig.lock);
     stats_add(STAT_MIGRATE_IN, 1);

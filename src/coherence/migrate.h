@@ -26,7 +26,7 @@
  * a window is skipped while a profiled loop has re-partitioned since the
  * last one (its division is not settled yet); a page moves only when one
  * node dominates (3/4 of its remote faults, or twice the modification of
- * everyone else together); a page that moved stays for two windows; and a
+ * everyone else together, as far as a majority vote proves it); a page that moved stays for two windows; and a
  * home gives away at most DSM_MIGRATE_MAX pages per window.
  */
 #ifndef DSM_COHERENCE_MIGRATE_H
@@ -65,4 +65,42 @@ void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, si
 
 /* coherence_ops.barrier_done of the protocols whose homes move. */
 bool migrate_barrier_done(void);
+
+/* ---- the rules, as pure functions (unit-tested) ------------------------- */
+
+/* One page's counts at its home over a window. Each keeps one candidate
+ * by a majority vote (Boyer-Moore; weighted by bytes for writes): its lead
+ * over all other nodes together. Zeroed: nothing counted. */
+struct migrate_counts {
+    uint64_t lead_bytes;   /* the write candidate's lead */
+    uint64_t remote_bytes; /* bytes modified by nodes other than the home */
+    uint64_t home_bytes;   /* bytes modified by the home */
+    uint32_t faults;       /* remote faults */
+    uint32_t lead_faults;  /* the fault candidate's lead */
+    int32_t  fault_cand1;  /* fault candidate plus one; 0: none */
+    int32_t  write_cand1;  /* write candidate plus one; 0: none */
+};
+
+/* `node` faulted on the page (not the home: its accesses never fault). */
+void migrate_count_fault(struct migrate_counts *c, int node);
+/* `node` (the home itself when node == home) modified `bytes` of it. */
+void migrate_count_write(struct migrate_counts *c, int node, int home, size_t bytes);
+
+enum migrate_reason { MIGRATE_STAY, MIGRATE_FOR_WRITES, MIGRATE_FOR_FAULTS };
+/* Where the page homed at `home` should go (-1: stay), and why. A vote's
+ * candidate has at least its lead (the votes left unpaired are all its
+ * own), every other node together at most the rest; the rules hold on
+ * that bound. Home migration (if homes_on) first: a writer that modified at
+ * least twice what all others, the home included, did together (lead >=
+ * 2/3 of all bytes), and MIGRATE_MIN_BYTES at least. Then page migration
+ * (if pages_on): a node with 3/4 of the remote faults (lead >= 3/4 of them;
+ * a lone reader's lead is all its faults), MIGRATE_MIN_FAULTS at least,
+ * unless the home modified the page (moving it would make the home's
+ * writes remote). */
+int migrate_decide(const struct migrate_counts *c, int home, bool pages_on, bool homes_on,
+                   enum migrate_reason *why);
+
+/* Below these a page does not move: one fault or one word is no pattern. */
+#define MIGRATE_MIN_FAULTS 2
+#define MIGRATE_MIN_BYTES 64
 #endif
