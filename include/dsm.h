@@ -157,6 +157,32 @@ void dsm_cond_wait(int cond, int lock);
 void dsm_cond_signal(int cond);
 void dsm_cond_broadcast(int cond);
 
+/* ---- Loops across nodes (SPMD) ---------------------------------------------
+ *
+ * Divides the iterations [lo, hi) among the nodes. Every node calls it with
+ * the same arguments, in the same order (collective where the schedule
+ * needs it); it runs body(from, to, arg) for each range [from, to) of
+ * iterations this node gets, and returns when this node's share is done
+ * (no barrier: call dsm_barrier before reading what others computed).
+ * `schedule` takes OMP_SCHEDULE's form: "static[,chunk]", "dynamic[,chunk]",
+ * "guided[,chunk]", or seed 003's "profiled[,chunk[,eval_size[,eval_skip]]]",
+ * which times the loop on every node and re-partitions it by the nodes'
+ * measured speeds; NULL or "" is "static". `site` names the loop across its
+ * executions (profiled state lives with it): an address the same on every
+ * node, such as a string literal or a function. A bad schedule ends the job
+ * with a message naming it. */
+void dsm_loop(const void *site, long lo, long hi, const char *schedule,
+              void (*body)(long from, long to, void *arg), void *arg);
+
+/* The same as a pair, for a loop written in place (one at a time per node):
+ *     dsm_loop_begin(site, lo, hi, schedule);
+ *     for (long from, to; dsm_loop_next(&from, &to);)
+ *         for (long i = from; i < to; i++) ...
+ * dsm_loop_next returns 1 with the next range, then 0 once this node's
+ * share is done (which ends the loop). */
+void dsm_loop_begin(const void *site, long lo, long hi, const char *schedule);
+int  dsm_loop_next(long *from, long *to);
+
 /* ---- Statistics ---------------------------------------------------------- */
 
 /* Zeroes this node's statistics (dsmrun --stats, --stats-json), so the

@@ -43,6 +43,10 @@ struct dsm_config {
     const char *trace;         /* DSM_TRACE, NULL if unset */
     const char *omp_static;    /* DSM_OMP_STATIC, NULL if unset */
     double      profiled_gain; /* DSM_PROFILED_GAIN */
+    int64_t     migrate_pages;  /* DSM_MIGRATE_PAGES */
+    int64_t     migrate_homes;  /* DSM_MIGRATE_HOMES */
+    int64_t     migrate_period; /* DSM_MIGRATE_PERIOD */
+    int64_t     migrate_max;    /* DSM_MIGRATE_MAX */
 };
 
 /* Parses the environment into *cfg. On a bad value, writes one line naming

@@ -61,6 +61,11 @@
     X(PAR_CRITICALS,       "critical sections entered")                        \
     X(PAR_REDUCTIONS,      "reductions combined")                              \
     X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
+    X(MIGRATE_PAGES,       "pages given a new home for their remote faults")   \
+    X(MIGRATE_HOMES,       "pages given a new home for their writes")          \
+    X(MIGRATE_IN,          "pages received as their new home")                 \
+    X(MIGRATE_FORWARDS,    "requests and diffs forwarded as a former home")    \
+    X(MIGRATE_HELD,        "migration rounds held while loops re-partition")   \
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \
@@ -75,6 +80,7 @@
     X(T_PAR_ORDERED_NS,    "time waiting for ordered turns (ns)")              \
     X(T_PAR_CRITICAL_NS,   "time entering critical sections (ns)")             \
     X(T_PAR_REDUCE_NS,     "time entering reductions (ns)")                    \
+    X(T_MIGRATE_NS,        "time moving homes in migration rounds (ns)")       \
     X(T_TOTAL_NS,          "time from startup to finish (ns)")                 \
     X(T_STARTUP_NS,        "time from the job's launch to the end of dsm_startup (ns)")
 

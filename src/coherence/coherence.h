@@ -36,6 +36,10 @@ enum coherence_type {
     COH_DIFF,                     /* a writer's diff, to the page's home */
     COH_DIFF_ACK,                 /* the home applied it; the new version */
     COH_VT,                       /* a node's vector timestamp (interval.c's collection) */
+    COH_DIFF_FWD,                 /* a diff a former home passes on to the home (migrate.c) */
+    COH_MIGRATE,                  /* a page and its home's state, to its new home (migrate.c) */
+    COH_MIGRATE_ACK,              /* the new home has it */
+    COH_HOME_MOVED,               /* the page's home is now the sender (to its base, its copies) */
     COH_PROTOCOL_TYPES,
     COHERENCE_TYPE_NEXT = COH_PROTOCOL_TYPES + 8
 };

@@ -29,10 +29,13 @@
  * and to its twin, so the member's own diff never carries another writer's
  * words.
  *
- * Homes are fixed, and found as home.c finds them: a page whose home is
- * not yet known here is requested from its base node (the owner of the
- * arena it lies in), which always knows each page's home, as SCASH's does.
- * erc adds what its home does when serving (the copyset).
+ * Homes are found as home.c finds them: a page whose home is not yet
+ * known here is requested from its base node (the owner of the arena it
+ * lies in), which always knows each page's home, as SCASH's does. erc adds
+ * what its home does when serving (the copyset). Homes may move at
+ * barriers (migrate.c): the copyset goes with the page, the former home
+ * joins it with its read-only copy, and the new home tells every member
+ * before anything else it sends them.
  *
  * Locks: the fault lock (coherence_lock) makes the program's protocol
  * actions (a fault, a release) one at a time. `lock` guards every page state change, the
@@ -53,6 +56,7 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "coherence/home.h"
+#include "coherence/migrate.h"
 #include "ipc/ipc.h"
 
 /* erc's message types (coherence.h: the active protocol's own slots). */
@@ -285,8 +289,9 @@ static void erc_write_fault(size_t page)
             if (c && !set_empty(copyset_of(page, false))) {
                 c->wrote_shared[page % DIR_CHUNK_PAGES] = 1;
                 /* A twin kept since an earlier write still tells every
-                 * change the copies lack: keep it. */
-                if (erc.update && !e->twin)
+                 * change the copies lack: keep it. (erc-inv takes one only
+                 * to measure the home's writes, for home migration.) */
+                if ((erc.update || migrate_counts_writes()) && !e->twin)
                     mem_twin_make(page);
             }
         }
@@ -335,12 +340,15 @@ static void announce_home_page(size_t page)
         return; /* nobody else holds it, or the copies hold every write */
     chunk_of(page, false)->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
     if (!erc.update) {
+        if (mem.pages[page].twin)
+            migrate_note_write(page, job()->rank, take_diff(page));
         announce(page, job()->rank, NULL, 0);
         return;
     }
     if (!mem.pages[page].twin)
         log_fatal("internal error: home page %zu was written while shared, without a twin", page);
     size_t len = take_diff(page);
+    migrate_note_write(page, job()->rank, len);
     if (len)
         announce(page, job()->rank, erc.diffbuf, len);
 }
@@ -506,6 +514,58 @@ static void on_ack(int src, const void *msg, size_t len)
     unlock();
 }
 
+/* ---- homes that move (migrate.c) -------------------------------------- */
+
+/* At the home, in a migration window (under the fault lock): the page and
+ * its copyset, this node included while it keeps a valid copy, go to `to`.
+ * Not while an invalidation or update of it is unanswered. */
+static bool give(size_t page, int to)
+{
+    struct page_entry *e = &mem.pages[page];
+    uint64_t set[VT_MAX_NODES / 64] = {0};
+    const void *data = mem_sys_fill(page, 1);
+    lock();
+    struct dir_chunk *c = chunk_of(page, false);
+    if (c && c->pending[page % DIR_CHUNK_PAGES]) {
+        unlock();
+        return false;
+    }
+    uint64_t *s = copyset_of(page, false);
+    if (s) {
+        memcpy(set, s, erc.words * sizeof *s);
+        memset(s, 0, erc.words * sizeof *s);
+        c->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
+    }
+    if (e->twin)
+        mem_twin_drop(page);
+    if (e->state == PAGE_WRITE)
+        set_state(page, PAGE_READ);
+    if (e->state != PAGE_INVALID)
+        set[job()->rank / 64] |= 1ull << (job()->rank % 64);
+    mem_set_home(page, to);
+    migrate_send(to, page, 0, set, erc.words, data);
+    unlock();
+    return true;
+}
+
+/* At the new home (delivering thread): the page and its copyset. */
+static void take(int from, size_t page, uint32_t version, const uint64_t *set, size_t words,
+                 const void *data)
+{
+    struct page_entry *e = &mem.pages[page];
+    int me = job()->rank;
+    lock();
+    if (version || words != erc.words || e->twin || e->dirty)
+        log_fatal("node %d migrated page %zu here in a state it cannot be in", from, page);
+    memcpy(mem_sys_fill(page, 1), data, mem.page_size);
+    uint64_t *s = copyset_of(page, true);
+    memcpy(s, set, erc.words * sizeof *s);
+    s[me / 64] &= ~(1ull << (me % 64));
+    chunk_of(page, false)->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
+    mem_set_home(page, me);
+    unlock();
+}
+
 static void erc_start(bool update)
 {
     erc.update = update;
@@ -517,7 +577,7 @@ static void erc_start(bool update)
     if (job()->nodes > VT_MAX_NODES)
         log_fatal("erc: at most %d nodes", VT_MAX_NODES);
     static const struct home_ops hops = {.serve = serve, .landed = page_landed, .diff = apply_diff,
-                                         .diff_acked = diff_acked};
+                                         .diff_acked = diff_acked, .give = give, .take = take};
     home_start(&hops);
     if (update)
         ipc_register(ERC_UPD, "ERC_UPD", on_upd, NULL);
@@ -531,6 +591,7 @@ static void erc_upd_start(void) { erc_start(true); }
 
 /* The two variants differ only in their start. */
 #define ERC_OPS(start_fn)                                                                         \
-    {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release}
+    {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release, \
+     .barrier_done = migrate_barrier_done, .finish = migrate_finish}
 const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
 const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

@@ -52,7 +52,9 @@
  *
  * Homes, and the fetch of a page from its home, are home.c's; hlrc adds
  * what its home does when serving (the version a fetch needs, snapshots)
- * and the pulls, replies no fault waits for.
+ * and the pulls, replies no fault waits for. Homes may move at barriers
+ * (migrate.c): the page goes with its version, and the former home keeps
+ * a read-only copy at that version.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -67,6 +69,7 @@
 #include "coherence/coherence.h"
 #include "coherence/home.h"
 #include "coherence/msgcheck.h"
+#include "coherence/migrate.h"
 #include "ipc/ipc.h"
 
 /* A read-ahead run's bodies (struct run_req, run_rep) are in msgcheck.h. */
@@ -145,6 +148,8 @@ static void invalidate(size_t page)
     stats_add(STAT_INVALIDATIONS, 1);
 }
 
+static void pull_landed(struct hlrc_page *h, uint32_t version);
+
 /* Counts the page as fetched into place (`stat` says why) and waiting for
  * its reply, which settle_pulls awaits. Caller holds the fault lock. */
 static void pull_mark(size_t page, enum stats_counter stat)
@@ -163,7 +168,14 @@ static void pull_mark(size_t page, enum stats_counter stat)
 static void pull(size_t page, enum stats_counter stat)
 {
     pull_mark(page, stat);
-    home_request(page, mem_home(page), hlrc.pages[page].need);
+    pthread_mutex_lock(&hlrc.lock);
+    int home = mem_home(page);
+    struct hlrc_page *h = &hlrc.pages[page];
+    if (home == job()->rank) /* it moved here meanwhile (migrate.c): nothing to ask */
+        pull_landed(h, h->version);
+    pthread_mutex_unlock(&hlrc.lock);
+    if (home != job()->rank)
+        home_request(page, home, h->need);
 }
 
 /* Waits for the pulls in flight and settles their pages: valid
@@ -307,6 +319,17 @@ static void flush_page(size_t page)
     home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len);
 }
 
+/* The bytes, by 8-byte words, in which two copies of a page differ: the
+ * home's own modification, for home migration. */
+static size_t changed_bytes(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    size_t n = 0;
+    for (size_t i = 0; i < mem.page_size / sizeof *x; i++)
+        n += x[i] != y[i];
+    return n * sizeof *x;
+}
+
 /* Announces the home's own writes: each tracked page that differs from its
  * snapshot gets a new version and a notice in n (from n[count]), and its
  * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
@@ -326,6 +349,8 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
         struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
             if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
+                if (migrate_counts_writes())
+                    migrate_note_write(page, job()->rank, changed_bytes(mem_sys(page), e->twin));
                 memcpy(e->twin, mem_sys(page), mem.page_size);
                 h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
@@ -493,12 +518,13 @@ static void pull_landed(struct hlrc_page *h, uint32_t version)
 
 static bool page_landed(size_t page, enum home_status status, uint32_t version)
 {
-    (void)status;
     pthread_mutex_lock(&hlrc.lock);
     struct hlrc_page *h = &hlrc.pages[page];
     bool pulled = h->pulling;
+    /* "You are home": the page moved here while the pull was on its way,
+     * with its version (take). */
     if (pulled)
-        pull_landed(h, version);
+        pull_landed(h, status == HOME_DATA ? version : h->version);
     pthread_mutex_unlock(&hlrc.lock);
     return pulled;
 }
@@ -522,10 +548,29 @@ static void on_page_run_req(int src, const void *msg, size_t len)
         log_fatal("node %d sent a malformed read-ahead request", src);
     uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
     memcpy(need, tail, count * sizeof *need);
+    bool all_here = true;
     for (size_t i = 0; i < count; i++)
-        if (mem_home(r.first + i) != job()->rank)
-            log_fatal("node %d asked node %d for page %zu, which it is not the home of", src, job()->rank,
-                      r.first + i);
+        if (mem_home(r.first + i) != job()->rank) {
+            if (migrate_successor(r.first + i) < 0)
+                log_fatal("node %d asked node %d for page %zu, which it is not the home of", src,
+                          job()->rank, r.first + i);
+            all_here = false;
+        }
+    if (!all_here) {
+        /* Some moved away (migrate.c): each page on its own, served here or
+         * by its new home; the requester expects each as a pull. */
+        for (size_t i = 0; i < count; i++) {
+            if (mem_home(r.first + i) == job()->rank) {
+                migrate_note_fault(r.first + i, src);
+                serve(src, r.first + i, need[i], 0);
+            } else
+                home_forward(r.first + i, src, need[i]);
+        }
+        stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+        return;
+    }
+    for (size_t i = 0; i < count; i++)
+        migrate_note_fault(r.first + i, src);
     struct run_rep rep = {.first = r.first, .count = r.count};
     struct iovec iov[2 + READ_AHEAD_MAX] = {{.iov_base = &rep, .iov_len = sizeof rep},
                                             {.iov_base = version, .iov_len = count * sizeof *version}};
@@ -604,10 +649,68 @@ static void diff_acked(int src, const struct diff_ack *a)
     pthread_mutex_unlock(&hlrc.lock);
 }
 
+/* ---- homes that move (migrate.c) -------------------------------------- */
+
+/* At the home, in a migration window (under the fault lock): the page and
+ * its version go to `to`; this node keeps a read-only copy at that
+ * version, without a snapshot. */
+static bool give(size_t page, int to)
+{
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    const void *data = mem_sys_fill(page, 1);
+    pthread_mutex_lock(&hlrc.lock);
+    if (e->twin) {
+        mem_copy_put(e->twin);
+        e->twin = NULL;
+        size_t kept = 0;
+        for (size_t i = 0; i < hlrc.ntracked; i++)
+            if (hlrc.tracked[i] != page)
+                hlrc.tracked[kept++] = hlrc.tracked[i];
+        hlrc.ntracked = kept;
+    }
+    if (e->state == PAGE_WRITE) {
+        e->state = PAGE_READ;
+        mem_protect(page, PROT_READ);
+    }
+    h->shared = 0;
+    h->quiet = 0;
+    mem_set_home(page, to);
+    migrate_send(to, page, h->version, NULL, 0, data);
+    pthread_mutex_unlock(&hlrc.lock);
+    return true;
+}
+
+/* At the new home (delivering thread): the page's content and version.
+ * Its copy elsewhere may be shared, so the home's first write here tracks
+ * it (hlrc_write_fault). The page keeps its protection: no program runs
+ * while it moves. */
+static void take(int from, size_t page, uint32_t version, const uint64_t *set, size_t words,
+                 const void *data)
+{
+    (void)set;
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    char *frame = mem_sys_fill(page, 1);
+    pthread_mutex_lock(&hlrc.lock);
+    if (words || e->twin || e->dirty || version < h->need)
+        log_fatal("node %d migrated page %zu here in a state it cannot be in (version %u, need %u)",
+                  from, page, version, h->need);
+    memcpy(frame, data, mem.page_size);
+    h->version = version;
+    h->shared = 1;
+    h->quiet = 0;
+    h->pull = 0;
+    h->reread = 0;
+    mem_set_home(page, job()->rank);
+    pthread_mutex_unlock(&hlrc.lock);
+}
+
 static void hlrc_start(void)
 {
     static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed,
-                                         .diff = apply_diff, .diff_acked = diff_acked};
+                                         .diff = apply_diff, .diff_acked = diff_acked, .give = give,
+                                         .take = take};
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -643,6 +746,7 @@ static void hlrc_finish(void)
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nunprotected = hlrc.cap_unprotected = 0;
     pthread_mutex_unlock(&hlrc.lock);
+    migrate_finish();
 }
 
 /* One line per concern: life, faults, release, acquire, statistics. */
@@ -651,5 +755,6 @@ const struct coherence_ops hlrc_ops = {
     .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
     .release = hlrc_release, .release_sent = hlrc_release_sent,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
+    .barrier_done = migrate_barrier_done,
     .aurc_estimate = true,
 };

@@ -1,7 +1,7 @@
 /*
  * home.c — finding a page's home and fetching the page from it (home.h).
  *
- * Homes are fixed once decided. The base node decides a page's home at the
+ * The base node decides a page's home at the
  * first request for it (mem_home_decide) and, for policies that decide
  * without a first touch (block, cyclic), tells in the same answer how many
  * of the following pages (at most HOME_RUN_MAX) have the same home: the
@@ -15,6 +15,11 @@
  * fault lock), under its own lock; the delivering thread records the home
  * the reply names before it tells the slot, so that a request the base
  * forwards right behind a first-touch reply finds this node already home.
+ *
+ * Homes that move (migrate.c) change a page's home only in a migration
+ * window; a former home forwards requests and diffs that still reach it to
+ * the node it gave the page to (home_forward, COH_DIFF_FWD), and the base
+ * node, once told, names the new home.
  */
 #include <pthread.h>
 #include <sys/uio.h>
@@ -27,6 +32,7 @@
 #include "coherence/coherence.h"
 #include "coherence/home.h"
 #include "coherence/msgcheck.h"
+#include "coherence/migrate.h"
 #include "ipc/ipc.h"
 
 enum { RUN_SHIFT = HOME_RUN_SHIFT };
@@ -136,6 +142,21 @@ void home_send_page(int to, size_t page, uint32_t version, size_t run, const voi
     reply(to, page, HOME_DATA, version, job()->rank, run, data);
 }
 
+void home_forward(size_t page, int requester, uint32_t need)
+{
+    int next = migrate_successor(page);
+    if (next < 0)
+        log_fatal("node %d was asked for page %zu for node %d, which it neither homes nor gave away",
+                  job()->rank, page, requester);
+    if (next == requester) {
+        reply(requester, page, HOME_YOU_ARE_HOME, 0, next, 0, NULL);
+    } else {
+        struct page_req r = {.page = (uint32_t)page, .need = need, .requester = requester};
+        ipc_send(next, COH_PAGE_REQ, 0, &r, sizeof r);
+    }
+    stats_add(STAT_MIGRATE_FORWARDS, 1);
+}
+
 static void on_page_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
@@ -147,16 +168,27 @@ static void on_page_req(int src, const void *msg, size_t len)
     const char *why = coh_page_req_check(&r, &lim);
     if (why)
         log_fatal("node %d sent a malformed page request: %s", src, why);
+    int me = job()->rank;
+    if (mem_home(r.page) != me && migrate_successor(r.page) >= 0) {
+        home_forward(r.page, r.requester, r.need); /* a former home */
+        stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+        return;
+    }
     int h = home_route(r.page, src, r.requester, r.flags & HOME_FROM_BASE, &run);
     if (h < 0)
         reply(r.requester, r.page, HOME_UNALLOCATED, 0, -1, 0, NULL);
     else if (h == r.requester)
         reply(r.requester, r.page, HOME_YOU_ARE_HOME, 0, h, run, NULL);
-    else if (h != job()->rank) {
+    else if (h != me) {
+        if (mem_base_node(r.page) != me)
+            log_fatal("node %d asked node %d for page %zu, which it neither homes nor is the base of",
+                      src, me, (size_t)r.page);
         r.flags = HOME_FROM_BASE | (uint32_t)run << RUN_SHIFT; /* to the home, from the base */
         ipc_send(h, COH_PAGE_REQ, 0, &r, sizeof r);
-    } else
+    } else {
+        migrate_note_fault(r.page, r.requester);
         home.ops->serve(r.requester, r.page, r.need, run);
+    }
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
@@ -184,7 +216,9 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
     pthread_mutex_lock(&home.lock);
     bool expected = home.fetch.waiting && !home.fetch.done && r.page == home.fetch.page;
     pthread_mutex_unlock(&home.lock);
-    if (!expected && home.ops->expects && r.page < mem.npages && r.status == HOME_DATA)
+    /* A pull that a former home answers with "you are home" (the page
+     * came here while it was on its way) is expected too. */
+    if (!expected && home.ops->expects && r.page < mem.npages && r.status != HOME_UNALLOCATED)
         expected = home.ops->expects(r.page);
     struct coh_limits lim;
     coherence_limits(&lim);
@@ -235,9 +269,34 @@ void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version)
     ipc_send(to, COH_DIFF_ACK, 0, &a, sizeof a);
 }
 
-static void on_diff(int src, const void *msg, size_t len)
+/* A diff from `writer` of a page whose home this node is, or was (then
+ * forwarded: the home acknowledges the writer itself). */
+struct diff_fwd { uint32_t page, idx; int32_t writer; uint32_t zero; }; /* COH_DIFF_FWD */
+
+static void home_diff(int writer, size_t page, uint32_t idx, const void *diff, size_t len)
 {
     uint64_t t0 = clock_ns();
+    if (mem_home(page) != job()->rank) {
+        int next = migrate_successor(page);
+        if (next < 0)
+            log_fatal("node %d sent a diff for page %zu, whose home is not node %d", writer, page,
+                      job()->rank);
+        struct diff_fwd f = {.page = (uint32_t)page, .idx = idx, .writer = writer};
+        struct iovec iov[2] = {{.iov_base = &f, .iov_len = sizeof f},
+                               {.iov_base = (void *)diff, .iov_len = len}};
+        ipc_sendv(next, COH_DIFF_FWD, 0, iov, 2);
+        stats_add(STAT_MIGRATE_FORWARDS, 1);
+        return;
+    }
+    home.ops->diff(writer, page, idx, diff, len);
+    migrate_note_write(page, writer, len);
+    stats_add(STAT_DIFFS_APPLIED, 1);
+    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_diff(int src, const void *msg, size_t len)
+{
     struct diff_hdr d;
     size_t dlen;
     const char *diff = ipc_body(src, msg, len, &d, sizeof d, &dlen, "diff");
@@ -246,12 +305,23 @@ static void on_diff(int src, const void *msg, size_t len)
     const char *why = coh_diff_check(&d, diff, dlen, &lim);
     if (why)
         log_fatal("node %d sent a malformed diff: %s", src, why);
-    if (mem_home(d.page) != job()->rank)
-        log_fatal("node %d sent a diff for page %u, whose home is not node %d", src, d.page, job()->rank);
-    home.ops->diff(src, d.page, d.idx, diff, dlen);
-    stats_add(STAT_DIFFS_APPLIED, 1);
-    stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
-    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+    home_diff(src, d.page, d.idx, diff, dlen);
+}
+
+static void on_diff_fwd(int src, const void *msg, size_t len)
+{
+    struct diff_fwd f;
+    size_t dlen;
+    const char *diff = ipc_body(src, msg, len, &f, sizeof f, &dlen, "forwarded diff");
+    if (f.page >= mem.npages || f.zero || f.writer < 0 || f.writer >= job()->nodes ||
+        f.writer == job()->rank)
+        log_fatal("node %d forwarded a malformed diff", src);
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_diff_check(&(struct diff_hdr){.page = f.page, .idx = f.idx}, diff, dlen, &lim);
+    if (why)
+        log_fatal("node %d forwarded a malformed diff: %s", src, why);
+    home_diff(f.writer, f.page, f.idx, diff, dlen);
 }
 
 static void on_diff_ack(int src, const void *msg, size_t len)
@@ -260,6 +330,10 @@ static void on_diff_ack(int src, const void *msg, size_t len)
     ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     if (a.page >= mem.npages || a.zero)
         log_fatal("node %d acknowledged a diff that was not sent", src);
+    /* Homes that move: the page's home acknowledges, though a former home
+     * may have been sent the diff; the next one goes straight there. */
+    if (migrate_counts_writes() && mem_home(a.page) != src && mem_home(a.page) != job()->rank)
+        mem_set_home(a.page, src);
     home.ops->diff_acked(src, &a);
     ipc_notify();
 }
@@ -271,4 +345,6 @@ void home_start(const struct home_ops *ops)
     ipc_register(COH_PAGE_REP, "PAGE_REP", on_page_rep, place_page_rep);
     ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
     ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
+    ipc_register(COH_DIFF_FWD, "DIFF_FWD", on_diff_fwd, NULL);
+    migrate_start(ops);
 }

@@ -13,6 +13,10 @@
  *
  * A fetch is two messages: COH_PAGE_REQ to the home (or the base node),
  * COH_PAGE_REP with the page, received straight into its frame.
+ *
+ * Homes may move (migrate.c, seed 003 §5-6): a former home forwards what
+ * still reaches it (a request, a diff) to the page's next home, and the
+ * base node learns the new home once that node holds the page.
  */
 #ifndef DSM_COHERENCE_HOME_H
 #define DSM_COHERENCE_HOME_H
@@ -69,6 +73,18 @@ struct home_ops {
     void (*diff)(int src, size_t page, uint32_t idx, const void *diff, size_t len);
     /* At the writer: the home acknowledged the diff; checks the ack. */
     void (*diff_acked)(int src, const struct diff_ack *a);
+    /* Optional (homes that move; migrate.c): at the home, in a migration
+     * window (every node inside the barrier, every diff applied), under
+     * the fault lock: makes this node an ordinary holder of the page
+     * (home `to` from now on) and sends the page with migrate_send, under
+     * the lock that orders its serves; false (and nothing sent) when the
+     * page cannot move now (erc: an invalidation still in flight). */
+    bool (*give)(size_t page, int to);
+    /* At the new home (delivering thread): installs `data`, the page at
+     * `version` with `set` (the nodes that may hold copies, `words` words;
+     * none for hlrc), and becomes its home (mem_set_home). */
+    void (*take)(int from, size_t page, uint32_t version, const uint64_t *set, size_t words,
+                 const void *data);
 };
 
 /* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACK but
@@ -110,6 +126,11 @@ void home_send_page(int to, size_t page, uint32_t version, size_t run, const voi
  * have the home returned (out). Ends the job on a request that should not
  * have come here. */
 int home_route(size_t page, int src, int requester, bool from_base, size_t *run);
+
+/* At a former home: passes a request for the page (from `requester`,
+ * needing `need`) on to the home this node knows, or tells the requester
+ * it is the home now. Counted (STAT_MIGRATE_FORWARDS). */
+void home_forward(size_t page, int requester, uint32_t need);
 
 /* Checks a page reply's head — unexpected (`expected` false), a page out
  * of range, a status beyond HOME_UNALLOCATED, a home out of range, or

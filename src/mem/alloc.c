@@ -368,6 +368,14 @@ static int decide_locked(size_t page, int requester)
     return home;
 }
 
+bool mem_home_pinned(size_t page)
+{
+    pthread_mutex_lock(&alloc_lock);
+    bool pinned = arenas.ready && page >= arenas.top_page && page < arenas.first_page + mem.arena_pages;
+    pthread_mutex_unlock(&alloc_lock);
+    return pinned;
+}
+
 static enum dsm_home policy_of(size_t page)
 {
     for (size_t j = 0; j < arenas.npolicies; j++)

@@ -140,6 +140,9 @@ void *mem_alloc(size_t size, enum dsm_home home);
  * an access to unallocated memory. */
 void *mem_alloc_top(size_t size);
 void  mem_free(void *p);
+/* At the base node: whether the page is one of mem_alloc_top's (the
+ * master's stack), whose home stays where it is (migrate.c). */
+bool  mem_home_pinned(size_t page);
 /* At the base node: the page's home under its allocation's policy, the
  * requesting node's claim deciding a first-touch page. -1: not allocated. */
 int   mem_home_decide(size_t page, int requester);

@@ -23,6 +23,7 @@ static const char *const names[] = {
     "DSM_PAGE_SIZE",    "DSM_HOME", "DSM_PROTOCOL", "DSM_LRC_GC_NOTICES", "DSM_NET_BIND",
     "DSM_SHARED_GLOBALS",
     "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
+    "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -61,6 +62,10 @@ static void expect_defaults(const struct dsm_config *c)
     CHECK_EQ(c->ipc_inline_max, 1024);
     CHECK_EQ(c->stats, 0);
     CHECK(c->stats_json == NULL);
+    CHECK_EQ(c->migrate_pages, 0);
+    CHECK_EQ(c->migrate_homes, 0);
+    CHECK_EQ(c->migrate_period, 4);
+    CHECK_EQ(c->migrate_max, 256);
 }
 
 static void test_defaults_apply_without_environment(void)
@@ -160,6 +165,9 @@ static void test_integers_parse_within_their_range(void)
     EXPECT_INT("DSM_IPC_INLINE_MAX", "8192", ipc_inline_max, 8192);
     EXPECT_INT("DSM_BARRIER_FANOUT", "2", barrier_fanout, 2);
     EXPECT_INT("DSM_BARRIER_FANOUT", "32", barrier_fanout, 32);
+    EXPECT_INT("DSM_MIGRATE_PERIOD", "1", migrate_period, 1);
+    EXPECT_INT("DSM_MIGRATE_MAX", "100000", migrate_max, 100000);
+    EXPECT_INT("DSM_MIGRATE_HOMES", "on", migrate_homes, 1);
 }
 
 static void test_sizes_take_suffixes_and_addresses_hex(void)
@@ -242,6 +250,9 @@ static void test_bad_integers_are_rejected_by_name(void)
     EXPECT_BAD("DSM_IPC_WINDOW", "0");
     EXPECT_BAD("DSM_IPC_WINDOW", "257");
     EXPECT_BAD("DSM_IPC_INLINE_MAX", "8193");
+    EXPECT_BAD("DSM_MIGRATE_PERIOD", "0");
+    EXPECT_BAD("DSM_MIGRATE_MAX", "0");
+    EXPECT_BAD("DSM_MIGRATE_PAGES", "sometimes");
 }
 
 /* The transport keeps at most SEQWIN_MAX datagrams in flight (the width of

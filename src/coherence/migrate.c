@@ -1,0 +1,322 @@
+/*
+ * migrate.c — homes that move: page migration by remote faults (seed 003
+ * §5) and home migration by modification volume (§6, Harada et al.), at
+ * barriers (migrate.h says how and why).
+ *
+ * What a home counts, per page and per window (since the last migration
+ * round), lives in one entry of a table mapped like the protocols' own
+ * (untouched pages cost nothing); the pages counted in a window are listed,
+ * so a round looks only at them. Each count keeps one candidate node with a
+ * majority vote (Boyer and Moore; weighted by bytes for writes): its lead
+ * over all the others together is a lower bound of how much it dominates,
+ * in constant space per page whatever the number of nodes.
+ *
+ * A home that gives a page away remembers the node it gave it to (its
+ * successor) and forwards there whatever still reaches it for the page:
+ * each successor held the page after its giver did, so a chain of forwards
+ * always ends at the current home.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "coherence/coherence.h"
+#include "coherence/home.h"
+#include "coherence/migrate.h"
+#include "ipc/ipc.h"
+
+/* Windows a page that moved stays where it went (hysteresis). */
+#define FREEZE_WINDOWS 2
+
+/* One page's counts (at its home) and its successor (at a former home). */
+struct mig_page {
+    struct migrate_counts c;
+    uint32_t frozen_until; /* the first window it may move in again */
+    int16_t  next1;        /* the node this one gave the page to, plus one */
+    uint8_t  listed;       /* on the window's list */
+};
+
+struct migrate_msg {   /* COH_MIGRATE; set[words], then the page */
+    uint32_t page, version, words, zero;
+};
+struct moved_msg {     /* COH_HOME_MOVED: the sender is the page's home */
+    uint32_t page, zero;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t        lock;        /* the counts, the list, acks_due */
+    const struct home_ops *ops;
+    bool                   pages_on, homes_on;
+    uint64_t               period, max;
+    struct mig_page       *pages;       /* per page; NULL while migration is off */
+    uint32_t              *listed;      /* pages counted this window */
+    size_t                 nlisted, cap_listed;
+    int                    acks_due;    /* pages given, not yet acknowledged */
+    uint64_t               barriers;    /* barriers ended, as every node counts them */
+    uint32_t               window;      /* migration rounds so far */
+    bool                   fence;       /* the round that ends a window is running */
+    uint64_t               repartitions; /* STAT_PAR_REPARTITIONS at the last window */
+} mig = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+bool migrate_counts_writes(void) { return mig.pages != NULL; }
+
+int migrate_successor(size_t page) { return mig.pages ? mig.pages[page].next1 - 1 : -1; }
+
+/* Caller holds mig.lock. */
+static struct mig_page *counted(size_t page)
+{
+    struct mig_page *g = &mig.pages[page];
+    if (!g->listed) {
+        g->listed = 1;
+        page_list_add(&mig.listed, &mig.nlisted, &mig.cap_listed, page);
+    }
+    return g;
+}
+
+void migrate_count_fault(struct migrate_counts *c, int node)
+{
+    c->faults++;
+    if (c->fault_cand1 == node + 1)
+        c->lead_faults++;
+    else if (c->lead_faults)
+        c->lead_faults--;
+    else {
+        c->fault_cand1 = node + 1;
+        c->lead_faults = 1;
+    }
+}
+
+void migrate_count_write(struct migrate_counts *c, int node, int home, size_t bytes)
+{
+    if (node == home) {
+        c->home_bytes += bytes;
+        return;
+    }
+    c->remote_bytes += bytes;
+    if (c->write_cand1 == node + 1)
+        c->lead_bytes += bytes;
+    else if (c->lead_bytes >= bytes)
+        c->lead_bytes -= bytes;
+    else {
+        c->write_cand1 = node + 1;
+        c->lead_bytes = bytes - c->lead_bytes;
+    }
+}
+
+int migrate_decide(const struct migrate_counts *c, int home, bool pages_on, bool homes_on,
+                   enum migrate_reason *why)
+{
+    *why = MIGRATE_STAY;
+    /* The candidate wrote at least its lead (the unpaired votes are all
+     * its own), the others at most the rest. */
+    if (homes_on && c->write_cand1 && c->write_cand1 - 1 != home && c->lead_bytes >= MIGRATE_MIN_BYTES &&
+        3 * c->lead_bytes >= 2 * (c->remote_bytes + c->home_bytes)) {
+        *why = MIGRATE_FOR_WRITES;
+        return c->write_cand1 - 1;
+    }
+    if (pages_on && c->fault_cand1 && c->fault_cand1 - 1 != home && c->faults >= MIGRATE_MIN_FAULTS &&
+        4 * (uint64_t)c->lead_faults >= 3 * (uint64_t)c->faults && c->home_bytes == 0) {
+        *why = MIGRATE_FOR_FAULTS;
+        return c->fault_cand1 - 1;
+    }
+    return -1;
+}
+
+void migrate_note_fault(size_t page, int node)
+{
+    if (!mig.pages || !mig.pages_on)
+        return;
+    pthread_mutex_lock(&mig.lock);
+    migrate_count_fault(&counted(page)->c, node);
+    pthread_mutex_unlock(&mig.lock);
+}
+
+void migrate_note_write(size_t page, int node, size_t bytes)
+{
+    if (!mig.pages || !bytes)
+        return;
+    pthread_mutex_lock(&mig.lock);
+    migrate_count_write(&counted(page)->c, node, job()->rank, bytes);
+    pthread_mutex_unlock(&mig.lock);
+}
+
+void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, size_t words,
+                  const void *data)
+{
+    struct migrate_msg m = {.page = (uint32_t)page, .version = version, .words = (uint32_t)words};
+    struct iovec iov[3] = {{.iov_base = &m, .iov_len = sizeof m},
+                           {.iov_base = (void *)set, .iov_len = words * sizeof *set},
+                           {.iov_base = (void *)data, .iov_len = mem.page_size}};
+    pthread_mutex_lock(&mig.lock);
+    mig.pages[page].next1 = (int16_t)(to + 1);
+    mig.acks_due++;
+    pthread_mutex_unlock(&mig.lock);
+    ipc_sendv(to, COH_MIGRATE, 0, iov, 3);
+}
+
+/* One window, at this node: each page counted here whose home it still is
+ * and that qualifies goes to its new home (at most mig.max). Runs with
+ * every node inside the barrier. */
+static void window(void)
+{
+    int me = job()->rank;
+    uint64_t rep = stats_get(STAT_PAR_REPARTITIONS);
+    /* A profiled loop re-partitioned since the last window: its division
+     * (and so who touches which page) is still moving. Counts are
+     * dropped, nothing moves. */
+    bool hold = rep != mig.repartitions;
+    mig.repartitions = rep;
+    pthread_mutex_lock(&mig.lock);
+    uint32_t *list = mig.listed;
+    size_t n = mig.nlisted;
+    mig.listed = NULL;
+    mig.nlisted = mig.cap_listed = 0;
+    uint32_t now = ++mig.window;
+    pthread_mutex_unlock(&mig.lock);
+    if (hold && n)
+        stats_add(STAT_MIGRATE_HELD, 1);
+    uint64_t moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t page = list[i];
+        pthread_mutex_lock(&mig.lock);
+        struct mig_page *g = &mig.pages[page];
+        enum migrate_reason why = MIGRATE_STAY;
+        int to = -1;
+        if (!hold && moved < mig.max && mem_home(page) == me && now >= g->frozen_until &&
+            !(mem_base_node(page) == me && mem_home_pinned(page)))
+            to = migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, &why);
+        g->c = (struct migrate_counts){0};
+        g->listed = 0;
+        pthread_mutex_unlock(&mig.lock);
+        if (to < 0 || !mig.ops->give(page, to))
+            continue;
+        moved++;
+        stats_add(why == MIGRATE_FOR_WRITES ? STAT_MIGRATE_HOMES : STAT_MIGRATE_PAGES, 1);
+    }
+    free(list);
+}
+
+bool migrate_barrier_done(void)
+{
+    if (!mig.pages)
+        return false;
+    if (mig.fence) { /* the window's second round is over: every move is complete */
+        mig.fence = false;
+        return false;
+    }
+    if (++mig.barriers % mig.period)
+        return false;
+    uint64_t t0 = clock_ns();
+    coherence_lock();
+    window();
+    mem_protect_flush();
+    /* Every page given away is in place at its new home before this node
+     * arrives at the round that ends the window. */
+    coherence_wait_for(&mig.lock, &mig.acks_due, 0);
+    coherence_unlock();
+    stats_add(STAT_T_MIGRATE_NS, clock_ns() - t0);
+    mig.fence = true;
+    return true;
+}
+
+/* ---- handlers ----------------------------------------------------------- */
+
+static void on_migrate(int src, const void *msg, size_t len)
+{
+    struct migrate_msg m;
+    size_t rest;
+    const char *tail = ipc_body(src, msg, len, &m, sizeof m, &rest, "migrated page");
+    uint64_t set[VT_MAX_NODES / 64] = {0};
+    if (!mig.pages || m.page >= mem.npages || m.zero || m.words > VT_MAX_NODES / 64 ||
+        rest != m.words * sizeof *set + mem.page_size || mem_home(m.page) == job()->rank)
+        log_fatal("node %d sent a migrated page nobody expected, or a malformed one", src);
+    memcpy(set, tail, m.words * sizeof *set);
+    mig.ops->take(src, m.page, m.version, set, m.words, tail + m.words * sizeof *set);
+    pthread_mutex_lock(&mig.lock);
+    struct mig_page *g = &mig.pages[m.page];
+    g->c = (struct migrate_counts){0};
+    g->frozen_until = mig.window + 1 + FREEZE_WINDOWS;
+    pthread_mutex_unlock(&mig.lock);
+    stats_add(STAT_MIGRATE_IN, 1);
+    /* The base node names this node from now on (it holds the page); so
+     * does every node with a copy, before any invalidation or update from
+     * here reaches it (per-peer order). */
+    int me = job()->rank, base = mem_base_node(m.page);
+    struct moved_msg mv = {.page = m.page};
+    ipc_batch_begin();
+    for (int node = 0; node < job()->nodes; node++) {
+        bool holder = (set[node / 64] >> (node % 64)) & 1;
+        if (node != me && node != src && (node == base || holder))
+            ipc_send(node, COH_HOME_MOVED, 0, &mv, sizeof mv);
+    }
+    ipc_send(src, COH_MIGRATE_ACK, 0, &mv, sizeof mv);
+    ipc_batch_end();
+}
+
+static void on_migrate_ack(int src, const void *msg, size_t len)
+{
+    struct moved_msg mv;
+    ipc_body(src, msg, len, &mv, sizeof mv, NULL, "migration acknowledgement");
+    pthread_mutex_lock(&mig.lock);
+    if (!mig.pages || mv.page >= mem.npages || mv.zero || mig.pages[mv.page].next1 != src + 1 ||
+        mig.acks_due <= 0)
+        log_fatal("node %d acknowledged a migrated page that was not sent to it", src);
+    mig.acks_due--;
+    pthread_mutex_unlock(&mig.lock);
+    ipc_notify();
+}
+
+static void on_home_moved(int src, const void *msg, size_t len)
+{
+    struct moved_msg mv;
+    ipc_body(src, msg, len, &mv, sizeof mv, NULL, "home change");
+    if (!mig.pages || mv.page >= mem.npages || mv.zero)
+        log_fatal("node %d sent a malformed home change", src);
+    /* A late one (the page has moved on since, even here) is older than
+     * what this node knows as its home: a home keeps its own knowledge. */
+    if (mem_home(mv.page) != job()->rank)
+        mem_set_home(mv.page, src);
+}
+
+void migrate_start(const struct home_ops *ops)
+{
+    const struct dsm_config *c = &job()->cfg;
+    mig.ops = ops;
+    ipc_register(COH_MIGRATE, "MIGRATE", on_migrate, NULL);
+    ipc_register(COH_MIGRATE_ACK, "MIGRATE_ACK", on_migrate_ack, NULL);
+    ipc_register(COH_HOME_MOVED, "HOME_MOVED", on_home_moved, NULL);
+    if (!(c->migrate_pages || c->migrate_homes) || !ops->give || !ops->take)
+        return;
+    mig.pages_on = c->migrate_pages;
+    mig.homes_on = c->migrate_homes;
+    mig.period = (uint64_t)c->migrate_period;
+    mig.max = (uint64_t)c->migrate_max;
+    if (job()->nodes > INT16_MAX - 1)
+        log_fatal("migration: at most %d nodes", INT16_MAX - 1);
+    void *p = mmap(NULL, mem.npages * sizeof *mig.pages, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        log_fatal("out of memory for the migration counts");
+    mig.pages = p;
+}
+
+void migrate_finish(void)
+{
+    pthread_mutex_lock(&mig.lock);
+    if (mig.pages)
+        munmap(mig.pages, mem.npages * sizeof *mig.pages);
+    mig.pages = NULL;
+    free(mig.listed);
+    mig.listed = NULL;
+    mig.nlisted = mig.cap_listed = 0;
+    mig.fence = false;
+    mig.barriers = 0;
+    pthread_mutex_unlock(&mig.lock);
+}
