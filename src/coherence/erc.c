@@ -500,6 +500,29 @@ static void on_ack(int src, const void *msg, size_t len)
     unlock();
 }
 
+/* The page cache gives up a copy (coherence_ops.evict): as an
+ * invalidation would, it is protected and its diff, if written, goes home;
+ * unlike one, we wait for the home to have it. The copyset still names
+ * this node: the home's next invalidation or update finds the page invalid
+ * and is acknowledged as usual. Caller holds the fault lock. */
+static int erc_evict(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    lock();
+    bool dirty = false;
+    if (e->state != PAGE_INVALID) {
+        set_state(page, PAGE_INVALID);
+        mem_protect_flush(); /* before the diff: no write may follow it */
+        dirty = e->twin != NULL;
+        if (dirty)
+            send_diff(page);
+    }
+    unlock();
+    if (dirty)
+        coherence_wait_for(&erc.lock, &erc.outstanding, 0);
+    return dirty ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
+}
+
 static void erc_start(bool update)
 {
     erc.update = update;
@@ -525,6 +548,7 @@ static void erc_upd_start(void) { erc_start(true); }
 
 /* The two variants differ only in their start. */
 #define ERC_OPS(start_fn)                                                                         \
-    {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release}
+    {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release, \
+     .evict = erc_evict, .state_lock = &erc.lock}
 const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
 const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

@@ -118,6 +118,7 @@ static DSM_STATE struct {
     int                pulls_due;     /* of them, replies still to come (under lock) */
     size_t             ahead_next;    /* the page a read-ahead run would fault on next */
     unsigned           ahead_run;     /* faults in that run so far */
+    size_t             ahead_room;    /* pages the page cache has room for ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
 } hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -189,6 +190,7 @@ static void settle_pulls(void)
         } else if (e->state == PAGE_INVALID) {
             e->state = PAGE_READ;
             mem_protect(page, PROT_READ);
+            cache_admit(page);
         }
     }
     hlrc.npulls = 0;
@@ -201,13 +203,20 @@ static void settle_pulls(void)
  * lands in place (consecutive pages are consecutive in the system view):
  * the home sends them in a few datagrams instead of a message each.
  * Caller holds the fault lock; the faulting page's request is out. */
+static size_t ahead_depth(size_t page)
+{
+    unsigned run = page == hlrc.ahead_next ? hlrc.ahead_run : 0;
+    size_t depth = run ? (size_t)1 << (run < 5 ? run : 5) : 0;
+    return depth > READ_AHEAD_MAX ? READ_AHEAD_MAX : depth;
+}
+
 static void read_ahead(size_t page, int home)
 {
+    size_t depth = ahead_depth(page);
     if (page != hlrc.ahead_next)
         hlrc.ahead_run = 0;
-    size_t depth = hlrc.ahead_run ? (size_t)1 << (hlrc.ahead_run < 5 ? hlrc.ahead_run : 5) : 0;
-    if (depth > READ_AHEAD_MAX)
-        depth = READ_AHEAD_MAX;
+    if (depth > hlrc.ahead_room) /* DSM_LOCAL_MEM: what make_valid made room for */
+        depth = hlrc.ahead_room;
     uint32_t need[READ_AHEAD_MAX];
     size_t q = page + 1;
     for (; q <= page + depth && q < mem.npages; q++) {
@@ -236,6 +245,8 @@ static void make_valid(size_t page, bool ahead)
     struct hlrc_page *h = &hlrc.pages[page];
     int home = home_lookup(page);
     if (home != job()->rank) {
+        if (ahead) /* the page itself has room already (cache_touch) */
+            hlrc.ahead_room = cache_reserve(1 + ahead_depth(page)) - 1;
         uint32_t version;
         if (home_fetch(page, home, h->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
             h->version = version;
@@ -607,6 +618,27 @@ static void diff_acked(int src, const struct diff_ack *a)
     pthread_mutex_unlock(&hlrc.lock);
 }
 
+/* The page cache gives up a copy (coherence_ops.evict): its diff, if it
+ * was written, goes home first and is acknowledged, as when a notice
+ * invalidates a dirty page; its notice goes out at the next release. A
+ * page whose pull is in flight is not given up: its frame is about to
+ * receive the reply. Caller holds the fault lock. */
+static int hlrc_evict(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    if (pull_expected(page))
+        return CACHE_NOT_NOW;
+    e->state = PAGE_INVALID;
+    mem_protect(page, PROT_NONE);
+    mem_protect_flush(); /* before the diff: no write may follow it */
+    bool dirty = e->twin != NULL;
+    if (dirty) {
+        flush_page(page);
+        coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
+    }
+    return dirty ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
+}
+
 static void hlrc_start(void)
 {
     static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed,
@@ -654,5 +686,6 @@ const struct coherence_ops hlrc_ops = {
     .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
     .release = hlrc_release, .release_sent = hlrc_release_sent,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
+    .evict = hlrc_evict,
     .aurc_estimate = true,
 };

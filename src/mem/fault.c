@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -112,6 +113,41 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
     if (TRACE_ON)
         trace_put(TRACE_FAULT, w != 0, 0, page, t0, clock_ns(), 0);
     errno = saved;
+}
+
+static DSM_STATE char sigbus_dir[160];
+
+/* A store into a hole of the home file that the file system cannot fill. */
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+    (void)sig;
+    (void)uctx;
+    char buf[256];
+    size_t at = put_str(buf, 0, "dsm: node ");
+    at = put_num(buf, at, (uint64_t)(log_rank() < 0 ? 0 : log_rank()), 10);
+    at = put_str(buf, at, ": no room for shared memory at 0x");
+    at = put_num(buf, at, (uint64_t)(uintptr_t)si->si_addr, 16);
+    at = put_str(buf, at, " in the home file under ");
+    at = put_str(buf, at, sigbus_dir);
+    at = put_str(buf, at, " (DSM_HOME_DIR: is its disk full?)\n");
+    if (write(STDERR_FILENO, buf, at) < 0) {
+        /* nothing more can be done */
+    }
+    signal(SIGBUS, SIG_DFL);
+    raise(SIGBUS);
+    _exit(128 + SIGBUS);
+}
+
+void mem_catch_sigbus(const char *dir)
+{
+    snprintf(sigbus_dir, sizeof sigbus_dir, "%s", dir);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, NULL) < 0)
+        log_fatal("cannot install the SIGBUS handler: %s", strerror(errno));
 }
 
 void mem_crash_unallocated(void *addr)
