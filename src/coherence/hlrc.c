@@ -245,8 +245,10 @@ static void make_valid(size_t page, bool ahead)
     struct hlrc_page *h = &hlrc.pages[page];
     int home = home_lookup(page);
     if (home != job()->rank) {
-        if (ahead) /* the page itself has room already (cache_touch) */
-            hlrc.ahead_room = cache_reserve(1 + ahead_depth(page)) - 1;
+        if (ahead) { /* the page itself has room already (cache_touch) */
+            size_t room = cache_reserve(1 + ahead_depth(page));
+            hlrc.ahead_room = room ? room - 1 : 0;
+        }
         uint32_t version;
         if (home_fetch(page, home, h->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
             h->version = version;

@@ -12,10 +12,14 @@
  *   2. barrier; every node writes its own word into every page of the
  *      next node's block — dirty copies that the limit evicts between the
  *      write and the next release, whose writes must still arrive;
- *   3. barrier; every node reads every block and checks every word.
+ *   3. barrier; every node reads every block and checks every word, and
+ *      loads a word across two pages of the previous node's block with
+ *      one instruction (both must be resident at once: progress even
+ *      when the limit is one page).
  * Usage: test_local_mem [pages] [rounds]   (DSM_LOCAL_MEM must be set)
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "base/stats.h"
@@ -27,19 +31,34 @@ static uint64_t value(int round, int owner, size_t page, int writer)
            (uint64_t)(writer + 1);
 }
 
-/* kB of shared memory mapped (RssShmem; the file-backed region: RssFile). */
-static long rss_kb(const char *field)
+/* kB of the region's file resident in this process: the Rss of every
+ * mapping of the file that holds `addr` (both views; a page mapped in
+ * both counts twice), from /proc/self/smaps. -1 if it cannot be read. */
+static long region_rss_kb(const void *addr)
 {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    size_t len = strlen(field);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, field, len))
-            kb = atol(line + len);
-    if (f)
-        fclose(f);
-    return kb;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    unsigned long want_inode = 0, inode = 0;
+    long kb = 0;
+    /* First pass: the inode of the mapping holding addr. */
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, ino;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &ino) == 3 &&
+            (uintptr_t)addr >= lo && (uintptr_t)addr < hi)
+            want_inode = ino;
+    }
+    rewind(f);
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, ino;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &ino) == 3)
+            inode = ino;
+        else if (inode == want_inode && want_inode && !strncmp(line, "Rss:", 4))
+            kb += atol(line + 4);
+    }
+    fclose(f);
+    return want_inode ? kb : -1;
 }
 
 static size_t parse_size(const char *s)
@@ -92,15 +111,22 @@ int main(int argc, char **argv)
                          "round %d: block %d page %zu: node %d's write lost (%#" PRIx64 ")", r, k, p,
                          w, pg[1 + w]);
             }
+        /* One load across the boundary of two pages of another node:
+         * both must be resident at once, whatever the limit. */
+        for (size_t p = 0; p + 1 < pages; p += 3) {
+            uint64_t v;
+            memcpy(&v, (const char *)(block[prev] + (p + 1) * words) - 4, sizeof v);
+            uint64_t want = (uint64_t)(uint32_t)value(r, prev, p + 1, prev) << 32;
+            MP_CHECK(v == want, "round %d: the load across pages %zu and %zu of block %d read %#" PRIx64
+                     ", not %#" PRIx64, r, p, p + 1, prev, v, want);
+        }
         dsm_barrier();
     }
-    (void)prev;
 
     uint64_t ev = stats_get(STAT_CACHE_EVICTIONS), wb = stats_get(STAT_CACHE_WRITEBACKS);
     uint64_t high = stats_get(STAT_CACHE_RESIDENT_MAX);
-    long shmem = rss_kb("RssShmem:"), file = rss_kb("RssFile:");
-    const char *dir = getenv("DSM_HOME_DIR");
-    long mapped_kb = dir && *dir ? file : shmem;
+    long mapped_kb = region_rss_kb(block[me]);
+    MP_CHECK(mapped_kb >= 0, "cannot find the region's mappings in /proc/self/smaps");
     /* Every copy kept would be (n - 1) blocks; the limit lets `frames`
      * (and the two pages of the last faults) stay. */
     MP_CHECK(ev > 0, "no eviction: %zu pages of others read under a limit of %zu", (size_t)(n - 1) * pages,
@@ -109,8 +135,7 @@ int main(int argc, char **argv)
     /* A page is counted once per view that maps it (two views); the own
      * block, the copies allowed, and some slack for runtime pages. */
     long bound_kb = (long)(2 * (pages + frames + 2 + 32) * ps / 1024);
-    if (mapped_kb >= 0)
-        MP_CHECK(mapped_kb <= bound_kb, "%ld kB of the region mapped, more than %ld kB", mapped_kb, bound_kb);
+    MP_CHECK(mapped_kb <= bound_kb, "%ld kB of the region mapped, more than %ld kB", mapped_kb, bound_kb);
     printf("node %d: %d rounds over %zu pages a node: evictions %" PRIu64 ", write-backs %" PRIu64
            ", resident high-water %" PRIu64 "/%zu pages, region mapped %ld kB (bound %ld kB)\n",
            me, rounds, pages, ev, wb, high, frames, mapped_kb, bound_kb);
