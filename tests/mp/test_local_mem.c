@@ -128,17 +128,17 @@ int main(int argc, char **argv)
     long mapped_kb = region_rss_kb(block[me]);
     MP_CHECK(mapped_kb >= 0, "cannot find the region's mappings in /proc/self/smaps");
     /* Every copy kept would be (n - 1) blocks; the limit lets `frames`
-     * (and the two pages of the last faults) stay. */
-    MP_CHECK(ev > 0, "no eviction: %zu pages of others read under a limit of %zu", (size_t)(n - 1) * pages,
-             frames);
-    MP_CHECK(high <= frames + 2, "%" PRIu64 " copies resident at once, limit %zu pages", high, frames);
-    /* A page is counted once per view that maps it (two views); the own
-     * block, the copies allowed, and some slack for runtime pages. */
+     * (and the two pages of the last faults) stay. A page is counted once
+     * per view that maps it (two views): the own block, the copies
+     * allowed, and some slack for runtime pages. */
     long bound_kb = (long)(2 * (pages + frames + 2 + 32) * ps / 1024);
-    MP_CHECK(mapped_kb <= bound_kb, "%ld kB of the region mapped, more than %ld kB", mapped_kb, bound_kb);
     printf("node %d: %d rounds over %zu pages a node: evictions %" PRIu64 ", write-backs %" PRIu64
            ", resident high-water %" PRIu64 "/%zu pages, region mapped %ld kB (bound %ld kB)\n",
            me, rounds, pages, ev, wb, high, frames, mapped_kb, bound_kb);
+    MP_CHECK(ev > 0, "no eviction: %zu pages of others read under a limit of %zu", (size_t)(n - 1) * pages,
+             frames);
+    MP_CHECK(high <= frames + 2, "%" PRIu64 " copies resident at once, limit %zu pages", high, frames);
+    MP_CHECK(mapped_kb <= bound_kb, "%ld kB of the region mapped, more than %ld kB", mapped_kb, bound_kb);
     dsm_finish();
     return 0;
 }
