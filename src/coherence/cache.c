@@ -253,19 +253,27 @@ static void swap_open(void)
     cache.swapped = page_table(sizeof *cache.swapped);
 }
 
+/* The page's frame to (out) or from its place in the swap file. */
+static void swap_io(size_t page, bool out)
+{
+    char *frame = mem_sys(page); /* read into, the frame fills as it goes */
+    off_t at = (off_t)page << mem.page_shift;
+    for (size_t done = 0; done < mem.page_size;) {
+        size_t left = mem.page_size - done;
+        ssize_t n = out ? pwrite(cache.swap_fd, frame + done, left, at + (off_t)done)
+                        : pread(cache.swap_fd, frame + done, left, at + (off_t)done);
+        if (n <= 0)
+            log_fatal("cannot %s page %zu %s lrc's swap file: %s", out ? "write" : "read", page,
+                      out ? "to" : "back from", n < 0 ? strerror(errno) : "no progress");
+        done += (size_t)n;
+    }
+}
+
 void cache_swap_out(size_t page)
 {
     if (cache.swap_fd < 0)
         swap_open();
-    const char *from = mem_sys(page);
-    off_t at = (off_t)page << mem.page_shift;
-    for (size_t done = 0; done < mem.page_size;) {
-        ssize_t n = pwrite(cache.swap_fd, from + done, mem.page_size - done, at + (off_t)done);
-        if (n <= 0)
-            log_fatal("cannot write page %zu to lrc's swap file: %s", page,
-                      n < 0 ? strerror(errno) : "no progress");
-        done += (size_t)n;
-    }
+    swap_io(page, true);
     cache.swapped[page] = 1;
 }
 
@@ -273,18 +281,10 @@ bool cache_swap_in(size_t page)
 {
     if (!cache.swapped || !cache.swapped[page])
         return false;
-    char *to = mem_sys(page); /* the frame fills as it is read into */
-    off_t at = (off_t)page << mem.page_shift;
-    for (size_t done = 0; done < mem.page_size;) {
-        ssize_t n = pread(cache.swap_fd, to + done, mem.page_size - done, at + (off_t)done);
-        if (n <= 0)
-            log_fatal("cannot read page %zu back from lrc's swap file: %s", page,
-                      n < 0 ? strerror(errno) : "short file");
-        done += (size_t)n;
-    }
+    swap_io(page, false);
     /* Its disk space is not needed until it goes out again. */
-    (void)fallocate(cache.swap_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
-                    (off_t)mem.page_size);
+    (void)fallocate(cache.swap_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                    (off_t)page << mem.page_shift, (off_t)mem.page_size);
     cache.swapped[page] = 0;
     return true;
 }

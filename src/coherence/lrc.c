@@ -571,6 +571,7 @@ static void collect_keep(void)
         if (keeper != job()->rank)
             continue;
         if (mem.pages[page].state == PAGE_INVALID) {
+            cache_reserve(1);
             make_valid(page);
             cache_admit(page);
         }
