@@ -144,6 +144,7 @@ int main(int argc, char **argv)
                  frames);
     MP_CHECK(high <= frames + 2, "%" PRIu64 " copies resident at once, limit %zu pages", high, frames);
     MP_CHECK(mapped_kb <= bound_kb, "%ld kB of the region mapped, more than %ld kB", mapped_kb, bound_kb);
+    free(block);
     dsm_finish();
     return 0;
 }
