@@ -22,6 +22,12 @@
  * under their lock (coherence_ops.state_lock), so a handler's invalidation
  * is never undone.
  *
+ * The cache's own state is touched only by the program's thread, under
+ * the fault lock (faults, and the protocol's acquires and barriers that
+ * make copies valid); victims are never chosen while a fetch is in flight
+ * for them (hlrc refuses a page whose pull is out; the faulting page is
+ * one of the last faults').
+ *
  * Progress: the pages of the last RECENT faults are never victims, so an
  * instruction that touches two pages completes even when the limit is one
  * page (the limit is then passed by at most RECENT - 1 pages).
