@@ -33,6 +33,9 @@ struct dsm_config {
     int64_t  region_size;      /* DSM_REGION_SIZE */
     int64_t  region_base;      /* DSM_REGION_BASE */
     int64_t  page_size;        /* DSM_PAGE_SIZE */
+    int64_t  local_mem;        /* DSM_LOCAL_MEM, 0 = no limit */
+    int64_t  replacement;      /* DSM_REPLACEMENT: 0 = fifo, 1 = clock */
+    const char *home_dir;      /* DSM_HOME_DIR, NULL if unset */
     int64_t  home;             /* DSM_HOME: index into local|cyclic|block|first-touch */
     int64_t  protocol;         /* DSM_PROTOCOL: index into config_protocols */
     int64_t  lrc_gc_notices;   /* DSM_LRC_GC_NOTICES */

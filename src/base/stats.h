@@ -41,6 +41,11 @@
     X(PAGES_PULLED,        "of which refreshed at an acquire, without a fault") \
     X(PAGES_AHEAD,         "of which read ahead of a fault")                   \
     X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
+    X(CACHE_EVICTIONS,     "copies evicted at DSM_LOCAL_MEM")                  \
+    X(CACHE_WRITEBACKS,    "of which written back first (dirty)")              \
+    X(CACHE_SWEEPS,        "reference bits cleared by the clock hand")         \
+    X(CACHE_REF_FAULTS,    "faults that only set a reference bit again")       \
+    X(CACHE_RESIDENT_MAX,  "most copies resident at once (pages)")             \
     X(TWINS,               "twins made")                                       \
     X(DIFFS_CREATED,       "diffs created")                                    \
     X(DIFF_BYTES,          "diff bytes created")                               \
@@ -112,6 +117,16 @@ extern const char *const stats_descriptions[STAT_COUNT];
 static inline void stats_add(enum stats_counter c, uint64_t n)
 {
     atomic_fetch_add_explicit(&stats_counters[c], n, memory_order_relaxed);
+}
+
+/* Raises a high-water mark (a counter that holds a maximum). */
+static inline void stats_max(enum stats_counter c, uint64_t v)
+{
+    uint64_t old = atomic_load_explicit(&stats_counters[c], memory_order_relaxed);
+    while (v > old && !atomic_compare_exchange_weak_explicit(&stats_counters[c], &old, v,
+                                                             memory_order_relaxed,
+                                                             memory_order_relaxed)) {
+    }
 }
 
 static inline uint64_t stats_get(enum stats_counter c)

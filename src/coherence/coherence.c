@@ -47,8 +47,9 @@ static void read_fault(size_t page)
     pthread_mutex_lock(&fault_lock);
     /* Read without the protocol's lock: a page made valid meanwhile
      * needs nothing, and one invalidated right after faults again. */
-    if (mem.pages[page].state == PAGE_INVALID)
+    if (!cache_touch(page, false) && mem.pages[page].state == PAGE_INVALID)
         coh->read_fault(page);
+    cache_faulted(page);
     pthread_mutex_unlock(&fault_lock);
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
@@ -58,7 +59,9 @@ static void write_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&fault_lock);
-    coh->write_fault(page);
+    if (!cache_touch(page, true))
+        coh->write_fault(page);
+    cache_faulted(page);
     pthread_mutex_unlock(&fault_lock);
     stats_add(STAT_WRITE_FAULTS, 1);
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);

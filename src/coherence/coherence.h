@@ -84,6 +84,20 @@ struct coherence_ops {
      * protocol needs one more round before the barrier ends (every node
      * decides alike); the barrier then runs it and calls this again. */
     bool (*barrier_done)(void);
+    /* Gives up this node's copy of a page homed elsewhere, for the page
+     * cache (DSM_LOCAL_MEM, cache.c): the page becomes invalid here, and
+     * whatever of it only this node holds is made safe first — sent home,
+     * or kept where the protocol's peers can still fetch it — so that the
+     * cache may then release the frame. Runs on the program's thread under
+     * the fault lock, never for the page being faulted on. Returns enum
+     * cache_evict. NULL: the protocol cannot bound its copies (refused at
+     * start). */
+    int (*evict)(size_t page);
+    /* The lock under which the protocol's handlers change page states and
+     * protections on the delivering thread (NULL: they never do): the
+     * cache's clock takes it to take a page's access away and give it
+     * back. */
+    pthread_mutex_t *state_lock;
     /* Optional: frees the protocol's state at dsm_finish, when no message
      * can arrive any more; shared memory stays as the program left it.
      * Runs under the fault lock. */
@@ -135,6 +149,40 @@ void coherence_limits(struct coh_limits *l);
  * or *flag true. */
 void coherence_wait_for(pthread_mutex_t *lock, const int *value, int target);
 void coherence_wait_flag(pthread_mutex_t *lock, const bool *flag);
+
+/* ---- the bounded page cache (cache.c; seed 002) ------------------------ */
+
+/* What coherence_ops.evict did. */
+enum cache_evict {
+    CACHE_NOT_NOW = 0,     /* the page is busy (a fetch in flight): pick another */
+    CACHE_CLEAN = 1,       /* dropped: the home (or the swap file) has it all */
+    CACHE_WRITTEN_BACK = 2 /* dropped after sending this node's writes home */
+};
+
+/* Limits this node's copies of other nodes' pages to `limit` bytes (0: no
+ * limit), choosing victims by `policy` (enum replace_policy). swap_dir:
+ * where lrc keeps evicted pages (DSM_HOME_DIR; NULL: $TMPDIR or /tmp).
+ * After coherence_start. */
+void cache_start(size_t limit, int policy, const char *swap_dir);
+/* On a fault, before the protocol (fault lock held): a page whose access
+ * the clock took away gets it back. Returns true when that is all the
+ * access needs. */
+bool cache_touch(size_t page, bool write);
+/* After the protocol handled a fault on the page (fault lock held): the
+ * page counts as referenced, or comes in; copies beyond the limit go. */
+void cache_faulted(size_t page);
+/* A copy made valid outside a fault (read ahead, refreshed at an
+ * acquire): it comes in; the limit is restored at the next fault. */
+void cache_admit(size_t page);
+/* Makes room for `pages` copies about to come in (a fetch, a read-ahead
+ * run), evicting first (fault lock held, no fetch in flight). Returns how
+ * many may come in within the limit (`pages` when there is none). */
+size_t cache_reserve(size_t pages);
+/* lrc, which has no homes: an evicted page's content goes to a swap file
+ * (its own writes having been made diffs), and comes back before its
+ * pending diffs are applied. swap_in returns false if it was not out. */
+void cache_swap_out(size_t page);
+bool cache_swap_in(size_t page);
 
 /* ---- intervals and vector timestamps (interval.c) ---------------------- */
 

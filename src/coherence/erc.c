@@ -564,6 +564,27 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     chunk_of(page, false)->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
     mem_set_home(page, me);
     unlock();
+/* The page cache gives up a copy (coherence_ops.evict): as an
+ * invalidation would, it is protected and its diff, if written, goes home;
+ * unlike one, we wait for the home to have it. The copyset still names
+ * this node: the home's next invalidation or update finds the page invalid
+ * and is acknowledged as usual. Caller holds the fault lock. */
+static int erc_evict(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    lock();
+    bool dirty = false;
+    if (e->state != PAGE_INVALID) {
+        set_state(page, PAGE_INVALID);
+        mem_protect_flush(); /* before the diff: no write may follow it */
+        dirty = e->twin != NULL;
+        if (dirty)
+            send_diff(page);
+    }
+    unlock();
+    if (dirty)
+        coherence_wait_for(&erc.lock, &erc.outstanding, 0);
+    return dirty ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
 }
 
 static void erc_start(bool update)
@@ -593,5 +614,6 @@ static void erc_upd_start(void) { erc_start(true); }
 #define ERC_OPS(start_fn)                                                                         \
     {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release, \
      .barrier_done = migrate_barrier_done, .finish = migrate_finish}
+     .evict = erc_evict, .state_lock = &erc.lock}
 const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
 const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

@@ -118,6 +118,7 @@ static DSM_STATE struct {
     int                pulls_due;     /* of them, replies still to come (under lock) */
     size_t             ahead_next;    /* the page a read-ahead run would fault on next */
     unsigned           ahead_run;     /* faults in that run so far */
+    size_t             ahead_room;    /* pages the page cache has room for ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
 } hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -198,6 +199,7 @@ static void settle_pulls(void)
         } else if (e->state == PAGE_INVALID) {
             e->state = PAGE_READ;
             mem_protect(page, PROT_READ);
+            cache_admit(page);
         }
     }
     hlrc.npulls = 0;
@@ -210,13 +212,20 @@ static void settle_pulls(void)
  * lands in place (consecutive pages are consecutive in the system view):
  * the home sends them in a few datagrams instead of a message each.
  * Caller holds the fault lock; the faulting page's request is out. */
+static size_t ahead_depth(size_t page)
+{
+    unsigned run = page == hlrc.ahead_next ? hlrc.ahead_run : 0;
+    size_t depth = run ? (size_t)1 << (run < 5 ? run : 5) : 0;
+    return depth > READ_AHEAD_MAX ? READ_AHEAD_MAX : depth;
+}
+
 static void read_ahead(size_t page, int home)
 {
+    size_t depth = ahead_depth(page);
     if (page != hlrc.ahead_next)
         hlrc.ahead_run = 0;
-    size_t depth = hlrc.ahead_run ? (size_t)1 << (hlrc.ahead_run < 5 ? hlrc.ahead_run : 5) : 0;
-    if (depth > READ_AHEAD_MAX)
-        depth = READ_AHEAD_MAX;
+    if (depth > hlrc.ahead_room) /* DSM_LOCAL_MEM: what make_valid made room for */
+        depth = hlrc.ahead_room;
     uint32_t need[READ_AHEAD_MAX];
     size_t q = page + 1;
     for (; q <= page + depth && q < mem.npages; q++) {
@@ -245,6 +254,10 @@ static void make_valid(size_t page, bool ahead)
     struct hlrc_page *h = &hlrc.pages[page];
     int home = home_lookup(page);
     if (home != job()->rank) {
+        if (ahead) { /* the page itself has room already (cache_touch) */
+            size_t room = cache_reserve(1 + ahead_depth(page));
+            hlrc.ahead_room = room ? room - 1 : 0;
+        }
         uint32_t version;
         if (home_fetch(page, home, h->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
             h->version = version;
@@ -704,6 +717,25 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     h->reread = 0;
     mem_set_home(page, job()->rank);
     pthread_mutex_unlock(&hlrc.lock);
+/* The page cache gives up a copy (coherence_ops.evict): its diff, if it
+ * was written, goes home first and is acknowledged, as when a notice
+ * invalidates a dirty page; its notice goes out at the next release. A
+ * page whose pull is in flight is not given up: its frame is about to
+ * receive the reply. Caller holds the fault lock. */
+static int hlrc_evict(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    if (pull_expected(page))
+        return CACHE_NOT_NOW;
+    e->state = PAGE_INVALID;
+    mem_protect(page, PROT_NONE);
+    mem_protect_flush(); /* before the diff: no write may follow it */
+    bool dirty = e->twin != NULL;
+    if (dirty) {
+        flush_page(page);
+        coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
+    }
+    return dirty ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
 }
 
 static void hlrc_start(void)
@@ -756,5 +788,6 @@ const struct coherence_ops hlrc_ops = {
     .release = hlrc_release, .release_sent = hlrc_release_sent,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_done = migrate_barrier_done,
+    .evict = hlrc_evict,
     .aurc_estimate = true,
 };

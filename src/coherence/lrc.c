@@ -376,6 +376,7 @@ static void make_valid(size_t page)
         p->allocated = 1;
         pthread_mutex_unlock(&lrc.lock);
     }
+    cache_swap_in(page); /* evicted: its content as it left, the diffs since go on top */
     if (base_from >= 0) {
         if (ask_base(page, base_from, BASE_COPY) != BASE_DATA)
             log_fatal("internal error: node %d kept no copy of page %zu", base_from, page);
@@ -493,6 +494,35 @@ static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
     coherence_unlock();
 }
 
+/* The page cache gives up a copy (coherence_ops.evict). Without homes,
+ * the content goes to this node's swap file and comes back at the next
+ * fault, before the diffs noticed meanwhile. What others may still ask of
+ * it must not need the frame: the open interval's writes become a diff
+ * now (stamped at the release, as when a notice invalidates a written
+ * page), and so does a closed interval whose "after" is the page itself.
+ * Caller holds the fault lock. */
+static int lrc_evict(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    bool dirty = false;
+    pthread_mutex_lock(&lrc.lock);
+    if (e->state != PAGE_INVALID) {
+        e->state = PAGE_INVALID;
+        mem_protect(page, PROT_NONE);
+        mem_protect_flush(); /* before the diffs: no write may follow them */
+    }
+    struct lpage *p = lp(page);
+    if (e->twin) {
+        open_diff(page, p);
+        dirty = true;
+    }
+    if (p->nlazy && !p->lazy[p->nlazy - 1].after)
+        lazy_take(page, p, p->nlazy - 1);
+    pthread_mutex_unlock(&lrc.lock);
+    cache_swap_out(page);
+    return dirty ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
+}
+
 /* ---- collection at barriers (program thread) -------------------------- */
 
 static void free_page_record(struct lpage *p)
@@ -535,8 +565,11 @@ static void collect_keep(void)
         pthread_mutex_unlock(&lrc.lock);
         if (keeper != job()->rank)
             continue;
-        if (mem.pages[page].state == PAGE_INVALID)
+        if (mem.pages[page].state == PAGE_INVALID) {
+            cache_reserve(1);
             make_valid(page);
+            cache_admit(page);
+        }
         unsigned char *snap = malloc(mem.page_size);
         if (!snap)
             log_fatal("out of memory for a page kept at collection");
@@ -784,5 +817,6 @@ const struct coherence_ops lrc_ops = {
     .read_fault = make_valid, .write_fault = lrc_write_fault,
     .release = lrc_release,
     .apply_notices = lrc_apply_notices,
+    .evict = lrc_evict,
     .barrier_done = lrc_barrier_done,
 };

@@ -60,6 +60,8 @@ enum sc_type {
     SC_INV,     /* drop your copy */
     SC_INV_ACK, /* dropped */
     SC_DONE,    /* the requester installed the page; the manager moves on */
+    SC_EVICT,   /* a holder gives up its copy (the page follows), to the manager */
+    SC_EVICT_ACK, /* the manager has it: the holder may release the frame */
     SC_TYPE_END
 };
 _Static_assert((int)SC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "sc has more message types than slots");
@@ -78,6 +80,7 @@ struct waiter {
     struct waiter *next;
     int            requester;
     bool           write;
+    unsigned char *evicted; /* an SC_EVICT's page, waiting its turn (else NULL) */
 };
 
 /* At the manager, for each page it has been asked about. */
@@ -101,6 +104,10 @@ static DSM_STATE struct {
         bool     waiting, done;
         uint32_t page, status;
     } fetch;
+    struct {                /* the eviction the program waits for */
+        bool     waiting, done;
+        uint32_t page;
+    } evict;
 } sc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static bool set_has(const uint64_t *s, int n) { return s[n / 64] >> (n % 64) & 1; }
@@ -230,22 +237,50 @@ static void start(size_t page, struct manager *m, int requester, bool write)
     transfer(page, m);
 }
 
-static void request(size_t page, int requester, bool write)
+/* A holder's eviction, in its turn (DSM_LOCAL_MEM; sc_evict): if it owns
+ * the page, its copy (`data`) becomes the manager's, which owns the page
+ * from now on and keeps it read-only (another holder may read it too);
+ * either way it leaves the copyset, and may release its frame. */
+static void evict_now(size_t page, struct manager *m, int holder, const void *data)
+{
+    if (m->owner == holder) {
+        memcpy(mem_sys(page), data, mem.page_size);
+        m->owner = job()->rank;
+        set_add(m->copyset, job()->rank);
+        set_access(page, PAGE_READ);
+    }
+    set_del(m->copyset, holder);
+    struct sc_one a = {.page = (uint32_t)page};
+    ipc_send(holder, SC_EVICT_ACK, 0, &a, sizeof a);
+}
+
+static void request_or_evict(size_t page, int requester, bool write, const void *evicted)
 {
     struct manager *m = manager_of(page);
     if (!m->busy) {
-        start(page, m, requester, write);
+        if (evicted)
+            evict_now(page, m, requester, evicted);
+        else
+            start(page, m, requester, write);
         return;
     }
     struct waiter *w = malloc(sizeof *w);
-    if (!w)
+    unsigned char *copy = evicted ? malloc(mem.page_size) : NULL;
+    if (!w || (evicted && !copy))
         log_fatal("out of memory queueing a request for page %zu", page);
-    *w = (struct waiter){.requester = requester, .write = write};
+    if (copy)
+        memcpy(copy, evicted, mem.page_size);
+    *w = (struct waiter){.requester = requester, .write = write, .evicted = copy};
     if (m->tail)
         m->tail->next = w;
     else
         m->head = w;
     m->tail = w;
+}
+
+static void request(size_t page, int requester, bool write)
+{
+    request_or_evict(page, requester, write, NULL);
 }
 
 static void done(size_t page, int src)
@@ -260,12 +295,17 @@ static void done(size_t page, int src)
     }
     set_add(m->copyset, src);
     m->busy = false;
-    struct waiter *w = m->head;
-    if (w) {
+    /* The next requests; evictions take no turn of their own. */
+    struct waiter *w;
+    while (!m->busy && (w = m->head)) {
         m->head = w->next;
         if (!m->head)
             m->tail = NULL;
-        start(page, m, w->requester, w->write);
+        if (w->evicted)
+            evict_now(page, m, w->requester, w->evicted);
+        else
+            start(page, m, w->requester, w->write);
+        free(w->evicted);
         free(w);
     }
 }
@@ -337,6 +377,39 @@ static void fault(size_t page, bool write)
 
 static void sc_read_fault(size_t page) { fault(page, false); }
 static void sc_write_fault(size_t page) { fault(page, true); }
+
+/* The page cache gives up a copy (coherence_ops.evict): access goes at
+ * once, and the copy travels to the manager, which takes it over if this
+ * node owns the page (single writer: it may be the only current copy).
+ * The frame is kept until the manager answers: a transaction it ran
+ * before the eviction may still ask this node, as owner, for the page.
+ * Caller holds the fault lock. */
+static int sc_evict(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    pthread_mutex_lock(&sc.lock);
+    if (e->state == PAGE_INVALID) { /* outside the copyset: nothing to tell */
+        pthread_mutex_unlock(&sc.lock);
+        return CACHE_CLEAN;
+    }
+    bool wrote = e->state == PAGE_WRITE;
+    e->state = PAGE_INVALID;
+    mem_protect(page, PROT_NONE);
+    mem_protect_flush();
+    sc.evict.waiting = true;
+    sc.evict.done = false;
+    sc.evict.page = (uint32_t)page;
+    struct sc_one m = {.page = (uint32_t)page};
+    struct iovec iov[2] = {{.iov_base = &m, .iov_len = sizeof m},
+                           {.iov_base = mem_sys(page), .iov_len = mem.page_size}};
+    ipc_sendv(mem_home(page), SC_EVICT, 0, iov, 2);
+    pthread_mutex_unlock(&sc.lock);
+    coherence_wait_flag(&sc.lock, &sc.evict.done);
+    pthread_mutex_lock(&sc.lock);
+    sc.evict.waiting = false;
+    pthread_mutex_unlock(&sc.lock);
+    return wrote ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
+}
 
 /* ---- handlers (delivery thread) --------------------------------------- */
 
@@ -420,6 +493,32 @@ static void on_done(int src, const void *msg, size_t len)
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
+static void on_evict(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct sc_one m;
+    size_t rest;
+    const void *data = ipc_body(src, msg, len, &m, sizeof m, &rest, "sc eviction");
+    if (m.page >= mem.npages || m.zero || rest != mem.page_size || mem_home(m.page) != job()->rank)
+        log_fatal("node %d sent a malformed sc eviction (page %u)", src, m.page);
+    pthread_mutex_lock(&sc.lock);
+    request_or_evict(m.page, src, false, data);
+    pthread_mutex_unlock(&sc.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_evict_ack(int src, const void *msg, size_t len)
+{
+    struct sc_one m;
+    parse(src, msg, len, &m, sizeof m, "sc eviction acknowledgement");
+    pthread_mutex_lock(&sc.lock);
+    if (!sc.evict.waiting || sc.evict.done || m.page != sc.evict.page || mem_home(m.page) != src)
+        log_fatal("node %d acknowledged an eviction of page %u that was not sent", src, m.page);
+    sc.evict.done = true;
+    pthread_mutex_unlock(&sc.lock);
+    ipc_notify();
+}
+
 /* The page goes straight into its frame, which is unmapped for the program
  * while it waits (a node that receives data holds no valid copy). */
 static void *place_page(int src, const void *head, size_t head_len, size_t msg_len, size_t *skip)
@@ -459,10 +558,13 @@ static void sc_start(void)
     ipc_register(SC_INV, "SC_INV", on_inv, NULL);
     ipc_register(SC_INV_ACK, "SC_INV_ACK", on_inv_ack, NULL);
     ipc_register(SC_DONE, "SC_DONE", on_done, NULL);
+    ipc_register(SC_EVICT, "SC_EVICT", on_evict, NULL);
+    ipc_register(SC_EVICT_ACK, "SC_EVICT_ACK", on_evict_ack, NULL);
 }
 
 /* No release, no notices: every write is performed as its store runs. */
 const struct coherence_ops sc_ops = {
     .start = sc_start,
     .read_fault = sc_read_fault, .write_fault = sc_write_fault,
+    .evict = sc_evict, .state_lock = &sc.lock,
 };

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -51,23 +52,32 @@ static size_t put_num(char *buf, size_t at, uint64_t v, unsigned base)
     return at;
 }
 
-__attribute__((noreturn)) static void crash(void *addr, const char *why)
+/* Writes "dsm: node R: WHAT at 0xADDR" and the strings of `tail` (up to a
+ * NULL), and dies of `sig` itself, so the launcher says how we died. */
+__attribute__((noreturn)) static void die_of(int sig, const char *what, void *addr,
+                                             const char *const *tail)
 {
     char buf[256];
     size_t at = put_str(buf, 0, "dsm: node ");
     at = put_num(buf, at, (uint64_t)(log_rank() < 0 ? 0 : log_rank()), 10);
-    at = put_str(buf, at, ": segmentation fault at 0x");
+    at = put_str(buf, at, ": ");
+    at = put_str(buf, at, what);
+    at = put_str(buf, at, " at 0x");
     at = put_num(buf, at, (uint64_t)(uintptr_t)addr, 16);
-    at = put_str(buf, at, " (");
-    at = put_str(buf, at, why);
-    at = put_str(buf, at, ")\n");
+    for (; *tail; tail++)
+        at = put_str(buf, at, *tail);
+    at = put_str(buf, at, "\n");
     if (write(STDERR_FILENO, buf, at) < 0) {
         /* nothing more can be done */
     }
-    /* Die of the signal itself, so the launcher says how we died. */
-    signal(SIGSEGV, SIG_DFL);
-    raise(SIGSEGV);
-    _exit(128 + SIGSEGV);
+    signal(sig, SIG_DFL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+__attribute__((noreturn)) static void crash(void *addr, const char *why)
+{
+    die_of(SIGSEGV, "segmentation fault", addr, (const char *const[]){" (", why, ")", NULL});
 }
 
 static int fault_is_write(const void *uctx)
@@ -112,6 +122,30 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
     if (TRACE_ON)
         trace_put(TRACE_FAULT, w != 0, 0, page, t0, clock_ns(), 0);
     errno = saved;
+}
+
+static DSM_STATE char sigbus_dir[160];
+
+/* A store into a hole of the home file that the file system cannot fill. */
+static void on_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+    (void)sig;
+    (void)uctx;
+    die_of(SIGBUS, "no room for shared memory", si->si_addr,
+           (const char *const[]){" in the home file under ", sigbus_dir,
+                                 " (DSM_HOME_DIR: is its disk full?)", NULL});
+}
+
+void mem_catch_sigbus(const char *dir)
+{
+    snprintf(sigbus_dir, sizeof sigbus_dir, "%s", dir);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, NULL) < 0)
+        log_fatal("cannot install the SIGBUS handler: %s", strerror(errno));
 }
 
 void mem_crash_unallocated(void *addr)

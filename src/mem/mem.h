@@ -39,7 +39,8 @@ struct mem_region {
     size_t             page_size;
     unsigned           page_shift;
     size_t             npages;
-    int                memfd;
+    int                memfd;       /* the region's file (a memfd, or in home_dir) */
+    const char        *home_dir;    /* DSM_HOME_DIR; NULL: memory */
     size_t             arena_pages; /* pages per node's allocation arena */
     struct page_entry *pages;
     /* Shared globals (globals.c): the executable's .data and .bss are pages
@@ -52,9 +53,14 @@ struct mem_region {
 
 extern struct mem_region mem;
 
-/* Reserves the region at `base` (same on every node) and installs the fault
- * handler. Returns 0 or ends the job with a clear message. */
-void mem_init(size_t region_size, size_t page_size, uintptr_t base);
+/* Reserves the region at `base` (same on every node), its file in
+ * home_dir when not NULL (DSM_HOME_DIR), and installs the fault handler.
+ * Returns 0 or ends the job with a clear message. */
+void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *home_dir);
+/* With a file-backed region, a store the file system has no room for
+ * raises SIGBUS: it is reported as a full disk under `dir`, and the node
+ * dies of it. */
+void mem_catch_sigbus(const char *dir);
 
 /* Two application ranges, one page numbering: an address in the globals'
  * window is numbered from gbase, any other from base. The choice compiles

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -39,7 +40,29 @@ static _Noreturn void no_address_space(const char *what)
               "set DSM_REGION_SIZE smaller", what, mem.size >> 20, limit);
 }
 
-void mem_init(size_t region_size, size_t page_size, uintptr_t base)
+/* The region's file: a memfd, or with DSM_HOME_DIR an unlinked file in
+ * that directory, so the homes (and copies) live on its disk, with the
+ * page cache in front of them; pages never written take no room in
+ * either. */
+static int region_file(size_t size, const char *home_dir)
+{
+    if (!home_dir) {
+        int fd = memfd_create("dsm-region", MFD_CLOEXEC);
+        if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+            log_fatal("cannot create the %zu MiB shared region: %s", size >> 20, strerror(errno));
+        return fd;
+    }
+    int fd = open(home_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        log_fatal("DSM_HOME_DIR=%s: cannot create the home file there: %s", home_dir, strerror(errno));
+    if (ftruncate(fd, (off_t)size) < 0)
+        log_fatal("DSM_HOME_DIR=%s: cannot size the home file to %zu GiB: %s (a smaller "
+                  "DSM_REGION_SIZE may fit)", home_dir, size >> 30, strerror(errno));
+    mem_catch_sigbus(home_dir);
+    return fd;
+}
+
+void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *home_dir)
 {
     int nodes = job()->nodes;
     long os_page = sysconf(_SC_PAGESIZE);
@@ -55,9 +78,8 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base)
     mem.size = arena * (size_t)nodes;
     mem.npages = mem.size / page_size;
 
-    mem.memfd = memfd_create("dsm-region", MFD_CLOEXEC);
-    if (mem.memfd < 0 || ftruncate(mem.memfd, (off_t)mem.size) < 0)
-        log_fatal("cannot create the %zu MiB shared region: %s", mem.size >> 20, strerror(errno));
+    mem.memfd = region_file(mem.size, home_dir);
+    mem.home_dir = home_dir;
     void *app = mmap((void *)base, mem.size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
                      mem.memfd, 0);
     if (app == MAP_FAILED && errno == ENOMEM)
@@ -99,7 +121,8 @@ char *mem_sys_fill(size_t first, size_t count)
         } else if (errno == EINVAL) {
             unsupported = true;
         } else {
-            log_fatal("cannot populate %zu pages of the shared region: %s", end - from, strerror(errno));
+            log_fatal("cannot populate %zu pages of the shared region: %s%s", end - from,
+                      strerror(errno), mem.home_dir ? " (DSM_HOME_DIR: is its disk full?)" : "");
         }
     }
     return mem_sys(first);

@@ -93,7 +93,7 @@ int dsm_startup(int *argc, char ***argv)
     lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
     sync_barrier_fanout = (int)c->barrier_fanout;
     mem_init((size_t)c->region_size, (size_t)c->page_size,
-             (uintptr_t)c->region_base);
+             (uintptr_t)c->region_base, c->home_dir);
     if (c->shared_globals || r->share_globals || &dsm_shared_globals_requested)
         mem_globals_share();
     interval_init();
@@ -103,6 +103,7 @@ int dsm_startup(int *argc, char ***argv)
     if (!protocol)
         log_fatal("internal error: protocol %s is configured but not built", name);
     coherence_start(protocol);
+    cache_start((size_t)c->local_mem, (int)c->replacement, c->home_dir);
     sync_start();
     parallel_start();
     fork_start();

@@ -24,6 +24,7 @@ static const char *const names[] = {
     "DSM_SHARED_GLOBALS",
     "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
+    "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -222,6 +223,45 @@ static void test_assignments_override_the_environment(void)
     const char *bad[] = {"DSM_PAGE_SIZE=8192", "DSM_NET_WINDOW=65"};
     CHECK_EQ(config_load_over(&c, bad, 2, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "DSM_NET_WINDOW=65") != NULL);
+}
+
+static void test_local_memory_settings_parse_and_reject_bad_values(void)
+{
+    EXPECT_INT("DSM_LOCAL_MEM", "0", local_mem, 0);
+    EXPECT_INT("DSM_LOCAL_MEM", "64K", local_mem, 64ll << 10);
+    EXPECT_INT("DSM_LOCAL_MEM", "3m", local_mem, 3ll << 20);
+    EXPECT_INT("DSM_LOCAL_MEM", "2G", local_mem, 2ll << 30);
+    EXPECT_INT("DSM_LOCAL_MEM", "12345", local_mem, 12345);
+    EXPECT_BAD("DSM_LOCAL_MEM", "-1M");
+    EXPECT_BAD("DSM_LOCAL_MEM", "1.5M");
+    EXPECT_BAD("DSM_LOCAL_MEM", "64KB");
+    EXPECT_BAD("DSM_LOCAL_MEM", "lots");
+    EXPECT_BAD("DSM_LOCAL_MEM", "99999999T");
+    EXPECT_INT("DSM_REPLACEMENT", "fifo", replacement, 0);
+    EXPECT_INT("DSM_REPLACEMENT", "clock", replacement, 1);
+    EXPECT_BAD("DSM_REPLACEMENT", "lru");
+    EXPECT_BAD("DSM_REPLACEMENT", "FIFO");
+    EXPECT_BAD("DSM_REPLACEMENT", "");
+    struct dsm_config c;
+    char err[200];
+    clear_env();
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK_EQ(c.local_mem, 0);   /* no limit */
+    CHECK_EQ(c.replacement, 1); /* clock */
+    CHECK(c.home_dir == NULL);
+    setenv("DSM_LOCAL_MEM", "8Q", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_LOCAL_MEM=8Q") != NULL);
+    setenv("DSM_LOCAL_MEM", "1M", 1);
+    setenv("DSM_REPLACEMENT", "random", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_REPLACEMENT=random: expected one of fifo|clock") != NULL);
+    setenv("DSM_REPLACEMENT", "fifo", 1);
+    setenv("DSM_HOME_DIR", "/var/tmp", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK_EQ(c.local_mem, 1 << 20);
+    CHECK_EQ(c.replacement, 0);
+    CHECK(c.home_dir && strcmp(c.home_dir, "/var/tmp") == 0);
     clear_env();
 }
 
@@ -444,6 +484,7 @@ int main(void)
     test_bad_integers_are_rejected_by_name();
     test_page_size_and_region_base_keep_their_rules();
     test_assignments_override_the_environment();
+    test_local_memory_settings_parse_and_reject_bad_values();
     test_net_window_beyond_the_sack_width_is_rejected();
     test_numbers_parse_within_their_range();
     test_bad_numbers_are_rejected_by_name();
