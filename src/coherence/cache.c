@@ -195,6 +195,11 @@ static void balance(size_t target)
         if (v < 0)
             return;
         size_t page = (size_t)v;
+        if (!cacheable(page)) { /* its home moved here (migrate.c): no longer a copy;
+                                   * a cleared reference bit is restored at its touch */
+            replace_remove(&cache.r, page);
+            continue;
+        }
         int done = coh->evict(page);
         replace_remove(&cache.r, page);
         if (done == CACHE_NOT_NOW) {

@@ -564,6 +564,8 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     chunk_of(page, false)->wrote_shared[page % DIR_CHUNK_PAGES] = 0;
     mem_set_home(page, me);
     unlock();
+}
+
 /* The page cache gives up a copy (coherence_ops.evict): as an
  * invalidation would, it is protected and its diff, if written, goes home;
  * unlike one, we wait for the home to have it. The copyset still names
@@ -613,7 +615,7 @@ static void erc_upd_start(void) { erc_start(true); }
 /* The two variants differ only in their start. */
 #define ERC_OPS(start_fn)                                                                         \
     {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release, \
-     .barrier_done = migrate_barrier_done, .finish = migrate_finish}
-     .evict = erc_evict, .state_lock = &erc.lock}
+     .barrier_done = migrate_barrier_done, .finish = migrate_finish, .evict = erc_evict,          \
+     .state_lock = &erc.lock}
 const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
 const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

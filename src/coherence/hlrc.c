@@ -717,6 +717,8 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     h->reread = 0;
     mem_set_home(page, job()->rank);
     pthread_mutex_unlock(&hlrc.lock);
+}
+
 /* The page cache gives up a copy (coherence_ops.evict): its diff, if it
  * was written, goes home first and is acknowledged, as when a notice
  * invalidates a dirty page; its notice goes out at the next release. A
