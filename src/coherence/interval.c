@@ -101,7 +101,8 @@ static int by_page(const void *a, const void *b)
 
 void page_list_sort(uint32_t *v, size_t n)
 {
-    qsort(v, n, sizeof *v, by_page);
+    if (n > 1) /* an empty list may be NULL, which qsort must not get */
+        qsort(v, n, sizeof *v, by_page);
 }
 
 static void on_vt(int src, const void *msg, size_t len);
