@@ -55,6 +55,7 @@
     X(WRITE_NOTICES,       "write notices received")                           \
     X(INTERVALS_COLLECTED, "intervals dropped without a barrier (seen by every node)") \
     X(VT_EXCHANGES,        "timestamp exchanges asked for (collection without a barrier)") \
+    X(DIFFS_COLLECTED,     "lrc: diffs dropped without a barrier (every node had asked)") \
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
     X(LOCK_REMOTE,         "of which needed another node")                     \
     X(LOCK_LOCAL_RELEASES, "releases of a lock this node took without a message") \

@@ -36,6 +36,13 @@
  * snapshot of it. A second barrier; then every node drops its diffs and
  * notices, and a node whose copy was invalid will fetch the keeper's
  * snapshot before its next access (then apply diffs made after it).
+ *
+ * Without barriers (a program that only uses locks), a writer also drops
+ * a diff once every other node has asked it for that diff or a later one
+ * of the page: a node asks for all the page's notices it has pending, and
+ * a writer's notices reach it in the order of their stamps, so it never
+ * asks for an earlier stamp again. A node that never reads the page holds
+ * its diffs back until a barrier.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -92,6 +99,7 @@ struct lpage {
     int32_t        base_from;    /* fetch a whole copy from this keeper first (-1: no) */
     uint8_t        allocated;    /* known to be allocated */
     uint8_t        listed;       /* in lrc.touched */
+    uint32_t      *asked;        /* per node: the latest stamp it asked our diffs of the page for */
     unsigned char *snapshot;     /* as keeper: the page at the last collection */
     unsigned char *next_snapshot;/* ... and at the collection under way */
 };
@@ -623,6 +631,33 @@ static bool lrc_barrier_done(void)
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
 
+/* `src` asked for the page's diffs up to stamp `latest`: drops every
+ * closed diff all other nodes have asked for (see the top). Caller holds
+ * lrc.lock. */
+static void note_asked(struct lpage *p, int src, uint32_t latest)
+{
+    int nodes = job()->nodes, me = job()->rank;
+    if (!p->asked && !(p->asked = calloc((size_t)nodes, sizeof *p->asked)))
+        log_fatal("out of memory for lrc page records");
+    if (latest > p->asked[src])
+        p->asked[src] = latest;
+    uint32_t everyone = UINT32_MAX;
+    for (int j = 0; j < nodes; j++)
+        if (j != me && p->asked[j] < everyone)
+            everyone = p->asked[j];
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < p->ndiffs; k++) {
+        struct ldiff *d = &p->diffs[k];
+        if (d->stamp != OPEN_STAMP && d->stamp <= everyone) {
+            free(d->data);
+            stats_add(STAT_DIFFS_COLLECTED, 1);
+            continue;
+        }
+        p->diffs[kept++] = *d;
+    }
+    p->ndiffs = kept;
+}
+
 static void on_diff_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
@@ -644,9 +679,12 @@ static void on_diff_req(int src, const void *msg, size_t len)
     buf_put(&b, &h, sizeof h);
     pthread_mutex_lock(&lrc.lock);
     struct lpage *p = lp(r.page);
+    uint32_t latest = 0;
     for (uint32_t i = 0; i < r.count; i++) {
         if (stamps[i] == OPEN_STAMP || stamps[i] > lrc.clock)
             log_fatal("node %d asked for diffs of an interval node %d never closed", src, job()->rank);
+        if (stamps[i] > latest)
+            latest = stamps[i];
         for (uint32_t k = 0; k < p->nlazy; k++)
             if (p->lazy[k].stamp == stamps[i]) {
                 /* An "after" that is the page itself is read-only here: stable. */
@@ -666,6 +704,7 @@ static void on_diff_req(int src, const void *msg, size_t len)
         buf_put(&b, d->data, d->len);
         h.count++;
     }
+    note_asked(p, src, latest);
     pthread_mutex_unlock(&lrc.lock);
     memcpy(b.p, &h, sizeof h);
     ipc_send(src, LRC_DIFF_REP, 0, b.p, b.len);
@@ -787,6 +826,7 @@ static void lrc_finish(void)
         free(p->pend);
         free(p->snapshot);
         free(p->next_snapshot);
+        free(p->asked);
         free(p);
     }
     free(lrc.recorded);
