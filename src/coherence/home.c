@@ -148,6 +148,8 @@ void home_forward(size_t page, int requester, uint32_t need)
     if (next < 0)
         log_fatal("node %d was asked for page %zu for node %d, which it neither homes nor gave away",
                   job()->rank, page, requester);
+    if (migrate_hold_request(page, requester, need))
+        return;
     if (next == requester) {
         reply(requester, page, HOME_YOU_ARE_HOME, 0, next, 0, NULL);
     } else {

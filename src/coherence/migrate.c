@@ -41,7 +41,13 @@ struct mig_page {
     uint32_t frozen_until; /* the first window it may move in again */
     int16_t  next1;        /* the node this one gave the page to, plus one */
     uint8_t  listed;       /* on the window's list */
+    uint8_t  in_flight;    /* given, its MIGRATE not yet acknowledged */
 };
+
+/* A request to forward while the page's MIGRATE may still be on its way:
+ * the page travels as a large message, which a small request sent after it
+ * can overtake, and the new home must hold the page before it is asked. */
+struct held_req { uint32_t page, need; int32_t requester; };
 
 struct migrate_msg {   /* COH_MIGRATE; set[words], then the page */
     uint32_t page, version, words, zero;
@@ -59,6 +65,8 @@ static DSM_STATE struct {
     uint32_t              *listed;      /* pages counted this window */
     size_t                 nlisted, cap_listed;
     int                    acks_due;    /* pages given, not yet acknowledged */
+    struct held_req       *held;        /* requests for pages in flight */
+    size_t                 nheld, cap_held;
     uint64_t               barriers;    /* barriers ended, as every node counts them */
     uint32_t               window;      /* migration rounds so far */
     bool                   fence;       /* the round that ends a window is running */
@@ -68,6 +76,28 @@ static DSM_STATE struct {
 bool migrate_counts_writes(void) { return mig.pages != NULL; }
 
 int migrate_successor(size_t page) { return mig.pages ? mig.pages[page].next1 - 1 : -1; }
+
+bool migrate_hold_request(size_t page, int requester, uint32_t need)
+{
+    if (!mig.pages)
+        return false;
+    pthread_mutex_lock(&mig.lock);
+    bool hold = mig.pages[page].in_flight;
+    if (hold) {
+        if (mig.nheld == mig.cap_held) {
+            size_t cap = mig.cap_held ? 2 * mig.cap_held : 16;
+            struct held_req *h = realloc(mig.held, cap * sizeof *h);
+            if (!h)
+                log_fatal("out of memory holding requests for migrating pages");
+            mig.held = h;
+            mig.cap_held = cap;
+        }
+        mig.held[mig.nheld++] = (struct held_req){.page = (uint32_t)page, .need = need,
+                                                  .requester = requester};
+    }
+    pthread_mutex_unlock(&mig.lock);
+    return hold;
+}
 
 /* Caller holds mig.lock. */
 static struct mig_page *counted(size_t page)
@@ -156,6 +186,7 @@ void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, si
                            {.iov_base = (void *)data, .iov_len = mem.page_size}};
     pthread_mutex_lock(&mig.lock);
     mig.pages[page].next1 = (int16_t)(to + 1);
+    mig.pages[page].in_flight = 1;
     mig.acks_due++;
     pthread_mutex_unlock(&mig.lock);
     ipc_sendv(to, COH_MIGRATE, 0, iov, 3);
@@ -269,7 +300,26 @@ static void on_migrate_ack(int src, const void *msg, size_t len)
         mig.acks_due <= 0)
         log_fatal("node %d acknowledged a migrated page that was not sent to it", src);
     mig.acks_due--;
+    mig.pages[mv.page].in_flight = 0;
+    /* The requests held for it go on now (the new home has the page). */
+    struct held_req *due = NULL;
+    size_t ndue = 0, kept = 0;
+    for (size_t i = 0; i < mig.nheld; i++)
+        ndue += mig.held[i].page == mv.page;
+    if (ndue && !(due = malloc(ndue * sizeof *due)))
+        log_fatal("out of memory forwarding requests for a migrated page");
+    ndue = 0;
+    for (size_t i = 0; i < mig.nheld; i++) {
+        if (mig.held[i].page == mv.page)
+            due[ndue++] = mig.held[i];
+        else
+            mig.held[kept++] = mig.held[i];
+    }
+    mig.nheld = kept;
     pthread_mutex_unlock(&mig.lock);
+    for (size_t i = 0; i < ndue; i++)
+        home_forward(due[i].page, due[i].requester, due[i].need);
+    free(due);
     ipc_notify();
 }
 
@@ -316,6 +366,9 @@ void migrate_finish(void)
     free(mig.listed);
     mig.listed = NULL;
     mig.nlisted = mig.cap_listed = 0;
+    free(mig.held);
+    mig.held = NULL;
+    mig.nheld = mig.cap_held = 0;
     mig.fence = false;
     mig.barriers = 0;
     pthread_mutex_unlock(&mig.lock);

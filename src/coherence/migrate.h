@@ -57,6 +57,9 @@ void migrate_note_write(size_t page, int node, size_t bytes);
 /* The node this one gave the page to when it was its home, or -1: where
  * a former home forwards what still reaches it. */
 int migrate_successor(size_t page);
+/* A former home asked for a page whose move is not yet acknowledged keeps
+ * the request and forwards it when the acknowledgement comes: true if held. */
+bool migrate_hold_request(size_t page, int requester, uint32_t need);
 
 /* At a home giving the page away (home_ops.give, under the lock that
  * orders its serves): the page to `to`, with the home's state. */
