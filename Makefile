@@ -41,11 +41,14 @@ demo: all
 # picks the tests (a ctest -R pattern): by default the unit tests and the
 # 2-node multi-process tests under every protocol.
 SAN_TESTS ?= ^unit\.|\.n2$$
+# Left out: tests that bound resident memory (ASan's quarantine keeps freed
+# memory resident by design, so the bound would measure ASan, not dsm).
+SAN_EXCLUDE ?= ^conf\.lock_only_memory
 sanitize: deps
 	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@echo "building with sanitizers (log: $(BUILD)-san/build.log)"
 	@cmake --build $(BUILD)-san -j2 > $(BUILD)-san/build.log 2>&1 || { cat $(BUILD)-san/build.log; exit 1; }
-	@cd $(BUILD)-san && ASAN_OPTIONS=handle_segv=0 ctest -j$(JOBS) --output-on-failure --timeout 300 -R '$(SAN_TESTS)'
+	@cd $(BUILD)-san && ASAN_OPTIONS=handle_segv=0 ctest -j$(JOBS) --output-on-failure --timeout 300 -R '$(SAN_TESTS)' -E '$(SAN_EXCLUDE)'
 
 # The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
 bench: all
