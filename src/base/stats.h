@@ -46,6 +46,7 @@
     X(CACHE_SWEEPS,        "reference bits cleared by the clock hand")         \
     X(CACHE_REF_FAULTS,    "faults that only set a reference bit again")       \
     X(CACHE_RESIDENT_MAX,  "most copies resident at once (pages)")             \
+    X(HOME_UNSNAPPED,      "home pages shared without a snapshot (at the limit)") \
     X(TWINS,               "twins made")                                       \
     X(DIFFS_CREATED,       "diffs created")                                    \
     X(DIFF_BYTES,          "diff bytes created")                               \

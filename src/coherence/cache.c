@@ -88,6 +88,8 @@ void cache_start(size_t limit, int policy, const char *swap_dir)
     cache.on = true;
 }
 
+size_t cache_frames(void) { return cache.on ? cache.frames : 0; }
+
 /* A copy of another node's page: the cache's. lrc has no homes: there
  * the pages of this node's own arena are its own. */
 static bool cacheable(size_t page)

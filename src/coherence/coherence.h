@@ -164,6 +164,8 @@ enum cache_evict {
  * where lrc keeps evicted pages (DSM_HOME_DIR; NULL: $TMPDIR or /tmp).
  * After coherence_start. */
 void cache_start(size_t limit, int policy, const char *swap_dir);
+/* The limit in pages; 0 when there is none. */
+size_t cache_frames(void);
 /* On a fault, before the protocol (fault lock held): a page whose access
  * the clock took away gets it back. Returns true when that is all the
  * access needs. */

@@ -27,6 +27,14 @@
  * releases is write-protected and forgets its snapshot; the home's next
  * write faults and tracks it again.
  *
+ * Snapshots are copies too: under DSM_LOCAL_MEM a home holds at most the
+ * limit's number of them (homes in a file may be larger than RAM; a
+ * snapshot per served page would not be). A shared page the home may
+ * write beyond that is *unsnapped* instead: served from the page itself,
+ * announced at the next release whether or not it changed, and
+ * write-protected then, so that a later write faults — hlrc without the
+ * snapshot refinement.
+ *
  * A release's write-protects (of the pages it retires, and of the pages
  * homed elsewhere whose diffs it sent) wait until its message is out
  * (release_sent): until the program runs on, nothing writes those pages.
@@ -89,6 +97,7 @@ struct hlrc_page {
     uint8_t  reread;    /* invalidated by a notice since its last fetch */
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
+    uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
 };
 
 /* Releases a tracked home page may stay unchanged before it is
@@ -110,6 +119,8 @@ static DSM_STATE struct {
     size_t             ndirty, cap;
     uint32_t          *tracked;       /* home pages with a snapshot (under lock) */
     size_t             ntracked, cap_tracked;
+    uint32_t          *unsnapped;     /* shared home pages writable without one */
+    size_t             nunsnapped, cap_unsnapped;
     uint32_t          *unprotected;   /* read-only from the release, but for the */
     size_t             nunprotected,  /* write-protect, done at release_sent */
                        cap_unprotected;
@@ -126,11 +137,21 @@ static DSM_STATE struct {
 /* ---- fetching a page -------------------------------------------------- */
 
 /* Gives a home page a snapshot of its present content and puts it on the
- * tracked list. Caller holds hlrc.lock. */
+ * tracked list; under DSM_LOCAL_MEM, once the limit's number of snapshots
+ * exist, puts it on the unsnapped list instead. Caller holds hlrc.lock. */
 static void track(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
+    size_t most = cache_frames();
+    if (most && hlrc.ntracked >= most) {
+        if (!h->unsnapped) {
+            h->unsnapped = 1;
+            page_list_add(&hlrc.unsnapped, &hlrc.nunsnapped, &hlrc.cap_unsnapped, page);
+            stats_add(STAT_HOME_UNSNAPPED, 1);
+        }
+        return;
+    }
     e->twin = mem_copy_get();
     memcpy(e->twin, mem_sys(page), mem.page_size);
     h->quiet = 0;
@@ -287,7 +308,7 @@ static void hlrc_write_fault(size_t page)
          * before (the page is then shared, and tracked here) or sees it
          * writable (and tracks it itself). */
         pthread_mutex_lock(&hlrc.lock);
-        if (h->shared && !e->twin)
+        if (h->shared && !e->twin && !h->unsnapped)
             track(page);
         e->state = PAGE_WRITE;
         pthread_mutex_unlock(&hlrc.lock);
@@ -384,17 +405,43 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     return count;
 }
 
+/* Announces every unsnapped page (it may have changed: there is nothing
+ * to compare with) and makes it read-only, so that the home's next write
+ * faults; from n[count]. Returns the new count. Caller holds the fault
+ * lock. */
+static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limit)
+{
+    pthread_mutex_lock(&hlrc.lock);
+    for (size_t i = 0; i < limit; i++) {
+        size_t page = hlrc.unsnapped[i];
+        struct page_entry *e = &mem.pages[page];
+        struct hlrc_page *h = &hlrc.pages[page];
+        h->unsnapped = 0;
+        n[count++] = (struct notice){(uint32_t)page, ++h->version};
+        if (e->state == PAGE_WRITE) {
+            e->state = PAGE_READ;
+            page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
+        }
+    }
+    /* Any after `limit` were unsnapped by fetches served during this
+     * release: they stay for the next. */
+    memmove(hlrc.unsnapped, hlrc.unsnapped + limit, (hlrc.nunsnapped - limit) * sizeof *hlrc.unsnapped);
+    hlrc.nunsnapped -= limit;
+    pthread_mutex_unlock(&hlrc.lock);
+    return count;
+}
+
 static void hlrc_release(void)
 {
     coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
-    size_t ntracked = hlrc.ntracked;
+    size_t ntracked = hlrc.ntracked, nunsnapped = hlrc.nunsnapped;
     pthread_mutex_unlock(&hlrc.lock);
-    if (!hlrc.ndirty && !ntracked) {
+    if (!hlrc.ndirty && !ntracked && !nunsnapped) {
         coherence_unlock();
         return;
     }
-    struct notice *n = malloc((hlrc.ndirty + ntracked + 1) * sizeof *n);
+    struct notice *n = malloc((hlrc.ndirty + ntracked + nunsnapped + 1) * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
     for (size_t i = 0; i < hlrc.ndirty; i++) {
@@ -407,6 +454,7 @@ static void hlrc_release(void)
         }
     }
     uint32_t count = announce_home_writes(n, 0, ntracked);
+    count = announce_unsnapped(n, count, nunsnapped);
     uint64_t t0 = clock_ns();
     coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
@@ -494,7 +542,7 @@ static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *v
         log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
                   h->version, requester, need);
     h->shared = 1;
-    if (!e->twin && e->state == PAGE_WRITE)
+    if (!e->twin && !h->unsnapped && e->state == PAGE_WRITE)
         track(page);
     *version = h->version;
     stats_add(STAT_PAGES_SERVED, 1);
@@ -682,6 +730,14 @@ static bool give(size_t page, int to)
                 hlrc.tracked[kept++] = hlrc.tracked[i];
         hlrc.ntracked = kept;
     }
+    if (h->unsnapped) {
+        h->unsnapped = 0;
+        size_t kept = 0;
+        for (size_t i = 0; i < hlrc.nunsnapped; i++)
+            if (hlrc.unsnapped[i] != page)
+                hlrc.unsnapped[kept++] = hlrc.unsnapped[i];
+        hlrc.nunsnapped = kept;
+    }
     if (e->state == PAGE_WRITE) {
         e->state = PAGE_READ;
         mem_protect(page, PROT_READ);
@@ -770,15 +826,16 @@ static void hlrc_finish(void)
         e->twin = NULL;
     }
     free(hlrc.tracked);
+    free(hlrc.unsnapped);
     free(hlrc.unprotected);
     free(hlrc.dirty);
     free(hlrc.pulls);
     free(hlrc.diffbuf);
-    hlrc.tracked = hlrc.pulls = hlrc.unprotected = NULL;
+    hlrc.tracked = hlrc.unsnapped = hlrc.pulls = hlrc.unprotected = NULL;
     hlrc.dirty = NULL;
     hlrc.diffbuf = NULL;
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
-    hlrc.nunprotected = hlrc.cap_unprotected = 0;
+    hlrc.nunprotected = hlrc.cap_unprotected = hlrc.nunsnapped = hlrc.cap_unsnapped = 0;
     pthread_mutex_unlock(&hlrc.lock);
     migrate_finish();
 }
