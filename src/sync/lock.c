@@ -251,6 +251,15 @@ static bool granted(void *arg)
     return g;
 }
 
+/* A lock or unlock done without a message, since t0: its time and trace. */
+static void done_here(enum trace_kind kind, int id, uint64_t t0)
+{
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(kind, 0, 0, (uint32_t)id, t0, t1, t1);
+}
+
 static void lock_here(int id)
 {
     if (id < 0)
@@ -265,10 +274,7 @@ static void lock_here(int id)
         l->held = true;
         l->local = true;
         pthread_mutex_unlock(&locks.lock);
-        uint64_t t1 = clock_ns();
-        stats_add(STAT_T_LOCK_NS, t1 - t0);
-        if (TRACE_ON)
-            trace_put(TRACE_LOCK, 0, 0, (uint32_t)id, t0, t1, t1);
+        done_here(TRACE_LOCK, id, t0);
         return;
     }
     stats_add(STAT_LOCK_REMOTE, 1);
@@ -324,10 +330,7 @@ static void unlock_here(int id)
             stats_add(STAT_LOCK_LOCAL_RELEASES, 1);
         stats_add(STAT_LOCK_KEPT_RELEASES, 1);
         pthread_mutex_unlock(&locks.lock);
-        uint64_t t1 = clock_ns();
-        stats_add(STAT_T_LOCK_NS, t1 - t0);
-        if (TRACE_ON)
-            trace_put(TRACE_UNLOCK, 0, 0, (uint32_t)id, t0, t1, t1);
+        done_here(TRACE_UNLOCK, id, t0);
         return;
     }
     pthread_mutex_unlock(&locks.lock);
