@@ -61,6 +61,8 @@
     X(LOCK_REMOTE,         "of which needed another node")                     \
     X(LOCK_LOCAL_RELEASES, "releases of a lock this node took without a message") \
     X(LOCK_LOCAL_REL_MSGS, "messages this node sent in those releases")        \
+    X(LOCK_KEPT_RELEASES,  "unlocks whose release stayed pending on the node") \
+    X(LOCK_ASIDE_RELEASES, "pending releases run for another node's request")  \
     X(BARRIERS,            "barriers")                                         \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \

@@ -8,6 +8,7 @@
  * (STAT_T_READ_FAULT_NS / STAT_T_WRITE_FAULT_NS), and calls the protocol.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -76,10 +77,42 @@ void coherence_start(const struct coherence_protocol *p)
     mem_set_fault_ops(&fo);
 }
 
+/* Releases kept on the node so far, and the last of them a release has
+ * run: pending while they differ. A release runs every kept release that
+ * came before it began (their writes came before them in the program), so
+ * it raises `released` to what `kept` was at its start. */
+static DSM_STATE _Atomic uint64_t kept, released;
+
+static void released_up_to(uint64_t k)
+{
+    uint64_t r = atomic_load(&released);
+    while (r < k && !atomic_compare_exchange_weak(&released, &r, k))
+        ;
+}
+
 void coherence_release(void)
 {
+    uint64_t k = atomic_load(&kept);
     if (coh->release)
         coh->release();
+    released_up_to(k);
+}
+
+bool coherence_release_keep(void)
+{
+    if (!coh->release_aside)
+        return false;
+    atomic_fetch_add(&kept, 1);
+    return true;
+}
+
+bool coherence_release_pending(void) { return atomic_load(&released) != atomic_load(&kept); }
+
+void coherence_release_aside(void)
+{
+    uint64_t k = atomic_load(&kept);
+    coh->release_aside();
+    released_up_to(k);
 }
 
 void coherence_release_sent(void)

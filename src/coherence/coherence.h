@@ -73,6 +73,14 @@ struct coherence_ops {
      * message need not wait for it: coherence_release_sent runs it after
      * every release, before the program runs on and before any acquire. */
     void (*release_sent)(void);
+    /* Optional: the same release, run by a thread other than the
+     * program's while the program runs on (it holds the fault lock, so the
+     * program's faults wait): every write before it must be made final
+     * first (write-protected, then diffed), and nothing may be left for
+     * release_sent. With it, an unlock whose lock stays on the node leaves
+     * its release pending (coherence_release_keep; lock.c), and that
+     * thread runs it when another node asks for the lock. */
+    void (*release_aside)(void);
     /* Applies another node's write notices (on acquire). NULL: the
      * protocol makes no notices, and receiving any is a protocol error
      * (mixed protocols). */
@@ -133,6 +141,20 @@ void coherence_unlock(void);
 void coherence_finish(void);
 void coherence_release(void);
 void coherence_release_sent(void);
+
+/* A release that stays on the node (issue 27; docs/protocols.md). An
+ * unlock whose lock nobody waits for may leave its release pending:
+ * coherence_release_keep returns true when the protocol allows it (it has
+ * release_aside), and counts the release as pending. Every
+ * coherence_release (barrier, bcast, create, an unlock whose lock leaves)
+ * runs the pending ones with its own, so transitivity holds.
+ * coherence_release_pending: some release kept so far has not run yet.
+ * coherence_release_aside runs them on a thread other than the program's,
+ * which may block (it takes the fault lock and waits for acks); a release
+ * kept after it began may still be pending when it returns. */
+bool coherence_release_keep(void);
+bool coherence_release_pending(void);
+void coherence_release_aside(void);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`
  * (`size` bytes), and *skip past it; ends the job on a short one. */

@@ -42,6 +42,12 @@
  * exits to the hypervisor (a retirement of 18 pages took 60-420 µs),
  * which the nodes waiting for the release need not wait for.
  *
+ * An unlock whose lock stays on the node leaves its release pending
+ * (lock.c; docs/protocols.md). When another node asks for the lock, a
+ * thread of lock.c runs it *aside* while the program runs on: then the
+ * dirty pages are write-protected before their diffs are taken, and no
+ * home page is retired.
+ *
  * A page this node keeps re-reading (fetched again after a notice
  * invalidated it) earns PULL_CREDIT *pulls*: the next acquires that bring
  * a notice for it fetch the new version at once, all such pages of the
@@ -371,9 +377,11 @@ static size_t changed_bytes(const void *a, const void *b)
  * it from the page itself is already right). Only the first `limit`
  * tracked pages are looked at: any after them were tracked by fetches
  * served during this release, while the program writes nothing, so they
- * cannot differ yet.
+ * cannot differ yet (in a release aside, they differ at the next one).
+ * With `retire` false nothing is retired: in a release aside the program
+ * may write a page between the compare and its write-protect.
  * Returns the new count. Caller holds the fault lock. */
-static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit)
+static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit, bool retire)
 {
     size_t kept = 0;
     pthread_mutex_lock(&hlrc.lock);
@@ -388,7 +396,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 memcpy(e->twin, mem_sys(page), mem.page_size);
                 h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
-            } else if (++h->quiet >= RETIRE_AFTER) {
+            } else if (retire && ++h->quiet >= RETIRE_AFTER) {
                 mem_copy_put(e->twin);
                 e->twin = NULL;
                 if (e->state == PAGE_WRITE) {
@@ -407,11 +415,20 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
 
 /* Announces every unsnapped page (it may have changed: there is nothing
  * to compare with) and makes it read-only, so that the home's next write
- * faults; from n[count]. Returns the new count. Caller holds the fault
- * lock. */
-static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limit)
+ * faults; from n[count]. Aside, the program runs on: each page is
+ * write-protected before it is announced, so that no write falls between.
+ * Returns the new count. Caller holds the fault lock. */
+static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limit, bool aside)
 {
     pthread_mutex_lock(&hlrc.lock);
+    if (aside) {
+        for (size_t i = 0; i < limit; i++)
+            if (mem.pages[hlrc.unsnapped[i]].state == PAGE_WRITE) {
+                mem.pages[hlrc.unsnapped[i]].state = PAGE_READ;
+                mem_protect(hlrc.unsnapped[i], PROT_READ);
+            }
+        mem_protect_flush();
+    }
     for (size_t i = 0; i < limit; i++) {
         size_t page = hlrc.unsnapped[i];
         struct page_entry *e = &mem.pages[page];
@@ -431,7 +448,14 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
     return count;
 }
 
-static void hlrc_release(void)
+/* The release: every dirty page's diff goes home and is acknowledged, the
+ * home's own writes are announced, and the interval is recorded. On the
+ * program's thread (`aside` false) nothing writes meanwhile, so the
+ * write-protects wait for release_sent. Aside (lock.c's releaser thread,
+ * for a release kept on the node) the program runs on: each dirty page is
+ * write-protected before its diff is taken, so a later write faults and
+ * waits for the fault lock, which we hold, and then starts a new twin. */
+static void release(bool aside)
 {
     coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
@@ -447,14 +471,20 @@ static void hlrc_release(void)
     for (size_t i = 0; i < hlrc.ndirty; i++) {
         size_t page = hlrc.dirty[i].page;
         struct page_entry *e = &mem.pages[page];
-        flush_page(page);
-        if (e->state == PAGE_WRITE) {
-            e->state = PAGE_READ;
+        if (e->state != PAGE_WRITE)
+            continue;
+        e->state = PAGE_READ;
+        if (aside)
+            mem_protect(page, PROT_READ);
+        else
             page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
-        }
     }
-    uint32_t count = announce_home_writes(n, 0, ntracked);
-    count = announce_unsnapped(n, count, nunsnapped);
+    if (aside)
+        mem_protect_flush(); /* before the diffs: no write may follow them */
+    for (size_t i = 0; i < hlrc.ndirty; i++)
+        flush_page(hlrc.dirty[i].page);
+    uint32_t count = announce_home_writes(n, 0, ntracked, !aside);
+    count = announce_unsnapped(n, count, nunsnapped, aside);
     uint64_t t0 = clock_ns();
     coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
@@ -478,6 +508,9 @@ static void hlrc_release(void)
     free(n);
     coherence_unlock();
 }
+
+static void hlrc_release(void) { release(false); }
+static void hlrc_release_aside(void) { release(true); }
 
 /* The release's write-protects, its message being out. */
 static void hlrc_release_sent(void)
@@ -844,7 +877,7 @@ static void hlrc_finish(void)
 const struct coherence_ops hlrc_ops = {
     .start = hlrc_start, .finish = hlrc_finish,
     .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
-    .release = hlrc_release, .release_sent = hlrc_release_sent,
+    .release = hlrc_release, .release_sent = hlrc_release_sent, .release_aside = hlrc_release_aside,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_done = migrate_barrier_done,
     .evict = hlrc_evict,

@@ -142,6 +142,7 @@ static void finish_here(void *arg)
     fork_finish();
     report_finish();
     ipc_finish();
+    sync_lock_finish();
     int rc = trace_finish(ipc_type_name); /* the service thread has stopped */
     if (rc)
         log_warn("cannot write the trace %s.%d: %s", job()->cfg.trace, job()->rank,

@@ -8,6 +8,17 @@
  * directly to its successor, with every interval the successor has not seen
  * (so a chain of locks carries writes transitively). A node that was the
  * last owner and has no successor takes the lock again without a message.
+ *
+ * A release that stays on the node (issue 27): an unlock that nobody waits
+ * for leaves its release pending where the protocol allows it
+ * (coherence_release_keep), so a lock taken and released again and again
+ * on one node costs no message. Whatever else lets the writes leave the
+ * node runs the release first (a grant at an unlock, a barrier, ...). A
+ * request for such a lock reaches the delivery thread, which may not wait:
+ * it queues the lock for the *releaser*, a thread of ours that runs the
+ * pending release aside (coherence_release_aside: it takes the fault lock
+ * and waits for the acknowledgements while the program runs on) and then
+ * grants each lock of its batch still owned, not held and asked for.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,6 +43,7 @@ struct lock_state {
     unsigned char *grant;       /* the grant's intervals, applied by the program */
     size_t         grant_len;
     int            last_owner;  /* at the manager: plus one; 0: never asked for */
+    uint64_t       batch;       /* the releaser's batch that will grant it; 0: none */
 };
 
 struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestamp */
@@ -39,11 +51,86 @@ struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestam
 static DSM_STATE struct {
     pthread_mutex_t lock;
     struct idmap    map;
-} locks = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    /* The releaser (under lock): locks asked for while their release was
+     * pending, to grant once the batch `batch` has run it. */
+    struct {
+        pthread_t      thread;
+        pthread_cond_t cv;
+        bool           started, stop;
+        int           *ids;
+        size_t         n, cap;
+        uint64_t       batch;
+    } rel;
+} locks = {.lock = PTHREAD_MUTEX_INITIALIZER, .rel.cv = PTHREAD_COND_INITIALIZER, .rel.batch = 1};
 
 static struct lock_state *state_of(int id)
 {
     return idmap_get(&locks.map, id);
+}
+
+static void grant_to(int id, int to, const uint32_t *vt);
+
+/* The releaser's loop. A batch is the locks queued before it begins; the
+ * release aside then runs every release kept before them (each lock's
+ * last unlock came before it was queued), and a lock of the batch still
+ * owned, not held and asked for goes to its successor. One the program
+ * took again meanwhile goes at its unlock, which releases first; one that
+ * left and came back is in a later batch (`batch` says which). */
+static void *releaser_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&locks.lock);
+    for (;;) {
+        while (!locks.rel.n && !locks.rel.stop)
+            pthread_cond_wait(&locks.rel.cv, &locks.lock);
+        if (locks.rel.stop)
+            break;
+        int *ids = locks.rel.ids;
+        size_t n = locks.rel.n;
+        uint64_t batch = locks.rel.batch++;
+        locks.rel.ids = NULL;
+        locks.rel.n = locks.rel.cap = 0;
+        pthread_mutex_unlock(&locks.lock);
+        uint64_t t0 = clock_ns();
+        coherence_release_aside();
+        stats_add(STAT_LOCK_ASIDE_RELEASES, 1);
+        stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+        pthread_mutex_lock(&locks.lock);
+        for (size_t i = 0; i < n; i++) {
+            struct lock_state *l = state_of(ids[i]);
+            if (l->batch != batch)
+                continue;
+            l->batch = 0;
+            if (l->owned && !l->held && l->successor) {
+                l->owned = false;
+                grant_to(ids[i], l->successor - 1, l->succ_vt);
+                l->successor = 0;
+            }
+        }
+        free(ids);
+    }
+    pthread_mutex_unlock(&locks.lock);
+    return NULL;
+}
+
+/* Queues a lock for the releaser. Caller holds locks.lock. */
+static void releaser_queue(int id, struct lock_state *l)
+{
+    if (!locks.rel.started) {
+        int err = pthread_create(&locks.rel.thread, NULL, releaser_main, NULL);
+        if (err)
+            log_fatal("cannot start the lock releaser thread: %s", strerror(err));
+        locks.rel.started = true;
+    }
+    if (locks.rel.n == locks.rel.cap) {
+        locks.rel.cap = locks.rel.cap ? locks.rel.cap * 2 : 8;
+        locks.rel.ids = realloc(locks.rel.ids, locks.rel.cap * sizeof *locks.rel.ids);
+        if (!locks.rel.ids)
+            log_fatal("out of memory for a lock");
+    }
+    locks.rel.ids[locks.rel.n++] = id;
+    l->batch = locks.rel.batch;
+    pthread_cond_signal(&locks.rel.cv);
 }
 
 /* Sends the lock, with the intervals `to` lacks. Caller holds locks.lock. */
@@ -61,7 +148,8 @@ static void grant_to(int id, int to, const uint32_t *vt)
 static void on_successor(int id, int requester, const uint32_t *vt)
 {
     struct lock_state *l = state_of(id);
-    if (l->owned && !l->held) {
+    bool pending = l->owned && !l->held && coherence_release_pending();
+    if (l->owned && !l->held && !pending) {
         l->owned = false;
         grant_to(id, requester, vt);
         return;
@@ -74,6 +162,8 @@ static void on_successor(int id, int requester, const uint32_t *vt)
     if (!l->succ_vt)
         log_fatal("out of memory for a lock");
     memcpy(l->succ_vt, vt, (size_t)job()->nodes * sizeof *vt);
+    if (pending) /* the releaser grants it once the release has run */
+        releaser_queue(id, l);
 }
 
 /* At the manager. Caller holds locks.lock. */
@@ -161,6 +251,15 @@ static bool granted(void *arg)
     return g;
 }
 
+/* A lock or unlock done without a message, since t0: its time and trace. */
+static void done_here(enum trace_kind kind, int id, uint64_t t0)
+{
+    uint64_t t1 = clock_ns();
+    stats_add(STAT_T_LOCK_NS, t1 - t0);
+    if (TRACE_ON)
+        trace_put(kind, 0, 0, (uint32_t)id, t0, t1, t1);
+}
+
 static void lock_here(int id)
 {
     if (id < 0)
@@ -175,10 +274,7 @@ static void lock_here(int id)
         l->held = true;
         l->local = true;
         pthread_mutex_unlock(&locks.lock);
-        uint64_t t1 = clock_ns();
-        stats_add(STAT_T_LOCK_NS, t1 - t0);
-        if (TRACE_ON)
-            trace_put(TRACE_LOCK, 0, 0, (uint32_t)id, t0, t1, t1);
+        done_here(TRACE_LOCK, id, t0);
         return;
     }
     stats_add(STAT_LOCK_REMOTE, 1);
@@ -221,6 +317,23 @@ static void lock_here(int id)
 static void unlock_here(int id)
 {
     uint64_t t0 = clock_ns(), sent0 = ipc_sent_by_thread();
+    pthread_mutex_lock(&locks.lock);
+    struct lock_state *l = id >= 0 ? state_of(id) : NULL;
+    if (!l || !l->held)
+        log_fatal("dsm_unlock(%d): this node does not hold it", id);
+    /* Nobody waits for it: the release may stay here (pending) until
+     * something lets our writes leave the node. A request that comes
+     * later finds it pending (on_successor). */
+    if (!l->successor && coherence_release_keep()) {
+        l->held = false;
+        if (l->local)
+            stats_add(STAT_LOCK_LOCAL_RELEASES, 1);
+        stats_add(STAT_LOCK_KEPT_RELEASES, 1);
+        pthread_mutex_unlock(&locks.lock);
+        done_here(TRACE_UNLOCK, id, t0);
+        return;
+    }
+    pthread_mutex_unlock(&locks.lock);
     coherence_release();
     /* What a release costs when the lock was taken again here (issue 27:
      * the messages of a release whose lock stays on the node): its diffs,
@@ -228,9 +341,6 @@ static void unlock_here(int id)
     uint64_t sent = ipc_sent_by_thread() - sent0;
     uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     pthread_mutex_lock(&locks.lock);
-    struct lock_state *l = id >= 0 ? state_of(id) : NULL;
-    if (!l || !l->held)
-        log_fatal("dsm_unlock(%d): this node does not hold it", id);
     if (l->local) {
         stats_add(STAT_LOCK_LOCAL_RELEASES, 1);
         stats_add(STAT_LOCK_LOCAL_REL_MSGS, sent);
@@ -240,6 +350,7 @@ static void unlock_here(int id)
         l->owned = false;
         grant_to(id, l->successor - 1, l->succ_vt);
         l->successor = 0;
+        l->batch = 0; /* granted here, not by the releaser */
     }
     pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
@@ -247,6 +358,25 @@ static void unlock_here(int id)
     stats_add(STAT_T_LOCK_NS, t1 - t0);
     if (TRACE_ON)
         trace_put(TRACE_UNLOCK, 0, 0, (uint32_t)id, t0, t_released, t1);
+}
+
+/* Stops the releaser, once no message can arrive (after ipc_finish): a
+ * request still queued would be a lock nobody can take any more. */
+void sync_lock_finish(void)
+{
+    pthread_mutex_lock(&locks.lock);
+    bool started = locks.rel.started;
+    locks.rel.stop = true;
+    pthread_cond_signal(&locks.rel.cv);
+    pthread_mutex_unlock(&locks.lock);
+    if (started)
+        pthread_join(locks.rel.thread, NULL);
+    pthread_mutex_lock(&locks.lock);
+    free(locks.rel.ids);
+    locks.rel.ids = NULL;
+    locks.rel.n = locks.rel.cap = 0;
+    locks.rel.started = locks.rel.stop = false;
+    pthread_mutex_unlock(&locks.lock);
 }
 
 void sync_lock_start(void)

@@ -32,6 +32,8 @@ enum sync_type {
 
 void sync_start(void);
 void sync_lock_start(void);
+/* Stops the lock releaser thread (lock.c), after ipc_finish. */
+void sync_lock_finish(void);
 void sync_barrier_start(void);
 void sync_cond_start(void);
 
