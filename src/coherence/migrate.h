@@ -66,8 +66,12 @@ bool migrate_hold_request(size_t page, int requester, uint32_t need);
 void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, size_t words,
                   const void *data);
 
-/* coherence_ops.barrier_done of the protocols whose homes move. */
-bool migrate_barrier_done(void);
+/* coherence_ops.barrier_vote and .barrier_done of the protocols whose
+ * homes move: every DSM_MIGRATE_PERIOD-th barrier ends a window, and a
+ * node votes for a migration round when a page counted at it qualifies;
+ * the round runs when some node voted. */
+bool migrate_barrier_vote(void);
+bool migrate_barrier_done(uint32_t votes);
 
 /* ---- the rules, as pure functions (unit-tested) ------------------------- */
 
