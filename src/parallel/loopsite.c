@@ -15,6 +15,18 @@
  * with and without re-partitioning (b, c) and, the same on every node,
  * either adopts the division by speed and keeps profiling (d), or stops
  * profiling and keeps the division it has (e, 2).
+ *
+ * A loop whose executions are too short to time (a thread that ran
+ * iterations took under PROFILE_MIN_NS an execution: a preemption, a page
+ * fault or --slow's stop outweighs the work, so the "speeds" are noise and each decision moves the
+ * division at random — measured: 35 re-partitions of one 10 µs loop of CG
+ * in a run) stops profiling and *follows*: it divides its iterations as
+ * the last loop re-partitioned by speed with the same trip count and team
+ * was divided (if any; else as before). The short loops of a solver then
+ * touch the same rows of each vector as the long loop that writes them
+ * (seed 003 §4.4: re-partitioning one loop breaks the locality of the
+ * others). Every node takes the same decisions from the same exchanged
+ * times, in the same order, so all divide alike.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,6 +40,12 @@
 #include "base/stats.h"
 #include "parallel/parallel.h"
 #include "parallel/profile.h"
+
+/* The least time (ns) of one execution, at every thread that ran
+ * iterations, that a profiled loop must take for its measurement to count
+ * (see the top). The shortest thread's, not the longest's: a thread
+ * stopped or preempted during a 10 µs loop takes milliseconds. */
+#define PROFILE_MIN_NS 1000000
 
 /* One node's measurement of a site, as sent to node 0. */
 struct speed_msg {
@@ -52,6 +70,10 @@ static DSM_STATE struct {
     bool              answered;
     uint64_t          iterations[VT_MAX_NODES], ns[VT_MAX_NODES];
     double            threshold;
+    /* The last division by speed: what following loops use. */
+    uint64_t          lead_trip;
+    int               lead_n;      /* 0: none yet */
+    double            lead_weights[VT_MAX_NODES];
 } sites = {.lock = PTHREAD_MUTEX_INITIALIZER, .threshold = 0.05};
 
 struct loop_site *parallel_site(const void *key)
@@ -156,8 +178,11 @@ static bool answered(void *arg)
     return a;
 }
 
-/* Everybody's measurements of the site's current round, into speed[]. */
-static void exchange_here(struct loop_site *s, int tid, int n, double *speed)
+/* Everybody's measurements of the site's current round, into speed[];
+ * *measurable: whether each thread that ran iterations took min_ns at
+ * least (profile_measurable). */
+static void exchange_here(struct loop_site *s, int tid, int n, uint64_t min_ns, double *speed,
+                          bool *measurable)
 {
     struct speed_msg m = {.site = (uint64_t)(uintptr_t)s->key, .round = s->rounds,
                           .nthreads = n, .iterations = s->timed_iterations, .ns = s->timed_ns};
@@ -171,6 +196,7 @@ static void exchange_here(struct loop_site *s, int tid, int n, double *speed)
     ipc_wait(answered, NULL, 0);
     for (int i = 0; i < n; i++)
         speed[i] = sites.ns[i] ? (double)sites.iterations[i] * 1e9 / (double)sites.ns[i] : 0;
+    *measurable = profile_measurable(n, sites.iterations, sites.ns, min_ns);
 }
 
 /* Off the master's shared stack (base/stack.h): it waits on the network. */
@@ -178,30 +204,48 @@ struct exchange_call {
     struct loop_site *s;
     int               tid, n;
     double           *speed; /* private memory: the caller's is on the shared stack */
+    uint64_t          min_ns;
+    bool             *measurable;
 };
 
 static void exchange_call(void *arg)
 {
     struct exchange_call c = *(struct exchange_call *)arg;
-    exchange_here(c.s, c.tid, c.n, c.speed);
+    exchange_here(c.s, c.tid, c.n, c.min_ns, c.speed, c.measurable);
 }
 
-static void exchange(struct loop_site *s, int tid, int n, double *speed)
+/* Returns whether the measurements can be trusted. */
+static bool exchange(struct loop_site *s, int tid, int n, uint64_t min_ns, double *speed)
 {
     static DSM_STATE double out[VT_MAX_NODES]; /* one thread per node */
-    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out};
+    static DSM_STATE bool measurable;
+    struct exchange_call c = {.s = s, .tid = tid, .n = n, .min_ns = min_ns, .speed = out,
+                              .measurable = &measurable};
     stack_private(exchange_call, &c);
     for (int i = 0; i < n; i++)
         speed[i] = out[i];
+    return measurable;
 }
 
 /* ---- the schedule -------------------------------------------------------------- */
 
+/* The weights of the division in use for a loop of `trip` iterations by
+ * n threads; NULL: the static one. */
+static const double *division(const struct loop_site *s, uint64_t trip, int n)
+{
+    if (s->follows)
+        return sites.lead_n == n && sites.lead_trip == trip ? sites.lead_weights
+               : s->have_weights                            ? s->weights
+                                                            : NULL;
+    return s->have_weights ? s->weights : NULL;
+}
+
 /* The counts of the division in use for a loop of `trip` iterations. */
 static void current_counts(const struct loop_site *s, uint64_t trip, int n, uint64_t *counts)
 {
-    if (s->have_weights) {
-        sched_split_by_weight(trip, n, s->weights, counts);
+    const double *w = division(s, trip, n);
+    if (w) {
+        sched_split_by_weight(trip, n, w, counts);
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -219,6 +263,7 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
         s->executions = 0;
         s->profiling = true;
         s->have_weights = false;
+        s->follows = false;
         s->timed_iterations = s->timed_ns = 0;
     }
     uint64_t skip = (uint64_t)spec->eval_skip;
@@ -226,13 +271,17 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
     uint64_t e = s->executions++;
     if (s->profiling && e >= skip + size && (e - skip) % size == 0) {
         double speed[VT_MAX_NODES];
-        exchange(s, tid, n, speed);
+        bool measurable = exchange(s, tid, n, PROFILE_MIN_NS * size, speed);
         s->rounds++;
         uint64_t cur[VT_MAX_NODES], next[VT_MAX_NODES];
         /* The measured executions' division, at the measured trip. */
         current_counts(s, s->timed_trip, n, cur);
-        double gain;
-        bool pays = profile_decide(s->timed_trip, n, cur, speed, sites.threshold, next, &gain);
+        double gain = 0;
+        bool pays = false;
+        if (!measurable)
+            s->follows = true; /* too short to time: follow (see the top) */
+        else
+            pays = profile_decide(s->timed_trip, n, cur, speed, sites.threshold, next, &gain);
         s->last_gain = gain;
         if (pays) {
             for (int i = 0; i < n; i++)
@@ -246,6 +295,9 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
                 if (s->weights[i] <= 0)
                     s->weights[i] = nk ? known / nk : 1;
             s->have_weights = true;
+            sites.lead_trip = s->timed_trip;
+            sites.lead_n = n;
+            memcpy(sites.lead_weights, s->weights, (size_t)n * sizeof *s->weights);
             s->repartitions++;
             stats_add(STAT_PAR_REPARTITIONS, 1);
         } else
@@ -256,8 +308,9 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
     plan->cyclic = spec->chunk > 0;
     if (plan->cyclic) {
         double w[VT_MAX_NODES];
+        const double *d = division(s, trip, n);
         for (int i = 0; i < n; i++)
-            w[i] = s->have_weights ? s->weights[i] : 1;
+            w[i] = d ? d[i] : 1;
         profile_chunks(n, w, (uint64_t)spec->chunk, plan->chunks);
         plan->count = 0;
         for (uint64_t k = 0;; k++) {
@@ -306,4 +359,5 @@ void parallel_sites_finish(void)
         sites.gathering = g->next;
         free(g);
     }
+    sites.lead_n = 0;
 }

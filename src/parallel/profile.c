@@ -18,6 +18,14 @@ double profile_predict(int n, const uint64_t *counts, const double *speed)
     return worst;
 }
 
+bool profile_measurable(int n, const uint64_t *iterations, const uint64_t *ns, uint64_t min_ns)
+{
+    for (int i = 0; i < n; i++)
+        if (iterations[i] && ns[i] < min_ns)
+            return false;
+    return true;
+}
+
 /* Speeds with the unknown ones (0) replaced by the mean of the known. */
 static void fill_speeds(int n, const double *speed, double *out)
 {
