@@ -16,17 +16,19 @@
  * either adopts the division by speed and keeps profiling (d), or stops
  * profiling and keeps the division it has (e, 2).
  *
- * A loop whose executions are too short to time (a thread that ran
- * iterations took under PROFILE_MIN_NS an execution: a preemption, a page
- * fault or --slow's stop outweighs the work, so the "speeds" are noise and each decision moves the
- * division at random — measured: 35 re-partitions of one 10 µs loop of CG
- * in a run) stops profiling and *follows*: it divides its iterations as
- * the last loop re-partitioned by speed with the same trip count and team
- * was divided (if any; else as before). The short loops of a solver then
- * touch the same rows of each vector as the long loop that writes them
- * (seed 003 §4.4: re-partitioning one loop breaks the locality of the
- * others). Every node takes the same decisions from the same exchanged
- * times, in the same order, so all divide alike.
+ * The loops of one program differ in how well they can be timed: a
+ * solver's matrix-vector product takes milliseconds, its dot products and
+ * vector updates microseconds, where a preemption, a page fault or
+ * --slow's stop outweighs the work; their "speeds" are noise, and each
+ * decision moves their division at random (measured: 35 re-partitions of
+ * one 10 µs loop of CG class A in a run, each breaking the locality of
+ * the rows the product had written: seed 003 §4.4). So the longest loop
+ * timed for a trip count and team *leads* (the shortest thread's time an
+ * execution, profile_shortest_ns, is what counts), and a loop at least
+ * FOLLOW_RATIO times shorter stops profiling and *follows*: it divides its
+ * iterations as the lead is divided, whenever it runs. Every node takes
+ * the same decisions from the same exchanged times, in the same order, so
+ * all divide alike.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,11 +43,8 @@
 #include "parallel/parallel.h"
 #include "parallel/profile.h"
 
-/* The least time (ns) of one execution, at every thread that ran
- * iterations, that a profiled loop must take for its measurement to count
- * (see the top). The shortest thread's, not the longest's: a thread
- * stopped or preempted during a 10 µs loop takes milliseconds. */
-#define PROFILE_MIN_NS 1000000
+/* A loop this many times shorter than the lead follows it (see the top). */
+#define FOLLOW_RATIO 8
 
 /* One node's measurement of a site, as sent to node 0. */
 struct speed_msg {
@@ -70,10 +69,10 @@ static DSM_STATE struct {
     bool              answered;
     uint64_t          iterations[VT_MAX_NODES], ns[VT_MAX_NODES];
     double            threshold;
-    /* The last division by speed: what following loops use. */
-    uint64_t          lead_trip;
-    int               lead_n;      /* 0: none yet */
-    double            lead_weights[VT_MAX_NODES];
+    /* The lead: the longest loop timed (see the top). */
+    struct loop_site *lead;        /* NULL: none yet */
+    uint64_t          lead_trip, lead_ns;
+    int               lead_n;
 } sites = {.lock = PTHREAD_MUTEX_INITIALIZER, .threshold = 0.05};
 
 struct loop_site *parallel_site(const void *key)
@@ -179,10 +178,8 @@ static bool answered(void *arg)
 }
 
 /* Everybody's measurements of the site's current round, into speed[];
- * *measurable: whether each thread that ran iterations took min_ns at
- * least (profile_measurable). */
-static void exchange_here(struct loop_site *s, int tid, int n, uint64_t min_ns, double *speed,
-                          bool *measurable)
+ * the shortest time of a thread that ran iterations into *shortest. */
+static void exchange_here(struct loop_site *s, int tid, int n, double *speed, uint64_t *shortest)
 {
     struct speed_msg m = {.site = (uint64_t)(uintptr_t)s->key, .round = s->rounds,
                           .nthreads = n, .iterations = s->timed_iterations, .ns = s->timed_ns};
@@ -196,7 +193,7 @@ static void exchange_here(struct loop_site *s, int tid, int n, uint64_t min_ns, 
     ipc_wait(answered, NULL, 0);
     for (int i = 0; i < n; i++)
         speed[i] = sites.ns[i] ? (double)sites.iterations[i] * 1e9 / (double)sites.ns[i] : 0;
-    *measurable = profile_measurable(n, sites.iterations, sites.ns, min_ns);
+    *shortest = profile_shortest_ns(n, sites.iterations, sites.ns);
 }
 
 /* Off the master's shared stack (base/stack.h): it waits on the network. */
@@ -204,27 +201,25 @@ struct exchange_call {
     struct loop_site *s;
     int               tid, n;
     double           *speed; /* private memory: the caller's is on the shared stack */
-    uint64_t          min_ns;
-    bool             *measurable;
+    uint64_t         *shortest;
 };
 
 static void exchange_call(void *arg)
 {
     struct exchange_call c = *(struct exchange_call *)arg;
-    exchange_here(c.s, c.tid, c.n, c.min_ns, c.speed, c.measurable);
+    exchange_here(c.s, c.tid, c.n, c.speed, c.shortest);
 }
 
-/* Returns whether the measurements can be trusted. */
-static bool exchange(struct loop_site *s, int tid, int n, uint64_t min_ns, double *speed)
+/* Returns the shortest time of a thread that ran iterations. */
+static uint64_t exchange(struct loop_site *s, int tid, int n, double *speed)
 {
     static DSM_STATE double out[VT_MAX_NODES]; /* one thread per node */
-    static DSM_STATE bool measurable;
-    struct exchange_call c = {.s = s, .tid = tid, .n = n, .min_ns = min_ns, .speed = out,
-                              .measurable = &measurable};
+    static DSM_STATE uint64_t shortest;
+    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out, .shortest = &shortest};
     stack_private(exchange_call, &c);
     for (int i = 0; i < n; i++)
         speed[i] = out[i];
-    return measurable;
+    return shortest;
 }
 
 /* ---- the schedule -------------------------------------------------------------- */
@@ -233,10 +228,8 @@ static bool exchange(struct loop_site *s, int tid, int n, uint64_t min_ns, doubl
  * n threads; NULL: the static one. */
 static const double *division(const struct loop_site *s, uint64_t trip, int n)
 {
-    if (s->follows)
-        return sites.lead_n == n && sites.lead_trip == trip ? sites.lead_weights
-               : s->have_weights                            ? s->weights
-                                                            : NULL;
+    if (s->follows && sites.lead && sites.lead_n == n && sites.lead_trip == trip)
+        s = sites.lead; /* which never follows */
     return s->have_weights ? s->weights : NULL;
 }
 
@@ -271,17 +264,25 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
     uint64_t e = s->executions++;
     if (s->profiling && e >= skip + size && (e - skip) % size == 0) {
         double speed[VT_MAX_NODES];
-        bool measurable = exchange(s, tid, n, PROFILE_MIN_NS * size, speed);
+        uint64_t t = exchange(s, tid, n, speed) / size; /* an execution's */
         s->rounds++;
         uint64_t cur[VT_MAX_NODES], next[VT_MAX_NODES];
         /* The measured executions' division, at the measured trip. */
         current_counts(s, s->timed_trip, n, cur);
         double gain = 0;
         bool pays = false;
-        if (!measurable)
-            s->follows = true; /* too short to time: follow (see the top) */
-        else
+        bool same = sites.lead && sites.lead_n == n && sites.lead_trip == s->timed_trip;
+        if (same && sites.lead != s && t < UINT64_MAX / FOLLOW_RATIO && t * FOLLOW_RATIO < sites.lead_ns) {
+            s->follows = true; /* too short to time beside the lead: follow it */
+        } else {
             pays = profile_decide(s->timed_trip, n, cur, speed, sites.threshold, next, &gain);
+            if (!same || sites.lead == s || t > sites.lead_ns) { /* the longest leads */
+                sites.lead = s;
+                sites.lead_trip = s->timed_trip;
+                sites.lead_n = n;
+                sites.lead_ns = t;
+            }
+        }
         s->last_gain = gain;
         if (pays) {
             for (int i = 0; i < n; i++)
@@ -295,9 +296,6 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
                 if (s->weights[i] <= 0)
                     s->weights[i] = nk ? known / nk : 1;
             s->have_weights = true;
-            sites.lead_trip = s->timed_trip;
-            sites.lead_n = n;
-            memcpy(sites.lead_weights, s->weights, (size_t)n * sizeof *s->weights);
             s->repartitions++;
             stats_add(STAT_PAR_REPARTITIONS, 1);
         } else
@@ -359,5 +357,5 @@ void parallel_sites_finish(void)
         sites.gathering = g->next;
         free(g);
     }
-    sites.lead_n = 0;
+    sites.lead = NULL;
 }
