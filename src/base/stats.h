@@ -74,7 +74,8 @@
     X(MIGRATE_HOMES,       "pages given a new home for their writes")          \
     X(MIGRATE_IN,          "pages received as their new home")                 \
     X(MIGRATE_FORWARDS,    "requests and diffs forwarded as a former home")    \
-    X(MIGRATE_HELD,        "migration rounds held while loops re-partition")   \
+    X(MIGRATE_HELD,        "migration windows held while loops re-partition")  \
+    X(MIGRATE_ROUNDS,      "barrier rounds run to move pages")                 \
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \

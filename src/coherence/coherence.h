@@ -87,11 +87,19 @@ struct coherence_ops {
     void (*apply_notices)(int node, const struct notice *n, uint32_t count);
     /* Optional: called when an acquire has applied all its notices. */
     void (*notices_applied)(void);
+    /* Optional: called on every node just before it arrives at a barrier
+     * round (its release done). True: this node asks for one more round
+     * after this one. The arrivals carry the votes up the barrier's tree
+     * and its release carries their count down, so asking costs no
+     * message of its own. */
+    bool (*barrier_vote)(void);
     /* Optional: called on every node at the end of every barrier round,
-     * when all nodes have seen the same intervals. Returns true when the
-     * protocol needs one more round before the barrier ends (every node
-     * decides alike); the barrier then runs it and calls this again. */
-    bool (*barrier_done)(void);
+     * when all nodes have seen the same intervals; `votes` is how many
+     * nodes' barrier_vote asked for one more round in this one (the same
+     * on every node). Returns true when the protocol needs one more round
+     * before the barrier ends (every node decides alike); the barrier then
+     * runs it and calls this again. */
+    bool (*barrier_done)(uint32_t votes);
     /* Gives up this node's copy of a page homed elsewhere, for the page
      * cache (DSM_LOCAL_MEM, cache.c): the page becomes invalid here, and
      * whatever of it only this node holds is made safe first — sent home,

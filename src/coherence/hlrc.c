@@ -879,7 +879,7 @@ const struct coherence_ops hlrc_ops = {
     .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
     .release = hlrc_release, .release_sent = hlrc_release_sent, .release_aside = hlrc_release_aside,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
-    .barrier_done = migrate_barrier_done,
+    .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,
     .evict = hlrc_evict,
     .aurc_estimate = true,
 };

@@ -67,10 +67,11 @@ static DSM_STATE struct {
     int                    acks_due;    /* pages given, not yet acknowledged */
     struct held_req       *held;        /* requests for pages in flight */
     size_t                 nheld, cap_held;
-    uint64_t               barriers;    /* barriers ended, as every node counts them */
-    uint32_t               window;      /* migration rounds so far */
-    bool                   fence;       /* the round that ends a window is running */
-    uint64_t               repartitions; /* STAT_PAR_REPARTITIONS at the last window */
+    uint64_t               barriers;    /* barriers entered, as every node counts them */
+    uint32_t               window;      /* windows ended (every DSM_MIGRATE_PERIOD-th barrier) */
+    bool                   voted;       /* this node asked for the coming migration round */
+    bool                   fence;       /* the migration round is running */
+    uint64_t               repartitions; /* STAT_PAR_REPARTITIONS at the last window's end */
 } mig = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 bool migrate_counts_writes(void) { return mig.pages != NULL; }
@@ -192,12 +193,41 @@ void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, si
     ipc_sendv(to, COH_MIGRATE, 0, iov, 3);
 }
 
-/* One window, at this node: each page counted here whose home it still is
- * and that qualifies goes to its new home (at most mig.max). Runs with
- * every node inside the barrier. */
-static void window(void)
+/* Whether the page, counted here, would move now, and where (-1: stays).
+ * Caller holds mig.lock. */
+static int destination(size_t page, enum migrate_reason *why)
 {
     int me = job()->rank;
+    struct mig_page *g = &mig.pages[page];
+    *why = MIGRATE_STAY;
+    if (mem_home(page) != me || mig.window < g->frozen_until ||
+        (mem_base_node(page) == me && mem_home_pinned(page)))
+        return -1;
+    return migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, why);
+}
+
+/* Ends the window's counting here: forgets every count. Caller holds
+ * mig.lock; frees what it returns (the pages that were counted). */
+static uint32_t *take_list(size_t *n)
+{
+    uint32_t *list = mig.listed;
+    *n = mig.nlisted;
+    mig.listed = NULL;
+    mig.nlisted = mig.cap_listed = 0;
+    for (size_t i = 0; i < *n; i++) {
+        mig.pages[list[i]].c = (struct migrate_counts){0};
+        mig.pages[list[i]].listed = 0;
+    }
+    return list;
+}
+
+/* At the end of a window, before this node arrives at the barrier: does
+ * any page counted here qualify to move? If so, the counts stay for the
+ * migration round (they grow until then: diffs of this epoch from nodes
+ * not yet arrived); if not, the window ends here, and what still comes
+ * in is counted in the next one. */
+static bool vote(void)
+{
     uint64_t rep = stats_get(STAT_PAR_REPARTITIONS);
     /* A profiled loop re-partitioned since the last window: its division
      * (and so who touches which page) is still moving. Counts are
@@ -205,54 +235,80 @@ static void window(void)
     bool hold = rep != mig.repartitions;
     mig.repartitions = rep;
     pthread_mutex_lock(&mig.lock);
-    uint32_t *list = mig.listed;
-    size_t n = mig.nlisted;
-    mig.listed = NULL;
-    mig.nlisted = mig.cap_listed = 0;
-    uint32_t now = ++mig.window;
+    mig.window++;
+    bool any = false;
+    for (size_t i = 0; i < mig.nlisted && !hold && !any; i++) {
+        enum migrate_reason why;
+        any = destination(mig.listed[i], &why) >= 0;
+    }
+    size_t n = 0;
+    if (!any)
+        free(take_list(&n));
     pthread_mutex_unlock(&mig.lock);
     if (hold && n)
         stats_add(STAT_MIGRATE_HELD, 1);
+    return any;
+}
+
+/* The migration round, at a node that voted for it: each page counted here
+ * whose home it still is and that qualifies goes to its new home (at most
+ * mig.max). Runs with every node inside the barrier. */
+static void window(void)
+{
+    pthread_mutex_lock(&mig.lock);
+    size_t n = mig.nlisted;
+    int *to = malloc((n ? n : 1) * sizeof *to);
+    enum migrate_reason *why = malloc((n ? n : 1) * sizeof *why);
+    if (!to || !why)
+        log_fatal("out of memory for a migration round");
+    for (size_t i = 0; i < n; i++) /* decided on before take_list forgets the counts */
+        to[i] = destination(mig.listed[i], &why[i]);
+    uint32_t *list = take_list(&n);
+    pthread_mutex_unlock(&mig.lock);
     uint64_t moved = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t page = list[i];
-        pthread_mutex_lock(&mig.lock);
-        struct mig_page *g = &mig.pages[page];
-        enum migrate_reason why = MIGRATE_STAY;
-        int to = -1;
-        if (!hold && moved < mig.max && mem_home(page) == me && now >= g->frozen_until &&
-            !(mem_base_node(page) == me && mem_home_pinned(page)))
-            to = migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, &why);
-        g->c = (struct migrate_counts){0};
-        g->listed = 0;
-        pthread_mutex_unlock(&mig.lock);
-        if (to < 0 || !mig.ops->give(page, to))
+    for (size_t i = 0; i < n && moved < mig.max; i++) {
+        if (to[i] < 0 || !mig.ops->give(list[i], to[i]))
             continue;
         moved++;
-        stats_add(why == MIGRATE_FOR_WRITES ? STAT_MIGRATE_HOMES : STAT_MIGRATE_PAGES, 1);
+        stats_add(why[i] == MIGRATE_FOR_WRITES ? STAT_MIGRATE_HOMES : STAT_MIGRATE_PAGES, 1);
     }
+    free(to);
+    free(why);
     free(list);
 }
 
-bool migrate_barrier_done(void)
+bool migrate_barrier_vote(void)
+{
+    if (!mig.pages || mig.fence) /* the migration round itself ends no window */
+        return false;
+    if (++mig.barriers % mig.period)
+        return false;
+    mig.voted = vote();
+    return mig.voted;
+}
+
+bool migrate_barrier_done(uint32_t votes)
 {
     if (!mig.pages)
         return false;
-    if (mig.fence) { /* the window's second round is over: every move is complete */
+    if (mig.fence) { /* the migration round is over: every move is complete */
         mig.fence = false;
         return false;
     }
-    if (++mig.barriers % mig.period)
+    if (!votes) /* no node has a page to give: no round */
         return false;
     uint64_t t0 = clock_ns();
     coherence_lock();
-    window();
+    if (mig.voted) /* a node that voted no counts on into its next window */
+        window();
+    mig.voted = false;
     mem_protect_flush();
     /* Every page given away is in place at its new home before this node
      * arrives at the round that ends the window. */
     coherence_wait_for(&mig.lock, &mig.acks_due, 0);
     coherence_unlock();
     stats_add(STAT_T_MIGRATE_NS, clock_ns() - t0);
+    stats_add(STAT_MIGRATE_ROUNDS, 1);
     mig.fence = true;
     return true;
 }

@@ -9,9 +9,11 @@
  * at its releases); a page written mostly by another node moves its home to
  * that node.
  *
- * Moves happen only in a *migration window*: every DSM_MIGRATE_PERIOD-th
- * barrier takes one more round (coherence_ops.barrier_done, decided alike
- * on every node by the barrier count), and between the two rounds no
+ * Moves happen only in a *migration round*: every DSM_MIGRATE_PERIOD-th
+ * barrier ends a window, and takes one more round when some node has a
+ * page that qualifies (each votes from its own counts as it arrives, and
+ * the barrier's messages carry the votes: coherence_ops.barrier_vote and
+ * barrier_done, so every node decides alike). Between the two rounds no
  * program runs, every diff has been applied and acknowledged, and every
  * fetch has been answered. Each home decides alone, from its own counts,
  * sends each page it gives away to its new home and waits for the
@@ -23,7 +25,7 @@
  * always names a later home, so forwarding ends at the current one.
  *
  * Gradually, so data and work do not chase each other (seed 003 §4.4):
- * a window is skipped while a profiled loop has re-partitioned since the
+ * a window moves nothing while a profiled loop has re-partitioned since the
  * last one (its division is not settled yet); a page moves only when one
  * node dominates (3/4 of its remote faults, or twice the modification of
  * everyone else together, as far as a majority vote proves it); a page that moved stays for two windows; and a
@@ -66,8 +68,12 @@ bool migrate_hold_request(size_t page, int requester, uint32_t need);
 void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, size_t words,
                   const void *data);
 
-/* coherence_ops.barrier_done of the protocols whose homes move. */
-bool migrate_barrier_done(void);
+/* coherence_ops.barrier_vote and .barrier_done of the protocols whose
+ * homes move: every DSM_MIGRATE_PERIOD-th barrier ends a window, and a
+ * node votes for a migration round when a page counted at it qualifies;
+ * the round runs when some node voted. */
+bool migrate_barrier_vote(void);
+bool migrate_barrier_done(uint32_t votes);
 
 /* ---- the rules, as pure functions (unit-tested) ------------------------- */
 

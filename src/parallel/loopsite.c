@@ -15,6 +15,20 @@
  * with and without re-partitioning (b, c) and, the same on every node,
  * either adopts the division by speed and keeps profiling (d), or stops
  * profiling and keeps the division it has (e, 2).
+ *
+ * The loops of one program differ in how well they can be timed: a
+ * solver's matrix-vector product takes milliseconds, its dot products and
+ * vector updates microseconds, where a preemption, a page fault or
+ * --slow's stop outweighs the work; their "speeds" are noise, and each
+ * decision moves their division at random (measured: 35 re-partitions of
+ * one 10 µs loop of CG class A in a run, each breaking the locality of
+ * the rows the product had written: seed 003 §4.4). So the longest loop
+ * timed for a trip count and team *leads* (the shortest thread's time an
+ * execution, profile_shortest_ns, is what counts), and a loop at least
+ * FOLLOW_RATIO times shorter stops profiling and *follows*: it divides its
+ * iterations as the lead is divided, whenever it runs. Every node takes
+ * the same decisions from the same exchanged times, in the same order, so
+ * all divide alike.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,6 +42,9 @@
 #include "base/stats.h"
 #include "parallel/parallel.h"
 #include "parallel/profile.h"
+
+/* A loop this many times shorter than the lead follows it (see the top). */
+#define FOLLOW_RATIO 8
 
 /* One node's measurement of a site, as sent to node 0. */
 struct speed_msg {
@@ -52,6 +69,10 @@ static DSM_STATE struct {
     bool              answered;
     uint64_t          iterations[VT_MAX_NODES], ns[VT_MAX_NODES];
     double            threshold;
+    /* The lead: the longest loop timed (see the top). */
+    struct loop_site *lead;        /* NULL: none yet */
+    uint64_t          lead_trip, lead_ns;
+    int               lead_n;
 } sites = {.lock = PTHREAD_MUTEX_INITIALIZER, .threshold = 0.05};
 
 struct loop_site *parallel_site(const void *key)
@@ -156,8 +177,9 @@ static bool answered(void *arg)
     return a;
 }
 
-/* Everybody's measurements of the site's current round, into speed[]. */
-static void exchange_here(struct loop_site *s, int tid, int n, double *speed)
+/* Everybody's measurements of the site's current round, into speed[];
+ * the shortest time of a thread that ran iterations into *shortest. */
+static void exchange_here(struct loop_site *s, int tid, int n, double *speed, uint64_t *shortest)
 {
     struct speed_msg m = {.site = (uint64_t)(uintptr_t)s->key, .round = s->rounds,
                           .nthreads = n, .iterations = s->timed_iterations, .ns = s->timed_ns};
@@ -171,6 +193,7 @@ static void exchange_here(struct loop_site *s, int tid, int n, double *speed)
     ipc_wait(answered, NULL, 0);
     for (int i = 0; i < n; i++)
         speed[i] = sites.ns[i] ? (double)sites.iterations[i] * 1e9 / (double)sites.ns[i] : 0;
+    *shortest = profile_shortest_ns(n, sites.iterations, sites.ns);
 }
 
 /* Off the master's shared stack (base/stack.h): it waits on the network. */
@@ -178,30 +201,44 @@ struct exchange_call {
     struct loop_site *s;
     int               tid, n;
     double           *speed; /* private memory: the caller's is on the shared stack */
+    uint64_t         *shortest;
 };
 
 static void exchange_call(void *arg)
 {
     struct exchange_call c = *(struct exchange_call *)arg;
-    exchange_here(c.s, c.tid, c.n, c.speed);
+    exchange_here(c.s, c.tid, c.n, c.speed, c.shortest);
 }
 
-static void exchange(struct loop_site *s, int tid, int n, double *speed)
+/* Returns the shortest time of a thread that ran iterations. */
+static uint64_t exchange(struct loop_site *s, int tid, int n, double *speed)
 {
     static DSM_STATE double out[VT_MAX_NODES]; /* one thread per node */
-    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out};
+    static DSM_STATE uint64_t shortest;
+    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out, .shortest = &shortest};
     stack_private(exchange_call, &c);
     for (int i = 0; i < n; i++)
         speed[i] = out[i];
+    return shortest;
 }
 
 /* ---- the schedule -------------------------------------------------------------- */
 
+/* The weights of the division in use for a loop of `trip` iterations by
+ * n threads; NULL: the static one. */
+static const double *division(const struct loop_site *s, uint64_t trip, int n)
+{
+    if (s->follows && sites.lead && sites.lead_n == n && sites.lead_trip == trip)
+        s = sites.lead; /* which never follows */
+    return s->have_weights ? s->weights : NULL;
+}
+
 /* The counts of the division in use for a loop of `trip` iterations. */
 static void current_counts(const struct loop_site *s, uint64_t trip, int n, uint64_t *counts)
 {
-    if (s->have_weights) {
-        sched_split_by_weight(trip, n, s->weights, counts);
+    const double *w = division(s, trip, n);
+    if (w) {
+        sched_split_by_weight(trip, n, w, counts);
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -219,6 +256,7 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
         s->executions = 0;
         s->profiling = true;
         s->have_weights = false;
+        s->follows = false;
         s->timed_iterations = s->timed_ns = 0;
     }
     uint64_t skip = (uint64_t)spec->eval_skip;
@@ -226,13 +264,25 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
     uint64_t e = s->executions++;
     if (s->profiling && e >= skip + size && (e - skip) % size == 0) {
         double speed[VT_MAX_NODES];
-        exchange(s, tid, n, speed);
+        uint64_t t = exchange(s, tid, n, speed) / size; /* an execution's */
         s->rounds++;
         uint64_t cur[VT_MAX_NODES], next[VT_MAX_NODES];
         /* The measured executions' division, at the measured trip. */
         current_counts(s, s->timed_trip, n, cur);
-        double gain;
-        bool pays = profile_decide(s->timed_trip, n, cur, speed, sites.threshold, next, &gain);
+        double gain = 0;
+        bool pays = false;
+        bool same = sites.lead && sites.lead_n == n && sites.lead_trip == s->timed_trip;
+        if (same && sites.lead != s && t < UINT64_MAX / FOLLOW_RATIO && t * FOLLOW_RATIO < sites.lead_ns) {
+            s->follows = true; /* too short to time beside the lead: follow it */
+        } else {
+            pays = profile_decide(s->timed_trip, n, cur, speed, sites.threshold, next, &gain);
+            if (!same || sites.lead == s || t > sites.lead_ns) { /* the longest leads */
+                sites.lead = s;
+                sites.lead_trip = s->timed_trip;
+                sites.lead_n = n;
+                sites.lead_ns = t;
+            }
+        }
         s->last_gain = gain;
         if (pays) {
             for (int i = 0; i < n; i++)
@@ -256,8 +306,9 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
     plan->cyclic = spec->chunk > 0;
     if (plan->cyclic) {
         double w[VT_MAX_NODES];
+        const double *d = division(s, trip, n);
         for (int i = 0; i < n; i++)
-            w[i] = s->have_weights ? s->weights[i] : 1;
+            w[i] = d ? d[i] : 1;
         profile_chunks(n, w, (uint64_t)spec->chunk, plan->chunks);
         plan->count = 0;
         for (uint64_t k = 0;; k++) {
@@ -306,4 +357,5 @@ void parallel_sites_finish(void)
         sites.gathering = g->next;
         free(g);
     }
+    sites.lead = NULL;
 }

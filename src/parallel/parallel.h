@@ -79,6 +79,8 @@ struct loop_site {
     uint64_t          executions;
     bool              profiling;           /* still measuring (Fig. 4 (1)) */
     bool              have_weights;        /* re-partitioned: the chunk_vector's weights */
+    bool              follows;             /* too short to time: divides as the
+                                            * longest loop of its trip (loopsite.c) */
     double            weights[VT_MAX_NODES];
     uint64_t          rounds, repartitions;
     double            last_gain;           /* predicted by the last decision */

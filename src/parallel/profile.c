@@ -18,6 +18,15 @@ double profile_predict(int n, const uint64_t *counts, const double *speed)
     return worst;
 }
 
+uint64_t profile_shortest_ns(int n, const uint64_t *iterations, const uint64_t *ns)
+{
+    uint64_t t = UINT64_MAX;
+    for (int i = 0; i < n; i++)
+        if (iterations[i] && ns[i] < t)
+            t = ns[i];
+    return t;
+}
+
 /* Speeds with the unknown ones (0) replaced by the mean of the known. */
 static void fill_speeds(int n, const double *speed, double *out)
 {

@@ -26,6 +26,12 @@ double profile_predict(int n, const uint64_t *counts, const double *speed);
 bool profile_decide(uint64_t trip, int n, const uint64_t *cur, const double *speed,
                     double threshold, uint64_t *next, double *gain);
 
+/* The shortest time (ns[i]) of a thread that ran iterations
+ * (iterations[i] > 0); UINT64_MAX if none did. How long a loop runs
+ * where nothing slows it: a thread stopped or preempted during a 10 µs
+ * loop takes milliseconds, the others still 10 µs. */
+uint64_t profile_shortest_ns(int n, const uint64_t *iterations, const uint64_t *ns);
+
 /* Cyclic split: thread i's chunk is chunk_size scaled by its speed relative
  * to the slowest (at least 1): speeds 3:1:2 and chunk_size 4 give 12, 4, 8. */
 void profile_chunks(int n, const double *speed, uint64_t chunk_size, uint64_t *chunks);

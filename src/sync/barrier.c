@@ -14,6 +14,12 @@
  * arrival, so order within a node survives. Frees of other nodes' blocks
  * (dsm_free) travel to their owners just before the arrival.
  *
+ * The same messages carry the protocol's votes for one more round
+ * (coherence_ops.barrier_vote: a migration round only when some home has a
+ * page to give away): each arrival counts the votes of its subtree, and
+ * the release tells every node the total, so that all decide alike
+ * without a message of their own.
+ *
  * Depth log_k N and one message per node each way: no node handles more
  * than k + 1 arrivals or sends more than k releases, where a star's root
  * handled N - 1 of each, one after the other. A subtree's arrival goes up,
@@ -41,8 +47,15 @@
 #include "base/trace.h"
 #include "sync/sync.h"
 
+/* Every arrival and release begins with this; the intervals follow
+ * (interval.c's encoding, whose first word is `count`). */
+struct barrier_head {
+    uint32_t votes;  /* nodes below and at the sender asking for one more round */
+    uint32_t count;  /* intervals that follow */
+};
+
 struct arrival {
-    unsigned char *data;  /* encoded intervals: [count][intervals...] */
+    unsigned char *data;  /* struct barrier_head, then the intervals */
     size_t         len;
 };
 
@@ -71,7 +84,7 @@ static DSM_STATE struct {
     uint64_t          epoch;           /* barriers this node has entered */
     uint32_t         *vt_at_barrier;   /* our vector timestamp after the last barrier */
     struct gather     gather[2];       /* per epoch parity */
-    unsigned char    *release;         /* the release's intervals, for the program */
+    unsigned char    *release;         /* the release (head, intervals), for the program */
     size_t            release_len;
     uint64_t          released;        /* the last epoch released here */
     uint64_t          bcast_seq;
@@ -109,14 +122,17 @@ static bool take_gathered(uint64_t epoch, struct arrival *parts)
     return true;
 }
 
-/* The count of an encoding, checked: `who` sent it. */
-static uint32_t part_count(const struct arrival *a, int who)
+/* The head of an arrival or a release, checked: `who` sent it. */
+static struct barrier_head part_head(const void *data, size_t len, int who)
 {
-    uint32_t c;
-    if (a->len < sizeof c)
-        log_fatal("node %d sent a malformed barrier arrival (%zu bytes)", who, a->len);
-    memcpy(&c, a->data, sizeof c);
-    return c;
+    struct barrier_head h;
+    if (len < sizeof h)
+        log_fatal("node %d sent a malformed barrier message (%zu bytes)", who, len);
+    memcpy(&h, data, sizeof h);
+    if (h.votes > (uint32_t)job()->nodes)
+        log_fatal("node %d sent a barrier message with %u votes (%d nodes)", who, h.votes,
+                  job()->nodes);
+    return h;
 }
 
 /* Sends epoch's release (the intervals of every node) to our children. */
@@ -129,14 +145,20 @@ static void send_release_down(uint64_t epoch, const unsigned char *data, size_t 
 }
 
 /* Passes a gathered subtree on, and frees its parts: up to the parent in
- * one message ([total count], then every part's intervals), or, at node
- * 0, as the epoch's release, down the tree and to our own program. */
+ * one message (the head with the subtree's votes and interval count, then
+ * every part's intervals), or, at node 0, as the epoch's release, down the
+ * tree and to our own program. */
 static void pass_on(uint64_t epoch, struct arrival *parts)
 {
     int n = barrier.nchildren + 1;
-    uint32_t total = 0;
-    for (int i = 0; i < n; i++)
-        total += part_count(&parts[i], i == 0 ? job()->rank : barrier.first_child + i - 1);
+    struct barrier_head total = {0};
+    for (int i = 0; i < n; i++) {
+        /* Each part was checked when it came in (on_arrive; ours is ours). */
+        struct barrier_head h = part_head(parts[i].data, parts[i].len,
+                                          i == 0 ? job()->rank : barrier.first_child + i - 1);
+        total.votes += h.votes;
+        total.count += h.count;
+    }
     if (barrier.parent >= 0) {
         struct iovec iov[IPC_SENDV_MAX];
         iov[0] = (struct iovec){&total, sizeof total};
@@ -174,7 +196,7 @@ static void on_arrive(int src, const void *msg, size_t len)
         log_fatal("node %d arrived at barrier %u out of turn (node %d's child? this node is at %llu); "
                   "protocol error", src, epoch32, job()->rank, (unsigned long long)barrier.epoch);
     g->child[c].data = ipc_copy_payload(msg, len, 0, &g->child[c].len);
-    part_count(&g->child[c], src);
+    part_head(g->child[c].data, g->child[c].len, src);
     g->nchild_in++;
     bool complete = take_gathered(epoch, parts);
     pthread_mutex_unlock(&barrier.lock);
@@ -189,6 +211,7 @@ static void on_release(int src, const void *msg, size_t len)
     uint32_t epoch32 = ipc_msg_aux(msg);
     size_t rlen;
     unsigned char *r = ipc_copy_payload(msg, len, 0, &rlen);
+    part_head(r, rlen, src);
     pthread_mutex_lock(&barrier.lock);
     uint64_t epoch = barrier.epoch;
     if (src != barrier.parent || epoch32 != (uint32_t)epoch || barrier.released == epoch)
@@ -237,16 +260,19 @@ static void on_free(int src, const void *msg, size_t len)
     }
 }
 
-/* One round: release, gather the epoch's intervals up the tree, wait for
- * them all to come down, apply them. */
-static void barrier_round(void)
+/* One round: release, gather the epoch's intervals (and the protocol's
+ * votes) up the tree, wait for them all to come down, apply them. Returns
+ * the votes for one more round. */
+static uint32_t barrier_round(void)
 {
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     coherence_release();
     uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     send_remote_frees();
 
+    struct barrier_head head = {.votes = coh->barrier_vote && coh->barrier_vote()};
     struct buf mine = {0};
+    buf_put(&mine, &head.votes, sizeof head.votes);
     interval_encode(&mine, barrier.vt_at_barrier, job()->rank);
     struct arrival parts[IPC_SENDV_MAX];
     pthread_mutex_lock(&barrier.lock);
@@ -263,29 +289,35 @@ static void barrier_round(void)
     coherence_release_sent();
     ipc_wait(released, NULL, 0);
     pthread_mutex_lock(&barrier.lock);
-    unsigned char *intervals = barrier.release;
+    unsigned char *release = barrier.release;
     size_t len = barrier.release_len;
     barrier.release = NULL;
     pthread_mutex_unlock(&barrier.lock);
 
-    interval_apply(barrier.parent < 0 ? 0 : barrier.parent, intervals, len);
-    free(intervals);
+    /* The head was checked when the release came (or made here). */
+    memcpy(&head, release, sizeof head);
+    interval_apply(barrier.parent < 0 ? 0 : barrier.parent, release + sizeof head.votes,
+                   len - sizeof head.votes);
+    free(release);
     interval_gc();
     interval_vt(barrier.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
     if (TRACE_ON)
         trace_put(TRACE_BARRIER, 0, 0, epoch, t0, t_released, clock_ns());
+    return head.votes;
 }
 
 /* The protocol may ask for further rounds (lrc's collection: its keepers
  * bring their copies up to date in one, and the diffs are dropped after
- * the next); each counts as a barrier. */
+ * the next; a migration round when some node voted for one); each counts
+ * as a barrier. */
 static void barrier_here(void)
 {
     uint64_t t0 = clock_ns();
+    uint32_t votes;
     do
-        barrier_round();
-    while (coh->barrier_done && coh->barrier_done());
+        votes = barrier_round();
+    while (coh->barrier_done && coh->barrier_done(votes));
     stats_add(STAT_T_BARRIER_NS, clock_ns() - t0);
 }
 

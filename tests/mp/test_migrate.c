@@ -13,8 +13,16 @@
  *       moves it to i+1 (for 0 < i < n-1: block 0 is written by its home,
  *       block n-1 read by it), with 3 nodes or more, where the reads fault
  *       (`moves`: not under erc-upd, whose updates keep the copy valid).
+ *   test_migrate stay  block i is homed at node i, which rewrites it; every
+ *       node reads only its own: no page qualifies to move, so no
+ *       migration round may run (a round runs only when some node has a
+ *       page to give away: the barriers carry the votes).
  *   `forwards`: some request or diff must have reached node 0 after it
  *       gave a page away (hlrc: nodes not told of the move ask it).
+ *
+ * In every mode the loop's barriers must have taken exactly one round
+ * each, plus the migration rounds counted (a round runs on every node
+ * alike); where moves are demanded, at least one migration round.
  *
  * Every node also adds one, under the block's lock, to a counter in the
  * first page of every block, every iteration.
@@ -40,9 +48,10 @@ int main(int argc, char **argv)
 {
     dsm_startup(&argc, &argv);
     int me = dsm_rank(), n = dsm_nodes();
-    MP_CHECK(argc >= 2 && (!strcmp(argv[1], "homes") || !strcmp(argv[1], "pages")),
-             "usage: test_migrate homes|pages [moves] [forwards]");
-    int homes = !strcmp(argv[1], "homes"), moves = 0, forwards = 0;
+    MP_CHECK(argc >= 2 && (!strcmp(argv[1], "homes") || !strcmp(argv[1], "pages") || !strcmp(argv[1], "stay")),
+             "usage: test_migrate homes|pages|stay [moves] [forwards]");
+    int stay = !strcmp(argv[1], "stay");
+    int homes = !strcmp(argv[1], "homes") || stay, moves = 0, forwards = 0;
     for (int i = 2; i < argc; i++) {
         moves |= !strcmp(argv[i], "moves");
         forwards |= !strcmp(argv[i], "forwards");
@@ -51,14 +60,19 @@ int main(int argc, char **argv)
     size_t pages = (size_t)n * PAGES_PER_BLOCK;
     int64_t *a = NULL;
     if (me == 0) {
-        a = dsm_malloc_home(pages * dsm_page_size(), DSM_HOME_LOCAL);
-        for (size_t i = 0; i < pages * words; i++)
+        a = dsm_malloc_home(pages * dsm_page_size(), stay ? DSM_HOME_BLOCK : DSM_HOME_LOCAL);
+        for (size_t i = 0; i < (stay ? 0 : pages * words); i++)
             a[i] = -(int64_t)i;
     }
     dsm_bcast(&a, sizeof a, 0);
-    dsm_barrier();
 #define WORD(block, p, w) a[((size_t)(block) * PAGES_PER_BLOCK + (p)) * words + (w)]
 #define INIT(block, p, w) (-(int64_t)(((size_t)(block) * PAGES_PER_BLOCK + (p)) * words + (w)))
+    if (stay) /* each block by its home: no node writes another's */
+        for (size_t p = 0; p < PAGES_PER_BLOCK; p++)
+            for (size_t w = 0; w < words; w++)
+                WORD(me, p, w) = INIT(me, p, w);
+    dsm_barrier();
+    uint64_t barriers0 = stats_get(STAT_BARRIERS), rounds0 = stats_get(STAT_MIGRATE_ROUNDS);
     for (int t = 1; t <= ITERATIONS; t++) {
         /* Write: this node's block. */
         size_t last = homes ? words : 2 + WRITTEN_WORDS;
@@ -73,9 +87,10 @@ int main(int argc, char **argv)
             dsm_unlock(LOCK_BASE + blk);
         }
         dsm_barrier();
-        /* Read: every block (homes), or the block before this node's. */
+        /* Read: every block (homes), the block before this node's
+         * (pages), or its own (stay). */
         for (int b = 0; b < n; b++) {
-            if (!homes && b != (me + n - 1) % n)
+            if ((!homes && b != (me + n - 1) % n) || (stay && b != me))
                 continue;
             for (size_t p = 0; p < PAGES_PER_BLOCK; p++)
                 for (size_t w = 0; w < words; w++) {
@@ -88,6 +103,13 @@ int main(int argc, char **argv)
         }
         dsm_barrier();
     }
+    uint64_t barriers = stats_get(STAT_BARRIERS) - barriers0, rounds = stats_get(STAT_MIGRATE_ROUNDS) - rounds0;
+    MP_CHECK(barriers == 2 * ITERATIONS + rounds, "%d barriers took %llu rounds, with %llu migration rounds",
+             2 * ITERATIONS, (unsigned long long)barriers, (unsigned long long)rounds);
+    if (stay)
+        MP_CHECK(rounds == 0, "%llu migration rounds where no page qualifies to move", (unsigned long long)rounds);
+    if (moves && (homes || n >= 3)) /* as below: the moves the pattern demands */
+        MP_CHECK(rounds > 0, "no migration round, though pages must move");
     for (int b = 0; b < n; b++)
         MP_CHECK(WORD(b, 0, 1) == INIT(b, 0, 1) + (int64_t)ITERATIONS * n, "block %d counter: %lld, not %lld", b,
                  (long long)WORD(b, 0, 1), (long long)(INIT(b, 0, 1) + (int64_t)ITERATIONS * n));
@@ -108,8 +130,9 @@ int main(int argc, char **argv)
     }
     if (forwards && me == 0 && n >= 3)
         MP_CHECK(fwd > 0, "node 0 forwarded nothing after giving pages away");
-    printf("node %d: %s: gave %llu, received %llu, forwarded %llu; every value checked\n", me, argv[1],
-           (unsigned long long)out, (unsigned long long)in, (unsigned long long)fwd);
+    printf("node %d: %s: gave %llu, received %llu, forwarded %llu, %llu migration rounds; every value checked\n",
+           me, argv[1], (unsigned long long)out, (unsigned long long)in, (unsigned long long)fwd,
+           (unsigned long long)rounds);
     dsm_finish();
     return 0;
 }

@@ -176,6 +176,20 @@ static void test_profiled_repartitions_when_it_pays(void)
     CHECK_EQ(got[1], 10);
 }
 
+/* How long a loop ran where nothing slowed it: the shortest thread's
+ * time, a thread that ran nothing not counted. */
+static void test_profiled_loop_time_is_the_shortest_threads(void)
+{
+    uint64_t it[3] = {100, 50, 0};
+    uint64_t ns[3] = {2000000, 5000000, 7};
+    CHECK_EQ(profile_shortest_ns(3, it, ns), 2000000);
+    /* the fast thread's 10 us, though the other was stopped 5 ms */
+    uint64_t stopped[3] = {10000, 5000000, 0};
+    CHECK_EQ(profile_shortest_ns(3, it, stopped), 10000);
+    uint64_t none[3] = {0, 0, 0};
+    CHECK_EQ(profile_shortest_ns(3, none, ns), UINT64_MAX);
+}
+
 static void test_cyclic_chunks_scale_with_speed_and_cover_once(void)
 {
     double speed[3] = {3, 1, 2};
@@ -212,6 +226,7 @@ int main(void)
     test_omp_schedule_is_parsed();
     test_bad_omp_schedules_are_refused();
     test_profiled_repartitions_when_it_pays();
+    test_profiled_loop_time_is_the_shortest_threads();
     test_cyclic_chunks_scale_with_speed_and_cover_once();
     return check_report("test_schedule");
 }
