@@ -217,7 +217,7 @@ static void reductions(void)
     static long rounds_wrong;
     rounds_wrong = 0;
 #pragma omp parallel reduction(+ : rounds_wrong)
-    for (int it = 1; it <= 20; it++) {
+    for (int it = 1; it <= 8; it++) {
 #pragma omp single
         dsum = 0;
 #pragma omp for schedule(static) reduction(+ : dsum)
