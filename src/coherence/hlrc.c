@@ -100,6 +100,7 @@ struct hlrc_page {
     uint32_t dirty_idx; /* its entry in hlrc.dirty, while dirty */
     uint16_t quiet;     /* at the home: releases since the snapshot last changed */
     uint8_t  shared;    /* at the home: some other node has fetched it */
+    uint8_t  patience;  /* at the home: retired and written again (see RETIRE_AFTER) */
     uint8_t  reread;    /* invalidated by a notice since its last fetch */
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
@@ -108,8 +109,15 @@ struct hlrc_page {
 
 /* Releases a tracked home page may stay unchanged before it is
  * write-protected and its snapshot dropped: a page read by others but no
- * longer written (a finished result) stops costing compares. */
+ * longer written (a finished result) stops costing compares. A page the
+ * home writes again after its retirement doubles its patience, up to
+ * RETIRE_AFTER << RETIRE_PATIENCE_MAX releases: a vector written once in
+ * every few barriers (NAS CG's, between its loops and reductions) would
+ * otherwise pay a write-protect and a write fault each time (14,000 of
+ * them per node in CG class A), where staying tracked costs a compare per
+ * release. */
 #define RETIRE_AFTER 2
+#define RETIRE_PATIENCE_MAX 5
 
 /* Acquires that refresh a re-read page in place before it must fault
  * again to show it is still read. */
@@ -314,8 +322,11 @@ static void hlrc_write_fault(size_t page)
          * before (the page is then shared, and tracked here) or sees it
          * writable (and tracks it itself). */
         pthread_mutex_lock(&hlrc.lock);
-        if (h->shared && !e->twin && !h->unsnapped)
+        if (h->shared && !e->twin && !h->unsnapped) {
+            if (h->patience < RETIRE_PATIENCE_MAX)
+                h->patience++; /* written again, untracked: more patience */
             track(page);
+        }
         e->state = PAGE_WRITE;
         pthread_mutex_unlock(&hlrc.lock);
         mem_protect(page, PROT_READ | PROT_WRITE);
@@ -396,7 +407,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 memcpy(e->twin, mem_sys(page), mem.page_size);
                 h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
-            } else if (retire && ++h->quiet >= RETIRE_AFTER) {
+            } else if (retire && ++h->quiet >= RETIRE_AFTER << h->patience) {
                 mem_copy_put(e->twin);
                 e->twin = NULL;
                 if (e->state == PAGE_WRITE) {

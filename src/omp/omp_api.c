@@ -77,11 +77,19 @@ static void omp_init(struct omp_thread *t)
     t->ready = true;
 }
 
-struct omp_thread *omp_self(void)
+struct omp_thread *omp_self_owing(void)
 {
     if (__builtin_expect(!self.ready, 0))
         omp_init(&self);
     return &self;
+}
+
+struct omp_thread *omp_self(void)
+{
+    struct omp_thread *t = omp_self_owing();
+    if (__builtin_expect(t->barrier_owed, 0))
+        omp_pay_barrier(t);
+    return t;
 }
 
 int omp_lock_id_of(const void *addr)

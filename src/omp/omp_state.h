@@ -77,10 +77,17 @@ struct omp_thread {
     uint32_t           teams_started;   /* at the master */
     struct omp_outer   outer[OMP_MAX_NESTING];
     int                serialized;      /* entries of outer in use */
+    bool               barrier_owed;    /* a blocking reduction's barrier, not yet run */
 };
 
-/* This node's state, made ready (settings read, checked) on first use. */
+/* This node's state, made ready (settings read, checked) on first use.
+ * It first runs a barrier a blocking reduction left owed (region.c):
+ * every entry to the runtime but __kmpc_barrier itself pays it. */
 struct omp_thread *omp_self(void);
+/* The same, leaving an owed barrier to the caller. */
+struct omp_thread *omp_self_owing(void);
+/* Runs the owed barrier (omp_self calls it). */
+void omp_pay_barrier(struct omp_thread *t);
 
 /* A lock id for an address the compiler names a critical section or a
  * reduction by (the same on every node: the executable's layout is). */

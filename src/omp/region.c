@@ -237,16 +237,30 @@ kmp_int32 __kmpc_ok_to_fork(ident_t *loc)
 void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
 void __kmpc_end(ident_t *loc) { (void)loc; }
 
-void __kmpc_barrier(ident_t *loc, kmp_int32 gtid)
+static void team_barrier(struct omp_thread *t)
 {
-    (void)loc, (void)gtid;
-    struct omp_thread *t = omp_self();
     if (t->nthreads <= 1)
         return;
     if (t->nthreads == job()->nodes)
         dsm_barrier();
     else
         parallel_team_barrier(&t->region->count, t->nthreads);
+}
+
+/* An owed barrier (see __kmpc_end_reduce) is this one: one barrier serves
+ * both. */
+void __kmpc_barrier(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    struct omp_thread *t = omp_self_owing();
+    t->barrier_owed = false;
+    team_barrier(t);
+}
+
+void omp_pay_barrier(struct omp_thread *t)
+{
+    t->barrier_owed = false;
+    team_barrier(t);
 }
 
 /* single: the master thread of the team runs it, with no communication
@@ -370,8 +384,18 @@ kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t
     return __kmpc_reduce_nowait(loc, gtid, num_vars, reduce_size, reduce_data, reduce_func, lck);
 }
 
+/* The blocking form ends with a barrier (libomp runs one here), but the
+ * construct's own implicit barrier always follows: clang emits
+ * __kmpc_barrier right after, with nothing between (checked for `for`,
+ * `sections` and dynamic loops, clang 14). A DSM barrier costs a round of
+ * messages and every node's release, so this one is only owed: the next
+ * entry to the runtime pays it, and when that is __kmpc_barrier, as clang
+ * makes it, one barrier serves both. A region's end (the join) settles it
+ * too: restoring the thread's state outside the region clears it. */
 void __kmpc_end_reduce(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck)
 {
     __kmpc_end_reduce_nowait(loc, gtid, lck);
-    __kmpc_barrier(loc, gtid);
+    struct omp_thread *t = omp_self_owing();
+    if (t->nthreads > 1)
+        t->barrier_owed = true;
 }

@@ -208,6 +208,25 @@ static void reductions(void)
     gsum += omp_get_thread_num() + 1;
     int n = omp_get_max_threads();
     CHECK("reduction on a global in a region", gsum == (long)n * (n + 1) / 2);
+
+    /* Worksharing reductions inside one region, as NAS CG does them: each
+     * result is read by every thread right after its loop (the loop's
+     * barrier, which also ends the blocking reduction, must make it whole
+     * everywhere), then a barrier before the next loop's single clears it. */
+    static double dsum;
+    static long rounds_wrong;
+    rounds_wrong = 0;
+#pragma omp parallel reduction(+ : rounds_wrong)
+    for (int it = 1; it <= 8; it++) {
+#pragma omp single
+        dsum = 0;
+#pragma omp for schedule(static) reduction(+ : dsum)
+        for (int i = 1; i <= 100; i++)
+            dsum += (double)i * it;
+        rounds_wrong += dsum != 5050.0 * it;
+#pragma omp barrier
+    }
+    CHECK("blocking reductions in a region, read by every thread", rounds_wrong == 0);
 }
 
 static void sync_constructs(void)
