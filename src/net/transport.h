@@ -166,6 +166,13 @@ struct net_inject {
     struct delayed  *delay_head, *delay_tail;
 };
 
+/* The job's tree (base/tree.h), along which net_finish runs. */
+struct net_tree {
+    int               parent;         /* -1 at node 0 */
+    int               first_child, nchildren;
+    _Atomic bool      all_finished;   /* the root's FIN has reached us */
+};
+
 struct net {
     struct net_socket  sock;
     struct peer       *peers;         /* job()->nodes of them, in rank order, self included */
@@ -175,6 +182,7 @@ struct net {
     pthread_mutex_t    rx_lock;
     struct net_service svc;
     struct net_inject  inj;
+    struct net_tree    tree;
 };
 
 extern struct net net_state;

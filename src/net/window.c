@@ -405,6 +405,8 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
 static int ring_neighbour(int step)
 {
     int n = job()->nodes, r = job()->rank;
+    if (atomic_load(&net_state.tree.all_finished))
+        return -1; /* every node has finished: some may be gone */
     for (int d = 1; d < n; d++) {
         int j = ((r + step * d) % n + n) % n;
         if (!net_state.peers[j].fin_rx)
