@@ -49,6 +49,10 @@ struct peer_send {
     struct rto_state rto;
     uint64_t         progress_ns;      /* last time the peer acknowledged something new */
     bool             probed;           /* a tail-loss probe went out since then */
+    /* Datagrams sent for the first time, and sent again (timeout, probe,
+     * fast retransmission), both halved every LOSS_WINDOW first ones: the
+     * recent share of retransmissions estimates the loss (window.c). */
+    uint32_t         first_xmits, re_xmits;
 };
 
 /* What we owe the peer: the acknowledgement of what we received from it.
