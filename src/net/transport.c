@@ -302,8 +302,8 @@ void net_finish(void)
     }
     /* Answer the stragglers' DONE once more on the way out — three times:
      * a neighbour whose DONE reached us first hears ours only here, and
-     * waits LINGER_SILENCE for it if it is lost (at 30% injected loss, one
-     * 2-node run in three took 2 s longer for it). */
+     * waits LINGER_SILENCE for it if it is lost (2-node runs at 30%
+     * injected loss often ended seconds after their timed part). */
     pthread_mutex_lock(&net_state.lock);
     for (int rep = 0; rep < 3; rep++)
         for (int i = 0; i < job()->nodes; i++)
