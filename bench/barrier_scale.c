@@ -17,7 +17,9 @@
  * a run of dsm barriers (mean per barrier, a tenth more run first as
  * warm-up), so the two alternate and share the machine's moments; the
  * report gives every round and the medians. Startup is also reported: the
- * slowest node's dsm_startup, from the process's start.
+ * slowest node's dsm_startup, from the process's start; then rounds of
+ * dsm_bcast pairs (node 0's, then the last node's), and dsm_finish's time
+ * at node 0.
  *
  *   dsmrun -n N barrier_scale [--rounds R] [--iters M] [--fanout K]
  */
@@ -252,9 +254,33 @@ int main(int argc, char **argv)
             printf("round %d: raw tree %9.1f us  dsm %9.1f us  ratio %5.2f\n", r + 1, raw[r], dsm[r],
                    dsm[r] / raw[r]);
     }
+    /* dsm_bcast: node 0's, then the last node's, back to back. Node 0
+     * waits for the last node's, which that node sends only once node 0's
+     * reached it: a round is two broadcasts' latency to the farthest node. */
+    double *bc = calloc((size_t)rounds, sizeof *bc);
+    if (!bc)
+        bench_fail("out of memory");
+    for (int r = 0; r < rounds; r++) {
+        uint64_t x = 0;
+        dsm_barrier();
+        uint64_t t0 = bench_now_ns();
+        for (int i = 0; i < iters; i++) {
+            if (b.me == 0)
+                x = (uint64_t)i;
+            dsm_bcast(&x, sizeof x, 0);
+            if (x != (uint64_t)i)
+                bench_fail("dsm_bcast from node 0 delivered %llu, not %d", (unsigned long long)x, i);
+            dsm_bcast(&x, sizeof x, b.nodes - 1);
+        }
+        bc[r] = (double)(bench_now_ns() - t0) / 1e3 / iters;
+        if (b.me == 0)
+            printf("round %d: dsm_bcast from node 0 then node %d: %9.1f us\n", r + 1, b.nodes - 1, bc[r]);
+    }
     /* Stragglers of the raw tree's last round (a resent release) may still
      * come: they are told apart by round, and nobody reads them now. */
     if (b.me == 0) {
+        printf("barrier_scale: %d nodes: dsm_bcast pair %.1f us (median of round means)\n", b.nodes,
+               median(bc, rounds));
         double mr = median(raw, rounds), md = median(dsm, rounds);
         printf("barrier_scale: %d nodes, fan-out %d, %d rounds of %d: raw tree %.1f us, dsm %.1f us "
                "(medians of round means), dsm/raw %.2f%s; startup (slowest node) %.3f s\n",

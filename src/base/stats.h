@@ -19,6 +19,7 @@
     X(NET_RETRANSMITS,     "datagrams retransmitted")                          \
     X(NET_FAST_RETRANSMITS,"of which triggered by selective ack")              \
     X(NET_TAIL_PROBES,     "of which tail-loss probes")                        \
+    X(NET_LOSSY_COPIES,    "small datagrams sent twice on a lossy path")       \
     X(NET_DUPS_DROPPED,    "duplicate datagrams dropped")                      \
     X(NET_OOO_BUFFERED,    "datagrams buffered out of order")                  \
     X(NET_FOREIGN_DROPPED, "foreign or malformed datagrams dropped")           \

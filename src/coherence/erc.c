@@ -161,10 +161,12 @@ static bool set_has(const uint64_t *s, int node) { return (s[node / 64] >> (node
 /* Sends ERC_INV, or ERC_UPD with the diff, to every node of `targets` and
  * records what their acknowledgements complete: `writer`'s diff, or this
  * node's release (counted in erc.outstanding). Returns false when targets is
- * empty: nothing to wait for. Caller holds erc.lock. */
-static bool send_notes(size_t page, int writer, const uint64_t *targets, const void *diff, size_t len)
+ * empty and the record need not wait `behind` earlier ones: nothing to wait
+ * for. Caller holds erc.lock. */
+static bool send_notes(size_t page, int writer, const uint64_t *targets, const void *diff, size_t len,
+                       bool behind)
 {
-    if (set_empty(targets))
+    if (set_empty(targets) && !behind)
         return false;
     if (!erc.nfree) {
         size_t n = erc.npend ? erc.npend * 2 : 64;
@@ -222,6 +224,21 @@ static void pending_done(struct pending *p)
     erc.free_slots[erc.nfree++] = (uint32_t)(p - erc.pend);
 }
 
+/* Completes, oldest first, the page's invalidation records that have all
+ * their acknowledgements (erc-inv; see announce). Caller holds erc.lock. */
+static void settle(uint32_t page)
+{
+    for (;;) {
+        uint32_t oldest = 0;
+        for (uint32_t i = chunk_of(page, false)->pending[page % DIR_CHUNK_PAGES]; i;
+             i = erc.pend[i - 1].next)
+            oldest = i;
+        if (!oldest || erc.pend[oldest - 1].left)
+            return;
+        pending_done(&erc.pend[oldest - 1]);
+    }
+}
+
 /* Announces a diff of `page` (from `writer`, or this node's own) to the
  * other holders of the page. Caller holds erc.lock. */
 static bool announce(size_t page, int writer, const void *diff, size_t len)
@@ -231,23 +248,25 @@ static bool announce(size_t page, int writer, const void *diff, size_t len)
         return false;
     uint64_t targets[VT_MAX_NODES / 64];
     memcpy(targets, s, erc.words * sizeof *s);
-    if (!erc.update) {
-        /* A node whose invalidation of this page is still unanswered may
-         * not have seen it yet: it left the copyset when that was sent,
-         * but a release that completed before it acted could pass it a
-         * lock it would use with its stale copy. It is sent another, which
-         * it answers only after the first (per-peer order). */
-        struct dir_chunk *c = chunk_of(page, false);
-        for (uint32_t i = c->pending[page % DIR_CHUNK_PAGES]; i; i = erc.pend[i - 1].next)
-            for (size_t w = 0; w < erc.words; w++)
-                targets[w] |= erc.pend[i - 1].targets[w];
-    }
     if (writer != job()->rank)
         targets[writer / 64] &= ~(1ull << (writer % 64));
-    if (!erc.update) /* invalidated copies leave the copyset; the writer's stays */
-        for (size_t i = 0; i < erc.words; i++)
+    /* erc-inv: a node whose invalidation of this page is still unanswered
+     * may not have seen it yet: it left the copyset when that was sent, but
+     * a release that completed before it acted could pass it a lock it
+     * would use with its stale copy. So this release completes only after
+     * every earlier one of the page (settle): it waits for that answer
+     * without asking again. (Sending such a node another invalidation, as
+     * before, made every release of a page that many nodes write at once
+     * go to all of them while answers lagged — N invalidations and N
+     * answers per release, N^2 in all: at 256 nodes the home's socket
+     * overflowed with them and the job ended "peer 0 silent".) */
+    bool behind = false;
+    if (!erc.update) {
+        behind = chunk_of(page, false)->pending[page % DIR_CHUNK_PAGES] != 0;
+        for (size_t i = 0; i < erc.words; i++) /* invalidated copies leave the copyset; the writer's stays */
             s[i] &= ~targets[i];
-    return send_notes(page, writer, targets, diff, len);
+    }
+    return send_notes(page, writer, targets, diff, len, behind);
 }
 
 /* ---- faults ----------------------------------------------------------- */
@@ -509,8 +528,12 @@ static void on_ack(int src, const void *msg, size_t len)
     if (!p || p->writer < 0 || p->gen != n.gen || p->page != n.page || n.zero || !set_has(p->targets, src))
         log_fatal("node %d acknowledged an invalidation or update that was not sent", src);
     p->targets[src / 64] &= ~(1ull << (src % 64));
-    if (--p->left == 0)
-        pending_done(p);
+    if (--p->left == 0) {
+        if (erc.update)
+            pending_done(p);
+        else
+            settle(p->page);
+    }
     unlock();
 }
 

@@ -36,7 +36,11 @@ static void deliver_fragment(int src, const struct wire_hdr *h, unsigned char *p
     if (h->flags & WIRE_NOP)
         return;
     if (h->flags & WIRE_FIN) {
+        /* From a child: its subtree has finished; from the parent: every
+         * node has (net_finish). */
         p->fin_rx = true;
+        if (src == net_state.tree.parent)
+            atomic_store(&net_state.tree.all_finished, true);
         return;
     }
     if ((h->flags & (WIRE_FIRST | WIRE_LAST)) == (WIRE_FIRST | WIRE_LAST)) {

@@ -49,6 +49,10 @@ struct peer_send {
     struct rto_state rto;
     uint64_t         progress_ns;      /* last time the peer acknowledged something new */
     bool             probed;           /* a tail-loss probe went out since then */
+    /* Datagrams sent for the first time, and sent again (timeout, probe,
+     * fast retransmission), both halved every LOSS_WINDOW first ones: the
+     * recent share of retransmissions estimates the loss (window.c). */
+    uint32_t         first_xmits, re_xmits;
 };
 
 /* What we owe the peer: the acknowledgement of what we received from it.
@@ -166,6 +170,13 @@ struct net_inject {
     struct delayed  *delay_head, *delay_tail;
 };
 
+/* The job's tree (base/tree.h), along which net_finish runs. */
+struct net_tree {
+    int               parent;         /* -1 at node 0 */
+    int               first_child, nchildren;
+    _Atomic bool      all_finished;   /* the root's FIN has reached us */
+};
+
 struct net {
     struct net_socket  sock;
     struct peer       *peers;         /* job()->nodes of them, in rank order, self included */
@@ -175,6 +186,7 @@ struct net {
     pthread_mutex_t    rx_lock;
     struct net_service svc;
     struct net_inject  inj;
+    struct net_tree    tree;
 };
 
 extern struct net net_state;

@@ -45,6 +45,7 @@
 #include "base/stack.h"
 #include "base/stats.h"
 #include "base/trace.h"
+#include "base/tree.h"
 #include "sync/sync.h"
 
 /* Every arrival and release begins with this; the intervals follow
@@ -70,7 +71,7 @@ struct gather {
 struct bcast_msg {
     struct bcast_msg *next;
     uint64_t          seq;
-    unsigned char    *data;   /* data bytes, then the root's intervals */
+    unsigned char    *data;   /* the header, data bytes, then the root's intervals */
     size_t            len, data_len;
     int               root;
 };
@@ -91,15 +92,12 @@ static DSM_STATE struct {
     struct bcast_msg *bcasts;
 } barrier = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Node i's parent and children in a tree of fan-out k (sync.h). */
-int sync_tree_parent(int i, int k) { return i == 0 ? -1 : (i - 1) / k; }
+/* Node i's parent and children in a tree of fan-out k (sync.h, base/tree.h). */
+int sync_tree_parent(int i, int k) { return tree_parent(i, k); }
 
 int sync_tree_children(int i, int k, int nodes, int *first)
 {
-    long f = (long)i * k + 1;
-    *first = (int)(f < nodes ? f : nodes);
-    long n = (long)nodes - f;
-    return n <= 0 ? 0 : n < k ? (int)n : k;
+    return tree_children(i, k, nodes, first);
 }
 
 /* Under barrier.lock: when epoch's subtree has arrived here (our own
@@ -323,22 +321,48 @@ static void barrier_here(void)
 
 /* ---- broadcast -------------------------------------------------------- */
 
-struct bcast_hdr { uint64_t seq, data_len; };
+/* dsm_bcast goes down the barrier's tree, renumbered so that the root is
+ * its top: node i sits at (i - root) mod N. Each node passes the message on
+ * to its children from the delivery thread as it arrives, as the barrier's
+ * release does: depth log_k N, where the root of a star sent N - 1 copies
+ * one after the other. The message is the root's, unchanged: its data and
+ * the root's intervals. */
+struct bcast_hdr { uint64_t seq, data_len, root; };
+
+static int bcast_rel(int i, int root) { return (i - root + job()->nodes) % job()->nodes; }
+static int bcast_abs(int rel, int root) { return (rel + root) % job()->nodes; }
+
+/* Sends a broadcast from `root` (header, data, intervals in body) to this
+ * node's children in root's tree. */
+static void bcast_down(int root, const void *body, size_t len)
+{
+    int first, n = tree_children(bcast_rel(job()->rank, root), sync_barrier_fanout, job()->nodes, &first);
+    ipc_batch_begin();
+    for (int c = 0; c < n; c++)
+        ipc_send(bcast_abs(first + c, root), SYNC_BCAST, 0, body, len);
+    ipc_batch_end();
+}
 
 static void on_bcast(int src, const void *msg, size_t len)
 {
     struct bcast_hdr h;
     size_t rest;
     ipc_body(src, msg, len, &h, sizeof h, &rest, "broadcast");
+    if (h.data_len > rest || h.root >= (uint64_t)job()->nodes || h.root == (uint64_t)job()->rank ||
+        bcast_abs(tree_parent(bcast_rel(job()->rank, (int)h.root), sync_barrier_fanout), (int)h.root) != src)
+        log_fatal("node %d sent a malformed broadcast (root %llu, %llu data bytes of %zu)", src,
+                  (unsigned long long)h.root, (unsigned long long)h.data_len, rest);
     struct bcast_msg *m = calloc(1, sizeof *m);
     if (!m)
         log_fatal("out of memory receiving a broadcast");
-    m->data = ipc_copy_payload(msg, len, sizeof h, &m->len);
-    if (h.data_len > m->len)
-        log_fatal("node %d sent a malformed broadcast", src);
+    size_t body_len;
+    unsigned char *body = ipc_copy_payload(msg, len, 0, &body_len);
+    bcast_down((int)h.root, body, body_len);
+    m->data = body;
+    m->len = body_len;
     m->seq = h.seq;
     m->data_len = h.data_len;
-    m->root = src;
+    m->root = (int)h.root;
     pthread_mutex_lock(&barrier.lock);
     struct bcast_msg **pp = &barrier.bcasts;
     while (*pp)
@@ -369,13 +393,11 @@ static void bcast_here(void *buf, size_t len, int root)
     if (job()->rank == root) {
         coherence_release(); /* the root's writes so far are visible to the receivers */
         struct buf b = {0};
-        struct bcast_hdr h = {.seq = seq, .data_len = len};
+        struct bcast_hdr h = {.seq = seq, .data_len = len, .root = (uint64_t)root};
         buf_put(&b, &h, sizeof h);
         buf_put(&b, buf, len);
         interval_encode(&b, NULL, -1);
-        for (int i = 0; i < job()->nodes; i++)
-            if (i != root)
-                ipc_send(i, SYNC_BCAST, 0, b.p, b.len);
+        bcast_down(root, b.p, b.len);
         buf_free(&b);
         coherence_release_sent();
         return;
@@ -394,8 +416,9 @@ static void bcast_here(void *buf, size_t len, int root)
                   m->root, m->data_len, len, root);
     /* Copied outside every lock: buf may be shared memory, and touching it
      * may fault. */
-    memcpy(buf, m->data, len);
-    interval_apply(m->root, m->data + len, m->len - len);
+    const unsigned char *data = m->data + sizeof(struct bcast_hdr);
+    memcpy(buf, data, len);
+    interval_apply(m->root, data + len, m->len - sizeof(struct bcast_hdr) - len);
     free(m->data);
     free(m);
 }
