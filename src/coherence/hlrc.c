@@ -453,8 +453,10 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
     }
     /* Any after `limit` were unsnapped by fetches served during this
      * release: they stay for the next. */
-    memmove(hlrc.unsnapped, hlrc.unsnapped + limit, (hlrc.nunsnapped - limit) * sizeof *hlrc.unsnapped);
-    hlrc.nunsnapped -= limit;
+    if (limit) { /* (an empty list may be NULL) */
+        memmove(hlrc.unsnapped, hlrc.unsnapped + limit, (hlrc.nunsnapped - limit) * sizeof *hlrc.unsnapped);
+        hlrc.nunsnapped -= limit;
+    }
     pthread_mutex_unlock(&hlrc.lock);
     return count;
 }
