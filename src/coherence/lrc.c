@@ -349,7 +349,8 @@ static void fetch_diffs(size_t page)
             q += it.len;
         }
     }
-    qsort(items, nitems, sizeof *items, by_causal_order);
+    if (nitems) /* (none: items is NULL, which qsort may not take) */
+        qsort(items, nitems, sizeof *items, by_causal_order);
     for (size_t i = 0; i < nitems; i++)
         if (mem_diff_apply(mem_sys(page), mem.page_size, items[i].data, items[i].len))
             log_fatal("node %d sent a malformed diff for page %zu", items[i].node, page);
