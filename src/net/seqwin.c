@@ -34,6 +34,17 @@ uint32_t ack_highest(uint32_t cum, uint64_t sack)
     return cum + (uint32_t)(64 - __builtin_clzll(sack));
 }
 
+bool rack_after(uint64_t sent, uint32_t seq, uint64_t dsent, uint32_t dseq)
+{
+    return sent > dsent || (sent == dsent && seq_before(dseq, seq));
+}
+
+bool rack_lost(uint64_t sent, uint32_t seq, uint64_t dsent, uint32_t dseq, uint64_t now,
+               uint64_t patience)
+{
+    return rack_after(dsent, dseq, sent, seq) && now >= sent && now - sent >= patience;
+}
+
 bool fresh_accept(struct fresh_window *w, uint64_t ctr)
 {
     if (ctr == 0)

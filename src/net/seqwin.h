@@ -50,9 +50,22 @@ static inline bool ack_covers(uint32_t cum, uint64_t sack, uint32_t seq)
 }
 
 /* Highest seq the acknowledgement reports as received beyond the cumulative
- * point, or cum-1 when there is none: a datagram sent before it and still
- * missing was most likely lost (the basis of fast retransmission). */
+ * point, or cum-1 when there is none. */
 uint32_t ack_highest(uint32_t cum, uint64_t sack);
+
+/* Loss by transmission order (RACK, RFC 8985), the basis of fast
+ * retransmission: a datagram last transmitted at (sent, seq) — time, then
+ * sequence for datagrams sent at the same instant — was lost if one
+ * transmitted after it, the latest delivered (dsent, dseq), has been
+ * acknowledged, and `patience` (room for reordering) has passed since its
+ * transmission. The path keeps order, so what was sent first arrives
+ * first. */
+bool rack_lost(uint64_t sent, uint32_t seq, uint64_t dsent, uint32_t dseq, uint64_t now,
+               uint64_t patience);
+
+/* Whether (sent, seq) was transmitted after (dsent, dseq): the order
+ * rack_lost judges by, and the one the latest delivered is kept in. */
+bool rack_after(uint64_t sent, uint32_t seq, uint64_t dsent, uint32_t dseq);
 
 /* Freshness (wire.h, the header's counter): the highest counter received
  * from a peer and a map of the 63 below it, as IPsec's anti-replay window

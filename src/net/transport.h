@@ -49,7 +49,8 @@ struct peer_send {
     struct rto_state rto;
     uint64_t         progress_ns;      /* last time the peer acknowledged something new */
     bool             probed;           /* a tail-loss probe went out since then */
-    uint64_t         delivered_sent_ns; /* latest transmission time of any datagram acknowledged */
+    uint64_t         delivered_sent_ns; /* the latest transmission acknowledged: time, */
+    uint32_t         delivered_seq;     /* ...and seq (rack_lost) */
     /* Datagrams sent for the first time, and sent again (timeout, probe,
      * fast retransmission), both halved every LOSS_WINDOW first ones: the
      * recent share of retransmissions estimates the loss (window.c). */

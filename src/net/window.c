@@ -409,8 +409,10 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
                 rto_sample(&p->tx.rto, now - t->sent_ns);
                 sampled = true;
             }
-            if (t->sent_ns > p->tx.delivered_sent_ns)
+            if (rack_after(t->sent_ns, t->hdr.seq, p->tx.delivered_sent_ns, p->tx.delivered_seq)) {
                 p->tx.delivered_sent_ns = t->sent_ns;
+                p->tx.delivered_seq = t->hdr.seq;
+            }
             p->tx.inflight_bytes -= t->hdr.len + sizeof t->hdr;
             *link = t->next;
             if (p->tx.tail == t)
@@ -436,23 +438,23 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
         if (!p->tx.head)
             atomic_fetch_sub(&net_state.svc.inflight_peers, 1);
     }
-    /* Anything still unacknowledged, sent before the highest datagram the
-     * peer holds, and last transmitted before a datagram that has since
-     * arrived, was lost: send it again now. The second condition (RACK's,
-     * RFC 8985) keeps a copy already on its way from being sent again at
-     * every acknowledgement: a receiver starved of CPU acknowledges often
-     * and drains its socket slowly, and copies sent at each of its
-     * acknowledgements filled that socket (64 nodes on 2 cores, erc-upd:
-     * 6.4 million retransmissions for 256k messages, two in three
-     * datagrams lost to the full socket). */
-    uint32_t highest = ack_highest(cum, sack);
+    /* Anything still unacknowledged and last transmitted before a datagram
+     * that has since arrived was lost (rack_lost): send it again now.
+     * Judged by transmission time, not sequence, two things hold: a copy
+     * already on its way is not sent again at every acknowledgement — a
+     * receiver starved of CPU acknowledges often and drains its socket
+     * slowly, and copies sent at each of its acknowledgements filled that
+     * socket (64 nodes on 2 cores, erc-upd: 6.4 million retransmissions
+     * for 256k messages, two in three datagrams lost to the full socket);
+     * and the answer to a timeout's retransmission of the oldest datagram
+     * (window_timers) reveals the later ones lost with it. `patience`
+     * allows for the reordering the loss injector does. */
     uint64_t patience = (uint64_t)(p->tx.rto.srtt_ns + p->tx.rto.rttvar_ns);
     if (patience < 50000)
         patience = 50000;
     for (struct txbuf *t = p->tx.head; t && t->sent_ns; t = t->next) {
-        if (!seq_before(t->hdr.seq, highest))
-            break;
-        if (now - t->sent_ns >= patience && t->sent_ns < p->tx.delivered_sent_ns) {
+        if (rack_lost(t->sent_ns, t->hdr.seq, p->tx.delivered_sent_ns, p->tx.delivered_seq, now,
+                      patience)) {
             stats_add(STAT_NET_RETRANSMITS, 1);
             stats_add(STAT_NET_FAST_RETRANSMITS, 1);
             p->tx.re_xmits++;

@@ -240,6 +240,25 @@ static void test_ack_coverage_holds_across_the_wrap(void)
     CHECK(!ack_covers(3, 0, 3));
 }
 
+static void test_rack_lost_needs_a_later_transmission_delivered_and_patience(void)
+{
+    /* Sent before the latest delivered transmission, patience passed: lost. */
+    CHECK(rack_lost(100, 5, 200, 6, 400, 50));
+    CHECK(rack_lost(100, 7, 200, 6, 400, 50)); /* by time, whatever the seq */
+    /* Patience not yet passed: reordering may still bring it. */
+    CHECK(!rack_lost(100, 5, 200, 6, 140, 50));
+    /* Sent after (a copy on its way) or is itself the latest: not lost. */
+    CHECK(!rack_lost(300, 5, 200, 6, 1000, 50));
+    CHECK(!rack_lost(200, 6, 200, 6, 1000, 50));
+    /* Sent at the same instant: the sequence orders them, across the wrap. */
+    CHECK(rack_lost(200, 5, 200, 6, 1000, 50));
+    CHECK(!rack_lost(200, 7, 200, 6, 1000, 50));
+    CHECK(rack_lost(200, 0xffffffffu, 200, 1, 1000, 50));
+    /* Nothing delivered yet (0, seq before the first): nothing lost. */
+    CHECK(!rack_lost(100, 0, 0, 0xffffffffu, 1000, 50));
+    CHECK(rack_after(201, 0, 200, 9) && !rack_after(199, 10, 200, 9));
+}
+
 static void test_ack_highest_is_top_sack_bit_or_before_cum(void)
 {
     CHECK_EQ(ack_highest(100, 0), 99);
@@ -484,7 +503,8 @@ static void run_channel_model(const struct model_params *mp)
     int next_delivery = 0, base = 0, next_send = 0;
     int dup_seen = 0, beyond_seen = 0, held_seen = 0, wrong_order = 0;
     int bad_slot = 0, false_ack = 0, overflow = 0;
-    uint64_t tick;
+    uint64_t tick, dsent = 0; /* the latest transmission acknowledged */
+    uint32_t dseq = first - 1;
 
     for (tick = 1; tick < 2000000 && (base < n || next_delivery < n); tick++) {
         /* Sender: new datagrams while the window is open. */
@@ -493,11 +513,15 @@ static void run_channel_model(const struct model_params *mp)
             net_put(&to_rx, mp, (struct packet){.seq = first + (uint32_t)next_send});
             next_send++;
         }
-        /* Sender: retransmission timer. */
+        /* Sender: retransmission timer, for the oldest unacknowledged
+         * datagram only (window.c); the answer reveals the rest. */
         for (int i = base; i < next_send; i++)
-            if (!acked[i] && tick - sent_at[i] >= rto) {
-                sent_at[i] = tick;
-                net_put(&to_rx, mp, (struct packet){.seq = first + (uint32_t)i});
+            if (!acked[i]) {
+                if (tick - sent_at[i] >= rto) {
+                    sent_at[i] = tick;
+                    net_put(&to_rx, mp, (struct packet){.seq = first + (uint32_t)i});
+                }
+                break;
             }
 
         /* Network to receiver: a few datagrams per tick. */
@@ -559,16 +583,17 @@ static void run_channel_model(const struct model_params *mp)
                 if (!delivered[i] && slot_idx[s % SEQWIN_MAX] != i)
                     false_ack++;
                 acked[i] = 1;
+                if (rack_after(sent_at[i], s, dsent, dseq)) {
+                    dsent = sent_at[i];
+                    dseq = s;
+                }
             }
             while (base < next_send && acked[base])
                 base++;
-            /* Fast retransmission of what lies before the highest reported. */
-            uint32_t hi = ack_highest(a.cum, a.sack);
+            /* Fast retransmission of what a later transmission overtook. */
             for (int i = base; i < next_send; i++) {
                 uint32_t s = first + (uint32_t)i;
-                if (!seq_before(s, hi))
-                    break;
-                if (!acked[i] && tick - sent_at[i] >= rto / 4) {
+                if (!acked[i] && rack_lost(sent_at[i], s, dsent, dseq, tick, rto / 4)) {
                     sent_at[i] = tick;
                     net_put(&to_rx, mp, (struct packet){.seq = s});
                 }
@@ -691,6 +716,7 @@ int main(void)
     test_selective_ack_covers_exactly_its_bits();
     test_ack_coverage_holds_across_the_wrap();
     test_ack_highest_is_top_sack_bit_or_before_cum();
+    test_rack_lost_needs_a_later_transmission_delivered_and_patience();
     test_rto_limits_leave_room_for_the_tests();
     test_rto_starts_at_the_initial_value();
     test_first_rtt_sample_sets_srtt_and_half_variance();
