@@ -22,7 +22,9 @@
  * division goes back; neither near its prediction nor better than before:
  * kept), when the new division would move less than PROFILE_BAND of the
  * trip, or when it would turn back toward the division before the current
- * one. A site that stopped keeps its chunk_vector for the rest of the run;
+ * one (it then settles halfway between the two: the first execution,
+ * timed with its page faults, often overshoots, and the second corrects
+ * it). A site that stopped keeps its chunk_vector for the rest of the run;
  * it starts over only with a team of another size. Restarting on a later
  * change of speed would need the measurements of every node, an exchange
  * at every check, and on a shared machine the change it would notice is
@@ -337,6 +339,13 @@ static void decide(struct loop_site *s, int n, const uint64_t *cur, const double
     case PROFILE_STOP_REVERT: /* a change of division too: counted as one */
         s->have_weights = !s->prev_static;
         memcpy(s->weights, s->prev_weights, sizeof s->weights);
+        s->repartitions++;
+        stats_add(STAT_PAR_REPARTITIONS, 1);
+        break;
+    case PROFILE_STOP_SWING: /* halfway, in proportion at any trip: counted too */
+        for (int i = 0; i < n; i++)
+            s->weights[i] = (double)next[i];
+        s->have_weights = true;
         s->repartitions++;
         stats_add(STAT_PAR_REPARTITIONS, 1);
         break;

@@ -87,8 +87,15 @@ enum profile_verdict profile_step(uint64_t trip, int n, const uint64_t *cur, con
         double dot = 0;
         for (int i = 0; i < n; i++)
             dot += ((double)cur[i] - (double)past->prev[i]) * ((double)next[i] - (double)cur[i]);
-        if (dot < 0)
+        if (dot < 0) {
+            /* Settle halfway: the mean of the two last measurements. */
+            uint64_t w[n];
+            double half[n];
+            for (int i = 0; i < n; i++)
+                w[i] = cur[i] + next[i], half[i] = (double)w[i];
+            sched_split_by_weight(trip, n, half, next);
             return PROFILE_STOP_SWING;
+        }
     }
     if (past->repartitions >= rule->max_repartitions)
         return PROFILE_STOP_LIMIT;

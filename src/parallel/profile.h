@@ -60,7 +60,9 @@ enum profile_verdict {
     PROFILE_REPARTITION, /* adopt next[], go on profiling */
     PROFILE_STOP_GAIN,   /* the predicted gain does not pass the threshold */
     PROFILE_STOP_BAND,   /* next[] moves less than the band of the trip */
-    PROFILE_STOP_SWING,  /* next[] turns back toward prev[] */
+    PROFILE_STOP_SWING,  /* the division by speed turns back toward prev[]:
+                          * next[] receives the division halfway between it
+                          * and cur[], which the loop keeps */
     PROFILE_STOP_MISSED, /* the last re-partition did not deliver: measured
                           * neither near its prediction nor better than before */
     PROFILE_STOP_REVERT, /* the last re-partition made the loop slower than
@@ -74,7 +76,8 @@ enum profile_verdict {
  * division by speed, *gain its predicted gain and *predicted its predicted
  * time (s), whatever the verdict.
  * Every verdict but PROFILE_REPARTITION stops profiling; PROFILE_STOP_REVERT
- * goes back to past->prev, the others keep cur[]. In order: the judgment
+ * goes back to past->prev, PROFILE_STOP_SWING settles on next[] (halfway),
+ * the others keep cur[]. In order: the judgment
  * of the last re-partition (when past->predicted is set), the threshold,
  * the band, the swing, the limit. */
 enum profile_verdict profile_step(uint64_t trip, int n, const uint64_t *cur, const double *speed,

@@ -235,14 +235,16 @@ static void test_profiled_does_not_repartition_within_the_band(void)
 static void test_profiled_stops_after_a_swing_back(void)
 {
     /* Even -> 200:100 (node 0 gained); now the speeds say 170:130, a step
-     * back toward even: the division oscillates, keep it and stop. The
+     * back toward even: the division oscillates; settle halfway and stop. The
      * re-partition itself delivered better than before (not judged). */
     double speed[2] = {1700, 1300}, gain, predicted;
     uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
     struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
     CHECK_EQ(profile_step(300, 2, cur, speed, 0.118, &past, &rule, next, &gain, &predicted),
              PROFILE_STOP_SWING);
-    CHECK_EQ(next[0], 170);
+    /* settled halfway between 200:100 and the proposed 170:130 */
+    CHECK_EQ(next[0], 185);
+    CHECK_EQ(next[1], 115);
     /* The same step further in the same direction goes on. */
     double more[2] = {2300, 700};
     past.predicted = 0; /* already judged */
