@@ -232,53 +232,54 @@ static void test_profiled_does_not_repartition_within_the_band(void)
              PROFILE_STOP_BAND);
 }
 
+/* A decision of 2 nodes on a trip of 300 under the rule above. */
+static enum profile_verdict step2(const uint64_t *cur, const double *speed, double measured,
+                                  const struct profile_past *past, uint64_t *next)
+{
+    double gain, predicted;
+    return profile_step(300, 2, cur, speed, measured, past, &rule, next, &gain, &predicted);
+}
+
 static void test_profiled_stops_after_a_swing_back(void)
 {
     /* Even -> 200:100 (node 0 gained); now the speeds say 170:130, a step
      * back toward even: the division oscillates; settle halfway and stop. The
      * re-partition itself delivered better than before (not judged). */
-    double speed[2] = {1700, 1300}, gain, predicted;
+    double speed[2] = {1700, 1300};
     uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
     struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
-    CHECK_EQ(profile_step(300, 2, cur, speed, 0.118, &past, &rule, next, &gain, &predicted),
-             PROFILE_STOP_SWING);
+    CHECK_EQ(step2(cur, speed, 0.118, &past, next), PROFILE_STOP_SWING);
     /* settled halfway between 200:100 and the proposed 170:130 */
     CHECK_EQ(next[0], 185);
     CHECK_EQ(next[1], 115);
     /* The same step further in the same direction goes on. */
     double more[2] = {2300, 700};
     past.predicted = 0; /* already judged */
-    CHECK_EQ(profile_step(300, 2, cur, more, 0.143, &past, &rule, next, &gain, &predicted),
-             PROFILE_REPARTITION);
+    CHECK_EQ(step2(cur, more, 0.143, &past, next), PROFILE_REPARTITION);
     CHECK_EQ(next[0], 230);
 }
 
 static void test_profiled_judges_the_last_repartition(void)
 {
-    double speed[2] = {1000, 2000}, gain, predicted;
+    double speed[2] = {1000, 2000};
     uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
     struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
     /* Slower than the division it replaced (0.2 > 0.15 * 1.1): back. */
-    CHECK_EQ(profile_step(300, 2, cur, speed, 0.2, &past, &rule, next, &gain, &predicted),
-             PROFILE_STOP_REVERT);
+    CHECK_EQ(step2(cur, speed, 0.2, &past, next), PROFILE_STOP_REVERT);
     /* 0.145: not slower than before, but neither near 0.1 nor better
      * than 0.15 by the threshold: the speeds were noise. */
-    CHECK_EQ(profile_step(300, 2, cur, speed, 0.145, &past, &rule, next, &gain, &predicted),
-             PROFILE_STOP_MISSED);
+    CHECK_EQ(step2(cur, speed, 0.145, &past, next), PROFILE_STOP_MISSED);
     /* 0.13: missed its prediction but better than before by > 5 %: paid,
      * and the new speeds (1:2) propose another re-partition. It turns
      * back past even, a swing. */
-    CHECK_EQ(profile_step(300, 2, cur, speed, 0.13, &past, &rule, next, &gain, &predicted),
-             PROFILE_STOP_SWING);
+    CHECK_EQ(step2(cur, speed, 0.13, &past, next), PROFILE_STOP_SWING);
     /* Within 10 % of the prediction (0.108): met; further the same way. */
     double more[2] = {3000, 1000};
-    CHECK_EQ(profile_step(300, 2, cur, more, 0.108, &past, &rule, next, &gain, &predicted),
-             PROFILE_REPARTITION);
+    CHECK_EQ(step2(cur, more, 0.108, &past, next), PROFILE_REPARTITION);
     CHECK_EQ(next[0], 225);
     /* The same at the limit: it stops, whatever it measures. */
     past.repartitions = 8;
-    CHECK_EQ(profile_step(300, 2, cur, more, 0.108, &past, &rule, next, &gain, &predicted),
-             PROFILE_STOP_LIMIT);
+    CHECK_EQ(step2(cur, more, 0.108, &past, next), PROFILE_STOP_LIMIT);
 }
 
 /* How long a loop ran where nothing slowed it: the shortest thread's
