@@ -71,11 +71,14 @@
     X(PAR_CRITICALS,       "critical sections entered")                        \
     X(PAR_REDUCTIONS,      "reductions combined")                              \
     X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
+    X(PAR_PROFILE_STOPS,   "profiled loops that stopped profiling (Fig. 4's stop rule)") \
+    X(PAR_PROFILED_RUNS,   "executions of profiled loops timed")               \
+    X(PAR_PROFILING,       "profiled loops still profiling (a level, not a count)") \
     X(MIGRATE_PAGES,       "pages given a new home for their remote faults")   \
     X(MIGRATE_HOMES,       "pages given a new home for their writes")          \
     X(MIGRATE_IN,          "pages received as their new home")                 \
     X(MIGRATE_FORWARDS,    "requests and diffs forwarded as a former home")    \
-    X(MIGRATE_HELD,        "migration windows held while loops re-partition")  \
+    X(MIGRATE_HELD,        "migration windows held while profiled loops settle") \
     X(MIGRATE_ROUNDS,      "barrier rounds run to move pages")                 \
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \

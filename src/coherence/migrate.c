@@ -35,10 +35,17 @@
 /* Windows a page that moved stays where it went (hysteresis). */
 #define FREEZE_WINDOWS 2
 
+/* Windows without a timed execution after which loops still profiled no
+ * longer hold migration (see vote). */
+#define DORMANT_WINDOWS 8
+
 /* One page's counts (at its home) and its successor (at a former home). */
 struct mig_page {
     struct migrate_counts c;
     uint32_t frozen_until; /* the first window it may move in again */
+    uint32_t division1;    /* moved while loops were profiled: the loops'
+                            * division then (re-partitions, plus one); it
+                            * stays until that changes. 0: not so moved */
     int16_t  next1;        /* the node this one gave the page to, plus one */
     uint8_t  listed;       /* on the window's list */
     uint8_t  in_flight;    /* given, its MIGRATE not yet acknowledged */
@@ -72,6 +79,8 @@ static DSM_STATE struct {
     bool                   voted;       /* this node asked for the coming migration round */
     bool                   fence;       /* the migration round is running */
     uint64_t               repartitions; /* STAT_PAR_REPARTITIONS at the last window's end */
+    uint64_t               timed;        /* STAT_PAR_PROFILED_RUNS at the last window's end */
+    uint32_t               timed_window; /* the last window in which it changed */
 } mig = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 bool migrate_counts_writes(void) { return mig.pages != NULL; }
@@ -203,6 +212,10 @@ static int destination(size_t page, enum migrate_reason *why)
     if (mem_home(page) != me || mig.window < g->frozen_until ||
         (mem_base_node(page) == me && mem_home_pinned(page)))
         return -1;
+    /* Moved for the loops' division in use: it went where that division
+     * puts its work, and stays there until the division changes. */
+    if (g->division1 && g->division1 - 1 == (uint32_t)mig.repartitions)
+        return -1;
     return migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, why);
 }
 
@@ -228,12 +241,23 @@ static uint32_t *take_list(size_t *n)
  * in is counted in the next one. */
 static bool vote(void)
 {
-    uint64_t rep = stats_get(STAT_PAR_REPARTITIONS);
-    /* A profiled loop re-partitioned since the last window: its division
-     * (and so who touches which page) is still moving. Counts are
-     * dropped, nothing moves. */
-    bool hold = rep != mig.repartitions;
+    uint64_t rep = stats_get(STAT_PAR_REPARTITIONS), timed = stats_get(STAT_PAR_PROFILED_RUNS);
+    /* A profiled loop re-partitioned since the last window, or ran while
+     * still being measured (it may re-partition at its next decision):
+     * its division, and so who touches which page, is not settled. Counts
+     * are dropped, nothing moves. Once every loop has stopped profiling
+     * (Fig. 4's stop rule, loopsite.c), windows count again. */
+    bool hold = rep != mig.repartitions || timed != mig.timed;
+    /* A loop still profiled that has not run in this window (windows can
+     * be shorter than the time between its executions) holds too, until
+     * no profiled loop has run for DORMANT_WINDOWS: a loop run once, or
+     * never again, does not hold migration for ever. */
+    if (timed != mig.timed)
+        mig.timed_window = mig.window;
+    else if (stats_get(STAT_PAR_PROFILING) && mig.window - mig.timed_window < DORMANT_WINDOWS)
+        hold = true;
     mig.repartitions = rep;
+    mig.timed = timed;
     pthread_mutex_lock(&mig.lock);
     mig.window++;
     bool any = false;
@@ -330,6 +354,9 @@ static void on_migrate(int src, const void *msg, size_t len)
     struct mig_page *g = &mig.pages[m.page];
     g->c = (struct migrate_counts){0};
     g->frozen_until = mig.window + 1 + FREEZE_WINDOWS;
+    /* The window's vote read the division's counters, alike on every node
+     * (every node takes the same profiling decisions). */
+    g->division1 = stats_get(STAT_PAR_PROFILED_RUNS) ? (uint32_t)mig.repartitions + 1 : 0;
     pthread_mutex_unlock(&mig.lock);
     stats_add(STAT_MIGRATE_IN, 1);
     /* The base node names this node from now on (it holds the page); so

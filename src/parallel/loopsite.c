@@ -16,6 +16,20 @@
  * either adopts the division by speed and keeps profiling (d), or stops
  * profiling and keeps the division it has (e, 2).
  *
+ * When it stops (profile_step): the seed stops when the predicted gain no
+ * longer passes the threshold; here also when the first measurement after
+ * a re-partition shows it did not deliver (slower than before it: the
+ * division goes back; neither near its prediction nor better than before:
+ * kept), when the new division would move less than PROFILE_BAND of the
+ * trip, or when it would turn back toward the division before the current
+ * one (it then settles halfway between the two: the first execution,
+ * timed with its page faults, often overshoots, and the second corrects
+ * it). A site that stopped keeps its chunk_vector for the rest of the run;
+ * it starts over only with a team of another size. Restarting on a later
+ * change of speed would need the measurements of every node, an exchange
+ * at every check, and on a shared machine the change it would notice is
+ * mostly noise (docs/migration.md).
+ *
  * The loops of one program differ in how well they can be timed: a
  * solver's matrix-vector product takes milliseconds, its dot products and
  * vector updates microseconds, where a preemption, a page fault or
@@ -45,6 +59,15 @@
 
 /* A loop this many times shorter than the lead follows it (see the top). */
 #define FOLLOW_RATIO 8
+
+/* Fig. 4's stop rule (profile_step): a re-partition must move at least 2 %
+ * of the trip to another thread, a measured time within 10 % of a
+ * predicted or an earlier one counts as meeting it, and a site is
+ * re-partitioned at most 8 times (reverting counts as one): so it stops
+ * profiling by its 9th decision whatever it measures. */
+#define PROFILE_BAND             0.02
+#define PROFILE_TOLERANCE        0.10
+#define PROFILE_MAX_REPARTITIONS 8
 
 /* One node's measurement of a site, as sent to node 0. */
 struct speed_msg {
@@ -178,8 +201,9 @@ static bool answered(void *arg)
 }
 
 /* Everybody's measurements of the site's current round, into speed[];
- * the shortest time of a thread that ran iterations into *shortest. */
-static void exchange_here(struct loop_site *s, int tid, int n, double *speed, uint64_t *shortest)
+ * the shortest and the longest time of a thread that ran iterations into
+ * span[0] and span[1]. */
+static void exchange_here(struct loop_site *s, int tid, int n, double *speed, uint64_t *span)
 {
     struct speed_msg m = {.site = (uint64_t)(uintptr_t)s->key, .round = s->rounds,
                           .nthreads = n, .iterations = s->timed_iterations, .ns = s->timed_ns};
@@ -193,7 +217,11 @@ static void exchange_here(struct loop_site *s, int tid, int n, double *speed, ui
     ipc_wait(answered, NULL, 0);
     for (int i = 0; i < n; i++)
         speed[i] = sites.ns[i] ? (double)sites.iterations[i] * 1e9 / (double)sites.ns[i] : 0;
-    *shortest = profile_shortest_ns(n, sites.iterations, sites.ns);
+    span[0] = profile_shortest_ns(n, sites.iterations, sites.ns);
+    span[1] = 0;
+    for (int i = 0; i < n; i++)
+        if (sites.iterations[i] && sites.ns[i] > span[1])
+            span[1] = sites.ns[i];
 }
 
 /* Off the master's shared stack (base/stack.h): it waits on the network. */
@@ -201,28 +229,41 @@ struct exchange_call {
     struct loop_site *s;
     int               tid, n;
     double           *speed; /* private memory: the caller's is on the shared stack */
-    uint64_t         *shortest;
+    uint64_t         *span;
 };
 
 static void exchange_call(void *arg)
 {
     struct exchange_call c = *(struct exchange_call *)arg;
-    exchange_here(c.s, c.tid, c.n, c.speed, c.shortest);
+    exchange_here(c.s, c.tid, c.n, c.speed, c.span);
 }
 
-/* Returns the shortest time of a thread that ran iterations. */
-static uint64_t exchange(struct loop_site *s, int tid, int n, double *speed)
+/* Returns the shortest time of a thread that ran iterations; the longest
+ * (the loop's time: its barrier waits for it) into *longest. */
+static uint64_t exchange(struct loop_site *s, int tid, int n, double *speed, uint64_t *longest)
 {
     static DSM_STATE double out[VT_MAX_NODES]; /* one thread per node */
-    static DSM_STATE uint64_t shortest;
-    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out, .shortest = &shortest};
+    static DSM_STATE uint64_t span[2];
+    struct exchange_call c = {.s = s, .tid = tid, .n = n, .speed = out, .span = span};
     stack_private(exchange_call, &c);
     for (int i = 0; i < n; i++)
         speed[i] = out[i];
-    return shortest;
+    *longest = span[1];
+    return span[0];
 }
 
 /* ---- the schedule -------------------------------------------------------------- */
+
+/* STAT_PAR_PROFILING counts the sites still profiled, whose division may
+ * still change: migration waits for them while they run
+ * (src/coherence/migrate.c). */
+static void settle_count(struct loop_site *s, bool unsettled)
+{
+    if (unsettled == s->unsettled)
+        return;
+    s->unsettled = unsettled;
+    stats_add(STAT_PAR_PROFILING, unsettled ? 1 : (uint64_t)-1);
+}
 
 /* The weights of the division in use for a loop of `trip` iterations by
  * n threads; NULL: the static one. */
@@ -233,10 +274,9 @@ static const double *division(const struct loop_site *s, uint64_t trip, int n)
     return s->have_weights ? s->weights : NULL;
 }
 
-/* The counts of the division in use for a loop of `trip` iterations. */
-static void current_counts(const struct loop_site *s, uint64_t trip, int n, uint64_t *counts)
+/* The counts of a division by weights w (NULL: the static one). */
+static void counts_of(const double *w, uint64_t trip, int n, uint64_t *counts)
 {
-    const double *w = division(s, trip, n);
     if (w) {
         sched_split_by_weight(trip, n, w, counts);
         return;
@@ -245,6 +285,75 @@ static void current_counts(const struct loop_site *s, uint64_t trip, int n, uint
         uint64_t first;
         counts[i] = sched_static_block(trip, i, n, &first);
     }
+}
+
+/* The counts of the division in use for a loop of `trip` iterations. */
+static void current_counts(const struct loop_site *s, uint64_t trip, int n, uint64_t *counts)
+{
+    counts_of(division(s, trip, n), trip, n, counts);
+}
+
+/* Adopts the division by the measured speeds (unknown ones: the mean). */
+static void adopt_speeds(struct loop_site *s, int n, const double *speed)
+{
+    double known = 0;
+    int nk = 0;
+    for (int i = 0; i < n; i++)
+        if (speed[i] > 0)
+            known += speed[i], nk++;
+    for (int i = 0; i < n; i++)
+        s->weights[i] = speed[i] > 0 ? speed[i] : nk ? known / nk : 1;
+    s->have_weights = true;
+}
+
+/* One decision of Fig. 4 with its stop rule (profile.h): the site ran
+ * cur[] at `speed`, the slowest thread taking `measured` s an execution.
+ * The same on every node. */
+static void decide(struct loop_site *s, int n, const uint64_t *cur, const double *speed,
+                   double measured)
+{
+    struct profile_rule rule = {.threshold = sites.threshold, .band = PROFILE_BAND,
+                                .tolerance = PROFILE_TOLERANCE,
+                                .max_repartitions = PROFILE_MAX_REPARTITIONS};
+    uint64_t prev[VT_MAX_NODES], next[VT_MAX_NODES];
+    if (s->has_prev)
+        counts_of(s->prev_static ? NULL : s->prev_weights, s->timed_trip, n, prev);
+    struct profile_past past = {.prev = s->has_prev ? prev : NULL, .predicted = s->predicted_s,
+                                .before = s->before_s, .repartitions = s->repartitions};
+    double gain, predicted;
+    enum profile_verdict v = profile_step(s->timed_trip, n, cur, speed, measured, &past, &rule,
+                                          next, &gain, &predicted);
+    s->last_gain = gain;
+    s->predicted_s = s->before_s = 0; /* judged */
+    switch (v) {
+    case PROFILE_REPARTITION:
+        s->has_prev = true;
+        s->prev_static = !s->have_weights;
+        memcpy(s->prev_weights, s->weights, sizeof s->weights);
+        adopt_speeds(s, n, speed);
+        s->predicted_s = predicted;
+        s->before_s = measured;
+        s->repartitions++;
+        stats_add(STAT_PAR_REPARTITIONS, 1);
+        return;
+    case PROFILE_STOP_REVERT: /* a change of division too: counted as one */
+        s->have_weights = !s->prev_static;
+        memcpy(s->weights, s->prev_weights, sizeof s->weights);
+        s->repartitions++;
+        stats_add(STAT_PAR_REPARTITIONS, 1);
+        break;
+    case PROFILE_STOP_SWING: /* halfway, in proportion at any trip: counted too */
+        for (int i = 0; i < n; i++)
+            s->weights[i] = (double)next[i];
+        s->have_weights = true;
+        s->repartitions++;
+        stats_add(STAT_PAR_REPARTITIONS, 1);
+        break;
+    default:
+        break;
+    }
+    s->profiling = false;
+    stats_add(STAT_PAR_PROFILE_STOPS, 1);
 }
 
 void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec, uint64_t trip,
@@ -257,6 +366,8 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
         s->profiling = true;
         s->have_weights = false;
         s->follows = false;
+        s->has_prev = false;
+        s->predicted_s = s->before_s = 0;
         s->timed_iterations = s->timed_ns = 0;
     }
     uint64_t skip = (uint64_t)spec->eval_skip;
@@ -264,18 +375,20 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
     uint64_t e = s->executions++;
     if (s->profiling && e >= skip + size && (e - skip) % size == 0) {
         double speed[VT_MAX_NODES];
-        uint64_t t = exchange(s, tid, n, speed) / size; /* an execution's */
+        uint64_t longest;
+        uint64_t t = exchange(s, tid, n, speed, &longest) / size; /* an execution's */
         s->rounds++;
-        uint64_t cur[VT_MAX_NODES], next[VT_MAX_NODES];
+        uint64_t cur[VT_MAX_NODES];
         /* The measured executions' division, at the measured trip. */
         current_counts(s, s->timed_trip, n, cur);
-        double gain = 0;
-        bool pays = false;
         bool same = sites.lead && sites.lead_n == n && sites.lead_trip == s->timed_trip;
         if (same && sites.lead != s && t < UINT64_MAX / FOLLOW_RATIO && t * FOLLOW_RATIO < sites.lead_ns) {
             s->follows = true; /* too short to time beside the lead: follow it */
+            s->profiling = false;
+            s->last_gain = 0;
+            stats_add(STAT_PAR_PROFILE_STOPS, 1);
         } else {
-            pays = profile_decide(s->timed_trip, n, cur, speed, sites.threshold, next, &gain);
+            decide(s, n, cur, speed, (double)longest / (double)size / 1e9);
             if (!same || sites.lead == s || t > sites.lead_ns) { /* the longest leads */
                 sites.lead = s;
                 sites.lead_trip = s->timed_trip;
@@ -283,26 +396,12 @@ void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec,
                 sites.lead_ns = t;
             }
         }
-        s->last_gain = gain;
-        if (pays) {
-            for (int i = 0; i < n; i++)
-                s->weights[i] = speed[i] > 0 ? speed[i] : 0;
-            double known = 0;
-            int nk = 0;
-            for (int i = 0; i < n; i++)
-                if (s->weights[i] > 0)
-                    known += s->weights[i], nk++;
-            for (int i = 0; i < n; i++)
-                if (s->weights[i] <= 0)
-                    s->weights[i] = nk ? known / nk : 1;
-            s->have_weights = true;
-            s->repartitions++;
-            stats_add(STAT_PAR_REPARTITIONS, 1);
-        } else
-            s->profiling = false;
         s->timed_iterations = s->timed_ns = 0;
     }
     s->timing = s->profiling && e >= skip;
+    if (s->timing)
+        stats_add(STAT_PAR_PROFILED_RUNS, 1);
+    settle_count(s, s->profiling);
     plan->cyclic = spec->chunk > 0;
     if (plan->cyclic) {
         double w[VT_MAX_NODES];
@@ -350,6 +449,7 @@ void parallel_sites_finish(void)
     while (sites.sites) {
         struct loop_site *s = sites.sites;
         sites.sites = s->next;
+        settle_count(s, false);
         free(s);
     }
     while (sites.gathering) {

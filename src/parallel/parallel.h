@@ -78,12 +78,19 @@ struct loop_site {
     int               nthreads, tid;       /* the team it was profiled with */
     uint64_t          executions;
     bool              profiling;           /* still measuring (Fig. 4 (1)) */
+    bool              unsettled;           /* counted in STAT_PAR_PROFILING */
     bool              have_weights;        /* re-partitioned: the chunk_vector's weights */
     bool              follows;             /* too short to time: divides as the
                                             * longest loop of its trip (loopsite.c) */
     double            weights[VT_MAX_NODES];
     uint64_t          rounds, repartitions;
     double            last_gain;           /* predicted by the last decision */
+    /* Fig. 4's stop rule (profile_step): the division the current one
+     * replaced (none, the static one, or weights), what the current one
+     * was predicted to take and what its predecessor took (s; 0: judged). */
+    bool              has_prev, prev_static;
+    double            prev_weights[VT_MAX_NODES];
+    double            predicted_s, before_s;
     bool              timing;              /* this execution is measured */
     uint64_t          timed_iterations, timed_ns, timed_trip;
     uint64_t          running_iterations, started_ns;

@@ -52,6 +52,67 @@ bool profile_decide(uint64_t trip, int n, const uint64_t *cur, const double *spe
     return *gain > threshold;
 }
 
+enum profile_verdict profile_step(uint64_t trip, int n, const uint64_t *cur, const double *speed,
+                                  double measured, const struct profile_past *past,
+                                  const struct profile_rule *rule, uint64_t *next, double *gain,
+                                  double *predicted)
+{
+    bool pays = profile_decide(trip, n, cur, speed, rule->threshold, next, gain);
+    double s[n];
+    fill_speeds(n, speed, s);
+    *predicted = profile_predict(n, next, s);
+    double tol = 1 + rule->tolerance;
+    if (past->predicted > 0 && past->prev) {
+        /* The first measurement after a re-partition judges it. Slower
+         * than the division it replaced: that one was better. Neither
+         * near what it promised nor better than before by the threshold:
+         * the speeds it was computed from were noise. */
+        if (measured > past->before * tol)
+            return PROFILE_STOP_REVERT;
+        if (measured > past->predicted * tol && measured > past->before * (1 - rule->threshold))
+            return PROFILE_STOP_MISSED;
+    }
+    if (!pays)
+        return PROFILE_STOP_GAIN;
+    /* Iterations that change threads: half the sum of the differences. */
+    uint64_t moved = 0;
+    for (int i = 0; i < n; i++)
+        moved += next[i] > cur[i] ? next[i] - cur[i] : cur[i] - next[i];
+    if ((double)moved / 2 < rule->band * (double)trip)
+        return PROFILE_STOP_BAND;
+    if (past->prev) {
+        /* The step prev -> cur and the proposed cur -> next point in
+         * opposite directions: the division oscillates around one the
+         * measurements cannot tell apart. */
+        double dot = 0;
+        for (int i = 0; i < n; i++)
+            dot += ((double)cur[i] - (double)past->prev[i]) * ((double)next[i] - (double)cur[i]);
+        if (dot < 0) {
+            /* Settle halfway: the mean of the two last measurements. */
+            uint64_t w[n];
+            double half[n];
+            for (int i = 0; i < n; i++)
+                w[i] = cur[i] + next[i], half[i] = (double)w[i];
+            sched_split_by_weight(trip, n, half, next);
+            return PROFILE_STOP_SWING;
+        }
+    }
+    if (past->repartitions >= rule->max_repartitions)
+        return PROFILE_STOP_LIMIT;
+    return PROFILE_REPARTITION;
+}
+
+const char *profile_verdict_name(enum profile_verdict v)
+{
+    static const char *const names[] = {
+        [PROFILE_REPARTITION] = "re-partition", [PROFILE_STOP_GAIN] = "stop: no gain",
+        [PROFILE_STOP_BAND] = "stop: within the band", [PROFILE_STOP_SWING] = "stop: swings back",
+        [PROFILE_STOP_MISSED] = "stop: missed its prediction", [PROFILE_STOP_REVERT] = "stop: reverted",
+        [PROFILE_STOP_LIMIT] = "stop: at the limit",
+    };
+    return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "unknown";
+}
+
 void profile_chunks(int n, const double *speed, uint64_t chunk_size, uint64_t *chunks)
 {
     double s[n];

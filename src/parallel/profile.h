@@ -26,6 +26,68 @@ double profile_predict(int n, const uint64_t *counts, const double *speed);
 bool profile_decide(uint64_t trip, int n, const uint64_t *cur, const double *speed,
                     double threshold, uint64_t *next, double *gain);
 
+/* Fig. 4 (e): when re-partitioning stops paying. The seed stops profiling
+ * a loop once a decision predicts no gain over the threshold; on a node
+ * whose speed is whatever the scheduler gives it that millisecond, noisy
+ * speeds predict a gain nearly every time and the loop is re-partitioned
+ * for ever (issue 22: 67-225 times a CG class A run on 4 nodes), so the
+ * rule below also stops when the measurements say the last re-partition
+ * did not deliver, when the proposed division hardly differs from the
+ * current one, or when it turns back toward the division before. */
+struct profile_rule {
+    double threshold; /* least predicted gain (a fraction): DSM_PROFILED_GAIN */
+    double band;      /* least share of the trip a re-partition must move to
+                       * another thread (hysteresis) */
+    double tolerance; /* how far a measured time may exceed a predicted or an
+                       * earlier one and still count as met (the noise) */
+    uint64_t max_repartitions; /* at most this many: a bound on profiling */
+};
+
+/* What is known of the divisions before the current one (all at the trip
+ * of the decision). */
+struct profile_past {
+    const uint64_t *prev; /* the division the current one replaced; NULL:
+                           * the current one is the first */
+    double predicted;     /* time the current division was predicted to take
+                           * when it was adopted (s); 0: not adopted by a
+                           * re-partition, or already judged */
+    double before;        /* time measured under prev when the current one
+                           * was adopted (s) */
+    uint64_t repartitions; /* re-partitions so far */
+};
+
+enum profile_verdict {
+    PROFILE_REPARTITION, /* adopt next[], go on profiling */
+    PROFILE_STOP_GAIN,   /* the predicted gain does not pass the threshold */
+    PROFILE_STOP_BAND,   /* next[] moves less than the band of the trip */
+    PROFILE_STOP_SWING,  /* the division by speed turns back toward prev[]:
+                          * next[] receives the division halfway between it
+                          * and cur[], which the loop keeps */
+    PROFILE_STOP_MISSED, /* the last re-partition did not deliver: measured
+                          * neither near its prediction nor better than before */
+    PROFILE_STOP_REVERT, /* the last re-partition made the loop slower than
+                          * before it: back to prev[] */
+    PROFILE_STOP_LIMIT,  /* max_repartitions reached */
+};
+
+/* One decision of the profiled schedule: the loop ran the division cur[]
+ * (of `trip`) at the measured speeds and took `measured` seconds an
+ * execution (its slowest thread). Returns what to do; next[] receives the
+ * division by speed, *gain its predicted gain and *predicted its predicted
+ * time (s), whatever the verdict.
+ * Every verdict but PROFILE_REPARTITION stops profiling; PROFILE_STOP_REVERT
+ * goes back to past->prev, PROFILE_STOP_SWING settles on next[] (halfway),
+ * the others keep cur[]. In order: the judgment
+ * of the last re-partition (when past->predicted is set), the threshold,
+ * the band, the swing, the limit. */
+enum profile_verdict profile_step(uint64_t trip, int n, const uint64_t *cur, const double *speed,
+                                  double measured, const struct profile_past *past,
+                                  const struct profile_rule *rule, uint64_t *next, double *gain,
+                                  double *predicted);
+
+/* The name of a verdict, for logs and traces. */
+const char *profile_verdict_name(enum profile_verdict v);
+
 /* The shortest time (ns[i]) of a thread that ran iterations
  * (iterations[i] > 0); UINT64_MAX if none did. How long a loop runs
  * where nothing slows it: a thread stopped or preempted during a 10 µs

@@ -176,6 +176,112 @@ static void test_profiled_repartitions_when_it_pays(void)
     CHECK_EQ(got[1], 10);
 }
 
+/* Fig. 4's stop rule (profile_step): 2 nodes at speeds 2:1, trip 300. */
+static const struct profile_rule rule = {.threshold = 0.05, .band = 0.02, .tolerance = 0.10,
+                                         .max_repartitions = 8};
+
+static void test_profiled_first_decision_repartitions_by_speed(void)
+{
+    double speed[2] = {2000, 1000}, gain, predicted;
+    uint64_t even[2] = {150, 150}, next[2];
+    struct profile_past none = {0};
+    /* even: 150 / 1000 = 0.15 s */
+    CHECK_EQ(profile_step(300, 2, even, speed, 0.15, &none, &rule, next, &gain, &predicted),
+             PROFILE_REPARTITION);
+    CHECK_EQ(next[0], 200);
+    CHECK_EQ(next[1], 100);
+    CHECK(predicted > 0.0999 && predicted < 0.1001); /* 100 / 1000 */
+    CHECK(gain > 0.33 && gain < 0.34);
+}
+
+static void test_profiled_stops_when_nothing_left_to_gain(void)
+{
+    double speed[2] = {2000, 1000}, gain, predicted;
+    uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
+    /* The re-partition delivered (0.1 s, as predicted): now balanced. */
+    struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
+    CHECK_EQ(profile_step(300, 2, cur, speed, 0.1, &past, &rule, next, &gain, &predicted),
+             PROFILE_STOP_GAIN);
+    /* A gain below the threshold, without a past, stops too. */
+    double close[2] = {1000, 1040};
+    uint64_t half[2] = {150, 150};
+    struct profile_past none = {0};
+    CHECK_EQ(profile_step(300, 2, half, close, 0.15, &none, &rule, next, &gain, &predicted),
+             PROFILE_STOP_GAIN);
+}
+
+static void test_profiled_does_not_repartition_within_the_band(void)
+{
+    /* Speeds 101:100 from 150:150 would move 1 iteration of 300 (0.3 %);
+     * with a threshold of 0 the gain passes, the band does not. */
+    struct profile_rule loose = rule;
+    loose.threshold = 0;
+    double speed[2] = {101, 100}, gain, predicted;
+    uint64_t half[2] = {150, 150}, next[2];
+    struct profile_past none = {0};
+    CHECK_EQ(profile_step(300, 2, half, speed, 1.5, &none, &loose, next, &gain, &predicted),
+             PROFILE_STOP_BAND);
+    CHECK(gain > 0);
+    /* 110:100 moves 7 iterations (2.3 %), beyond the band: it
+     * re-partitions; 106.5:100 moves 5 (1.7 %), within it. */
+    double faster[2] = {110, 100}, slightly[2] = {106.5, 100};
+    CHECK_EQ(profile_step(300, 2, half, faster, 1.5, &none, &loose, next, &gain, &predicted),
+             PROFILE_REPARTITION);
+    CHECK_EQ(next[0], 157);
+    CHECK_EQ(profile_step(300, 2, half, slightly, 1.5, &none, &loose, next, &gain, &predicted),
+             PROFILE_STOP_BAND);
+}
+
+/* A decision of 2 nodes on a trip of 300 under the rule above. */
+static enum profile_verdict step2(const uint64_t *cur, const double *speed, double measured,
+                                  const struct profile_past *past, uint64_t *next)
+{
+    double gain, predicted;
+    return profile_step(300, 2, cur, speed, measured, past, &rule, next, &gain, &predicted);
+}
+
+static void test_profiled_stops_after_a_swing_back(void)
+{
+    /* Even -> 200:100 (node 0 gained); now the speeds say 170:130, a step
+     * back toward even: the division oscillates; settle halfway and stop. The
+     * re-partition itself delivered better than before (not judged). */
+    double speed[2] = {1700, 1300};
+    uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
+    struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
+    CHECK_EQ(step2(cur, speed, 0.118, &past, next), PROFILE_STOP_SWING);
+    /* settled halfway between 200:100 and the proposed 170:130 */
+    CHECK_EQ(next[0], 185);
+    CHECK_EQ(next[1], 115);
+    /* The same step further in the same direction goes on. */
+    double more[2] = {2300, 700};
+    past.predicted = 0; /* already judged */
+    CHECK_EQ(step2(cur, more, 0.143, &past, next), PROFILE_REPARTITION);
+    CHECK_EQ(next[0], 230);
+}
+
+static void test_profiled_judges_the_last_repartition(void)
+{
+    double speed[2] = {1000, 2000};
+    uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
+    struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
+    /* Slower than the division it replaced (0.2 > 0.15 * 1.1): back. */
+    CHECK_EQ(step2(cur, speed, 0.2, &past, next), PROFILE_STOP_REVERT);
+    /* 0.145: not slower than before, but neither near 0.1 nor better
+     * than 0.15 by the threshold: the speeds were noise. */
+    CHECK_EQ(step2(cur, speed, 0.145, &past, next), PROFILE_STOP_MISSED);
+    /* 0.13: missed its prediction but better than before by > 5 %: paid,
+     * and the new speeds (1:2) propose another re-partition. It turns
+     * back past even, a swing. */
+    CHECK_EQ(step2(cur, speed, 0.13, &past, next), PROFILE_STOP_SWING);
+    /* Within 10 % of the prediction (0.108): met; further the same way. */
+    double more[2] = {3000, 1000};
+    CHECK_EQ(step2(cur, more, 0.108, &past, next), PROFILE_REPARTITION);
+    CHECK_EQ(next[0], 225);
+    /* The same at the limit: it stops, whatever it measures. */
+    past.repartitions = 8;
+    CHECK_EQ(step2(cur, more, 0.108, &past, next), PROFILE_STOP_LIMIT);
+}
+
 /* How long a loop ran where nothing slowed it: the shortest thread's
  * time, a thread that ran nothing not counted. */
 static void test_profiled_loop_time_is_the_shortest_threads(void)
@@ -226,6 +332,11 @@ int main(void)
     test_omp_schedule_is_parsed();
     test_bad_omp_schedules_are_refused();
     test_profiled_repartitions_when_it_pays();
+    test_profiled_first_decision_repartitions_by_speed();
+    test_profiled_stops_when_nothing_left_to_gain();
+    test_profiled_does_not_repartition_within_the_band();
+    test_profiled_stops_after_a_swing_back();
+    test_profiled_judges_the_last_repartition();
     test_profiled_loop_time_is_the_shortest_threads();
     test_cyclic_chunks_scale_with_speed_and_cover_once();
     return check_report("test_schedule");
