@@ -86,11 +86,7 @@ int main(int argc, char **argv)
                 dsm_unlock(LOCK_K + me);
             }
             MP_CHECK(dsm_msg_send(&to_mate, &r64, sizeof r64, NULL, 0, DSM_FOREVER, NULL) == 0, "send");
-            struct dsm_msg m; /* 3 */
-            MP_CHECK(dsm_msg_recv(port, &m, DSM_FOREVER) == 0, "recv");
-            MP_CHECK(m.src_node == mate && m.len == sizeof r64 && *(int64_t *)m.data == round,
-                     "round %d: an answer from node %d", round, m.src_node);
-            dsm_msg_free(&m);
+            mp_recv_round(port, mate, round); /* 3 */
             uint64_t kept = stats_get(STAT_LOCK_KEPT_RELEASES) - kept0, runs = runs_for_requests() - runs0;
             if (keeps) {
                 /* the first take of K(w) may have needed a message */
@@ -104,11 +100,7 @@ int main(int argc, char **argv)
                 MP_CHECK(kept == 0 && runs == 0, "round %d: %s kept %llu releases and ran %llu",
                          round, coherence_name(), (unsigned long long)kept, (unsigned long long)runs);
         } else if (mate < n) {
-            struct dsm_msg m;
-            MP_CHECK(dsm_msg_recv(port, &m, DSM_FOREVER) == 0, "recv");
-            MP_CHECK(m.src_node == w && m.len == sizeof r64 && *(int64_t *)m.data == round,
-                     "round %d: a message from node %d", round, m.src_node);
-            dsm_msg_free(&m);
+            mp_recv_round(port, w, round);
             dsm_lock(LOCK_L + w);
             for (int p = 0; p < PAGES; p++)
                 for (long i = 0; i < reps; i++) {
