@@ -64,6 +64,7 @@
     X(LOCK_LOCAL_REL_MSGS, "messages this node sent in those releases")        \
     X(LOCK_KEPT_RELEASES,  "unlocks whose release stayed pending on the node") \
     X(LOCK_ASIDE_RELEASES, "pending releases run for another node's request")  \
+    X(LOCK_HELPED_RELEASES, "pending releases the program ran itself (at a lock or unlock)") \
     X(BARRIERS,            "barriers")                                         \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \

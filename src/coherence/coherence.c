@@ -98,15 +98,14 @@ void coherence_release(void)
     released_up_to(k);
 }
 
-bool coherence_release_keep(void)
+uint64_t coherence_release_keep(void)
 {
     if (!coh->release_aside)
-        return false;
-    atomic_fetch_add(&kept, 1);
-    return true;
+        return 0;
+    return atomic_fetch_add(&kept, 1) + 1;
 }
 
-bool coherence_release_pending(void) { return atomic_load(&released) != atomic_load(&kept); }
+bool coherence_release_pending(uint64_t ticket) { return atomic_load(&released) < ticket; }
 
 void coherence_release_aside(void)
 {

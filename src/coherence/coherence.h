@@ -152,16 +152,20 @@ void coherence_release_sent(void);
 
 /* A release that stays on the node (issue 27; docs/protocols.md). An
  * unlock whose lock nobody waits for may leave its release pending:
- * coherence_release_keep returns true when the protocol allows it (it has
- * release_aside), and counts the release as pending. Every
- * coherence_release (barrier, bcast, create, an unlock whose lock leaves)
- * runs the pending ones with its own, so transitivity holds.
- * coherence_release_pending: some release kept so far has not run yet.
+ * coherence_release_keep returns its *ticket* (> 0) when the protocol
+ * allows it (it has release_aside), and counts the release as pending; 0
+ * when it does not. Every coherence_release (barrier, bcast, create, an
+ * unlock whose lock leaves) runs the pending ones with its own, so
+ * transitivity holds. coherence_release_pending(ticket): the kept release
+ * of that ticket, or one kept before it, has not run yet (ticket 0: none
+ * is asked about; false). A lock whose own last release has run may leave
+ * while later ones are still pending: its holder's writes after that
+ * unlock need not go with it.
  * coherence_release_aside runs them on a thread other than the program's,
  * which may block (it takes the fault lock and waits for acks); a release
  * kept after it began may still be pending when it returns. */
-bool coherence_release_keep(void);
-bool coherence_release_pending(void);
+uint64_t coherence_release_keep(void);
+bool coherence_release_pending(uint64_t ticket);
 void coherence_release_aside(void);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`

@@ -44,6 +44,7 @@ struct lock_state {
     size_t         grant_len;
     int            last_owner;  /* at the manager: plus one; 0: never asked for */
     uint64_t       batch;       /* the releaser's batch that will grant it; 0: none */
+    uint64_t       ticket;      /* its last unlock's kept release; 0: that unlock released */
 };
 
 struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestamp */
@@ -70,12 +71,43 @@ static struct lock_state *state_of(int id)
 
 static void grant_to(int id, int to, const uint32_t *vt);
 
-/* The releaser's loop. A batch is the locks queued before it begins; the
- * release aside then runs every release kept before them (each lock's
- * last unlock came before it was queued), and a lock of the batch still
- * owned, not held and asked for goes to its successor. One the program
- * took again meanwhile goes at its unlock, which releases first; one that
- * left and came back is in a later batch (`batch` says which). */
+/* A batch is the locks queued for the releaser before it is taken; the
+ * release that follows runs every release kept before them (each lock's
+ * last unlock came before it was queued), and then a lock of the batch
+ * still owned, not held and asked for goes to its successor. One the
+ * program took again meanwhile goes at its unlock, which releases first;
+ * one that left and came back is in a later batch (`batch` says which).
+ * Caller holds locks.lock; *n is 0 when none is queued. */
+static int *batch_take(size_t *n, uint64_t *batch)
+{
+    int *ids = locks.rel.ids;
+    *n = locks.rel.n;
+    if (*n)
+        *batch = locks.rel.batch++;
+    locks.rel.ids = NULL;
+    locks.rel.n = locks.rel.cap = 0;
+    return ids;
+}
+
+/* The batch's grants, its release having run. Caller holds locks.lock. */
+static void batch_grant(int *ids, size_t n, uint64_t batch)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct lock_state *l = state_of(ids[i]);
+        if (l->batch != batch)
+            continue;
+        l->batch = 0;
+        if (l->owned && !l->held && l->successor) {
+            l->owned = false;
+            grant_to(ids[i], l->successor - 1, l->succ_vt);
+            l->successor = 0;
+        }
+    }
+    free(ids);
+}
+
+/* The releaser's loop: each batch's release runs aside, while the program
+ * runs on. */
 static void *releaser_main(void *arg)
 {
     (void)arg;
@@ -85,32 +117,42 @@ static void *releaser_main(void *arg)
             pthread_cond_wait(&locks.rel.cv, &locks.lock);
         if (locks.rel.stop)
             break;
-        int *ids = locks.rel.ids;
-        size_t n = locks.rel.n;
-        uint64_t batch = locks.rel.batch++;
-        locks.rel.ids = NULL;
-        locks.rel.n = locks.rel.cap = 0;
+        size_t n;
+        uint64_t batch = 0;
+        int *ids = batch_take(&n, &batch);
         pthread_mutex_unlock(&locks.lock);
         uint64_t t0 = clock_ns();
         coherence_release_aside();
         stats_add(STAT_LOCK_ASIDE_RELEASES, 1);
         stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
         pthread_mutex_lock(&locks.lock);
-        for (size_t i = 0; i < n; i++) {
-            struct lock_state *l = state_of(ids[i]);
-            if (l->batch != batch)
-                continue;
-            l->batch = 0;
-            if (l->owned && !l->held && l->successor) {
-                l->owned = false;
-                grant_to(ids[i], l->successor - 1, l->succ_vt);
-                l->successor = 0;
-            }
-        }
-        free(ids);
+        batch_grant(ids, n, batch);
     }
     pthread_mutex_unlock(&locks.lock);
     return NULL;
+}
+
+/* The program's own lock or unlock, with requests queued for the releaser:
+ * it takes the batch and runs the release itself, as an unlock with a
+ * successor does, rather than leave the requesters waiting until the
+ * releaser is woken and gets a CPU (on 2 cores shared with 2 busy
+ * programs, most of a contended hand-over). The releaser, woken, finds
+ * nothing queued. Caller holds locks.lock; released and taken again. */
+static void batch_help(void)
+{
+    if (!locks.rel.n)
+        return;
+    size_t n;
+    uint64_t batch = 0;
+    int *ids = batch_take(&n, &batch);
+    pthread_mutex_unlock(&locks.lock);
+    coherence_release();
+    stats_add(STAT_LOCK_HELPED_RELEASES, 1);
+    pthread_mutex_lock(&locks.lock);
+    batch_grant(ids, n, batch);
+    pthread_mutex_unlock(&locks.lock);
+    coherence_release_sent();
+    pthread_mutex_lock(&locks.lock);
 }
 
 /* Queues a lock for the releaser. Caller holds locks.lock. */
@@ -148,7 +190,9 @@ static void grant_to(int id, int to, const uint32_t *vt)
 static void on_successor(int id, int requester, const uint32_t *vt)
 {
     struct lock_state *l = state_of(id);
-    bool pending = l->owned && !l->held && coherence_release_pending();
+    /* Pending: its own last unlock's release (or one before) has not run.
+     * Releases kept after that unlock need not go with it. */
+    bool pending = l->owned && !l->held && coherence_release_pending(l->ticket);
     if (l->owned && !l->held && !pending) {
         l->owned = false;
         grant_to(id, requester, vt);
@@ -267,6 +311,7 @@ static void lock_here(int id)
     uint64_t t0 = clock_ns();
     stats_add(STAT_LOCK_ACQUIRES, 1);
     pthread_mutex_lock(&locks.lock);
+    batch_help();
     struct lock_state *l = state_of(id);
     if (l->held)
         log_fatal("dsm_lock(%d): this node already holds it", id);
@@ -316,8 +361,10 @@ static void lock_here(int id)
 
 static void unlock_here(int id)
 {
-    uint64_t t0 = clock_ns(), sent0 = ipc_sent_by_thread();
+    uint64_t t0 = clock_ns();
     pthread_mutex_lock(&locks.lock);
+    batch_help();
+    uint64_t sent0 = ipc_sent_by_thread();
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)
         log_fatal("dsm_unlock(%d): this node does not hold it", id);
@@ -327,16 +374,20 @@ static void unlock_here(int id)
      * request that comes later finds it pending (on_successor). A lock
      * that just came from another node releases at once: it is contended,
      * and a release aside would add the releaser's wake-up to every
-     * hand-over (a 4-node lock/unlock loop took 3-5x longer). */
-    if (!l->successor && l->local && coherence_release_keep()) {
+     * hand-over (a 4-node lock/unlock loop took 3-5x longer); and a
+     * request that finds its own release run is granted at once, though
+     * later releases are pending (the ticket, on_successor). */
+    uint64_t ticket = !l->successor && l->local ? coherence_release_keep() : 0;
+    if (ticket) {
         l->held = false;
-        if (l->local)
-            stats_add(STAT_LOCK_LOCAL_RELEASES, 1);
+        l->ticket = ticket;
+        stats_add(STAT_LOCK_LOCAL_RELEASES, 1);
         stats_add(STAT_LOCK_KEPT_RELEASES, 1);
         pthread_mutex_unlock(&locks.lock);
         done_here(TRACE_UNLOCK, id, t0);
         return;
     }
+    l->ticket = 0; /* released below, before anyone can have it */
     pthread_mutex_unlock(&locks.lock);
     coherence_release();
     /* What a release costs when the lock was taken again here (issue 27:

@@ -121,11 +121,7 @@ int main(int argc, char **argv)
             dsm_unlock(LOCK_X + me);
         }
 
-        struct dsm_msg m;
-        MP_CHECK(dsm_msg_recv(port, &m, DSM_FOREVER) == 0, "recv");
-        MP_CHECK(m.src_node == writer && m.len == sizeof r64 && *(int64_t *)m.data == round,
-                 "round %d: a message from node %d", round, m.src_node);
-        dsm_msg_free(&m);
+        mp_recv_round(port, writer, round);
         dsm_lock(LOCK_W + writer);
         for (long i = 0; i < reps; i++)
             for (int p = 0; p < PAGES; p++) {

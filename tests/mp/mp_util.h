@@ -53,4 +53,15 @@ static inline int mp_verify(const unsigned char *buf, size_t len, uint64_t seed)
     }
     return 1;
 }
+
+/* Receives on `port` the message of node `from` that says `round` (an
+ * int64_t): a go-ahead between two nodes, carrying no consistency. */
+static inline void mp_recv_round(int port, int from, int64_t round)
+{
+    struct dsm_msg m;
+    MP_CHECK(dsm_msg_recv(port, &m, DSM_FOREVER) == 0, "recv");
+    MP_CHECK(m.src_node == from && m.len == sizeof round && *(int64_t *)m.data == round,
+             "round %lld: a message from node %d (expected node %d)", (long long)round, m.src_node, from);
+    dsm_msg_free(&m);
+}
 #endif
