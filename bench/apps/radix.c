@@ -153,18 +153,22 @@ static void radix_sort(struct sort *s)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: radix [--size test|quick|full] [-n KEYS] [-r RADIX_BITS] [-m KEY_BITS]\n"
+               "             [--home block|first-touch|cyclic|default]\n"
                "  --size S  test: 2^13 keys; quick: 2^16; full (default): 2^26 (64M)\n"
                "            (SPLASH-2's default: -n 262144)\n"
                "  -n N      keys, 1..2^28\n"
                "  -r R      bits per digit, 1..16 (SPLASH's radix 1024: 10)\n"
-               "  -m M      keys are below 2^M, 1..32 (default 30)\n");
+               "  -m M      keys are below 2^M, 1..32 (default 30)\n"
+               "  --home H  home of the key arrays' pages (dsm build): block (default: each\n"
+               "            chunk at its process), first-touch, cyclic, or default\n"
+               "            (DSM_HOME's policy, the allocating node unless set)\n");
 }
 
 struct slot { uint64_t in, out; long disorder; }; /* one per process, its own page */
 
 int par_main(int argc, char **argv)
 {
-    int n = 1 << 26, rbits = 10, mbits = 30;
+    int n = 1 << 26, rbits = 10, mbits = 30, home = PAR_HOME_BLOCK;
     struct arg_option options[] = {
         {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
          .values = (const int[]){1 << 13, 1 << 16, 1 << 26}},
@@ -172,6 +176,10 @@ int par_main(int argc, char **argv)
          .hi = 1 << 28},
         {"-r", ARG_INT, &rbits, "digit bits 1..16", .overrides = true, .lo = 1, .hi = 16},
         {"-m", ARG_INT, &mbits, "key bits 1..32", .overrides = true, .lo = 1, .hi = 32},
+        {"--home", ARG_WORD, &home, "block, first-touch, cyclic or default",
+         .words = (const char *const[]){"block", "first-touch", "cyclic", "default", NULL},
+         .values = (const int[]){PAR_HOME_BLOCK, PAR_HOME_FIRST_TOUCH, PAR_HOME_CYCLIC,
+                                 PAR_HOME_DEFAULT}},
         {0}};
     int rc = par_parse_args(argc, argv, options, usage);
     if (rc != ARGS_RUN)
@@ -183,7 +191,7 @@ int par_main(int argc, char **argv)
     s.cap = ((size_t)n + (size_t)p - 1) / (size_t)p;
     for (int k = 0; k < 2; k++)
         s.keys[k] = par_alloc_home(round_up(s.cap * (size_t)p * sizeof(uint32_t), GRAIN),
-                                   PAR_HOME_BLOCK);
+                                   (enum par_home)home);
     s.hstride = round_up(((size_t)1 << rbits) * sizeof(uint64_t), GRAIN) / sizeof(uint64_t);
     s.hist = par_alloc_home(s.hstride * (size_t)p * sizeof(uint64_t), PAR_HOME_BLOCK);
     struct slot *slots = par_alloc_home((size_t)p * GRAIN, PAR_HOME_BLOCK);

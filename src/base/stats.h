@@ -41,6 +41,7 @@
     X(PAGES_FETCHED,       "pages fetched from their home")                    \
     X(PAGES_PULLED,        "of which refreshed at an acquire, without a fault") \
     X(PAGES_AHEAD,         "of which read ahead of a fault")                   \
+    X(PAGES_WRITE_AHEAD,   "of which fetched ahead of a write fault")          \
     X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
     X(CACHE_EVICTIONS,     "copies evicted at DSM_LOCAL_MEM")                  \
     X(CACHE_WRITEBACKS,    "of which written back first (dirty)")              \

@@ -144,6 +144,7 @@ static DSM_STATE struct {
     size_t             ahead_next;    /* the page a read-ahead run would fault on next */
     unsigned           ahead_run;     /* faults in that run so far */
     size_t             ahead_room;    /* pages the page cache has room for ahead */
+    size_t             write_ahead_end; /* the page after a write fault's run fetched ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
     unsigned char     *diffbuf;
 } hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -246,7 +247,27 @@ static void settle_pulls(void)
  * 2, 4, ... up to READ_AHEAD_MAX of them, with one request whose one reply
  * lands in place (consecutive pages are consecutive in the system view):
  * the home sends them in a few datagrams instead of a message each.
+ *
+ * Write-ahead: a program that writes pages homed elsewhere one after
+ * another (a copy into a remote block, a radix sort's run of one digit)
+ * takes a write fault on each, and each waits a round trip for its fetch;
+ * such writes are interleaved with other streams (a radix sort fills
+ * 2^r runs at once), so the read faults' test of consecutive faults does
+ * not see them. So a write fault on an invalid page whose predecessor was
+ * written here since the last release (it is dirty: a twin, homed
+ * elsewhere) and has the same home also fetches the invalid pages after
+ * it of that home, up to WRITE_AHEAD_MAX, in one run, and makes them
+ * writable with the faulting page (a twin each, on the dirty list, one
+ * protection change for the run): the program writes them without a
+ * fault. A page fetched ahead that the program does not write costs its
+ * transfer, its twin and a compare at the release, whose diff is empty
+ * (nothing is sent, no notice).
+ *
+ * Both are read_ahead's run, sent with the faulting page's request.
  * Caller holds the fault lock; the faulting page's request is out. */
+#define WRITE_AHEAD_MAX 8
+_Static_assert(WRITE_AHEAD_MAX <= READ_AHEAD_MAX, "a write-ahead run is a read-ahead request");
+
 static size_t ahead_depth(size_t page)
 {
     unsigned run = page == hlrc.ahead_next ? hlrc.ahead_run : 0;
@@ -254,11 +275,17 @@ static size_t ahead_depth(size_t page)
     return depth > READ_AHEAD_MAX ? READ_AHEAD_MAX : depth;
 }
 
-static void read_ahead(size_t page, int home)
+static size_t write_ahead_depth(size_t page, int home)
 {
-    size_t depth = ahead_depth(page);
-    if (page != hlrc.ahead_next)
-        hlrc.ahead_run = 0;
+    if (page == 0 || !mem.pages[page - 1].dirty || mem_home(page - 1) != home)
+        return 0;
+    return WRITE_AHEAD_MAX;
+}
+
+/* Fetches up to `depth` invalid pages after `page` of `home` as pulls
+ * (counted as `stat`), in one request; returns the page after the run. */
+static size_t fetch_run(size_t page, int home, size_t depth, enum stats_counter stat)
+{
     if (depth > hlrc.ahead_room) /* DSM_LOCAL_MEM: what make_valid made room for */
         depth = hlrc.ahead_room;
     uint32_t need[READ_AHEAD_MAX];
@@ -269,10 +296,8 @@ static void read_ahead(size_t page, int home)
         if (e->state != PAGE_INVALID || mem_home(q) != home || h->pulling)
             break;
         need[q - page - 1] = h->need;
-        pull_mark(q, STAT_PAGES_AHEAD);
+        pull_mark(q, stat);
     }
-    hlrc.ahead_next = q;
-    hlrc.ahead_run++;
     size_t count = q - page - 1;
     if (count) {
         struct run_req r = {.first = (uint32_t)page + 1, .count = (uint32_t)count};
@@ -280,21 +305,47 @@ static void read_ahead(size_t page, int home)
                                {.iov_base = need, .iov_len = count * sizeof *need}};
         ipc_sendv(home, COH_PAGE_RUN_REQ, 0, iov, 2);
     }
+    return q;
 }
 
-/* Makes an invalid page valid (read-only). Caller holds the fault lock. */
-static void make_valid(size_t page, bool ahead)
+static void read_ahead(size_t page, int home)
+{
+    size_t depth = ahead_depth(page);
+    if (page != hlrc.ahead_next)
+        hlrc.ahead_run = 0;
+    hlrc.ahead_next = fetch_run(page, home, depth, STAT_PAGES_AHEAD);
+    hlrc.ahead_run++;
+}
+
+static void write_ahead(size_t page, int home)
+{
+    hlrc.write_ahead_end = fetch_run(page, home, write_ahead_depth(page, home), STAT_PAGES_WRITE_AHEAD);
+}
+
+enum ahead { AHEAD_NONE, AHEAD_READ, AHEAD_WRITE };
+
+/* Makes an invalid page valid (read-only), fetching ahead as `ahead`
+ * says. Caller holds the fault lock. */
+static void make_valid(size_t page, enum ahead ahead)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     int home = home_lookup(page);
     if (home != job()->rank) {
-        if (ahead) { /* the page itself has room already (cache_touch) */
-            size_t room = cache_reserve(1 + ahead_depth(page));
+        void (*also)(size_t, int) = NULL;
+        size_t depth = 0;
+        if (ahead == AHEAD_READ) {
+            also = read_ahead;
+            depth = ahead_depth(page);
+        } else if (ahead == AHEAD_WRITE && home >= 0 && (depth = write_ahead_depth(page, home))) {
+            also = write_ahead;
+        }
+        if (also) { /* the page itself has room already (cache_touch) */
+            size_t room = cache_reserve(1 + depth);
             hlrc.ahead_room = room ? room - 1 : 0;
         }
         uint32_t version;
-        if (home_fetch(page, home, h->need, &version, ahead ? read_ahead : NULL) == HOME_DATA) {
+        if (home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
             h->version = version;
             if (h->reread)
                 h->pull = PULL_CREDIT;
@@ -309,14 +360,43 @@ static void make_valid(size_t page, bool ahead)
     mem_protect_flush();
 }
 
-static void hlrc_read_fault(size_t page) { make_valid(page, true); }
+static void hlrc_read_fault(size_t page) { make_valid(page, AHEAD_READ); }
+
+/* A valid page homed elsewhere becomes writable: a twin, and the
+ * interval's dirty list. The caller flushes the protection change.
+ * Caller holds the fault lock. */
+static void begin_writing(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    mem_twin_make(page);
+    if (!e->dirty) {
+        pthread_mutex_lock(&hlrc.lock);
+        if (hlrc.ndirty == hlrc.cap) {
+            hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
+            hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
+            if (!hlrc.dirty)
+                log_fatal("out of memory for the dirty-page list");
+        }
+        h->dirty_idx = (uint32_t)hlrc.ndirty;
+        hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+        e->dirty = 1;
+        pthread_mutex_unlock(&hlrc.lock);
+    }
+    e->state = PAGE_WRITE;
+    mem_protect(page, PROT_READ | PROT_WRITE);
+}
 
 static void hlrc_write_fault(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
-    if (e->state == PAGE_INVALID)
-        make_valid(page, false);
+    size_t ahead_end = 0;
+    if (e->state == PAGE_INVALID) {
+        make_valid(page, AHEAD_WRITE);
+        ahead_end = hlrc.write_ahead_end;
+        hlrc.write_ahead_end = 0;
+    }
     if (e->state != PAGE_WRITE && mem_home(page) == job()->rank) {
         /* Under the lock, so that a fetch served meanwhile either comes
          * before (the page is then shared, and tracked here) or sees it
@@ -332,22 +412,13 @@ static void hlrc_write_fault(size_t page)
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     } else if (e->state != PAGE_WRITE) {
-        mem_twin_make(page);
-        if (!e->dirty) {
-            pthread_mutex_lock(&hlrc.lock);
-            if (hlrc.ndirty == hlrc.cap) {
-                hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
-                hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
-                if (!hlrc.dirty)
-                    log_fatal("out of memory for the dirty-page list");
-            }
-            h->dirty_idx = (uint32_t)hlrc.ndirty;
-            hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
-            e->dirty = 1;
-            pthread_mutex_unlock(&hlrc.lock);
-        }
-        e->state = PAGE_WRITE;
-        mem_protect(page, PROT_READ | PROT_WRITE);
+        begin_writing(page);
+        /* The pages fetched ahead with it are about to be written too
+         * (those still valid: a pull may settle invalid; homed elsewhere:
+         * a page may have moved here, migrate.c). */
+        for (size_t q = page + 1; q < ahead_end; q++)
+            if (mem.pages[q].state == PAGE_READ && mem_home(q) != job()->rank)
+                begin_writing(q);
         mem_protect_flush();
     }
 }
