@@ -277,7 +277,10 @@ static size_t ahead_depth(size_t page)
 
 static size_t write_ahead_depth(size_t page, int home)
 {
-    if (page == 0 || !mem.pages[page - 1].dirty || mem_home(page - 1) != home)
+    /* Under DSM_LOCAL_MEM pages fetched ahead would evict the pages of the
+     * other streams being written (measured: 4 frames, 3 streams, every
+     * write faulted again), so only a cache without a limit writes ahead. */
+    if (cache_frames() || page == 0 || !mem.pages[page - 1].dirty || mem_home(page - 1) != home)
         return 0;
     return WRITE_AHEAD_MAX;
 }
