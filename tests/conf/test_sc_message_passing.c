@@ -10,13 +10,7 @@
  * stale copy survive would be caught. Two layouts: the data on pages homed
  * cyclically over the nodes with the flag on a page of its own, and the
  * data and the flag on one page.
- *
- * In the one-page layout every store of the writer's needs the page back
- * from readers that fault on it as they spin on the flag: under sc (no
- * Mirage-style time window) a round costs up to (words x readers) page
- * transfers, so at 256 nodes the run writes fewer of the page's words (the
- * flag stays its last word).
- * Usage: test_sc_message_passing [rounds] [data pages] [words of the flag's page written]
+ * Usage: test_sc_message_passing [rounds] [data pages]
  */
 #include <sched.h>
 
@@ -71,13 +65,10 @@ int main(int argc, char **argv)
     dsm_bcast(&same, sizeof same, 0);
     /* In the one-page layout the flag is the page's last word. */
     size_t same_words = page / sizeof(int64_t) - 1;
-    size_t same_written = argc > 3 ? (size_t)atol(argv[3]) : same_words;
-    if (same_written == 0 || same_written > same_words)
-        same_written = same_words;
 
     for (int r = 0; r < rounds; r++) {
         round_trip(r, n, me, data, words, flag, "flag on its own page");
-        round_trip(r, n, me, same, same_written, same + same_words, "flag on the data's page");
+        round_trip(r, n, me, same, same_words, same + same_words, "flag on the data's page");
         dsm_barrier();
     }
     if (me == 0)
