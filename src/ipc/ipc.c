@@ -32,6 +32,10 @@ void ipc_register(unsigned type, const char *name, ipc_handler fn, ipc_placer pl
     ipc.placers[type] = place;
 }
 
+void ipc_register_timer(uint64_t (*fn)(uint64_t now)) { ipc.timer = fn; }
+
+void ipc_timer_at(uint64_t t) { net_timer_at(t); }
+
 const char *ipc_type_name(unsigned type)
 {
     const char *own = ipc_own_type_name(type);
@@ -99,13 +103,13 @@ void ipc_flush_accepts(void)
     pthread_mutex_unlock(&ipc.accept_lock);
 }
 
-/* The service thread's tick: notifications nobody carried go alone, and
- * idle message buffers go back to the kernel. */
+/* The service thread's tick: notifications nobody carried go alone, idle
+ * message buffers go back to the kernel, and the layer above's timer runs. */
 static uint64_t tick(uint64_t now)
 {
     ipc_flush_accepts();
     ipc_blocks_trim(now);
-    return 0;
+    return ipc.timer ? ipc.timer(now) : 0;
 }
 
 static __thread uint64_t sent_by_thread;

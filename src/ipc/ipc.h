@@ -93,6 +93,13 @@ typedef void *(*ipc_placer)(int peer, const void *head, size_t head_len,
  * registers it. Registering a type twice replaces its handler. */
 void ipc_register(unsigned type, const char *name, ipc_handler fn, ipc_placer place);
 
+/* Gives the layer above one timer: fn runs on the service thread's tick
+ * (at least every NET_TICK_MS) and by ipc_timer_at's time, never under a
+ * lock of ipc or net, and returns when it wants to run next (clock_ns()
+ * time; 0: nothing due). It may send. Once, before ipc_run. */
+void ipc_register_timer(uint64_t (*fn)(uint64_t now));
+void ipc_timer_at(uint64_t t);
+
 struct ipc_params {
     size_t   inline_max;  /* fast-path limit */
     unsigned window;      /* OOL pages per grant */

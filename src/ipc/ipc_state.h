@@ -134,6 +134,7 @@ struct ipc_state {
     const char            *names[IPC_TYPE_MAX];    /* of registered types */
     ipc_handler            handlers[IPC_TYPE_MAX];
     ipc_placer             placers[IPC_TYPE_MAX];
+    uint64_t             (*timer)(uint64_t now); /* the layer above's (ipc_register_timer) */
 };
 
 extern struct ipc_state ipc;

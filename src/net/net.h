@@ -53,7 +53,9 @@ struct net_rx_ops {
      * msg is the whole message, valid only during the call. */
     void (*deliver)(void *ctx, int peer, void *msg, size_t len, bool placed);
     /* Called by the service thread every time it wakes (at least every
-     * NET_TICK_MS): for the upper layer's own deferred work. */
+     * NET_TICK_MS), and by a polling waiter when a timer is due: for the
+     * upper layer's own deferred work. Returns when it wants to run again
+     * (clock_ns() time; 0: no sooner than the next idle wake-up). */
     uint64_t (*tick)(uint64_t now_ns);
 };
 
@@ -105,6 +107,11 @@ int  net_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
 
 /* Tells waiters that state they wait on changed outside a delivery. */
 void net_notify(void);
+
+/* Has the upper layer's tick run by clock_ns() time t (soon after: a
+ * sleeping service thread is woken for it), for deferred work that a
+ * message will not prompt. Any thread, delivery callbacks included. */
+void net_timer_at(uint64_t t);
 
 /* Leaves the job: waits until every peer has finished too and everything
  * sent has been acknowledged, then stops the service thread. */

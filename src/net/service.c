@@ -68,11 +68,27 @@ void service_timer_at(uint64_t t)
  * thread each time it wakes, and by a polling waiter (run_due_timers). */
 static void run_timers_and_tick(void)
 {
-    if (net_state.up.ops.tick)
-        net_state.up.ops.tick(clock_ns());
+    atomic_store(&net_state.svc.upper_due, 0);
+    uint64_t up = net_state.up.ops.tick ? net_state.up.ops.tick(clock_ns()) : 0;
     pthread_mutex_lock(&net_state.lock);
     atomic_store(&net_state.svc.timers_due, window_timers(clock_ns()));
     pthread_mutex_unlock(&net_state.lock);
+    /* After the store, which would undo it; a net_timer_at that came after
+     * the tick had looked, and whose own lowering the store undid, is in
+     * upper_due. */
+    uint64_t late = atomic_load(&net_state.svc.upper_due);
+    if (late && (!up || late < up))
+        up = late;
+    if (up)
+        service_timer_at(up);
+}
+
+void net_timer_at(uint64_t t)
+{
+    uint64_t cur = atomic_load(&net_state.svc.upper_due);
+    while ((!cur || t < cur) && !atomic_compare_exchange_weak(&net_state.svc.upper_due, &cur, t))
+        ;
+    service_timer_at(t);
 }
 
 /* Reads an eventfd's or timerfd's count, so that it stops being ready. */

@@ -159,6 +159,7 @@ struct net_service {
     _Atomic int       rx_claims;
     _Atomic uint64_t  claimed_since;  /* when rx_claims last left zero */
     _Atomic uint64_t  timers_due;     /* when window_timers wants to run next */
+    _Atomic uint64_t  upper_due;      /* the earliest net_timer_at since the tick began; 0: none */
     pthread_mutex_t   claim_lock;     /* a claim's start, and arming */
     bool              sock_armed;     /* fd is in epfd (under claim_lock) */
 };
