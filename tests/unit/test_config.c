@@ -24,7 +24,7 @@ static const char *const names[] = {
     "DSM_SHARED_GLOBALS",
     "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
-    "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR",
+    "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -166,6 +166,8 @@ static void test_integers_parse_within_their_range(void)
     EXPECT_INT("DSM_IPC_INLINE_MAX", "8192", ipc_inline_max, 8192);
     EXPECT_INT("DSM_BARRIER_FANOUT", "2", barrier_fanout, 2);
     EXPECT_INT("DSM_BARRIER_FANOUT", "32", barrier_fanout, 32);
+    EXPECT_INT("DSM_SC_WINDOW_US", "0", sc_window_us, 0);
+    EXPECT_INT("DSM_SC_WINDOW_US", "1000000", sc_window_us, 1000000);
     EXPECT_INT("DSM_MIGRATE_PERIOD", "1", migrate_period, 1);
     EXPECT_INT("DSM_MIGRATE_MAX", "100000", migrate_max, 100000);
     EXPECT_INT("DSM_MIGRATE_HOMES", "on", migrate_homes, 1);
@@ -287,6 +289,9 @@ static void test_bad_integers_are_rejected_by_name(void)
     EXPECT_BAD("DSM_NET_WINDOW", "3");
     EXPECT_BAD("DSM_BARRIER_FANOUT", "1");  /* a chain of one: no tree */
     EXPECT_BAD("DSM_BARRIER_FANOUT", "33"); /* past what one arrival message gathers */
+    EXPECT_BAD("DSM_SC_WINDOW_US", "-1");
+    EXPECT_BAD("DSM_SC_WINDOW_US", "1000001"); /* past a second: a window, not a lease */
+    EXPECT_BAD("DSM_SC_WINDOW_US", "1ms");
     EXPECT_BAD("DSM_IPC_WINDOW", "0");
     EXPECT_BAD("DSM_IPC_WINDOW", "257");
     EXPECT_BAD("DSM_IPC_INLINE_MAX", "8193");
