@@ -54,6 +54,8 @@
     X(DIFF_BYTES,          "diff bytes created")                               \
     X(DIFFS_APPLIED,       "diffs applied (as home)")                          \
     X(INVALIDATIONS,       "pages invalidated (write notices, invalidations)") \
+    X(SC_WINDOW_HOLDS,     "sc: queues held until a writer's window ended (DSM_SC_WINDOW_US)") \
+    X(SC_READS_TOGETHER,   "sc: reads started while others of the page were under way") \
     X(INTERVALS,           "intervals (releases that wrote something)")        \
     X(WRITE_NOTICES,       "write notices received")                           \
     X(INTERVALS_COLLECTED, "intervals dropped without a barrier (seen by every node)") \

@@ -19,6 +19,12 @@
  *          data), any other gets the page from the owner, which drops its
  *          own access; SC_DONE makes the requester owner and sole holder.
  *
+ * Reads need not take turns: a read starts at once while only reads run,
+ * and reads queued behind a write all start when it ends; the write after
+ * them waits for the last one's SC_DONE. A node granted a page for writing
+ * keeps it for a time window (Mirage's Δ, DSM_SC_WINDOW_US) before another
+ * node's request starts, so that its next stores do not fault again.
+ *
  * At first the home owns the page (zeroed, or whatever the allocator left
  * there) though its own view may still be unmapped. A node sends itself no
  * messages (lock.c does the same): where the manager, owner or requester is
@@ -85,14 +91,20 @@ struct waiter {
 
 /* At the manager, for each page it has been asked about. */
 struct manager {
-    uint64_t       copyset[SET_WORDS];
-    uint64_t       awaiting[SET_WORDS]; /* invalidations not yet acknowledged */
-    int            owner;
-    int            pending;             /* bits set in awaiting */
-    bool           busy;                /* a transaction is under way */
-    bool           write;               /* its kind and requester */
-    int            requester;
-    struct waiter *head, *tail;         /* requests behind it */
+    uint64_t        copyset[SET_WORDS];
+    uint64_t        awaiting[SET_WORDS]; /* invalidations not yet acknowledged */
+    uint64_t        readers[SET_WORDS];  /* reads under way, not yet confirmed */
+    int             owner;
+    int             pending;             /* bits set in awaiting */
+    int             nreaders;            /* bits set in readers */
+    bool            busy;                /* a transaction is under way: a write, or reads */
+    bool            write;               /* its kind and (a write's) requester */
+    bool            listed;              /* on sc.held */
+    int             requester;
+    uint32_t        page;                /* this record's (for sc.held) */
+    uint64_t        window_end;          /* clock_ns(): the owner's window ends (0: none) */
+    struct manager *next_held;           /* sc.held's next */
+    struct waiter  *head, *tail;         /* requests behind it */
 };
 
 static DSM_STATE struct {
@@ -100,6 +112,8 @@ static DSM_STATE struct {
     struct manager **mgr;   /* per page, created on first request */
     struct manager  *slab;  /* where the next records come from */
     size_t           slab_left;
+    struct manager  *held;  /* pages whose queue waits for their owner's window to end */
+    uint64_t         window_ns; /* DSM_SC_WINDOW_US */
     struct {                /* the request the program waits for */
         bool     waiting, done;
         uint32_t page, status;
@@ -131,6 +145,7 @@ static struct manager *manager_of(size_t page)
         }
         m = &sc.slab[--sc.slab_left]; /* zeroed by mmap */
         m->owner = job()->rank;
+        m->page = (uint32_t)page;
         set_add(m->copyset, job()->rank);
         sc.mgr[page] = m;
     }
@@ -192,48 +207,64 @@ static void serve(size_t page, int requester, bool write, int home)
 
 /* ---- the manager (caller holds sc.lock) -------------------------------- */
 
-/* Every invalidation is acknowledged: the requester gets its access. */
-static void transfer(size_t page, struct manager *m)
+/* Requester r gets its access: for a write, once every invalidation is
+ * acknowledged; for a read, at once. */
+static void give(size_t page, struct manager *m, int r, bool write)
 {
-    int r = m->requester;
     if (set_has(m->copyset, r))
-        send_page(r, page, job()->rank, ST_GRANT, m->write);
+        send_page(r, page, job()->rank, ST_GRANT, write);
     else if (m->owner == job()->rank)
-        serve(page, r, m->write, job()->rank);
+        serve(page, r, write, job()->rank);
     else {
-        struct sc_fwd f = {.page = (uint32_t)page, .requester = r, .write = m->write};
+        struct sc_fwd f = {.page = (uint32_t)page, .requester = r, .write = write};
         ipc_send(m->owner, SC_FWD, 0, &f, sizeof f);
     }
 }
 
+static void transfer(size_t page, struct manager *m)
+{
+    give(page, m, m->requester, true);
+}
+
+/* A read joins the reads under way, if any: the owner's copy is read-only
+ * for all of them alike, and each requester joins the copyset as it
+ * confirms, so they need not take turns. */
 static void start(size_t page, struct manager *m, int requester, bool write)
 {
+    if (!write) {
+        if (m->busy)
+            stats_add(STAT_SC_READS_TOGETHER, 1);
+        m->busy = true;
+        m->write = false;
+        set_add(m->readers, requester);
+        m->nreaders++;
+        give(page, m, requester, false);
+        return;
+    }
     m->busy = true;
     m->requester = requester;
-    m->write = write;
-    if (write) {
-        /* A requester without a copy gets the owner's, which the owner
-         * drops as it sends it; every other holder is invalidated. */
-        bool has = set_has(m->copyset, requester);
-        for (int w = 0; w < SET_WORDS; w++) {
-            for (uint64_t bits = m->copyset[w]; bits; bits &= bits - 1) {
-                int n = w * 64 + __builtin_ctzll(bits);
-                if (n == requester || (!has && n == m->owner))
-                    continue;
-                if (n == job()->rank) {
-                    set_access(page, PAGE_INVALID);
-                    set_del(m->copyset, n);
-                    continue;
-                }
-                set_add(m->awaiting, n);
-                m->pending++;
-                struct sc_one inv = {.page = (uint32_t)page};
-                ipc_send(n, SC_INV, 0, &inv, sizeof inv);
+    m->write = true;
+    /* A requester without a copy gets the owner's, which the owner
+     * drops as it sends it; every other holder is invalidated. */
+    bool has = set_has(m->copyset, requester);
+    for (int w = 0; w < SET_WORDS; w++) {
+        for (uint64_t bits = m->copyset[w]; bits; bits &= bits - 1) {
+            int n = w * 64 + __builtin_ctzll(bits);
+            if (n == requester || (!has && n == m->owner))
+                continue;
+            if (n == job()->rank) {
+                set_access(page, PAGE_INVALID);
+                set_del(m->copyset, n);
+                continue;
             }
+            set_add(m->awaiting, n);
+            m->pending++;
+            struct sc_one inv = {.page = (uint32_t)page};
+            ipc_send(n, SC_INV, 0, &inv, sizeof inv);
         }
-        if (m->pending)
-            return;
     }
+    if (m->pending)
+        return;
     transfer(page, m);
 }
 
@@ -254,10 +285,63 @@ static void evict_now(size_t page, struct manager *m, int holder, const void *da
     ipc_send(holder, SC_EVICT_ACK, 0, &a, sizeof a);
 }
 
+/* Mirage's time window (Fleisch and Popek 1989): a node granted a page for
+ * writing keeps it for sc.window_ns after its confirmation — its program
+ * runs then, so its next stores find the page still writable — before a
+ * request from another node may take it away. Without it a writer whose
+ * readers spin on the page loses it after each store, and every next
+ * store is a write fault that invalidates them all again. */
+static bool held_back(const struct manager *m, int requester)
+{
+    return m->window_end && requester != m->owner && clock_ns() < m->window_end;
+}
+
+/* The queue waits for the window to end: sc_timer starts it then. */
+static void hold(struct manager *m)
+{
+    if (m->listed)
+        return;
+    m->listed = true;
+    m->next_held = sc.held;
+    sc.held = m;
+    stats_add(STAT_SC_WINDOW_HOLDS, 1);
+    ipc_timer_at(m->window_end);
+}
+
+/* Whether a request may start now, ahead of nothing: an eviction while no
+ * transaction runs, a write while none runs either, a read while none or
+ * only reads run; none while the owner's window holds it back. */
+static bool may_start(const struct manager *m, int requester, bool write, bool evict)
+{
+    if (!evict && held_back(m, requester))
+        return false;
+    return !m->busy || (!m->write && !write && !evict);
+}
+
+/* Starts what the queue holds, in order, as far as it may: an eviction or
+ * a write alone, reads together. */
+static void next(size_t page, struct manager *m)
+{
+    struct waiter *w;
+    while ((w = m->head) && may_start(m, w->requester, w->write, w->evicted)) {
+        m->head = w->next;
+        if (!m->head)
+            m->tail = NULL;
+        if (w->evicted)
+            evict_now(page, m, w->requester, w->evicted);
+        else
+            start(page, m, w->requester, w->write);
+        free(w->evicted);
+        free(w);
+    }
+    if (w && !m->busy) /* only the window stops an idle manager */
+        hold(m);
+}
+
 static void request_or_evict(size_t page, int requester, bool write, const void *evicted)
 {
     struct manager *m = manager_of(page);
-    if (!m->busy) {
+    if (!m->head && may_start(m, requester, write, evicted)) {
         if (evicted)
             evict_now(page, m, requester, evicted);
         else
@@ -276,6 +360,7 @@ static void request_or_evict(size_t page, int requester, bool write, const void 
     else
         m->head = w;
     m->tail = w;
+    next(page, m);
 }
 
 static void request(size_t page, int requester, bool write)
@@ -286,28 +371,44 @@ static void request(size_t page, int requester, bool write)
 static void done(size_t page, int src)
 {
     struct manager *m = sc.mgr[page];
-    if (!m || !m->busy || m->requester != src || m->pending)
+    if (!m || !m->busy || m->pending || (m->write ? m->requester != src : !set_has(m->readers, src)))
         log_fatal("node %d confirmed a transfer of page %u that node %d did not start; protocol error",
                   src, (unsigned)page, job()->rank);
     if (m->write) {
         memset(m->copyset, 0, sizeof m->copyset);
         m->owner = src;
+        m->busy = false;
+        m->window_end = sc.window_ns ? clock_ns() + sc.window_ns : 0;
+    } else {
+        set_del(m->readers, src);
+        if (--m->nreaders == 0)
+            m->busy = false;
     }
     set_add(m->copyset, src);
-    m->busy = false;
-    /* The next requests; evictions take no turn of their own. */
-    struct waiter *w;
-    while (!m->busy && (w = m->head)) {
-        m->head = w->next;
-        if (!m->head)
-            m->tail = NULL;
-        if (w->evicted)
-            evict_now(page, m, w->requester, w->evicted);
-        else
-            start(page, m, w->requester, w->write);
-        free(w->evicted);
-        free(w);
+    next(page, m);
+}
+
+/* The service thread's timer (ipc_register_timer): starts the queues whose
+ * window has ended; returns when the next one ends. */
+static uint64_t sc_timer(uint64_t now)
+{
+    uint64_t due = 0;
+    pthread_mutex_lock(&sc.lock);
+    for (struct manager **p = &sc.held; *p;) {
+        struct manager *m = *p;
+        if (m->window_end > now) {
+            if (!due || m->window_end < due)
+                due = m->window_end;
+            p = &m->next_held;
+            continue;
+        }
+        *p = m->next_held;
+        m->listed = false;
+        m->window_end = 0;
+        next(m->page, m);
     }
+    pthread_mutex_unlock(&sc.lock);
+    return due;
 }
 
 /* A request, at the node it was sent to: the manager, or the base node
@@ -560,6 +661,8 @@ static void sc_start(void)
     ipc_register(SC_DONE, "SC_DONE", on_done, NULL);
     ipc_register(SC_EVICT, "SC_EVICT", on_evict, NULL);
     ipc_register(SC_EVICT_ACK, "SC_EVICT_ACK", on_evict_ack, NULL);
+    sc.window_ns = (uint64_t)job()->cfg.sc_window_us * 1000;
+    ipc_register_timer(sc_timer);
 }
 
 /* No release, no notices: every write is performed as its store runs. */
