@@ -85,7 +85,7 @@ static const struct config_entry table[] = {
      "coherence protocol (dsmrun --protocol sets it; docs/protocols.md describes each)"},
     {"DSM_LRC_GC_NOTICES", CFG_INT, "8192", 0, 1ll << 40, NULL, OFF(lrc_gc_notices),
      "lrc: collect diffs at the first barrier after this many write notices (0: at every barrier)"},
-    {"DSM_SC_WINDOW_US", CFG_INT, "1000", 0, 1000000, NULL, OFF(sc_window_us),
+    {"DSM_SC_WINDOW_US", CFG_INT, "100", 0, 1000000, NULL, OFF(sc_window_us),
      "sc: µs a node granted a page for writing keeps it before others' requests are served (0: off)"},
     {"DSM_BARRIER_FANOUT", CFG_INT, "8", 2, 32, NULL, OFF(barrier_fanout),
      "children per node in the barrier's tree (a fan-out of nodes - 1 or more is a star)"},
