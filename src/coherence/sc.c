@@ -31,9 +31,11 @@
  * this node, the step runs directly, under the same lock.
  *
  * Invariants. A page's state and protection change only under sc.lock, and
- * only by a transaction of its manager, so no two changes to one page race.
- * A node reaches a page only through a transaction, so the manager's
- * copyset is exact: a node outside it has no access. The requester sends
+ * only by a transaction of its manager, so no two changes to one page race
+ * (reads under way together change only their requesters' copies, and the
+ * owner's the same way, to read-only; a write starts only once every one
+ * has confirmed). A node reaches a page only through a transaction, so the
+ * manager's copyset is exact: a node outside it has no access. The requester sends
  * SC_DONE from the faulting thread once it runs again, not from the handler
  * that installed the page: until then no other transaction can take the
  * page away, so the faulting access gets its chance even when the thread
