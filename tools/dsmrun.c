@@ -118,7 +118,7 @@ static void print_usage(FILE *out)
         "      --shared-globals   share the program's globals (sets DSM_SHARED_GLOBALS=1)\n"
         "      --slow NODE=F,...  give node NODE only the fraction F (0 < F <= 1) of a CPU,\n"
         "                         to mimic a slower machine: dsmrun stops and continues it\n"
-        "                         (SIGSTOP/SIGCONT), running F of every 5 ms (repeatable;\n"
+        "                         (SIGSTOP/SIGCONT), running F of every 1 ms (repeatable;\n"
         "                         one host only)\n"
         "      --help-env         list the environment variables dsm reads, and exit\n"
         "  -h, --help             print this help, and exit\n"

@@ -36,11 +36,14 @@
 #define BEAT_LOST_S      20.0
 /* --slow duty-cycles a node with SIGSTOP/SIGCONT on this period: short
  * beside the peer timeout (10 s), so a slowed node never looks dead, and
- * long beside the signals' cost (a few microseconds each). Shorter makes
- * a slowed node's speed steadier over one loop execution, which the
- * profiled schedule times (10 ms quantised a 30 ms execution badly);
- * longer makes dsmrun's own late wakeups on a loaded machine matter less. */
-#define SLOW_PERIOD_S    0.005
+ * long beside the signals' cost (~12 us of dsmrun's CPU a switch, 2.5 %
+ * of a CPU at 1 ms). Shorter makes a slowed node's speed steadier over one
+ * loop execution, which the profiled schedule times, and bounds how long
+ * a stopped node leaves a message unanswered (half the period at 0.5):
+ * at 5 ms, a node at half speed got 0.45-0.75 of a CPU over 10 ms windows
+ * and started a loop execution up to 2.5 ms after the barrier released it
+ * (docs/performance.md, "EP class S with one slow node"). */
+#define SLOW_PERIOD_S    0.001
 
 /* What the command line asked for; pointers point into argv. */
 struct options {
