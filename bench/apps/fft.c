@@ -2,7 +2,8 @@
  * fft.c — SPLASH-2 FFT: the radix-sqrt(N) "six-step" complex 1-D FFT of
  * Bailey (1990), the kernel seed 000 runs on TSM (262144 points, 12 MB).
  *
- *   fft [--size test|quick|full] [-m LOG2N]   (test 2^16, quick 2^22, full 2^18)
+ *   fft [--size test|quick|full|large] [-m LOG2N]
+ *       (test 2^16, quick 2^22, full 2^18, large 2^26)
  *
  * N = n1 * n1 points are an n1 x n1 matrix A, A[r][c] = x[r n1 + c]. With
  * w = exp(-2 pi i / N) and the output index k = k1 + n1 k2,
@@ -227,9 +228,10 @@ static bool check_forward(const struct layout *L, cplx *b, struct fft_check *ck)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fft [--size test|quick|full] [-m LOG2N]\n"
+    fprintf(f, "usage: fft [--size test|quick|full|large] [-m LOG2N]\n"
                "  SPLASH-2 FFT: six-step complex 1-D FFT of N = 2^LOG2N points\n"
-               "  --size  test = 2^16, quick = 2^22, full = 2^18 (the seed's, default)\n"
+               "  --size  test = 2^16, quick = 2^22, full = 2^18 (the seed's, default),\n"
+               "          large = 2^26 (2 GiB shared; over half a second on 2 threads)\n"
                "  -m      LOG2N, even, 4..26\n");
 }
 
@@ -266,8 +268,8 @@ int par_main(int argc, char **argv)
 {
     int m = 18;
     struct arg_option options[] = {
-        {"--size", ARG_WORD, &m, PAR_SIZE_WANT, .words = par_size_words,
-         .values = (const int[]){16, 22, 18}},
+        {"--size", ARG_WORD, &m, PAR_SIZE_WANT_LARGE, .words = par_size_words_large,
+         .values = (const int[]){16, 22, 18, 26}},
         {"-m", ARG_INT, &m, "LOG2N, even, 4..26", .lo = 4, .hi = 26, .valid = is_even},
         {0}};
     int rc = par_parse_args(argc, argv, options, usage);

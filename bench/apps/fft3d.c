@@ -2,7 +2,8 @@
  * fft3d.c — the 3-D FFT of seed 001 (SMS 0.4.1's evaluation: 64 points on
  * each axis, double complex), by slabs with one all-to-all transpose.
  *
- *   fft3d [--size test|quick|full] [-n N]     (test 32^3, quick 256^3, full 64^3)
+ *   fft3d [--size test|quick|full|large] [-n N]
+ *         (test 32^3, quick 256^3, full 64^3, large 512^3)
  *
  * X[kz][ky][kx] = sum over z, y, x of a[z][y][x] w^(kz z + ky y + kx x),
  * w = exp(-2 pi i / N): N^2 one-dimensional N-point FFTs along each axis in
@@ -192,12 +193,12 @@ static bool check_forward(const struct layout *L, cplx *b, struct fft_check *ck)
     free(w);
     /* Rounding alone: the FFTs' error is below about log2(N^3) 5 eps of
      * the output's 2-norm (Higham, Accuracy and Stability, thm 24.2), the
-     * direct sums' below 3 N eps of the L1 norm; both are under 1e-12 of
-     * L1 for N <= 256. A wrong result is off by at least one mis-placed
-     * or mis-twiddled term, |x_j| ~ L1 / N^3 >= 6e-8 L1 for N <= 256:
+     * direct sums' below 3 N eps of the L1 norm; both are under 2e-13 of
+     * L1 for N <= 512. A wrong result is off by at least one mis-placed
+     * or mis-twiddled term, |x_j| ~ L1 / N^3 >= 7.4e-9 L1 for N <= 512:
      * 1e-9 separates the two. Parseval's sums are of positive terms, each
-     * relative error under 1e-12 as well; one wrong point moves eX by
-     * about 1 / N^3 >= 6e-8 of it. */
+     * relative error under 2e-13 as well; one wrong point moves eX by
+     * about 1 / N^3 >= 7.4e-9 of it. */
     return fft_check_forward(ck);
 }
 
@@ -205,10 +206,11 @@ static bool check_forward(const struct layout *L, cplx *b, struct fft_check *ck)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: fft3d [--size test|quick|full] [-n N]\n"
+    fprintf(f, "usage: fft3d [--size test|quick|full|large] [-n N]\n"
                "  3-D complex FFT of N x N x N points, slabs and one transpose\n"
-               "  --size  test = 32^3, quick = 256^3, full = 64^3 (the seed's, default)\n"
-               "  -n      N, a power of 2, 4..256\n");
+               "  --size  test = 32^3, quick = 256^3, full = 64^3 (the seed's, default),\n"
+               "          large = 512^3 (4 GiB shared; over half a second on 2 threads)\n"
+               "  -n      N, a power of 2, 4..512\n");
 }
 
 static bool is_power_of_2(long v) { return (v & (v - 1)) == 0; }
@@ -240,9 +242,9 @@ int par_main(int argc, char **argv)
 {
     int n = 64;
     struct arg_option options[] = {
-        {"--size", ARG_WORD, &n, PAR_SIZE_WANT, .words = par_size_words,
-         .values = (const int[]){32, 256, 64}},
-        {"-n", ARG_INT, &n, "N, a power of 2, 4..256", .lo = 4, .hi = 256, .valid = is_power_of_2},
+        {"--size", ARG_WORD, &n, PAR_SIZE_WANT_LARGE, .words = par_size_words_large,
+         .values = (const int[]){32, 256, 64, 512}},
+        {"-n", ARG_INT, &n, "N, a power of 2, 4..512", .lo = 4, .hi = 512, .valid = is_power_of_2},
         {0}};
     int rc = par_parse_args(argc, argv, options, usage);
     if (rc != ARGS_RUN)

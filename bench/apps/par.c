@@ -263,3 +263,4 @@ int par_bad_args(void (*usage)(FILE *f), const char *fmt, ...)
 }
 
 const char *const par_size_words[] = {"test", "quick", "full", NULL};
+const char *const par_size_words_large[] = {"test", "quick", "full", "large", NULL};

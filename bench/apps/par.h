@@ -89,4 +89,8 @@ __attribute__((format(printf, 2, 3))) int par_bad_args(void (*usage)(FILE *f), c
  * (ARG_WORD's words), and what they are. */
 extern const char *const par_size_words[];
 #define PAR_SIZE_WANT "test, quick or full"
+/* The same and `large`: for the applications whose `quick` run takes less
+ * than the half second on 2 threads that issue 27 measures at (fft, fft3d). */
+extern const char *const par_size_words_large[];
+#define PAR_SIZE_WANT_LARGE "test, quick, full or large"
 #endif
