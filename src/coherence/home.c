@@ -237,8 +237,10 @@ static void on_page_rep(int src, const void *msg, size_t len)
     ipc_body(src, msg, len, &r, sizeof r, &data, "page reply");
     /* The home is recorded here, not by the waiting program: a request
      * the base node forwards to us right behind a first-touch reply must
-     * find us already home. */
-    if (r.status != HOME_UNALLOCATED)
+     * find us already home. A home keeps its own knowledge (as for
+     * HOME_MOVED): a pull its former home served while giving the page
+     * here may arrive after the page itself, naming the former home. */
+    if (r.status != HOME_UNALLOCATED && mem_home(r.page) != job()->rank)
         mem_set_home(r.page, r.home);
     for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
         if (mem_home(q) < 0)
