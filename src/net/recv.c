@@ -124,6 +124,7 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
     p->ack.sack = p->rx.win.held;
     p->ack.pending = true;
     p->ack.twice |= twice;
+    p->ack.echo_rtx = (h->flags & WIRE_RTX) != 0; /* new or not: rack_delivered_time */
     if (v != RX_IN_ORDER || p->rx.win.held || ++p->ack.unacked >= ACK_EVERY)
         p->ack.urgent = true;
     else if (!p->ack.due_ns) {
@@ -163,7 +164,7 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
     pthread_mutex_lock(&net_state.lock);
     p->last_rx_ns = now;
     if (h.kind != WIRE_ABORT)
-        window_on_ack(h.src, h.ack, h.sack, now);
+        window_on_ack(h.src, h.ack, h.sack, (h.flags & WIRE_ECHO_RTX) != 0, now);
     if (h.kind == WIRE_DONE)
         p->done_rx = true;
     pthread_mutex_unlock(&net_state.lock);

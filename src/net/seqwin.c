@@ -39,6 +39,11 @@ bool rack_after(uint64_t sent, uint32_t seq, uint64_t dsent, uint32_t dseq)
     return sent > dsent || (sent == dsent && seq_before(dseq, seq));
 }
 
+uint64_t rack_delivered_time(uint32_t xmits, bool echo_rtx, uint64_t sent, uint64_t first_sent)
+{
+    return xmits <= 1 || echo_rtx ? sent : first_sent;
+}
+
 bool rack_lost(uint64_t sent, uint32_t seq, uint64_t dsent, uint32_t dseq, uint64_t now,
                uint64_t patience)
 {

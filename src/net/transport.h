@@ -66,6 +66,7 @@ struct peer_ack {
     bool     pending;                  /* something received is not yet acknowledged */
     bool     urgent;                   /* ...and it should be, at once */
     bool     twice;                    /* ...in two datagrams: it answers a retransmission */
+    bool     echo_rtx;                 /* the latest data datagram read was a retransmission (WIRE_ECHO_RTX) */
     uint32_t unacked;                  /* datagrams received since our last ack */
     uint64_t due_ns;                   /* delayed ack deadline */
 };
@@ -260,7 +261,7 @@ void udp_cork_end(void);
 void window_push(struct tx_batch *b, int dst, uint64_t now);
 
 /* Applies a peer's acknowledgement to our queue for it. */
-void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now);
+void window_on_ack(int src, uint32_t cum, uint64_t sack, bool echo_rtx, uint64_t now);
 
 /* Retransmissions, heartbeats, the dead-peer check, delayed acks. Returns
  * the time of the next timer. */

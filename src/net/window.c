@@ -45,6 +45,7 @@ struct txbuf {
     struct txbuf         *next;
     bool                  pooled;   /* a full-size buffer, returned to the pool */
     uint64_t              sent_ns;  /* last transmission; 0 = not yet sent */
+    uint64_t              first_sent_ns;
     uint64_t              phash;    /* payload hash, reused by retransmissions */
     uint32_t              xmits;
     uint32_t              inl;      /* payload bytes held here */
@@ -59,6 +60,7 @@ static void fill_ack(struct peer *p, struct wire_hdr *h)
 {
     h->ack = p->ack.cum;
     h->sack = p->ack.sack;
+    h->flags = (uint16_t)((h->flags & ~WIRE_ECHO_RTX) | (p->ack.echo_rtx ? WIRE_ECHO_RTX : 0));
     p->ack.pending = false;
     p->ack.urgent = false;
     p->ack.unacked = 0;
@@ -83,10 +85,14 @@ static void prepare(int dst, struct txbuf *t, uint64_t now)
 {
     struct peer *p = &net_state.peers[dst];
     fill_ack(p, &t->hdr);
+    if (t->xmits)
+        t->hdr.flags |= WIRE_RTX;
     t->hdr.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
     wire_seal(&net_state.sock.keys, &t->hdr, t->phash);
-    if (t->sent_ns == 0)
+    if (t->sent_ns == 0) {
         p->tx.inflight_bytes += t->hdr.len + sizeof t->hdr;
+        t->first_sent_ns = now;
+    }
     t->sent_ns = now;
     if (t->xmits++ == 0 && ++p->tx.first_xmits >= LOSS_WINDOW) {
         p->tx.first_xmits /= 2;
@@ -373,6 +379,8 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
     struct peer *p = &net_state.peers[dst];
     d.h.ack = p->ack.cum;
     d.h.sack = p->ack.sack;
+    if (kind == WIRE_ACK && p->ack.echo_rtx)
+        d.h.flags = WIRE_ECHO_RTX;
     d.h.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
     wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
     if (kind == WIRE_ACK) {
@@ -392,7 +400,7 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
 }
 
 /* Applies a peer's acknowledgement to our queue for it. */
-void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
+void window_on_ack(int src, uint32_t cum, uint64_t sack, bool echo_rtx, uint64_t now)
 {
     struct peer *p = &net_state.peers[src];
     if (!p->tx.head)
@@ -409,8 +417,9 @@ void window_on_ack(int src, uint32_t cum, uint64_t sack, uint64_t now)
                 rto_sample(&p->tx.rto, now - t->sent_ns);
                 sampled = true;
             }
-            if (rack_after(t->sent_ns, t->hdr.seq, p->tx.delivered_sent_ns, p->tx.delivered_seq)) {
-                p->tx.delivered_sent_ns = t->sent_ns;
+            uint64_t arrived = rack_delivered_time(t->xmits, echo_rtx, t->sent_ns, t->first_sent_ns);
+            if (rack_after(arrived, t->hdr.seq, p->tx.delivered_sent_ns, p->tx.delivered_seq)) {
+                p->tx.delivered_sent_ns = arrived;
                 p->tx.delivered_seq = t->hdr.seq;
             }
             p->tx.inflight_bytes -= t->hdr.len + sizeof t->hdr;

@@ -119,7 +119,7 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
         return WIRE_FOREIGN;
     switch (h.kind) {
     case WIRE_DATA:
-        if (h.flags & ~(WIRE_FIRST | WIRE_LAST | WIRE_NOP | WIRE_FIN))
+        if (h.flags & ~(WIRE_FIRST | WIRE_LAST | WIRE_NOP | WIRE_FIN | WIRE_RTX | WIRE_ECHO_RTX))
             return WIRE_FOREIGN;
         if ((h.flags & (WIRE_NOP | WIRE_FIN)) &&
             (h.len || (h.flags & (WIRE_FIRST | WIRE_LAST)) ||
@@ -132,6 +132,9 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
             return WIRE_FOREIGN;
         break;
     case WIRE_ACK:
+        if (h.len || (h.flags & ~WIRE_ECHO_RTX))
+            return WIRE_FOREIGN;
+        break;
     case WIRE_DONE:
         if (h.len || h.flags)
             return WIRE_FOREIGN;

@@ -45,6 +45,11 @@ enum wire_flags {
     WIRE_LAST  = 2, /* last fragment of a message */
     WIRE_NOP   = 4, /* sequenced heartbeat: no message, only proves liveness */
     WIRE_FIN   = 8, /* sequenced: the sender has finished; no message follows */
+    /* Which copy arrived (RACK, net/seqwin.h rack_delivered_time): a
+     * retransmission says so, and an acknowledgement says whether the
+     * latest data datagram its sender read from us was one. */
+    WIRE_RTX      = 16, /* WIRE_DATA: this transmission is a retransmission */
+    WIRE_ECHO_RTX = 32, /* WIRE_DATA, WIRE_ACK: the latest one I read from you was a retransmission */
 };
 
 struct wire_hdr {

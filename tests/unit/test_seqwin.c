@@ -259,6 +259,20 @@ static void test_rack_lost_needs_a_later_transmission_delivered_and_patience(voi
     CHECK(rack_after(201, 0, 200, 9) && !rack_after(199, 10, 200, 9));
 }
 
+static void test_rack_delivered_time_is_the_copy_the_ack_names(void)
+{
+    /* Sent once: that transmission arrived. */
+    CHECK_EQ(rack_delivered_time(1, false, 500, 500), 500);
+    CHECK_EQ(rack_delivered_time(1, true, 500, 500), 500);
+    /* Sent again, and the receiver's latest new datagram was a copy: the
+     * copy arrived (a loss repaired; what was sent before it is judged). */
+    CHECK_EQ(rack_delivered_time(2, true, 900, 100), 900);
+    /* ...or was an original: the first transmission arrived, late (a
+     * receiver slow to read), and what followed it is still on its way. */
+    CHECK_EQ(rack_delivered_time(2, false, 900, 100), 100);
+    CHECK_EQ(rack_delivered_time(5, false, 900, 100), 100);
+}
+
 static void test_ack_highest_is_top_sack_bit_or_before_cum(void)
 {
     CHECK_EQ(ack_highest(100, 0), 99);
@@ -717,6 +731,7 @@ int main(void)
     test_ack_coverage_holds_across_the_wrap();
     test_ack_highest_is_top_sack_bit_or_before_cum();
     test_rack_lost_needs_a_later_transmission_delivered_and_patience();
+    test_rack_delivered_time_is_the_copy_the_ack_names();
     test_rto_limits_leave_room_for_the_tests();
     test_rto_starts_at_the_initial_value();
     test_first_rtt_sample_sets_srtt_and_half_variance();

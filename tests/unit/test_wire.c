@@ -431,8 +431,17 @@ static void test_bad_flag_combinations_are_rejected(void)
     EXPECT_FOREIGN(header(WIRE_DATA, WIRE_NOP | WIRE_FIRST, 0));
     EXPECT_FOREIGN(header(WIRE_DATA, WIRE_NOP | WIRE_LAST, 0));
     EXPECT_FOREIGN(header(WIRE_DATA, WIRE_FIN | WIRE_FIRST | WIRE_LAST, 0));
+    /* Which copy arrived: on data, and the echo alone on an ack. */
+    struct wire_keys kr;
+    keys(&kr, 1);
+    CHECK_EQ(seal_and_check(&kr, fragment(WIRE_FIRST | WIRE_LAST | WIRE_RTX | WIRE_ECHO_RTX, 0, 10, 10)), WIRE_OK);
+    CHECK_EQ(seal_and_check(&kr, header(WIRE_DATA, WIRE_NOP | WIRE_RTX, 0)), WIRE_OK);
+    CHECK_EQ(seal_and_check(&kr, header(WIRE_ACK, WIRE_ECHO_RTX, 0)), WIRE_OK);
+    EXPECT_FOREIGN(header(WIRE_ACK, WIRE_RTX, 0));
+    EXPECT_FOREIGN(header(WIRE_DONE, WIRE_ECHO_RTX, 0));
+    EXPECT_FOREIGN(header(WIRE_ABORT, WIRE_ECHO_RTX, 4));
     /* Unknown flag bits. */
-    for (int bit = 4; bit < 16; bit++) {
+    for (int bit = 6; bit < 16; bit++) {
         EXPECT_FOREIGN(fragment((uint16_t)(WIRE_FIRST | WIRE_LAST | (1u << bit)), 0, 10, 10));
         EXPECT_FOREIGN(header(WIRE_DATA, (uint16_t)(WIRE_NOP | (1u << bit)), 0));
     }
@@ -454,13 +463,15 @@ static void test_bad_flag_combinations_are_rejected(void)
     CHECK_EQ(seal_and_check(&k, fragment(0, 90, 10, 100)), WIRE_OK);
     CHECK_EQ(seal_and_check(&k, fragment(0, 0xfffffff0u, 10, 0xffffffffu)), WIRE_OK);
     CHECK_EQ(seal_and_check(&k, fragment(WIRE_LAST, 0xfffffff5u, 10, 0xffffffffu)), WIRE_OK);
-    /* Acknowledgements and "done" carry nothing and have no flags; an
-     * abort carries its reason but no flags either. */
+    /* Acknowledgements and "done" carry nothing and have no flags (an
+     * acknowledgement but the echo of a retransmission); an abort carries
+     * its reason but no flags either. */
     EXPECT_FOREIGN(header(WIRE_ACK, 0, 1));
     EXPECT_FOREIGN(header(WIRE_ACK, 0, 100));
     EXPECT_FOREIGN(header(WIRE_DONE, 0, 4));
     for (int bit = 0; bit < 16; bit++) {
-        EXPECT_FOREIGN(header(WIRE_ACK, (uint16_t)(1u << bit), 0));
+        if ((1u << bit) != WIRE_ECHO_RTX)
+            EXPECT_FOREIGN(header(WIRE_ACK, (uint16_t)(1u << bit), 0));
         EXPECT_FOREIGN(header(WIRE_DONE, (uint16_t)(1u << bit), 0));
         EXPECT_FOREIGN(header(WIRE_ABORT, (uint16_t)(1u << bit), 10));
     }
@@ -608,13 +619,14 @@ static int model_well_formed(const struct wire_hdr *h, size_t len, size_t maxpay
     uint64_t end = (uint64_t)h->frag_off + h->len;
     switch (h->kind) {
     case WIRE_DATA:
-        if (h->flags & ~(unsigned)(WIRE_FIRST | WIRE_LAST | WIRE_NOP | WIRE_FIN))
+        if (h->flags & ~(unsigned)(WIRE_FIRST | WIRE_LAST | WIRE_NOP | WIRE_FIN | WIRE_RTX | WIRE_ECHO_RTX))
             return 0;
         if (nop || fin)
             return !(nop && fin) && !first && !last && h->len == 0;
         return end <= h->msg_len && (!first || h->frag_off == 0) &&
                (!last || end == h->msg_len);
     case WIRE_ACK:
+        return (h->flags & ~(unsigned)WIRE_ECHO_RTX) == 0 && h->len == 0;
     case WIRE_DONE:
         return h->flags == 0 && h->len == 0;
     case WIRE_ABORT:
