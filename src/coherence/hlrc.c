@@ -234,10 +234,11 @@ static void pull_in_run(struct pull_run *r, size_t page)
     pthread_mutex_lock(&hlrc.lock);
     int home = mem_home(page);
     struct hlrc_page *h = &hlrc.pages[page];
-    if (home == job()->rank)
+    bool here = home == job()->rank; /* it moved here meanwhile (migrate.c): nothing to ask */
+    if (here)
         pull_landed(h, h->version);
     pthread_mutex_unlock(&hlrc.lock);
-    if (home == job()->rank)
+    if (here)
         return;
     if (r->count && (home != r->home || page != r->first + r->count || r->count == READ_AHEAD_MAX))
         pull_run_send(r);

@@ -45,7 +45,7 @@ struct txbuf {
     struct txbuf         *next;
     bool                  pooled;   /* a full-size buffer, returned to the pool */
     uint64_t              sent_ns;  /* last transmission; 0 = not yet sent */
-    uint64_t              first_sent_ns;
+    uint64_t              first_sent_ns; /* first transmission (rack_delivered_time) */
     uint64_t              phash;    /* payload hash, reused by retransmissions */
     uint32_t              xmits;
     uint32_t              inl;      /* payload bytes held here */
