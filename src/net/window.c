@@ -377,16 +377,15 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
     if (len)
         memcpy(d.body, payload, len);
     struct peer *p = &net_state.peers[dst];
-    d.h.ack = p->ack.cum;
-    d.h.sack = p->ack.sack;
-    if (kind == WIRE_ACK && p->ack.echo_rtx)
-        d.h.flags = WIRE_ECHO_RTX;
-    d.h.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
-    wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
-    if (kind == WIRE_ACK) {
+    if (kind == WIRE_ACK) { /* what we owe is paid: fill_ack, before the seal */
         fill_ack(p, &d.h);
         stats_add(STAT_NET_ACKS_SENT, 1);
+    } else { /* carried along, no flags (wire_check) */
+        d.h.ack = p->ack.cum;
+        d.h.sack = p->ack.sack;
     }
+    d.h.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
+    wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
     if (kind == WIRE_ABORT)
         udp_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
     else
