@@ -99,10 +99,11 @@ struct node {
     double  mid[3];  /* centre of the node's box */
     double  half;    /* half its side */
     int64_t cost;    /* interactions its bodies needed last time */
-    int32_t kind;    /* enum kind */
+    int16_t kind;    /* enum kind */
+    int16_t n;       /* leaf: bodies; cell: children finished (cofm) */
     int32_t phase;   /* the force phase that made it (node_is_cell) */
     int32_t parent;  /* -1 at the root */
-    int32_t n;       /* leaf: bodies; cell: children finished (cofm) */
+    uint32_t seal;   /* cell: seal_of() once complete (node_is_cell) */
     int32_t item[LEAF_MAX]; /* cell: child nodes by octant, -1 = none; leaf: bodies */
 };
 _Static_assert(sizeof(struct node) == 128, "a node is 128 bytes");
@@ -323,20 +324,64 @@ static void place_private(const struct world *w, struct local *l, int at, int b,
     }
 }
 
+/* The seal of node id: a hash of all the way down reads of it (its box,
+ * kind, phase, parent and child slots). A cell's maker writes it once the
+ * cell is complete, and whoever changes a slot under the cell's lock
+ * writes it again; a copy whose seal matches its content is a copy of a
+ * whole state of the cell, not a mix. 32 bits: a mix passes for whole
+ * with probability 2^-32, and mixes are rare to begin with. */
+static uint32_t seal_of(const struct node *c, int id)
+{
+    /* a sum of the words times odd constants: no chain of dependent
+     * multiplies (the way down computes one per level) */
+    static const uint64_t odd[14] = {
+        0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull,
+        0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x2545f4914f6cdd1dull,
+        0xd6e8feb86659fd93ull, 0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
+        0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull, 0x1d8e4e27c47d124full,
+        0xcc9e2d51ff4a3c8bull, 0x87c37b91114253d5ull};
+    uint64_t word[14];
+    memcpy(&word[0], c->mid, sizeof c->mid);
+    memcpy(&word[3], &c->half, sizeof c->half);
+    word[4] = (uint64_t)(uint16_t)__atomic_load_n(&c->kind, __ATOMIC_RELAXED) << 48 |
+              (uint64_t)(uint32_t)__atomic_load_n(&c->phase, __ATOMIC_RELAXED);
+    word[5] = (uint64_t)(uint32_t)c->parent << 32 | (uint32_t)id;
+    for (int k = 0; k < 8; k++)
+        word[6 + k] = (uint32_t)__atomic_load_n(&c->item[k], __ATOMIC_RELAXED);
+    uint64_t h = 0;
+    for (int i = 0; i < 14; i++)
+        h += word[i] * odd[i];
+    h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(h ^ h >> 32);
+}
+
+static void seal(const struct world *w, int id)
+{
+    struct node *c = node_at(w, id);
+    __atomic_store_n(&c->seal, seal_of(c, id), __ATOMIC_RELEASE);
+}
+
 /* Whether node id, reached by a read without its parent's lock, can be
  * trusted as a cell of this phase. A cell is published (its parent's slot
- * written) only after it is complete, and its kind never changes in the
- * phase. On the DSM, a copy of its page that is older than this phase
- * shows an older `phase` (the node was remade since): then the caller
- * takes the parent's lock, whose acquire brings the page up to date. A
- * copy that shows this phase was fetched after the cell's making, which
- * a release made visible whole. Under threads, the acquire load pairs with
- * the release store that published the child. */
+ * written) only after it is complete and sealed, and its kind never
+ * changes in the phase. On the DSM that read is a race, and the copy of
+ * the cell's page this node holds may be of any moment: older than this
+ * phase (it shows an older `phase`: the node was remade since), or taken
+ * while its maker was still filling it in — a home serves its page from a
+ * snapshot copied while its own program writes (hlrc.c), so a copy may
+ * show this phase and a CELL with children still missing, or a slot
+ * changed under the lock since. The seal tells a whole state from such a
+ * mix. Otherwise the caller takes the parent's lock, whose acquire brings
+ * the cell's page up to date; trusting a half-made cell would put a body
+ * into a slot that already holds one, under a lock that does not order
+ * the cell's making. Under threads, the acquire loads pair with the
+ * release stores that published the child and sealed it. */
 static bool node_is_cell(const struct world *w, int id, int phase)
 {
     const struct node *c = node_at(w, id);
+    uint32_t sealed = __atomic_load_n(&c->seal, __ATOMIC_ACQUIRE);
     return __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) == phase &&
-           __atomic_load_n(&c->kind, __ATOMIC_ACQUIRE) == CELL;
+           __atomic_load_n(&c->kind, __ATOMIC_ACQUIRE) == CELL && seal_of(c, id) == sealed;
 }
 
 /* Inserts body b from the root, under the cells' locks (SPLASH's loadtree). */
@@ -358,6 +403,7 @@ static void insert(const struct world *w, struct local *l, int b, int phase)
             struct node *f = node_at(w, leaf);
             f->item[f->n++] = b;
             __atomic_store_n(&c->item[k], leaf, __ATOMIC_RELEASE);
+            seal(w, at);
             unlock(w, at);
             return;
         }
@@ -368,9 +414,14 @@ static void insert(const struct world *w, struct local *l, int b, int phase)
             return;
         }
         if (o->kind == LEAF) {
+            int first = l->me * w->pool_cap + l->used;
             int cell = split(w, l, at, k, o, phase);
             place_private(w, l, cell, b, phase);
+            for (int id = first; id < l->me * w->pool_cap + l->used; id++)
+                if (node_at(w, id)->kind == CELL)
+                    seal(w, id);
             __atomic_store_n(&c->item[k], cell, __ATOMIC_RELEASE);
+            seal(w, at);
             unlock(w, at);
             return;
         }
@@ -405,6 +456,7 @@ static void root_reset(const struct world *w, int phase)
         r->parent = -1;
         for (int k = 0; k < LEAF_MAX; k++)
             r->item[k] = -1;
+        seal(w, ROOT);
     }
     unlock(w, ROOT);
 }
