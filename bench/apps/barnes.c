@@ -750,7 +750,8 @@ static bool check(const struct world *w, const struct world *r, const double p0[
         impulse += slot_of(w, q)->impulse;
     for (int d = 0; d < 3; d++)
         dp2 += (p[d] - p0[d]) * (p[d] - p0[d]);
-    v->dp = sqrt(dp2) / impulse;
+    /* no kicks (0 steps): the velocities must not have moved at all */
+    v->dp = dp2 == 0 ? 0 : impulse > 0 ? sqrt(dp2) / impulse : INFINITY;
 
     double t2 = theta * theta;
     return v->same && v->worst <= t2 / 2 && v->rms <= t2 / 10 && v->dp <= t2 / 2;
