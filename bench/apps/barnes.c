@@ -143,16 +143,29 @@ static struct slot *slot_of(const struct world *w, int q)
     return (struct slot *)(w->slots + (size_t)q * GRAIN);
 }
 
-static int cell_lock(int id) { return 1 + id % CELL_LOCKS; }
+/* The lock of node id. SPLASH hashes a cell's number onto MAXLOCK locks
+ * (CellLock[seqnum % MAXLOCK]), so cells of different processes share
+ * locks; here each process's nodes hash onto a share of the locks of
+ * their own, whose numbers are that process's number modulo P — on the
+ * DSM the lock's manager (lock number mod the node count). A lock passes
+ * between nodes only when cells of the two really are shared (on 2 nodes
+ * a lock shared by cells of both moved 2.1k times a node a phase, against
+ * 0.6k for their cells alone), and the first take of a lock asks its own
+ * node. */
+static int cell_lock(const struct world *w, int id)
+{
+    int q = id / w->pool_cap, share = CELL_LOCKS / w->P;
+    return w->P * (1 + id % w->pool_cap % share) + q;
+}
 static void lock(const struct world *w, int id)
 {
     if (w->par)
-        par_lock(cell_lock(id));
+        par_lock(cell_lock(w, id));
 }
 static void unlock(const struct world *w, int id)
 {
     if (w->par)
-        par_unlock(cell_lock(id));
+        par_unlock(cell_lock(w, id));
 }
 static void barrier(const struct world *w)
 {
