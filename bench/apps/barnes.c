@@ -30,11 +30,10 @@
  *           per-process boxes; the first process to lock the root in a
  *           phase resets it.
  *   cofm    centres of mass and costs, bottom up: every process does the
- *           leaves it made; each finished node counts itself done in its
- *           parent under the parent's lock, and the process that finishes
- *           a cell's last child finishes the cell, and goes on up (SPLASH
- *           spins on its children's done flags instead, which a
- *           release-consistent DSM would not show it).
+ *           leaves and cells it made, the cells a level at a time from the
+ *           deepest, with a barrier after each level (SPLASH spins on
+ *           each child's done flag instead, which a release-consistent
+ *           DSM would not show it).
  *   force   cost zones: every node's cost is the number of interactions its
  *           bodies needed in the previous force phase; the bodies in tree
  *           order (children in octant order: the Morton order of their
@@ -100,7 +99,7 @@ struct node {
     double  half;    /* half its side */
     int64_t cost;    /* interactions its bodies needed last time */
     int16_t kind;    /* enum kind */
-    int16_t n;       /* leaf: bodies; cell: children finished (cofm) */
+    int16_t n;       /* leaf: bodies */
     int32_t phase;   /* the force phase that made it (node_is_cell) */
     int32_t parent;  /* -1 at the root */
     uint32_t seal;   /* cell: seal_of() once complete (node_is_cell) */
@@ -112,6 +111,7 @@ _Static_assert(sizeof(struct node) == 128, "a node is 128 bytes");
 struct slot {
     double lo[3], hi[3]; /* the box of the bodies it moved last */
     double impulse;      /* sum of dt/2 m |a| over its kicks (the momentum bound) */
+    int    deepest;      /* the depth of its deepest cell (cofm) */
 };
 
 struct world {
@@ -518,34 +518,41 @@ static void finish_cell(const struct world *w, struct node *c)
     c->cost = cost;
 }
 
-/* This process's leaves, then up the tree while it finishes the last child
- * of a cell. The parent's lock orders the children's finishing before the
- * cell's, so the finisher sees every child's sums. */
+/* The depth of node c below a root of half side 2^top: a child's half
+ * side is exactly half its parent's. */
+static int depth_of(int top, const struct node *c) { return top - ilogb(c->half); }
+
+/* Bottom up, a level at a time: this process's leaves, then its cells from
+ * the deepest level of any process's up, a barrier after each level, so a
+ * cell's children, whoever made them, are finished before it. SPLASH
+ * finishes each process's cells in the reverse order of their making and
+ * spins on each child's done flag, which a release-consistent DSM would
+ * not show it; counting finished children under the parent's lock (this
+ * file's first way) passed the upper cells' locks between the nodes
+ * hundreds of times a phase. Ends with a barrier. */
 static void cofm(const struct world *w, struct local *l, int phase)
 {
-    int base = l->me * w->pool_cap;
+    int base = l->me * w->pool_cap, deepest = 0, top = ilogb(node_at(w, ROOT)->half);
     for (int i = 0; i < l->used; i++) {
         struct node *f = node_at(w, base + i);
-        if (f->kind != LEAF || f->phase != phase)
+        if (f->phase != phase)
             continue;
-        finish_leaf(w, f);
-        int child = base + i;
-        for (;;) {
-            int up = node_at(w, child)->parent;
-            if (up < 0)
-                break;
-            struct node *c = node_at(w, up);
-            lock(w, up);
-            int kids = 0;
-            for (int k = 0; k < 8; k++)
-                kids += c->item[k] >= 0;
-            bool last = ++c->n == kids;
-            unlock(w, up);
-            if (!last)
-                break;
-            finish_cell(w, c);
-            child = up;
+        if (f->kind == LEAF)
+            finish_leaf(w, f);
+        else if (f->kind == CELL && depth_of(top, f) > deepest)
+            deepest = depth_of(top, f);
+    }
+    slot_of(w, l->me)->deepest = deepest;
+    barrier(w);
+    for (int q = 0; q < w->P; q++)
+        deepest = slot_of(w, q)->deepest > deepest ? slot_of(w, q)->deepest : deepest;
+    for (int d = deepest; d >= 0; d--) {
+        for (int i = 0; i < l->used; i++) {
+            struct node *c = node_at(w, base + i);
+            if (c->kind == CELL && c->phase == phase && depth_of(top, c) == d)
+                finish_cell(w, c);
         }
+        barrier(w);
     }
 }
 
@@ -633,7 +640,6 @@ static void force_phase(const struct world *w, struct local *l, int phase)
         insert(w, l, l->mine[i], phase);
     barrier(w);
     cofm(w, l, phase);
-    barrier(w);
     cost_zone(w, l);
     for (int i = 0; i < l->nmine; i++) {
         int b = l->mine[i];
