@@ -15,15 +15,16 @@
  *
  *   tree    the octree of the bodies, built in parallel: every process
  *           inserts its own bodies from the root. A cell's child slots
- *           change only under that cell's lock (SPLASH's CellLock, 2048
- *           of them, by cell number): an empty slot gets a new leaf; a leaf
- *           with room gets the body; a full leaf (LEAF_MAX bodies, SPLASH's
- *           MAX_BODIES_PER_LEAF) is replaced by a cell into which its
- *           bodies and the new one are placed privately before the cell is
- *           published. The way down is read without locks, as SPLASH does,
- *           and trusted only where it leads to a cell made in this phase
- *           (node_is_cell, which says why that is safe on the DSM); empty
- *           slots and leaves are read again under the lock. Each process
+ *           and its leaves change only under that cell's lock (SPLASH's
+ *           CellLock, by cell number; cell_lock): an empty slot gets a new
+ *           leaf; a leaf with room gets the body; a full leaf (LEAF_MAX
+ *           bodies, SPLASH's MAX_BODIES_PER_LEAF) is replaced by a cell
+ *           into which its bodies and the new one are placed privately
+ *           before the cell is published. The way down is read without
+ *           locks, as SPLASH does, and trusted only through whole cells of
+ *           this phase (node_is_whole says why a copy on the DSM may not
+ *           be; insert what the lock does and does not bring); empty slots
+ *           and leaves are read again under the lock. Each process
  *           takes its cells and leaves from its own pool (SPLASH's
  *           per-process cell and leaf arrays), homed on it. The root's box
  *           is the bodies' bounding cube (SPLASH's setbound), from
@@ -101,8 +102,8 @@ struct node {
     int16_t kind;    /* enum kind */
     int16_t n;       /* leaf: bodies */
     int32_t phase;   /* the force phase that made it (node_is_cell) */
-    int32_t parent;  /* -1 at the root */
-    uint32_t seal;   /* cell: seal_of() once complete (node_is_cell) */
+    int32_t origin;  /* the cell under whose lock it was made (insert) */
+    uint32_t seal;   /* seal_of() once whole (node_is_whole) */
     int32_t item[LEAF_MAX]; /* cell: child nodes by octant, -1 = none; leaf: bodies */
 };
 _Static_assert(sizeof(struct node) == 128, "a node is 128 bytes");
@@ -274,8 +275,10 @@ static void init_bodies(struct world *w, int lo, int hi, int me)
 
 /* ---- tree ------------------------------------------------------------------ */
 
+/* A node of kind `kind` in octant `oct` of cell `parent`, made under the
+ * lock of cell `origin`. */
 static int new_node(const struct world *w, struct local *l, int kind, int parent, int oct,
-                    int phase)
+                    int origin, int phase)
 {
     if (l->used == w->pool_cap)
         par_die("barnes: node pool of %d exhausted", w->pool_cap);
@@ -290,7 +293,7 @@ static int new_node(const struct world *w, struct local *l, int kind, int parent
                 LEAF_MAX);
     c->kind = kind;
     c->phase = phase;
-    c->parent = parent;
+    c->origin = origin;
     for (int k = 0; k < LEAF_MAX; k++)
         c->item[k] = -1;
     return id;
@@ -301,27 +304,30 @@ static int octant(const struct node *c, const double x[3])
     return (x[0] >= c->mid[0]) | (x[1] >= c->mid[1]) << 1 | (x[2] >= c->mid[2]) << 2;
 }
 
-static void place_private(const struct world *w, struct local *l, int at, int b, int phase);
+static void place_private(const struct world *w, struct local *l, int at, int b, int origin,
+                          int phase);
 
 /* Replaces the full leaf o (slot k of cell `at`) by a new cell holding its
  * bodies, placed while nobody else can see the cell; returns the cell. */
-static int split(const struct world *w, struct local *l, int at, int k, struct node *o, int phase)
+static int split(const struct world *w, struct local *l, int at, int k, struct node *o,
+                 int origin, int phase)
 {
-    int c = new_node(w, l, CELL, at, k, phase);
+    int c = new_node(w, l, CELL, at, k, origin, phase);
     for (int i = 0; i < o->n; i++)
-        place_private(w, l, c, o->item[i], phase);
+        place_private(w, l, c, o->item[i], origin, phase);
     __atomic_store_n(&o->kind, DEAD, __ATOMIC_RELAXED); /* others may test it (node_is_cell) */
     return c;
 }
 
 /* Places body b under cell `at`, which only this process can see yet. */
-static void place_private(const struct world *w, struct local *l, int at, int b, int phase)
+static void place_private(const struct world *w, struct local *l, int at, int b, int origin,
+                          int phase)
 {
     for (;;) {
         struct node *c = node_at(w, at);
         int k = octant(c, w->pos[b]), ch = c->item[k];
         if (ch < 0) {
-            int leaf = new_node(w, l, LEAF, at, k, phase);
+            int leaf = new_node(w, l, LEAF, at, k, origin, phase);
             node_at(w, leaf)->item[node_at(w, leaf)->n++] = b;
             c->item[k] = leaf;
             return;
@@ -332,37 +338,39 @@ static void place_private(const struct world *w, struct local *l, int at, int b,
             return;
         }
         if (o->kind == LEAF)
-            c->item[k] = split(w, l, at, k, o, phase);
+            c->item[k] = split(w, l, at, k, o, origin, phase);
         at = c->item[k];
     }
 }
 
-/* The seal of node id: a hash of all the way down reads of it (its box,
- * kind, phase, parent and child slots). A cell's maker writes it once the
- * cell is complete, and whoever changes a slot under the cell's lock
- * writes it again; a copy whose seal matches its content is a copy of a
- * whole state of the cell, not a mix. 32 bits: a mix passes for whole
- * with probability 2^-32, and mixes are rare to begin with. */
+/* The seal of node id: a hash of all that the insertion reads of it (its
+ * box, kind, phase, origin, bodies and slots). A node's maker writes it
+ * once the node is whole, and whoever changes it under a lock writes it
+ * again; a copy whose seal matches its content is a copy of a whole state
+ * of the node, not a mix. 32 bits: a mix passes for whole with
+ * probability 2^-32, and mixes are rare to begin with. */
 static uint32_t seal_of(const struct node *c, int id)
 {
     /* a sum of the words times odd constants: no chain of dependent
      * multiplies (the way down computes one per level) */
-    static const uint64_t odd[14] = {
+    static const uint64_t odd[11] = {
         0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull,
         0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x2545f4914f6cdd1dull,
         0xd6e8feb86659fd93ull, 0xa0761d6478bd642full, 0xe7037ed1a0b428dbull,
-        0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull, 0x1d8e4e27c47d124full,
-        0xcc9e2d51ff4a3c8bull, 0x87c37b91114253d5ull};
-    uint64_t word[14];
+        0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull};
+    _Static_assert(LEAF_MAX == 10, "the seal packs two slots a word, 11 words");
+    uint64_t word[11];
     memcpy(&word[0], c->mid, sizeof c->mid);
     memcpy(&word[3], &c->half, sizeof c->half);
     word[4] = (uint64_t)(uint16_t)__atomic_load_n(&c->kind, __ATOMIC_RELAXED) << 48 |
-              (uint64_t)(uint32_t)__atomic_load_n(&c->phase, __ATOMIC_RELAXED);
-    word[5] = (uint64_t)(uint32_t)c->parent << 32 | (uint32_t)id;
-    for (int k = 0; k < 8; k++)
-        word[6 + k] = (uint32_t)__atomic_load_n(&c->item[k], __ATOMIC_RELAXED);
+              (uint64_t)(uint16_t)__atomic_load_n(&c->n, __ATOMIC_RELAXED) << 32 |
+              (uint32_t)__atomic_load_n(&c->phase, __ATOMIC_RELAXED);
+    word[5] = (uint64_t)(uint32_t)c->origin << 32 | (uint32_t)id;
+    for (int k = 0; k < LEAF_MAX; k += 2)
+        word[6 + k / 2] = (uint64_t)(uint32_t)__atomic_load_n(&c->item[k], __ATOMIC_RELAXED) << 32 |
+                          (uint32_t)__atomic_load_n(&c->item[k + 1], __ATOMIC_RELAXED);
     uint64_t h = 0;
-    for (int i = 0; i < 14; i++)
+    for (int i = 0; i < 11; i++)
         h += word[i] * odd[i];
     h = (h ^ h >> 31) * 0xbf58476d1ce4e5b9ull;
     return (uint32_t)(h ^ h >> 32);
@@ -374,33 +382,53 @@ static void seal(const struct world *w, int id)
     __atomic_store_n(&c->seal, seal_of(c, id), __ATOMIC_RELEASE);
 }
 
-/* Whether node id, reached by a read without its parent's lock, can be
- * trusted as a cell of this phase. A cell is published (its parent's slot
- * written) only after it is complete and sealed, and its kind never
- * changes in the phase. On the DSM that read is a race, and the copy of
- * the cell's page this node holds may be of any moment: older than this
- * phase (it shows an older `phase`: the node was remade since), or taken
- * while its maker was still filling it in — a home serves its page from a
- * snapshot copied while its own program writes (hlrc.c), so a copy may
- * show this phase and a CELL with children still missing, or a slot
- * changed under the lock since. The seal tells a whole state from such a
- * mix. Otherwise the caller takes the parent's lock, whose acquire brings
- * the cell's page up to date; trusting a half-made cell would put a body
- * into a slot that already holds one, under a lock that does not order
- * the cell's making. Under threads, the acquire loads pair with the
- * release stores that published the child and sealed it. */
-static bool node_is_cell(const struct world *w, int id, int phase)
+/* Whether this node's copy of node id is a whole state of it, of this
+ * phase. On the DSM a copy read without the lock that ordered its making
+ * may be of any moment: older than this phase (it shows an older `phase`:
+ * the node was remade since), or taken while its maker was still filling
+ * it in — a home serves its page from a snapshot copied while its own
+ * program writes (hlrc.c), so a copy may show this phase and a cell with
+ * children missing, or a leaf with bodies missing. The seal tells a whole
+ * state from such a mix. Under threads, the acquire loads pair with the
+ * release stores that published the node and sealed it. */
+static bool node_is_whole(const struct world *w, int id, int phase)
 {
     const struct node *c = node_at(w, id);
     uint32_t sealed = __atomic_load_n(&c->seal, __ATOMIC_ACQUIRE);
-    return __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) == phase &&
-           __atomic_load_n(&c->kind, __ATOMIC_ACQUIRE) == CELL && seal_of(c, id) == sealed;
+    return __atomic_load_n(&c->phase, __ATOMIC_ACQUIRE) == phase && seal_of(c, id) == sealed;
 }
 
-/* Inserts body b from the root, under the cells' locks (SPLASH's loadtree). */
+/* Whether node id, reached by a read without its parent's lock, can be
+ * trusted as a cell of this phase: a whole copy of a cell. A cell is
+ * published (its parent's slot written) only after it is whole and
+ * sealed, and its kind never changes in the phase. */
+static bool node_is_cell(const struct world *w, int id, int phase)
+{
+    return __atomic_load_n(&node_at(w, id)->kind, __ATOMIC_ACQUIRE) == CELL &&
+           node_is_whole(w, id, phase);
+}
+
+/* Seals the nodes this process made from pool index `first` on. */
+static void seal_made(const struct world *w, const struct local *l, int first)
+{
+    for (int i = first; i < l->used; i++)
+        seal(w, l->me * w->pool_cap + i);
+}
+
+/*
+ * Inserts body b from the root, under the cells' locks (SPLASH's
+ * loadtree). The way down is read without locks and trusted only through
+ * whole cells of this phase (node_is_cell); at an empty slot or a leaf,
+ * the cell's lock. Its acquire brings every change of its slots and of
+ * its leaves (all made under it) — but not the making of the nodes the
+ * cell was made with: a split makes the cell and the subtree below it
+ * under the lock of the cell it replaces a leaf of (their `origin`). So a
+ * child that is not whole here under the lock was made with the cell, and
+ * the lock of the cell's origin brings it; then again.
+ */
 static void insert(const struct world *w, struct local *l, int b, int phase)
 {
-    int at = ROOT;
+    int at = ROOT; /* a cell whole here */
     for (;;) {
         struct node *c = node_at(w, at);
         int k = octant(c, w->pos[b]);
@@ -412,27 +440,35 @@ static void insert(const struct world *w, struct local *l, int b, int phase)
         lock(w, at);
         ch = c->item[k];
         if (ch < 0) {
-            int leaf = new_node(w, l, LEAF, at, k, phase);
+            int first = l->used;
+            int leaf = new_node(w, l, LEAF, at, k, at, phase);
             struct node *f = node_at(w, leaf);
             f->item[f->n++] = b;
+            seal_made(w, l, first);
             __atomic_store_n(&c->item[k], leaf, __ATOMIC_RELEASE);
             seal(w, at);
             unlock(w, at);
             return;
         }
+        if (!node_is_whole(w, ch, phase)) {
+            int origin = c->origin;
+            unlock(w, at);
+            lock(w, origin);
+            unlock(w, origin);
+            continue;
+        }
         struct node *o = node_at(w, ch);
         if (o->kind == LEAF && o->n < LEAF_MAX) {
             o->item[o->n++] = b;
+            seal(w, ch);
             unlock(w, at);
             return;
         }
         if (o->kind == LEAF) {
-            int first = l->me * w->pool_cap + l->used;
-            int cell = split(w, l, at, k, o, phase);
-            place_private(w, l, cell, b, phase);
-            for (int id = first; id < l->me * w->pool_cap + l->used; id++)
-                if (node_at(w, id)->kind == CELL)
-                    seal(w, id);
+            int first = l->used;
+            int cell = split(w, l, at, k, o, at, phase);
+            place_private(w, l, cell, b, at, phase);
+            seal_made(w, l, first);
             __atomic_store_n(&c->item[k], cell, __ATOMIC_RELEASE);
             seal(w, at);
             unlock(w, at);
@@ -466,7 +502,7 @@ static void root_reset(const struct world *w, int phase)
         r->half = 0.5 * 1.00002 * side; /* SPLASH's margin: the extremes fall inside */
         r->kind = CELL;
         r->phase = phase;
-        r->parent = -1;
+        r->origin = ROOT;
         for (int k = 0; k < LEAF_MAX; k++)
             r->item[k] = -1;
         seal(w, ROOT);
