@@ -84,6 +84,7 @@
 #define LEAF_MAX   10   /* SPLASH-2's MAX_BODIES_PER_LEAF */
 #define CELL_LOCKS 2048 /* SPLASH's MAXLOCK */
 #define MAX_DEPTH  64
+#define IMPORT_TRIES 1000 /* insert: a DSM that keeps its promises needs one or two */
 #define ROOT       0
 
 /* Pools, the body arrays' blocks and the per-process slots are padded to
@@ -428,7 +429,7 @@ static void seal_made(const struct world *w, const struct local *l, int first)
  */
 static void insert(const struct world *w, struct local *l, int b, int phase)
 {
-    int at = ROOT; /* a cell whole here */
+    int at = ROOT, imports = 0; /* at: a cell whole here */
     for (;;) {
         struct node *c = node_at(w, at);
         int k = octant(c, w->pos[b]);
@@ -452,6 +453,10 @@ static void insert(const struct world *w, struct local *l, int b, int phase)
         }
         if (!node_is_whole(w, ch, phase)) {
             int origin = c->origin;
+            if (++imports > IMPORT_TRIES)
+                par_die("barnes: cell %d's child %d is not whole here under the cell's lock after "
+                        "%d takes of the lock of cell %d, under which it was made: a write made "
+                        "under a lock did not reach this node", at, ch, IMPORT_TRIES, origin);
             unlock(w, at);
             lock(w, origin);
             unlock(w, origin);
