@@ -212,16 +212,22 @@ struct pull_run {
     uint32_t need[READ_AHEAD_MAX];
 };
 
+/* Asks `home` for pages first .. first + count - 1, each at least at the
+ * version in need[] (on_page_run_req). */
+static void run_request(int home, size_t first, const uint32_t *need, size_t count)
+{
+    struct run_req q = {.first = (uint32_t)first, .count = (uint32_t)count};
+    struct iovec iov[2] = {{.iov_base = &q, .iov_len = sizeof q},
+                           {.iov_base = (void *)need, .iov_len = count * sizeof *need}};
+    ipc_sendv(home, COH_PAGE_RUN_REQ, 0, iov, 2);
+}
+
 static void pull_run_send(struct pull_run *r)
 {
     if (r->count == 1)
         home_request(r->first, r->home, r->need[0]);
-    else if (r->count) {
-        struct run_req q = {.first = (uint32_t)r->first, .count = (uint32_t)r->count};
-        struct iovec iov[2] = {{.iov_base = &q, .iov_len = sizeof q},
-                               {.iov_base = r->need, .iov_len = r->count * sizeof *r->need}};
-        ipc_sendv(r->home, COH_PAGE_RUN_REQ, 0, iov, 2);
-    }
+    else if (r->count)
+        run_request(r->home, r->first, r->need, r->count);
     r->count = 0;
 }
 
@@ -336,12 +342,8 @@ static size_t fetch_run(size_t page, int home, size_t depth, enum stats_counter 
         pull_mark(q, stat);
     }
     size_t count = q - page - 1;
-    if (count) {
-        struct run_req r = {.first = (uint32_t)page + 1, .count = (uint32_t)count};
-        struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
-                               {.iov_base = need, .iov_len = count * sizeof *need}};
-        ipc_sendv(home, COH_PAGE_RUN_REQ, 0, iov, 2);
-    }
+    if (count)
+        run_request(home, page + 1, need, count);
     return q;
 }
 
