@@ -102,7 +102,7 @@ struct node {
     int64_t cost;    /* interactions its bodies needed last time */
     int16_t kind;    /* enum kind */
     int16_t n;       /* leaf: bodies */
-    int32_t phase;   /* the force phase that made it (node_is_cell) */
+    int32_t phase;   /* the force phase that made it (node_is_whole) */
     int32_t origin;  /* the cell under whose lock it was made (insert) */
     uint32_t seal;   /* seal_of() once whole (node_is_whole) */
     int32_t item[LEAF_MAX]; /* cell: child nodes by octant, -1 = none; leaf: bodies */
