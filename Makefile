@@ -20,8 +20,10 @@ $(BUILD)/CMakeCache.txt:
 deps:
 	@tools/install-deps.sh
 
+# DSM_CHECK=1: every protocol checks its invariants as the tests run
+# (src/base/check.h); a test may still set it otherwise for itself.
 test: all
-	@cd $(BUILD) && ctest -j$(JOBS) --output-on-failure --timeout 300 -LE scale256_full
+	@cd $(BUILD) && DSM_CHECK=1 ctest -j$(JOBS) --output-on-failure --timeout 300 -LE scale256_full
 
 # Every conformance program at 256 nodes under every protocol (one to two
 # hours on 2 cores; `make test` runs a reduced set of them): docs/testing.md.
@@ -48,7 +50,7 @@ sanitize: deps
 	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@echo "building with sanitizers (log: $(BUILD)-san/build.log)"
 	@cmake --build $(BUILD)-san -j2 > $(BUILD)-san/build.log 2>&1 || { cat $(BUILD)-san/build.log; exit 1; }
-	@cd $(BUILD)-san && ASAN_OPTIONS=handle_segv=0 ctest -j$(JOBS) --output-on-failure --timeout 300 -R '$(SAN_TESTS)' -E '$(SAN_EXCLUDE)'
+	@cd $(BUILD)-san && DSM_CHECK=1 ASAN_OPTIONS=handle_segv=0 ctest -j$(JOBS) --output-on-failure --timeout 300 -R '$(SAN_TESTS)' -E '$(SAN_EXCLUDE)'
 
 # The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
 bench: all

@@ -107,6 +107,8 @@ static const struct config_entry table[] = {
      "print per-node statistics at dsm_finish (dsmrun --stats sets it)"},
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
      "write the statistics as JSON to this file (dsmrun --stats-json sets it)"},
+    {"DSM_CHECK", CFG_BOOL, "0", 0, 1, NULL, OFF(check),
+     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes"},
     {"DSM_TRACE", CFG_PATH, "", 0, 0, NULL, OFF(trace),
      "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)"},
 };

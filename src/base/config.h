@@ -51,6 +51,7 @@ struct dsm_config {
     int64_t     migrate_homes;  /* DSM_MIGRATE_HOMES */
     int64_t     migrate_period; /* DSM_MIGRATE_PERIOD */
     int64_t     migrate_max;    /* DSM_MIGRATE_MAX */
+    int64_t     check;          /* DSM_CHECK: the invariant checks (base/check.h) */
 };
 
 /* Parses the environment into *cfg. On a bad value, writes one line naming
