@@ -6,8 +6,9 @@
  * once it has every node's address starts and supervises its nodes exactly
  * as dsmrun does on one host (dsmrun.c). Its stdin then carries the
  * launcher's orders and heartbeat: "stop SIG", EOF, or silence for
- * BEAT_LOST_S stop the nodes. Its exit status is that of its first failing
- * node.
+ * BEAT_LOST_S stop the nodes. Its stdout carries its nodes' output, framed,
+ * and its own heartbeat (remote.h). Its exit status is that of its first
+ * failing node.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,7 +28,7 @@
 
 void take_orders(struct launcher *l, const char *data, size_t len)
 {
-    l->beat = now_s() + BEAT_LOST_S;
+    l->heard = now_s();
     for (size_t i = 0; i < len; i++) {
         if (data[i] != '\n') {
             if (l->ctl_len < 255)
@@ -57,6 +58,7 @@ void read_orders(struct launcher *l)
     if (got <= 0) {
         close(l->ctl_in);
         l->ctl_in = -1;
+        l->heard = now_s();     /* its last word: the stop's output may still go up */
         if (l->phase == JOB_RUNNING) {
             fprintf(stderr, "dsmrun: host %s: lost the launcher; stopping its nodes\n",
                     agent_host);
@@ -67,6 +69,107 @@ void read_orders(struct launcher *l)
     take_orders(l, chunk, (size_t)got);
 }
 
+/* The launcher said nothing for BEAT_LOST_S: it, its host or the network
+ * between is gone. */
+static void launcher_lost(struct launcher *l)
+{
+    if (l->phase == JOB_RUNNING) {
+        fprintf(stderr, "dsmrun: host %s: no word from the launcher for %g s; stopping its "
+                "nodes\n", agent_host, BEAT_LOST_S);
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+    }
+    l->launcher_lost = true;
+}
+
+/* Writes to stdout, which is non-blocking: when the launcher reads slowly
+ * the agent waits for it (its nodes' output then waits in their pipes), but
+ * never longer than the launcher stays silent, so that a dead connection
+ * cannot hold the agent, and with it its nodes, forever. Meanwhile it
+ * reads the launcher's orders. Returns -1 once the launcher is lost. */
+static int send_up(struct launcher *l, const char *data, size_t len)
+{
+    while (len > 0 && !l->launcher_lost) {
+        ssize_t put = write(STDOUT_FILENO, data, len);
+        if (put > 0) {
+            data += put;
+            len -= (size_t)put;
+            continue;
+        }
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put < 0 && errno != EAGAIN) {
+            launcher_lost(l);          /* the connection is gone */
+            break;
+        }
+        double left = l->heard + BEAT_LOST_S - now_s();
+        if (left <= 0) {
+            launcher_lost(l);
+            break;
+        }
+        /* After the launcher's EOF (the job is stopping) it still reads. */
+        struct pollfd p[2] = {{.fd = STDOUT_FILENO, .events = POLLOUT},
+                              {.fd = l->ctl_in, .events = POLLIN}};
+        if (poll(p, l->ctl_in >= 0 ? 2 : 1, (int)ceil(left * 1000)) > 0 && p[1].revents)
+            read_orders(l);
+    }
+    return l->launcher_lost ? -1 : 0;
+}
+
+/* The nodes' stdout and stderr reach the agent's through these streams
+ * (fopencookie): each write becomes a frame. */
+static struct launcher *framed_launcher;
+
+static ssize_t write_frame(const char *kind, const char *buf, size_t len)
+{
+    char head[32];
+    int n = snprintf(head, sizeof head, "%s %zu\n", kind, len);
+    if (len && send_up(framed_launcher, head, (size_t)n) == 0)
+        send_up(framed_launcher, buf, len);
+    return (ssize_t)len;       /* what a lost launcher cannot take is dropped */
+}
+
+static ssize_t write_out_frame(void *cookie, const char *buf, size_t len)
+{
+    (void)cookie;
+    return write_frame("o", buf, len);
+}
+
+static ssize_t write_err_frame(void *cookie, const char *buf, size_t len)
+{
+    (void)cookie;
+    return write_frame("e", buf, len);
+}
+
+static int open_framed(struct launcher *l)
+{
+    framed_launcher = l;
+    l->framed[0] = fopencookie(NULL, "w", (cookie_io_functions_t){.write = write_out_frame});
+    l->framed[1] = fopencookie(NULL, "w", (cookie_io_functions_t){.write = write_err_frame});
+    if (!l->framed[0] || !l->framed[1])
+        return -1;
+    for (int i = 0; i < l->count; i++)
+        for (int j = 0; j < 2; j++) {
+            l->nodes[i].out[j].to = l->framed[j];
+            if (!l->opt.tag_output)
+                l->nodes[i].out[j].rank = -1;
+        }
+    return 0;
+}
+
+/* Every BEAT_S: a look for the launcher's silence, and "alive" to it,
+ * between frames. A full pipe takes no "alive": what fills it tells the
+ * launcher as much. */
+void agent_beat(struct launcher *l)
+{
+    double now = now_s();
+    if (now - l->heard >= BEAT_LOST_S) {
+        launcher_lost(l);
+        return;
+    }
+    if (!l->launcher_lost)
+        (void)!write(STDOUT_FILENO, "alive\n", 6);  /* under PIPE_BUF: whole, or not at all */
+    l->beat = now + BEAT_S;
+}
 
 #define AGENT_WAIT_S 60.0    /* for the job, then for the peers */
 
@@ -212,9 +315,22 @@ int run_agent(struct launcher *l)
     l->ctl_len = 0;
     l->ctl_in = STDIN_FILENO;
     fcntl(l->ctl_in, F_SETFL, O_NONBLOCK);
+    if (open_framed(l) < 0) {
+        fprintf(stderr, "dsmrun: host %s: out of memory\n", agent_host);
+        return EXIT_LAUNCH;
+    }
+    fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
+    l->heard = now_s();
+    l->beat = l->heard + BEAT_S;
     start_nodes(l);
     take_orders(l, pending, rest);
     free(pending);
-    return supervise(l);
+    int status = supervise(l);
+    /* Without this word the launcher knows that the agent was killed or
+     * the connection lost, whatever the remote shell's status says. */
+    char end[32];
+    int len = snprintf(end, sizeof end, "end %d\n", status);
+    send_up(l, end, (size_t)len);
+    return status;
 }
 

@@ -829,7 +829,9 @@ static int start_node(struct launcher *l, struct node *n)
         goto fail;
     close(key[1]);
     key[1] = -1;
-    if (l->opt.tag_output && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)) {
+    /* An agent always reads its nodes' output: it goes to dsmrun framed. */
+    bool piped = l->opt.tag_output || l->mode == MODE_AGENT;
+    if (piped && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)) {
         r = -errno;
         goto fail;
     }
@@ -859,7 +861,7 @@ static int start_node(struct launcher *l, struct node *n)
     n->life = life[0];
     close(n->sock);
     n->sock = -1;
-    if (l->opt.tag_output) {
+    if (piped) {
         close(out[1]);
         close(err[1]);
         /* Non-blocking: a wakeup that finds nothing must not block the
@@ -1059,7 +1061,12 @@ void handle_signals(struct launcher *l)
         } else if (sig == SIGTSTP || sig == SIGCONT) {
             job_control(l, sig);
         } else if (l->phase == JOB_RUNNING) {
-            fprintf(stderr, "dsmrun: got signal %d (%s); stopping the job\n", sig, strsignal(sig));
+            if (l->mode == MODE_AGENT)
+                fprintf(stderr, "dsmrun: host %s: its agent got signal %d (%s); stopping the "
+                        "job\n", agent_host, sig, strsignal(sig));
+            else
+                fprintf(stderr, "dsmrun: got signal %d (%s); stopping the job\n", sig,
+                        strsignal(sig));
             stop_job(l, sig, 128 + sig);   /* forwards it to the nodes */
         } else if (l->phase == JOB_STOPPING) {
             kill_nodes(l);                 /* asked again: no more grace */
@@ -1163,24 +1170,15 @@ static void duty_cycle(struct launcher *l)
     l->slow_next = next;
 }
 
-/* The launcher's heartbeat to its agents, and an agent's watch over it. */
+/* The heartbeat between the launcher and its agents (hosts.c, agent.c). */
 static void heartbeat(struct launcher *l)
 {
-    double now = now_s();
-    if (l->mode == MODE_LOCAL || l->phase != JOB_RUNNING || now < l->beat)
+    if (l->mode == MODE_LOCAL || l->phase != JOB_RUNNING || now_s() < l->beat)
         return;
-    if (l->mode == MODE_AGENT) {
-        fprintf(stderr, "dsmrun: host %s: no word from the launcher for %g s; stopping its nodes\n",
-                agent_host, BEAT_LOST_S);
-        stop_job(l, SIGTERM, EXIT_LAUNCH);
-        return;
-    }
-    /* Best effort: a full pipe means that agent has plenty unread already;
-     * a closed one, that its ssh ended, which its status will tell. */
-    for (int i = 0; i < l->count; i++)
-        if (l->nodes[i].ctl >= 0)
-            (void)!write(l->nodes[i].ctl, "alive\n", 6);
-    l->beat = now + BEAT_S;
+    if (l->mode == MODE_AGENT)
+        agent_beat(l);
+    else
+        hosts_beat(l);
 }
 
 /* Writes a piece of the current line, behind its prefix when the line starts
@@ -1228,7 +1226,7 @@ void emit_output(struct output_stream *s, const char *data, size_t len)
     fflush(s->to);
 }
 
-static void close_stream(struct output_stream *s)
+void close_stream(struct output_stream *s)
 {
     if (s->len > 0 || s->mid_line)
         write_piece(s, "\n", 1, true);   /* the last line had no newline */
@@ -1258,6 +1256,13 @@ static ssize_t pump_stream(struct output_stream *s)
     return 0;
 }
 
+/* A child's output: an agent's goes through hosts.c, which takes its
+ * answers and frames apart from its nodes' output. */
+static ssize_t read_stream(struct launcher *l, struct output_stream *s)
+{
+    return l->mode == MODE_HOSTS ? host_output(l, s) : pump_stream(s);
+}
+
 /* After the last node ended, what the nodes wrote is in the pipes already:
  * dsmrun reads that much and no more, so that a grandchild still holding a
  * pipe and writing on cannot keep it waiting. */
@@ -1271,7 +1276,7 @@ static void drain_output(struct launcher *l)
                 continue;
             if (ioctl(s->fd, FIONREAD, &pending) < 0)
                 pending = 0;
-            for (ssize_t got; pending > 0 && (got = pump_stream(s)) > 0; pending -= (int)got)
+            for (ssize_t got; pending > 0 && (got = read_stream(l, s)) > 0; pending -= (int)got)
                 ;
             if (s->fd >= 0)
                 close_stream(s);
@@ -1316,7 +1321,7 @@ int supervise(struct launcher *l)
         int streams = l->ctl_in >= 0 ? count - 1 : count;
         for (int i = 1; ready > 0 && i < streams; i++)
             if (l->pfds[i].revents)
-                pump_stream(l->pstreams[i]);
+                read_stream(l, l->pstreams[i]);
         if (ready > 0 && streams < count && l->pfds[streams].revents)
             read_orders(l);
         if (ready > 0 && l->pfds[0].revents)
@@ -1365,6 +1370,9 @@ static void launcher_free(struct launcher *l)
     }
     if (l->sigfd >= 0)
         close(l->sigfd);
+    for (int j = 0; j < 2; j++)
+        if (l->framed[j])
+            fclose(l->framed[j]);
     free(l->nodes);
     free(l->pfds);
     free(l->pstreams);

@@ -5,9 +5,10 @@
  * job description goes down its stdin (remote.h), the agent's answers come
  * up its stdout. Once every agent has reported its nodes' addresses, each
  * is sent all of them and starts its nodes. From then on dsmrun forwards
- * the agents' output, sends them a heartbeat, and supervises the ssh
- * processes as it supervises nodes on one host: the first that ends badly
- * stops the job on every host.
+ * the agents' output (framed, remote.h), exchanges a heartbeat with them,
+ * and supervises the ssh processes as it supervises nodes on one host: the
+ * first that ends badly, or the first host to fall silent, stops the job
+ * on every host.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,6 +56,16 @@ static const char *last_err_line(struct node *h)
     return nl ? nl + 1 : h->errs;
 }
 
+/* "node 4" or "nodes 4-7": a host's nodes, for messages. */
+static const char *host_nodes(const struct node *h, char *buf, size_t len)
+{
+    if (h->ranks == 1)
+        snprintf(buf, len, "node %d", h->rank);
+    else
+        snprintf(buf, len, "nodes %d-%d", h->rank, h->rank + h->ranks - 1);
+    return buf;
+}
+
 /* The ssh that runs a host's agent ended. The agent reports its own nodes'
  * failures (and exits with the first one's status); what is left to say
  * here is what the agent could not: ssh failed, or the host was lost. */
@@ -67,10 +78,7 @@ void host_ended(struct launcher *l, struct node *h, int status)
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     const char *said = last_err_line(h);
     char nodes[48];
-    if (h->ranks == 1)
-        snprintf(nodes, sizeof nodes, "node %d", h->rank);
-    else
-        snprintf(nodes, sizeof nodes, "nodes %d-%d", h->rank, h->rank + h->ranks - 1);
+    host_nodes(h, nodes, sizeof nodes);
     if (!strncmp(said, "dsmrun: ", 8)) {
         /* The agent said what went wrong, naming the host: one line is enough. */
         fprintf(stderr, "%s\n", said);
@@ -82,9 +90,12 @@ void host_ended(struct launcher *l, struct node *h, int status)
     } else if (WIFSIGNALED(status)) {
         fprintf(stderr, "dsmrun: host %s (%s): ssh was killed by signal %d (%s); stopping the job\n",
                 h->host, nodes, WTERMSIG(status), strsignal(WTERMSIG(status)));
-    } else if (code == 255) {
-        fprintf(stderr, "dsmrun: host %s (%s): lost the connection (ssh ended with status 255%s%s); "
-                "stopping the job\n", h->host, nodes, *said ? ": " : "", said);
+    } else if (code == 255 && h->end_status != 255) {
+        fprintf(stderr, "dsmrun: host %s (%s): lost the connection, or its agent (ssh ended with "
+                "status 255%s%s); stopping the job\n", h->host, nodes, *said ? ": " : "", said);
+    } else if (h->end_status != code) {
+        fprintf(stderr, "dsmrun: host %s (%s): its agent ended without a word (status %d); "
+                "stopping the job\n", h->host, nodes, code);
     }
     /* Otherwise the agent already printed the node's failure. */
     stop_job(l, SIGTERM, code);
@@ -268,7 +279,9 @@ static void host_line(struct launcher *l, struct node *h, const char *line)
 {
     size_t plen = strlen(REMOTE_REPLY);
     if (strncmp(line, REMOTE_REPLY, plen)) {
-        printf("%s\n", line);    /* a login script's chatter: the user's */
+        /* A login script's chatter: the user's to see, but not the
+         * program's output. */
+        fprintf(stderr, "%s\n", line);
         return;
     }
     line += plen;
@@ -295,54 +308,156 @@ static void host_line(struct launcher *l, struct node *h, const char *line)
     stop_job(l, SIGTERM, EXIT_LAUNCH);
 }
 
-/* Reads what a host's ssh printed before its agent was ready: stdout is
- * parsed by lines, stderr held back (shown if all goes well, its last line
- * quoted if not). */
-static void pump_handshake(struct launcher *l, struct node *h, int which)
+/* What a host's ssh printed on stdout before its agent was ready: its
+ * answers, a line each. */
+static void take_answers(struct launcher *l, struct node *h, const char *data, size_t len)
 {
-    struct output_stream *s = &h->out[which];
-    char chunk[4096];
+    for (size_t i = 0; i < len && !h->ready; i++) {
+        if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
+            return;
+        if (data[i] != '\n') {
+            if (h->line_len < REMOTE_LINE_MAX)
+                h->line[h->line_len++] = data[i];
+            continue;
+        }
+        h->line[h->line_len] = 0;
+        h->line_len = 0;
+        host_line(l, h, h->line);
+    }
+    /* Nothing is due after "ready" until dsmrun sends the peers. */
+}
+
+#define FRAME_HEAD_MAX 32
+
+/* What a ready agent sends on stdout: frames of its nodes' output, each
+ * passed on to dsmrun's own stdout or stderr through the host's stream
+ * (whole lines, never mixed with another host's), and "alive" lines. */
+static void take_frames(struct launcher *l, struct node *h, const char *data, size_t len)
+{
+    while (len > 0 && !h->garbled) {
+        if (h->frame_left) {
+            size_t take = len < h->frame_left ? len : h->frame_left;
+            emit_output(&h->out[h->frame_to], data, take);
+            h->frame_left -= take;
+            data += take;
+            len -= take;
+            continue;
+        }
+        char c = *data++;
+        len--;
+        if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
+            return;
+        if (c != '\n') {
+            if (h->line_len < FRAME_HEAD_MAX)
+                h->line[h->line_len++] = c;
+            continue;
+        }
+        h->line[h->line_len] = 0;
+        h->line_len = 0;
+        char kind, end;
+        unsigned long long n;
+        if (!strcmp(h->line, "alive"))
+            continue;
+        int status;
+        if (sscanf(h->line, "end %d%c", &status, &end) == 1 && status >= 0 && status < 256) {
+            h->end_status = status;
+            continue;
+        }
+        if (sscanf(h->line, "%c %llu%c", &kind, &n, &end) == 2 && (kind == 'o' || kind == 'e') &&
+            n > 0 && n <= SIZE_MAX && h->line[2] >= '0' && h->line[2] <= '9') {
+            h->frame_to = kind == 'e';
+            h->frame_left = (size_t)n;
+            continue;
+        }
+        fprintf(stderr, "dsmrun: host %s: unexpected output from its agent: '%.32s' (dsmrun "
+                "differs between the hosts?); stopping the job\n", h->host, h->line);
+        h->garbled = true;
+        stop_job(l, SIGTERM, EXIT_LAUNCH);
+    }
+}
+
+static struct node *stream_host(struct launcher *l, struct output_stream *s, int *which)
+{
+    for (int i = 0; i < l->count; i++)
+        for (int j = 0; j < 2; j++)
+            if (s == &l->nodes[i].out[j]) {
+                *which = j;
+                return &l->nodes[i];
+            }
+    return NULL;
+}
+
+/* Reads a host's ssh once: its stdout is the agent's answers, then frames;
+ * its stderr is held back until the agent is ready (shown if all goes
+ * well, its last line quoted if not), then the user's. Returns the bytes
+ * read: 0 when none were waiting, and at EOF. */
+ssize_t host_output(struct launcher *l, struct output_stream *s)
+{
+    int which = 0;
+    struct node *h = stream_host(l, s, &which);
+    if (!h) {                     /* every stream is a host's: not reached */
+        close_stream(s);
+        return 0;
+    }
+    char chunk[READ_CHUNK];
     ssize_t got;
     do
         got = read(s->fd, chunk, sizeof chunk);
     while (got < 0 && errno == EINTR);
     if (got < 0 && errno == EAGAIN)
-        return;
+        return 0;
     if (got <= 0) {
-        close(s->fd);
-        s->fd = -1;
-        return;
+        close_stream(s);
+        return 0;
     }
-    if (which == 1) {
+    h->heard = now_s();
+    if (which == 0) {
+        if (!h->ready)
+            take_answers(l, h, chunk, (size_t)got);
+        else
+            take_frames(l, h, chunk, (size_t)got);
+    } else if (!h->ready) {
         if (h->errs_len + (size_t)got > HELD_ERR_MAX)
             h->errs_len = 0;     /* keep the end, which says what went wrong */
         char *e = realloc(h->errs, h->errs_len + (size_t)got + 1);
         if (!e)
-            return;
+            return got;
         h->errs = e;
         memcpy(h->errs + h->errs_len, chunk, (size_t)got);
         h->errs_len += (size_t)got;
+    } else {
+        emit_output(s, chunk, (size_t)got);
+    }
+    return got;
+}
+
+/* Every BEAT_S: "alive" to every agent, and a look for one that has said
+ * nothing for BEAT_LOST_S. Such a host is lost — its network or the host
+ * itself, which its ssh may take minutes to notice, or never — and named:
+ * otherwise the first to fail would be nodes on the healthy hosts, timing
+ * out on its nodes. Its ssh is killed at once (it may hang on the dead
+ * connection); the agents still there stop their nodes. */
+void hosts_beat(struct launcher *l)
+{
+    double now = now_s();
+    for (int i = 0; i < l->count; i++) {
+        struct node *h = &l->nodes[i];
+        if (h->pid <= 0 || now - h->heard < BEAT_LOST_S)
+            continue;
+        char nodes[48];
+        host_nodes(h, nodes, sizeof nodes);
+        fprintf(stderr, "dsmrun: host %s (%s): no word from its agent for %.0f s (the host or "
+                "its network is lost); stopping the job\n", h->host, nodes, now - h->heard);
+        stop_job(l, SIGTERM, EXIT_HOST_LOST);
+        kill(h->pid, SIGKILL);
         return;
     }
-    for (ssize_t i = 0; i < got; i++) {
-        if (h->ready) {          /* nothing is due until the peers: the user's */
-            emit_output(s, chunk + i, (size_t)(got - i));
-            return;
-        }
-        if (chunk[i] != '\n') {
-            if (h->line_len < REMOTE_LINE_MAX) {
-                if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
-                    return;
-                h->line[h->line_len++] = chunk[i];
-            }
-            continue;
-        }
-        if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
-            return;
-        h->line[h->line_len] = 0;
-        h->line_len = 0;
-        host_line(l, h, h->line);
-    }
+    /* Best effort: a full pipe means that agent has plenty unread already;
+     * a closed one, that its ssh ended, which its status will tell. */
+    for (int i = 0; i < l->count; i++)
+        if (l->nodes[i].ctl >= 0)
+            (void)!write(l->nodes[i].ctl, "alive\n", 6);
+    l->beat = now + BEAT_S;
 }
 
 static bool all_ready(const struct launcher *l)
@@ -396,7 +511,7 @@ static int handshake(struct launcher *l)
         }
         for (int i = 1; ready > 0 && i < n; i++)
             if (l->pfds[i].revents)
-                pump_handshake(l, owner[i], which[i]);
+                host_output(l, &owner[i]->out[which[i]]);
         /* Signals last: an ssh that ended has had its stderr read. */
         if (ready > 0 && l->pfds[0].revents)
             handle_signals(l);
@@ -451,7 +566,9 @@ static int send_peers(struct launcher *l)
          * reading must not stall dsmrun. */
         if (h->ctl >= 0)
             fcntl(h->ctl, F_SETFL, O_NONBLOCK);
+        h->heard = now_s();   /* its heartbeat starts with its nodes */
     }
+    l->beat = now_s() + BEAT_S;
     fflush(stderr);
     free(peers);
     return 0;
@@ -481,6 +598,7 @@ int run_hosts(struct launcher *l)
         h->rank = e->first_rank;
         h->ranks = e->ranks;
         h->out[0].rank = h->out[1].rank = -1;   /* the agents prefix their nodes' lines */
+        h->end_status = -1;
     }
 
     char self[PATH_MAX], cwd[PATH_MAX];

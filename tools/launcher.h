@@ -25,15 +25,21 @@
 #define EXIT_TIMEOUT     124   /* as timeout(1) */
 #define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
 #define EXIT_EXEC_FAILED 127   /* as the shell's "command not found" */
+#define EXIT_HOST_LOST   255   /* a host fell silent, as ssh's lost connection */
 #define SOCKET_BUFFER    (4 << 20)
 #define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
 #define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
 #define READ_CHUNK       65536
-/* dsmrun tells every agent it is alive this often; an agent that hears
- * nothing for BEAT_LOST_S (the launcher's host or the network is gone, and
- * its ssh may never notice) stops its nodes. */
-#define BEAT_S           2.0
-#define BEAT_LOST_S      20.0
+/* dsmrun and every agent tell each other they are alive this often, each
+ * through its ssh (remote.h). An agent that hears nothing from dsmrun for
+ * BEAT_LOST_S stops its nodes; dsmrun that hears nothing from an agent for
+ * as long names that host and stops the job. The network or a host may be
+ * gone without ssh ever noticing (no ServerAliveInterval in DSMRUN_RSH),
+ * and BEAT_LOST_S is well below the nodes' peer timeout (DSM_PEER_TIMEOUT,
+ * 10 s), so that the silent host is named before nodes on the healthy
+ * hosts time out on it and are blamed. */
+#define BEAT_S           1.0
+#define BEAT_LOST_S      5.0
 /* --slow duty-cycles a node with SIGSTOP/SIGCONT on this period: short
  * beside the peer timeout (10 s), so a slowed node never looks dead, and
  * long beside the signals' cost (~12 us of dsmrun's CPU a switch, 2.5 %
@@ -101,6 +107,11 @@ struct node {
     size_t               line_len;
     char                *errs;    /* its stderr before ready, held back */
     size_t               errs_len;
+    double               heard;   /* when its agent last said anything */
+    size_t               frame_left; /* bytes of the current output frame still due */
+    int                  frame_to;   /* that frame's stream: 0 stdout, 1 stderr */
+    bool                 garbled; /* its agent broke the frame format: ignored */
+    int                  end_status; /* as its agent said at its end; -1: unsaid */
 };
 
 enum launch_mode {
@@ -124,8 +135,12 @@ struct launcher {
     struct sockaddr_in *peer_addr; /* MODE_HOSTS: every node's, as reported */
     struct remote_job job;        /* MODE_AGENT: as the launcher sent it */
     int             ctl_in;       /* MODE_AGENT: stdin, from the launcher; -1 at EOF */
-    double          beat;         /* MODE_HOSTS: when to tell the agents next;
-                                     MODE_AGENT: when the launcher counts as lost */
+    double          beat;         /* MODE_HOSTS, MODE_AGENT: when to say "alive"
+                                     next, and to look for silence */
+    double          heard;        /* MODE_AGENT: when the launcher last said anything */
+    FILE           *framed[2];    /* MODE_AGENT: the nodes' stdout and stderr, as
+                                     frames on the agent's stdout (remote.h) */
+    bool            launcher_lost; /* MODE_AGENT: its output is dropped */
     char           *ctl_buf;      /* its current line */
     size_t          ctl_len;
     uint64_t        launch_ns;    /* CLOCK_REALTIME at dsmrun's start */
@@ -164,16 +179,20 @@ void   start_nodes(struct launcher *l);
 void   stop_job(struct launcher *l, int sig, int exit_status);
 void   handle_signals(struct launcher *l);
 void   emit_output(struct output_stream *s, const char *data, size_t len);
+void   close_stream(struct output_stream *s);
 int    supervise(struct launcher *l);   /* returns the job's exit status */
 
 /* hosts.c */
 int    run_hosts(struct launcher *l);
 void   tell_agents(struct launcher *l, int sig);
 void   host_ended(struct launcher *l, struct node *h, int status);
+ssize_t host_output(struct launcher *l, struct output_stream *s);
+void   hosts_beat(struct launcher *l);
 
 /* agent.c */
 int    run_agent(struct launcher *l);
 void   read_orders(struct launcher *l);
 void   take_orders(struct launcher *l, const char *data, size_t len);
+void   agent_beat(struct launcher *l);
 
 #endif

@@ -113,7 +113,7 @@ char *remote_job_format(const struct remote_job *j)
     struct text t = {0};
     char num[64], key[2 * REMOTE_KEY_BYTES + 1];
 
-    text_add(&t, "dsmrun-job", "1", false);
+    text_add(&t, "dsmrun-job", REMOTE_VERSION, false);
     text_add(&t, "host", j->host, true);
     snprintf(num, sizeof num, "%016" PRIx64, j->job_id);
     text_add(&t, "job", num, false);
@@ -182,9 +182,9 @@ int remote_job_line(struct remote_job *j, const char *line, char *err, size_t er
         return -1;
     }
     if (WORD("dsmrun-job")) {
-        if (strcmp(v, "1")) {
-            snprintf(err, errlen, "job description version %.16s, expected 1 "
-                     "(dsmrun differs between the hosts)", v);
+        if (strcmp(v, REMOTE_VERSION)) {
+            snprintf(err, errlen, "job description version %.16s, expected " REMOTE_VERSION
+                     " (dsmrun differs between the hosts)", v);
             return -1;
         }
         j->seen |= SEEN_VERSION;

@@ -14,10 +14,19 @@
  *   launcher -> agent   "peers IP:PORT,..." (every node, rank order): the
  *                       agent starts its nodes under the usual contract
  *                       (src/runtime/boot.h) and supervises them
- *   launcher -> agent   "stop SIG", or EOF: stop the nodes and exit
+ *   launcher -> agent   "alive" every BEAT_S, "stop SIG", or EOF: stop the
+ *                       nodes and exit
+ *   agent -> launcher   on stdout, frames: "o LEN" or "e LEN" and a newline,
+ *                       then LEN bytes of its nodes' stdout or stderr;
+ *                       "alive" lines between frames, every BEAT_S; and
+ *                       last "end STATUS", once its nodes have ended and it
+ *                       has said on stderr why the first one failed
  *
- * After "peers", the agent's stdout and stderr are its nodes' output. Its
- * exit status is the job's status on that host (that of its first failing
+ * The nodes' output goes through the agent, framed, so that the agent's
+ * heartbeat shares the one channel ssh gives without ever being taken for
+ * the program's output, whatever bytes the program writes. The agent's
+ * stderr carries only its own messages (and the remote shell's). Its exit
+ * status is the job's status on that host (that of its first failing
  * node); ssh's own failures exit 255.
  */
 #ifndef DSM_TOOLS_REMOTE_H
@@ -27,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REMOTE_VERSION    "dsmrun-job 1"
+#define REMOTE_VERSION    "2"       /* of this protocol, on the job's first line */
 #define REMOTE_REPLY      "dsmrun-agent "
 #define REMOTE_LINE_MAX   65536
 #define REMOTE_KEY_BYTES  32

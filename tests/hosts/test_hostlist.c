@@ -122,11 +122,12 @@ static void test_job(void)
         free(part);
     }
     static const char *const bad[] = {
-        "dsmrun-job 2\n", "hello\n", "dsmrun-job 1\njob 123\n", "dsmrun-job 1\nkey 00\n",
-        "dsmrun-job 1\nnodes -1\n", "dsmrun-job 1\nnodes 1x\n", "dsmrun-job 1\nranks 1\n",
-        "dsmrun-job 1\nranks 0 0\n", "dsmrun-job 1\ntag 2\n", "dsmrun-job 1\nenv 3d31\n",
-        "dsmrun-job 1\narg 0\n", "dsmrun-job 1\narg 6100\n", "dsmrun-job 1\nhost zz\n",
-        "dsmrun-job 1\nlaunch -5\n", "dsmrun-job 1\nfrob 1\n", "dsmrun-job 1\ngo\n",
+        "dsmrun-job 1\n", "dsmrun-job 3\n", "hello\n", "dsmrun-job 2\njob 123\n",
+        "dsmrun-job 2\nkey 00\n",
+        "dsmrun-job 2\nnodes -1\n", "dsmrun-job 2\nnodes 1x\n", "dsmrun-job 2\nranks 1\n",
+        "dsmrun-job 2\nranks 0 0\n", "dsmrun-job 2\ntag 2\n", "dsmrun-job 2\nenv 3d31\n",
+        "dsmrun-job 2\narg 0\n", "dsmrun-job 2\narg 6100\n", "dsmrun-job 2\nhost zz\n",
+        "dsmrun-job 2\nlaunch -5\n", "dsmrun-job 2\nfrob 1\n", "dsmrun-job 2\ngo\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct remote_job p = {0};
