@@ -31,7 +31,8 @@ test-scale: all
 	@cd $(BUILD) && ctest --output-on-failure --timeout 300 -L scale256
 
 # Slurm (not in `make test`: it installs slurm-wlm and munge and starts a
-# one-machine cluster): srun -n 4 of dsm programs, started through PMIx.
+# cluster of 3 network-namespace hosts): srun -n 4 of dsm programs across
+# them, started through PMIx.
 test-slurm: all
 	@bash tests/slurm/run.sh $(BUILD)
 

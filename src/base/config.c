@@ -56,7 +56,7 @@ static const struct config_entry table[] = {
     {"DSM_NET_DATAGRAM", CFG_INT, "auto", 1024, 65000, "auto", OFF(net_datagram),
      "largest datagram payload in bytes (auto: the MTU of the node's interface less headers; 61440 on loopback)"},
     {"DSM_NET_BIND", CFG_PATH, "", 0, 0, NULL, OFF(net_bind),
-     "under srun/mpirun: IPv4 address or interface name to bind, or any or 0.0.0.0 (every interface; the peers are told the unset choice) (unset: loopback if all nodes share the host, else the interface that routes by default)"},
+     "under srun/mpirun: IPv4 address or interface name to bind, or any or 0.0.0.0 (every interface; the peers are told the unset choice) (unset: loopback if all nodes share the host, else the interface toward srun's host under Slurm, else the one that routes by default, else the first that is up)"},
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
      "datagrams in flight per peer (at most 64: the width of the selective ack)"},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),

@@ -141,6 +141,30 @@ static int iface_addr(const char *name, struct in_addr *out)
     return found;
 }
 
+/* The address this host sends from toward the host the job was launched
+ * from, where the resource manager names it (Slurm's
+ * SLURM_LAUNCH_NODE_IPADDR, srun's host): the interface that reaches it,
+ * as dsmrun's agents bind the one their ssh came in on. A connected UDP
+ * socket asks the kernel's routing without sending anything. */
+static int launch_route_addr(struct in_addr *out)
+{
+    const char *ip = getenv("SLURM_LAUNCH_NODE_IPADDR");
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(9)}, from;
+    socklen_t len = sizeof from;
+    if (!ip || inet_pton(AF_INET, ip, &to.sin_addr) != 1)
+        return -1;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int r = connect(fd, (struct sockaddr *)&to, sizeof to) == 0 &&
+            getsockname(fd, (struct sockaddr *)&from, &len) == 0 &&
+            from.sin_addr.s_addr != htonl(INADDR_ANY) ? 0 : -1;
+    close(fd);
+    if (r == 0)
+        *out = from.sin_addr;
+    return r;
+}
+
 int boot_pick_addr(const char *want, int all_local, struct in_addr *out, char *err,
                    size_t errlen)
 {
@@ -160,7 +184,8 @@ int boot_pick_addr(const char *want, int all_local, struct in_addr *out, char *e
         return 0;
     }
     char route_if[IFNAMSIZ + 1];
-    if ((default_route_iface(route_if, sizeof route_if) == 0 && iface_addr(route_if, out) == 0) ||
+    if (launch_route_addr(out) == 0 ||
+        (default_route_iface(route_if, sizeof route_if) == 0 && iface_addr(route_if, out) == 0) ||
         iface_addr(NULL, out) == 0)
         return 0;
     snprintf(err, errlen, "no interface toward the other hosts has an IPv4 address; "

@@ -50,7 +50,8 @@ void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, c
 int  boot_bind(struct in_addr addr, struct sockaddr_in *bound);
 /* The address to bind under PMIx: DSM_NET_BIND (an address or an interface
  * name), else the loopback when all nodes share this host, else the
- * address of the interface holding the default route. 0 or -errno; err
- * says why. */
+ * address toward the launch host where Slurm names it, else the address
+ * of the interface holding the default route, else that of the first
+ * interface that is up. 0 or -errno; err says why. */
 int  boot_pick_addr(const char *want, int all_local, struct in_addr *out, char *err, size_t errlen);
 #endif

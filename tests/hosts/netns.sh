@@ -7,6 +7,7 @@
 # namespace of its own (the "switch"), so the test's addresses (10.99.0.0/24)
 # never meet the machine's own network, and several copies of the test can
 # run at once. dsmrun itself runs on host 1 (`on_host 1 dsmrun ...`).
+# `hosts_up N nossh` makes the hosts and their network only (tests/slurm).
 #
 # A machine that forbids any of it (no root, no namespaces, no sshd) makes
 # the test skip: exit 77, which ctest reports as "Not Run" with the reason.
@@ -50,22 +51,54 @@ hosts_down() {
 hosts_check() {
     [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"
     command -v ip >/dev/null || skip "needs ip (iproute2)"
-    [ -x /usr/sbin/sshd ] || skip "needs sshd (openssh-server; tools/install-deps.sh installs it)"
-    command -v ssh >/dev/null && command -v ssh-keygen >/dev/null ||
-        skip "needs ssh and ssh-keygen (openssh-client)"
+    if [ "${1:-}" != nossh ]; then
+        [ -x /usr/sbin/sshd ] || skip "needs sshd (openssh-server; tools/install-deps.sh installs it)"
+        command -v ssh >/dev/null && command -v ssh-keygen >/dev/null ||
+            skip "needs ssh and ssh-keygen (openssh-client)"
+    fi
     ip netns add "$NS_PREFIX-probe" 2>/dev/null || skip "this machine forbids network namespaces"
     ip netns del "$NS_PREFIX-probe"
 }
 
-# hosts_up N: namespaces, addresses, keys and an sshd per host.
+# hosts_up N [nossh]: namespaces, addresses, and unless nossh keys and an
+# sshd per host.
 hosts_up() {
-    local n=$1 i ns
-    hosts_check
+    local n=$1 ssh=${2:-ssh} i ns
+    hosts_check "$ssh"
     reap_stale
     trap 'hosts_down' EXIT
     trap 'exit 130' INT TERM HUP
     HOSTS_TMP=$(mktemp -d /tmp/dsm-hosts.XXXXXX) || exit 1
     chmod 700 "$HOSTS_TMP"
+    HOSTS_N=$n
+    net_up "$n"
+    [ "$ssh" = nossh ] || sshd_up "$n"
+}
+
+# The switch, and the hosts' namespaces joined to it.
+net_up() {
+    local n=$1 i ns
+    ip netns add "$NS_PREFIX-sw" || skip "cannot create a network namespace"
+    ip -n "$NS_PREFIX-sw" link set lo up
+    ip -n "$NS_PREFIX-sw" link add br0 type bridge || skip "cannot create a bridge"
+    ip -n "$NS_PREFIX-sw" link set br0 up
+    for ((i = 1; i <= n; i++)); do
+        ns=$(hostname_of "$i")
+        ip netns add "$ns" || exit 1
+        ip -n "$ns" link set lo up
+        # A test may give each host links of its own first (tests/slurm).
+        if declare -F host_extra_links >/dev/null; then host_extra_links "$i" || exit 1; fi
+        ip -n "$NS_PREFIX-sw" link add "p$i" type veth peer name eth0 netns "$ns" ||
+            skip "cannot create veth pairs"
+        ip -n "$NS_PREFIX-sw" link set "p$i" master br0 up
+        ip -n "$ns" addr add "$(addr_of "$i")/24" dev eth0
+        ip -n "$ns" link set eth0 up
+    done
+}
+
+# Keys, the client's configuration (DSMRUN_RSH) and an sshd per host.
+sshd_up() {
+    local n=$1 i ns
     ssh-keygen -q -t ed25519 -N '' -f "$HOSTS_TMP/hostkey" || exit 1
     ssh-keygen -q -t ed25519 -N '' -f "$HOSTS_TMP/id" || exit 1
     cp "$HOSTS_TMP/id.pub" "$HOSTS_TMP/authorized_keys"
@@ -92,20 +125,8 @@ Host *
 EOF
     export DSMRUN_RSH="ssh -T -F $HOSTS_TMP/ssh_config"
 
-    HOSTS_N=$n
-    ip netns add "$NS_PREFIX-sw" || skip "cannot create a network namespace"
-    ip -n "$NS_PREFIX-sw" link set lo up
-    ip -n "$NS_PREFIX-sw" link add br0 type bridge || skip "cannot create a bridge"
-    ip -n "$NS_PREFIX-sw" link set br0 up
     for ((i = 1; i <= n; i++)); do
         ns=$(hostname_of "$i")
-        ip netns add "$ns" || exit 1
-        ip -n "$ns" link set lo up
-        ip -n "$NS_PREFIX-sw" link add "p$i" type veth peer name eth0 netns "$ns" ||
-            skip "cannot create veth pairs"
-        ip -n "$NS_PREFIX-sw" link set "p$i" master br0 up
-        ip -n "$ns" addr add "$(addr_of "$i")/24" dev eth0
-        ip -n "$ns" link set eth0 up
         cat >"$HOSTS_TMP/sshd_config.$i" <<EOF
 ListenAddress $(addr_of "$i")
 HostKey $HOSTS_TMP/hostkey

@@ -1,13 +1,21 @@
 #!/bin/bash
-# tests/slurm/run.sh BUILD — `make test-slurm`: a one-machine Slurm cluster
-# (slurmctld, slurmd and munged started here, on the loopback, with their
-# state in a temporary directory) and `srun -n 4 --mpi=pmix` of a
-# conformance program and an application, with no dsmrun: the nodes start
-# through PMIx (src/runtime/boot_pmix.c). Installs slurm-wlm and munge when
-# they are missing (their services are not started on this machine). Needs
-# root. Everything it started is stopped when it exits.
+# tests/slurm/run.sh BUILD [HOSTS] — `make test-slurm`: a Slurm cluster of
+# HOSTS (default 3) hosts made of network namespaces (tests/hosts/netns.sh:
+# one address each, 10.99.0.0/24, joined by a bridge, and a second network
+# that joins nothing; no default route),
+# and `srun -n 4 --mpi=pmix` of two conformance programs and two
+# applications across them, with no dsmrun: the nodes start through PMIx
+# (src/runtime/boot_pmix.c). slurmctld runs on host 1, a slurmd on every
+# host, in a mount namespace of its own with its own /tmp (Slurm's TmpFS,
+# where its PMIx plugin makes its directories: hosts sharing one collide);
+# one munged serves them all. Installs slurm-wlm and munge when they are
+# missing (their services are not started on this machine). Needs root.
+# Everything it started is stopped, and the namespaces removed, when it
+# exits.
 set -u
 build=$(cd "${1:-build}" && pwd)
+nhosts=${2:-3}
+here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "test-slurm: needs root (it starts slurmd and munged)"; exit 1; }
 
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
@@ -20,32 +28,50 @@ if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
     [ $status -eq 0 ] || exit 1
 fi
 
-tmp=$(mktemp -d /tmp/dsm-slurm.XXXXXX)
+. "$here/../hosts/netns.sh"
+skip() { echo "test-slurm: cannot run: $*"; exit 1; }
+# Each host has a second network too, as compute nodes often have (a
+# management or storage network), here one that joins no hosts (a veth
+# pair within the host), listed first; and no default route: dsm must find
+# the interface toward the others.
+host_extra_links() {
+    local ns
+    ns=$(hostname_of "$1")
+    ip -n "$ns" link add mgmt0 type veth peer name mgmt1 &&
+        ip -n "$ns" addr add "192.168.77.$1/24" dev mgmt0 &&
+        ip -n "$ns" link set mgmt0 up && ip -n "$ns" link set mgmt1 up
+}
+hosts_up "$nhosts" nossh
+# The cluster's state lives outside /tmp, which each host has its own of.
+tmp=$(mktemp -d /var/tmp/dsm-slurm.XXXXXX)
 chmod 755 "$tmp"
-pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-    for f in "$tmp"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+    for f in "$tmp"/*.pid; do [ -f "$f" ] && kill "$(cat "$f" 2>/dev/null)" 2>/dev/null; done
     sleep 0.5
-    for f in "$tmp"/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+    for f in "$tmp"/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f" 2>/dev/null)" 2>/dev/null; done
+    hosts_down
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 
-# munge: a key and a socket of our own.
+# munge: a key and a socket of our own, reached by every host through the
+# file system.
 dd if=/dev/urandom of="$tmp/munge.key" bs=1024 count=1 status=none
 chmod 400 "$tmp/munge.key"
 munged --force --key-file="$tmp/munge.key" --socket="$tmp/munge.sock" \
     --pid-file="$tmp/munged.pid" --log-file="$tmp/munged.log" --seed-file="$tmp/munge.seed" ||
     { echo "test-slurm: munged does not start"; cat "$tmp/munged.log"; exit 1; }
 
-host=$(hostname -s)
-cpus=$(nproc)
-# Ports of our own, on the loopback only.
-cat >"$tmp/slurm.conf" <<EOF
+# The hosts are h1..hN at their namespace addresses; slurmctld on h1.
+# (One machine: every host's hostname is the same, so each slurmd is told
+# its node name, -N.)
+nodes=
+for ((i = 1; i <= nhosts; i++)); do
+    nodes+="NodeName=h$i NodeAddr=$(addr_of $i) NodeHostname=h$i CPUs=4 State=UNKNOWN"$'\n'
+done
+cat >"$tmp/slurm.conf" <<CONF
 ClusterName=dsmtest
-SlurmctldHost=$host(127.0.0.1)
+SlurmctldHost=$(hostname -s)($(addr_of 1))
 SlurmctldPort=16817
 SlurmdPort=16818
 SlurmUser=root
@@ -54,11 +80,11 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$tmp/munge.sock
 StateSaveLocation=$tmp/state
-SlurmdSpoolDir=$tmp/spool
+SlurmdSpoolDir=$tmp/spool.%n
 SlurmctldPidFile=$tmp/slurmctld.pid
-SlurmdPidFile=$tmp/slurmd.pid
+SlurmdPidFile=$tmp/slurmd.%n.pid
 SlurmctldLogFile=$tmp/slurmctld.log
-SlurmdLogFile=$tmp/slurmd.log
+SlurmdLogFile=$tmp/slurmd.%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -69,26 +95,34 @@ ReturnToService=2
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 SlurmdParameters=config_overrides
-NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
-PartitionName=dsm Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
-EOF
-mkdir -p "$tmp/state" "$tmp/spool"
+${nodes}PartitionName=dsm Nodes=h[1-$nhosts] Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
+CONF
+mkdir -p "$tmp/state"
 export SLURM_CONF=$tmp/slurm.conf
-slurmctld -f "$SLURM_CONF" || { echo "test-slurm: slurmctld does not start"; cat "$tmp/slurmctld.log"; exit 1; }
-slurmd -f "$SLURM_CONF" || { echo "test-slurm: slurmd does not start"; cat "$tmp/slurmd.log"; exit 1; }
-for ((t = 0; t < 100; t++)); do
-    sinfo -h -o '%t' 2>/dev/null | grep -Eq '^(idle|mix|alloc)' && break
+on_host 1 slurmctld -f "$SLURM_CONF" ||
+    { echo "test-slurm: slurmctld does not start"; cat "$tmp/slurmctld.log"; exit 1; }
+for ((i = 1; i <= nhosts; i++)); do
+    mkdir -p "$tmp/spool.h$i"
+    # nsenter, not `ip netns exec`, which mounts a /sys of its own without
+    # the cgroups slurmd wants.
+    nsenter --net="/run/netns/$(hostname_of $i)" unshare -m --propagation private sh -c \
+        "mount -t tmpfs none /tmp && exec slurmd -f '$SLURM_CONF' -N h$i" ||
+        { echo "test-slurm: slurmd on h$i does not start"; cat "$tmp/slurmd.h$i.log"; exit 1; }
+done
+for ((t = 0; t < 150; t++)); do
+    [ "$(on_host 1 sinfo -h -N -o '%t' 2>/dev/null | grep -Ec '^(idle|mix|alloc)')" -eq "$nhosts" ] && break
     sleep 0.2
 done
-echo "test-slurm: one-machine cluster up ($cpus cores, 8 Slurm CPUs):"
-sinfo 2>&1 | sed 's/^/  /'
+echo "test-slurm: a cluster of $nhosts namespace hosts up (two networks, no default route):"
+on_host 1 sinfo -N 2>&1 | sed 's/^/  /'
 
 failed=0
 for job in "$build/tests/conf/test_lock_counter 200 3" "$build/tests/conf/test_fork_globals 16384" \
            "$build/bench/apps/mandel --size test" "$build/bench/apps/lu --size test"; do
-    echo "\$ srun -n 4 --mpi=pmix $job   (DSM_STATS=1)"
+    # Spread over the hosts: at most 2 nodes a host.
+    echo "\$ srun -n 4 --ntasks-per-node 2 --mpi=pmix $job   (DSM_STATS=1, on h1)"
     # shellcheck disable=SC2086  # job is a program and its arguments
-    out=$(DSM_STATS=1 timeout 180 srun -n 4 --mpi=pmix $job 2>&1)
+    out=$(DSM_STATS=1 on_host 1 timeout 180 srun -n 4 --ntasks-per-node 2 --mpi=pmix $job 2>&1)
     status=$?
     echo "$out" | grep -E ': ok$|^RESULT|^startup:|rror|dsm:' | sed 's/^/  /'
     if [ $status -ne 0 ] || ! grep -Eq ': ok$|check=ok' <<<"$out"; then
