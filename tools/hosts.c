@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,10 +38,10 @@ void tell_agents(struct launcher *l, int sig)
         if (h->ctl < 0)
             continue;
         char line[32];
-        int len = snprintf(line, sizeof line, "stop %d\n", sig);
-        (void)!write(h->ctl, line, (size_t)len);   /* best effort: EOF follows */
-        close(h->ctl);
-        h->ctl = -1;
+        int len = snprintf(line, sizeof line, "stop %d\n", sig), fd = h->ctl;
+        h->ctl = -1;      /* first: the heartbeat's signal handler reads it */
+        (void)!write(fd, line, (size_t)len);   /* best effort: EOF follows */
+        close(fd);
     }
 }
 
@@ -431,12 +432,51 @@ ssize_t host_output(struct launcher *l, struct output_stream *s)
     return got;
 }
 
-/* Every BEAT_S: "alive" to every agent, and a look for one that has said
- * nothing for BEAT_LOST_S. Such a host is lost — its network or the host
- * itself, which its ssh may take minutes to notice, or never — and named:
- * otherwise the first to fail would be nodes on the healthy hosts, timing
- * out on its nodes. Its ssh is killed at once (it may hang on the dead
- * connection); the agents still there stop their nodes. */
+/* "alive" goes to every agent every BEAT_S from a timer's signal handler,
+ * not from the supervision loop: dsmrun may block for long writing its own
+ * stdout (piped into a pager the user is reading), and its agents must not
+ * take that for a lost launcher. Short lines on non-blocking pipes: each
+ * write is whole or nothing, and never blocks; a full pipe means the agent
+ * has plenty unread already, a closed one that its ssh ended, which its
+ * status will tell. */
+static struct launcher *beating;
+
+static void beat_agents(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    for (int i = 0; i < beating->count; i++) {
+        int fd = beating->nodes[i].ctl;
+        if (fd >= 0)
+            (void)!write(fd, "alive\n", 6);
+    }
+    errno = saved;
+}
+
+static void start_beating(struct launcher *l)
+{
+    struct sigaction sa = {.sa_handler = beat_agents, .sa_flags = SA_RESTART};
+    struct timeval period = {(time_t)BEAT_S, (suseconds_t)((BEAT_S - (time_t)BEAT_S) * 1e6)};
+    struct itimerval every = {period, period};
+    beating = l;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, NULL) < 0 || setitimer(ITIMER_REAL, &every, NULL) < 0)
+        fprintf(stderr, "dsmrun: cannot start the heartbeat to the agents: %s\n", strerror(errno));
+}
+
+static void stop_beating(void)
+{
+    struct itimerval never = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &never, NULL);
+    signal(SIGALRM, SIG_IGN);
+}
+
+/* Every BEAT_S: a look for an agent that has said nothing for BEAT_LOST_S.
+ * Such a host is lost — its network or the host itself, which its ssh may
+ * take minutes to notice, or never — and named: otherwise the first to
+ * fail would be nodes on the healthy hosts, timing out on its nodes. Its
+ * ssh is killed at once (it may hang on the dead connection); the agents
+ * still there stop their nodes. */
 void hosts_beat(struct launcher *l)
 {
     double now = now_s();
@@ -444,6 +484,14 @@ void hosts_beat(struct launcher *l)
         struct node *h = &l->nodes[i];
         if (h->pid <= 0 || now - h->heard < BEAT_LOST_S)
             continue;
+        /* What it said may wait unread: dsmrun itself was held up (writing
+         * its stdout to a slow reader). That is no silence. */
+        struct pollfd p[2] = {{.fd = h->out[0].fd, .events = POLLIN},
+                              {.fd = h->out[1].fd, .events = POLLIN}};
+        if (poll(p, 2, 0) > 0) {
+            h->heard = now;
+            continue;
+        }
         char nodes[48];
         host_nodes(h, nodes, sizeof nodes);
         fprintf(stderr, "dsmrun: host %s (%s): no word from its agent for %.0f s (the host or "
@@ -452,11 +500,6 @@ void hosts_beat(struct launcher *l)
         kill(h->pid, SIGKILL);
         return;
     }
-    /* Best effort: a full pipe means that agent has plenty unread already;
-     * a closed one, that its ssh ended, which its status will tell. */
-    for (int i = 0; i < l->count; i++)
-        if (l->nodes[i].ctl >= 0)
-            (void)!write(l->nodes[i].ctl, "alive\n", 6);
     l->beat = now + BEAT_S;
 }
 
@@ -638,8 +681,10 @@ int run_hosts(struct launcher *l)
     explicit_bzero(j.key, sizeof j.key);
     free(j.env);
     free(command);
-    if (l->phase == JOB_RUNNING && handshake(l) == 0)
-        send_peers(l);
-    return supervise(l);
+    if (l->phase == JOB_RUNNING && handshake(l) == 0 && send_peers(l) == 0)
+        start_beating(l);
+    r = supervise(l);
+    stop_beating();
+    return r;
 }
 
