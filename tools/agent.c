@@ -157,8 +157,8 @@ static int open_framed(struct launcher *l)
 }
 
 /* Every BEAT_S: a look for the launcher's silence, and "alive" to it,
- * between frames. A full pipe takes no "alive": what fills it tells the
- * launcher as much. */
+ * between frames. A full pipe takes no "alive" (a pipe takes 6 bytes whole
+ * or not at all): what fills it tells the launcher as much. */
 void agent_beat(struct launcher *l)
 {
     double now = now_s();
@@ -166,8 +166,10 @@ void agent_beat(struct launcher *l)
         launcher_lost(l);
         return;
     }
-    if (!l->launcher_lost)
-        (void)!write(STDOUT_FILENO, "alive\n", 6);  /* under PIPE_BUF: whole, or not at all */
+    static const char alive[] = "alive\n";
+    ssize_t put = l->launcher_lost ? 0 : write(STDOUT_FILENO, alive, 6);
+    if (put > 0 && put < 6)       /* a socket, not a pipe, may take part of it */
+        send_up(l, alive + put, (size_t)(6 - put));
     l->beat = now + BEAT_S;
 }
 
