@@ -6,7 +6,7 @@
  * once it has every node's address starts and supervises its nodes exactly
  * as dsmrun does on one host (dsmrun.c). Its stdin then carries the
  * launcher's orders and heartbeat: "stop SIG", EOF, or silence for
- * BEAT_LOST_S stop the nodes. Its stdout carries its nodes' output, framed,
+ * half the peer timeout stop the nodes. Its stdout carries its nodes' output, framed,
  * and its own heartbeat (remote.h). Its exit status is that of its first
  * failing node.
  */
@@ -69,13 +69,13 @@ void read_orders(struct launcher *l)
     take_orders(l, chunk, (size_t)got);
 }
 
-/* The launcher said nothing for BEAT_LOST_S: it, its host or the network
+/* The launcher said nothing for silence_s: it, its host or the network
  * between is gone. */
 static void launcher_lost(struct launcher *l)
 {
     if (l->phase == JOB_RUNNING) {
         fprintf(stderr, "dsmrun: host %s: no word from the launcher for %g s; stopping its "
-                "nodes\n", agent_host, BEAT_LOST_S);
+                "nodes\n", agent_host, l->silence_s);
         stop_job(l, SIGTERM, EXIT_LAUNCH);
     }
     l->launcher_lost = true;
@@ -101,7 +101,7 @@ static int send_up(struct launcher *l, const char *data, size_t len)
             launcher_lost(l);          /* the connection is gone */
             break;
         }
-        double left = l->heard + BEAT_LOST_S - now_s();
+        double left = l->heard + l->silence_s - now_s();
         if (left <= 0) {
             launcher_lost(l);
             break;
@@ -156,13 +156,13 @@ static int open_framed(struct launcher *l)
     return 0;
 }
 
-/* Every BEAT_S: a look for the launcher's silence, and "alive" to it,
+/* Every beat_s: a look for the launcher's silence, and "alive" to it,
  * between frames. A full pipe takes no "alive" (a pipe takes 6 bytes whole
  * or not at all): what fills it tells the launcher as much. */
 void agent_beat(struct launcher *l)
 {
     double now = now_s();
-    if (now - l->heard >= BEAT_LOST_S) {
+    if (now - l->heard >= l->silence_s) {
         launcher_lost(l);
         return;
     }
@@ -170,7 +170,7 @@ void agent_beat(struct launcher *l)
     ssize_t put = l->launcher_lost ? 0 : write(STDOUT_FILENO, alive, 6);
     if (put > 0 && put < 6)       /* a socket, not a pipe, may take part of it */
         send_up(l, alive + put, (size_t)(6 - put));
-    l->beat = now + BEAT_S;
+    l->beat = now + l->beat_s;
 }
 
 #define AGENT_WAIT_S 60.0    /* for the job, then for the peers */
@@ -322,8 +322,9 @@ int run_agent(struct launcher *l)
         return EXIT_LAUNCH;
     }
     fcntl(STDOUT_FILENO, F_SETFL, fcntl(STDOUT_FILENO, F_GETFL) | O_NONBLOCK);
+    heartbeat_periods(l);
     l->heard = now_s();
-    l->beat = l->heard + BEAT_S;
+    l->beat = l->heard + l->beat_s;
     start_nodes(l);
     take_orders(l, pending, rest);
     free(pending);

@@ -265,7 +265,6 @@ static int start_host(struct launcher *l, struct node *h, struct remote_job *j,
         explicit_bzero(text, strlen(text));
         free(text);
     }
-    l->beat = now_s() + BEAT_S;
 done:
     close_pair(ctl);
     close_pair(out);
@@ -432,7 +431,21 @@ ssize_t host_output(struct launcher *l, struct output_stream *s)
     return got;
 }
 
-/* "alive" goes to every agent every BEAT_S from a timer's signal handler,
+/* The heartbeat's period and the silence that counts as lost, from the
+ * peer timeout the nodes run with (launcher.h): on dsmrun, its environment
+ * and --env (checked already); on an agent, the job's. */
+void heartbeat_periods(struct launcher *l)
+{
+    const char *v = getenv("DSM_PEER_TIMEOUT");
+    char *end;
+    double peer = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end || !(peer > 0))
+        peer = PEER_TIMEOUT_S;
+    l->silence_s = peer / 2;
+    l->beat_s = l->silence_s / BEATS_PER_SILENCE;
+}
+
+/* "alive" goes to every agent every beat_s from a timer's signal handler,
  * not from the supervision loop: dsmrun may block for long writing its own
  * stdout (piped into a pager the user is reading), and its agents must not
  * take that for a lost launcher. Short lines on non-blocking pipes: each
@@ -456,7 +469,8 @@ static void beat_agents(int sig)
 static void start_beating(struct launcher *l)
 {
     struct sigaction sa = {.sa_handler = beat_agents, .sa_flags = SA_RESTART};
-    struct timeval period = {(time_t)BEAT_S, (suseconds_t)((BEAT_S - (time_t)BEAT_S) * 1e6)};
+    struct timeval period = {(time_t)l->beat_s,
+                             (suseconds_t)((l->beat_s - (double)(time_t)l->beat_s) * 1e6)};
     struct itimerval every = {period, period};
     beating = l;
     sigemptyset(&sa.sa_mask);
@@ -471,7 +485,7 @@ static void stop_beating(void)
     signal(SIGALRM, SIG_IGN);
 }
 
-/* Every BEAT_S: a look for an agent that has said nothing for BEAT_LOST_S.
+/* Every beat_s: a look for an agent that has said nothing for silence_s.
  * Such a host is lost — its network or the host itself, which its ssh may
  * take minutes to notice, or never — and named: otherwise the first to
  * fail would be nodes on the healthy hosts, timing out on its nodes. Its
@@ -482,7 +496,7 @@ void hosts_beat(struct launcher *l)
     double now = now_s();
     for (int i = 0; i < l->count; i++) {
         struct node *h = &l->nodes[i];
-        if (h->pid <= 0 || now - h->heard < BEAT_LOST_S)
+        if (h->pid <= 0 || now - h->heard < l->silence_s)
             continue;
         /* What it said may wait unread: dsmrun itself was held up (writing
          * its stdout to a slow reader). That is no silence. */
@@ -494,13 +508,13 @@ void hosts_beat(struct launcher *l)
         }
         char nodes[48];
         host_nodes(h, nodes, sizeof nodes);
-        fprintf(stderr, "dsmrun: host %s (%s): no word from its agent for %.0f s (the host or "
-                "its network is lost); stopping the job\n", h->host, nodes, now - h->heard);
+        fprintf(stderr, "dsmrun: host %s (%s): no word from its agent for %g s (the host or "
+                "its network is lost); stopping the job\n", h->host, nodes, l->silence_s);
         stop_job(l, SIGTERM, EXIT_HOST_LOST);
         kill(h->pid, SIGKILL);
         return;
     }
-    l->beat = now + BEAT_S;
+    l->beat = now + l->beat_s;
 }
 
 static bool all_ready(const struct launcher *l)
@@ -611,7 +625,8 @@ static int send_peers(struct launcher *l)
             fcntl(h->ctl, F_SETFL, O_NONBLOCK);
         h->heard = now_s();   /* its heartbeat starts with its nodes */
     }
-    l->beat = now_s() + BEAT_S;
+    heartbeat_periods(l);
+    l->beat = now_s() + l->beat_s;
     fflush(stderr);
     free(peers);
     return 0;

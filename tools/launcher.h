@@ -30,16 +30,17 @@
 #define STOP_GRACE_S     2.0   /* between the stop signal and SIGKILL */
 #define KILL_WAIT_S      2.0   /* after SIGKILL, before dsmrun gives up waiting */
 #define READ_CHUNK       65536
-/* dsmrun and every agent tell each other they are alive this often, each
- * through its ssh (remote.h). An agent that hears nothing from dsmrun for
- * BEAT_LOST_S stops its nodes; dsmrun that hears nothing from an agent for
- * as long names that host and stops the job. The network or a host may be
- * gone without ssh ever noticing (no ServerAliveInterval in DSMRUN_RSH),
- * and BEAT_LOST_S is well below the nodes' peer timeout (DSM_PEER_TIMEOUT,
- * 10 s), so that the silent host is named before nodes on the healthy
- * hosts time out on it and are blamed. */
-#define BEAT_S           1.0
-#define BEAT_LOST_S      5.0
+/* dsmrun and every agent tell each other they are alive, each through its
+ * ssh (remote.h), BEATS_PER_SILENCE times in the silence that counts as
+ * lost: half the nodes' peer timeout (DSM_PEER_TIMEOUT, 10 s: 5 s). An
+ * agent that hears nothing from dsmrun for that long stops its nodes;
+ * dsmrun that hears nothing from an agent names that host and stops the
+ * job. The network or a host may be gone without ssh ever noticing (no
+ * ServerAliveInterval in DSMRUN_RSH); half the peer timeout names the
+ * silent host before nodes on the healthy hosts time out on it and are
+ * blamed, and follows a peer timeout raised for a loaded cluster. */
+#define BEATS_PER_SILENCE 5
+#define PEER_TIMEOUT_S   10.0  /* DSM_PEER_TIMEOUT's default (src/base/config.c) */
 /* --slow duty-cycles a node with SIGSTOP/SIGCONT on this period: short
  * beside the peer timeout (10 s), so a slowed node never looks dead, and
  * long beside the signals' cost (~12 us of dsmrun's CPU a switch, 2.5 %
@@ -138,6 +139,8 @@ struct launcher {
     double          beat;         /* MODE_HOSTS, MODE_AGENT: when to say "alive"
                                      next, and to look for silence */
     double          heard;        /* MODE_AGENT: when the launcher last said anything */
+    double          beat_s, silence_s; /* MODE_HOSTS, MODE_AGENT: the heartbeat's period,
+                                     and the silence that counts as lost */
     FILE           *framed[2];    /* MODE_AGENT: the nodes' stdout and stderr, as
                                      frames on the agent's stdout (remote.h) */
     bool            launcher_lost; /* MODE_AGENT: its output is dropped */
@@ -187,6 +190,7 @@ int    run_hosts(struct launcher *l);
 void   tell_agents(struct launcher *l, int sig);
 void   host_ended(struct launcher *l, struct node *h, int status);
 ssize_t host_output(struct launcher *l, struct output_stream *s);
+void   heartbeat_periods(struct launcher *l);
 void   hosts_beat(struct launcher *l);
 
 /* agent.c */

@@ -14,11 +14,11 @@
  *   launcher -> agent   "peers IP:PORT,..." (every node, rank order): the
  *                       agent starts its nodes under the usual contract
  *                       (src/runtime/boot.h) and supervises them
- *   launcher -> agent   "alive" every BEAT_S, "stop SIG", or EOF: stop the
+ *   launcher -> agent   "alive" every beat_s, "stop SIG", or EOF: stop the
  *                       nodes and exit
  *   agent -> launcher   on stdout, frames: "o LEN" or "e LEN" and a newline,
  *                       then LEN bytes of its nodes' stdout or stderr;
- *                       "alive" lines between frames, every BEAT_S; and
+ *                       "alive" lines between frames, every beat_s; and
  *                       last "end STATUS", once its nodes have ended and it
  *                       has said on stderr why the first one failed
  *
