@@ -1228,10 +1228,12 @@ void emit_output(struct output_stream *s, const char *data, size_t len)
 
 void close_stream(struct output_stream *s)
 {
-    if (s->len > 0 && s->rank < 0)
-        write_piece(s, "", 0, false);    /* untagged (an agent's): the bytes as written */
-    else if (s->len > 0 || s->mid_line)
+    if (s->rank < 0) {
+        if (s->len > 0)
+            write_piece(s, "", 0, false);   /* untagged (an agent's): the bytes as written */
+    } else if (s->len > 0 || s->mid_line) {
         write_piece(s, "\n", 1, true);   /* the last line had no newline */
+    }
     fflush(s->to);
     close(s->fd);
     s->fd = -1;
