@@ -26,7 +26,9 @@ else
     trap 'rm -rf "$tmp"' EXIT
 fi
 
-run "$dsmrun" --hosts "$hosts" --timeout 120 "$prog" hang >"$tmp/out" 2>"$tmp/err" &
+# The mark tells this job's nodes from those of other tests running beside.
+mark=DSMRUN_TEST_MARK=agent-killed-$$
+run "$dsmrun" --hosts "$hosts" --timeout 120 --env "$mark" "$prog" hang >"$tmp/out" 2>"$tmp/err" &
 job=$!
 
 # The agent of the second host is the parent of node 2 (/proc is shared
@@ -35,9 +37,8 @@ env_of() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null; }
 agent= job_id=
 for ((t = 0; t < 300; t++)); do
     for p in $(pgrep -f -- "$prog hang"); do
-        # Ours: a child of one of our dsmrun's agents.
         pp=$(ps -o ppid= -p "$p" | tr -d ' ')
-        if env_of "$p" | grep -qx 'DSM_RANK=2' &&
+        if env_of "$p" | grep -qx "$mark" && env_of "$p" | grep -qx 'DSM_RANK=2' &&
             ps -o args= -p "$pp" | grep -q -- "--agent"; then
             agent=$pp
             job_id=$(env_of "$p" | grep '^DSM_JOB=')
