@@ -36,7 +36,10 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,8 +128,11 @@ static void print_usage(FILE *out)
         "      --version          print the version, and exit\n"
         "\n"
         "Options after prog belong to prog. Exit status: 0 when every node exits 0;\n"
-        "otherwise that of the first node to fail (128+N for signal N), 124 after\n"
-        "--timeout, 125 when dsmrun itself fails, 2 for a usage error.\n",
+        "otherwise that of the first node to fail (128+N for signal N), 1 when a node\n"
+        "exits 0 without joining the job (prog is not a dsm program) or before\n"
+        "dsm_finish, 124 after --timeout, 125 when dsmrun itself fails, 2 for a usage\n"
+        "error (bad options and settings, an unwritable --stats-json, before any node\n"
+        "starts).\n",
         BOOT_MAX_NODES);
     fprintf(out, "\nCoherence protocols (docs/protocols.md):\n");
     for (size_t i = 0; i < NPROTOCOLS; i++)
@@ -553,6 +559,81 @@ static int export_job_env(const struct launcher *l, const char *peers)
     return setenv(BOOT_ENV_JOB, buf, 1) < 0 ? -errno : 0;
 }
 
+/* File systems whose files are the kernel's interfaces (/proc/version),
+ * not files that keep what is written to them. */
+static bool kernel_interface_fs(const char *path)
+{
+    static const unsigned long magic[] = {PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC,
+                                          CGROUP2_SUPER_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC,
+                                          SECURITYFS_MAGIC, BPF_FS_MAGIC};
+    struct statfs fs;
+    if (statfs(path, &fs) < 0)
+        return false;
+    for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+        if ((unsigned long)fs.f_type == magic[i])
+            return true;
+    return false;
+}
+
+/* Where the statistics will go (--stats-json or DSM_STATS_JSON): node 0
+ * writes the file whole when the job ends (runtime/report.c), so a path
+ * that cannot take it is said now, before any node starts, not after the
+ * job has run and its statistics are lost. Nothing is created or changed:
+ * an existing file is opened without truncation, a new one's directory is
+ * checked. `what` names the setting ("--stats-json PATH"). */
+int check_stats_json(const char *path, const char *what)
+{
+    struct stat st;
+    const char *why = NULL;
+    char dir[PATH_MAX];
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            why = "it is a directory";
+        else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+            why = "it is not a file";
+        else if (S_ISREG(st.st_mode) && kernel_interface_fs(path))
+            why = "it is a kernel interface (/proc, /sys), not a file that keeps what is written";
+        else {
+            /* O_NONBLOCK: a FIFO without a reader yet (ENXIO) is no error. */
+            int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+            if (fd >= 0)
+                close(fd);
+            else if (errno != ENXIO)
+                why = strerror(errno);
+        }
+    } else if (errno != ENOENT) {
+        why = strerror(errno);
+    } else {
+        /* A new file: its directory must exist and take new files. */
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        static char line[PATH_MAX + 128];
+        if (stat(dir, &st) < 0) {
+            snprintf(line, sizeof line, "its directory %s does not exist", dir);
+            why = line;
+        } else if (!S_ISDIR(st.st_mode)) {
+            snprintf(line, sizeof line, "%s is not a directory", dir);
+            why = line;
+        } else if (kernel_interface_fs(dir)) {
+            snprintf(line, sizeof line, "%s is a kernel interface (/proc, /sys), where no file "
+                     "can be created", dir);
+            why = line;
+        } else if (access(dir, W_OK | X_OK) < 0) {
+            snprintf(line, sizeof line, "cannot create a file in %s: %s", dir, strerror(errno));
+            why = line;
+        }
+    }
+    if (!why)
+        return 0;
+    fprintf(stderr, "dsmrun: %s: cannot write the statistics there: %s\n", what, why);
+    return -EINVAL;
+}
+
 /* The settings the nodes will see — the environment, --env over it, and
  * the options that set a variable over both (export_job_env) — checked
  * with the nodes' own code (config.c), so that a bad value is said once,
@@ -579,9 +660,18 @@ static int check_settings(const struct options *o)
     struct dsm_config cfg;
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     free(over);
-    if (r < 0)
+    if (r < 0) {
         fprintf(stderr, "dsmrun: %s (see dsmrun --help-env)\n", err);
-    return r;
+        return r;
+    }
+    /* With --hosts the file is on node 0's host: its agent checks it. */
+    const char *json = o->stats_json ? o->stats_json : cfg.stats_json;
+    if (json && !o->hosts && !o->hostfile) {
+        char what[PATH_MAX + 32];
+        snprintf(what, sizeof what, o->stats_json ? "--stats-json %s" : "DSM_STATS_JSON=%s", json);
+        return check_stats_json(json, what);
+    }
+    return 0;
 }
 
 /* Signals arrive through a signalfd so that the supervision loop sees them,
@@ -995,6 +1085,17 @@ static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status
     char who[300];
     node_label(n->rank, who, sizeof who);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        /* Never joined: a program not built for dsm (no dsm_startup, no
+         * dsmcc), whose copies ran on their own, each unaware of the
+         * others; or a dsm program that ended before dsm_startup. Said
+         * once: the job stops, and the later nodes' ends are its echoes. */
+        if (!started && l->phase == JOB_RUNNING) {
+            fprintf(stderr, "dsmrun: %s (pid %d) ended without joining the job: %s is not a dsm "
+                    "program (it never called dsm_startup; link it with -ldsm or build it with "
+                    "dsmcc); stopping the job\n", who, (int)pid, l->opt.prog_argv[0]);
+            stop_job(l, SIGTERM, EXIT_FAILURE);
+            return;
+        }
         /* done, and the others go on; unless it joined the job and left
          * without dsm_finish: its peers would wait for it in vain */
         if (started && !finished && l->phase == JOB_RUNNING) {
