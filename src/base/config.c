@@ -61,7 +61,7 @@ static const struct config_entry table[] = {
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
      "datagrams in flight per peer (at most 64: the width of the selective ack)"},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
-     "datagram authentication: mac (SipHash-2-4 over every byte) or token (keyed job token)"},
+     "datagram authentication: mac (SipHash-2-4 over every byte) or token (every header and the messages that end or finish the job authenticated; message data not)"},
     {"DSM_NET_SPIN_US", CFG_INT, "-1", -1, 100000, NULL, OFF(net_spin_us),
      "microseconds a waiting thread polls before blocking (-1: adapt to cores per node)"},
     {"DSM_IPC_WINDOW", CFG_INT, "8", 1, 256, NULL, OFF(ipc_window),
