@@ -191,13 +191,14 @@ void mem_crash_unallocated(void *addr)
  * handler's frame, and would die of the fault without a word; and the
  * master's main, on a stack in the region (runtime/master.c), must take
  * faults where the protocol never takes the pages away. A stack the
- * program set up itself is kept. */
+ * program set up itself is kept if the protocol's fault path fits in it. */
 #define ALT_STACK_BYTES (1u << 20) /* room for the protocol's fault path */
 
 void mem_fault_watch_thread(void)
 {
     stack_t old;
-    if (sigaltstack(NULL, &old) < 0 || (old.ss_flags & SS_DISABLE)) {
+    if (sigaltstack(NULL, &old) < 0 || (old.ss_flags & SS_DISABLE) ||
+        old.ss_size < ALT_STACK_BYTES) {
         stack_t alt = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES};
         if (!alt.ss_sp || sigaltstack(&alt, NULL) < 0)
             log_fatal("cannot set up the fault handler's stack");
