@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         h.src %= NODES;
         h.len = (uint32_t)(size - sizeof h);
         for (int m = 0; m < 2; m++) {
-            wire_seal(&keys[m], &h, wire_payload_hash(&keys[m], d + sizeof h, h.len));
+            wire_seal(&keys[m], &h, wire_payload_hash_of(&keys[m], &h, d + sizeof h, h.len));
             memcpy(d, &h, sizeof h);
             enum wire_verdict v = wire_check(&keys[m], d, size, JOB, SELF, NODES, MAXPAY);
             if (v == WIRE_FORGED)

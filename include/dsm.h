@@ -144,15 +144,17 @@ void dsm_bcast(void *buf, size_t len, int root);
 /* Waits until every node has arrived (collective). */
 void dsm_barrier(void);
 
-/* Locks: any int id from 0 to 0x5fffffff (ids above are dsm's own, for
- * its OpenMP runtime). A lock passes directly from its releaser to the
- * next waiter; the writes made before the release are visible after the
- * acquire. */
+/* Locks: any int id from 0 to 0x5fffffff. Ids above are dsm's own, for
+ * its OpenMP runtime: a call with one (or a negative id) ends the job with
+ * a message naming the call and the id. A lock passes directly from its
+ * releaser to the next waiter; the writes made before the release are
+ * visible after the acquire. */
 void dsm_lock(int id);
 void dsm_unlock(int id);
 
 /* Condition variables (seed 001). dsm_cond_wait must be called holding
- * `lock`: it releases it, waits for a signal, and re-acquires it. */
+ * `lock`: it releases it, waits for a signal, and re-acquires it.
+ * Condition ids, like lock ids, run from 0 to 0x5fffffff. */
 void dsm_cond_wait(int cond, int lock);
 void dsm_cond_signal(int cond);
 void dsm_cond_broadcast(int cond);

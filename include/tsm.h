@@ -114,7 +114,7 @@ static inline void tsm_barrier(void)
     dsm_barrier();
 }
 
-/* Lock acquire / release -> dsm_lock / dsm_unlock: any id >= 0. Writes made
+/* Lock acquire / release -> dsm_lock / dsm_unlock: ids 0 to 0x5fffffff. Writes made
  * before a tsm_unlock are visible to the next holder of the lock (and,
  * transitively, to whoever it synchronises with next). */
 static inline void tsm_lock(int id)

@@ -270,6 +270,15 @@ int run_agent(struct launcher *l)
             return EXIT_LAUNCH;
         }
     }
+    /* The statistics file is on node 0's host: checked here, before any
+     * node starts (dsmrun.c, check_stats_json). */
+    const char *json = getenv("DSM_STATS_JSON");
+    if (j->first_rank == 0 && json && *json) {
+        char what[PATH_MAX + 64];
+        snprintf(what, sizeof what, "host %s: --stats-json %s", agent_host, json);
+        if (check_stats_json(json, what) < 0)
+            return EXIT_USAGE;
+    }
     if (ssh_server_addr(&l->opt.bind_addr) < 0) {
         fprintf(stderr, "dsmrun: host %s: SSH_CONNECTION does not name this host's address "
                 "(is DSMRUN_RSH an ssh?)\n", agent_host);

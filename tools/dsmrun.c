@@ -125,8 +125,11 @@ static void print_usage(FILE *out)
         "      --version          print the version, and exit\n"
         "\n"
         "Options after prog belong to prog. Exit status: 0 when every node exits 0;\n"
-        "otherwise that of the first node to fail (128+N for signal N), 124 after\n"
-        "--timeout, 125 when dsmrun itself fails, 2 for a usage error.\n",
+        "otherwise that of the first node to fail (128+N for signal N), 1 when a node\n"
+        "exits 0 without joining the job (prog is not a dsm program) or before\n"
+        "dsm_finish, 124 after --timeout, 125 when dsmrun itself fails, 2 for a usage\n"
+        "error (bad options and settings, an unwritable --stats-json, before any node\n"
+        "starts).\n",
         BOOT_MAX_NODES);
     fprintf(out, "\nCoherence protocols (docs/protocols.md):\n");
     for (size_t i = 0; i < NPROTOCOLS; i++)
@@ -579,9 +582,18 @@ static int check_settings(const struct options *o)
     struct dsm_config cfg;
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     free(over);
-    if (r < 0)
+    if (r < 0) {
         fprintf(stderr, "dsmrun: %s (see dsmrun --help-env)\n", err);
-    return r;
+        return r;
+    }
+    /* With --hosts the file is on node 0's host: its agent checks it. */
+    const char *json = o->stats_json ? o->stats_json : cfg.stats_json;
+    if (json && !o->hosts && !o->hostfile) {
+        char what[PATH_MAX + 32];
+        snprintf(what, sizeof what, o->stats_json ? "--stats-json %s" : "DSM_STATS_JSON=%s", json);
+        return check_stats_json(json, what);
+    }
+    return 0;
 }
 
 /* Signals arrive through a signalfd so that the supervision loop sees them,
@@ -997,6 +1009,17 @@ static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status
     char who[300];
     node_label(n->rank, who, sizeof who);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        /* Never joined: a program not built for dsm (no dsm_startup, no
+         * dsmcc), whose copies ran on their own, each unaware of the
+         * others; or a dsm program that ended before dsm_startup. Said
+         * once: the job stops, and the later nodes' ends are its echoes. */
+        if (!started && l->phase == JOB_RUNNING) {
+            fprintf(stderr, "dsmrun: %s (pid %d) ended without joining the job: %s is not a dsm "
+                    "program (it never called dsm_startup; link it with -ldsm or build it with "
+                    "dsmcc); stopping the job\n", who, (int)pid, l->opt.prog_argv[0]);
+            stop_job(l, SIGTERM, EXIT_FAILURE);
+            return;
+        }
         /* done, and the others go on; unless it joined the job and left
          * without dsm_finish: its peers would wait for it in vain */
         if (started && !finished && l->phase == JOB_RUNNING) {

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static const struct config_entry table[] = {
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
      "datagrams in flight per peer (at most 64: the width of the selective ack)"},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
-     "datagram authentication: mac (SipHash-2-4 over every byte) or token (keyed job token)"},
+     "datagram authentication: mac (SipHash-2-4 over every byte) or token (every header and the messages that end or finish the job authenticated; message data not)"},
     {"DSM_NET_SPIN_US", CFG_INT, "-1", -1, 100000, NULL, OFF(net_spin_us),
      "microseconds a waiting thread polls before blocking (-1: adapt to cores per node)"},
     {"DSM_IPC_WINDOW", CFG_INT, "8", 1, 256, NULL, OFF(ipc_window),
@@ -68,13 +69,13 @@ static const struct config_entry table[] = {
     {"DSM_IPC_INLINE_MAX", CFG_INT, "1024", 0, 8192, NULL, OFF(ipc_inline_max),
      "largest inline message sent on the one-message fast path, in bytes"},
     {"DSM_REGION_SIZE", CFG_SIZE, "2T", 1 << 20, 1ull << 46, NULL, OFF(region_size),
-     "bytes of address space reserved for shared memory, split evenly into per-node arenas (K, M, G, T suffixes)"},
+     "bytes of address space reserved for shared memory, split evenly into per-node arenas (at most what fits at DSM_REGION_BASE: 42T at the default)"},
     {"DSM_REGION_BASE", CFG_ADDR, "0x200000000000", 1ull << 32, 1ull << 46, RULE_ALIGN, OFF(region_base),
      "address of the shared region, the same on every node (hex, a multiple of 0x10000)"},
     {"DSM_PAGE_SIZE", CFG_SIZE, "8192", 4096, 65536, RULE_POW2, OFF(page_size),
      "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)"},
     {"DSM_LOCAL_MEM", CFG_SIZE, "0", 0, 1ull << 46, NULL, OFF(local_mem),
-     "most memory a node's copies of other nodes' pages may hold, in bytes (K, M, G suffixes; 0: no limit; seed 002)"},
+     "most memory a node's copies of other nodes' pages may hold, in bytes (0: no limit; seed 002)"},
     {"DSM_REPLACEMENT", CFG_CHOICE, "clock", 0, 0, "fifo|clock", OFF(replacement),
      "which copy goes when DSM_LOCAL_MEM is reached: fifo (oldest fetched) or clock (software reference bits)"},
     {"DSM_HOME_DIR", CFG_PATH, "", 0, 0, NULL, OFF(home_dir),
@@ -129,6 +130,26 @@ static int choice_index(const char *choices, const char *v)
         p = bar + 1;
     }
     return -1;
+}
+
+/* A size as the parser takes it back: the largest suffix that is exact
+ * ("64T", "8K", "1000"); an address in hex. */
+static void format_size(const struct config_entry *e, unsigned long long x, char *out, size_t len)
+{
+    static const char suffix[] = "KMGT";
+    if (e->type == CFG_ADDR) {
+        snprintf(out, len, "%#llx", x);
+        return;
+    }
+    int s = -1;
+    while (s < 3 && x && x % 1024 == 0) {
+        x /= 1024;
+        s++;
+    }
+    if (s < 0)
+        snprintf(out, len, "%llu", x);
+    else
+        snprintf(out, len, "%llu%c", x, suffix[s]);
 }
 
 static int parse_entry(const struct config_entry *e, const char *v,
@@ -190,6 +211,9 @@ static int parse_entry(const struct config_entry *e, const char *v,
         return 0;
     case CFG_SIZE:
     case CFG_ADDR: {
+        char lo[24], hi[24];
+        format_size(e, (unsigned long long)e->min, lo, sizeof lo);
+        format_size(e, (unsigned long long)e->max, hi, sizeof hi);
         errno = 0;
         unsigned long long x = strtoull(v, &end, e->type == CFG_ADDR ? 16 : 10);
         unsigned long long mult = 1;
@@ -202,17 +226,21 @@ static int parse_entry(const struct config_entry *e, const char *v,
             default: break;
             }
         }
-        if (errno || end == v || *end || *v == '-' || x > (unsigned long long)e->max / mult ||
-            x * mult < e->min || x * mult > e->max) {
-            snprintf(err, errlen, "%s=%s: expected %s from %#llx to %#llx", e->name, v,
-                     e->type == CFG_ADDR ? "a hex address" : "a size in bytes (K, M, G suffixes)",
-                     (unsigned long long)e->min, (unsigned long long)e->max);
-            return -EINVAL;
-        }
+        bool bad = errno || end == v || *end || *v == '-' || x > (unsigned long long)e->max / mult ||
+                   x * mult < e->min || x * mult > e->max;
         x *= mult;
-        if (e->choices == RULE_POW2 && (x & (x - 1))) {
-            snprintf(err, errlen, "%s=%s: expected a power of two from %#llx to %#llx", e->name, v,
-                     (unsigned long long)e->min, (unsigned long long)e->max);
+        if (!bad && e->choices == RULE_POW2 && (x & (x - 1)))
+            bad = true;
+        if (bad) {
+            /* Exactly what the parser takes: hex for an address (0x
+             * optional), else decimal with a suffix in powers of 1024. */
+            if (e->type == CFG_ADDR)
+                snprintf(err, errlen, "%s=%s: expected a hex address (0x optional) from %s to %s",
+                         e->name, v, lo, hi);
+            else
+                snprintf(err, errlen, "%s=%s: expected %s from %s to %s: decimal bytes, or with a "
+                         "K, M, G or T suffix (times 1024, 1024^2, 1024^3, 1024^4)", e->name, v,
+                         e->choices == RULE_POW2 ? "a power of two" : "a size", lo, hi);
             return -EINVAL;
         }
         if (e->choices == RULE_ALIGN && x % CONFIG_ALIGN) {
@@ -241,9 +269,58 @@ int config_load(struct dsm_config *cfg, char *err, size_t errlen)
     return config_load_over(cfg, NULL, 0, err, errlen);
 }
 
+/* Where the shared region can go. x86-64 gives a program 128 TiB of
+ * address space (47 bits); with address-space randomisation off, as dsmrun
+ * starts every node, a position-independent executable is loaded at 2/3 of
+ * it (0x555555554000) with its heap above, and the stack and the shared
+ * libraries sit at the top. The region is mapped twice (mem/region.c): the
+ * application's view at DSM_REGION_BASE, which must end below the program,
+ * and the system view wherever one free range holds the size again — below
+ * the base, between the region and the program, or above the program.
+ * AS_ROOM leaves the program's heap, the stack, the libraries and the page
+ * table their room. Checked here, so that dsmrun refuses a size that
+ * cannot be mapped before any node starts (32T fits at the default base;
+ * 43T, measured, does not). */
+#define AS_TOP     (1ull << 47)
+#define AS_LOW     (1ull << 32)        /* DSM_REGION_BASE's least value */
+#define AS_PROGRAM 0x555555554000ull
+#define AS_ROOM    (256ull << 30)
+
+/* The largest region that fits at base; 0 if none. */
+static uint64_t region_room(uint64_t base)
+{
+    if (base < AS_LOW || base >= AS_PROGRAM)
+        return 0;
+    uint64_t view = AS_PROGRAM - base;                  /* the view at base: up to the program */
+    uint64_t high = AS_TOP - AS_ROOM - (AS_PROGRAM + AS_ROOM);
+    uint64_t sys = high;                                /* the system view: the largest range left */
+    if (base - AS_LOW > sys)
+        sys = base - AS_LOW;
+    if (view / 2 > sys)
+        sys = view / 2;
+    return (view < sys ? view : sys) & ~(CONFIG_ALIGN - 1);
+}
+
+/* Rounded down to a whole number of its largest unit ("42T"), which the
+ * parser takes back. */
+static void format_size_down(uint64_t x, char *out, size_t len)
+{
+    static const char suffix[] = "KMGT";
+    int s = -1;
+    while (s < 3 && x >= 1024) {
+        x /= 1024;
+        s++;
+    }
+    if (s < 0)
+        snprintf(out, len, "%llu", (unsigned long long)x);
+    else
+        snprintf(out, len, "%llu%c", (unsigned long long)x, suffix[s]);
+}
+
 int config_load_over(struct dsm_config *cfg, const char *const *over, int nover, char *err,
                      size_t errlen)
 {
+    const char *size_text = NULL, *base_text = NULL;
     config_defaults(cfg);
     for (size_t i = 0; i < NENTRIES; i++) {
         const char *v = getenv(table[i].name);
@@ -253,6 +330,19 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
                 v = over[k] + len + 1;
         if (v && parse_entry(&table[i], v, cfg, err, errlen))
             return -EINVAL;
+        if (table[i].offset == OFF(region_size))
+            size_text = v ? v : table[i].def;
+        if (table[i].offset == OFF(region_base))
+            base_text = v ? v : table[i].def;
+    }
+    uint64_t room = region_room((uint64_t)cfg->region_base);
+    if ((uint64_t)cfg->region_size > room) {
+        char most[24];
+        format_size_down(room, most, sizeof most);
+        snprintf(err, errlen, "DSM_REGION_SIZE=%s does not fit at DSM_REGION_BASE=%s: the region is "
+                 "mapped twice in the 128 TiB address space, below the program at %#llx; at most "
+                 "%s fits there", size_text, base_text, AS_PROGRAM, most);
+        return -EINVAL;
     }
     return 0;
 }
@@ -282,6 +372,13 @@ void config_print_help(FILE *out)
             fprintf(out, ", range %g .. %g", e->min, e->max);
         else if (e->type == CFG_CHOICE)
             fprintf(out, ", one of %s", e->choices);
+        else if (e->type == CFG_SIZE || e->type == CFG_ADDR) {
+            char lo[24], hi[24];
+            format_size(e, (unsigned long long)e->min, lo, sizeof lo);
+            format_size(e, (unsigned long long)e->max, hi, sizeof hi);
+            fprintf(out, ", range %s .. %s, %s", lo, hi,
+                    e->type == CFG_ADDR ? "hex" : "bytes, or with a K, M, G or T suffix");
+        }
         fprintf(out, "\n      %s\n", e->help);
     }
 }

@@ -1,6 +1,7 @@
 /*
  * stack.c — calling into the library off the shared stack (stack.h).
  */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "base/state.h"
@@ -46,4 +47,49 @@ void stack_private(void (*fn)(void *), void *arg)
 #endif
     (void)here;
     fn(arg);
+}
+
+/* The application thread's own stack, [lo, hi). */
+static DSM_STATE struct {
+    uintptr_t lo, hi;
+} thread_stack;
+
+void stack_note_thread(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        thread_stack.lo = (uintptr_t)addr;
+        thread_stack.hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* How far past a stack's end a fault still counts as its overflow: the
+ * kernel's guard gap below a growing stack (256 pages) and a large frame.
+ * A stack pointer past the end (a frame larger still, such as a big local
+ * array) is an overflow wherever the frame first faults. */
+#define OVERFLOW_REACH  (1u << 20)
+#define SP_REACH        (1ull << 30)
+
+static int past_end(uintptr_t lo, uintptr_t hi, uintptr_t a, uintptr_t sp)
+{
+    if (!lo)
+        return 0;
+    if (a < lo + 4096 && a + OVERFLOW_REACH >= lo)
+        return 1;
+    return sp && sp < lo + 4096 && sp + SP_REACH >= lo && a + 65536 >= sp && a < hi;
+}
+
+const void *stack_overflow_end(const void *addr, const void *sp)
+{
+    uintptr_t a = (uintptr_t)addr, s = (uintptr_t)sp;
+    if (past_end(thread_stack.lo, thread_stack.hi, a, s))
+        return (const void *)thread_stack.lo;
+    if (past_end((uintptr_t)shared.lo, (uintptr_t)shared.hi, a, s))
+        return shared.lo;
+    return NULL;
 }

@@ -21,4 +21,14 @@ void stack_set_shared(char *lo, size_t len, char *top);
 /* fn(arg) on a private stack. fn must copy what arg points to before it
  * does protocol work (arg may point into the shared stack). */
 void stack_private(void (*fn)(void *), void *arg);
+
+/* Notes the calling thread's own stack (a node's application thread), so
+ * that a fault at its end is told for what it is (stack_overflow_end). */
+void stack_note_thread(void);
+
+/* If a fault at addr, the stack pointer at sp (NULL: not known), is a
+ * stack overflow — at or just past the end of the noted thread's stack or
+ * of the shared stack, or with the stack pointer itself past it — the
+ * lowest address of that stack; else NULL. Async-signal-safe. */
+const void *stack_overflow_end(const void *addr, const void *sp);
 #endif

@@ -19,11 +19,13 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "base/trace.h"
 #include "mem/mem.h"
@@ -80,6 +82,30 @@ __attribute__((noreturn)) static void crash(void *addr, const char *why)
     die_of(SIGSEGV, "segmentation fault", addr, (const char *const[]){" (", why, ")", NULL});
 }
 
+/* A fault at the end of a stack: said as such, with the stack's end. */
+__attribute__((noreturn)) static void overflow(void *addr, const void *end)
+{
+    char end_hex[24];
+    end_hex[put_num(end_hex, 0, (uint64_t)(uintptr_t)end, 16)] = 0;
+    die_of(SIGSEGV, "stack overflow", addr,
+           (const char *const[]){" (segmentation fault past the end of the stack at 0x", end_hex,
+                                 ": deeper recursion or larger local arrays than it holds; "
+                                 "ulimit -s sets its size)", NULL});
+}
+
+static const void *fault_sp(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+#if defined(__x86_64__)
+    return (const void *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (const void *)(uintptr_t)uc->uc_mcontext.sp;
+#else
+    (void)uc;
+    return NULL;
+#endif
+}
+
 static int fault_is_write(const void *uctx)
 {
 #if defined(__x86_64__)
@@ -105,6 +131,9 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
             previous.sa_handler(sig);
             return;
         }
+        const void *end = stack_overflow_end(addr, fault_sp(uctx));
+        if (end)
+            overflow(addr, end);
         crash(addr, "outside the shared region");
     }
     if (si->si_code != SEGV_ACCERR)
@@ -150,7 +179,31 @@ void mem_catch_sigbus(const char *dir)
 
 void mem_crash_unallocated(void *addr)
 {
+    /* The master's stack in the region has unallocated pages below it. */
+    const void *end = stack_overflow_end(addr, NULL);
+    if (end)
+        overflow(addr, end);
     crash(addr, "inside the shared region, but not allocated");
+}
+
+/* The calling thread (a node's application thread) takes its faults on an
+ * alternate stack: a thread whose stack is exhausted has no room for the
+ * handler's frame, and would die of the fault without a word; and the
+ * master's main, on a stack in the region (runtime/master.c), must take
+ * faults where the protocol never takes the pages away. A stack the
+ * program set up itself is kept if the protocol's fault path fits in it. */
+#define ALT_STACK_BYTES (1u << 20) /* room for the protocol's fault path */
+
+void mem_fault_watch_thread(void)
+{
+    stack_t old;
+    if (sigaltstack(NULL, &old) < 0 || (old.ss_flags & SS_DISABLE) ||
+        old.ss_size < ALT_STACK_BYTES) {
+        stack_t alt = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES};
+        if (!alt.ss_sp || sigaltstack(&alt, NULL) < 0)
+            log_fatal("cannot set up the fault handler's stack");
+    }
+    stack_note_thread();
 }
 
 void mem_set_fault_ops(const struct mem_fault_ops *ops)

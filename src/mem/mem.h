@@ -122,6 +122,10 @@ struct mem_fault_ops {
 void mem_set_fault_ops(const struct mem_fault_ops *ops);
 /* Reports an access to a page no allocation covers, as a crash. */
 __attribute__((noreturn)) void mem_crash_unallocated(void *addr);
+/* Gives the calling thread (a node's application thread) an alternate
+ * signal stack and notes its own stack, so that its faults are handled
+ * even with its stack exhausted, and a stack overflow is said as one. */
+void mem_fault_watch_thread(void);
 
 /* Twins: a pristine copy of a page, taken before its first write. */
 void mem_twin_make(size_t page);

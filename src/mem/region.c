@@ -85,8 +85,10 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *
     if (app == MAP_FAILED && errno == ENOMEM)
         no_address_space("the shared region");
     if (app == MAP_FAILED || app != (void *)base)
-        log_fatal("cannot map the shared region at %#lx (%s); set DSM_REGION_BASE to a free range",
-                  (unsigned long)base, app == MAP_FAILED ? strerror(errno) : "placed elsewhere");
+        log_fatal("cannot map the shared region of %zu MiB (DSM_REGION_SIZE) at %#lx (%s): "
+                  "something else is mapped in that range; set DSM_REGION_BASE to a free range "
+                  "or DSM_REGION_SIZE smaller", mem.size >> 20, (unsigned long)base,
+                  app == MAP_FAILED ? strerror(errno) : "placed elsewhere");
     mem.base = app;
     mem.sys = mmap(NULL, mem.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mem.memfd, 0);
     mem.pages = mmap(NULL, mem.npages * sizeof *mem.pages, PROT_READ | PROT_WRITE,

@@ -355,7 +355,7 @@ int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent,
 void window_send_marker(int dst, uint16_t flag, uint64_t now)
 {
     struct txbuf *t = new_txbuf(dst, flag, 0, 0, 0, 0);
-    t->phash = wire_payload_hash(&net_state.sock.keys, NULL, 0);
+    t->phash = wire_payload_hash_of(&net_state.sock.keys, &t->hdr, NULL, 0);
     enqueue(dst, t, now);
     push_unsent(dst, now);
 }
@@ -385,7 +385,7 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
         d.h.sack = p->ack.sack;
     }
     d.h.fresh = atomic_fetch_add_explicit(&p->fresh, 1, memory_order_relaxed) + 1;
-    wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash(&net_state.sock.keys, d.body, len));
+    wire_seal(&net_state.sock.keys, &d.h, wire_payload_hash_of(&net_state.sock.keys, &d.h, d.body, len));
     if (kind == WIRE_ABORT)
         udp_send(&p->addr, &d, sizeof d.h + len, NULL, 0); /* no injection: it must get out */
     else

@@ -42,18 +42,11 @@ static unsigned __int128 nh_block(const uint64_t *key, const unsigned char *p, s
     return sum;
 }
 
-uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len)
-{
-    return wire_payload_hash2(k, payload, len, NULL, 0);
-}
-
 /* Each NH block of the concatenation is hashed where it lies; only a block
- * that straddles the two parts is put together first. */
-uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t alen, const void *b,
-                            size_t blen)
+ * that straddles the two parts is put together first. In every mode. */
+static uint64_t keyed_payload_hash(const struct wire_keys *k, const void *a, size_t alen,
+                                   const void *b, size_t blen)
 {
-    if (!k->mac)
-        return 0;
     enum { BLOCK = WIRE_NH_WORDS * 8 };
     struct siphash_state s;
     siphash_init(&s, &k->pay);
@@ -79,6 +72,36 @@ uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t ale
     return siphash_final(&s);
 }
 
+uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len)
+{
+    return wire_payload_hash2(k, payload, len, NULL, 0);
+}
+
+uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t alen, const void *b,
+                            size_t blen)
+{
+    return k->mac ? keyed_payload_hash(k, a, alen, b, blen) : 0;
+}
+
+int wire_is_life(const struct wire_hdr *h)
+{
+    return h->kind == WIRE_ABORT || h->kind == WIRE_DONE ||
+           (h->kind == WIRE_DATA && (h->flags & (WIRE_FIN | WIRE_NOP)));
+}
+
+/* Whether h's mac covers its payload: always in mac mode; in token mode
+ * for the datagrams that change the job's life only. */
+static int full_mac(const struct wire_keys *k, const struct wire_hdr *h)
+{
+    return k->mac || wire_is_life(h);
+}
+
+uint64_t wire_payload_hash_of(const struct wire_keys *k, const struct wire_hdr *h,
+                              const void *payload, size_t len)
+{
+    return full_mac(k, h) ? keyed_payload_hash(k, payload, len, NULL, 0) : 0;
+}
+
 /* The header alone, the fields before hmac. */
 static uint64_t header_only_mac(const struct wire_keys *k, const struct wire_hdr *h)
 {
@@ -98,12 +121,8 @@ static uint64_t header_mac(const struct wire_keys *k, const struct wire_hdr *h,
 
 void wire_seal(const struct wire_keys *k, struct wire_hdr *h, uint64_t payload_hash)
 {
-    if (!k->mac) {
-        h->hmac = h->mac = k->token;
-        return;
-    }
     h->hmac = header_only_mac(k, h);
-    h->mac = header_mac(k, h, payload_hash);
+    h->mac = full_mac(k, h) ? header_mac(k, h, payload_hash) : k->token;
 }
 
 enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_t len,
@@ -146,13 +165,15 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
     default:
         return WIRE_FOREIGN;
     }
-    if (!k->mac)
-        return h.hmac == k->token && h.mac == k->token ? WIRE_OK : WIRE_FORGED;
-    /* The header first: a forgery of any size is caught before its payload
-     * is read. */
+    /* The header first, in every mode: a forgery of any size is caught
+     * before its payload is read, and no field the transport acts on
+     * (freshness, acknowledgements, kind) can be made up. */
     if (header_only_mac(k, &h) != h.hmac)
         return WIRE_FORGED;
-    uint64_t want = header_mac(k, &h, wire_payload_hash(k, (const char *)dgram + sizeof h, h.len));
+    if (!full_mac(k, &h))
+        return h.mac == k->token ? WIRE_OK : WIRE_FORGED;
+    uint64_t want = header_mac(k, &h, keyed_payload_hash(k, (const char *)dgram + sizeof h, h.len,
+                                                         NULL, 0));
     return want == h.mac ? WIRE_OK : WIRE_FORGED;
 }
 

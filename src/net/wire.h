@@ -11,9 +11,16 @@
  * someone who captured it — is told from a new one and dropped before it
  * can pass for a sign of life (net/seqwin.h, struct fresh_window). The last
  * two fields authenticate the datagram:
- *   mac mode:   hmac = SipHash-2-4(k_hmac, header-before-hmac)
- *               mac  = SipHash-2-4(k_hdr, header-before-mac || SipHash-2-4(k_pay, payload))
- *   token mode: both SipHash-2-4(k_hdr, job id) — proves the key, not the content.
+ *   hmac = SipHash-2-4(k_hmac, header-before-hmac), in every mode;
+ *   mac  = SipHash-2-4(k_hdr, header-before-mac || SipHash-2-4(k_pay, payload))
+ *          in mac mode, and in token mode for the datagrams that change the
+ *          job's life (wire_is_life: ABORT, DONE, the FIN and NOP markers);
+ *          in token mode a message's fragment carries the job token,
+ *          SipHash-2-4(k_hdr, job id), instead: its payload is not
+ *          authenticated (the data path's cost), its header is.
+ * So in token mode too no outsider who has seen the job's traffic can end
+ * the job (a forged ABORT, DONE or FIN), keep a dead peer looking alive,
+ * or cut a live one off (a made-up freshness counter or acknowledgement).
  * The receiver checks hmac before it reads the payload: a forged datagram
  * costs it one hash of 56 bytes, not of up to 64 KiB. mac still covers
  * every byte (hmac included), so what is accepted is authenticated as
@@ -84,7 +91,18 @@ struct wire_keys {
 /* Derives the keys from the job's secret key (32 bytes). */
 void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, int mac);
 
-/* Hash of a payload for the mac (0 in token mode). */
+/* Whether h changes the job's life: ends it (WIRE_ABORT), says its sender
+ * needs nothing more (WIRE_DONE) or has finished (WIRE_FIN), or proves a
+ * silent peer alive (WIRE_NOP). These carry the full mac in every mode. */
+int wire_is_life(const struct wire_hdr *h);
+
+/* The payload hash h's seal needs (wire_seal): the keyed hash of the
+ * payload where h's mac covers it (mac mode; the life datagrams in every
+ * mode), else 0. */
+uint64_t wire_payload_hash_of(const struct wire_keys *k, const struct wire_hdr *h,
+                              const void *payload, size_t len);
+
+/* Hash of a message fragment's payload for the mac (0 in token mode). */
 uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len);
 /* The same hash of the concatenation a[0..alen) b[0..blen), without
  * copying it: a datagram whose payload lies in two places. */

@@ -345,12 +345,12 @@ void __kmpc_ordered(ident_t *loc, kmp_int32 gtid)
         parallel_turn_wait(l->id, l->cur);
         l->has_turn = true;
     }
-    dsm_lock(ORDERED_LOCK);
+    sync_lock(ORDERED_LOCK);
 }
 
 void __kmpc_end_ordered(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     if (omp_self()->loop_state.ordered)
-        dsm_unlock(ORDERED_LOCK);
+        sync_unlock(ORDERED_LOCK);
 }

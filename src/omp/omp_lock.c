@@ -74,7 +74,7 @@ static bool try_take(int id)
         nanosleep(&pause, NULL);
         return false;
     }
-    dsm_lock(id);
+    sync_lock(id);
     return true;
 }
 
@@ -86,7 +86,7 @@ static void take(int id)
         return;
     }
     parallel_claim(id, false);
-    dsm_lock(id);
+    sync_lock(id);
 }
 
 static void drop(int id)
@@ -98,7 +98,7 @@ static void drop(int id)
         *h = false;
         return;
     }
-    dsm_unlock(id);
+    sync_unlock(id);
     parallel_leave(id);
 }
 

@@ -331,7 +331,7 @@ void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
     if (!omp_self()->distributed)
         return;
     uint64_t t0 = clock_ns();
-    dsm_lock(omp_lock_id_of(crit));
+    sync_lock(omp_lock_id_of(crit));
     stats_add(STAT_PAR_CRITICALS, 1);
     stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
 }
@@ -347,7 +347,7 @@ void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 {
     (void)loc, (void)gtid;
     if (omp_self()->distributed)
-        dsm_unlock(omp_lock_id_of(crit));
+        sync_unlock(omp_lock_id_of(crit));
 }
 
 /* Reductions: always the "critical" method (return 1): each thread merges
@@ -364,7 +364,7 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     stats_add(STAT_PAR_REDUCTIONS, 1);
     if (t->nthreads > 1) {
         uint64_t t0 = clock_ns();
-        dsm_lock(omp_lock_id_of(lck));
+        sync_lock(omp_lock_id_of(lck));
         stats_add(STAT_T_PAR_REDUCE_NS, clock_ns() - t0);
     }
     return 1;
@@ -374,7 +374,7 @@ void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *l
 {
     (void)loc, (void)gtid;
     if (omp_self()->nthreads > 1)
-        dsm_unlock(omp_lock_id_of(lck));
+        sync_unlock(omp_lock_id_of(lck));
 }
 
 kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t reduce_size,

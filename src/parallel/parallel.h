@@ -138,5 +138,5 @@ void parallel_team_barrier(struct team_count *count, int nthreads);
 
 /* Lock ids reserved for the OpenMP runtime: [PARALLEL_LOCK_BASE, INT_MAX]
  * (dsm.h tells programs to keep below it). */
-#define PARALLEL_LOCK_BASE 0x60000000
+#define PARALLEL_LOCK_BASE (SYNC_USER_ID_MAX + 1)
 #endif

@@ -16,15 +16,15 @@ enum { TEAM_LOCK = PARALLEL_LOCK_BASE, TEAM_COND = PARALLEL_LOCK_BASE };
 
 void parallel_team_barrier(struct team_count *count, int nthreads)
 {
-    dsm_lock(TEAM_LOCK);
+    sync_lock(TEAM_LOCK);
     uint32_t generation = count->generation;
     if (++count->arrived == (uint32_t)nthreads) {
         count->arrived = 0;
         count->generation = generation + 1;
-        dsm_cond_broadcast(TEAM_COND);
+        sync_cond_broadcast(TEAM_COND);
     } else
         while (count->generation == generation)
-            dsm_cond_wait(TEAM_COND, TEAM_LOCK);
-    dsm_unlock(TEAM_LOCK);
+            sync_cond_wait(TEAM_COND, TEAM_LOCK);
+    sync_unlock(TEAM_LOCK);
     stats_add(STAT_BARRIERS, 1); /* its time is counted as lock time */
 }

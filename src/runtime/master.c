@@ -38,7 +38,6 @@
 
 #define MAIN_STACK_DEFAULT (8u << 20)
 #define MAIN_STACK_MAX     (1u << 30)
-#define ALT_STACK_BYTES    (1u << 20)
 #define PRIVATE_GAP        (64u << 10) /* below dsm_main's frame: swapcontext's */
 
 static DSM_STATE struct {
@@ -80,9 +79,8 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
     r->master_only = true;
     fork_begin(); /* the workers stay there */
 
-    stack_t alt = {.ss_sp = malloc(ALT_STACK_BYTES), .ss_size = ALT_STACK_BYTES};
-    if (!alt.ss_sp || sigaltstack(&alt, NULL) < 0)
-        log_fatal("cannot set up the fault handler's stack");
+    /* Faults on the region stack go to the alternate signal stack that
+     * dsm_startup gave this thread (mem_fault_watch_thread). */
     r->main_stack_len = stack_size();
     r->main_stack = mem_alloc_top(r->main_stack_len);
     /* The library runs below this frame on the process's own stack while

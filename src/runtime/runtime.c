@@ -118,6 +118,7 @@ int dsm_startup(int *argc, char ***argv)
     if (!protocol)
         log_fatal("internal error: protocol %s is configured but not built", name);
     coherence_start(protocol);
+    mem_fault_watch_thread();
     cache_start((size_t)c->local_mem, (int)c->replacement, c->home_dir);
     sync_start();
     parallel_start();

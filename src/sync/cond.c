@@ -140,14 +140,14 @@ static void cond_wait_here(int cond, int lock)
     stats_add(STAT_T_LOCK_NS, t_queued - t0);
     if (TRACE_ON)
         trace_put(TRACE_COND, 0, 0, (uint32_t)cond, t0, t_queued, t_queued);
-    dsm_unlock(lock); /* dsm_unlock and dsm_lock count their own time */
+    sync_unlock(lock); /* sync_unlock and sync_lock count their own time */
     uint64_t t1 = clock_ns();
     ipc_wait(flag_set, &conds.woken, 0);
     uint64_t t_woken = clock_ns();
     stats_add(STAT_T_LOCK_NS, t_woken - t1);
     if (TRACE_ON)
         trace_put(TRACE_COND, 1, 0, (uint32_t)cond, t1, t_woken, t_woken);
-    dsm_lock(lock);
+    sync_lock(lock);
 }
 
 static void cond_signal(int cond, bool all)
@@ -197,20 +197,34 @@ static void cond_signal_call(void *arg)
     cond_signal(a.cond, a.all);
 }
 
-void dsm_cond_wait(int cond, int lock)
+void sync_cond_wait(int cond, int lock)
 {
     struct cond_args a = {cond, lock, false};
     stack_private(cond_wait_call, &a);
 }
 
+void sync_cond_broadcast(int cond)
+{
+    struct cond_args a = {cond, 0, true};
+    stack_private(cond_signal_call, &a);
+}
+
+void dsm_cond_wait(int cond, int lock)
+{
+    sync_check_user_id("dsm_cond_wait", "condition", cond);
+    sync_check_user_id("dsm_cond_wait", "lock", lock);
+    sync_cond_wait(cond, lock);
+}
+
 void dsm_cond_signal(int cond)
 {
+    sync_check_user_id("dsm_cond_signal", "condition", cond);
     struct cond_args a = {cond, 0, false};
     stack_private(cond_signal_call, &a);
 }
 
 void dsm_cond_broadcast(int cond)
 {
-    struct cond_args a = {cond, 0, true};
-    stack_private(cond_signal_call, &a);
+    sync_check_user_id("dsm_cond_broadcast", "condition", cond);
+    sync_cond_broadcast(cond);
 }

@@ -448,5 +448,25 @@ void sync_lock_start(void)
 /* The entry points run off the master's shared stack (base/stack.h). */
 static void lock_call(void *arg) { lock_here(*(int *)arg); }
 static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
-void dsm_lock(int id) { stack_private(lock_call, &id); }
-void dsm_unlock(int id) { stack_private(unlock_call, &id); }
+void sync_lock(int id) { stack_private(lock_call, &id); }
+void sync_unlock(int id) { stack_private(unlock_call, &id); }
+
+/* A program's id, or the end of the job naming the call (sync.h). */
+void sync_check_user_id(const char *call, const char *what, int id)
+{
+    if (id < 0 || id > SYNC_USER_ID_MAX)
+        log_fatal("%s(%d): a program's %s ids are 0 to %#x (those above are dsm's own, for its "
+                  "OpenMP runtime)", call, id, what, SYNC_USER_ID_MAX);
+}
+
+void dsm_lock(int id)
+{
+    sync_check_user_id("dsm_lock", "lock", id);
+    sync_lock(id);
+}
+
+void dsm_unlock(int id)
+{
+    sync_check_user_id("dsm_unlock", "lock", id);
+    sync_unlock(id);
+}

@@ -30,6 +30,20 @@ enum sync_type {
     SYNC_TYPE_NEXT
 };
 
+/* Lock and condition ids: a program's run from 0 to SYNC_USER_ID_MAX
+ * (dsm.h); those above are dsm's own (its OpenMP runtime's, parallel.h).
+ * dsm_lock and the other public calls refuse dsm's ids, so that a program
+ * can never take a lock the runtime relies on; the runtime takes its own
+ * through these, which take any id >= 0. */
+#define SYNC_USER_ID_MAX 0x5fffffff
+void sync_lock(int id);
+void sync_unlock(int id);
+void sync_cond_wait(int cond, int lock);
+void sync_cond_broadcast(int cond);
+/* Ends the job unless id is a program's: "call(id): a program's what ids
+ * are 0 to ...". */
+void sync_check_user_id(const char *call, const char *what, int id);
+
 void sync_start(void);
 void sync_lock_start(void);
 /* Stops the lock releaser thread (lock.c), after ipc_finish. */

@@ -17,6 +17,9 @@
  *   boot_probe args ARGS...     node 0 prints "args: ARGS..."
  *   boot_probe stdin            node 0 prints "stdin: " and its first stdin line
  *
+ * Every node tells dsmrun through the life pipe that it has joined the job
+ * and, when it ends with status 0, that it has finished, as libdsm does.
+ *
  * Exit status 1 means a contract check failed (the line on stderr says
  * which); 99 means a node timed out waiting for its peers.
  */
@@ -401,29 +404,50 @@ static int mode_stdin(const struct contract *c)
     return 0;
 }
 
+/* The life pipe (BOOT_ENV_LIFE_FD): a node tells dsmrun that it has joined
+ * the job, and later that it has finished, as libdsm does (dsm_startup,
+ * dsm_finish); a node that exits 0 without joining is no dsm program. */
+static void tell_launcher(char what)
+{
+    const char *v = env_or_fail(BOOT_ENV_LIFE_FD);
+    int fd = atoi(v);
+    if (write(fd, &what, 1) != 1)
+        fail("cannot write to the life pipe %s=%s: %s", BOOT_ENV_LIFE_FD, v, strerror(errno));
+}
+
+static int run_mode(struct contract *c, int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     static struct contract c;
     check_contract(&c);
+    tell_launcher(BOOT_LIFE_STARTED);
+    int rc = run_mode(&c, argc, argv);
+    if (rc == 0)
+        tell_launcher(BOOT_LIFE_FINISHED);
+    return rc;
+}
 
+static int run_mode(struct contract *c, int argc, char **argv)
+{
     const char *mode = argc > 1 ? argv[1] : "check";
     if (!strcmp(mode, "check"))
-        return mode_check(&c);
+        return mode_check(c);
     if (!strcmp(mode, "exit") && argc == 4)
-        return mode_fail(&c, rank_arg(&c, argv[2]), atoi(argv[3]), 0);
+        return mode_fail(c, rank_arg(c, argv[2]), atoi(argv[3]), 0);
     if (!strcmp(mode, "crash") && argc == 3)
-        return mode_fail(&c, rank_arg(&c, argv[2]), 0, 1);
+        return mode_fail(c, rank_arg(c, argv[2]), 0, 1);
     if (!strcmp(mode, "hang"))
-        mode_hang(&c, argc > 2 && !strcmp(argv[2], "ignore-term"));
+        mode_hang(c, argc > 2 && !strcmp(argv[2], "ignore-term"));
     if (!strcmp(mode, "print"))
-        return mode_print(&c);
+        return mode_print(c);
     if (!strcmp(mode, "env") && argc == 4)
         return mode_env(argv[2], argv[3]);
     if (!strcmp(mode, "envabs") && argc == 4)
         return mode_envabs(argv[2], argv[3]);
     if (!strcmp(mode, "args"))
-        return mode_args(&c, argc - 2, argv + 2);
+        return mode_args(c, argc - 2, argv + 2);
     if (!strcmp(mode, "stdin"))
-        return mode_stdin(&c);
+        return mode_stdin(c);
     fail("unknown mode '%s'", mode);
 }

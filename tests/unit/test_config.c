@@ -24,7 +24,7 @@ static const char *const names[] = {
     "DSM_SHARED_GLOBALS",
     "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
-    "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US",
+    "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US", "DSM_CHECK",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -481,6 +481,85 @@ static void test_help_lists_every_variable(void)
     free(text);
 }
 
+/* DSM_REGION_SIZE against what the address space holds at DSM_REGION_BASE
+ * (the region is mapped twice, below the program): a size that cannot be
+ * mapped is refused here, naming the size and the most that fits, not at
+ * mapping time naming the base. 42T maps at the default base, 43T does not
+ * (measured); 64T and 63T passed validation before. */
+static int load_region(const char *size, const char *base, char *err, size_t errlen)
+{
+    struct dsm_config c;
+    clear_env();
+    setenv("DSM_REGION_SIZE", size, 1);
+    if (base)
+        setenv("DSM_REGION_BASE", base, 1);
+    err[0] = 0;
+    int rc = config_load(&c, err, errlen);
+    clear_env();
+    return rc;
+}
+
+static void test_region_size_beyond_the_address_space_is_refused_naming_the_size(void)
+{
+    char err[400];
+    static const char *const too_big[] = {"64T", "63T", "43T", "48T"};
+    for (size_t i = 0; i < sizeof too_big / sizeof too_big[0]; i++) {
+        CHECK_EQ(load_region(too_big[i], NULL, err, sizeof err), -EINVAL);
+        char named[40];
+        snprintf(named, sizeof named, "DSM_REGION_SIZE=%s does not fit", too_big[i]);
+        CHECK(strstr(err, named) != NULL);
+        CHECK(strstr(err, "at most 42T fits") != NULL);
+        CHECK(strchr(err, '\n') == NULL);
+    }
+    CHECK_EQ(load_region("42T", NULL, err, sizeof err), 0);
+    CHECK_EQ(load_region("32T", NULL, err, sizeof err), 0);
+    /* Higher up, less fits below the program. */
+    CHECK_EQ(load_region("32T", "0x400000000000", err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_REGION_BASE=0x400000000000") && strstr(err, "at most 21T"));
+    CHECK_EQ(load_region("21T", "0x400000000000", err, sizeof err), 0);
+    /* The most it names is itself accepted. */
+    CHECK_EQ(load_region("43T", "100000000", err, sizeof err), -EINVAL);
+    const char *most = strstr(err, "at most ");
+    CHECK(most != NULL);
+    if (most) {
+        char size[24];
+        CHECK(sscanf(most, "at most %23s", size) == 1);
+        CHECK_EQ(load_region(size, "100000000", err, sizeof err), 0);
+    }
+}
+
+/* A size's message describes exactly what the parser takes: decimal (hex
+ * is refused, and the message does not print its range in hex), every
+ * suffix it names is taken, and the range's ends as printed parse back. */
+static void test_size_message_describes_exactly_what_is_accepted(void)
+{
+    static const char *const names_[] = {"DSM_REGION_SIZE", "DSM_PAGE_SIZE", "DSM_LOCAL_MEM"};
+    for (size_t i = 0; i < sizeof names_ / sizeof names_[0]; i++) {
+        struct dsm_config c;
+        char err[400];
+        CHECK_EQ(load_one(names_[i], "0x100000", &c, err, sizeof err), -EINVAL);
+        CHECK(strstr(err, "0x100000:") != NULL);
+        CHECK(strstr(err + strlen(names_[i]) + sizeof "=0x100000:", "0x") == NULL);
+        CHECK(strstr(err, "decimal") != NULL);
+        CHECK(strstr(err, "K, M, G or T suffix") != NULL);
+        char lo[24], hi[24];
+        const char *from = strstr(err, " from ");
+        CHECK(from && sscanf(from, " from %23s to %23[^:]", lo, hi) == 2);
+        if (!from)
+            continue;
+        char loaded[400];
+        CHECK_EQ(load_one(names_[i], lo, &c, loaded, sizeof loaded), 0);
+        /* The region's upper end is the syntax's; the address space says
+         * less (above), so only the other two load their maximum. */
+        if (strcmp(names_[i], "DSM_REGION_SIZE"))
+            CHECK_EQ(load_one(names_[i], hi, &c, loaded, sizeof loaded), 0);
+    }
+    EXPECT_INT("DSM_LOCAL_MEM", "1T", local_mem, 1ll << 40);
+    EXPECT_INT("DSM_REGION_SIZE", "1T", region_size, 1ll << 40);
+    EXPECT_INT("DSM_PAGE_SIZE", "16k", page_size, 16384);
+    EXPECT_BAD("DSM_REGION_SIZE", "0x10000000");
+}
+
 int main(void)
 {
     test_sizes_take_suffixes_and_addresses_hex();
@@ -499,5 +578,7 @@ int main(void)
     test_every_variable_is_read_together();
     test_error_message_fits_a_small_buffer();
     test_help_lists_every_variable();
+    test_region_size_beyond_the_address_space_is_refused_naming_the_size();
+    test_size_message_describes_exactly_what_is_accepted();
     return check_report("test_config");
 }

@@ -226,7 +226,7 @@ static size_t seal(const struct wire_keys *k, struct dgram *d, struct wire_hdr h
     size_t n = h.len < MAXPAY + 64 ? h.len : MAXPAY + 64;
     for (size_t i = 0; i < n; i++)
         d->pay[i] = (unsigned char)(i * 31 + 5);
-    wire_seal(k, &d->h, wire_payload_hash(k, d->pay, n));
+    wire_seal(k, &d->h, wire_payload_hash_of(k, &d->h, d->pay, n));
     return HDR + h.len;
 }
 
@@ -284,13 +284,16 @@ static void test_sealed_datagrams_pass_in_mac_and_token_mode(void)
         h.sack = ~0ull;
         CHECK_EQ(seal_and_check(&k, h), WIRE_OK);
     }
-    /* Token mode: the mac field is the keyed job token, whatever the content. */
+    /* Token mode: a message fragment's mac field is the keyed job token,
+     * whatever its payload; a life datagram's is its full mac. */
     struct wire_keys k;
     keys(&k, 0);
     CHECK(wire_payload_hash(&k, "abc", 3) == 0);
-    struct dgram d;
-    seal(&k, &d, good_headers(0));
-    CHECK(d.h.mac == k.token);
+    static struct dgram d;
+    for (int i = 0; i < NGOOD; i++) {
+        seal(&k, &d, good_headers(i));
+        CHECK_EQ(d.h.mac == k.token, !wire_is_life(&d.h));
+    }
     CHECK(k.token != 0);
 }
 
@@ -559,9 +562,9 @@ static void test_wrong_key_is_forged(void)
                 static struct dgram d;
                 size_t len = seal(&bad, &d, good_headers(i));
                 enum wire_verdict v = check(&good, &d, len);
-                /* In token mode only the header half of the key makes the
-                 * token; the payload half is unused. */
-                if (mac || b < 16)
+                /* In token mode the payload half of the key serves only the
+                 * life datagrams' full mac. */
+                if (mac || b < 16 || wire_is_life(&d.h))
                     CHECK_EQ(v, WIRE_FORGED);
                 else
                     CHECK_EQ(v, WIRE_OK);
@@ -570,22 +573,28 @@ static void test_wrong_key_is_forged(void)
     }
 }
 
-static void test_token_mode_proves_the_key_not_the_content(void)
+static void test_token_mode_authenticates_headers_not_data_payloads(void)
 {
     struct wire_keys k;
     keys(&k, 0);
     static struct dgram d, orig;
     size_t len = seal(&k, &orig, good_headers(1));
-    /* Payload and sequence fields may change under a token... */
+    /* A message fragment's payload may change under a token... */
     for (size_t off = HDR; off < len; off += 97) {
         memcpy(&d, &orig, len);
         d.pay[off - HDR] ^= 0xff;
         CHECK_EQ(check(&k, &d, len), WIRE_OK);
     }
+    /* ...its header may not: every field the transport acts on. */
+    for (size_t off = 0; off < offsetof(struct wire_hdr, hmac); off++) {
+        memcpy(&d, &orig, len);
+        ((unsigned char *)&d.h)[off] ^= 0x01;
+        CHECK(check(&k, &d, len) != WIRE_OK);
+    }
     memcpy(&d, &orig, len);
     d.h.seq ^= 0x1234;
     d.h.sack = 0;
-    CHECK_EQ(check(&k, &d, len), WIRE_OK);
+    CHECK_EQ(check(&k, &d, len), WIRE_FORGED);
     /* ...the structural checks still apply... */
     memcpy(&d, &orig, len);
     d.h.src = NODES;
@@ -605,6 +614,54 @@ static void test_token_mode_proves_the_key_not_the_content(void)
     struct wire_keys mk;
     keys(&mk, 1);
     CHECK_EQ(check(&mk, &orig, len), WIRE_FORGED);
+}
+
+/* Token mode, as an outsider sees it: one captured datagram gives away the
+ * token, and once gave away the job — an ABORT made of the token ended it
+ * in 6 ms, a made-up freshness counter cut a live peer off (its genuine
+ * datagrams then looked old), a made-up DONE or FIN finished it. The
+ * datagrams that change the job's life carry the full mac in every mode,
+ * and every header its own. */
+static void test_token_mode_life_datagrams_cannot_be_forged_from_a_captured_token(void)
+{
+    struct wire_keys k;
+    keys(&k, 0);
+    static struct dgram captured, d;
+    size_t clen = seal(&k, &captured, good_headers(0));
+    CHECK_EQ(check(&k, &captured, clen), WIRE_OK);
+    uint64_t token = captured.h.mac;   /* all the outsider learns */
+    /* Every life datagram, made by the outsider with the token. */
+    static const struct {
+        uint16_t kind, flags;
+        uint32_t len;
+    } life[] = {{WIRE_ABORT, 0, 12}, {WIRE_ABORT, 0, 0}, {WIRE_DONE, 0, 0},
+                {WIRE_DATA, WIRE_FIN, 0}, {WIRE_DATA, WIRE_NOP, 0}};
+    for (size_t i = 0; i < sizeof life / sizeof life[0]; i++) {
+        memset(&d, 0, sizeof d);
+        d.h = header(life[i].kind, life[i].flags, life[i].len);
+        d.h.fresh = 1000000;
+        memcpy(d.pay, "forged: bye!", life[i].len);
+        d.h.hmac = d.h.mac = token;
+        CHECK(wire_is_life(&d.h));
+        CHECK_EQ(check(&k, &d, HDR + life[i].len), WIRE_FORGED);
+        /* ...or with the captured header's hmac, which is no better. */
+        d.h.hmac = captured.h.hmac;
+        CHECK_EQ(check(&k, &d, HDR + life[i].len), WIRE_FORGED);
+    }
+    /* The captured datagram again, under a made-up freshness counter or
+     * acknowledgement. */
+    memcpy(&d, &captured, clen);
+    d.h.fresh += 1ull << 40;
+    CHECK_EQ(check(&k, &d, clen), WIRE_FORGED);
+    memcpy(&d, &captured, clen);
+    d.h.ack += 100;
+    CHECK_EQ(check(&k, &d, clen), WIRE_FORGED);
+    /* A genuine ABORT passes; its reason cannot be altered on the way. */
+    size_t alen = seal(&k, &d, header(WIRE_ABORT, 0, 40));
+    CHECK_EQ(check(&k, &d, alen), WIRE_OK);
+    CHECK(d.h.mac != k.token);
+    d.pay[3] ^= 0x20;
+    CHECK_EQ(check(&k, &d, alen), WIRE_FORGED);
 }
 
 /* What wire.h promises about a header that passes, written independently
@@ -752,7 +809,8 @@ int main(void)
     test_any_flipped_bit_is_caught_in_mac_mode();
     test_forged_header_is_rejected_before_the_payload_is_read();
     test_wrong_key_is_forged();
-    test_token_mode_proves_the_key_not_the_content();
+    test_token_mode_authenticates_headers_not_data_payloads();
+    test_token_mode_life_datagrams_cannot_be_forged_from_a_captured_token();
     test_random_buffers_never_pass();
     test_random_headers_pass_exactly_when_well_formed();
     test_abort_reason_is_printable_and_bounded();
