@@ -908,7 +908,6 @@ static bool give(size_t page, int to)
     }
     h->shared = 0;
     h->quiet = 0;
-    mem_set_home(page, to);
     migrate_send(to, page, h->version, NULL, 0, data);
     pthread_mutex_unlock(&hlrc.lock);
     return true;

@@ -75,8 +75,8 @@ struct home_ops {
     void (*diff_acked)(int src, const struct diff_ack *a);
     /* Optional (homes that move; migrate.c): at the home, in a migration
      * window (every node inside the barrier, every diff applied), under
-     * the fault lock: makes this node an ordinary holder of the page
-     * (home `to` from now on) and sends the page with migrate_send, under
+     * the fault lock: makes this node an ordinary holder of the page and
+     * sends it with migrate_send (which makes `to` its home here), under
      * the lock that orders its serves; false (and nothing sent) when the
      * page cannot move now (erc: an invalidation still in flight). */
     bool (*give)(size_t page, int to);

@@ -85,7 +85,14 @@ static DSM_STATE struct {
 
 bool migrate_counts_writes(void) { return mig.pages != NULL; }
 
-int migrate_successor(size_t page) { return mig.pages ? mig.pages[page].next1 - 1 : -1; }
+int migrate_successor(size_t page)
+{
+    /* Pairs with migrate_send's release: a caller that has just read the
+     * page's home as another node (mem_home) reads the successor recorded
+     * before that home was. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return mig.pages ? mig.pages[page].next1 - 1 : -1;
+}
 
 bool migrate_hold_request(size_t page, int requester, uint32_t need)
 {
@@ -194,10 +201,19 @@ void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, si
     struct iovec iov[3] = {{.iov_base = &m, .iov_len = sizeof m},
                            {.iov_base = (void *)set, .iov_len = words * sizeof *set},
                            {.iov_base = (void *)data, .iov_len = mem.page_size}};
+    /* The successor first, then the home: the delivering thread reads a
+     * page's home and then, if it is another node, the successor
+     * (on_page_req, hlrc's run requests, home_diff) without the protocol's
+     * lock, while this runs on the program's thread. Set the other way
+     * round, a request for the page arriving in between found this node
+     * neither home nor former home (docs/migration.md, "Giving a home
+     * away"). */
     pthread_mutex_lock(&mig.lock);
     mig.pages[page].next1 = (int16_t)(to + 1);
     mig.pages[page].in_flight = 1;
     mig.acks_due++;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    mem_set_home(page, to);
     pthread_mutex_unlock(&mig.lock);
     ipc_sendv(to, COH_MIGRATE, 0, iov, 3);
 }
