@@ -132,6 +132,12 @@ int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
  * it is the home now. Counted (STAT_MIGRATE_FORWARDS). */
 void home_forward(size_t page, int requester, uint32_t need);
 
+/* A request or a diff (`what`) from `src` reached this node for a page it
+ * is neither the home nor a former home nor the base node of: nothing
+ * forwards it from here. Ends the job naming the invariant broken (with
+ * DSM_CHECK=1 or not: it is never a bad message alone). */
+__attribute__((noreturn)) void home_unreachable(int src, size_t page, const char *what);
+
 /* Checks a page reply's head — unexpected (`expected` false), a page out
  * of range, a status beyond HOME_UNALLOCATED, a home out of range, or
  * `data` bytes that are not a page for HOME_DATA and none otherwise — and
