@@ -565,7 +565,6 @@ static bool give(size_t page, int to)
         set_state(page, PAGE_READ);
     if (e->state != PAGE_INVALID)
         set[job()->rank / 64] |= 1ull << (job()->rank % 64);
-    mem_set_home(page, to);
     migrate_send(to, page, 0, set, erc.words, data);
     unlock();
     return true;

@@ -76,6 +76,7 @@
 #include <sys/mman.h>
 
 #include "base/job.h"
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -188,6 +189,17 @@ static void invalidate(size_t page)
 }
 
 static void pull_landed(struct hlrc_page *h, uint32_t version);
+
+/* DSM_CHECK: a page's version at its home only grows (each diff applied
+ * adds one; the page moves with its version), so a copy installed here is
+ * never older than one installed before (`had`), nor than `need`. */
+static void check_version(size_t page, uint32_t had, uint32_t need, uint32_t got, const char *how)
+{
+    if (check_on() && (got < had || got < need))
+        check_violated("hlrc: page versions never go backwards",
+                       "page %zu: node %d %s version %u, having had %u and needing %u (home: node %d)",
+                       page, job()->rank, how, got, had, need, mem_home(page));
+}
 
 /* Counts the page as fetched into place (`stat` says why) and waiting for
  * its reply, which settle_pulls awaits. Caller holds the fault lock. */
@@ -385,6 +397,7 @@ static void make_valid(size_t page, enum ahead ahead)
         }
         uint32_t version;
         if (home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
+            check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
             if (h->reread)
                 h->pull = PULL_CREDIT;
@@ -748,6 +761,8 @@ static bool page_landed(size_t page, enum home_status status, uint32_t version)
     bool pulled = h->pulling;
     /* "You are home": the page moved here while the pull was on its way,
      * with its version (take). */
+    if (pulled && status == HOME_DATA)
+        check_version(page, h->version, 0, version, "pulled");
     if (pulled)
         pull_landed(h, status == HOME_DATA ? version : h->version);
     pthread_mutex_unlock(&hlrc.lock);
@@ -777,8 +792,7 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     for (size_t i = 0; i < count; i++)
         if (mem_home(r.first + i) != job()->rank) {
             if (migrate_successor(r.first + i) < 0)
-                log_fatal("node %d asked node %d for page %zu, which it is not the home of", src,
-                          job()->rank, r.first + i);
+                home_unreachable(src, r.first + i, "a read-ahead request");
             all_here = false;
         }
     if (!all_here) {
@@ -843,8 +857,10 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
     const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "read-ahead reply");
     memcpy(version, tail, r.count * sizeof *version);
     pthread_mutex_lock(&hlrc.lock);
-    for (size_t i = 0; i < r.count; i++)
+    for (size_t i = 0; i < r.count; i++) {
+        check_version(r.first + i, hlrc.pages[r.first + i].version, 0, version[i], "pulled");
         pull_landed(&hlrc.pages[r.first + i], version[i]);
+    }
     pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
 }
@@ -908,7 +924,6 @@ static bool give(size_t page, int to)
     }
     h->shared = 0;
     h->quiet = 0;
-    mem_set_home(page, to);
     migrate_send(to, page, h->version, NULL, 0, data);
     pthread_mutex_unlock(&hlrc.lock);
     return true;
@@ -929,6 +944,7 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     if (words || e->twin || e->dirty || version < h->need)
         log_fatal("node %d migrated page %zu here in a state it cannot be in (version %u, need %u)",
                   from, page, version, h->need);
+    check_version(page, h->version, 0, version, "took the page as its home at");
     memcpy(frame, data, mem.page_size);
     h->version = version;
     h->shared = 1;

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <sys/uio.h>
 
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
@@ -103,6 +104,14 @@ enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version
 
 /* ---- the base node and the home (delivering thread) -------------------- */
 
+void home_unreachable(int src, size_t page, const char *what)
+{
+    check_violated("home: a request reaches the page's home or a node that forwards it",
+                   "node %d sent %s for page %zu to node %d, which is neither its home (node %d here), "
+                   "a former home nor its base (node %d)",
+                   src, what, page, job()->rank, mem_home(page), mem_base_node(page));
+}
+
 int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
 {
     int me = job()->rank, h = mem_home(page);
@@ -119,7 +128,7 @@ int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
                 mem_set_home(q, me);
     } else if (h < 0) {
         if (mem_base_node(page) != me)
-            log_fatal("node %d asked node %d for page %zu, which it is not the base of", src, me, page);
+            home_unreachable(src, page, "a request");
         h = mem_home_decide(page, requester);
     }
     if (run)
@@ -146,8 +155,7 @@ void home_forward(size_t page, int requester, uint32_t need)
 {
     int next = migrate_successor(page);
     if (next < 0)
-        log_fatal("node %d was asked for page %zu for node %d, which it neither homes nor gave away",
-                  job()->rank, page, requester);
+        home_unreachable(requester, page, "a request");
     if (migrate_hold_request(page, requester, need))
         return;
     if (next == requester) {
@@ -183,8 +191,7 @@ static void on_page_req(int src, const void *msg, size_t len)
         reply(r.requester, r.page, HOME_YOU_ARE_HOME, 0, h, run, NULL);
     else if (h != me) {
         if (mem_base_node(r.page) != me)
-            log_fatal("node %d asked node %d for page %zu, which it neither homes nor is the base of",
-                      src, me, (size_t)r.page);
+            home_unreachable(src, r.page, "a request");
         r.flags = HOME_FROM_BASE | (uint32_t)run << RUN_SHIFT; /* to the home, from the base */
         ipc_send(h, COH_PAGE_REQ, 0, &r, sizeof r);
     } else {
@@ -283,8 +290,7 @@ static void home_diff(int writer, size_t page, uint32_t idx, const void *diff, s
     if (mem_home(page) != job()->rank) {
         int next = migrate_successor(page);
         if (next < 0)
-            log_fatal("node %d sent a diff for page %zu, whose home is not node %d", writer, page,
-                      job()->rank);
+            home_unreachable(writer, page, "a diff");
         struct diff_fwd f = {.page = (uint32_t)page, .idx = idx, .writer = writer};
         struct iovec iov[2] = {{.iov_base = &f, .iov_len = sizeof f},
                                {.iov_base = (void *)diff, .iov_len = len}};

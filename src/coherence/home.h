@@ -75,8 +75,8 @@ struct home_ops {
     void (*diff_acked)(int src, const struct diff_ack *a);
     /* Optional (homes that move; migrate.c): at the home, in a migration
      * window (every node inside the barrier, every diff applied), under
-     * the fault lock: makes this node an ordinary holder of the page
-     * (home `to` from now on) and sends the page with migrate_send, under
+     * the fault lock: makes this node an ordinary holder of the page and
+     * sends it with migrate_send (which makes `to` its home here), under
      * the lock that orders its serves; false (and nothing sent) when the
      * page cannot move now (erc: an invalidation still in flight). */
     bool (*give)(size_t page, int to);
@@ -131,6 +131,12 @@ int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
  * needing `need`) on to the home this node knows, or tells the requester
  * it is the home now. Counted (STAT_MIGRATE_FORWARDS). */
 void home_forward(size_t page, int requester, uint32_t need);
+
+/* A request or a diff (`what`) from `src` reached this node for a page it
+ * is neither the home nor a former home nor the base node of: nothing
+ * forwards it from here. Ends the job naming the invariant broken (with
+ * DSM_CHECK=1 or not: it is never a bad message alone). */
+__attribute__((noreturn)) void home_unreachable(int src, size_t page, const char *what);
 
 /* Checks a page reply's head — unexpected (`expected` false), a page out
  * of range, a status beyond HOME_UNALLOCATED, a home out of range, or

@@ -15,6 +15,13 @@
  * successor) and forwards there whatever still reaches it for the page:
  * each successor held the page after its giver did, so a chain of forwards
  * always ends at the current home.
+ *
+ * Each move gives the page's home a new *generation* (0: its first home),
+ * carried by MIGRATE and HOME_MOVED: a node keeps the latest it has heard
+ * of, so news older than what it knows changes nothing here (a base node
+ * told of two moves out of order keeps naming the later home), and with
+ * DSM_CHECK=1 the moves are checked against it (one home at a time,
+ * generations that only grow; see check_hand_over and on_home_moved).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "base/check.h"
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
@@ -46,6 +54,7 @@ struct mig_page {
     uint32_t division1;    /* moved while loops were profiled: the loops'
                             * division then (re-partitions, plus one); it
                             * stays until that changes. 0: not so moved */
+    uint32_t gen;          /* the latest home generation heard of here */
     int16_t  next1;        /* the node this one gave the page to, plus one */
     uint8_t  listed;       /* on the window's list */
     uint8_t  in_flight;    /* given, its MIGRATE not yet acknowledged */
@@ -57,10 +66,11 @@ struct mig_page {
 struct held_req { uint32_t page, need; int32_t requester; };
 
 struct migrate_msg {   /* COH_MIGRATE; set[words], then the page */
-    uint32_t page, version, words, zero;
+    uint32_t page, version, words, gen; /* gen: the receiver's, as home */
 };
-struct moved_msg {     /* COH_HOME_MOVED: the sender is the page's home */
-    uint32_t page, zero;
+struct moved_msg {     /* COH_HOME_MOVED (the sender is the page's home, at
+                        * generation gen) and COH_MIGRATE_ACK (gen 0) */
+    uint32_t page, gen;
 };
 
 static DSM_STATE struct {
@@ -85,7 +95,14 @@ static DSM_STATE struct {
 
 bool migrate_counts_writes(void) { return mig.pages != NULL; }
 
-int migrate_successor(size_t page) { return mig.pages ? mig.pages[page].next1 - 1 : -1; }
+int migrate_successor(size_t page)
+{
+    /* Pairs with migrate_send's release: a caller that has just read the
+     * page's home as another node (mem_home) reads the successor recorded
+     * before that home was. */
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return mig.pages ? mig.pages[page].next1 - 1 : -1;
+}
 
 bool migrate_hold_request(size_t page, int requester, uint32_t need)
 {
@@ -187,6 +204,17 @@ void migrate_note_write(size_t page, int node, size_t bytes)
     pthread_mutex_unlock(&mig.lock);
 }
 
+/* DSM_CHECK: only the page's home gives it away, to another node, once at
+ * a time. Caller holds mig.lock. */
+static void check_hand_over(size_t page, int to)
+{
+    int me = job()->rank, h = mem_home(page);
+    if (h != me || to == me || to < 0 || to >= job()->nodes || mig.pages[page].in_flight)
+        check_violated("home: only the home gives a page away, once at a time",
+                       "page %zu: node %d gives it to node %d, believing its home is node %d%s", page, me,
+                       to, h, mig.pages[page].in_flight ? ", while its last move is unacknowledged" : "");
+}
+
 void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, size_t words,
                   const void *data)
 {
@@ -194,10 +222,22 @@ void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, si
     struct iovec iov[3] = {{.iov_base = &m, .iov_len = sizeof m},
                            {.iov_base = (void *)set, .iov_len = words * sizeof *set},
                            {.iov_base = (void *)data, .iov_len = mem.page_size}};
+    /* The successor first, then the home: the delivering thread reads a
+     * page's home and then, if it is another node, the successor
+     * (on_page_req, hlrc's run requests, home_diff) without the protocol's
+     * lock, while this runs on the program's thread. Set the other way
+     * round, a request for the page arriving in between found this node
+     * neither home nor former home (docs/migration.md, "Giving a home
+     * away"). */
     pthread_mutex_lock(&mig.lock);
+    if (check_on())
+        check_hand_over(page, to);
+    m.gen = ++mig.pages[page].gen;
     mig.pages[page].next1 = (int16_t)(to + 1);
     mig.pages[page].in_flight = 1;
     mig.acks_due++;
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    mem_set_home(page, to);
     pthread_mutex_unlock(&mig.lock);
     ipc_sendv(to, COH_MIGRATE, 0, iov, 3);
 }
@@ -345,13 +385,23 @@ static void on_migrate(int src, const void *msg, size_t len)
     size_t rest;
     const char *tail = ipc_body(src, msg, len, &m, sizeof m, &rest, "migrated page");
     uint64_t set[VT_MAX_NODES / 64] = {0};
-    if (!mig.pages || m.page >= mem.npages || m.zero || m.words > VT_MAX_NODES / 64 ||
-        rest != m.words * sizeof *set + mem.page_size || mem_home(m.page) == job()->rank)
+    if (!mig.pages || m.page >= mem.npages || !m.gen || m.words > VT_MAX_NODES / 64 ||
+        rest != m.words * sizeof *set + mem.page_size)
         log_fatal("node %d sent a migrated page nobody expected, or a malformed one", src);
+    /* Its giver was home at generation m.gen - 1, and nobody else then:
+     * this node cannot be home already, nor have heard of a later move. */
+    if (mem_home(m.page) == job()->rank || (check_on() && m.gen <= mig.pages[m.page].gen))
+        check_violated("home: one home at a time, generations only grow",
+                       "page %u: node %d gives it to node %d as its home of generation %u; node %d %s "
+                       "generation %u",
+                       m.page, src, job()->rank, m.gen, job()->rank,
+                       mem_home(m.page) == job()->rank ? "is its home already, of" : "has heard of",
+                       mig.pages[m.page].gen);
     memcpy(set, tail, m.words * sizeof *set);
     mig.ops->take(src, m.page, m.version, set, m.words, tail + m.words * sizeof *set);
     pthread_mutex_lock(&mig.lock);
     struct mig_page *g = &mig.pages[m.page];
+    g->gen = m.gen;
     g->c = (struct migrate_counts){0};
     g->frozen_until = mig.window + 1 + FREEZE_WINDOWS;
     /* The window's vote read the division's counters, alike on every node
@@ -363,14 +413,14 @@ static void on_migrate(int src, const void *msg, size_t len)
      * does every node with a copy, before any invalidation or update from
      * here reaches it (per-peer order). */
     int me = job()->rank, base = mem_base_node(m.page);
-    struct moved_msg mv = {.page = m.page};
+    struct moved_msg mv = {.page = m.page, .gen = m.gen}, ack = {.page = m.page};
     ipc_batch_begin();
     for (int node = 0; node < job()->nodes; node++) {
         bool holder = (set[node / 64] >> (node % 64)) & 1;
         if (node != me && node != src && (node == base || holder))
             ipc_send(node, COH_HOME_MOVED, 0, &mv, sizeof mv);
     }
-    ipc_send(src, COH_MIGRATE_ACK, 0, &mv, sizeof mv);
+    ipc_send(src, COH_MIGRATE_ACK, 0, &ack, sizeof ack);
     ipc_batch_end();
 }
 
@@ -379,9 +429,12 @@ static void on_migrate_ack(int src, const void *msg, size_t len)
     struct moved_msg mv;
     ipc_body(src, msg, len, &mv, sizeof mv, NULL, "migration acknowledgement");
     pthread_mutex_lock(&mig.lock);
-    if (!mig.pages || mv.page >= mem.npages || mv.zero || mig.pages[mv.page].next1 != src + 1 ||
+    if (!mig.pages || mv.page >= mem.npages || mv.gen || mig.pages[mv.page].next1 != src + 1 ||
         mig.acks_due <= 0)
         log_fatal("node %d acknowledged a migrated page that was not sent to it", src);
+    if (check_on() && mem_home(mv.page) == job()->rank)
+        check_violated("home: one home at a time", "page %u: node %d took it from node %d, which still "
+                       "believes it is its home", mv.page, src, job()->rank);
     mig.acks_due--;
     mig.pages[mv.page].in_flight = 0;
     /* The requests held for it go on now (the new home has the page). */
@@ -410,12 +463,25 @@ static void on_home_moved(int src, const void *msg, size_t len)
 {
     struct moved_msg mv;
     ipc_body(src, msg, len, &mv, sizeof mv, NULL, "home change");
-    if (!mig.pages || mv.page >= mem.npages || mv.zero)
+    if (!mig.pages || mv.page >= mem.npages || !mv.gen || src == job()->rank)
         log_fatal("node %d sent a malformed home change", src);
     /* A late one (the page has moved on since, even here) is older than
-     * what this node knows as its home: a home keeps its own knowledge. */
-    if (mem_home(mv.page) != job()->rank)
+     * what this node knows: it changes nothing. A home keeps its own
+     * knowledge; news of a home as recent as itself, or more, would mean
+     * two homes at once. */
+    pthread_mutex_lock(&mig.lock);
+    struct mig_page *g = &mig.pages[mv.page];
+    uint32_t known = g->gen;
+    bool home = mem_home(mv.page) == job()->rank;
+    if (!home && mv.gen > known) {
+        g->gen = mv.gen;
         mem_set_home(mv.page, src);
+    }
+    pthread_mutex_unlock(&mig.lock);
+    if (check_on() && home && mv.gen >= known)
+        check_violated("home: one home at a time",
+                       "page %u: node %d is its home of generation %u, node %d of generation %u",
+                       mv.page, job()->rank, known, src, mv.gen);
 }
 
 void migrate_start(const struct home_ops *ops)

@@ -64,7 +64,9 @@ int migrate_successor(size_t page);
 bool migrate_hold_request(size_t page, int requester, uint32_t need);
 
 /* At a home giving the page away (home_ops.give, under the lock that
- * orders its serves): the page to `to`, with the home's state. */
+ * orders its serves): records `to` as the page's successor and then as its
+ * home here — the one place a home stops being one, in that order — and
+ * sends it the page, with the home's state. */
 void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, size_t words,
                   const void *data);
 

@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/check.h"
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -516,6 +517,22 @@ static int sc_evict(size_t page)
 
 /* ---- handlers (delivery thread) --------------------------------------- */
 
+/* DSM_CHECK: the manager's copyset is exact. A node it names as a holder
+ * (it invalidates the copy, asks it as owner for the page, or grants it
+ * access to the copy it holds) holds a valid copy — unless it is giving
+ * the copy up (sc_evict: access goes at once, the manager learns it in
+ * its turn). The manager's own copy is handled in place, unchecked: at
+ * first it owns the page while its view may still be unmapped. Caller
+ * holds sc.lock. */
+static void check_holder(size_t page, int manager, const char *as)
+{
+    if (check_on() && mem.pages[page].state == PAGE_INVALID &&
+        !(sc.evict.waiting && sc.evict.page == page))
+        check_violated("sc: the copyset is exact",
+                       "page %zu: manager node %d %s node %d, which holds no copy", page, manager, as,
+                       job()->rank);
+}
+
 static void parse(int src, const void *msg, size_t len, void *body, size_t size, const char *what)
 {
     ipc_body(src, msg, len, body, size, NULL, what);
@@ -549,6 +566,7 @@ static void on_fwd(int src, const void *msg, size_t len)
     pthread_mutex_lock(&sc.lock);
     if (mem_home(f.page) != src)
         log_fatal("node %d forwarded a request for page %u, which it does not manage", src, f.page);
+    check_holder(f.page, src, "asks for the page as its owner");
     serve(f.page, f.requester, f.write, src);
     pthread_mutex_unlock(&sc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
@@ -562,6 +580,7 @@ static void on_inv(int src, const void *msg, size_t len)
     pthread_mutex_lock(&sc.lock);
     if (mem_home(m.page) != src)
         log_fatal("node %d invalidated page %u, which it does not manage", src, m.page);
+    check_holder(m.page, src, "invalidates the copy of");
     set_access(m.page, PAGE_INVALID);
     pthread_mutex_unlock(&sc.lock);
     ipc_send(src, SC_INV_ACK, 0, &m, sizeof m);
@@ -643,6 +662,8 @@ static void on_page(int src, const void *msg, size_t len)
     /* Installed here, under the lock, not by the waiting program: the
      * page is ours from this moment. */
     pthread_mutex_lock(&sc.lock);
+    if (p.status == ST_GRANT)
+        check_holder(p.page, src, "grants access without data to");
     complete_fetch(p.page, p.home, p.status, p.write);
     pthread_mutex_unlock(&sc.lock);
 }
