@@ -336,6 +336,14 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int
     pthread_mutex_unlock(&iv.lock);
 }
 
+/* One interval of a message being applied. */
+struct taken {
+    struct wire_interval w;
+    const uint32_t      *vt;      /* its creator's (DSM_CHECK), else NULL */
+    struct notice       *notices; /* copied out: they may sit unaligned in the message */
+    bool                 fresh;   /* not seen here before: stored, to apply */
+};
+
 void interval_apply(int from, const void *data, size_t len)
 {
     const unsigned char *p = data;
@@ -345,73 +353,71 @@ void interval_apply(int from, const void *data, size_t len)
     if (why)
         log_fatal("node %d sent malformed write notices: %s", from, why);
     /* Well formed from here on (msgcheck.c). */
-    int nodes = job()->nodes;
-    size_t vt_len = (size_t)nodes * sizeof(uint32_t);
+    size_t vt_len = (size_t)job()->nodes * sizeof(uint32_t);
     uint32_t count;
     memcpy(&count, p, sizeof count);
     p += sizeof count;
-    /* DSM_CHECK: the intervals stored, checked against our vector time once
-     * the whole message is in. */
-    struct stored { int node; uint32_t id; long page; } *stored = NULL;
-    uint32_t *vts = NULL, nstored = 0;
-    if (check_on() && count) {
-        stored = malloc(count * sizeof *stored);
-        vts = malloc(count * vt_len);
-        if (!stored || !vts)
-            log_fatal("out of memory checking intervals");
-    }
+    struct taken *t = malloc((count ? count : 1) * sizeof *t);
+    uint32_t *vts = check_on() ? malloc((count ? count : 1) * vt_len) : NULL;
+    if (!t || (check_on() && !vts))
+        log_fatal("out of memory for write notices");
     for (uint32_t k = 0; k < count; k++) {
-        struct wire_interval w;
-        memcpy(&w, p, sizeof w);
-        p += sizeof w;
-        uint32_t vt[VT_MAX_NODES];
-        if (w.flags & WIRE_INTERVAL_VT) {
-            memcpy(vt, p, vt_len);
+        struct taken *i = &t[k];
+        memcpy(&i->w, p, sizeof i->w);
+        p += sizeof i->w;
+        i->vt = NULL;
+        if (i->w.flags & WIRE_INTERVAL_VT) {
+            if (vts) {
+                memcpy(vts + (size_t)k * (vt_len / sizeof *vts), p, vt_len);
+                i->vt = vts + (size_t)k * (vt_len / sizeof *vts);
+            }
             p += vt_len;
         } else if (check_on())
             log_fatal("node %d passed an interval without its vector time: DSM_CHECK must be "
                       "the same on every node", from);
-        /* Copied out first: the notices may sit unaligned in the message. */
-        struct notice *n = malloc((w.count ? w.count : 1) * sizeof *n);
-        if (!n)
+        i->notices = malloc((i->w.count ? i->w.count : 1) * sizeof *i->notices);
+        if (!i->notices)
             log_fatal("out of memory for write notices");
-        memcpy(n, p, (size_t)w.count * sizeof *n);
-        p += (size_t)w.count * sizeof *n;
-
-        pthread_mutex_lock(&iv.lock);
-        uint32_t seen = iv.vt[w.node];
-        if (w.id <= seen) {
-            pthread_mutex_unlock(&iv.lock);
-            free(n);
+        memcpy(i->notices, p, (size_t)i->w.count * sizeof *i->notices);
+        p += (size_t)i->w.count * sizeof *i->notices;
+    }
+    /* The whole message is logged under one hold of iv.lock: a message is
+     * causally closed (every interval comes with those its creator had
+     * seen, or we have them), but its intervals come in node order, not
+     * causal order, and a grant the delivery thread (or the releaser)
+     * encodes meanwhile must not see part of it: it would pass on an
+     * interval without one it depends on, and the acquirer would take the
+     * missing one, with its older diffs, only later. */
+    pthread_mutex_lock(&iv.lock);
+    for (uint32_t k = 0; k < count; k++) {
+        struct taken *i = &t[k];
+        uint32_t seen = iv.vt[i->w.node];
+        i->fresh = i->w.id > seen;
+        if (!i->fresh)
             continue;
-        }
-        if (w.id != seen + 1)
+        if (i->w.id != seen + 1)
             log_fatal("node %d passed interval %u of node %u, but interval %u is missing here; protocol error",
-                      from, w.id, w.node, seen + 1);
-        store(w.node, w.id, n, w.count, vt);
-        pthread_mutex_unlock(&iv.lock);
-        if (stored) {
-            stored[nstored] = (struct stored){w.node, w.id, first_page(n, w.count)};
-            memcpy(vts + (size_t)nstored++ * (size_t)nodes, vt, vt_len);
-        }
-        stats_add(STAT_WRITE_NOTICES, w.count);
-        if (w.node != job()->rank && !coh->apply_notices && w.count)
-            log_fatal("node %d passed %u write notices; %s makes none (mixed protocols?)", w.node,
-                      w.count, coherence_name());
-        if (w.node != job()->rank && coh->apply_notices)
-            coh->apply_notices(w.node, check_on() ? vt : NULL, n, w.count);
-        free(n);
+                      from, i->w.id, i->w.node, seen + 1);
+        store(i->w.node, i->w.id, i->notices, i->w.count, i->vt);
     }
-    if (nstored) {
-        pthread_mutex_lock(&iv.lock);
-        for (uint32_t k = 0; k < nstored; k++) {
-            struct notice page = {.page = (uint32_t)stored[k].page};
-            check_causal(from, stored[k].node, stored[k].id, vts + (size_t)k * (size_t)nodes,
-                         &page, stored[k].page >= 0);
+    for (uint32_t k = 0; vts && k < count; k++)
+        if (t[k].fresh)
+            check_causal(from, t[k].w.node, t[k].w.id, t[k].vt, t[k].notices, t[k].w.count);
+    pthread_mutex_unlock(&iv.lock);
+    for (uint32_t k = 0; k < count; k++) {
+        struct taken *i = &t[k];
+        int node = i->w.node;
+        if (i->fresh) {
+            stats_add(STAT_WRITE_NOTICES, i->w.count);
+            if (node != job()->rank && !coh->apply_notices && i->w.count)
+                log_fatal("node %d passed %u write notices; %s makes none (mixed protocols?)", node,
+                          i->w.count, coherence_name());
+            if (node != job()->rank && coh->apply_notices)
+                coh->apply_notices(node, i->vt, i->notices, i->w.count);
         }
-        pthread_mutex_unlock(&iv.lock);
+        free(i->notices);
     }
-    free(stored);
+    free(t);
     free(vts);
     if (coh->notices_applied)
         coh->notices_applied();
