@@ -1,11 +1,14 @@
 /*
  * interval.c — intervals, vector timestamps and their encoding.
  *
- * Encoding: u32 count, then per interval { u16 node, u16 zero, u32 id,
- * u32 notices } and the notices (u32 page, u32 version). A node's intervals
- * appear in increasing id order, so a receiver applies them in the order
- * they happened; an interval whose predecessor the receiver lacks is a
- * protocol error.
+ * Encoding: u32 count, then per interval { u16 node, u16 flags, u32 id,
+ * u32 notices }, under DSM_CHECK its creator's vector time (flags
+ * WIRE_INTERVAL_VT), and the notices (u32 page, u32 version). A node's
+ * intervals appear in increasing id order; an interval whose predecessor
+ * the receiver lacks is a protocol error. The nodes come in node order, not
+ * causal order, so a message is causally closed only as a whole: the
+ * receiver logs it under one hold of the lock that grants encode under
+ * (interval_apply), and a grant never passes on part of it.
  *
  * Collection. A barrier leaves every node having seen every interval, and
  * the logs are dropped (interval_gc). A program that only uses locks never
