@@ -4,12 +4,14 @@
  *
  * Input: [nodes-1][npages lo][npages hi][mode][body...]. Mode bit 0: the
  * body is taken as it is (any bytes); otherwise the harness first encodes
- * intervals made from the body, as interval_encode lays them out, and the
+ * intervals made from the body, as interval_encode lays them out (bit 1:
+ * with their vector times, as under DSM_CHECK), and the
  * check must accept them. Whatever is accepted must keep the promises
  * interval_apply relies on: it walks the body exactly, every node and page
  * is in range, a node's ids rise, and the notices counted match; no proper
  * prefix of an accepted body is accepted.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +32,18 @@ static void walk(const unsigned char *p, size_t len, const struct coh_limits *l,
             abort();
         memcpy(&w, p, sizeof w);
         p += sizeof w;
-        if (w.node >= l->nodes || w.zero || w.id <= last[w.node])
+        if (w.node >= l->nodes || (w.flags & ~WIRE_INTERVAL_VT) || w.id <= last[w.node])
             abort();
         last[w.node] = w.id;
+        if (w.flags & WIRE_INTERVAL_VT) {
+            uint32_t own;
+            if ((size_t)(end - p) < (size_t)l->nodes * sizeof own)
+                abort();
+            memcpy(&own, p + (size_t)w.node * sizeof own, sizeof own);
+            if (own != w.id)
+                abort();
+            p += (size_t)l->nodes * sizeof own;
+        }
         if ((size_t)(end - p) / sizeof(struct notice) < w.count)
             abort();
         for (uint32_t i = 0; i < w.count; i++) {
@@ -51,8 +62,8 @@ static void walk(const unsigned char *p, size_t len, const struct coh_limits *l,
 /* Intervals made from the fuzzer's bytes, encoded as interval_encode does:
  * each byte pair (node, notices) opens an interval; notices' pages come
  * from the bytes that follow. */
-static size_t encode(const uint8_t *d, size_t n, const struct coh_limits *l, unsigned char *out,
-                     size_t cap, uint64_t *notices)
+static size_t encode(const uint8_t *d, size_t n, const struct coh_limits *l, bool with_vt,
+                     unsigned char *out, size_t cap, uint64_t *notices)
 {
     uint32_t count = 0, id[VT_MAX_NODES] = {0};
     size_t at = sizeof count;
@@ -62,10 +73,16 @@ static size_t encode(const uint8_t *d, size_t n, const struct coh_limits *l, uns
         d += 2, n -= 2;
         /* ids rise, with gaps (a receiver that has seen some skips them) */
         w.id = id[w.node] += n ? 1 + d[0] % 3u : 1;
-        if (at + sizeof w + w.count * sizeof(struct notice) > cap)
+        size_t vt_len = with_vt ? (size_t)l->nodes * sizeof *id : 0;
+        if (at + sizeof w + vt_len + w.count * sizeof(struct notice) > cap)
             break;
+        w.flags = with_vt ? WIRE_INTERVAL_VT : 0;
         memcpy(out + at, &w, sizeof w);
         at += sizeof w;
+        if (with_vt) { /* what its creator had seen: the ids so far */
+            memcpy(out + at, id, vt_len);
+            at += vt_len;
+        }
         for (uint32_t i = 0; i < w.count; i++) {
             struct notice nt = {.page = (uint32_t)((n ? d[i % n] : i) % l->npages), .version = i};
             memcpy(out + at, &nt, sizeof nt);
@@ -85,6 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct coh_limits l = {.nodes = data[0] + 1, .rank = 0,
                            .npages = 1 + (size_t)(data[1] | data[2] << 8), .page_size = 4096};
     int raw = data[3] & 1;
+    bool with_vt = data[3] & 2; /* as under DSM_CHECK */
     data += 4, size -= 4;
 
     unsigned char *m;
@@ -96,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(m, data, len);
     } else {
         static unsigned char buf[4096];
-        len = encode(data, size, &l, buf, sizeof buf, &expect);
+        len = encode(data, size, &l, with_vt, buf, sizeof buf, &expect);
         m = malloc(len);
         memcpy(m, buf, len);
     }

@@ -81,10 +81,11 @@ struct coherence_ops {
      * its release pending (coherence_release_keep; lock.c), and that
      * thread runs it when another node asks for the lock. */
     void (*release_aside)(void);
-    /* Applies another node's write notices (on acquire). NULL: the
-     * protocol makes no notices, and receiving any is a protocol error
-     * (mixed protocols). */
-    void (*apply_notices)(int node, const struct notice *n, uint32_t count);
+    /* Applies another node's write notices (on acquire): those of `node`'s
+     * interval whose creator had seen `vt` (nodes entries, vt[node] its id;
+     * given under DSM_CHECK only, else NULL). NULL: the protocol makes no
+     * notices, and receiving any is a protocol error (mixed protocols). */
+    void (*apply_notices)(int node, const uint32_t *vt, const struct notice *n, uint32_t count);
     /* Optional: called when an acquire has applied all its notices. */
     void (*notices_applied)(void);
     /* Optional: called on every node just before it arrives at a barrier
@@ -243,8 +244,9 @@ void interval_create(const struct notice *n, uint32_t count);
 /* This node's vector timestamp (nodes entries); copy it out. */
 void interval_vt(uint32_t *out);
 /* Appends every interval with id > their_vt[node] for some node (all, when
- * their_vt is NULL; only `only_node`'s when >= 0). */
-void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node);
+ * their_vt is NULL; only `only_node`'s when >= 0), for node `to` (-1: many;
+ * named by DSM_CHECK's violations). */
+void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to);
 /* Applies the encoded intervals this node has not seen (storing them to
  * pass on) through coh->apply_notices. Ends the job on a malformed one. */
 void interval_apply(int from, const void *data, size_t len);

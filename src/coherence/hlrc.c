@@ -668,8 +668,9 @@ static void hlrc_notices_applied(void)
     coherence_unlock();
 }
 
-static void hlrc_apply_notices(int node, const struct notice *n, uint32_t count)
+static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice *n, uint32_t count)
 {
+    (void)vt; /* versions order hlrc's copies, not vector times */
     (void)node;
     coherence_lock();
     for (uint32_t i = 0; i < count; i++) {

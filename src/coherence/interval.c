@@ -1,11 +1,14 @@
 /*
  * interval.c — intervals, vector timestamps and their encoding.
  *
- * Encoding: u32 count, then per interval { u16 node, u16 zero, u32 id,
- * u32 notices } and the notices (u32 page, u32 version). A node's intervals
- * appear in increasing id order, so a receiver applies them in the order
- * they happened; an interval whose predecessor the receiver lacks is a
- * protocol error.
+ * Encoding: u32 count, then per interval { u16 node, u16 flags, u32 id,
+ * u32 notices }, under DSM_CHECK its creator's vector time (flags
+ * WIRE_INTERVAL_VT), and the notices (u32 page, u32 version). A node's
+ * intervals appear in increasing id order; an interval whose predecessor
+ * the receiver lacks is a protocol error. The nodes come in node order, not
+ * causal order, so a message is causally closed only as a whole: the
+ * receiver logs it under one hold of the lock that grants encode under
+ * (interval_apply), and a grant never passes on part of it.
  *
  * Collection. A barrier leaves every node having seen every interval, and
  * the logs are dropped (interval_gc). A program that only uses locks never
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "base/check.h"
 #include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
@@ -35,6 +39,7 @@
 struct interval {
     uint32_t       id, count;
     struct notice *notices;
+    uint32_t      *vt;         /* DSM_CHECK: its creator's vector time (nodes); else NULL */
 };
 
 struct ilog {                  /* one node's intervals since the last barrier */
@@ -50,6 +55,7 @@ static DSM_STATE struct {
     uint32_t       *vt;
     struct ilog    *log;
     uint32_t       *known;     /* nodes x nodes: row j, what node j last said it has seen */
+    uint32_t       *dropped;   /* per node: the last of its intervals the logs dropped */
     size_t          held;      /* intervals in the logs */
     size_t          collect_at;/* ask for timestamps when held reaches this */
     int             replies;   /* answers still due to our question; 0: none asked */
@@ -113,7 +119,8 @@ void interval_init(void)
     iv.vt = calloc((size_t)nodes, sizeof *iv.vt);
     iv.log = calloc((size_t)nodes, sizeof *iv.log);
     iv.known = calloc((size_t)nodes * (size_t)nodes, sizeof *iv.known);
-    if (!iv.vt || !iv.log || !iv.known)
+    iv.dropped = calloc((size_t)nodes, sizeof *iv.dropped);
+    if (!iv.vt || !iv.log || !iv.known || !iv.dropped)
         log_fatal("out of memory for vector timestamps");
     iv.collect_at = COLLECT_MIN;
     ipc_register(COH_VT, "VT", on_vt, NULL);
@@ -131,10 +138,13 @@ static void collect(void)
                 seen = iv.known[(size_t)j * (size_t)nodes + (size_t)x];
         struct ilog *l = &iv.log[x];
         size_t k = 0;
-        while (k < l->n && l->v[k].id <= seen)
-            free(l->v[k++].notices);
+        while (k < l->n && l->v[k].id <= seen) {
+            free(l->v[k].notices);
+            free(l->v[k++].vt);
+        }
         if (!k)
             continue;
+        iv.dropped[x] = l->v[k - 1].id;
         memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
         l->n -= k;
         iv.held -= k;
@@ -197,7 +207,11 @@ static void on_vt(int src, const void *msg, size_t len)
         send_vt(src, 0, vt);
 }
 
-static void store(int node, uint32_t id, const struct notice *n, uint32_t count)
+/* Logs node's interval id. vt: its creator's vector time, kept under
+ * DSM_CHECK (NULL for this node's own: what it has now). Caller holds
+ * iv.lock. */
+static void store(int node, uint32_t id, const struct notice *n, uint32_t count,
+                  const uint32_t *vt)
 {
     struct ilog *l = &iv.log[node];
     if (l->n == l->cap) {
@@ -215,12 +229,74 @@ static void store(int node, uint32_t id, const struct notice *n, uint32_t count)
     memcpy(i->notices, n, count * sizeof *n);
     iv.vt[node] = id;
     iv.held++;
+    i->vt = NULL;
+    if (check_on()) {
+        size_t vt_len = (size_t)job()->nodes * sizeof *i->vt;
+        if (!(i->vt = malloc(vt_len)))
+            log_fatal("out of memory for vector timestamps");
+        memcpy(i->vt, vt ? vt : iv.vt, vt_len);
+    }
+}
+
+/* The first page an interval names, for a violation's message (-1: none). */
+static long first_page(const struct notice *n, uint32_t count) { return count ? (long)n[0].page : -1; }
+
+/* DSM_CHECK: a grant that carries an interval carries every interval its
+ * creator had seen that the acquirer (who has seen their_vt, and every
+ * interval the logs dropped) lacks: a message cut in two would leave the
+ * acquirer's vector time claiming intervals it never got. The grant
+ * carries each node's logged intervals after their_vt, which run without
+ * a gap (store), so node x is covered up to iv.vt[x] if they start right
+ * after what the acquirer has, else only up to that. Caller holds
+ * iv.lock. */
+static void check_closed(const uint32_t *their_vt, int to)
+{
+    int nodes = job()->nodes;
+    uint32_t upto[VT_MAX_NODES];
+    for (int x = 0; x < nodes; x++) {
+        uint32_t has = their_vt[x] > iv.dropped[x] ? their_vt[x] : iv.dropped[x];
+        const struct ilog *l = &iv.log[x];
+        uint32_t first = 0;
+        for (size_t k = 0; k < l->n && !first; k++)
+            if (l->v[k].id > their_vt[x])
+                first = l->v[k].id;
+        upto[x] = first && first <= has + 1 ? iv.vt[x] : has;
+    }
+    for (int j = 0; j < nodes; j++)
+        for (size_t k = 0; k < iv.log[j].n; k++) {
+            const struct interval *i = &iv.log[j].v[k];
+            if (i->id <= their_vt[j])
+                continue;
+            for (int x = 0; x < nodes; x++)
+                if (i->vt[x] > upto[x])
+                    check_violated("a grant carries a causally closed set of intervals",
+                                   "page %ld: node %d's interval %u goes to node %d, which has seen "
+                                   "node %d's intervals up to %u, without node %d's interval %u, "
+                                   "which it had seen",
+                                   first_page(i->notices, i->count), j, i->id, to, x, their_vt[x],
+                                   x, upto[x] + 1);
+        }
+}
+
+/* DSM_CHECK: an interval is taken in only with every interval its creator
+ * had seen: its vector time is covered by ours, entry by entry (its own
+ * entry, its id, is the next of its creator's, which interval_apply
+ * checks as it stores). Caller holds iv.lock. */
+static void check_causal(int from, int node, uint32_t id, const uint32_t *vt,
+                         const struct notice *n, uint32_t count)
+{
+    for (int x = 0; x < job()->nodes; x++)
+        if (vt[x] > iv.vt[x])
+            check_violated("an interval is applied after every interval its creator had seen",
+                           "page %ld: node %d's interval %u, from node %d, had seen node %d's "
+                           "interval %u; this node has seen up to %u",
+                           first_page(n, count), node, id, from, x, vt[x], iv.vt[x]);
 }
 
 void interval_create(const struct notice *n, uint32_t count)
 {
     pthread_mutex_lock(&iv.lock);
-    store(job()->rank, iv.vt[job()->rank] + 1, n, count);
+    store(job()->rank, iv.vt[job()->rank] + 1, n, count, NULL);
     pthread_mutex_unlock(&iv.lock);
     stats_add(STAT_INTERVALS, 1);
     maybe_ask();
@@ -233,9 +309,12 @@ void interval_vt(uint32_t *out)
     pthread_mutex_unlock(&iv.lock);
 }
 
-void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node)
+void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to)
 {
+    size_t vt_len = (size_t)job()->nodes * sizeof *iv.vt;
     pthread_mutex_lock(&iv.lock);
+    if (check_on() && their_vt && only_node < 0)
+        check_closed(their_vt, to);
     size_t count_at = b->len;
     uint32_t count = 0;
     buf_put(b, &count, sizeof count);
@@ -247,8 +326,11 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node)
             struct interval *i = &l->v[k];
             if (their_vt && i->id <= their_vt[j])
                 continue;
-            struct wire_interval w = {.node = (uint16_t)j, .id = i->id, .count = i->count};
+            struct wire_interval w = {.node = (uint16_t)j, .flags = i->vt ? WIRE_INTERVAL_VT : 0,
+                                      .id = i->id, .count = i->count};
             buf_put(b, &w, sizeof w);
+            if (i->vt)
+                buf_put(b, i->vt, vt_len);
             buf_put(b, i->notices, i->count * sizeof *i->notices);
             count++;
         }
@@ -256,6 +338,14 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node)
     memcpy(b->p + count_at, &count, sizeof count);
     pthread_mutex_unlock(&iv.lock);
 }
+
+/* One interval of a message being applied. */
+struct taken {
+    struct wire_interval w;
+    const uint32_t      *vt;      /* its creator's (DSM_CHECK), else NULL */
+    struct notice       *notices; /* copied out: they may sit unaligned in the message */
+    bool                 fresh;   /* not seen here before: stored, to apply */
+};
 
 void interval_apply(int from, const void *data, size_t len)
 {
@@ -266,40 +356,72 @@ void interval_apply(int from, const void *data, size_t len)
     if (why)
         log_fatal("node %d sent malformed write notices: %s", from, why);
     /* Well formed from here on (msgcheck.c). */
+    size_t vt_len = (size_t)job()->nodes * sizeof(uint32_t);
     uint32_t count;
     memcpy(&count, p, sizeof count);
     p += sizeof count;
+    struct taken *t = malloc((count ? count : 1) * sizeof *t);
+    uint32_t *vts = check_on() ? malloc((count ? count : 1) * vt_len) : NULL;
+    if (!t || (check_on() && !vts))
+        log_fatal("out of memory for write notices");
     for (uint32_t k = 0; k < count; k++) {
-        struct wire_interval w;
-        memcpy(&w, p, sizeof w);
-        p += sizeof w;
-        /* Copied out first: the notices may sit unaligned in the message. */
-        struct notice *n = malloc((w.count ? w.count : 1) * sizeof *n);
-        if (!n)
+        struct taken *i = &t[k];
+        memcpy(&i->w, p, sizeof i->w);
+        p += sizeof i->w;
+        i->vt = NULL;
+        if (i->w.flags & WIRE_INTERVAL_VT) {
+            if (vts) {
+                memcpy(vts + (size_t)k * (vt_len / sizeof *vts), p, vt_len);
+                i->vt = vts + (size_t)k * (vt_len / sizeof *vts);
+            }
+            p += vt_len;
+        } else if (check_on())
+            log_fatal("node %d passed an interval without its vector time: DSM_CHECK must be "
+                      "the same on every node", from);
+        i->notices = malloc((i->w.count ? i->w.count : 1) * sizeof *i->notices);
+        if (!i->notices)
             log_fatal("out of memory for write notices");
-        memcpy(n, p, (size_t)w.count * sizeof *n);
-        p += (size_t)w.count * sizeof *n;
-
-        pthread_mutex_lock(&iv.lock);
-        uint32_t seen = iv.vt[w.node];
-        if (w.id <= seen) {
-            pthread_mutex_unlock(&iv.lock);
-            free(n);
-            continue;
-        }
-        if (w.id != seen + 1)
-            log_fatal("node %d passed interval %u of node %u, but interval %u is missing here; protocol error",
-                      from, w.id, w.node, seen + 1);
-        store(w.node, w.id, n, w.count);
-        pthread_mutex_unlock(&iv.lock);
-        stats_add(STAT_WRITE_NOTICES, w.count);
-        if (w.node != job()->rank && !coh->apply_notices && w.count)
-            log_fatal("node %d passed %u write notices; %s makes none (mixed protocols?)", w.node,
-                      w.count, coherence_name());
-        if (w.node != job()->rank && coh->apply_notices)
-            coh->apply_notices(w.node, n, w.count);
-        free(n);
+        memcpy(i->notices, p, (size_t)i->w.count * sizeof *i->notices);
+        p += (size_t)i->w.count * sizeof *i->notices;
     }
+    /* The whole message is logged under one hold of iv.lock: a message is
+     * causally closed (every interval comes with those its creator had
+     * seen, or we have them), but its intervals come in node order, not
+     * causal order, and a grant the delivery thread (or the releaser)
+     * encodes meanwhile must not see part of it: it would pass on an
+     * interval without one it depends on, and the acquirer would take the
+     * missing one, with its older diffs, only later. */
+    pthread_mutex_lock(&iv.lock);
+    for (uint32_t k = 0; k < count; k++) {
+        struct taken *i = &t[k];
+        uint32_t seen = iv.vt[i->w.node];
+        i->fresh = i->w.id > seen;
+        if (!i->fresh)
+            continue;
+        if (i->w.id != seen + 1)
+            log_fatal("node %d passed interval %u of node %u, but interval %u is missing here; protocol error",
+                      from, i->w.id, i->w.node, seen + 1);
+        store(i->w.node, i->w.id, i->notices, i->w.count, i->vt);
+    }
+    for (uint32_t k = 0; vts && k < count; k++)
+        if (t[k].fresh)
+            check_causal(from, t[k].w.node, t[k].w.id, t[k].vt, t[k].notices, t[k].w.count);
+    pthread_mutex_unlock(&iv.lock);
+    for (uint32_t k = 0; k < count; k++) {
+        struct taken *i = &t[k];
+        int node = i->w.node;
+        if (i->fresh) {
+            stats_add(STAT_WRITE_NOTICES, i->w.count);
+            if (node != job()->rank && !coh->apply_notices && i->w.count)
+                log_fatal("node %d passed %u write notices; %s makes none (mixed protocols?)", node,
+                          i->w.count, coherence_name());
+            if (node != job()->rank && coh->apply_notices)
+                coh->apply_notices(node, i->vt, i->notices, i->w.count);
+        }
+        free(i->notices);
+    }
+    free(t);
+    free(vts);
     if (coh->notices_applied)
         coh->notices_applied();
     maybe_ask();
@@ -310,9 +432,12 @@ void interval_gc(void)
     pthread_mutex_lock(&iv.lock);
     for (int j = 0; j < job()->nodes; j++) {
         struct ilog *l = &iv.log[j];
-        for (size_t k = 0; k < l->n; k++)
+        for (size_t k = 0; k < l->n; k++) {
             free(l->v[k].notices);
+            free(l->v[k].vt);
+        }
         l->n = 0;
+        iv.dropped[j] = iv.vt[j];
     }
     iv.held = 0;
     iv.collect_at = COLLECT_MIN;

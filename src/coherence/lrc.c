@@ -49,6 +49,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/check.h"
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -83,8 +84,9 @@ struct lazy {       /* a closed interval's writes to the page, not yet diffed */
 };
 
 struct lnote {      /* a notice not yet applied to the local copy */
-    uint32_t stamp;
-    int32_t  node;
+    uint32_t  stamp;
+    int32_t   node;
+    uint32_t *vt;   /* DSM_CHECK: its interval's vector time; else NULL */
 };
 
 struct lpage {
@@ -102,6 +104,7 @@ struct lpage {
     uint32_t      *asked;        /* per node: the latest stamp it asked our diffs of the page for */
     unsigned char *snapshot;     /* as keeper: the page at the last collection */
     unsigned char *next_snapshot;/* ... and at the collection under way */
+    uint32_t      *seen;         /* DSM_CHECK: what the diffs applied here had seen (nodes) */
 };
 
 enum base_kind { BASE_PROBE = 0, BASE_COPY = 1 };
@@ -223,6 +226,14 @@ static void release_copy(size_t page, struct lpage *p, unsigned char *b)
     mem_copy_put(b);
 }
 
+/* Frees n pending notices. */
+static void pend_free(struct lnote *pend, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(pend[i].vt);
+    free(pend);
+}
+
 /* Makes the diff of the page's lazy interval i, now. The page must not be
  * writable while its "after" is the page itself. Caller holds lrc.lock. */
 static void lazy_take(size_t page, struct lpage *p, uint32_t i)
@@ -275,6 +286,39 @@ struct apply_item {
     const unsigned char *data;
 };
 
+/* DSM_CHECK: diffs reach a page in happens-before order. The item's
+ * interval (node x, id i) must not be one that a diff already applied
+ * here had seen: p->seen, the entrywise maximum of their intervals'
+ * vector times, covers every interval that happened before one of them.
+ * Items of one interval (a written page has at most one diff per stamp
+ * and writer, but ask twice and it may come twice) are checked at the
+ * first. pend: the notices asked for, which name the intervals. Caller
+ * holds the fault lock. */
+static void check_diff_order(size_t page, struct lpage *p, const struct apply_item *it,
+                             const struct lnote *pend, uint32_t npend)
+{
+    int nodes = job()->nodes;
+    const uint32_t *vt = NULL;
+    for (uint32_t i = 0; i < npend && !vt; i++)
+        if (pend[i].node == it->node && pend[i].stamp == it->stamp)
+            vt = pend[i].vt;
+    if (!vt)
+        check_violated("diffs are applied in happens-before order",
+                       "page %zu: node %d sent a diff of stamp %u, which no notice here names",
+                       page, it->node, it->stamp);
+    if (!p->seen && !(p->seen = calloc((size_t)nodes, sizeof *p->seen)))
+        log_fatal("out of memory for lrc page records");
+    uint32_t id = vt[it->node];
+    if (p->seen[it->node] >= id)
+        check_violated("diffs are applied in happens-before order",
+                       "page %zu: node %d's interval %u (stamp %u), sent by node %d, comes after "
+                       "a diff of an interval that had seen node %d's interval %u",
+                       page, it->node, id, it->stamp, it->node, it->node, p->seen[it->node]);
+    for (int x = 0; x < nodes; x++)
+        if (vt[x] > p->seen[x])
+            p->seen[x] = vt[x];
+}
+
 static int by_causal_order(const void *a, const void *b)
 {
     const struct apply_item *x = a, *y = b;
@@ -321,7 +365,10 @@ static void fetch_diffs(size_t page)
         ipc_send(node, LRC_DIFF_REQ, 0, stamps, (2 + count) * sizeof *stamps);
     }
     free(stamps);
-    free(pend);
+    if (!check_on()) {
+        pend_free(pend, npend);
+        pend = NULL;
+    }
     coherence_wait_for(&lrc.lock, &lrc.f.got, lrc.f.expected); /* expected: set above, by us */
 
     uint64_t t0 = clock_ns();
@@ -351,10 +398,15 @@ static void fetch_diffs(size_t page)
     }
     if (nitems) /* (none: items is NULL, which qsort may not take) */
         qsort(items, nitems, sizeof *items, by_causal_order);
-    for (size_t i = 0; i < nitems; i++)
+    for (size_t i = 0; i < nitems; i++) {
+        if (pend && (!i || items[i].stamp != items[i - 1].stamp || items[i].node != items[i - 1].node))
+            check_diff_order(page, p, &items[i], pend, npend);
         if (mem_diff_apply(mem_sys(page), mem.page_size, items[i].data, items[i].len))
             log_fatal("node %d sent a malformed diff for page %zu", items[i].node, page);
+    }
     free(items);
+    if (pend)
+        pend_free(pend, npend);
     for (int node = 0; node < job()->nodes; node++) {
         free(lrc.f.reply[node]);
         lrc.f.reply[node] = NULL;
@@ -472,8 +524,9 @@ static void lrc_release(void)
     coherence_unlock();
 }
 
-static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
+static void lrc_apply_notices(int node, const uint32_t *vt, const struct notice *n, uint32_t count)
 {
+    size_t vt_len = (size_t)job()->nodes * sizeof *vt;
     coherence_lock();
     pthread_mutex_lock(&lrc.lock);
     for (uint32_t i = 0; i < count; i++) {
@@ -484,7 +537,13 @@ static void lrc_apply_notices(int node, const struct notice *n, uint32_t count)
             lrc.clock = n[i].version;
         if (p->npend == p->cap_pend)
             p->pend = grow(p->pend, &p->cap_pend, sizeof *p->pend);
-        p->pend[p->npend++] = (struct lnote){n[i].version, node};
+        uint32_t *note_vt = NULL;
+        if (vt) {
+            if (!(note_vt = malloc(vt_len)))
+                log_fatal("out of memory for lrc page records");
+            memcpy(note_vt, vt, vt_len);
+        }
+        p->pend[p->npend++] = (struct lnote){n[i].version, node, note_vt};
         note_written(page, p, n[i].version, node);
         if (e->state == PAGE_INVALID)
             continue;
@@ -566,7 +625,7 @@ static void collect_keep(void)
         struct lpage *p = lp(page);
         int keeper = p->last_node;
         if (keeper != job()->rank && mem.pages[page].state == PAGE_INVALID) {
-            free(p->pend);
+            pend_free(p->pend, p->npend);
             p->pend = NULL;
             p->npend = p->cap_pend = 0;
             p->base_from = keeper;
@@ -825,7 +884,8 @@ static void lrc_finish(void)
         mem_copy_put(mem.pages[page].twin);
         mem.pages[page].twin = NULL;
         free(p->lazy);
-        free(p->pend);
+        pend_free(p->pend, p->npend);
+        free(p->seen);
         free(p->snapshot);
         free(p->next_snapshot);
         free(p->asked);

@@ -34,13 +34,23 @@ const char *coh_notices_check(const void *data, size_t len, const struct coh_lim
         p += sizeof w;
         if (w.node >= l->nodes)
             return "an interval of a node beyond the job";
-        if (w.zero)
-            return "an interval with nonzero padding";
+        if (w.flags & ~WIRE_INTERVAL_VT)
+            return "an interval with unknown flags";
         if (w.id == 0)
             return "an interval numbered 0";
         if (w.id <= last[w.node])
             return "a node's intervals out of order";
         last[w.node] = w.id;
+        if (w.flags & WIRE_INTERVAL_VT) {
+            size_t vt_len = (size_t)l->nodes * sizeof(uint32_t);
+            uint32_t own;
+            if ((size_t)(end - p) < vt_len)
+                return "a truncated vector time";
+            memcpy(&own, p + (size_t)w.node * sizeof own, sizeof own);
+            if (own != w.id)
+                return "an interval whose vector time names another";
+            p += vt_len;
+        }
         if ((size_t)(end - p) / sizeof(struct notice) < w.count)
             return "truncated write notices";
         for (uint32_t i = 0; i < w.count; i++) {

@@ -32,11 +32,15 @@ struct coh_limits {
 #define HLRC_READ_AHEAD_MAX 16
 
 /* The interval encoding (interval.c). Encoding: u32 count, then per
- * interval a wire_interval and its `count` notices (struct notice). */
+ * interval a wire_interval, with WIRE_INTERVAL_VT its creator's vector
+ * time (nodes u32, entry `node` being `id`), and its `count` notices
+ * (struct notice). The vector time travels only under DSM_CHECK, for the
+ * receiver's causal checks (base/check.h). */
 struct wire_interval {
-    uint16_t node, zero;
+    uint16_t node, flags;
     uint32_t id, count;
 };
+#define WIRE_INTERVAL_VT 1u
 
 /* lrc's diff fetch (lrc.c). */
 struct diff_req  { uint32_t page, count; };  /* + count u32 stamps */

@@ -103,7 +103,7 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
         buf_put(&b, NULL, len[i]); /* room, filled below */
         copy_globals(b.p + at, start[i], len[i]);
     }
-    interval_encode(&b, NULL, -1);
+    interval_encode(&b, NULL, -1, -1);
     pthread_mutex_lock(&forks.lock);
     interval_vt(forks.vt_at_create);
     forks.outstanding += to - from;
@@ -239,7 +239,7 @@ static void run_create(const unsigned char *data, size_t len)
 
     coherence_release();
     struct buf b = {0};
-    interval_encode(&b, master_vt, -1);
+    interval_encode(&b, master_vt, -1, 0);
     ipc_send(0, RUNTIME_CREATE_DONE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();

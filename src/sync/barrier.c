@@ -271,7 +271,7 @@ static uint32_t barrier_round(void)
     struct barrier_head head = {.votes = coh->barrier_vote && coh->barrier_vote()};
     struct buf mine = {0};
     buf_put(&mine, &head.votes, sizeof head.votes);
-    interval_encode(&mine, barrier.vt_at_barrier, job()->rank);
+    interval_encode(&mine, barrier.vt_at_barrier, job()->rank, -1);
     struct arrival parts[IPC_SENDV_MAX];
     pthread_mutex_lock(&barrier.lock);
     uint64_t epoch = ++barrier.epoch;
@@ -396,7 +396,7 @@ static void bcast_here(void *buf, size_t len, int root)
         struct bcast_hdr h = {.seq = seq, .data_len = len, .root = (uint64_t)root};
         buf_put(&b, &h, sizeof h);
         buf_put(&b, buf, len);
-        interval_encode(&b, NULL, -1);
+        interval_encode(&b, NULL, -1, -1);
         bcast_down(root, b.p, b.len);
         buf_free(&b);
         coherence_release_sent();

@@ -42,6 +42,7 @@ struct lock_state {
     uint32_t      *succ_vt;
     unsigned char *grant;       /* the grant's intervals, applied by the program */
     size_t         grant_len;
+    int            grant_from;  /* the node that sent them */
     int            last_owner;  /* at the manager: plus one; 0: never asked for */
     uint64_t       batch;       /* the releaser's batch that will grant it; 0: none */
     uint64_t       ticket;      /* its last unlock's kept release; 0: that unlock released */
@@ -181,7 +182,7 @@ static void grant_to(int id, int to, const uint32_t *vt)
     struct buf b = {0};
     int32_t id32 = id;
     buf_put(&b, &id32, sizeof id32);
-    interval_encode(&b, vt, -1);
+    interval_encode(&b, vt, -1, to);
     ipc_send(to, SYNC_LOCK_GRANT, 0, b.p, b.len);
     buf_free(&b);
 }
@@ -281,6 +282,7 @@ static void on_grant(int src, const void *msg, size_t len)
     if (!l || l->granted || l->owned)
         log_fatal("node %d granted lock %d, which was not asked for", src, id);
     l->grant = ipc_copy_payload(msg, len, sizeof id, &l->grant_len);
+    l->grant_from = src;
     l->granted = true;
     pthread_mutex_unlock(&locks.lock);
     ipc_notify();
@@ -344,13 +346,14 @@ static void lock_here(int id)
     pthread_mutex_lock(&locks.lock);
     unsigned char *g = l->grant;
     size_t glen = l->grant_len;
+    int from = l->grant_from;
     l->grant = NULL;
     l->owned = true;
     l->held = true;
     l->local = false;
     pthread_mutex_unlock(&locks.lock);
     if (g) {
-        interval_apply(-1, g, glen);
+        interval_apply(from, g, glen);
         free(g);
     }
     uint64_t t1 = clock_ns();

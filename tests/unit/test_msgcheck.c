@@ -79,7 +79,42 @@ static void test_malformed_intervals_are_refused(void)
     CHECK(coh_notices_check(buf, 3, &L, NULL) != NULL); /* no count */
     intervals(1);
     interval(0, 1, 1, p);
-    buf[sizeof(uint32_t) + 2] = 1; /* padding */
+    buf[sizeof(uint32_t) + 2] = 2; /* a flag nobody defined */
+    CHECK(coh_notices_check(buf, at, &L, NULL) != NULL);
+}
+
+/* Under DSM_CHECK an interval carries its creator's vector time, whose own
+ * entry is the interval's id. */
+static void test_intervals_with_vector_times_are_walked_and_checked(void)
+{
+    uint32_t p[] = {3, 4};
+    struct wire_interval w = {.node = 1, .flags = WIRE_INTERVAL_VT, .id = 2, .count = 2};
+    uint32_t vt[4] = {5, 2, 0, 7};
+    intervals(1);
+    put(&w, sizeof w);
+    put(vt, sizeof vt);
+    for (uint32_t i = 0; i < 2; i++) {
+        struct notice n = {.page = p[i], .version = 1};
+        put(&n, sizeof n);
+    }
+    uint64_t n = 0;
+    CHECK(coh_notices_check(buf, at, &L, &n) == NULL);
+    CHECK_EQ(n, 2);
+    CHECK(coh_notices_check(buf, at - sizeof(struct notice), &L, NULL) != NULL);
+    w.count = 0;
+    intervals(1);
+    put(&w, sizeof w);
+    put(vt, sizeof vt);
+    CHECK(coh_notices_check(buf, at, &L, NULL) == NULL);
+    vt[1] = 3; /* names interval 3 of its creator, not 2 */
+    intervals(1);
+    put(&w, sizeof w);
+    put(vt, sizeof vt);
+    CHECK(coh_notices_check(buf, at, &L, NULL) != NULL);
+    vt[1] = 2; /* one cut inside its vector time */
+    intervals(1);
+    put(&w, sizeof w);
+    put(vt, sizeof vt - 1);
     CHECK(coh_notices_check(buf, at, &L, NULL) != NULL);
 }
 
@@ -178,6 +213,7 @@ int main(void)
 {
     test_well_formed_intervals_pass_and_count_their_notices();
     test_malformed_intervals_are_refused();
+    test_intervals_with_vector_times_are_walked_and_checked();
     test_page_requests_and_replies_are_bounded();
     test_diffs_and_lrc_diff_replies_are_checked_whole();
     test_read_ahead_runs_stay_in_the_region();
