@@ -671,7 +671,7 @@ static void phase_ring(uint64_t *s)
             dsm_lock(lock);
             while (*tw != base + (uint64_t)st) {
                 uint64_t t = *tw;
-                if (t < base || t > base + (uint64_t)st)
+                if (t - base > (uint64_t)st) /* (modulo 2^64, as the token counts) */
                     fail("condition ring, step %d: the token word at %p reads 0x%016" PRIx64
                          ", not one of the steps 0..%d after its start 0x%016" PRIx64,
                          st, (void *)tw, t, st, base);
