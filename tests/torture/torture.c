@@ -29,7 +29,10 @@
  *  - condition ring: a token passes along a random ring order through one
  *    lock and condition variables (one per node with signal, or one shared
  *    with broadcast); each holder's read-modify-writes, under the lock or
- *    outside it, are checked against the model as it goes;
+ *    outside it, are checked against the model as it goes. Half the time
+ *    a chain: descending node order, each writer updating words of its own
+ *    under its own lock before its turn, then a node A that owns (without
+ *    holding) locks another node D takes meanwhile;
  *  - broadcasts: a root writes words then dsm_bcast's a private buffer of
  *    1 B to 64 KiB; every receiver checks the buffer and the root's words
  *    with no barrier between (a bcast carries its root's writes);
@@ -648,10 +651,29 @@ static void phase_barrier_writes(uint64_t *s)
 
 /* ---- Phase: condition ring ----------------------------------------------------- */
 
+/* Reads word g, checks it against the model, and writes x*K + c. */
+static void update_checked(size_t g, uint64_t K, uint64_t c, const char *context)
+{
+    uint64_t x = check_model(g, context);
+    *word_at(g, NULL, NULL) = x * K + c;
+    T.rmw_words++;
+}
+
+static void model_update(size_t g, uint64_t K, uint64_t c)
+{
+    uint64_t *w = want_at(g);
+    *w = *w * K + c;
+}
+
+#define MAX_CHAIN_LOCKS 16
+#define MAX_OWN 4
+
 static void phase_ring(uint64_t *s)
 {
     taken_reset();
-    int lock = LOCK_BASE + (int)below(s, LOCK_POOL);
+    /* lock ids: the ring's, then the chain's M_j, then each writer's own */
+    int id0 = (int)below(s, LOCK_POOL);
+    int lock = LOCK_BASE + id0;
     bool per_node = below(s, 2);   /* one condition per node and signal, or one shared and broadcast */
     bool under_lock = below(s, 2); /* the holder's updates under the lock or between its two holds */
     int cond_base = COND_BASE + (int)below(s, LOCK_POOL);
@@ -663,22 +685,82 @@ static void phase_ring(uint64_t *s)
         perm[i] = perm[j];
         perm[j] = t;
     }
-    int steps = T.n * (1 + (int)below(s, 2));
+    /* Half the time a chain, the pattern of issue 36's lrc defect: the ring
+     * runs in descending node order with an owner A and a taker D last; A
+     * first takes every lock M_j once, so it owns them without holding
+     * them, and D takes them all while A takes in the ring's grants, whose
+     * intervals (each writer makes some of its own under its own lock
+     * before its turn) depend on each other across nodes. */
     size_t turn;
-    take_word(s, &turn);
+    take_word(s, &turn); /* (the ring's phase has words: T.total > 0) */
+    bool chain = T.n >= 3 && below(s, 2);
+    int A = -1, D = -1, nm = 0, nown = 0, sections = 0;
+    size_t cw[MAX_CHAIN_LOCKS], own[MAX_NODES][MAX_OWN];
+    if (chain) {
+        A = (int)below(s, (uint64_t)T.n);
+        D = (A + 1 + (int)below(s, (uint64_t)T.n - 1)) % T.n;
+        int k = 0;
+        for (int v = T.n - 1; v >= 0; v--)
+            if (v != A && v != D)
+                perm[k++] = v;
+        perm[k++] = A;
+        perm[k++] = D;
+        int want_m = 4 + (int)below(s, MAX_CHAIN_LOCKS - 3);
+        while (nm < want_m && take_word(s, &cw[nm]))
+            nm++;
+        nown = 1 + (int)below(s, MAX_OWN);
+        for (int w = 0; w < T.n; w++)
+            for (int i = 0; i < nown; i++)
+                if (!take_word(s, &own[w][i]))
+                    nown = i; /* a small program: fewer words of their own */
+        sections = 1 + (int)below(s, 3);
+    }
+    int steps = T.n * (1 + (int)below(s, 2));
     size_t ring[MAX_RING];
     int nring = 0;
     int want = 1 + (int)below(s, MAX_RING);
-    for (int j = 0; j < want && nring < (int)T.total - 1; j++)
+    for (int j = 0; j < want && T.total > 0; j++)
         if (take_word(s, &ring[nring]))
             nring++;
     uint64_t K = multiplier(splitmix(s)), rs = splitmix(s);
+    char context[128];
+    if (chain) {
+        if (T.me == A)
+            for (int j = 0; j < nm; j++) {
+                dsm_lock(LOCK_BASE + (id0 + 1 + j) % LOCK_POOL);
+                update_checked(cw[j], K, mix(rs, 1000 + (uint64_t)j), "chain: a counter A updates");
+                dsm_unlock(LOCK_BASE + (id0 + 1 + j) % LOCK_POOL);
+            }
+        for (int j = 0; j < nm; j++)
+            model_update(cw[j], K, mix(rs, 1000 + (uint64_t)j));
+        dsm_barrier(); /* A owns the M_j now; the ring starts from here */
+    }
     uint64_t base = *want_at(turn);
     volatile uint64_t *tw = word_at(turn, NULL, NULL);
-    char context[128];
     for (int st = 0; st < steps; st++) {
         uint32_t mask = (uint32_t)mix(rs, (uint64_t)st) & ((1u << nring) - 1);
-        if (perm[st % T.n] == T.me) {
+        int holder = perm[st % T.n];
+        bool writer = chain && holder != A && holder != D;
+        if (holder == T.me) {
+            if (writer)
+                for (int q = 0; q < sections; q++) {
+                    int own_lock = LOCK_BASE + (id0 + 1 + MAX_CHAIN_LOCKS + T.me) % LOCK_POOL;
+                    dsm_lock(own_lock);
+                    for (int i = 0; i < nown; i++) {
+                        uint64_t c = mix(rs, (uint64_t)(st * 8 + q) * 8 + (uint64_t)i + 5000);
+                        update_checked(own[T.me][i], K, c,
+                                       "chain: a word of the writer's own, under its own lock");
+                        model_update(own[T.me][i], K, c);
+                    }
+                    dsm_unlock(own_lock);
+                }
+            if (chain && T.me == D && st < T.n)
+                for (int j = 0; j < nm; j++) {
+                    dsm_lock(LOCK_BASE + (id0 + 1 + j) % LOCK_POOL);
+                    update_checked(cw[j], K, mix(rs, 2000 + (uint64_t)j),
+                                   "chain: a counter A updated under its lock, D's update");
+                    dsm_unlock(LOCK_BASE + (id0 + 1 + j) % LOCK_POOL);
+                }
             int mycond = per_node ? cond_base + T.me : cond_base;
             dsm_lock(lock);
             while (*tw != base + (uint64_t)st) {
@@ -709,11 +791,16 @@ static void phase_ring(uint64_t *s)
                 dsm_cond_broadcast(cond_base);
             dsm_unlock(lock);
         }
+        if (writer && holder != T.me) /* (the holder kept its model as it went) */
+            for (int q = 0; q < sections; q++)
+                for (int i = 0; i < nown; i++)
+                    model_update(own[holder][i], K, mix(rs, (uint64_t)(st * 8 + q) * 8 + (uint64_t)i + 5000));
+        if (chain && holder == D && st < T.n)
+            for (int j = 0; j < nm; j++)
+                model_update(cw[j], K, mix(rs, 2000 + (uint64_t)j));
         for (int j = 0; j < nring; j++)
-            if (mask >> j & 1) {
-                uint64_t *w = want_at(ring[j]);
-                *w = *w * K + mix(rs, (uint64_t)st * 64 + (uint64_t)j);
-            }
+            if (mask >> j & 1)
+                model_update(ring[j], K, mix(rs, (uint64_t)st * 64 + (uint64_t)j));
     }
     *want_at(turn) = base + (uint64_t)steps;
     T.handoffs += steps;
