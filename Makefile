@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # its processes waiting on each other, not computing.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test test-scale test-slurm demo bench sanitize fuzz fuzz-smoke clean install
+.PHONY: all deps test test-scale test-slurm demo bench sanitize fuzz fuzz-smoke torture clean install
 
 # The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
 # so that `make demo` and `make test` show what they are for.
@@ -52,6 +52,14 @@ sanitize: deps
 	@echo "building with sanitizers (log: $(BUILD)-san/build.log)"
 	@cmake --build $(BUILD)-san -j2 > $(BUILD)-san/build.log 2>&1 || { cat $(BUILD)-san/build.log; exit 1; }
 	@cd $(BUILD)-san && DSM_CHECK=1 ASAN_OPTIONS=handle_segv=0 ctest -j$(JOBS) --output-on-failure --timeout 300 -R '$(SAN_TESTS)' -E '$(SAN_EXCLUDE)'
+
+# The torture test (docs/testing.md): generated race-free programs checked
+# against a model, over every protocol x network faults x migration x local
+# memory x 2, 3, 4, 8 nodes, until Ctrl-C or SIGTERM; then runs and failures
+# per protocol, and a replay command for each failure.
+# TORTURE_ARGS="--time 600" (or --jobs N, --protocols lrc, --nodes 8, --seed S).
+torture: all
+	@tools/torture --build $(BUILD) $(TORTURE_ARGS)
 
 # The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
 bench: all
