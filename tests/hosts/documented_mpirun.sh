@@ -29,6 +29,9 @@ for c in "${commands[@]}"; do
     run=${run//n2:/$(addr_of 2):}
     run=${run//--hostfile FILE/--hostfile $HOSTS_TMP/hostfile}
     [ "$(id -u)" -eq 0 ] && run=${run/mpirun /mpirun --allow-run-as-root }
+    # Open MPI passes no environment to other hosts unless told (-x, as
+    # docs/hosts.md says): make test's DSM_CHECK travels as a user's would.
+    [ -n "${DSM_CHECK:-}" ] && run=${run/mpirun /mpirun -x DSM_CHECK }
     # shellcheck disable=SC2086  # a command line, as the docs write it
     out=$(on_host 1 timeout 120 $run 2>&1)
     status=$?
