@@ -13,10 +13,6 @@
 extern "C" {
 #endif
 
-/* MAIN_END's exit, declared here rather than through <stdlib.h>, which
- * MAIN_ENV leaves to the program (parmacs.m4 says why). */
-void exit(int status) __attribute__((noreturn));
-
 /* Ends the job unless it was started by dsm_main (dsmcc). */
 void dsm_parmacs_init(void);
 /* CREATE(fn): fn on the next node. */

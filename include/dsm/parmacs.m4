@@ -42,11 +42,14 @@ divert(-1)
 # Lock, pause and condition "variables" hold dsm ids (ints): declare them in
 # shared memory (G_MALLOC'd, or globals) like the data they protect.
 
-# MAIN_ENV includes no more of the C library than the macros need:
-# SPLASH-2's own macro files include nothing, and its sources declare what
-# they use K&R style (char *calloc(); in Volrend, srandom in Water-spatial),
-# which <stdlib.h> would contradict. dsm/parmacs.h declares exit.
+# MAIN_ENV includes <stdio.h> and <stdlib.h>, as SPLASH-3's own macro file
+# does: SPLASH-2 programs that call atof or malloc without declaring them
+# (Ocean) would otherwise get int-returning implicit declarations, silently
+# wrong on 64 bits; the few that declare calloc or srandom K&R style
+# (SPLASH-2 Volrend, Water-spatial) stop at compile time instead.
 define(MAIN_ENV, `
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/time.h>
 #include <dsm/parmacs.h>
 #define PAGE_SIZE 4096
