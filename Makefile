@@ -2,17 +2,19 @@
 BUILD    ?= build
 TYPE     ?= RelWithDebInfo
 CMAKE_FLAGS ?=
-# Tests run side by side, one per core: most of a multi-node test's time is
-# its processes waiting on each other, not computing.
+# Builds use every core; tests run side by side, one per core: most of a
+# multi-node test's time is its processes waiting on each other.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all deps test test-scale test-slurm demo bench sanitize fuzz fuzz-smoke torture clean install
 
-# The build's chatter goes to $(BUILD)/build.log, shown only when it fails,
-# so that `make demo` and `make test` show what they are for.
+# CMake's own progress lines ([ 42%] Building C object ...), one job per
+# core, and a copy in $(BUILD)/build.log.
+SHELL := /bin/bash
 all: deps $(BUILD)/CMakeCache.txt
-	@echo "building (log: $(BUILD)/build.log)"
-	@cmake --build $(BUILD) -j2 > $(BUILD)/build.log 2>&1 || { cat $(BUILD)/build.log; exit 1; }
+	@echo "building with $(JOBS) jobs (log: $(BUILD)/build.log)"
+	@cmake --build $(BUILD) -j$(JOBS) -- --no-print-directory 2>&1 | tee $(BUILD)/build.log; \
+	    exit $${PIPESTATUS[0]}
 
 $(BUILD)/CMakeCache.txt:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) $(CMAKE_FLAGS) >/dev/null
@@ -49,8 +51,9 @@ SAN_TESTS ?= ^unit\.|\.n2$$
 SAN_EXCLUDE ?= ^conf\.lock_only_memory
 sanitize: deps
 	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
-	@echo "building with sanitizers (log: $(BUILD)-san/build.log)"
-	@cmake --build $(BUILD)-san -j2 > $(BUILD)-san/build.log 2>&1 || { cat $(BUILD)-san/build.log; exit 1; }
+	@echo "building with sanitizers, $(JOBS) jobs (log: $(BUILD)-san/build.log)"
+	@cmake --build $(BUILD)-san -j$(JOBS) -- --no-print-directory 2>&1 | tee $(BUILD)-san/build.log; \
+	    exit $${PIPESTATUS[0]}
 	@cd $(BUILD)-san && DSM_CHECK=1 ASAN_OPTIONS=handle_segv=0 ctest -j$(JOBS) --output-on-failure --timeout 300 -R '$(SAN_TESTS)' -E '$(SAN_EXCLUDE)'
 
 # The torture test (docs/testing.md): generated race-free programs checked
@@ -75,8 +78,9 @@ install: all
 # A long run: $(BUILD)-fuzz/fuzz/fuzz_wire -runs=10000000 fuzz/corpus/fuzz_wire
 fuzz: deps
 	@test -f $(BUILD)-fuzz/CMakeCache.txt || cmake -S . -B $(BUILD)-fuzz -DDSM_FUZZ=ON -DCMAKE_C_COMPILER=clang >/dev/null
-	@echo "building the fuzz targets (log: $(BUILD)-fuzz/build.log)"
-	@cmake --build $(BUILD)-fuzz -j2 > $(BUILD)-fuzz/build.log 2>&1 || { cat $(BUILD)-fuzz/build.log; exit 1; }
+	@echo "building the fuzz targets, $(JOBS) jobs (log: $(BUILD)-fuzz/build.log)"
+	@cmake --build $(BUILD)-fuzz -j$(JOBS) -- --no-print-directory 2>&1 | tee $(BUILD)-fuzz/build.log; \
+	    exit $${PIPESTATUS[0]}
 
 fuzz-smoke: deps
 	@tools/fuzz-smoke.sh . $(BUILD)-fuzz

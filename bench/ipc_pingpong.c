@@ -229,7 +229,9 @@ static void print_header(const char *what)
            "med", "", "med", "", "", "med", "", "", "rawblk", "rawbusy");
 }
 
-static void report(struct bench *b)
+/* What is measured, printed before the measuring starts: the results come
+ * only when every cell is done (tens of seconds; more on a loaded machine). */
+static void preamble(struct bench *b)
 {
     printf("ipc_pingpong: dsm ports vs raw UDP between the same 2 processes, in one run\n");
     printf("  %u rounds x %u round trips (+%u warm-up) per cell; methods alternate each round;\n"
@@ -239,8 +241,14 @@ static void report(struct bench *b)
            b->rounds, b->per_round, b->warmup, RAW_PP_RESEND_S * 1e3);
     printf("  raw UDP: own socket per process on 127.0.0.1, rcvbuf %d, sndbuf %d bytes\n",
            b->udp.rcvbuf, b->udp.sndbuf);
-    printf("  %s\n\n", bench_pin_describe(b->pin));
+    printf("  %s\n", bench_pin_describe(b->pin));
+    printf("  measuring %zu rows x %d methods x %u rounds; the tables follow when all are done%s\n\n",
+           (size_t)NROWS, M_COUNT, b->rounds,
+           b->per_round < 1000 ? "" : " (--quick: a ~1 s smoke test on an idle machine)");
+}
 
+static void report(struct bench *b)
+{
     printf("One-way latency of inline data, µs (half the round trip)\n");
     print_header("size");
     for (size_t ri = 0; ri < NROWS; ri++)
@@ -279,6 +287,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Each result as it is measured: under dsmrun stdout is a pipe, and a
+     * long run on a loaded machine would otherwise show nothing until it ends. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     dsm_startup(&argc, &argv);
     static struct bench b;
     b.me = dsm_rank();
@@ -318,6 +329,8 @@ int main(int argc, char **argv)
             if (!(b.cells[ri][m].all = calloc((size_t)b.rounds * b.per_round, sizeof(double))))
                 bench_fail("out of memory");
 
+    if (b.me == 0)
+        preamble(&b);
     /* Both nodes walk the same schedule, so each knows what comes next. */
     uint16_t phase = 0;
     for (size_t ri = 0; ri < NROWS; ri++)

@@ -337,6 +337,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Each result as it is measured: under dsmrun stdout is a pipe, and a
+     * long run on a loaded machine would otherwise show nothing until it ends. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     dsm_startup(&argc, &argv);
     static struct bench b;
     b.me = dsm_rank();

@@ -761,6 +761,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Each result as it is measured: under dsmrun stdout is a pipe, and a
+     * long run on a loaded machine would otherwise show nothing until it ends. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     uint64_t t_start = bench_now_ns();
     dsm_startup(&argc, &argv);
     double startup_us = us_since(t_start);

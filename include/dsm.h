@@ -39,13 +39,19 @@ void dsm_finish(void);
  * dsm_finish. Returns 0 on the master. */
 int dsm_startup_fork(int *argc, char ***argv);
 
-/* Fork style, master only: runs fn(arg) on every other node. With private
+/* Fork style, master only: runs fn(arg) on every other node — one call
+ * starts all N-1 workers, not one (unlike pthread_create or PARMACS
+ * CREATE(fn)). With private
  * globals each starts from a copy of the master's global variables (.data
  * and .bss) as they are at this call — fork semantics; with shared globals
  * (dsm_main below) nothing is copied: they are shared memory, and the
  * master's writes before the call are visible to fn. `arg` must be
  * meaningful on the other nodes: a pointer into shared memory, into the
- * globals, or (dsm_main) into main's frame. Returns at once. */
+ * globals, or (dsm_main) into main's frame. Returns at once; the master
+ * runs no fn itself (call fn(arg) there too for N-way work).
+ * One dsm_create per dsm_wait_for_end: a second call before the wait (the
+ * workers would each run fn again, doubling the work of a program that
+ * creates once per worker) ends the job with one line saying so. */
 void dsm_create(void (*fn)(void *), void *arg);
 
 /* Fork style, master only: waits until every fn started by dsm_create has
@@ -66,6 +72,14 @@ void  dsm_heap_free(void *p);
 void *dsm_heap_realloc(void *p, size_t size);
 /* Whether p is a block dsm_heap_alloc returned (else: the C library's). */
 int   dsm_heap_owns(const void *p);
+
+/* dsmcc links with -Wl,--wrap=pthread_create too: the program's own
+ * pthread_create calls this first. POSIX threads run where they are
+ * created, so a program that starts threads on the master before any node
+ * has been given work (dsm_create, PARMACS CREATE, an OpenMP region) runs
+ * on node 0 alone; in a job of two or more nodes the first such call
+ * prints one line saying so, and --stats shows the others as idle. */
+void  dsm_program_thread_created(void);
 
 /* Master-only start, with shared globals — the shared-memory model of
  * PARMACS (SPLASH-2/3), OpenMP and pthreads programs. A program built with
@@ -88,10 +102,13 @@ int   dsm_heap_owns(const void *p);
  * Shared globals: the executable's .data and .bss (from __data_start to
  * _end) are shared memory, coherent under every protocol like dsm_malloc'ed
  * memory and homed on the master; their first contents are the master's
- * values when the job starts. Private on every node: thread-locals, the
- * heap (malloc), every shared library's data (libc's stdout, errno,
- * environ; libm; libdsm itself), the stacks of other threads, and
- * everything after dsm_finish (exit handlers see the node's last copy).
+ * values when the job starts. The program's own malloc and friends are
+ * shared too when dsmcc wraps them (dsm_heap_alloc above). Private on
+ * every node: thread-locals, what shared libraries allocate for themselves
+ * (the C library's own mallocs, libdsm's), every shared library's data
+ * (libc's stdout, errno, environ; libm; libdsm itself), the stacks of
+ * other threads, and everything after dsm_finish (exit handlers see the
+ * node's last copy).
  * Copy relocations — a non-PIC executable's copies of library variables
  * such as stdout or optind — are refused at startup with a message naming
  * them (dsmcc compiles with -fPIC, which makes none). A program not built

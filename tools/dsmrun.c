@@ -37,6 +37,7 @@
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,7 +100,7 @@ static void print_usage(FILE *out)
         "Starts N processes of prog, one per dsm node (node 0 is the master), on this\n"
         "machine or, with --hosts or --hostfile, on those hosts through ssh.\n"
         "\n"
-        "  -n, --nodes N          number of nodes, 1 to %d (with --hosts: default one per slot)\n"
+        "  -n, -np, --nodes N     number of nodes, 1 to %d (with --hosts: default one per slot)\n"
         "      --hosts LIST       hosts, comma-separated, each HOST or HOST:SLOTS; nodes fill\n"
         "                         them in order (ssh, or the command in DSMRUN_RSH)\n"
         "      --hostfile FILE    hosts one a line: HOST, HOST:SLOTS or HOST slots=SLOTS\n"
@@ -243,6 +244,14 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
     while ((opt = getopt_long(argc, argv, "+:n:th", long_options, NULL)) != -1) {
         switch (opt) {
         case 'n':
+            /* mpirun's -np N: getopt reads it as -n with the value "p". */
+            if (strcmp(optarg, "p") == 0) {
+                if (optind >= argc) {
+                    snprintf(err, errlen, "option '-np' needs a value");
+                    return PARSE_ERROR;
+                }
+                optarg = argv[optind++];
+            }
             if (!parse_nodes(optarg, &o->nodes)) {
                 snprintf(err, errlen, "-n needs a whole number of nodes from 1 to %d, not '%s'",
                          BOOT_MAX_NODES, optarg);
@@ -1412,6 +1421,39 @@ static void launcher_free(struct launcher *l)
     explicit_bzero(l->key, sizeof l->key);
 }
 
+/* A program no node could run: one line before any starts, rather than
+ * one from each node's failed exec. The search is execvp's: a name with a
+ * slash as it is, else each directory of PATH. */
+static int check_program(const char *prog)
+{
+    struct stat st;
+    int err = ENOENT;
+    if (strchr(prog, '/')) {
+        if (stat(prog, &st) < 0)
+            err = errno;
+        else if (!S_ISREG(st.st_mode) || access(prog, X_OK) < 0)
+            err = EACCES;
+        else
+            return 0;
+    } else {
+        const char *path = getenv("PATH");
+        for (const char *d = path && *path ? path : "/bin:/usr/bin"; *d;) {
+            size_t len = strcspn(d, ":");
+            char full[PATH_MAX];
+            if (snprintf(full, sizeof full, "%.*s/%s", (int)(len ? len : 1), len ? d : ".",
+                         prog) < (int)sizeof full &&
+                stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (access(full, X_OK) == 0)
+                    return 0;
+                err = EACCES;
+            }
+            d += len + (d[len] == ':');
+        }
+    }
+    fprintf(stderr, "dsmrun: cannot run %s: %s\n", prog, strerror(err));
+    return -1;
+}
+
 static int run(struct launcher *l, int argc, char **argv)
 {
     char err[256];
@@ -1437,6 +1479,8 @@ static int run(struct launcher *l, int argc, char **argv)
         l->mode = MODE_HOSTS;
         return run_hosts(l);
     }
+    if (check_program(l->opt.prog_argv[0]) < 0)
+        return EXIT_EXEC_FAILED;
     l->interactive = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
     if (prepare_job(l) < 0)
         return EXIT_LAUNCH;

@@ -7,9 +7,11 @@ divert(-1)
 define(MAIN_ENV, `
 #define PARMACS_THREADS_MAIN
 #include <dsm/parmacs-threads.h>
+#define PAGE_SIZE 4096
 ')
 define(EXTERN_ENV, `
 #include <dsm/parmacs-threads.h>
+#define PAGE_SIZE 4096
 ')
 define(MAIN_INITENV, `{;}')
 define(MAIN_END, `{exit(0);}')
@@ -19,8 +21,10 @@ define(CREATE, `ifelse(`$2', `',
   `parmacs_create_all((void (*)(void))($1), (int)($2));')')
 define(WAIT_FOR_END, `parmacs_wait_for_end();')
 
-define(G_MALLOC, `calloc(1, $1)')
-define(NU_MALLOC, `calloc(1, $1)')
+define(G_MALLOC, `calloc(1, $1);')
+define(NU_MALLOC, `calloc(1, $1);')
+define(G_MALLOC_F, `calloc(1, $1)')
+define(NU_MALLOC_F, `calloc(1, $1)')
 define(G_FREE, `free($1)')
 
 define(LOCKDEC, `pthread_mutex_t $1;')
@@ -31,6 +35,7 @@ define(ALOCKDEC, `pthread_mutex_t $1[$2];')
 define(ALOCKINIT, `{for (int alock_i_ = 0; alock_i_ < ($2); alock_i_++) pthread_mutex_init(&($1)[alock_i_], NULL);}')
 define(ALOCK, `pthread_mutex_lock(&($1)[$2]);')
 define(AULOCK, `pthread_mutex_unlock(&($1)[$2]);')
+define(AGETL, `(($1)[$2])')
 
 define(BARDEC, `struct parmacs_barrier $1;')
 define(BARINIT, `parmacs_barrier_init(&($1));')
@@ -59,6 +64,11 @@ define(FENCE, `__sync_synchronize();')
 define(FULL_FENCE, `__sync_synchronize();')
 define(STORE_FENCE, `__sync_synchronize();')
 define(LOAD_FENCE, `__sync_synchronize();')
+define(RELEASE_FENCE, `__atomic_thread_fence(__ATOMIC_RELEASE);')
+define(ACQUIRE_FENCE, `__atomic_thread_fence(__ATOMIC_ACQUIRE);')
+
+define(SPLASH3_ROI_BEGIN, `')
+define(SPLASH3_ROI_END, `')
 
 define(GET_PID, `($1) = parmacs_pid;')
 define(CLOCK, `{struct timeval clock_tv_; gettimeofday(&clock_tv_, NULL); ($1) = (unsigned long)(clock_tv_.tv_usec + clock_tv_.tv_sec * 1000000);}')
@@ -66,6 +76,6 @@ define(AUG_ON, `')
 define(AUG_OFF, `')
 
 undefine(`len')undefine(`index')undefine(`substr')undefine(`format')undefine(`eval')
-undefine(`incr')undefine(`decr')undefine(`shift')undefine(`include')undefine(`translit')
+undefine(`incr')undefine(`decr')undefine(`shift')undefine(`translit')
 undefine(`regexp')undefine(`patsubst')undefine(`unix')undefine(`__unix__')undefine(`__gnu__')
 divert(0)dnl

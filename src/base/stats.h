@@ -19,7 +19,7 @@
     X(NET_RETRANSMITS,     "datagrams retransmitted")                          \
     X(NET_FAST_RETRANSMITS,"of which triggered by selective ack")              \
     X(NET_TAIL_PROBES,     "of which tail-loss probes")                        \
-    X(NET_LOSSY_COPIES,    "small datagrams sent twice on a lossy path")       \
+    X(NET_LOSSY_COPIES,    "small datagrams sent twice (over 1 in 20 resent: loss, or a slow peer)") \
     X(NET_DUPS_DROPPED,    "duplicate datagrams dropped")                      \
     X(NET_OOO_BUFFERED,    "datagrams buffered out of order")                  \
     X(NET_FOREIGN_DROPPED, "foreign or malformed datagrams dropped")           \
@@ -88,6 +88,7 @@
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \
     X(T_LOCK_NS,           "time in lock, unlock and condition waits (ns)")   \
+    X(T_IDLE_NS,           "time idle: waiting for the master's work, or for its workers to end (ns)") \
     X(T_SERVICE_NS,        "time serving other nodes' requests (ns)")          \
     X(T_TWIN_NS,           "time making twins (ns)")                           \
     X(T_DIFF_NS,           "time creating diffs (ns)")                         \

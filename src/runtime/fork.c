@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
 #include "base/stack.h"
 #include "base/state.h"
+#include "base/stats.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
@@ -48,6 +50,10 @@ static DSM_STATE struct {
     bool            fork_style;
     struct fork_work     *jobs;          /* at workers: creates and the exit, in order */
     int             outstanding;   /* at the master: creates not yet done */
+    bool            all_busy;      /* at the master: a dsm_create not yet waited for */
+    bool            ever_created;  /* at the master: some node was given work */
+    bool            told_threads;  /* at the master: the threads line is out */
+    int             some_busy;     /* at the master: one-node creates not yet waited for */
     struct fork_work     *done;          /* at the master: workers' intervals, in arrival order */
     uint32_t       *vt_at_create;
 } forks = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -107,6 +113,7 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
     pthread_mutex_lock(&forks.lock);
     interval_vt(forks.vt_at_create);
     forks.outstanding += to - from;
+    forks.ever_created = true;
     pthread_mutex_unlock(&forks.lock);
     for (int i = from; i < to; i++)
         ipc_send(i, RUNTIME_CREATE, 0, b.p, b.len);
@@ -128,10 +135,14 @@ static void wait_for_end_here(void)
 {
     if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_wait_for_end is for the master of a job started with dsm_startup_fork");
+    uint64_t t0 = clock_ns();
     ipc_wait(all_done, NULL, 0);
+    stats_add(STAT_T_IDLE_NS, clock_ns() - t0);
     pthread_mutex_lock(&forks.lock);
     struct fork_work *done = forks.done;
     forks.done = NULL;
+    forks.all_busy = false;
+    forks.some_busy = 0;
     pthread_mutex_unlock(&forks.lock);
     while (done) {
         struct fork_work *next = done->next;
@@ -248,7 +259,11 @@ static void run_create(const unsigned char *data, size_t len)
 static void worker_loop(void)
 {
     for (;;) {
+        /* Idle, not computing: a node the master gives no work (a program
+         * whose threads all run on the master) shows as such in --stats. */
+        uint64_t t0 = clock_ns();
         ipc_wait(job_ready, NULL, 0);
+        stats_add(STAT_T_IDLE_NS, clock_ns() - t0);
         pthread_mutex_lock(&forks.lock);
         struct fork_work *j = forks.jobs;
         forks.jobs = j->next;
@@ -297,6 +312,27 @@ void fork_start(void)
     ipc_register(RUNTIME_EXIT, "EXIT", on_exit_msg, NULL);
 }
 
+/* A dsmcc program's pthread_create (libdsm-start.a wraps it): its threads
+ * all run on the master, so before any node has been given work it says
+ * once, in one line, that the other nodes will sit idle — a pthreads
+ * program otherwise gives the right answer on node 0 alone, silently. */
+void dsm_program_thread_created(void)
+{
+    if (!rt()->started || !forks.fork_style || job()->rank != 0 || job()->nodes < 2)
+        return;
+    pthread_mutex_lock(&forks.lock);
+    bool tell = !forks.ever_created && !forks.told_threads;
+    forks.told_threads = true;
+    pthread_mutex_unlock(&forks.lock);
+    char others[32];
+    snprintf(others, sizeof others, job()->nodes == 2 ? "node 1 stays" : "nodes 1-%d stay",
+             job()->nodes - 1);
+    if (tell)
+        log_warn("the program starts POSIX threads, and they all run on node 0: %s idle until "
+                 "it starts work there (PARMACS CREATE, an OpenMP region, dsm_create; "
+                 "docs/unmodified-programs.md)", others);
+}
+
 /* The entry points run off the master's shared stack (base/stack.h). */
 struct create_args { int from, to; void (*fn)(void *); void *arg; };
 
@@ -306,16 +342,28 @@ static void create_call(void *arg)
     send_create(a.from, a.to, a.fn, a.arg);
 }
 
+/* dsm_create runs fn on every other node, so a second one before
+ * dsm_wait_for_end cannot mean what a pthread_create or PARMACS CREATE
+ * caller means by it (one more worker): every worker would run both, and
+ * a program that creates once per worker would do its work N-1 times over.
+ * It is refused, in one line, rather than guessed at. */
 void dsm_create(void (*fn)(void *), void *arg)
 {
+    if (forks.fork_style && job()->rank == 0 && (forks.all_busy || forks.some_busy))
+        log_fatal("dsm_create called again before dsm_wait_for_end: %s; call "
+                  "dsm_wait_for_end before the next dsm_create (dsm.h)",
+                  forks.all_busy ? "the first call already runs its function on every other node"
+                                 : "PARMACS CREATE has already started processes on other nodes");
     struct create_args a = {1, job()->nodes, fn, arg};
     stack_private(create_call, &a);
+    forks.all_busy = true;
 }
 
 void fork_create_on(int node, void (*fn)(void *), void *arg)
 {
     if (node < 1 || node >= job()->nodes)
         log_fatal("internal error: create on node %d of %d", node, job()->nodes);
+    forks.some_busy++;
     struct create_args a = {node, node + 1, fn, arg};
     stack_private(create_call, &a);
 }

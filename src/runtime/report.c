@@ -37,7 +37,7 @@ struct node_report {
 
 static DSM_STATE struct {
     pthread_mutex_t     lock;
-    uint64_t            start_ns; /* report_start: the end of dsm_startup */
+    uint64_t            start_ns; /* report_started: the end of dsm_startup */
     bool                frozen;   /* dsm_stats_freeze: `held` is the report */
     struct node_report  held;
     struct node_report *table;    /* at node 0: one per node */
@@ -101,6 +101,14 @@ void dsm_stats_freeze(void)
     trace_mark(TRACE_MARK_FREEZE);
 }
 
+/* The total starts when dsm_startup returns (docs/statistics.md), not
+ * before the transport and the boot's wait for every node: a node started
+ * well before the others would otherwise count that wait as computing. */
+void report_started(void)
+{
+    rep.start_ns = clock_ns();
+}
+
 void report_start(void)
 {
     rep.start_ns = clock_ns();
@@ -131,13 +139,14 @@ static bool is_time(int c)
 }
 
 /* Computing is what remains of the total once the application thread's
- * waits are taken out. Request service is not one of them: it runs on the
- * service thread, concurrently. Clamped at 0 in case the waits overlap. */
+ * waits are taken out, idleness (fork style: no work given) among them.
+ * Request service is not one of them: it runs on the service thread,
+ * concurrently. Clamped at 0 in case the waits overlap. */
 static uint64_t computing_ns(const struct node_report *r)
 {
     const uint64_t *c = r->counters;
     uint64_t waits = c[STAT_T_BARRIER_NS] + c[STAT_T_READ_FAULT_NS] + c[STAT_T_WRITE_FAULT_NS] +
-                     c[STAT_T_LOCK_NS];
+                     c[STAT_T_LOCK_NS] + c[STAT_T_IDLE_NS];
     return waits < c[STAT_T_TOTAL_NS] ? c[STAT_T_TOTAL_NS] - waits : 0;
 }
 
@@ -171,6 +180,7 @@ static const struct time_row split_rows[] = {
     {"write fault", "write_fault", STAT_T_WRITE_FAULT_NS},
     {"request service *", "request_service", STAT_T_SERVICE_NS},
     {"lock", "lock", STAT_T_LOCK_NS},
+    {"idle ***", "idle", STAT_T_IDLE_NS},
 };
 
 /* Under protocols whose accounting the estimate fits (coherence_ops
@@ -372,6 +382,8 @@ static void print_report(FILE *out, int nodes)
     if (shows_aurc())
         fprintf(out, INDENT "** the total less twin, diff creation, send and apply: the same run\n"
                      INDENT "   under AURC, whose writes would reach the home by hardware.\n");
+    fprintf(out, INDENT "*** fork style (dsmcc, dsm_startup_fork): a node waiting for the master's\n"
+                 INDENT "    next create, or the master waiting for its workers to end.\n");
 
     section(out, width, TITLE_COUNTS, nodes);
     bool none = true;

@@ -141,6 +141,7 @@ int dsm_startup(int *argc, char ***argv)
     boot_done(&np);
     globals_sync();
     stats_add(STAT_T_STARTUP_NS, boot_since_launch_ns());
+    report_started();
     r->started = true;
     return 0;
 }

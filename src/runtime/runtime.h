@@ -43,5 +43,6 @@ void fork_create_on(int node, void (*fn)(void *), void *arg);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);
+void report_started(void);
 void report_finish(void);
 #endif

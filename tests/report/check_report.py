@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 TIME_KEYS = ["total", "computing", "barrier", "read_fault", "write_fault",
-             "request_service", "lock"]
+             "request_service", "lock", "idle"]
 SOME_COUNTERS = ["NET_MSGS_SENT", "READ_FAULTS", "WRITE_FAULTS", "T_TOTAL_NS"]
 
 failures = []
@@ -67,9 +67,9 @@ def check_json(dsmrun, nodes, program):
             check(t["total"] > 0, f"node {r}: total time is 0")
             check(t["computing"] <= t["total"] + 1e-3,
                   f"node {r}: computing exceeds total")
-            waits = t["barrier"] + t["read_fault"] + t["write_fault"] + t["lock"]
+            waits = t["barrier"] + t["read_fault"] + t["write_fault"] + t["lock"] + t["idle"]
             check(abs(t["computing"] - max(t["total"] - waits, 0)) < 2e-3,
-                  f"node {r}: computing is not total - (barrier + faults + lock)")
+                  f"node {r}: computing is not total - (barrier + faults + lock + idle)")
         c = e.get("counters", {})
         for k in SOME_COUNTERS:
             check(k in c, f"node {r}: counter {k} missing")
@@ -104,7 +104,7 @@ def check_text(dsmrun, nodes, program):
             check(head.split()[-2 * nodes:] == " ".join(columns).split(),
                   f"section '{title}' lacks a column per node: {head!r}")
     for row in ["total", "computing", "barrier", "read fault", "write fault",
-                "request service *", "lock", "twin", "diff creation", "diff send",
+                "request service *", "lock", "idle ***", "twin", "diff creation", "diff send",
                 "diff apply"]:
         check(any(l.strip().startswith(row + " ") for l in out), f"time row '{row}' missing")
     check(any("not subtracted from computing" in l for l in out),
