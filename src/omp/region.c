@@ -10,7 +10,6 @@
 
 #include "base/clock.h"
 #include "base/job.h"
-#include "base/stack.h"
 #include "base/log.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -307,22 +306,14 @@ void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy
     __kmpc_barrier(loc, gtid);
 }
 
-/* flush: this node's writes go to their homes (a release). Seeing another
- * node's writes needs that node's release and an acquire here (a lock, a
- * barrier); a program that synchronises through flushes of plain
- * variables needs --protocol sc (docs/openmp.md). */
-static void flush_here(void *arg)
-{
-    (void)arg;
-    coherence_release();
-    coherence_release_sent();
-}
-
+/* flush (with or without a list: a list may only name fewer variables,
+ * and every variable is flushed): this node's writes become visible, and
+ * the writes other nodes made visible become visible here (sync/flush.c). */
 void __kmpc_flush(ident_t *loc)
 {
     (void)loc;
     if (omp_self()->distributed)
-        stack_private(flush_here, NULL); /* protocol work: off the shared stack */
+        sync_flush();
 }
 
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
