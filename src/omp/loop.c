@@ -114,6 +114,7 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
     if (base < 0)
         log_fatal("OpenMP static loop with schedule type %d, which dsm does not know", schedtype);
     t->loop++;
+    t->since_barrier++;
     stats_add(STAT_PAR_LOOPS, 1);
     int64_t lb = *lower;
     uint64_t trip = sched_trip(lb, *upper, incr, is_unsigned);
@@ -205,6 +206,7 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
     if (!kind)
         log_fatal("OpenMP loop with schedule type %d, which dsm does not know", schedule);
     t->loop++;
+    t->since_barrier++;
     stats_add(STAT_PAR_LOOPS, 1);
     struct omp_loop *l = &t->loop_state;
     *l = (struct omp_loop){

@@ -113,6 +113,7 @@ struct tp_copy {
     struct tp_copy *next;
     const void     *original;
     void           *copy;
+    size_t          size;
 };
 static DSM_STATE struct tp_copy *tp_copies;
 
@@ -130,9 +131,17 @@ void *__kmpc_threadprivate_cached(ident_t *loc, kmp_int32 gtid, void *data, size
     if (!c || !copy)
         log_fatal("out of memory for a threadprivate variable");
     memcpy(copy, data, size);
-    *c = (struct tp_copy){.next = tp_copies, .original = data, .copy = copy};
+    *c = (struct tp_copy){.next = tp_copies, .original = data, .copy = copy, .size = size ? size : 1};
     tp_copies = c;
     return copy;
+}
+
+size_t omp_threadprivate_extent(const void *p)
+{
+    for (struct tp_copy *c = tp_copies; c; c = c->next)
+        if ((const char *)p >= (const char *)c->copy && (const char *)p < (const char *)c->copy + c->size)
+            return c->size - (size_t)((const char *)p - (const char *)c->copy);
+    return 0;
 }
 
 void __kmpc_threadprivate_register(ident_t *loc, void *data, void *ctor, void *cctor, void *dtor)

@@ -25,6 +25,7 @@ struct omp_region {
     uint32_t          team;             /* regions run so far, this one included */
     struct sched_spec run_sched;        /* the master's run-sched-var */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
+    uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
     struct team_count count;            /* a partial team's barrier */
     uint64_t          args[OMP_MAX_ARGS];
 };
@@ -78,6 +79,11 @@ struct omp_thread {
     struct omp_outer   outer[OMP_MAX_NESTING];
     int                serialized;      /* entries of outer in use */
     bool               barrier_owed;    /* a blocking reduction's barrier, not yet run */
+    /* Worksharing constructs (loops, sections, singles) and masters met
+     * since the team's last barrier: a reduction after an earlier one
+     * waits for the team first (region.c, __kmpc_reduce_nowait). */
+    int                since_barrier;
+    char              *stack_hi;        /* at a member: its stack above the region's frames */
 };
 
 /* This node's state, made ready (settings read, checked) on first use.
@@ -92,4 +98,8 @@ void omp_pay_barrier(struct omp_thread *t);
 /* A lock id for an address the compiler names a critical section or a
  * reduction by (the same on every node: the executable's layout is). */
 int omp_lock_id_of(const void *addr);
+
+/* The bytes from p to the end of this node's threadprivate copy holding
+ * it; 0 when p is in none. */
+size_t omp_threadprivate_extent(const void *p);
 #endif

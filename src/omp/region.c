@@ -95,6 +95,8 @@ static void run_member(void *arg)
         return; /* not in this team */
     uint64_t t0 = clock_ns();
     struct omp_thread saved = *t;
+    t->stack_hi = __builtin_frame_address(0);
+    t->since_barrier = 0;
     t->tid = rank;
     t->nthreads = r->nthreads;
     t->level = 1;
@@ -154,6 +156,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     dsm_create(run_member, r);
 
     struct omp_thread saved = *t;
+    t->since_barrier = 0;
     t->tid = 0;
     t->nthreads = n;
     t->level = 1;
@@ -238,6 +241,7 @@ void __kmpc_end(ident_t *loc) { (void)loc; }
 
 static void team_barrier(struct omp_thread *t)
 {
+    t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
     if (t->nthreads == job()->nodes)
@@ -262,14 +266,20 @@ void omp_pay_barrier(struct omp_thread *t)
     team_barrier(t);
 }
 
-/* single: the master thread of the team runs it, with no communication
- * (OpenMP lets the implementation choose the thread). copyprivate relies on
- * it: the data it broadcasts is on the master's stack, which is shared
- * memory under master-only start. */
+/* single: the first thread of the team to arrive runs it, as libomp's
+ * does: node 0 decides, as it hands out a dynamic loop's chunks (one
+ * request and one reply; node 0's own is answered in place). Another
+ * choice (always the master) would deadlock a `single nowait` that waits
+ * for another single's work, which OpenMP allows. */
 kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    return omp_self()->tid == 0;
+    struct omp_thread *t = omp_self();
+    if (t->nthreads <= 1)
+        return 1;
+    t->loop++;
+    t->since_barrier++;
+    return parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
 }
 
 void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
@@ -277,7 +287,9 @@ void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
 kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    return omp_self()->tid == 0;
+    struct omp_thread *t = omp_self();
+    t->since_barrier++;
+    return t->tid == 0;
 }
 
 void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
@@ -285,25 +297,94 @@ void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
 kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter)
 {
     (void)loc, (void)gtid;
-    return omp_self()->tid == filter;
+    struct omp_thread *t = omp_self();
+    t->since_barrier++;
+    return t->tid == filter;
 }
 
 void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
 
+/* copyprivate: the thread that ran the single publishes where its
+ * variables are, the others copy them (cpy_func, the compiler's) after a
+ * barrier, and a second barrier keeps the source alive until all have.
+ * The master's variables are on its stack in shared memory, readable
+ * everywhere as they are. Another node's are in its private memory: it
+ * copies each into a shared block first (copyprivate_blob), from the
+ * variable's address to the end of what holds it (its stack above the
+ * region's frames, or its threadprivate copy), and the others read them
+ * there. */
+struct cp_entry {
+    uint64_t offset; /* in the blob; UINT64_MAX: the address itself is shared */
+    uint64_t addr;
+};
+
+static void *copyprivate_blob(struct omp_thread *t, void **src, size_t n)
+{
+    size_t bytes = sizeof(uint64_t) + n * sizeof(struct cp_entry);
+    size_t len[OMP_MAX_ARGS];
+    for (size_t i = 0; i < n; i++) {
+        char *p = src[i];
+        size_t tp = omp_threadprivate_extent(p);
+        if (mem_contains(p))
+            len[i] = 0;
+        else if (tp)
+            len[i] = tp;
+        else if (p < t->stack_hi && p >= (char *)__builtin_frame_address(0))
+            len[i] = (size_t)(t->stack_hi - p);
+        else
+            log_fatal("copyprivate: a variable at %p is neither on the thread's stack, nor "
+                      "threadprivate, nor shared memory; dsm cannot broadcast it",
+                      (void *)p);
+        bytes += len[i];
+    }
+    unsigned char *blob = dsm_malloc(bytes);
+    if (!blob)
+        log_fatal("no shared memory for copyprivate's %zu bytes", bytes);
+    uint64_t count = n;
+    memcpy(blob, &count, sizeof count);
+    struct cp_entry *e = (struct cp_entry *)(blob + sizeof count);
+    size_t at = sizeof count + n * sizeof *e;
+    for (size_t i = 0; i < n; i++) {
+        e[i] = (struct cp_entry){.offset = len[i] ? at : UINT64_MAX, .addr = (uintptr_t)src[i]};
+        memcpy(blob + at, src[i], len[i]);
+        at += len[i];
+    }
+    return blob;
+}
+
 void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy_data,
                         void (*cpy_func)(void *, void *), kmp_int32 didit)
 {
-    (void)cpy_size;
     struct omp_thread *t = omp_self();
     if (t->nthreads <= 1)
         return;
-    if (didit)
-        t->region->copyprivate_src = (uint64_t)(uintptr_t)cpy_data;
+    size_t n = cpy_size / sizeof(void *);
+    if (n > OMP_MAX_ARGS)
+        log_fatal("copyprivate of %zu variables; dsm supports at most %d", n, OMP_MAX_ARGS);
+    void *blob = NULL;
+    if (didit) {
+        blob = t->tid == 0 ? NULL : copyprivate_blob(t, cpy_data, n);
+        t->region->copyprivate_src = (uint64_t)(uintptr_t)(blob ? blob : cpy_data);
+        t->region->copyprivate_blob = blob != NULL;
+    }
     __kmpc_barrier(loc, gtid);
-    if (!didit)
-        cpy_func(cpy_data, (void *)(uintptr_t)t->region->copyprivate_src);
+    if (!didit) {
+        void *src = (void *)(uintptr_t)t->region->copyprivate_src;
+        if (t->region->copyprivate_blob) {
+            unsigned char *b = src;
+            const struct cp_entry *e = (const struct cp_entry *)(b + sizeof(uint64_t));
+            void *list[OMP_MAX_ARGS];
+            for (size_t i = 0; i < n; i++)
+                list[i] = e[i].offset == UINT64_MAX ? (void *)(uintptr_t)e[i].addr
+                                                    : b + e[i].offset;
+            cpy_func(cpy_data, list);
+        } else
+            cpy_func(cpy_data, src);
+    }
     /* Nobody may change the source before everyone has copied it. */
     __kmpc_barrier(loc, gtid);
+    if (blob)
+        dsm_free(blob);
 }
 
 /* flush (with or without a list: a list may only name fewer variables,
@@ -353,6 +434,14 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
+    /* libomp merges once every thread has arrived (its tree gathers
+     * first), so what a thread did before the construct — zeroing the
+     * variable in a `single nowait`, as NPB CG does — is never overtaken
+     * by another thread's merge. The lock orders only the merges: after
+     * another worksharing construct or master since the team's last
+     * barrier, the team meets first. (The construct itself counts one.) */
+    if (t->nthreads > 1 && t->since_barrier > 1)
+        team_barrier(t);
     if (t->nthreads > 1) {
         uint64_t t0 = clock_ns();
         dsm_lock(omp_lock_id_of(lck));
