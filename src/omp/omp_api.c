@@ -41,6 +41,20 @@ static int env_count(const char *name, int fallback, int max)
     return (int)x;
 }
 
+/* A whole number >= 0 from the environment, or 0. */
+static int env_count_or_zero(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < 0 || x > INT_MAX)
+        log_fatal("%s=%s: expected a whole number >= 0", name, v);
+    return (int)x;
+}
+
 static void omp_init(struct omp_thread *t)
 {
     if (getenv(BOOT_ENV_RANK) && dsm_nodes() == 1 && !rt()->started)
@@ -58,6 +72,15 @@ static void omp_init(struct omp_thread *t)
             log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
     }
     t->icv.max_active_levels = 1;
+    t->icv.cancellation = false;
+    const char *c = getenv("OMP_CANCELLATION");
+    if (c && *c) {
+        if (!strcasecmp(c, "true") || !strcmp(c, "1"))
+            t->icv.cancellation = true;
+        else if (strcasecmp(c, "false") && strcmp(c, "0"))
+            log_fatal("OMP_CANCELLATION=%s: expected true or false", c);
+    }
+    t->icv.max_task_priority = env_count_or_zero("OMP_MAX_TASK_PRIORITY");
     t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
     const char *s = getenv("OMP_SCHEDULE");
     if (s && *s) {
@@ -173,7 +196,28 @@ int omp_get_nested(void) { return 0; }
 void omp_set_nested(int on) { (void)on; /* nested regions always run serialized */ }
 int omp_get_max_active_levels(void) { return omp_self()->icv.max_active_levels; }
 void omp_set_max_active_levels(int levels) { (void)levels; }
-int omp_get_cancellation(void) { return 0; }
+int omp_get_cancellation(void) { return omp_self()->icv.cancellation; }
+int omp_get_num_teams(void) { return 1; } /* outside a teams region, as always here */
+int omp_get_team_num(void) { return 0; }
+int omp_get_max_task_priority(void) { return omp_self()->icv.max_task_priority; }
+int omp_get_supported_active_levels(void) { return 1; /* nested regions are serialized */ }
+
+/* omp_pause_resource: releasing the runtime's resources between regions
+ * is a request the implementation may decline, which the standard says
+ * a non-zero return reports; dsm keeps its nodes and their memory for the
+ * whole job. */
+typedef enum omp_pause_resource_t { omp_pause_soft = 1, omp_pause_hard = 2 } omp_pause_resource_t;
+int omp_pause_resource(omp_pause_resource_t kind, int device_num)
+{
+    (void)kind, (void)device_num;
+    return -1;
+}
+int omp_pause_resource_all(omp_pause_resource_t kind)
+{
+    (void)kind;
+    return -1;
+}
+
 int omp_in_final(void) { return 0; }
 int omp_get_num_devices(void) { return 0; }
 int omp_get_device_num(void) { return -1; }

@@ -151,6 +151,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->team = ++t->teams_started;
     r->run_sched = t->icv.run_sched;
     r->copyprivate_src = 0;
+    r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     dsm_create(run_member, r);
@@ -169,6 +170,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     *t = saved;
     t->icv.nthreads = icv_threads;
     dsm_wait_for_end();
+    omp_doacross_region_end(r);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
 }
