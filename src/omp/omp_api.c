@@ -3,7 +3,8 @@
  * and the runtime's settings (OMP_NUM_THREADS, OMP_SCHEDULE, OMP_DYNAMIC).
  *
  * One OpenMP thread per node: a team has at most as many threads as the
- * job has nodes, and OMP_NUM_THREADS above that is an error, said once.
+ * job has nodes; asking for more (OMP_NUM_THREADS, omp_set_num_threads,
+ * num_threads) gives that many.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,9 +36,7 @@ static int env_count(const char *name, int fallback, int max)
     if (errno || end == v || (*end && *end != ',') || x < 1 || x > INT_MAX)
         log_fatal("%s=%s: expected a positive whole number", name, v);
     if (x > max)
-        log_fatal("%s=%ld asks for more threads than the job's %d nodes; dsm runs one OpenMP "
-                  "thread per node: start more nodes (dsmrun -n %ld) or lower %s",
-                  name, x, max, x, name);
+        log_fatal("%s=%s: at most %d", name, v, max);
     return (int)x;
 }
 
@@ -62,7 +61,11 @@ static void omp_init(struct omp_thread *t)
                   "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
     t->nthreads = 1;
     t->distributed = rt()->started && job()->nodes > 1;
-    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, job()->nodes);
+    /* More threads than nodes: nthreads-var keeps what was asked for
+     * (omp_get_max_threads returns it, as OpenMP says and clang's
+     * optimiser assumes), and a region gets fewer threads, one per node,
+     * as OpenMP allows when it cannot give as many (region.c). */
+    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, INT_MAX);
     t->icv.dynamic = false;
     const char *d = getenv("OMP_DYNAMIC");
     if (d && *d) {
@@ -231,7 +234,7 @@ void omp_set_num_threads(int n)
 {
     if (n < 1)
         log_fatal("omp_set_num_threads(%d): the number must be positive", n);
-    omp_self()->icv.nthreads = n > job()->nodes ? job()->nodes : n;
+    omp_self()->icv.nthreads = n; /* a region clamps it to the nodes (region.c) */
 }
 
 int omp_get_ancestor_thread_num(int level)
@@ -260,14 +263,19 @@ void omp_set_schedule(omp_sched_t kind, int chunk)
     int k = (int)kind & ~(int)omp_sched_monotonic;
     if (k < omp_sched_static || k > omp_sched_auto)
         log_fatal("omp_set_schedule(%d, %d): unknown kind", (int)kind, chunk);
-    omp_self()->icv.run_sched = (struct sched_spec){.kind = (enum sched_kind)k,
-                                                   .chunk = chunk > 0 ? chunk : 0};
+    omp_self()->icv.run_sched = (struct sched_spec){
+        .kind = (enum sched_kind)k,
+        .chunk = chunk > 0 ? chunk : 0,
+        .monotonic = ((unsigned)kind & (unsigned)omp_sched_monotonic) != 0};
 }
 
 void omp_get_schedule(omp_sched_t *kind, int *chunk)
 {
     struct sched_spec *s = &omp_self()->icv.run_sched;
-    *kind = (omp_sched_t)s->kind;
+    unsigned k = (unsigned)s->kind;
+    if (s->monotonic)
+        k |= (unsigned)omp_sched_monotonic;
+    *kind = (omp_sched_t)k;
     *chunk = (int)s->chunk;
 }
 

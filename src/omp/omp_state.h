@@ -62,6 +62,7 @@ struct omp_icv {
 /* What a serialized (nested or one-thread) region hides while it runs. */
 #define OMP_MAX_NESTING 32
 struct omp_outer {
+    struct omp_icv  icv;        /* ICVs set inside the region are its own */
     int             tid, nthreads;
     uint32_t        loop;
     struct omp_loop loop_state;

@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "omp/kmpc.h"
@@ -64,7 +65,7 @@ static void serialized_begin(struct omp_thread *t)
 {
     if (t->serialized == OMP_MAX_NESTING)
         log_fatal("OpenMP regions nested more than %d deep", OMP_MAX_NESTING);
-    t->outer[t->serialized++] = (struct omp_outer){.tid = t->tid, .nthreads = t->nthreads,
+    t->outer[t->serialized++] = (struct omp_outer){.icv = t->icv, .tid = t->tid, .nthreads = t->nthreads,
                                                    .loop = t->loop, .loop_state = t->loop_state};
     t->tid = 0;
     t->nthreads = 1;
@@ -78,6 +79,7 @@ static void serialized_end(struct omp_thread *t)
     if (t->serialized == 0)
         log_fatal("__kmpc_end_serialized_parallel without a serialized region");
     struct omp_outer *o = &t->outer[--t->serialized];
+    t->icv = o->icv;
     t->tid = o->tid;
     t->nthreads = o->nthreads;
     t->loop = o->loop;
@@ -128,6 +130,9 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
     va_end(ap);
 
+    if (t->distributed && t->level == 0 && !stack_on_shared())
+        log_fatal("an OpenMP parallel region was started on a thread the program created "
+                  "(pthread_create); dsm runs OpenMP regions from main's thread only");
     int n = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
     if (n > job()->nodes)
@@ -166,9 +171,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     t->loop = 0;
     t->region = r;
     invoke(microtask, 0, 0, argc, args);
-    int icv_threads = t->icv.nthreads;
-    *t = saved;
-    t->icv.nthreads = icv_threads;
+    *t = saved; /* with the ICVs as they were: those set in the region were its own */
     dsm_wait_for_end();
     omp_doacross_region_end(r);
     stats_add(STAT_PAR_REGIONS, 1);
