@@ -205,21 +205,18 @@ int omp_get_team_num(void) { return 0; }
 int omp_get_max_task_priority(void) { return omp_self()->icv.max_task_priority; }
 int omp_get_supported_active_levels(void) { return 1; /* nested regions are serialized */ }
 
-/* omp_pause_resource: releasing the runtime's resources between regions
- * is a request the implementation may decline, which the standard says
- * a non-zero return reports; dsm keeps its nodes and their memory for the
- * whole job. */
+/* omp_pause_resource: the runtime may release its resources between
+ * regions. dsm holds none that it could give back while the job runs (the
+ * nodes, their service threads and the shared region stay for the whole
+ * job, and its OpenMP state is rebuilt by the next region as it is), so a
+ * pause of either kind succeeds with nothing to do. */
 typedef enum omp_pause_resource_t { omp_pause_soft = 1, omp_pause_hard = 2 } omp_pause_resource_t;
 int omp_pause_resource(omp_pause_resource_t kind, int device_num)
 {
-    (void)kind, (void)device_num;
-    return -1;
+    (void)device_num;
+    return kind == omp_pause_soft || kind == omp_pause_hard ? 0 : -1;
 }
-int omp_pause_resource_all(omp_pause_resource_t kind)
-{
-    (void)kind;
-    return -1;
-}
+int omp_pause_resource_all(omp_pause_resource_t kind) { return omp_pause_resource(kind, 0); }
 
 int omp_in_final(void) { return 0; }
 int omp_get_num_devices(void) { return 0; }

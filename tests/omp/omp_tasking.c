@@ -160,7 +160,7 @@ static void api_routines(void)
         s += p[i];
     check(s == 499500, "memory from kmp_aligned_malloc is not shared with the team");
     kmp_free(p);
-    omp_pause_resource_all(omp_pause_soft); /* may decline: any answer is allowed */
+    check(omp_pause_resource_all(omp_pause_soft) == 0, "omp_pause_resource_all failed");
 }
 
 int main(void)
