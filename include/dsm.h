@@ -118,7 +118,7 @@ void  dsm_program_thread_created(void);
  * linker script); SPMD programs keep private, per-node globals unless they
  * ask. Release consistency applies to globals as to all shared memory:
  * racy flags (written and polled without a lock or barrier) need
- * `--protocol sc`.
+ * dsm_flush on both sides, or `--protocol sc`.
  *
  * Returns only on the master, never: it exits with main's status. */
 int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, char **));
@@ -168,6 +168,14 @@ void dsm_barrier(void);
  * visible after the acquire. */
 void dsm_lock(int id);
 void dsm_unlock(int id);
+
+/* A flush (OpenMP's): this node's writes become visible to the other
+ * nodes' next flush, lock or barrier, and the writes the other nodes made
+ * visible before it began (a flush, an unlock, a barrier) become visible
+ * here. A flag written then flushed on one node, and polled with a flush
+ * on another, is seen there under every protocol. Costs a round trip to
+ * every other node under hlrc and lrc; nothing when never called. */
+void dsm_flush(void);
 
 /* Condition variables (seed 001). dsm_cond_wait must be called holding
  * `lock`: it releases it, waits for a signal, and re-acquires it.

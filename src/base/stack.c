@@ -36,6 +36,12 @@ __attribute__((noinline)) static void call_on(char *top, void (*fn)(void *), voi
 }
 #endif
 
+bool stack_on_shared(void)
+{
+    char here;
+    return &here >= shared.lo && &here < shared.hi;
+}
+
 void stack_private(void (*fn)(void *), void *arg)
 {
     char here;

@@ -12,11 +12,16 @@
  */
 #ifndef DSM_BASE_STACK_H
 #define DSM_BASE_STACK_H
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The shared stack is [lo, lo + len); `top` is free stack space of the
  * process's own stack to run on (16-byte aligned below it). */
 void stack_set_shared(char *lo, size_t len, char *top);
+
+/* Whether the caller runs on the shared stack (main's, under master-only
+ * start). */
+bool stack_on_shared(void);
 
 /* fn(arg) on a private stack. fn must copy what arg points to before it
  * does protocol work (arg may point into the shared stack). */

@@ -69,6 +69,7 @@
     X(LOCK_ASIDE_RELEASES, "pending releases run for another node's request")  \
     X(LOCK_HELPED_RELEASES, "pending releases the program ran itself (at a lock or unlock)") \
     X(BARRIERS,            "barriers")                                         \
+    X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \
@@ -87,7 +88,7 @@
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \
-    X(T_LOCK_NS,           "time in lock, unlock and condition waits (ns)")   \
+    X(T_LOCK_NS,           "time in lock, unlock, condition waits and flushes (ns)") \
     X(T_IDLE_NS,           "time idle: waiting for the master's work, or for its workers to end (ns)") \
     X(T_SERVICE_NS,        "time serving other nodes' requests (ns)")          \
     X(T_TWIN_NS,           "time making twins (ns)")                           \

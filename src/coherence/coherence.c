@@ -107,6 +107,8 @@ uint64_t coherence_release_keep(void)
 
 bool coherence_release_pending(uint64_t ticket) { return atomic_load(&released) < ticket; }
 
+uint64_t coherence_release_kept(void) { return atomic_load(&kept); }
+
 void coherence_release_aside(void)
 {
     uint64_t k = atomic_load(&kept);

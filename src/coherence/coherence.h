@@ -167,6 +167,9 @@ void coherence_release_sent(void);
  * kept after it began may still be pending when it returns. */
 uint64_t coherence_release_keep(void);
 bool coherence_release_pending(uint64_t ticket);
+/* The ticket of the last release kept so far (0: none): with
+ * coherence_release_pending, whether any kept release has yet to run. */
+uint64_t coherence_release_kept(void);
 void coherence_release_aside(void);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`

@@ -43,7 +43,10 @@ enum kmp_sched {
     kmp_sch_guided_iterative_chunked = 42,
     kmp_sch_guided_analytical_chunked = 43,
     kmp_sch_static_steal = 44,
-    kmp_sch_upper = 45,
+    kmp_sch_static_balanced_chunked = 45,
+    kmp_sch_guided_simd = 46,   /* schedule(simd:guided) */
+    kmp_sch_runtime_simd = 47,  /* schedule(simd:runtime) */
+    kmp_sch_upper = 48,
     kmp_ord_lower = 64,  /* ordered loops: kmp_sch_* + 32 */
     kmp_ord_upper = 72,
     kmp_nm_lower = 160,  /* "nomerge" variants: kmp_sch_* + 128, ordered + 128 */

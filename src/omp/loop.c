@@ -39,6 +39,7 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
     case kmp_sch_static:
     case kmp_sch_static_greedy:
     case kmp_sch_static_balanced:
+    case kmp_sch_static_balanced_chunked:
     case kmp_sch_auto:
         return SCHED_STATIC;
     case kmp_sch_dynamic_chunked:
@@ -48,7 +49,9 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
     case kmp_sch_trapezoidal:
     case kmp_sch_guided_iterative_chunked:
     case kmp_sch_guided_analytical_chunked:
+    case kmp_sch_guided_simd: /* simd: chunks a multiple of the simd width, here 1 */
         return SCHED_GUIDED;
+    case kmp_sch_runtime_simd:
     case kmp_sch_runtime:
         *chunk = t->icv.run_sched.chunk;
         return t->icv.run_sched.kind == SCHED_AUTO ? SCHED_STATIC : t->icv.run_sched.kind;
@@ -114,6 +117,7 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
     if (base < 0)
         log_fatal("OpenMP static loop with schedule type %d, which dsm does not know", schedtype);
     t->loop++;
+    t->since_barrier++;
     stats_add(STAT_PAR_LOOPS, 1);
     int64_t lb = *lower;
     uint64_t trip = sched_trip(lb, *upper, incr, is_unsigned);
@@ -205,6 +209,7 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
     if (!kind)
         log_fatal("OpenMP loop with schedule type %d, which dsm does not know", schedule);
     t->loop++;
+    t->since_barrier++;
     stats_add(STAT_PAR_LOOPS, 1);
     struct omp_loop *l = &t->loop_state;
     *l = (struct omp_loop){

@@ -3,7 +3,8 @@
  * and the runtime's settings (OMP_NUM_THREADS, OMP_SCHEDULE, OMP_DYNAMIC).
  *
  * One OpenMP thread per node: a team has at most as many threads as the
- * job has nodes, and OMP_NUM_THREADS above that is an error, said once.
+ * job has nodes; asking for more (OMP_NUM_THREADS, omp_set_num_threads,
+ * num_threads) gives that many.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,9 +36,21 @@ static int env_count(const char *name, int fallback, int max)
     if (errno || end == v || (*end && *end != ',') || x < 1 || x > INT_MAX)
         log_fatal("%s=%s: expected a positive whole number", name, v);
     if (x > max)
-        log_fatal("%s=%ld asks for more threads than the job's %d nodes; dsm runs one OpenMP "
-                  "thread per node: start more nodes (dsmrun -n %ld) or lower %s",
-                  name, x, max, x, name);
+        log_fatal("%s=%s: at most %d", name, v, max);
+    return (int)x;
+}
+
+/* A whole number >= 0 from the environment, or 0. */
+static int env_count_or_zero(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < 0 || x > INT_MAX)
+        log_fatal("%s=%s: expected a whole number >= 0", name, v);
     return (int)x;
 }
 
@@ -48,7 +61,11 @@ static void omp_init(struct omp_thread *t)
                   "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
     t->nthreads = 1;
     t->distributed = rt()->started && job()->nodes > 1;
-    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, job()->nodes);
+    /* More threads than nodes: nthreads-var keeps what was asked for
+     * (omp_get_max_threads returns it, as OpenMP says and clang's
+     * optimiser assumes), and a region gets fewer threads, one per node,
+     * as OpenMP allows when it cannot give as many (region.c). */
+    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, INT_MAX);
     t->icv.dynamic = false;
     const char *d = getenv("OMP_DYNAMIC");
     if (d && *d) {
@@ -58,6 +75,15 @@ static void omp_init(struct omp_thread *t)
             log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
     }
     t->icv.max_active_levels = 1;
+    t->icv.cancellation = false;
+    const char *c = getenv("OMP_CANCELLATION");
+    if (c && *c) {
+        if (!strcasecmp(c, "true") || !strcmp(c, "1"))
+            t->icv.cancellation = true;
+        else if (strcasecmp(c, "false") && strcmp(c, "0"))
+            log_fatal("OMP_CANCELLATION=%s: expected true or false", c);
+    }
+    t->icv.max_task_priority = env_count_or_zero("OMP_MAX_TASK_PRIORITY");
     t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
     const char *s = getenv("OMP_SCHEDULE");
     if (s && *s) {
@@ -113,6 +139,7 @@ struct tp_copy {
     struct tp_copy *next;
     const void     *original;
     void           *copy;
+    size_t          size;
 };
 static DSM_STATE struct tp_copy *tp_copies;
 
@@ -130,9 +157,17 @@ void *__kmpc_threadprivate_cached(ident_t *loc, kmp_int32 gtid, void *data, size
     if (!c || !copy)
         log_fatal("out of memory for a threadprivate variable");
     memcpy(copy, data, size);
-    *c = (struct tp_copy){.next = tp_copies, .original = data, .copy = copy};
+    *c = (struct tp_copy){.next = tp_copies, .original = data, .copy = copy, .size = size ? size : 1};
     tp_copies = c;
     return copy;
+}
+
+size_t omp_threadprivate_extent(const void *p)
+{
+    for (struct tp_copy *c = tp_copies; c; c = c->next)
+        if ((const char *)p >= (const char *)c->copy && (const char *)p < (const char *)c->copy + c->size)
+            return c->size - (size_t)((const char *)p - (const char *)c->copy);
+    return 0;
 }
 
 void __kmpc_threadprivate_register(ident_t *loc, void *data, void *ctor, void *cctor, void *dtor)
@@ -164,7 +199,25 @@ int omp_get_nested(void) { return 0; }
 void omp_set_nested(int on) { (void)on; /* nested regions always run serialized */ }
 int omp_get_max_active_levels(void) { return omp_self()->icv.max_active_levels; }
 void omp_set_max_active_levels(int levels) { (void)levels; }
-int omp_get_cancellation(void) { return 0; }
+int omp_get_cancellation(void) { return omp_self()->icv.cancellation; }
+int omp_get_num_teams(void) { return 1; } /* outside a teams region, as always here */
+int omp_get_team_num(void) { return 0; }
+int omp_get_max_task_priority(void) { return omp_self()->icv.max_task_priority; }
+int omp_get_supported_active_levels(void) { return 1; /* nested regions are serialized */ }
+
+/* omp_pause_resource: the runtime may release its resources between
+ * regions. dsm holds none that it could give back while the job runs (the
+ * nodes, their service threads and the shared region stay for the whole
+ * job, and its OpenMP state is rebuilt by the next region as it is), so a
+ * pause of either kind succeeds with nothing to do. */
+typedef enum omp_pause_resource_t { omp_pause_soft = 1, omp_pause_hard = 2 } omp_pause_resource_t;
+int omp_pause_resource(omp_pause_resource_t kind, int device_num)
+{
+    (void)device_num;
+    return kind == omp_pause_soft || kind == omp_pause_hard ? 0 : -1;
+}
+int omp_pause_resource_all(omp_pause_resource_t kind) { return omp_pause_resource(kind, 0); }
+
 int omp_in_final(void) { return 0; }
 int omp_get_num_devices(void) { return 0; }
 int omp_get_device_num(void) { return -1; }
@@ -178,7 +231,7 @@ void omp_set_num_threads(int n)
 {
     if (n < 1)
         log_fatal("omp_set_num_threads(%d): the number must be positive", n);
-    omp_self()->icv.nthreads = n > job()->nodes ? job()->nodes : n;
+    omp_self()->icv.nthreads = n; /* a region clamps it to the nodes (region.c) */
 }
 
 int omp_get_ancestor_thread_num(int level)
@@ -207,14 +260,19 @@ void omp_set_schedule(omp_sched_t kind, int chunk)
     int k = (int)kind & ~(int)omp_sched_monotonic;
     if (k < omp_sched_static || k > omp_sched_auto)
         log_fatal("omp_set_schedule(%d, %d): unknown kind", (int)kind, chunk);
-    omp_self()->icv.run_sched = (struct sched_spec){.kind = (enum sched_kind)k,
-                                                   .chunk = chunk > 0 ? chunk : 0};
+    omp_self()->icv.run_sched = (struct sched_spec){
+        .kind = (enum sched_kind)k,
+        .chunk = chunk > 0 ? chunk : 0,
+        .monotonic = ((unsigned)kind & (unsigned)omp_sched_monotonic) != 0};
 }
 
 void omp_get_schedule(omp_sched_t *kind, int *chunk)
 {
     struct sched_spec *s = &omp_self()->icv.run_sched;
-    *kind = (omp_sched_t)s->kind;
+    unsigned k = (unsigned)s->kind;
+    if (s->monotonic)
+        k |= (unsigned)omp_sched_monotonic;
+    *kind = (omp_sched_t)k;
     *chunk = (int)s->chunk;
 }
 

@@ -25,6 +25,9 @@ struct omp_region {
     uint32_t          team;             /* regions run so far, this one included */
     struct sched_spec run_sched;        /* the master's run-sched-var */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
+    uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
+    uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
+    uint64_t          doacross, doacross_prev; /* ordered(n) loops' words (doacross.c) */
     struct team_count count;            /* a partial team's barrier */
     uint64_t          args[OMP_MAX_ARGS];
 };
@@ -52,11 +55,14 @@ struct omp_icv {
     struct sched_spec static_sched;    /* DSM_OMP_STATIC: how static loops are divided */
     bool              dynamic;         /* dyn-var */
     int               max_active_levels;
+    bool              cancellation;    /* cancel-var: OMP_CANCELLATION */
+    int               max_task_priority; /* OMP_MAX_TASK_PRIORITY */
 };
 
 /* What a serialized (nested or one-thread) region hides while it runs. */
 #define OMP_MAX_NESTING 32
 struct omp_outer {
+    struct omp_icv  icv;        /* ICVs set inside the region are its own */
     int             tid, nthreads;
     uint32_t        loop;
     struct omp_loop loop_state;
@@ -78,6 +84,11 @@ struct omp_thread {
     struct omp_outer   outer[OMP_MAX_NESTING];
     int                serialized;      /* entries of outer in use */
     bool               barrier_owed;    /* a blocking reduction's barrier, not yet run */
+    /* Worksharing constructs (loops, sections, singles) and masters met
+     * since the team's last barrier: a reduction after an earlier one
+     * waits for the team first (region.c, __kmpc_reduce_nowait). */
+    int                since_barrier;
+    char              *stack_hi;        /* at a member: its stack above the region's frames */
 };
 
 /* This node's state, made ready (settings read, checked) on first use.
@@ -92,4 +103,21 @@ void omp_pay_barrier(struct omp_thread *t);
 /* A lock id for an address the compiler names a critical section or a
  * reduction by (the same on every node: the executable's layout is). */
 int omp_lock_id_of(const void *addr);
+
+/* Barrier of the team (region.c). */
+struct ident;
+void __kmpc_barrier(struct ident *loc, int32_t gtid);
+
+/* Frees the region's last doacross words, at the master after the join. */
+void omp_doacross_region_end(struct omp_region *r);
+
+/* Cancellation of the innermost taskgroup of this node (task.c): cancel
+ * returns 1 (the task ends); the tasks created after it are discarded
+ * until the taskgroup ends. */
+int omp_taskgroup_cancel(void);
+int omp_taskgroup_cancelled(void);
+
+/* The bytes from p to the end of this node's threadprivate copy holding
+ * it; 0 when p is in none. */
+size_t omp_threadprivate_extent(const void *p);
 #endif

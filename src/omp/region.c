@@ -10,8 +10,8 @@
 
 #include "base/clock.h"
 #include "base/job.h"
-#include "base/stack.h"
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "omp/kmpc.h"
@@ -65,7 +65,7 @@ static void serialized_begin(struct omp_thread *t)
 {
     if (t->serialized == OMP_MAX_NESTING)
         log_fatal("OpenMP regions nested more than %d deep", OMP_MAX_NESTING);
-    t->outer[t->serialized++] = (struct omp_outer){.tid = t->tid, .nthreads = t->nthreads,
+    t->outer[t->serialized++] = (struct omp_outer){.icv = t->icv, .tid = t->tid, .nthreads = t->nthreads,
                                                    .loop = t->loop, .loop_state = t->loop_state};
     t->tid = 0;
     t->nthreads = 1;
@@ -79,6 +79,7 @@ static void serialized_end(struct omp_thread *t)
     if (t->serialized == 0)
         log_fatal("__kmpc_end_serialized_parallel without a serialized region");
     struct omp_outer *o = &t->outer[--t->serialized];
+    t->icv = o->icv;
     t->tid = o->tid;
     t->nthreads = o->nthreads;
     t->loop = o->loop;
@@ -96,6 +97,8 @@ static void run_member(void *arg)
         return; /* not in this team */
     uint64_t t0 = clock_ns();
     struct omp_thread saved = *t;
+    t->stack_hi = __builtin_frame_address(0);
+    t->since_barrier = 0;
     t->tid = rank;
     t->nthreads = r->nthreads;
     t->level = 1;
@@ -127,6 +130,9 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
     va_end(ap);
 
+    if (t->distributed && t->level == 0 && !stack_on_shared())
+        log_fatal("an OpenMP parallel region was started on a thread the program created "
+                  "(pthread_create); dsm runs OpenMP regions from main's thread only");
     int n = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
     if (n > job()->nodes)
@@ -150,11 +156,13 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->team = ++t->teams_started;
     r->run_sched = t->icv.run_sched;
     r->copyprivate_src = 0;
+    r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     dsm_create(run_member, r);
 
     struct omp_thread saved = *t;
+    t->since_barrier = 0;
     t->tid = 0;
     t->nthreads = n;
     t->level = 1;
@@ -163,10 +171,9 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     t->loop = 0;
     t->region = r;
     invoke(microtask, 0, 0, argc, args);
-    int icv_threads = t->icv.nthreads;
-    *t = saved;
-    t->icv.nthreads = icv_threads;
+    *t = saved; /* with the ICVs as they were: those set in the region were its own */
     dsm_wait_for_end();
+    omp_doacross_region_end(r);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
 }
@@ -239,6 +246,7 @@ void __kmpc_end(ident_t *loc) { (void)loc; }
 
 static void team_barrier(struct omp_thread *t)
 {
+    t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
     if (t->nthreads == job()->nodes)
@@ -263,14 +271,20 @@ void omp_pay_barrier(struct omp_thread *t)
     team_barrier(t);
 }
 
-/* single: the master thread of the team runs it, with no communication
- * (OpenMP lets the implementation choose the thread). copyprivate relies on
- * it: the data it broadcasts is on the master's stack, which is shared
- * memory under master-only start. */
+/* single: the first thread of the team to arrive runs it, as libomp's
+ * does: node 0 decides, as it hands out a dynamic loop's chunks (one
+ * request and one reply; node 0's own is answered in place). Another
+ * choice (always the master) would deadlock a `single nowait` that waits
+ * for another single's work, which OpenMP allows. */
 kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    return omp_self()->tid == 0;
+    struct omp_thread *t = omp_self();
+    if (t->nthreads <= 1)
+        return 1;
+    t->loop++;
+    t->since_barrier++;
+    return parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
 }
 
 void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
@@ -278,7 +292,9 @@ void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
 kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    return omp_self()->tid == 0;
+    struct omp_thread *t = omp_self();
+    t->since_barrier++;
+    return t->tid == 0;
 }
 
 void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
@@ -286,43 +302,104 @@ void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
 kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter)
 {
     (void)loc, (void)gtid;
-    return omp_self()->tid == filter;
+    struct omp_thread *t = omp_self();
+    t->since_barrier++;
+    return t->tid == filter;
 }
 
 void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
 
+/* copyprivate: the thread that ran the single publishes where its
+ * variables are, the others copy them (cpy_func, the compiler's) after a
+ * barrier, and a second barrier keeps the source alive until all have.
+ * The master's variables are on its stack in shared memory, readable
+ * everywhere as they are. Another node's are in its private memory: it
+ * copies each into a shared block first (copyprivate_blob), from the
+ * variable's address to the end of what holds it (its stack above the
+ * region's frames, or its threadprivate copy), and the others read them
+ * there. */
+struct cp_entry {
+    uint64_t offset; /* in the blob; UINT64_MAX: the address itself is shared */
+    uint64_t addr;
+};
+
+static void *copyprivate_blob(struct omp_thread *t, void **src, size_t n)
+{
+    size_t bytes = sizeof(uint64_t) + n * sizeof(struct cp_entry);
+    size_t len[OMP_MAX_ARGS];
+    for (size_t i = 0; i < n; i++) {
+        char *p = src[i];
+        size_t tp = omp_threadprivate_extent(p);
+        if (mem_contains(p))
+            len[i] = 0;
+        else if (tp)
+            len[i] = tp;
+        else if (p < t->stack_hi && p >= (char *)__builtin_frame_address(0))
+            len[i] = (size_t)(t->stack_hi - p);
+        else
+            log_fatal("copyprivate: a variable at %p is neither on the thread's stack, nor "
+                      "threadprivate, nor shared memory; dsm cannot broadcast it",
+                      (void *)p);
+        bytes += len[i];
+    }
+    unsigned char *blob = dsm_malloc(bytes);
+    if (!blob)
+        log_fatal("no shared memory for copyprivate's %zu bytes", bytes);
+    uint64_t count = n;
+    memcpy(blob, &count, sizeof count);
+    struct cp_entry *e = (struct cp_entry *)(blob + sizeof count);
+    size_t at = sizeof count + n * sizeof *e;
+    for (size_t i = 0; i < n; i++) {
+        e[i] = (struct cp_entry){.offset = len[i] ? at : UINT64_MAX, .addr = (uintptr_t)src[i]};
+        memcpy(blob + at, src[i], len[i]);
+        at += len[i];
+    }
+    return blob;
+}
+
 void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy_data,
                         void (*cpy_func)(void *, void *), kmp_int32 didit)
 {
-    (void)cpy_size;
     struct omp_thread *t = omp_self();
     if (t->nthreads <= 1)
         return;
-    if (didit)
-        t->region->copyprivate_src = (uint64_t)(uintptr_t)cpy_data;
+    size_t n = cpy_size / sizeof(void *);
+    if (n > OMP_MAX_ARGS)
+        log_fatal("copyprivate of %zu variables; dsm supports at most %d", n, OMP_MAX_ARGS);
+    void *blob = NULL;
+    if (didit) {
+        blob = t->tid == 0 ? NULL : copyprivate_blob(t, cpy_data, n);
+        t->region->copyprivate_src = (uint64_t)(uintptr_t)(blob ? blob : cpy_data);
+        t->region->copyprivate_blob = blob != NULL;
+    }
     __kmpc_barrier(loc, gtid);
-    if (!didit)
-        cpy_func(cpy_data, (void *)(uintptr_t)t->region->copyprivate_src);
+    if (!didit) {
+        void *src = (void *)(uintptr_t)t->region->copyprivate_src;
+        if (t->region->copyprivate_blob) {
+            unsigned char *b = src;
+            const struct cp_entry *e = (const struct cp_entry *)(b + sizeof(uint64_t));
+            void *list[OMP_MAX_ARGS];
+            for (size_t i = 0; i < n; i++)
+                list[i] = e[i].offset == UINT64_MAX ? (void *)(uintptr_t)e[i].addr
+                                                    : b + e[i].offset;
+            cpy_func(cpy_data, list);
+        } else
+            cpy_func(cpy_data, src);
+    }
     /* Nobody may change the source before everyone has copied it. */
     __kmpc_barrier(loc, gtid);
+    if (blob)
+        dsm_free(blob);
 }
 
-/* flush: this node's writes go to their homes (a release). Seeing another
- * node's writes needs that node's release and an acquire here (a lock, a
- * barrier); a program that synchronises through flushes of plain
- * variables needs --protocol sc (docs/openmp.md). */
-static void flush_here(void *arg)
-{
-    (void)arg;
-    coherence_release();
-    coherence_release_sent();
-}
-
+/* flush (with or without a list: a list may only name fewer variables,
+ * and every variable is flushed): this node's writes become visible, and
+ * the writes other nodes made visible become visible here (sync/flush.c). */
 void __kmpc_flush(ident_t *loc)
 {
     (void)loc;
     if (omp_self()->distributed)
-        stack_private(flush_here, NULL); /* protocol work: off the shared stack */
+        sync_flush();
 }
 
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
@@ -362,6 +439,14 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
+    /* libomp merges once every thread has arrived (its tree gathers
+     * first), so what a thread did before the construct — zeroing the
+     * variable in a `single nowait`, as NPB CG does — is never overtaken
+     * by another thread's merge. The lock orders only the merges: after
+     * another worksharing construct or master since the team's last
+     * barrier, the team meets first. (The construct itself counts one.) */
+    if (t->nthreads > 1 && t->since_barrier > 1)
+        team_barrier(t);
     if (t->nthreads > 1) {
         uint64_t t0 = clock_ns();
         sync_lock(omp_lock_id_of(lck));

@@ -42,7 +42,12 @@ struct turn_msg {
     uint64_t iter, trip;
 };
 
-/* At node 0: one dynamic or guided loop in progress. */
+/* A request's kind that is not a schedule: a `single`, a loop of one
+ * iteration whose every reply (not only the empty ones) is a thread done
+ * with it. */
+#define DISPATCH_SINGLE 0
+
+/* At node 0: one dynamic or guided loop (or single) in progress. */
 struct served_loop {
     struct served_loop *next;
     struct loop_id      id;
@@ -103,7 +108,7 @@ static struct chunk_rep serve_chunk(int node, const struct chunk_req *r)
     rep.first = l->next_iter;
     rep.count = c;
     l->next_iter += c;
-    if (c == 0 && ++l->finished == r->nthreads) {
+    if ((c == 0 || r->kind == DISPATCH_SINGLE) && ++l->finished == r->nthreads) {
         *pp = l->next;
         free(l);
     }
@@ -115,7 +120,8 @@ static void on_chunk_req(int src, const void *msg, size_t len)
     struct chunk_req r;
     ipc_body(src, msg, len, &r, sizeof r, NULL, "loop chunk request");
     if (job()->rank != 0 || r.nthreads < 1 || r.nthreads > job()->nodes || src >= r.nthreads ||
-        r.chunk < 1 || (r.kind != SCHED_DYNAMIC && r.kind != SCHED_GUIDED))
+        r.chunk < 1 || (r.kind != SCHED_DYNAMIC && r.kind != SCHED_GUIDED &&
+                         (r.kind != DISPATCH_SINGLE || r.trip != 1 || r.chunk != 1)))
         log_fatal("node %d sent a malformed loop chunk request", src);
     pthread_mutex_lock(&disp.lock);
     struct chunk_rep rep = serve_chunk(src, &r);
@@ -254,7 +260,7 @@ static bool flag_set(void *arg)
     return set;
 }
 
-static uint64_t next_chunk_here(struct loop_id id, enum sched_kind kind, uint64_t trip,
+static uint64_t next_chunk_here(struct loop_id id, unsigned kind, uint64_t trip,
                                 uint64_t chunk, int nthreads, uint64_t *first)
 {
     uint64_t t0 = clock_ns();
@@ -313,7 +319,7 @@ static void turn_done_here(struct loop_id id, uint64_t iter, uint64_t trip)
  * the network too. */
 struct dispatch_call {
     struct loop_id  id;
-    enum sched_kind kind;
+    unsigned        kind;
     uint64_t        trip, chunk, iter, first, count;
     int             nthreads;
 };
@@ -334,6 +340,14 @@ uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t t
     stack_private(next_chunk_call, &c);
     *first = c.first;
     return c.count;
+}
+
+bool parallel_single(struct loop_id id, int nthreads)
+{
+    struct dispatch_call c = {.id = id, .kind = DISPATCH_SINGLE, .trip = 1, .chunk = 1,
+                              .nthreads = nthreads};
+    stack_private(next_chunk_call, &c);
+    return c.count == 1;
 }
 
 static void turn_wait_call(void *arg)

@@ -61,6 +61,11 @@ struct loop_id {
 uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
                              uint64_t chunk, int nthreads, uint64_t *first);
 
+/* A `single` construct of the team, named like a loop: true for the one
+ * thread that asks first (node 0 decides, as for a chunk), false for the
+ * others. Every thread of the team calls it once. */
+bool parallel_single(struct loop_id id, int nthreads);
+
 /* Ordered loops: waits until every iteration before `iter` has finished
  * (parallel_turn_done), then returns. */
 void parallel_turn_wait(struct loop_id id, uint64_t iter);

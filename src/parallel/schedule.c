@@ -125,6 +125,7 @@ int sched_parse(const char *text, struct sched_spec *out, char *err, unsigned er
             snprintf(err, errlen, "'%s': the modifier must be monotonic or nonmonotonic", text);
             return -EINVAL;
         }
+        out->monotonic = mlen == 9;
         p = colon + 1;
     }
     /* The kind, then up to three comma-separated numbers. */

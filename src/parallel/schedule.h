@@ -27,6 +27,7 @@ struct sched_spec {
     int64_t         chunk;     /* 0: the kind's default */
     int64_t         eval_size; /* profiled only: executions timed (0: default 1) */
     int64_t         eval_skip; /* profiled only: executions run before timing */
+    bool            monotonic; /* the monotonic modifier was given (omp_get_schedule shows it) */
 };
 
 /* Iterations of the loop lb..ub (inclusive) by st; 0 if it runs none.
@@ -59,7 +60,8 @@ void sched_split_by_weight(uint64_t trip, int n, const double *weight, uint64_t 
 
 /* Parses OMP_SCHEDULE's form "[modifier:]kind[,chunk]" (kind static,
  * dynamic, guided, auto, or profiled[,chunk[,eval_size[,eval_skip]]];
- * modifier monotonic or nonmonotonic, accepted and ignored). Returns 0, or
+ * modifier monotonic or nonmonotonic: recorded, for omp_get_schedule;
+ * dsm's chunks are handed out in order either way). Returns 0, or
  * -EINVAL with a one-line reason in err. */
 int sched_parse(const char *text, struct sched_spec *out, char *err, unsigned errlen);
 

@@ -180,6 +180,7 @@ void sync_start(void)
     sync_lock_start();
     sync_barrier_start();
     sync_cond_start();
+    sync_flush_start();
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */

@@ -50,6 +50,11 @@ struct lock_state {
 
 struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestamp */
 
+struct deferred {
+    void (*fn)(void *);
+    void *arg;
+};
+
 static DSM_STATE struct {
     pthread_mutex_t lock;
     struct idmap    map;
@@ -62,6 +67,10 @@ static DSM_STATE struct {
         int           *ids;
         size_t         n, cap;
         uint64_t       batch;
+        /* Work that waits for every release kept before it was queued
+         * (sync_after_kept_releases), run with the batch's grants. */
+        struct deferred *later;
+        size_t         nlater, caplater;
     } rel;
 } locks = {.lock = PTHREAD_MUTEX_INITIALIZER, .rel.cv = PTHREAD_COND_INITIALIZER, .rel.batch = 1};
 
@@ -79,7 +88,7 @@ static void grant_to(int id, int to, const uint32_t *vt);
  * program took again meanwhile goes at its unlock, which releases first;
  * one that left and came back is in a later batch (`batch` says which).
  * Caller holds locks.lock; *n is 0 when none is queued. */
-static int *batch_take(size_t *n, uint64_t *batch)
+static int *batch_take(size_t *n, uint64_t *batch, struct deferred **later, size_t *nlater)
 {
     int *ids = locks.rel.ids;
     *n = locks.rel.n;
@@ -87,7 +96,20 @@ static int *batch_take(size_t *n, uint64_t *batch)
         *batch = locks.rel.batch++;
     locks.rel.ids = NULL;
     locks.rel.n = locks.rel.cap = 0;
+    *later = locks.rel.later;
+    *nlater = locks.rel.nlater;
+    locks.rel.later = NULL;
+    locks.rel.nlater = locks.rel.caplater = 0;
     return ids;
+}
+
+/* The batch's deferred work, its release having run. Caller holds
+ * locks.lock. */
+static void batch_later(struct deferred *later, size_t nlater)
+{
+    for (size_t i = 0; i < nlater; i++)
+        later[i].fn(later[i].arg);
+    free(later);
 }
 
 /* The batch's grants, its release having run. Caller holds locks.lock. */
@@ -114,13 +136,14 @@ static void *releaser_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&locks.lock);
     for (;;) {
-        while (!locks.rel.n && !locks.rel.stop)
+        while (!locks.rel.n && !locks.rel.nlater && !locks.rel.stop)
             pthread_cond_wait(&locks.rel.cv, &locks.lock);
         if (locks.rel.stop)
             break;
-        size_t n;
+        size_t n, nlater;
         uint64_t batch = 0;
-        int *ids = batch_take(&n, &batch);
+        struct deferred *later;
+        int *ids = batch_take(&n, &batch, &later, &nlater);
         pthread_mutex_unlock(&locks.lock);
         uint64_t t0 = clock_ns();
         coherence_release_aside();
@@ -128,6 +151,7 @@ static void *releaser_main(void *arg)
         stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
         pthread_mutex_lock(&locks.lock);
         batch_grant(ids, n, batch);
+        batch_later(later, nlater);
     }
     pthread_mutex_unlock(&locks.lock);
     return NULL;
@@ -141,23 +165,25 @@ static void *releaser_main(void *arg)
  * nothing queued. Caller holds locks.lock; released and taken again. */
 static void batch_help(void)
 {
-    if (!locks.rel.n)
+    if (!locks.rel.n && !locks.rel.nlater)
         return;
-    size_t n;
+    size_t n, nlater;
     uint64_t batch = 0;
-    int *ids = batch_take(&n, &batch);
+    struct deferred *later;
+    int *ids = batch_take(&n, &batch, &later, &nlater);
     pthread_mutex_unlock(&locks.lock);
     coherence_release();
     stats_add(STAT_LOCK_HELPED_RELEASES, 1);
     pthread_mutex_lock(&locks.lock);
     batch_grant(ids, n, batch);
+    batch_later(later, nlater);
     pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
     pthread_mutex_lock(&locks.lock);
 }
 
-/* Queues a lock for the releaser. Caller holds locks.lock. */
-static void releaser_queue(int id, struct lock_state *l)
+/* Starts the releaser on first use. Caller holds locks.lock. */
+static void releaser_ensure(void)
 {
     if (!locks.rel.started) {
         int err = pthread_create(&locks.rel.thread, NULL, releaser_main, NULL);
@@ -165,6 +191,32 @@ static void releaser_queue(int id, struct lock_state *l)
             log_fatal("cannot start the lock releaser thread: %s", strerror(err));
         locks.rel.started = true;
     }
+}
+
+void sync_after_kept_releases(void (*fn)(void *), void *arg)
+{
+    pthread_mutex_lock(&locks.lock);
+    if (!coherence_release_pending(coherence_release_kept())) {
+        fn(arg);
+        pthread_mutex_unlock(&locks.lock);
+        return;
+    }
+    releaser_ensure();
+    if (locks.rel.nlater == locks.rel.caplater) {
+        locks.rel.caplater = locks.rel.caplater ? locks.rel.caplater * 2 : 8;
+        locks.rel.later = realloc(locks.rel.later, locks.rel.caplater * sizeof *locks.rel.later);
+        if (!locks.rel.later)
+            log_fatal("out of memory for a flush");
+    }
+    locks.rel.later[locks.rel.nlater++] = (struct deferred){fn, arg};
+    pthread_cond_signal(&locks.rel.cv);
+    pthread_mutex_unlock(&locks.lock);
+}
+
+/* Queues a lock for the releaser. Caller holds locks.lock. */
+static void releaser_queue(int id, struct lock_state *l)
+{
+    releaser_ensure();
     if (locks.rel.n == locks.rel.cap) {
         locks.rel.cap = locks.rel.cap ? locks.rel.cap * 2 : 8;
         locks.rel.ids = realloc(locks.rel.ids, locks.rel.cap * sizeof *locks.rel.ids);
@@ -436,6 +488,9 @@ void sync_lock_finish(void)
     free(locks.rel.ids);
     locks.rel.ids = NULL;
     locks.rel.n = locks.rel.cap = 0;
+    free(locks.rel.later);
+    locks.rel.later = NULL;
+    locks.rel.nlater = locks.rel.caplater = 0;
     locks.rel.started = locks.rel.stop = false;
     pthread_mutex_unlock(&locks.lock);
 }

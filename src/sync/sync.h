@@ -27,6 +27,8 @@ enum sync_type {
     SYNC_BARRIER_RELEASE, /* every interval of the epoch, down the tree */
     SYNC_BCAST,           /* dsm_bcast data and the root's intervals */
     SYNC_FREE,            /* blocks of the receiver's arena freed elsewhere */
+    SYNC_FLUSH_ASK,       /* a flush: the asker's vector timestamp, to every other node */
+    SYNC_FLUSH_ANSWER,    /* the intervals the asker has not seen */
     SYNC_TYPE_NEXT
 };
 
@@ -50,6 +52,19 @@ void sync_lock_start(void);
 void sync_lock_finish(void);
 void sync_barrier_start(void);
 void sync_cond_start(void);
+void sync_flush_start(void);
+
+/* Runs fn(arg) once every release kept on this node so far
+ * (coherence_release_keep) has run: at once when none is pending, else on
+ * lock.c's releaser thread after the release it runs aside. fn runs under
+ * lock.c's lock and must not wait. For the delivery thread, which may not
+ * wait itself. */
+void sync_after_kept_releases(void (*fn)(void *), void *arg);
+
+/* A flush (flush.c): this node's writes become visible to every node's
+ * next flush or acquire, and the writes every other node made visible
+ * (flushed, unlocked, ...) before this flush began become visible here. */
+void sync_flush(void);
 
 /* The barrier's tree (barrier.c): fan-out DSM_BARRIER_FANOUT, set before
  * sync_start. Node i's parent (-1 for node 0), and the number of its

@@ -1,0 +1,157 @@
+/*
+ * flush.c — a flush: OpenMP's `flush`, and dsm_flush.
+ *
+ * OpenMP's memory model: a flush makes the thread's writes before it
+ * visible to a thread whose own flush comes after it, and flushes are
+ * seen by all threads in one order. Release consistency gives the first
+ * half at a release; the second half needs an acquire from *every* node
+ * that may have flushed, since a flush names no lock whose last holder
+ * would carry the writes. So a flush here is:
+ *
+ *   1. a release (coherence_release): this node's writes go home (hlrc,
+ *      erc) or become an interval others may ask for (lrc), with its write
+ *      notices recorded;
+ *   2. under a protocol with write notices (hlrc, lrc), an acquire from
+ *      all the others: the node sends its vector timestamp to each
+ *      (SYNC_FLUSH_ASK) and each answers with every interval it knows
+ *      that the asker has not seen (SYNC_FLUSH_ANSWER), its own and those
+ *      passed to it; the asker applies them as a lock grant's, so a page
+ *      another node wrote and made visible is invalidated here and its
+ *      next read fetches the new version. A node whose unlocks left their
+ *      release pending (lock.c, issue 27) runs those releases first, on
+ *      its releaser thread, so an unlock counts as the flush OpenMP says
+ *      it implies.
+ *
+ * Under erc a release already invalidates (or updates) every copy before
+ * it completes, and under sc every write is visible when its store runs:
+ * there the flush is the release alone. A flush costs nothing to a
+ * program that never flushes: no state, no message outside one. What one
+ * costs: a round trip to every other node at once (answers carry only
+ * intervals, a few bytes when nothing changed), then the invalidations of
+ * what changed. docs/openmp.md, "flush", gives the figures.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/stack.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "sync/sync.h"
+
+static DSM_STATE struct {
+    pthread_mutex_t lock;
+    uint32_t        seq;                       /* the asker's flushes so far */
+    int             due;                       /* answers still to come */
+    unsigned char  *answer[VT_MAX_NODES];      /* each node's, until applied */
+    size_t          answer_len[VT_MAX_NODES];
+} fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* An ask to answer once our kept releases have run. */
+struct pending_answer {
+    int      to;
+    uint32_t seq;
+    uint32_t vt[];
+};
+
+static void answer(void *arg)
+{
+    struct pending_answer *p = arg;
+    struct buf b = {0};
+    interval_encode(&b, p->vt, -1, p->to);
+    ipc_send(p->to, SYNC_FLUSH_ANSWER, p->seq, b.p, b.len);
+    buf_free(&b);
+    free(p);
+}
+
+static void on_ask(int src, const void *msg, size_t len)
+{
+    size_t rest;
+    char none;
+    const void *vt = ipc_body(src, msg, len, &none, 0, &rest, "flush");
+    if (rest != (size_t)job()->nodes * sizeof(uint32_t) || src == job()->rank)
+        log_fatal("node %d sent a malformed flush", src);
+    uint64_t t0 = clock_ns();
+    struct pending_answer *p = malloc(sizeof *p + rest);
+    if (!p)
+        log_fatal("out of memory for a flush");
+    p->to = src;
+    p->seq = ipc_msg_aux(msg);
+    memcpy(p->vt, vt, rest);
+    sync_after_kept_releases(answer, p);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_answer(int src, const void *msg, size_t len)
+{
+    pthread_mutex_lock(&fl.lock);
+    if (ipc_msg_aux(msg) != fl.seq || fl.due <= 0 || fl.answer[src])
+        log_fatal("node %d answered a flush that was not asked; protocol error", src);
+    fl.answer[src] = ipc_copy_payload(msg, len, 0, &fl.answer_len[src]);
+    fl.due--;
+    pthread_mutex_unlock(&fl.lock);
+    ipc_notify();
+}
+
+static bool answered(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&fl.lock);
+    bool done = fl.due == 0;
+    pthread_mutex_unlock(&fl.lock);
+    return done;
+}
+
+static void flush_here(void *arg)
+{
+    (void)arg;
+    uint64_t t0 = clock_ns();
+    stats_add(STAT_FLUSHES, 1);
+    coherence_release();
+    coherence_release_sent();
+    int nodes = job()->nodes, me = job()->rank;
+    if (coh->apply_notices && nodes > 1) {
+        uint32_t vt[VT_MAX_NODES];
+        interval_vt(vt);
+        pthread_mutex_lock(&fl.lock);
+        uint32_t seq = ++fl.seq;
+        fl.due = nodes - 1;
+        pthread_mutex_unlock(&fl.lock);
+        ipc_batch_begin();
+        for (int j = 0; j < nodes; j++)
+            if (j != me)
+                ipc_send(j, SYNC_FLUSH_ASK, seq, vt, (size_t)nodes * sizeof *vt);
+        ipc_batch_end();
+        ipc_wait(answered, NULL, 0);
+        /* Each answer holds every interval after our timestamp at the ask
+         * that its sender knew, so applying them one after another never
+         * skips an interval (interval_apply drops what it has seen). */
+        for (int j = 0; j < nodes; j++) {
+            pthread_mutex_lock(&fl.lock);
+            unsigned char *a = fl.answer[j];
+            size_t alen = fl.answer_len[j];
+            fl.answer[j] = NULL;
+            pthread_mutex_unlock(&fl.lock);
+            if (a) {
+                interval_apply(j, a, alen);
+                free(a);
+            }
+        }
+    }
+    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+}
+
+/* Off the master's shared stack (base/stack.h): applying notices may
+ * invalidate the page holding the caller's frame. */
+void sync_flush(void) { stack_private(flush_here, NULL); }
+
+void dsm_flush(void) { sync_flush(); }
+
+void sync_flush_start(void)
+{
+    ipc_register(SYNC_FLUSH_ASK, "FLUSH_ASK", on_ask, NULL);
+    ipc_register(SYNC_FLUSH_ANSWER, "FLUSH_ANSWER", on_answer, NULL);
+}
