@@ -128,9 +128,9 @@ static void print_usage(FILE *out)
         "Options after prog belong to prog. Exit status: 0 when every node exits 0;\n"
         "otherwise that of the first node to fail (128+N for signal N), 1 when a node\n"
         "exits 0 without joining the job (prog is not a dsm program) or before\n"
-        "dsm_finish, 124 after --timeout, 125 when dsmrun itself fails, 2 for a usage\n"
-        "error (bad options and settings, an unwritable --stats-json, before any node\n"
-        "starts).\n",
+        "dsm_finish, 124 after --timeout, 125 when dsmrun itself fails, 255 when a\n"
+        "host is lost (--hosts), 2 for a usage error (bad options and settings, an\n"
+        "unwritable --stats-json, before any node starts).\n",
         BOOT_MAX_NODES);
     fprintf(out, "\nCoherence protocols (docs/protocols.md):\n");
     for (size_t i = 0; i < NPROTOCOLS; i++)
