@@ -41,15 +41,32 @@ extern const int dsm_openmp_program __attribute__((weak));
 
 struct runtime *rt(void) { return &the_runtime; }
 
-/* OpenMP programs allocate everything on the master (node 0 homes it) and
- * then write it in parallel loops, each node its own part: homes move to
- * their writers (DSM_MIGRATE_HOMES) unless the environment says otherwise.
- * NAS CG class A on 2 nodes: 13,528 diffs per node -> 2,449 (docs/openmp.md,
- * docs/performance.md). */
-static void openmp_defaults(struct dsm_config *c)
+/* Programs dsmcc built (started by dsm_main: SPLASH through PARMACS, OpenMP,
+ * plain C) allocate everything on the master and then work on it in
+ * parallel, each node its own part. Their defaults, unless the environment
+ * says otherwise:
+ * - homes move to their writers at barriers (DSM_MIGRATE_HOMES). NAS CG
+ *   class A on 2 nodes: 13,528 diffs per node -> 2,449 (docs/openmp.md);
+ * - a page allocated without a named policy is homed where it is first
+ *   touched (DSM_HOME=first-touch; PARMACS and plain dsmcc programs: an
+ *   OpenMP master initialises in serial code, where first touch is the
+ *   allocating node anyway). Unmodified SPLASH-3 on 2 nodes, per node:
+ *   Ocean contiguous 1026 sends 731 MiB -> 18 MiB, non-contiguous
+ *   1131 -> 43, LU contiguous 51 -> 17, FFT 74 -> 64, none more than 10%
+ *   more (docs/performance.md, bench/unmodified/run). */
+static void program_defaults(struct dsm_config *c, bool dsmcc_program)
 {
-    if (&dsm_openmp_program && !getenv("DSM_MIGRATE_HOMES"))
+    if ((dsmcc_program || &dsm_openmp_program) && !getenv("DSM_MIGRATE_HOMES"))
         c->migrate_homes = 1;
+}
+
+static enum dsm_home default_home(const struct dsm_config *c, bool dsmcc_program)
+{
+    static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
+                                          DSM_HOME_FIRST_TOUCH};
+    if (dsmcc_program && !&dsm_openmp_program && !getenv("DSM_HOME"))
+        return DSM_HOME_FIRST_TOUCH;
+    return homes[c->home];
 }
 
 /* Message buffers of a MiB and more are allocated on the delivery thread,
@@ -78,7 +95,7 @@ int dsm_startup(int *argc, char ***argv)
     struct job *j = job_init();
     if (config_load(&j->cfg, err, sizeof err))
         log_fatal("%s (see dsmrun --help-env)", err);
-    openmp_defaults(&j->cfg);
+    program_defaults(&j->cfg, r->share_globals);
 
     struct net_params np;
     memset(&np, 0, sizeof np);
@@ -102,9 +119,7 @@ int dsm_startup(int *argc, char ***argv)
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
 
-    static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
-                                          DSM_HOME_FIRST_TOUCH};
-    mem_default_home = homes[c->home];
+    mem_default_home = default_home(c, r->share_globals);
     lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
     sync_barrier_fanout = (int)c->barrier_fanout;
     mem_init((size_t)c->region_size, (size_t)c->page_size,
