@@ -23,7 +23,8 @@ function(dsmcc_program name)
   endforeach()
   # dsmcc compiles with clang (its atomics need LLVM), so a program cannot
   # carry gcc's ASan instrumentation: it stays uninstrumented and links
-  # gcc's runtimes (DSM_SAN_RUNTIMES). The --threads baseline is gcc's.
+  # gcc's runtimes (DSM_SAN_RUNTIMES). The --threads baseline, without
+  # libdsm, carries clang's own.
   if(DSM_SANITIZE AND NOT D_THREADS)
     list(APPEND D_FLAGS -Wl,--no-as-needed ${DSM_SAN_RUNTIMES})
   elseif(DSM_SANITIZE AND NOT "-fopenmp" IN_LIST D_FLAGS)

@@ -44,6 +44,14 @@
 #include "mem/mem.h"
 #include "sync/sync.h"
 
+/* Under any -fsanitize (the sanitizer build), gcc declares this interface
+ * as builtins of its own, with untyped parameters (volatile void *, int
+ * orders, unsigned values): the same registers, so the same ABI, as the
+ * typed declarations below, which follow LLVM's header. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wbuiltin-declaration-mismatch"
+#endif
+
 /* The ids are the top SYNC_ATOMIC_LOCKS of the int range (sync.h): an
  * atomic never runs while its own thread waits for another lock, so these
  * locks are always taken last and cannot deadlock with the program's. */
