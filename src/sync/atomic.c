@@ -92,6 +92,8 @@ static inline bool coherent(const volatile void *addr)
     return atomic_load_explicit(&at.on, memory_order_relaxed) && mem_contains((const void *)addr);
 }
 
+bool sync_atomic_applies(const volatile void *addr) { return coherent(addr); }
+
 /* Returns the id taken; its local stripe is held until atomic_end. */
 static int atomic_begin(const volatile void *addr)
 {

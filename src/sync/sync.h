@@ -55,6 +55,10 @@ void sync_check_user_id(const char *call, const char *what, int id);
 #define SYNC_ATOMIC_LOCKS     0x10000
 #define SYNC_ATOMIC_LOCK_BASE (INT32_MAX - SYNC_ATOMIC_LOCKS + 1)
 int sync_atomic_lock_id(const volatile void *addr);
+/* Whether an access the compiler routed to the runtime (an atomic, an
+ * OpenMP program's volatile access) to addr needs more than the hardware:
+ * a job of several nodes runs, and addr is shared memory. */
+bool sync_atomic_applies(const volatile void *addr);
 void sync_atomic_start(void);
 void sync_atomic_finish(void);
 
