@@ -21,9 +21,13 @@ function(dsmcc_program name)
   foreach(s ${D_SOURCES})
     list(APPEND srcs ${CMAKE_CURRENT_SOURCE_DIR}/${s})
   endforeach()
-  if(DSM_SANITIZE AND "-fopenmp" IN_LIST D_FLAGS)  # clang: see DSM_SAN_RUNTIMES
+  # dsmcc compiles with clang (its atomics need LLVM), so a program cannot
+  # carry gcc's ASan instrumentation: it stays uninstrumented and links
+  # gcc's runtimes (DSM_SAN_RUNTIMES). The --threads baseline, without
+  # libdsm, carries clang's own.
+  if(DSM_SANITIZE AND NOT D_THREADS)
     list(APPEND D_FLAGS -Wl,--no-as-needed ${DSM_SAN_RUNTIMES})
-  elseif(DSM_SANITIZE)  # libdsm.so carries the sanitizers' runtime: the program must too
+  elseif(DSM_SANITIZE AND NOT "-fopenmp" IN_LIST D_FLAGS)
     list(APPEND D_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer)
   endif()
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${name}

@@ -14,6 +14,13 @@ if ! command -v clang >/dev/null 2>&1 ||
    ! echo '#include <omp.h>' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
     need+=(libomp-dev)
 fi
+# dsmcc compiles through LLVM IR (atomics made coherent: LLVM's opt and llc
+# of clang's own version, beside it).
+if ! command -v clang >/dev/null 2>&1 ||
+   ! [ -x "$(dirname "$(readlink -f "$(command -v clang)")")/opt" ] ||
+   ! [ -x "$(dirname "$(readlink -f "$(command -v clang)")")/llc" ]; then
+    need+=(llvm)
+fi
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # PMIx's header, for startup under srun and mpirun without dsmrun
 # (libpmix itself is loaded at run time, only then).

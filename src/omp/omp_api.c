@@ -122,8 +122,10 @@ int omp_lock_id_of(const void *addr)
 {
     /* Names are 32-byte globals (kmp_critical_name): distinct names are at
      * least 32 bytes apart. Two names meeting on one id only serialise
-     * against each other, which is still correct. */
-    const unsigned space = INT_MAX - PARALLEL_LOCK_BASE - 0x1000000;
+     * against each other, which is still correct. The atomics' ids, above
+     * (sync.h), are never met: an atomic inside a critical section takes
+     * its lock while the section's is held. */
+    const unsigned space = SYNC_ATOMIC_LOCK_BASE - PARALLEL_LOCK_BASE - 0x1000000;
     return PARALLEL_LOCK_BASE + 0x1000000 + (int)(((uintptr_t)addr >> 5) % space);
 }
 

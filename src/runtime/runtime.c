@@ -171,6 +171,7 @@ static void finish_here(void *arg)
     struct runtime *r = rt();
     if (!r->started)
         return;
+    sync_atomic_finish(); /* the program's atomics are the hardware's again */
     fork_finish();
     report_finish();
     ipc_finish();

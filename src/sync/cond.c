@@ -181,6 +181,7 @@ void sync_start(void)
     sync_barrier_start();
     sync_cond_start();
     sync_flush_start();
+    sync_atomic_start();
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */

@@ -46,6 +46,22 @@ void sync_cond_broadcast(int cond);
  * are 0 to ...". */
 void sync_check_user_id(const char *call, const char *what, int id);
 
+/* The program's atomics (atomic.c): the __tsan_atomic* calls dsmcc's
+ * instrumentation makes of every atomic instruction. One on shared memory
+ * runs under the dsm lock of its 16-byte block, one of the top
+ * SYNC_ATOMIC_LOCKS ids of the int range (the OpenMP runtime's ids stay
+ * below them). Coherent from sync_atomic_start, in a job of several nodes,
+ * to sync_atomic_finish; the hardware's before and after. */
+#define SYNC_ATOMIC_LOCKS     0x10000
+#define SYNC_ATOMIC_LOCK_BASE (INT32_MAX - SYNC_ATOMIC_LOCKS + 1)
+int sync_atomic_lock_id(const volatile void *addr);
+/* Whether an access the compiler routed to the runtime (an atomic, an
+ * OpenMP program's volatile access) to addr needs more than the hardware:
+ * a job of several nodes runs, and addr is shared memory. */
+bool sync_atomic_applies(const volatile void *addr);
+void sync_atomic_start(void);
+void sync_atomic_finish(void);
+
 void sync_start(void);
 void sync_lock_start(void);
 /* Stops the lock releaser thread (lock.c), after ipc_finish. */
