@@ -14,6 +14,10 @@ if ! command -v clang >/dev/null 2>&1 ||
    ! echo '#include <omp.h>' | clang -fopenmp -x c -E - >/dev/null 2>&1; then
     need+=(libomp-dev)
 fi
+# Fortran OpenMP programs (dsmfort, tests/langs): LLVM's flang, whose OpenMP
+# is the same __kmpc_* interface as clang's (gfortran's is libgomp's).
+command -v flang-new-19 >/dev/null 2>&1 || command -v flang-19 >/dev/null 2>&1 ||
+    command -v flang-new >/dev/null 2>&1 || need+=(flang-19)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # PMIx's header, for startup under srun and mpirun without dsmrun
 # (libpmix itself is loaded at run time, only then).
