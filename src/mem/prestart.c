@@ -22,10 +22,11 @@
  * A block carries its size in the 16 bytes before it (realloc needs it).
  * Freed before or after the start, a block stays: a static initializer's
  * temporaries are few, and the pages are the globals' kin.
- * The same allocations on every node is the condition: an initializer
- * whose allocations depend on the node (its pid, the time) leaves the
- * nodes' blocks at different addresses, which the start detects only
- * when the total differs (the globals' message then says so).
+ * The master's blocks are the ones that count: the workers' globals, and so
+ * their pointers, are the master's. A worker's own pre-start blocks matter
+ * only to a pointer kept outside the globals (a shared library's private
+ * data), which finds the master's block at that address: the same object
+ * when the initializers ran alike on every node.
  */
 #include <errno.h>
 #include <stdint.h>
