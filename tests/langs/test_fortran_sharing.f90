@@ -2,12 +2,12 @@
 ! shares across nodes (docs/unmodified-programs.md): a common block, module
 ! variables (a scalar, a fixed array, an allocatable), SAVEd locals, an
 ! allocatable of the main program, an automatic array of a subroutine the
-! master calls, and the omp_* routines reached both through omp_lib
-! (bind(c)) and with an implicit interface (the `_` entry points, by
-! reference, as NPB calls omp_get_wtime: test_fortran_implicit.f90). Each is written by every thread
-! of a parallel region (each its own part), then checked on the master.
-! test_fortran_implicit.f90 calls the omp_* routines without omp_lib.
-! Exits non-zero with a line naming what was not shared.
+! master calls; and what it keeps per node: threadprivate variables, with
+! copyin. Each shared one is written by every thread of a parallel region
+! (each its own part), then checked on the master. The omp_* routines are
+! reached through omp_lib (bind(c)) here, and with implicit interfaces
+! (the `_` entry points, by reference, as NPB calls omp_get_wtime) in
+! test_fortran_implicit.f90. Exits non-zero with a line naming what failed.
 module shared_data
   implicit none
   integer, parameter :: n = 20000
@@ -38,6 +38,29 @@ subroutine with_automatic(m, nthreads_seen, total)
   total = sum(work)
 end subroutine with_automatic
 
+! threadprivate and copyin (flang calls __kmpc_threadprivate_cached): one
+! copy per node, copyin's value from the master, kept between regions.
+logical function threadprivate_works()
+  use omp_lib, only: omp_get_thread_num
+  implicit none
+  integer, save :: x
+  integer :: y, bad
+  common /tpc/ y
+!$omp threadprivate(x, /tpc/)
+  x = 7
+  y = 9
+  bad = 0
+!$omp parallel copyin(x, /tpc/) reduction(+:bad)
+  if (x /= 7 .or. y /= 9) bad = bad + 1
+  x = omp_get_thread_num()
+  y = 100 + x
+!$omp end parallel
+!$omp parallel reduction(+:bad)
+  if (x /= omp_get_thread_num() .or. y /= 100 + x) bad = bad + 1
+!$omp end parallel
+  threadprivate_works = bad == 0
+end function threadprivate_works
+
 subroutine count_calls(total)
   implicit none
   integer, intent(out) :: total
@@ -56,7 +79,7 @@ program test_fortran_sharing
   double precision, allocatable :: a(:)
   double precision :: total
   integer :: i, nt, seen, calls, who(0:63), fails
-  logical, external :: implicit_interfaces_work
+  logical, external :: implicit_interfaces_work, threadprivate_works
   double precision :: expect
 
   fails = 0
@@ -104,6 +127,7 @@ program test_fortran_sharing
   call count_calls(calls)
   if (calls /= nt + 1) call fail('a SAVEd local')
   if (.not. implicit_interfaces_work(nt)) call fail('the omp_* routines called without omp_lib')
+  if (.not. threadprivate_works()) call fail('threadprivate variables (private, with copyin)')
   if (fails /= 0) stop 1
   print '(a,i0,a)', 'fortran sharing: ok on ', nt, ' threads'
 contains
