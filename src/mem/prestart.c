@@ -29,6 +29,7 @@
  * when the initializers ran alike on every node.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,30 +47,32 @@ extern char __data_start[] __attribute__((weak));
 extern char _end[] __attribute__((weak));
 
 static DSM_STATE struct {
+    pthread_mutex_t lock;
     char *base;   /* first byte; NULL until the first allocation */
     char *next;   /* bump pointer */
     char *end;    /* end of the mapped range */
-    bool  closed; /* the job has started (or cannot use this heap) */
-} early;
+    bool  closed; /* the job has started */
+} early = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Where the master's arena continues after the globals: DSM_REGION_BASE,
- * as the job will have it, plus the globals' size. NULL when it cannot be
- * known here (the start then reports the bad setting). */
+ * as the job will have it, plus the globals' size. A setting the start
+ * would refuse ends the program here, with the start's message. */
 static char *first_address(void)
 {
     uintptr_t lo = (uintptr_t)__data_start, hi = (uintptr_t)_end;
     if (!lo || !hi || hi <= lo)
-        return NULL;
+        log_fatal("the program allocates before the job starts (a static initializer), and the "
+                  "executable has no __data_start and _end symbols; build it with dsmcc");
     struct dsm_config cfg;
     char err[256];
     if (config_load(&cfg, err, sizeof err))
-        return NULL;
+        log_fatal("%s (see dsmrun --help-env)", err);
     uintptr_t globals = (hi - lo + PRESTART_ALIGN - 1) &
                         ~(uintptr_t)(PRESTART_ALIGN - 1);
     return (char *)(uintptr_t)cfg.region_base + globals;
 }
 
-static bool reserve(size_t need)
+static void reserve(size_t need)
 {
     size_t len = (need + PRESTART_CHUNK - 1) / PRESTART_CHUNK * PRESTART_CHUNK;
     void *p = mmap(early.end, len, PROT_READ | PROT_WRITE,
@@ -77,38 +80,36 @@ static bool reserve(size_t need)
     if (p == MAP_FAILED || p != early.end) {
         if (p != MAP_FAILED)
             munmap(p, len);
-        return false;
+        log_fatal("cannot map %zu MiB for the program's allocations before the job starts at %p "
+                  "(%s): something else is mapped there; set DSM_REGION_BASE to a free range",
+                  len >> 20, (void *)early.end, p == MAP_FAILED ? strerror(errno) : "placed elsewhere");
     }
     early.end += len;
-    return true;
 }
 
 bool mem_prestart_open(void) { return !early.closed; }
 
 void *mem_prestart_alloc(size_t size, size_t align)
 {
+    /* Constructors run on one thread, but one may start threads. */
+    pthread_mutex_lock(&early.lock);
     if (early.closed)
         log_fatal("internal error: the pre-start heap used after the start");
-    if (!early.base) {
+    if (!early.base)
         early.base = early.next = early.end = first_address();
-        if (!early.base) {
-            errno = ENOMEM;
-            return NULL;
-        }
-    }
     if (align < PRESTART_HEADER)
         align = PRESTART_HEADER;
     uintptr_t at = ((uintptr_t)early.next + PRESTART_HEADER + align - 1) & ~(uintptr_t)(align - 1);
-    if (size > (uintptr_t)-1 / 2 || at + size < at) {
+    if (size > (uintptr_t)-1 / 4 || (align & (align - 1))) {
+        pthread_mutex_unlock(&early.lock);
         errno = ENOMEM;
         return NULL;
     }
-    if (at + size > (uintptr_t)early.end && !reserve(at + size - (uintptr_t)early.end)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (at + size > (uintptr_t)early.end)
+        reserve(at + size - (uintptr_t)early.end);
     memcpy((char *)at - PRESTART_HEADER, &size, sizeof size);
     early.next = (char *)(at + size);
+    pthread_mutex_unlock(&early.lock);
     return (void *)at; /* fresh anonymous memory: zero */
 }
 
