@@ -3,7 +3,8 @@
 // every node before main: the blocks they allocate (malloc, new, a global
 // std::vector's, a std::string's) must be shared memory holding what the
 // MASTER's initializers wrote — each node writes its own pid, and every
-// thread must read the master's. Then what main allocates (new, the
+// thread must read the master's — even when the master's initializers
+// allocate more than a worker's. Then what main allocates (new, the
 // standard library's containers, std::string's buffer, make_shared) is read
 // by every thread, and an exception thrown and caught on a worker links and
 // works (libstdc++'s personality routine). Exits non-zero naming what failed.
@@ -13,6 +14,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -34,6 +36,18 @@ struct Square : Shape {
     int sides() const override { return 4; }
 };
 static Shape *g_shape = new Square;
+
+// Node-dependent sizes: the master's initializers allocate 3 MiB where a
+// worker's allocate one byte (DSM_RANK: dsmrun's). The master's blocks are
+// the ones that count; a worker takes pages beyond its own.
+static const size_t BIG = 3u << 20;
+static char *g_big = [] {
+    const char *rank = getenv("DSM_RANK");
+    bool master = !rank || !strcmp(rank, "0");
+    char *p = static_cast<char *>(malloc(master ? BIG : 1));
+    memset(p, master ? 'm' : 'w', master ? BIG : 1);
+    return p;
+}();
 
 // Runs on every node before main: node-dependent contents (the pid), so
 // that the master's are told apart from a worker's.
@@ -74,6 +88,11 @@ int main()
 #pragma omp parallel reduction(+ : bad_string)
     for (int i = 0; i < 3000; i++) /* the whole string on every thread */
         bad_string += g_string[i] != static_cast<char>('a' + master % 26);
+    long bad_big = 0;
+#pragma omp parallel reduction(+ : bad_big)
+    for (size_t i = 0; i < BIG; i += 4096) /* every page on every thread */
+        bad_big += g_big[i] != 'm' || g_big[BIG - 1 - i] != 'm';
+    fail("the master's larger static-initializer block", bad_big);
     fail("a static initializer's malloc", bad_malloc);
     fail("a static initializer's new[]", bad_new);
     fail("a global std::vector", bad_vector);
