@@ -12,7 +12,10 @@
  * builds must be readable on every node as its std::vector is. The
  * executable's definitions are exported (libstdc++.so refers to them), so
  * every operator new in the process is this one. dsmc++ pulls this object
- * in (-Wl,--undefined=_Znwm); a C program never has it.
+ * in by a name of its own (-Wl,--undefined=dsm_cxx_new_replaced): by
+ * _Znwm, a shared library that defines it and comes first in the link
+ * (the sanitizers' runtime) would satisfy the reference instead, and the
+ * object would stay out. A C program never has it.
  *
  * Written in C with the Itanium C++ ABI's names (x86-64 and AArch64:
  * size_t is unsigned long, "m"; std::align_val_t is a size_t), so that
@@ -30,6 +33,9 @@ int   __wrap_posix_memalign(void **out, size_t align, size_t size);
 typedef void (*new_handler)(void);
 new_handler _ZSt15get_new_handlerv(void);
 __attribute__((noreturn)) void _ZSt17__throw_bad_allocv(void);
+
+/* What dsmc++ names to link this object (above). */
+const int dsm_cxx_new_replaced = 1;
 
 /* One allocation, with the new-handler's retries; NULL only if nothrow. */
 static void *allocate(size_t size, size_t align, int nothrow)
