@@ -1,17 +1,29 @@
 # Programs built with dsmcc (shared globals, master-only start, PARMACS
 # sources), as a user builds them:
-#   dsmcc_program(name SOURCES s.. [FLAGS f..] [THREADS])
+#   dsmcc_program(name SOURCES s.. [FLAGS f..] [THREADS] [LANG CXX|Fortran])
 # makes ${CMAKE_CURRENT_BINARY_DIR}/name (THREADS: dsmcc --threads, the
-# pthreads baseline), built by `make` like every other target.
+# pthreads baseline; LANG: with dsmc++ or dsmfort), built by `make` like
+# every other target.
 set(DSMCC ${CMAKE_BINARY_DIR}/tools/dsmcc)
 set(DSMCC_DEPENDS ${CMAKE_SOURCE_DIR}/tools/dsmcc.in ${CMAKE_SOURCE_DIR}/include/dsm.h
     ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.h
     ${CMAKE_SOURCE_DIR}/include/dsm/parmacs-threads.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs-threads.h
     ${CMAKE_SOURCE_DIR}/src/start/globals.ld)
 function(dsmcc_program name)
-  cmake_parse_arguments(D "THREADS" "" "SOURCES;FLAGS" ${ARGN})
+  cmake_parse_arguments(D "THREADS" "LANG" "SOURCES;FLAGS" ${ARGN})
   set(mode)
   set(deps ${DSMCC_DEPENDS})
+  set(wrapper ${DSMCC})
+  set(warnings -Wall -Wextra -Werror)
+  set(tool dsmcc)
+  if(D_LANG STREQUAL "CXX")
+    set(tool dsmc++)
+    set(wrapper ${CMAKE_BINARY_DIR}/tools/dsmc++)
+  elseif(D_LANG STREQUAL "Fortran")
+    set(wrapper ${CMAKE_BINARY_DIR}/tools/dsmfort)
+    set(tool dsmfort)
+    set(warnings)  # flang's warnings are not gcc's
+  endif()
   if(D_THREADS)
     set(mode --threads)
   else()
@@ -31,9 +43,9 @@ function(dsmcc_program name)
     list(APPEND D_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer)
   endif()
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${name}
-    COMMAND ${DSMCC} ${mode} -O2 -g -Wall -Wextra -Werror ${D_FLAGS}
+    COMMAND ${wrapper} ${mode} -O2 -g ${warnings} ${D_FLAGS}
             -o ${CMAKE_CURRENT_BINARY_DIR}/${name} ${srcs} -lm
     DEPENDS ${srcs} ${deps}
-    COMMENT "dsmcc ${mode} ${name}")
+    COMMENT "${tool} ${mode} ${name}")
   add_custom_target(${name} ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/${name})
 endfunction()

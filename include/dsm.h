@@ -72,6 +72,12 @@ void  dsm_heap_free(void *p);
 void *dsm_heap_realloc(void *p, size_t size);
 /* Whether p is a block dsm_heap_alloc returned (else: the C library's). */
 int   dsm_heap_owns(const void *p);
+/* Whether the job has yet to start: the program's allocations until then —
+ * its static initializers', C++ or C constructors' — come from a heap at
+ * the same addresses on every node, which the start makes shared memory
+ * holding the master's contents (docs/design.md). A block allocated then
+ * is never given back. */
+int   dsm_heap_prestart(void);
 
 /* dsmcc links with -Wl,--wrap=pthread_create too: the program's own
  * pthread_create calls this first. POSIX threads run where they are

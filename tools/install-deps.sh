@@ -21,6 +21,12 @@ if ! command -v clang >/dev/null 2>&1 ||
    ! [ -x "$(dirname "$(readlink -f "$(command -v clang)")")/llc" ]; then
     need+=(llvm)
 fi
+# Fortran OpenMP programs (dsmfort, tests/langs): LLVM's flang, whose OpenMP
+# is the same __kmpc_* interface as clang's (gfortran's is libgomp's).
+command -v flang-new-19 >/dev/null 2>&1 || command -v flang-19 >/dev/null 2>&1 ||
+    command -v flang-new >/dev/null 2>&1 || need+=(flang-19)
+# Fortran's atomics go through opt and llc of flang's own LLVM (19).
+command -v opt-19 >/dev/null 2>&1 && command -v llc-19 >/dev/null 2>&1 || need+=(llvm-19)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # PMIx's header, for startup under srun and mpirun without dsmrun
 # (libpmix itself is loaded at run time, only then).

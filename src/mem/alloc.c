@@ -77,9 +77,10 @@ static void setup(void)
     arenas.first_page = (size_t)job()->rank * mem.arena_pages;
     arenas.end_page = arenas.first_page + mem.arena_pages;
     arenas.top_page = arenas.end_page;
-    /* The master's arena begins with the shared globals (globals.c): pages
-     * allocated for good, homed where the arena is. */
-    arenas.next_page = arenas.first_page + (job()->rank == 0 ? mem.gpages : 0);
+    /* The master's arena begins with the shared globals (globals.c) and the
+     * program's allocations before the start (prestart.c): pages allocated
+     * for good, homed where the arena is. */
+    arenas.next_page = arenas.first_page + (job()->rank == 0 ? mem.gpages + mem.epages : 0);
     arenas.high_water = arenas.next_page;
     arenas.run = mmap(NULL, mem.arena_pages * sizeof *arenas.run, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -285,6 +286,8 @@ static void free_locked(void *p)
     size_t page = mem_page_of(p);
     if (page < mem.gpages)
         log_fatal("dsm_free(%p): a global variable, not a block dsm_malloc returned", p);
+    if (page < mem.gpages + mem.epages)
+        log_fatal("dsm_free(%p): a block allocated before the job started, not by dsm_malloc", p);
     int owner = mem_base_node(page);
     if (owner == job()->rank) {
         free_local(page, p);

@@ -157,12 +157,27 @@ void mem_globals_share(void)
     mem.gbase = lo;
     mem.gsize = (size_t)(hi - lo);
     mem.gpages = pages;
+    /* The program's allocations before the start follow (prestart.c). */
+    if (mem.prestart_size) {
+        if (mem_prestart_base() != mem.base + mem.gsize)
+            log_fatal("internal error: the pre-start heap is at %p, not after the globals (%p)",
+                      (void *)mem_prestart_base(), (void *)(mem.base + mem.gsize));
+        mem.epages = mem.prestart_size >> mem.page_shift;
+        if (pages + mem.epages > mem.arena_pages)
+            log_fatal("shared globals: %zu MiB of globals and %zu MiB allocated before the start "
+                      "do not fit in the master's arena of %zu MiB; raise DSM_REGION_SIZE",
+                      mem.gsize >> 20, mem.prestart_size >> 20,
+                      (mem.arena_pages << mem.page_shift) >> 20);
+    }
 }
 
 void mem_globals_unshare(void *stack, size_t len)
 {
     if (mem.gpages && mprotect(mem.gbase, mem.gsize, PROT_READ | PROT_WRITE) < 0)
         log_fatal("cannot open the globals after the job: %s", strerror(errno));
+    if (mem.epages && mprotect(mem.base + mem.gsize, mem.epages << mem.page_shift,
+                               PROT_READ | PROT_WRITE) < 0)
+        log_fatal("cannot open the blocks allocated before the job, after it: %s", strerror(errno));
     if (stack && mprotect(stack, len, PROT_READ | PROT_WRITE) < 0)
         log_fatal("cannot open the master's stack after the job: %s", strerror(errno));
 }

@@ -49,6 +49,11 @@ struct mem_region {
     char              *gbase;
     size_t             gsize;
     size_t             gpages;
+    /* The program's allocations before the start (prestart.c): the master's
+     * arena's pages [gpages, gpages + epages), at base + gsize, allocated for
+     * good. prestart_size: their bytes, as mem_init found them. */
+    size_t             prestart_size;
+    size_t             epages;
 };
 
 extern struct mem_region mem;
@@ -107,6 +112,20 @@ void mem_globals_share(void);
  * become plain read-write memory holding this node's last copy, so exit
  * handlers and destructors that touch globals run. */
 void mem_globals_unshare(void *stack, size_t len);
+
+/* The program's heap before the job starts (prestart.c): blocks at the
+ * addresses the master's arena will have after the shared globals, the same
+ * on every node. mem_prestart_open: still taking allocations. */
+bool   mem_prestart_open(void);
+void  *mem_prestart_alloc(size_t size, size_t align);
+/* Whether p is a pre-start block, and its size. */
+bool   mem_prestart_block(const void *p, size_t *size);
+/* At the start, with the system view mapped and before the application
+ * view: the master copies its blocks into the region's file at `base`'s
+ * offsets, and every node unmaps the pre-start range. Returns its bytes
+ * (a multiple of 64 KiB), 0 when the program allocated nothing before. */
+size_t mem_prestart_adopt(char *base, bool master);
+char  *mem_prestart_base(void);
 
 /* Changes the application view's protection of pages. Changes are batched
  * into runs of contiguous pages with the same protection (an mprotect that

@@ -80,6 +80,11 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *
 
     mem.memfd = region_file(mem.size, home_dir);
     mem.home_dir = home_dir;
+    mem.sys = mmap(NULL, mem.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mem.memfd, 0);
+    /* The program's allocations before the start lie where the master's
+     * arena will be (prestart.c): into the file, before the view covers them. */
+    if (mem.sys != MAP_FAILED)
+        mem.prestart_size = mem_prestart_adopt((char *)base, job()->rank == 0);
     void *app = mmap((void *)base, mem.size, PROT_NONE, MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
                      mem.memfd, 0);
     if (app == MAP_FAILED && errno == ENOMEM)
@@ -90,7 +95,6 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *
                   "or DSM_REGION_SIZE smaller", mem.size >> 20, (unsigned long)base,
                   app == MAP_FAILED ? strerror(errno) : "placed elsewhere");
     mem.base = app;
-    mem.sys = mmap(NULL, mem.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, mem.memfd, 0);
     mem.pages = mmap(NULL, mem.npages * sizeof *mem.pages, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if ((mem.sys == MAP_FAILED || mem.pages == MAP_FAILED) && errno == ENOMEM)

@@ -46,15 +46,20 @@ static void on_globals(int src, const void *msg, size_t len)
     const unsigned char *p = ipc_body(src, msg, len, &count, sizeof count, &len, "globals message");
     p -= sizeof count; /* p and len: the whole body */
     len += sizeof count;
-    if (count > mem.gpages || len != sizeof count + (size_t)count * (sizeof(uint32_t) + mem.page_size))
+    /* The master's pre-start blocks (mem/prestart.c) follow the globals
+     * and may take more pages than this node's did: its arena bounds them. */
+    if (count > mem.arena_pages || len != sizeof count + (size_t)count * (sizeof(uint32_t) + mem.page_size))
         log_fatal("the master's globals differ in size from this node's: is every node running "
                   "the same executable?");
     const unsigned char *data = p + sizeof count + (size_t)count * sizeof(uint32_t);
     for (uint32_t i = 0; i < count; i++) {
         uint32_t page;
         memcpy(&page, p + sizeof count + i * sizeof page, sizeof page);
-        if (page >= mem.gpages)
-            log_fatal("the master sent globals page %u of %zu", page, mem.gpages);
+        if (page >= mem.arena_pages)
+            log_fatal("the master sent globals page %u, beyond its arena of %zu pages", page,
+                      mem.arena_pages);
+        if (page >= mem.gpages + mem.epages) /* opened with the globals after the job */
+            mem.epages = page + 1 - mem.gpages;
         memcpy(mem_sys_fill(page, 1), data + (size_t)i * mem.page_size, mem.page_size);
     }
     pthread_mutex_lock(&first.lock);
@@ -88,13 +93,13 @@ void globals_sync(void)
     struct buf b = {0};
     uint32_t count = 0;
     buf_put(&b, &count, sizeof count);
-    for (uint32_t page = 0; page < mem.gpages; page++)
+    for (uint32_t page = 0; page < mem.gpages + mem.epages; page++)
         if (!page_is_zero(mem_sys(page), mem.page_size)) {
             buf_put(&b, &page, sizeof page);
             count++;
         }
     memcpy(b.p, &count, sizeof count);
-    for (uint32_t page = 0; page < mem.gpages; page++)
+    for (uint32_t page = 0; page < mem.gpages + mem.epages; page++)
         if (!page_is_zero(mem_sys(page), mem.page_size))
             buf_put(&b, mem_sys(page), mem.page_size);
     for (int node = 1; node < job()->nodes; node++)

@@ -95,10 +95,17 @@ static size_t forget(const void *p)
     return size;
 }
 
-int dsm_heap_owns(const void *p) { return p && mem_contains(p); }
+int dsm_heap_owns(const void *p)
+{
+    return p && (mem_prestart_open() ? mem_prestart_block(p, NULL) : mem_contains(p));
+}
+
+int dsm_heap_prestart(void) { return mem_prestart_open(); }
 
 void *dsm_heap_alloc(size_t size, size_t align)
 {
+    if (mem_prestart_open()) /* a static initializer's: prestart.c */
+        return mem_prestart_alloc(size, align);
     if (align > dsm_page_size()) {
         errno = EINVAL;
         return NULL;
@@ -117,7 +124,7 @@ void *dsm_heap_alloc(size_t size, size_t align)
 
 void dsm_heap_free(void *p)
 {
-    if (!p)
+    if (!p || mem_prestart_block(p, NULL)) /* a pre-start block stays (prestart.c) */
         return;
     forget(p); /* a block of another node's: its owner frees it (dsm_free) */
     dsm_free(p);
@@ -127,7 +134,14 @@ void *dsm_heap_realloc(void *p, size_t size)
 {
     if (!p)
         return dsm_heap_alloc(size, 0);
-    size_t old = forget(p);
+    size_t old;
+    if (mem_prestart_block(p, &old)) { /* it stays; a copy in a new block */
+        void *q = dsm_heap_alloc(size, 0);
+        if (q)
+            memcpy(q, p, old < size ? old : size);
+        return q;
+    }
+    old = forget(p);
     if (old == (size_t)-1)
         log_fatal("realloc(%p): a block another node allocated; only its node knows its size "
                   "(allocate a new block and copy instead)", p);

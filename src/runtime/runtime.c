@@ -126,6 +126,9 @@ int dsm_startup(int *argc, char ***argv)
              (uintptr_t)c->region_base, c->home_dir);
     if (c->shared_globals || r->share_globals || &dsm_shared_globals_requested)
         mem_globals_share();
+    if (mem.prestart_size && !mem.gpages)
+        log_fatal("the program allocated through dsm_heap_alloc before the job started, which only "
+                  "a program with shared globals can (build it with dsmcc)");
     interval_init();
     char name[32];
     config_protocol_name(c, name, sizeof name);

@@ -3,9 +3,10 @@
  * shared-memory model (dsm.h, dsm_heap_*). dsmcc links with
  * -Wl,--wrap=malloc and the others, which redirects the program's own
  * references only: the C library and dsm keep the C library's allocator.
- * Before the job starts (constructors) and in a 1-node run without dsmrun
- * the C library allocates; a free goes to whichever allocator owns the
- * block.
+ * Before the job starts (constructors, static initializers) dsm's pre-start
+ * heap allocates, the same blocks on every node; in a 1-node run the C
+ * library allocates after the start; a free goes to whichever allocator
+ * owns the block.
  */
 #include <dsm.h>
 #include <errno.h>
@@ -20,8 +21,9 @@ int   __real_posix_memalign(void **out, size_t align, size_t size);
 void *__real_aligned_alloc(size_t align, size_t size);
 void *__real_memalign(size_t align, size_t size);
 
-/* Shared once the job has begun: dsm_main starts it before main. */
-static int shared(void) { return dsm_nodes() > 1; }
+/* Shared once the job has begun (dsm_main starts it before main), and
+ * before it (static initializers: dsm_heap_prestart). */
+static int shared(void) { return dsm_nodes() > 1 || dsm_heap_prestart(); }
 
 void *__wrap_malloc(size_t size) { return shared() ? dsm_heap_alloc(size, 0) : __real_malloc(size); }
 
