@@ -308,8 +308,9 @@ static void erc_write_fault(size_t page)
             if (c && !set_empty(copyset_of(page, false))) {
                 c->wrote_shared[page % DIR_CHUNK_PAGES] = 1;
                 /* A twin kept since an earlier write still tells every
-                 * change the copies lack: keep it. (erc-inv takes one only
-                 * to measure the home's writes, for home migration.) */
+                 * change the copies lack (a serve since then announced
+                 * the writes and dropped it): keep it. (erc-inv takes one
+                 * only to measure the home's writes, for home migration.) */
                 if ((erc.update || migrate_counts_writes()) && !e->twin)
                     mem_twin_make(page);
             }
@@ -428,12 +429,20 @@ static void serve(int to, size_t page, uint32_t need, size_t run)
 {
     (void)need; /* erc has no versions: a copy is always current */
     lock();
-    uint64_t *s = copyset_of(page, true);
-    s[to / 64] |= 1ull << (to % 64);
     /* Our writes so far travel with the copy; later ones must fault. */
     if (mem.pages[page].state == PAGE_WRITE)
         set_state(page, PAGE_READ);
     mem_protect_flush();
+    /* erc-upd: our writes since the twin go to the members first, and the
+     * twin with them. Kept, it would be older than the copy sent below: a
+     * word we then set back to the twin's value would be no change to our
+     * release's diff, and the new member would keep the value in between
+     * for good (omp_constructs' hits[i] read 1 after clear() zeroed it;
+     * conf.home_writes_new_reader). */
+    if (erc.update && home_wrote_shared(page))
+        announce_home_page(page);
+    uint64_t *s = copyset_of(page, true);
+    s[to / 64] |= 1ull << (to % 64);
     /* Sent under the lock: no invalidation or update of this page may
      * overtake the copy to the new member. */
     home_send_page(to, page, 0, run, mem_sys(page));
