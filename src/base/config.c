@@ -44,6 +44,8 @@ const char *const config_protocols = protocol_choices + 1;
 static const struct config_entry table[] = {
     {"DSM_PEER_TIMEOUT", CFG_DOUBLE, "10", 0.2, 3600, NULL, OFF(peer_timeout_s),
      "seconds a peer may stay silent (no acknowledgement) before the job ends"},
+    {"DSM_NET", CFG_CHOICE, "udp", 0, 0, "udp|ucx", OFF(net_transport),
+     "transport: udp (the seeds' reliable UDP, everywhere) or ucx (UCX active messages: shared memory between nodes on one host, tcp or RDMA verbs between hosts; needs a build with libucx-dev)"},
     {"DSM_NET_LOSS", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_loss),
      "injected loss: fraction of outgoing datagrams dropped (tests)"},
     {"DSM_NET_DUP", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_dup),
