@@ -337,6 +337,14 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
         if (table[i].offset == OFF(region_base))
             base_text = v ? v : table[i].def;
     }
+    /* The fault injector works on UDP datagrams; over UCX it would do
+     * nothing, and a test asking for it would test nothing. */
+    if (cfg->net_transport == 1 &&
+        (cfg->net_loss || cfg->net_dup || cfg->net_reorder || cfg->net_delay_us)) {
+        snprintf(err, errlen, "DSM_NET_LOSS, DSM_NET_DUP, DSM_NET_REORDER and DSM_NET_DELAY_US "
+                 "inject faults into UDP datagrams: not with DSM_NET=ucx");
+        return -EINVAL;
+    }
     uint64_t room = region_room((uint64_t)cfg->region_base);
     if ((uint64_t)cfg->region_size > room) {
         char most[24];
