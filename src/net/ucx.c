@@ -94,7 +94,7 @@ void ucx_abort_peers(const char *reason) { (void)reason; }
 #include <ucp/api/ucp.h>
 
 #define AM_ID            7                   /* the one active-message slot dsm uses */
-#define HEARTBEAT_NS     (1000ull * 1000000) /* a ring neighbour sent nothing this long gets a NOP */
+#define HEARTBEAT_NS     (1000ull * 1000000) /* the longest heartbeat interval */
 #define LONG_WAIT_NS     (200ull * 1000)     /* as service.c */
 #define LOOKBACK_MAX_NS  (16 * LONG_WAIT_NS)
 #define HOST_KEY_LEN     128                 /* host_key */
@@ -235,6 +235,7 @@ static DSM_STATE struct {
     struct wire_keys  keys;
     uint64_t          job;
     uint64_t          peer_timeout_ns, spin_ns;
+    uint64_t          heartbeat_ns;  /* a ring neighbour we sent nothing this long gets a NOP */
     pthread_mutex_t   ucp;        /* every call into UCP */
     pthread_mutex_t   rx_lock;    /* who progresses the worker and delivers */
     pthread_mutex_t   lock;       /* gen, and the waiters' cv */
@@ -585,14 +586,14 @@ static void run_timers(void)
     if (up && up < next)
         next = up;
     if (ux.nodes > 1 && !atomic_load(&ux.all_finished) && now >= ux.next_beat) {
-        ux.next_beat = now + HEARTBEAT_NS / 4;
+        ux.next_beat = now + ux.heartbeat_ns / 2;
         int ring[2] = {(ux.rank + 1) % ux.nodes, (ux.rank + ux.nodes - 1) % ux.nodes};
         for (int i = 0; i < 2; i++) {
             struct ucx_peer *p = &ux.peers[ring[i]];
             if (i == 1 && ring[1] == ring[0])
                 break;
             pthread_mutex_lock(&ux.ucp);
-            bool quiet = now - p->last_tx_ns >= HEARTBEAT_NS;
+            bool quiet = now - p->last_tx_ns >= ux.heartbeat_ns;
             pthread_mutex_unlock(&ux.ucp);
             if (quiet)
                 send_kind(ring[i], UCX_NOP, NULL, 0, NULL, 0);
@@ -842,6 +843,9 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     ux.octx = octx;
     ux.job = prm->job_id;
     ux.peer_timeout_ns = (uint64_t)(prm->peer_timeout_s * 1e9);
+    /* Silence is measured from the last message received, so a live
+     * neighbour must send several times within the timeout. */
+    ux.heartbeat_ns = ux.peer_timeout_ns / 4 < HEARTBEAT_NS ? ux.peer_timeout_ns / 4 : HEARTBEAT_NS;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     ux.spin_ns = prm->spin_us < 0 ? service_spin_ns(ux.nodes, cpus) : (uint64_t)prm->spin_us * 1000;
     wire_keys_init(&ux.keys, prm->key, prm->job_id, prm->auth_mac);
