@@ -99,6 +99,7 @@ void ucx_abort_peers(const char *reason) { (void)reason; }
 #define LOOKBACK_MAX_NS  (16 * LONG_WAIT_NS)
 #define HOST_KEY_LEN     128                 /* host_key */
 #define FIN_GRACE_NS     (2000ull * 1000000) /* see failure_expected */
+#define SEND_RETRY_NS    (50ull * 1000)     /* sends queued, nothing moved: look again after */
 #define CLOSE_WAIT_NS    (1000ull * 1000000) /* closing the endpoints at the end, at most */
 
 /* ---- libucp, loaded at run time ---------------------------------------- */
@@ -632,10 +633,13 @@ static void *ucx_service_main(void *arg)
             }
             if (clock_ns() >= atomic_load(&ux.timers_due))
                 run_timers();
-            if (n || atomic_load(&ux.sends))
+            if (n || st == UCS_ERR_BUSY)
                 continue;
-            if (st == UCS_ERR_BUSY)
-                continue;
+            /* Sends still queued and nothing moved (a receiver's queue
+             * full, a stopped peer): look again shortly, without
+             * spinning on a CPU the program needs. */
+            if (atomic_load(&ux.sends))
+                goto sleep;
             if (st != UCS_OK)
                 log_fatal("cannot arm the UCX worker's event: %s", status_str(st));
             /* One shot: a waiter's progress may leave the fd ready; it
@@ -645,9 +649,13 @@ static void *ucx_service_main(void *arg)
                 log_fatal("cannot wait on the UCX worker: %s", strerror(errno));
             on_efd = true;
         }
+    sleep:;
         uint64_t now = clock_ns(), due = atomic_load(&ux.timers_due);
         uint64_t wait_ns = due > now ? due - now : 0;
-        if (!on_efd) {
+        if (!on_efd && atomic_load(&ux.rx_claims) == 0) {
+            if (wait_ns > SEND_RETRY_NS) /* sends queued (above) */
+                wait_ns = SEND_RETRY_NS;
+        } else if (!on_efd) {
             if (wait_ns > lookback)
                 wait_ns = lookback;
             if (lookback < LOOKBACK_MAX_NS)
