@@ -31,6 +31,10 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # PMIx's header, for startup under srun and mpirun without dsmrun
 # (libpmix itself is loaded at run time, only then).
 pkg-config --exists pmix 2>/dev/null || need+=(libpmix-dev)
+# UCX, for DSM_NET=ucx (header and pkg-config file at build time; libucp and
+# ucx_info at run time).
+pkg-config --exists ucx 2>/dev/null || need+=(libucx-dev)
+command -v ucx_info >/dev/null 2>&1 || need+=(ucx-utils)
 # The multi-host tests: hosts are network namespaces (ip), each with an sshd;
 # mpirun starts nodes through PMIx.
 command -v ip >/dev/null 2>&1 || need+=(iproute2)

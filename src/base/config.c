@@ -44,6 +44,8 @@ const char *const config_protocols = protocol_choices + 1;
 static const struct config_entry table[] = {
     {"DSM_PEER_TIMEOUT", CFG_DOUBLE, "10", 0.2, 3600, NULL, OFF(peer_timeout_s),
      "seconds a peer may stay silent (no acknowledgement) before the job ends"},
+    {"DSM_NET", CFG_CHOICE, "udp", 0, 0, "udp|ucx", OFF(net_transport),
+     "transport: udp (the seeds' reliable UDP, everywhere) or ucx (UCX active messages: shared memory between nodes on one host, tcp or RDMA verbs between hosts; needs a build with libucx-dev)"},
     {"DSM_NET_LOSS", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_loss),
      "injected loss: fraction of outgoing datagrams dropped (tests)"},
     {"DSM_NET_DUP", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_dup),
@@ -334,6 +336,14 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
             size_text = v ? v : table[i].def;
         if (table[i].offset == OFF(region_base))
             base_text = v ? v : table[i].def;
+    }
+    /* The fault injector works on UDP datagrams; over UCX it would do
+     * nothing, and a test asking for it would test nothing. */
+    if (cfg->net_transport == 1 &&
+        (cfg->net_loss || cfg->net_dup || cfg->net_reorder || cfg->net_delay_us)) {
+        snprintf(err, errlen, "DSM_NET_LOSS, DSM_NET_DUP, DSM_NET_REORDER and DSM_NET_DELAY_US "
+                 "inject faults into UDP datagrams: not with DSM_NET=ucx");
+        return -EINVAL;
     }
     uint64_t room = region_room((uint64_t)cfg->region_base);
     if ((uint64_t)cfg->region_size > room) {

@@ -25,6 +25,7 @@ struct dsm_config {
     int64_t  net_seed;         /* DSM_NET_SEED */
     int64_t  net_datagram;     /* DSM_NET_DATAGRAM, 0 = auto */
     int64_t  net_window;       /* DSM_NET_WINDOW */
+    int64_t  net_transport;    /* DSM_NET: 0 = udp, 1 = ucx */
     int64_t  net_auth_mac;     /* DSM_NET_AUTH: 1 = mac, 0 = token */
     int64_t  net_spin_us;      /* DSM_NET_SPIN_US, -1 = adapt */
     const char *net_bind;      /* DSM_NET_BIND, NULL if unset */

@@ -13,6 +13,10 @@
  * the service thread, or an application thread inside net_wait — one at a
  * time, in order, through the callbacks in struct net_rx_ops. Callbacks may
  * call net_send but must not wait.
+ *
+ * With DSM_NET=ucx (net/ucx.c) the same calls carry the messages as UCX
+ * active messages instead, with the same order, delivery and failure
+ * semantics; the job still starts on its UDP socket.
  */
 #ifndef DSM_NET_NET_H
 #define DSM_NET_NET_H
@@ -24,7 +28,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+enum net_transport { NET_TRANSPORT_UDP = 0, NET_TRANSPORT_UCX = 1 };
+
 struct net_params {
+    int                 transport;    /* enum net_transport (DSM_NET) */
     int                 fd;           /* bound UDP socket, owned by net from now on */
     struct sockaddr_in *peers;        /* nodes entries, rank order (copied) */
     uint64_t            job_id;

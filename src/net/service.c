@@ -11,6 +11,7 @@
  * follows is about who is woken, when, and why not more often.
  */
 #include "net/transport.h"
+#include "net/ucx.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -34,7 +35,13 @@ static void bump_gen(void)
     pthread_mutex_unlock(&net_state.lock);
 }
 
-void net_notify(void) { bump_gen(); }
+void net_notify(void)
+{
+    if (net_over_ucx)
+        ucx_notify();
+    else
+        bump_gen();
+}
 
 void service_kick(void)
 {
@@ -85,6 +92,10 @@ static void run_timers_and_tick(void)
 
 void net_timer_at(uint64_t t)
 {
+    if (net_over_ucx) {
+        ucx_timer_at(t);
+        return;
+    }
     uint64_t cur = atomic_load(&net_state.svc.upper_due);
     while ((!cur || t < cur) && !atomic_compare_exchange_weak(&net_state.svc.upper_due, &cur, t))
         ;
@@ -259,6 +270,8 @@ static void release_socket(bool blocking)
 
 int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
+    if (net_over_ucx)
+        return ucx_wait(done, arg, deadline);
     if (recv_in_delivery || udp_cork.on)
         log_fatal("internal error: a wait on the network while sends are held back");
     uint64_t spin_until = 0;

@@ -15,6 +15,7 @@
  * need anything from us (net_finish).
  */
 #include "net/transport.h"
+#include "net/ucx.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,6 +49,10 @@ static void abort_hook(const char *reason)
 
 void net_abort_peers(const char *reason)
 {
+    if (net_over_ucx) {
+        ucx_abort_peers(reason);
+        return;
+    }
     if (!net_state.peers)
         return;
     /* Best effort and lock-free: the caller may hold net_state.lock. */
@@ -58,6 +63,13 @@ void net_abort_peers(const char *reason)
 }
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
+{
+    if (prm->transport == NET_TRANSPORT_UCX)
+        return ucx_start(prm, ops, ctx);
+    return udp_start(prm, ops, ctx);
+}
+
+int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
     int rc;
     memset(&net_state, 0, sizeof net_state);
@@ -251,6 +263,10 @@ static bool tree_neighbour(int i)
 
 void net_finish(void)
 {
+    if (net_over_ucx) {
+        ucx_finish();
+        return;
+    }
     if (!net_state.svc.running)
         return;
     /* Along the job's tree (base/tree.h), as the barrier gathers: once our

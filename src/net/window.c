@@ -26,6 +26,7 @@
  * takes the lock.
  */
 #include "net/transport.h"
+#include "net/ucx.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -301,6 +302,8 @@ int net_send(int dst, const struct iovec *iov, int iovcnt)
 int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
                  struct net_ref *ref)
 {
+    if (net_over_ucx)
+        return ucx_send_ref(dst, iov, iovcnt, lent, lent_len, ref);
     if (dst < 0 || dst >= job()->nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
         return -EINVAL;
     size_t head = 0;

@@ -72,6 +72,11 @@ static uint64_t keyed_payload_hash(const struct wire_keys *k, const void *a, siz
     return siphash_final(&s);
 }
 
+uint64_t wire_payload_hash_full(const struct wire_keys *k, const void *payload, size_t len)
+{
+    return keyed_payload_hash(k, payload, len, NULL, 0);
+}
+
 uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len)
 {
     return wire_payload_hash2(k, payload, len, NULL, 0);

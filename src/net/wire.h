@@ -102,6 +102,10 @@ int wire_is_life(const struct wire_hdr *h);
 uint64_t wire_payload_hash_of(const struct wire_keys *k, const struct wire_hdr *h,
                               const void *payload, size_t len);
 
+/* The payload's keyed hash, in either mode (the UCX transport's life
+ * messages, and its data in mac mode). */
+uint64_t wire_payload_hash_full(const struct wire_keys *k, const void *payload, size_t len);
+
 /* Hash of a message fragment's payload for the mac (0 in token mode). */
 uint64_t wire_payload_hash(const struct wire_keys *k, const void *payload, size_t len);
 /* The same hash of the concatenation a[0..alen) b[0..blen), without

@@ -1,5 +1,5 @@
 #!/bin/bash
-# ssh_hosts.sh N SLOTS BUILD [full|quick|quicker|lossy] — the conformance
+# ssh_hosts.sh N SLOTS BUILD [full|quick|quicker|lossy|ucx] — the conformance
 # programs and two applications on N hosts (network namespaces, each with its own
 # sshd) with SLOTS nodes each, started by dsmrun --hosts from host 1. Every
 # job must succeed, and no process may be left on any host afterwards.
@@ -8,7 +8,8 @@
 # three programs, "quicker" two (for many hosts on a 2-core machine);
 # "lossy" two programs with loss, delay and duplication
 # on the links (netem) where the kernel has it, else injected by the
-# transport (this machine's kernel has no netem).
+# transport (this machine's kernel has no netem); "ucx" the quick set over
+# DSM_NET=ucx over UCX's tcp.
 set -u
 . "$(dirname "$0")/netns.sh"
 n=$1 slots=$2 build=$3 mode=${4:-full}
@@ -34,11 +35,17 @@ if [ "$mode" = lossy ]; then
     fi
 fi
 
+if [ "$mode" = ucx ]; then
+    # These hosts share one kernel and /dev/shm, so UCX would rightly
+    # join them by shared memory; tcp is what separate hosts would use.
+    env_args=(--env DSM_NET=ucx --env UCX_TLS=tcp,self)
+fi
+
 # The conformance programs with sizes for a few seconds each (those of the
 # 4-node tests, smaller under loss), then two applications.
 if [ "$mode" = lossy ]; then
     jobs=("$conf/test_lock_counter 60 3" "$conf/test_barrier_messages 30")
-elif [ "$mode" = quick ]; then
+elif [ "$mode" = quick ] || [ "$mode" = ucx ]; then
     jobs=("$conf/test_lock_counter 100 3" "$conf/test_barrier_messages 60"
           "$conf/test_fork_globals 16384" "$apps/mandel --size test" "$apps/lu --size test")
 elif [ "$mode" = quicker ]; then

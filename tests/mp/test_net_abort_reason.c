@@ -5,11 +5,13 @@
  * and bytes outside ASCII, longer than any line should be; node 0 must
  * print it as plain, bounded text. The test (expect.sh) checks node 0's
  * line is there and that no byte of the output is outside printable ASCII.
+ * Over UDP or UCX alike.
  */
 #include <string.h>
 
 #include "mp_util.h"
 #include "net/transport.h"
+#include "net/ucx.h"
 
 int main(int argc, char **argv)
 {
@@ -19,13 +21,17 @@ int main(int argc, char **argv)
     dsm_port_ref other;
     MP_CHECK(dsm_port_lookup(1 - me, "p", 30, &other) == 0, "lookup");
     if (me == 1) {
-        char reason[600];
+        char reason[601];
         const char evil[] = "\x1b[2J\x1b]0;owned\x07\x9b" "31m\r\n\x7f\xff";
-        for (size_t i = 0; i < sizeof reason; i++)
+        for (size_t i = 0; i < sizeof reason - 1; i++)
             reason[i] = i < sizeof evil - 1 ? evil[i] : (char)('a' + i % 26);
+        reason[sizeof reason - 1] = 0;
         /* As net_abort_peers sends it, minus the sanitising a real node's
          * own log line gets: the bytes go out as they are. */
-        window_send_control(0, WIRE_ABORT, reason, sizeof reason);
+        if (net_over_ucx) /* DSM_NET=ucx: its ABORT message (at most 256 bytes of reason) */
+            ucx_abort_peers(reason);
+        else
+            window_send_control(0, WIRE_ABORT, reason, sizeof reason - 1);
     }
     struct dsm_msg m;
     dsm_msg_recv(port, &m, DSM_FOREVER);

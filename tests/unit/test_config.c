@@ -16,7 +16,7 @@
 extern char **environ;
 
 static const char *const names[] = {
-    "DSM_PEER_TIMEOUT", "DSM_NET_LOSS",    "DSM_NET_DUP",      "DSM_NET_REORDER",
+    "DSM_PEER_TIMEOUT", "DSM_NET", "DSM_NET_LOSS",    "DSM_NET_DUP",      "DSM_NET_REORDER",
     "DSM_NET_DELAY_US", "DSM_NET_SEED",    "DSM_NET_DATAGRAM", "DSM_NET_WINDOW",
     "DSM_NET_AUTH",     "DSM_NET_SPIN_US", "DSM_IPC_WINDOW",   "DSM_IPC_INLINE_MAX",
     "DSM_STATS",        "DSM_STATS_JSON",  "DSM_REGION_SIZE",  "DSM_REGION_BASE",
@@ -362,8 +362,35 @@ static void test_booleans_take_the_usual_words(void)
     EXPECT_BAD("DSM_STATS", "10");
 }
 
+/* The fault injector acts on UDP datagrams: asking for it over UCX is an
+ * error, not a test that injects nothing. */
+static void test_fault_injection_is_refused_over_ucx(void)
+{
+    static const char *const faults[] = {"DSM_NET_LOSS=0.1", "DSM_NET_DUP=0.1",
+                                         "DSM_NET_REORDER=0.1", "DSM_NET_DELAY_US=5"};
+    struct dsm_config c;
+    char err[256];
+    clear_env();
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        const char *over[] = {"DSM_NET=ucx", faults[i]};
+        err[0] = 0;
+        CHECK_EQ(config_load_over(&c, over, 2, err, sizeof err), -EINVAL);
+        CHECK(strstr(err, "DSM_NET=ucx") != NULL);
+        CHECK(strchr(err, '\n') == NULL);
+        const char *udp[] = {"DSM_NET=udp", faults[i]};
+        CHECK_EQ(config_load_over(&c, udp, 2, err, sizeof err), 0);
+    }
+    const char *none[] = {"DSM_NET=ucx", "DSM_NET_LOSS=0"};
+    CHECK_EQ(config_load_over(&c, none, 2, err, sizeof err), 0);
+    CHECK_EQ(c.net_transport, 1);
+}
+
 static void test_choices_take_exactly_their_names(void)
 {
+    EXPECT_INT("DSM_NET", "udp", net_transport, 0);
+    EXPECT_INT("DSM_NET", "ucx", net_transport, 1);
+    EXPECT_BAD("DSM_NET", "tcp");
+    EXPECT_BAD("DSM_NET", "UCX");
     EXPECT_INT("DSM_NET_AUTH", "token", net_auth_mac, 0);
     EXPECT_INT("DSM_NET_AUTH", "mac", net_auth_mac, 1);
     EXPECT_BAD("DSM_NET_AUTH", "md5");
@@ -574,6 +601,7 @@ int main(void)
     test_bad_numbers_are_rejected_by_name();
     test_booleans_take_the_usual_words();
     test_choices_take_exactly_their_names();
+    test_fault_injection_is_refused_over_ucx();
     test_paths_are_kept_and_empty_means_unset();
     test_every_variable_is_read_together();
     test_error_message_fits_a_small_buffer();
