@@ -41,6 +41,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
@@ -446,7 +447,10 @@ void sync_barrier_start(void)
 static void barrier_call(void *arg)
 {
     (void)arg;
-    barrier_here();
+    if (smp_multi())
+        sync_node_barrier(barrier_here);
+    else
+        barrier_here();
 }
 
 void dsm_barrier(void) { stack_private(barrier_call, NULL); }
@@ -461,6 +465,7 @@ static void bcast_call(void *arg)
 
 void dsm_bcast(void *buf, size_t len, int root)
 {
+    sync_refuse_threads("dsm_bcast");
     struct bcast_args a = {buf, len, root};
     stack_private(bcast_call, &a);
 }

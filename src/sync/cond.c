@@ -212,6 +212,7 @@ void sync_cond_broadcast(int cond)
 
 void dsm_cond_wait(int cond, int lock)
 {
+    sync_refuse_threads("dsm_cond_wait");
     sync_check_user_id("dsm_cond_wait", "condition", cond);
     sync_check_user_id("dsm_cond_wait", "lock", lock);
     sync_cond_wait(cond, lock);
@@ -219,6 +220,7 @@ void dsm_cond_wait(int cond, int lock)
 
 void dsm_cond_signal(int cond)
 {
+    sync_refuse_threads("dsm_cond_signal");
     sync_check_user_id("dsm_cond_signal", "condition", cond);
     struct cond_args a = {cond, 0, false};
     stack_private(cond_signal_call, &a);
@@ -226,6 +228,7 @@ void dsm_cond_signal(int cond)
 
 void dsm_cond_broadcast(int cond)
 {
+    sync_refuse_threads("dsm_cond_broadcast");
     sync_check_user_id("dsm_cond_broadcast", "condition", cond);
     sync_cond_broadcast(cond);
 }

@@ -46,6 +46,15 @@ void sync_cond_broadcast(int cond);
  * are 0 to ...". */
 void sync_check_user_id(const char *call, const char *what, int id);
 
+/* A node's threads first (cohort.c; with DSM_THREADS > 1 only): the
+ * node's barrier run by the last of its threads to arrive; a lock taken
+ * inside the node first; and the one line for a call that has no meaning
+ * across a node's threads yet (nothing when T = 1). */
+void sync_node_barrier(void (*node_barrier)(void));
+void sync_cohort_lock(int id);
+void sync_cohort_unlock(int id);
+void sync_refuse_threads(const char *call);
+
 void sync_start(void);
 void sync_lock_start(void);
 /* Stops the lock releaser thread (lock.c), after ipc_finish. */
