@@ -38,13 +38,15 @@ int dsm_nodes(void);
  * dsm_wait_for_end waits for them all. dsm_barrier is then met by every
  * thread of every node; a lock is held by one thread (the one that took
  * it must release it) and passes between a node's threads without a
- * message. dsm_rank and dsm_nodes still name nodes; dsm_thread_id is the
+ * message, and dsm_cond_wait gives up and takes again the caller's hold;
+ * dsm_bcast is collective over every thread, its root a thread id (the
+ * root thread's buffer goes to every other thread's). dsm_rank and
+ * dsm_nodes still name nodes; dsm_thread_id is the
  * calling thread's id in the job, node-major (node r's threads are
  * r*T .. r*T+T-1; the master's caller is 0), of dsm_thread_count = N*T;
  * dsm_node_threads is T. With T = 1 they equal dsm_rank and dsm_nodes.
- * SPMD programs, OpenMP, PARMACS CREATE, dsm_bcast, dsm_loop, conditions
- * and dsm_flush run one thread per node and are refused, each in one
- * line, with T > 1. */
+ * SPMD programs, OpenMP, PARMACS, dsm_loop and dsm_flush run one thread
+ * per node and are refused, each in one line, with T > 1. */
 int dsm_thread_id(void);
 int dsm_thread_count(void);
 int dsm_node_threads(void);

@@ -460,12 +460,14 @@ struct bcast_args { void *buf; size_t len; int root; };
 static void bcast_call(void *arg)
 {
     struct bcast_args a = *(struct bcast_args *)arg;
-    bcast_here(a.buf, a.len, a.root);
+    if (smp_multi())
+        sync_node_bcast(a.buf, a.len, a.root, bcast_here);
+    else
+        bcast_here(a.buf, a.len, a.root);
 }
 
 void dsm_bcast(void *buf, size_t len, int root)
 {
-    sync_refuse_threads("dsm_bcast");
     struct bcast_args a = {buf, len, root};
     stack_private(bcast_call, &a);
 }

@@ -51,6 +51,10 @@ void sync_check_user_id(const char *call, const char *what, int id);
  * inside the node first; and the one line for a call that has no meaning
  * across a node's threads yet (nothing when T = 1). */
 void sync_node_barrier(void (*node_barrier)(void));
+/* dsm_bcast across the node's threads: root is a thread id (dsm.h); the
+ * node's broadcast runs once, from the last thread to arrive. */
+void sync_node_bcast(void *buf, size_t len, int root,
+                     void (*node_bcast)(void *buf, size_t len, int root_node));
 void sync_cohort_lock(int id);
 void sync_cohort_unlock(int id);
 void sync_refuse_threads(const char *call);
