@@ -415,7 +415,7 @@ static uint64_t guard_hash(const struct lock_phase *P, int l, const uint64_t *v)
 
 static void phase_locks(uint64_t *s)
 {
-    static struct lock_phase P;
+    static __thread struct lock_phase P; /* a participant's own (a thread's with --fork) */
     memset(&P, 0, sizeof P);
     P.seed = splitmix(s);
     taken_reset();
@@ -963,11 +963,14 @@ static void run_all(void *unused)
     dsm_barrier();
     if (T.me == 0) {
         const char *protocol = getenv("DSM_PROTOCOL") ? getenv("DSM_PROTOCOL") : "hlrc";
-        printf("torture: %ld programs ok (seed %" PRIu64 ", programs %ld..%ld, %d nodes, %s): "
+        char threads[32] = "";
+        if (dsm_node_threads() > 1)
+            snprintf(threads, sizeof threads, " (%d threads each)", dsm_node_threads());
+        printf("torture: %ld programs ok (seed %" PRIu64 ", programs %ld..%ld, %d nodes%s, %s): "
                "%ld phases, %ld objects, %ld critical sections, %ld ring hand-offs, %ld bcasts; "
                "node 0 updated %ld words\n",
-               T.count, T.seed, T.first, T.first + T.count - 1, T.n, protocol, T.phases,
-               T.objects, T.sections, T.handoffs, T.bcasts, T.rmw_words);
+               T.count, T.seed, T.first, T.first + T.count - 1, dsm_nodes(), threads, protocol,
+               T.phases, T.objects, T.sections, T.handoffs, T.bcasts, T.rmw_words);
     }
     free(T.taken);
     T.taken = NULL;
