@@ -30,6 +30,27 @@ int dsm_rank(void);
 /* Number of nodes in the job. */
 int dsm_nodes(void);
 
+/* SMP nodes (dsmrun --threads T, DSM_THREADS; hlrc only): a node is one
+ * process with T application threads that share its pages in hardware.
+ * They run fork style's functions: dsm_create(fn, arg) runs fn on T
+ * threads of every other node and on T - 1 threads of the master beside
+ * its caller (who runs fn too, as with one thread per node), and
+ * dsm_wait_for_end waits for them all. dsm_barrier is then met by every
+ * thread of every node; a lock is held by one thread (the one that took
+ * it must release it) and passes between a node's threads without a
+ * message, and dsm_cond_wait gives up and takes again the caller's hold;
+ * dsm_bcast is collective over every thread, its root a thread id (the
+ * root thread's buffer goes to every other thread's). dsm_rank and
+ * dsm_nodes still name nodes; dsm_thread_id is the
+ * calling thread's id in the job, node-major (node r's threads are
+ * r*T .. r*T+T-1; the master's caller is 0), of dsm_thread_count = N*T;
+ * dsm_node_threads is T. With T = 1 they equal dsm_rank and dsm_nodes.
+ * SPMD programs, OpenMP, PARMACS, dsm_loop and dsm_flush run one thread
+ * per node and are refused, each in one line, with T > 1. */
+int dsm_thread_id(void);
+int dsm_thread_count(void);
+int dsm_node_threads(void);
+
 /* Leaves the job: waits until every node has called dsm_finish, so no node
  * goes away while another may still need it, then releases everything. */
 void dsm_finish(void);

@@ -50,7 +50,7 @@
 
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
-    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE,
+    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE, OPT_THREADS,
     OPT_HOSTS, OPT_HOSTFILE, OPT_AGENT, OPT_SLOW,
 };
 
@@ -61,6 +61,7 @@ static const struct option long_options[] = {
     {"bind",       required_argument, NULL, OPT_BIND},
     {"stats",      no_argument,       NULL, OPT_STATS},
     {"shared-globals", no_argument,   NULL, OPT_SHARED_GLOBALS},
+    {"threads",    required_argument, NULL, OPT_THREADS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"trace",      required_argument, NULL, OPT_TRACE},
     {"env",        required_argument, NULL, OPT_ENV},
@@ -117,6 +118,7 @@ static void print_usage(FILE *out)
         "      --protocol P       coherence protocol, one of those below (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
         "      --shared-globals   share the program's globals (sets DSM_SHARED_GLOBALS=1)\n"
+        "      --threads T        application threads per node (sets DSM_THREADS; docs/design.md)\n"
         "      --slow NODE=F,...  give node NODE only the fraction F (0 < F <= 1) of a CPU,\n"
         "                         to mimic a slower machine: dsmrun stops and continues it\n"
         "                         (SIGSTOP/SIGCONT), running F of every 1 ms (repeatable;\n"
@@ -304,6 +306,9 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
             break;
         case OPT_SHARED_GLOBALS:
             o->shared_globals = true;
+            break;
+        case OPT_THREADS:
+            o->threads = optarg; /* checked with the table's own range (check_settings) */
             break;
         case OPT_STATS_JSON:
             if (!*optarg) {
@@ -530,6 +535,8 @@ static int export_job_env(const struct launcher *l, const char *peers)
         return -errno;
     if (o->shared_globals && setenv("DSM_SHARED_GLOBALS", "1", 1) < 0)
         return -errno;
+    if (o->threads && setenv("DSM_THREADS", o->threads, 1) < 0)
+        return -errno;
     if (o->stats_json) {
         char *abs;
         int r = make_absolute(o->stats_json, &abs);
@@ -571,8 +578,8 @@ static int export_job_env(const struct launcher *l, const char *peers)
  * here, not once per node. */
 static int check_settings(const struct options *o)
 {
-    const char **over = calloc((size_t)o->nenv + 3, sizeof *over);
-    char protocol[64], err[320];
+    const char **over = calloc((size_t)o->nenv + 4, sizeof *over);
+    char protocol[64], threads[64], err[320];
     int n = 0;
     if (!over) {
         fprintf(stderr, "dsmrun: out of memory\n");
@@ -588,6 +595,10 @@ static int check_settings(const struct options *o)
         over[n++] = "DSM_STATS=1";
     if (o->shared_globals)
         over[n++] = "DSM_SHARED_GLOBALS=1";
+    if (o->threads) {
+        snprintf(threads, sizeof threads, "DSM_THREADS=%.40s", o->threads);
+        over[n++] = threads;
+    }
     struct dsm_config cfg;
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     free(over);

@@ -60,6 +60,7 @@ struct options {
     struct in_addr bind_addr;
     bool           stats;
     bool           shared_globals; /* --shared-globals */
+    const char    *threads;        /* --threads T: DSM_THREADS */
     const char    *stats_json;
     const char    *trace;         /* --trace FILE: DSM_TRACE */
     const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */

@@ -41,6 +41,7 @@ struct dsm_config {
     int64_t  protocol;         /* DSM_PROTOCOL: index into config_protocols */
     int64_t  lrc_gc_notices;   /* DSM_LRC_GC_NOTICES */
     int64_t  barrier_fanout;   /* DSM_BARRIER_FANOUT */
+    int64_t  threads;          /* DSM_THREADS */
     int64_t  sc_window_us;     /* DSM_SC_WINDOW_US */
     int64_t  shared_globals;   /* DSM_SHARED_GLOBALS */
     int64_t  stats;            /* DSM_STATS */

@@ -55,8 +55,9 @@ void stack_private(void (*fn)(void *), void *arg)
     fn(arg);
 }
 
-/* The application thread's own stack, [lo, hi). */
-static DSM_STATE struct {
+/* The application thread's own stack, [lo, hi): one per thread, since a
+ * node may run several (DSM_THREADS). */
+static __thread struct {
     uintptr_t lo, hi;
 } thread_stack;
 

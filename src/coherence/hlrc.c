@@ -79,6 +79,7 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -399,7 +400,9 @@ static void make_valid(size_t page, enum ahead ahead)
         if (home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
             check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
-            if (h->reread)
+            /* With other threads on the node a pull could land while one
+             * reads the page, or twins it for writing (docs/design.md). */
+            if (h->reread && !smp_multi())
                 h->pull = PULL_CREDIT;
             h->reread = 0;
         }
@@ -645,7 +648,10 @@ static void release(bool aside)
     coherence_unlock();
 }
 
-static void hlrc_release(void) { release(false); }
+/* With T > 1 other threads of the node may write while a thread releases:
+ * every release is then made as one aside is, but at a barrier, where the
+ * leader runs it with the node's other threads parked. */
+static void hlrc_release(void) { release(smp_concurrent()); }
 static void hlrc_release_aside(void) { release(true); }
 
 /* The release's write-protects, its message being out. */
@@ -685,6 +691,14 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
         pthread_mutex_unlock(&hlrc.lock);
         if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
+        if (e->dirty && smp_multi()) {
+            /* Another thread may be writing it: no access first, then its
+             * diff, so that no store falls after the diff and is lost. */
+            invalidate(page);
+            mem_protect_flush();
+            flush_page(page);
+            continue;
+        }
         if (e->dirty)
             flush_page(page); /* keep our own writes: they go home first */
         else if (h->pull) {

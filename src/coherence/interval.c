@@ -31,6 +31,7 @@
 #include "base/check.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -347,7 +348,26 @@ struct taken {
     bool                 fresh;   /* not seen here before: stored, to apply */
 };
 
+static void apply(int from, const void *data, size_t len);
+
+/* With T > 1 a second thread's acquire may bring intervals a first one has
+ * logged but not yet applied (its pages not yet invalidated): applying is
+ * one step per node, so that the second cannot run on with a stale copy
+ * (docs/design.md, SMP nodes). */
+static DSM_STATE pthread_mutex_t apply_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void interval_apply(int from, const void *data, size_t len)
+{
+    if (!smp_multi()) {
+        apply(from, data, len);
+        return;
+    }
+    pthread_mutex_lock(&apply_lock);
+    apply(from, data, len);
+    pthread_mutex_unlock(&apply_lock);
+}
+
+static void apply(int from, const void *data, size_t len)
 {
     const unsigned char *p = data;
     struct coh_limits lim;

@@ -18,6 +18,7 @@
 #include "base/stats.h"
 #include "parallel/parallel.h"
 #include "parallel/profile.h"
+#include "sync/sync.h"
 
 /* The team of SPMD loops, apart from every OpenMP team's number. */
 #define SPMD_TEAM UINT32_MAX
@@ -36,6 +37,7 @@ static DSM_STATE struct {
 
 void dsm_loop_begin(const void *site, long lo, long hi, const char *schedule)
 {
+    sync_refuse_threads("dsm_loop");
     if (spmd.active)
         log_fatal("dsm_loop_begin: the loop begun before has not ended (call dsm_loop_next until it "
                   "returns 0)");

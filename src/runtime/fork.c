@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -136,6 +137,7 @@ static void wait_for_end_here(void)
     if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_wait_for_end is for the master of a job started with dsm_startup_fork");
     uint64_t t0 = clock_ns();
+    threads_join(); /* the master's own helpers (DSM_THREADS) */
     ipc_wait(all_done, NULL, 0);
     stats_add(STAT_T_IDLE_NS, clock_ns() - t0);
     pthread_mutex_lock(&forks.lock);
@@ -246,7 +248,9 @@ static void run_create(const unsigned char *data, size_t len)
     interval_vt(master_vt);
 
     void (*fn)(void *) = (void (*)(void *))(uintptr_t)h.fn;
+    threads_run(fn, (void *)(uintptr_t)h.arg); /* the node's other threads (DSM_THREADS) */
     fn((void *)(uintptr_t)h.arg);
+    threads_join();
 
     coherence_release();
     struct buf b = {0};
@@ -283,6 +287,7 @@ int dsm_startup_fork(int *argc, char ***argv)
 {
     if (rt()->master_only)
         return 0; /* dsm_main started the job; only the master runs main */
+    rt()->fork_asked = true;
     dsm_startup(argc, argv);
     fork_begin();
     return 0;
@@ -357,12 +362,16 @@ void dsm_create(void (*fn)(void *), void *arg)
     struct create_args a = {1, job()->nodes, fn, arg};
     stack_private(create_call, &a);
     forks.all_busy = true;
+    threads_run(fn, arg); /* the master's other threads (DSM_THREADS) */
 }
 
 void fork_create_on(int node, void (*fn)(void *), void *arg)
 {
     if (node < 1 || node >= job()->nodes)
         log_fatal("internal error: create on node %d of %d", node, job()->nodes);
+    if (smp_multi())
+        log_fatal("PARMACS CREATE with DSM_THREADS=%d (dsmrun --threads): a CREATE starts one "
+                  "process, not a node's threads; run with --threads 1", smp_threads());
     forks.some_busy++;
     struct create_args a = {node, node + 1, fn, arg};
     stack_private(create_call, &a);

@@ -75,6 +75,7 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
     if (r->started)
         log_fatal("dsm_main: the job has already started");
     r->share_globals = true;
+    r->fork_asked = true;
     dsm_startup(&argc, &argv);
     r->master_only = true;
     fork_begin(); /* the workers stay there */

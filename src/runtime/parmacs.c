@@ -13,6 +13,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "runtime/runtime.h"
 #include "dsm/parmacs.h"
@@ -39,6 +40,9 @@ void dsm_parmacs_init(void)
 {
     if (!rt()->master_only)
         log_fatal("a PARMACS program needs master-only start: build it with dsmcc");
+    if (smp_multi())
+        log_fatal("a PARMACS program with DSM_THREADS=%d (dsmrun --threads): its CREATEs start "
+                  "processes, one per node; run it with --threads 1", smp_threads());
 }
 
 void dsm_parmacs_create(void (*fn)(void *))

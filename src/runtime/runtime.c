@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/trace.h"
@@ -83,6 +84,23 @@ static void tune_malloc(void)
         mallopt(M_MMAP_THRESHOLD, 32 << 20);
 }
 
+/* SMP nodes (docs/design.md): T threads per node run fork style's
+ * creates; what has no thread-level meaning yet is refused here, in one
+ * line, rather than run on one thread per node against the user's ask. */
+static void smp_start(int threads)
+{
+    smp_set_threads(threads);
+    if (threads <= 1)
+        return;
+    if (&dsm_openmp_program)
+        log_fatal("DSM_THREADS=%d (dsmrun --threads): OpenMP programs run one thread per node "
+                  "for now; run with --threads 1 and -n nodes", threads);
+    if (!rt()->fork_asked)
+        log_fatal("DSM_THREADS=%d (dsmrun --threads): an SPMD program (dsm_startup) runs one "
+                  "thread per node; threads run the functions of dsm_create (dsm_startup_fork, "
+                  "dsmcc)", threads);
+}
+
 int dsm_startup(int *argc, char ***argv)
 {
     struct runtime *r = rt();
@@ -103,6 +121,7 @@ int dsm_startup(int *argc, char ***argv)
     log_set_rank(j->rank);
 
     const struct dsm_config *c = &j->cfg;
+    smp_start((int)c->threads);
     np.peer_timeout_s = c->peer_timeout_s;
     np.loss = c->net_loss;
     np.dup = c->net_dup;
@@ -168,6 +187,9 @@ int dsm_startup(int *argc, char ***argv)
 /* Before dsm_startup and after dsm_finish, the program is node 0 of 1. */
 int dsm_rank(void) { return rt()->started ? job()->rank : 0; }
 int dsm_nodes(void) { return rt()->started ? job()->nodes : 1; }
+int dsm_thread_id(void) { return rt()->started ? job()->rank * smp_threads() + smp_index() : 0; }
+int dsm_thread_count(void) { return rt()->started ? job()->nodes * smp_threads() : 1; }
+int dsm_node_threads(void) { return smp_threads(); }
 
 static void finish_here(void *arg)
 {

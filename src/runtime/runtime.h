@@ -22,6 +22,7 @@ struct runtime {
     bool              started;
     bool              share_globals; /* asked for by dsm_main (dsmcc's programs) */
     bool              master_only;   /* started by dsm_main: workers never run main */
+    bool              fork_asked;    /* dsm_startup_fork or dsm_main: fork style to come */
     char             *main_stack;    /* the master's main runs here, in the region */
     size_t            main_stack_len;
 };
@@ -40,6 +41,11 @@ void globals_sync(void);
  * returning); run fn(arg) on one node (PARMACS CREATE). */
 void fork_begin(void);
 void fork_create_on(int node, void (*fn)(void *), void *arg);
+
+/* threads.c: with DSM_THREADS > 1, fn(arg) on the node's T - 1 helper
+ * threads (nothing when T = 1); and the wait for them to return. */
+void threads_run(void (*fn)(void *), void *arg);
+void threads_join(void);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);

@@ -41,6 +41,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
@@ -446,7 +447,10 @@ void sync_barrier_start(void)
 static void barrier_call(void *arg)
 {
     (void)arg;
-    barrier_here();
+    if (smp_multi())
+        sync_node_barrier(barrier_here);
+    else
+        barrier_here();
 }
 
 void dsm_barrier(void) { stack_private(barrier_call, NULL); }
@@ -456,7 +460,10 @@ struct bcast_args { void *buf; size_t len; int root; };
 static void bcast_call(void *arg)
 {
     struct bcast_args a = *(struct bcast_args *)arg;
-    bcast_here(a.buf, a.len, a.root);
+    if (smp_multi())
+        sync_node_bcast(a.buf, a.len, a.root, bcast_here);
+    else
+        bcast_here(a.buf, a.len, a.root);
 }
 
 void dsm_bcast(void *buf, size_t len, int root)

@@ -14,6 +14,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
@@ -21,36 +22,64 @@
 #include "sync/sync.h"
 
 struct cond_state {
-    int   *waiters;   /* at the manager: FIFO of waiting nodes */
-    size_t n, cap;
+    int      *waiters;   /* at the manager: FIFO of waiting nodes */
+    uint32_t *tokens;    /* with DSM_THREADS > 1: which of the node's waits */
+    size_t    n, cap;
+};
+
+/* With DSM_THREADS > 1 a node may have one wait per thread in progress:
+ * each has a token, which its registration carries to the manager (in the
+ * message's aux field) and the manager's confirmation and wake-up carry
+ * back. With one thread the token is 0 and the messages are as before. */
+struct thread_wait {
+    uint32_t            token;
+    bool                queued, woken;
+    struct thread_wait *next;
 };
 
 static DSM_STATE struct {
     pthread_mutex_t lock;
     struct idmap    map;
     bool            queued, woken;  /* this node's single wait in progress */
+    struct thread_wait *waits;      /* with threads: the node's waits in progress */
+    uint32_t        last_token;
 } conds = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* At the manager; caller holds conds.lock. */
-static void enqueue(int cond, int node)
+static void enqueue(int cond, int node, uint32_t token)
 {
     struct cond_state *c = idmap_get(&conds.map, cond);
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
         c->waiters = realloc(c->waiters, c->cap * sizeof *c->waiters);
-        if (!c->waiters)
+        c->tokens = realloc(c->tokens, c->cap * sizeof *c->tokens);
+        if (!c->waiters || !c->tokens)
             log_fatal("out of memory for a condition variable");
     }
+    c->tokens[c->n] = token;
     c->waiters[c->n++] = node;
 }
 
-static void wake(int node)
+/* This node's wait with `token`; caller holds conds.lock. */
+static struct thread_wait *wait_of(int src, uint32_t token)
+{
+    for (struct thread_wait *w = conds.waits; w; w = w->next)
+        if (w->token == token)
+            return w;
+    log_fatal("node %d answered a condition wait this node is not in (token %u)", src, token);
+}
+
+/* Caller holds conds.lock. */
+static void wake(int node, uint32_t token)
 {
     if (node == job()->rank) {
-        conds.woken = true;
+        if (token)
+            wait_of(node, token)->woken = true;
+        else
+            conds.woken = true;
         ipc_notify();
     } else
-        ipc_send(node, SYNC_COND_WAKE, 0, NULL, 0);
+        ipc_send(node, SYNC_COND_WAKE, token, NULL, 0);
 }
 
 /* At the manager; caller holds conds.lock. */
@@ -59,9 +88,11 @@ static void signal_waiters(int cond, bool all)
     struct cond_state *c = idmap_get(&conds.map, cond);
     size_t n = all ? c->n : (c->n ? 1 : 0);
     for (size_t i = 0; i < n; i++)
-        wake(c->waiters[i]);
-    if (n && c->n > n)
+        wake(c->waiters[i], c->tokens[i]);
+    if (n && c->n > n) {
         memmove(c->waiters, c->waiters + n, (c->n - n) * sizeof *c->waiters);
+        memmove(c->tokens, c->tokens + n, (c->n - n) * sizeof *c->tokens);
+    }
     c->n -= n;
 }
 
@@ -77,10 +108,11 @@ static int32_t cond_id(int src, const void *msg, size_t len)
 static void on_wait(int src, const void *msg, size_t len)
 {
     int32_t id = cond_id(src, msg, len);
+    uint32_t token = ipc_msg_aux(msg);
     pthread_mutex_lock(&conds.lock);
-    enqueue(id, src);
+    enqueue(id, src, token);
     pthread_mutex_unlock(&conds.lock);
-    ipc_send(src, SYNC_COND_QUEUED, 0, NULL, 0);
+    ipc_send(src, SYNC_COND_QUEUED, token, NULL, 0);
 }
 
 static void on_signal(int src, const void *msg, size_t len)
@@ -93,18 +125,26 @@ static void on_signal(int src, const void *msg, size_t len)
 
 static void on_queued(int src, const void *msg, size_t len)
 {
-    (void)src, (void)msg, (void)len;
+    (void)len;
+    uint32_t token = ipc_msg_aux(msg);
     pthread_mutex_lock(&conds.lock);
-    conds.queued = true;
+    if (token)
+        wait_of(src, token)->queued = true;
+    else
+        conds.queued = true;
     pthread_mutex_unlock(&conds.lock);
     ipc_notify();
 }
 
 static void on_wake(int src, const void *msg, size_t len)
 {
-    (void)src, (void)msg, (void)len;
+    (void)len;
+    uint32_t token = ipc_msg_aux(msg);
     pthread_mutex_lock(&conds.lock);
-    conds.woken = true;
+    if (token)
+        wait_of(src, token)->woken = true;
+    else
+        conds.woken = true;
     pthread_mutex_unlock(&conds.lock);
     ipc_notify();
 }
@@ -127,7 +167,7 @@ static void cond_wait_here(int cond, int lock)
     pthread_mutex_lock(&conds.lock);
     conds.queued = conds.woken = false;
     if (manager == job()->rank) {
-        enqueue(cond, job()->rank);
+        enqueue(cond, job()->rank, 0);
         conds.queued = true;
     }
     pthread_mutex_unlock(&conds.lock);
@@ -148,6 +188,43 @@ static void cond_wait_here(int cond, int lock)
     if (TRACE_ON)
         trace_put(TRACE_COND, 1, 0, (uint32_t)cond, t1, t_woken, t_woken);
     sync_lock(lock);
+}
+
+/* With DSM_THREADS > 1: the calling thread's wait, under the node's hold
+ * of `lock` (cohort.c), which it gives up and takes again. */
+static void cond_wait_threads(int cond, int lock)
+{
+    if (cond < 0)
+        log_fatal("dsm_cond_wait(%d): condition ids are >= 0", cond);
+    uint64_t t0 = clock_ns();
+    int manager = cond % job()->nodes;
+    struct thread_wait w = {0};
+    pthread_mutex_lock(&conds.lock);
+    w.token = ++conds.last_token ? conds.last_token : ++conds.last_token; /* never 0 */
+    w.next = conds.waits;
+    conds.waits = &w;
+    if (manager == job()->rank) {
+        enqueue(cond, job()->rank, w.token);
+        w.queued = true;
+    }
+    pthread_mutex_unlock(&conds.lock);
+    if (manager != job()->rank) {
+        int32_t id = cond;
+        ipc_send(manager, SYNC_COND_WAIT, w.token, &id, sizeof id);
+        ipc_wait(flag_set, &w.queued, 0);
+    }
+    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    sync_cohort_unlock(lock);
+    uint64_t t1 = clock_ns();
+    ipc_wait(flag_set, &w.woken, 0);
+    stats_add(STAT_T_LOCK_NS, clock_ns() - t1);
+    pthread_mutex_lock(&conds.lock);
+    struct thread_wait **pp = &conds.waits;
+    while (*pp != &w)
+        pp = &(*pp)->next;
+    *pp = w.next;
+    pthread_mutex_unlock(&conds.lock);
+    sync_cohort_lock(lock);
 }
 
 static void cond_signal(int cond, bool all)
@@ -190,7 +267,10 @@ struct cond_args { int cond, lock; bool all; };
 static void cond_wait_call(void *arg)
 {
     struct cond_args a = *(struct cond_args *)arg;
-    cond_wait_here(a.cond, a.lock);
+    if (smp_multi())
+        cond_wait_threads(a.cond, a.lock);
+    else
+        cond_wait_here(a.cond, a.lock);
 }
 
 static void cond_signal_call(void *arg)

@@ -148,7 +148,11 @@ static void flush_here(void *arg)
  * invalidate the page holding the caller's frame. */
 void sync_flush(void) { stack_private(flush_here, NULL); }
 
-void dsm_flush(void) { sync_flush(); }
+void dsm_flush(void)
+{
+    sync_refuse_threads("dsm_flush");
+    sync_flush();
+}
 
 void sync_flush_start(void)
 {

@@ -27,6 +27,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
 #include "base/stats.h"
@@ -520,11 +521,17 @@ void sync_check_user_id(const char *call, const char *what, int id)
 void dsm_lock(int id)
 {
     sync_check_user_id("dsm_lock", "lock", id);
-    sync_lock(id);
+    if (smp_multi())
+        sync_cohort_lock(id);
+    else
+        sync_lock(id);
 }
 
 void dsm_unlock(int id)
 {
     sync_check_user_id("dsm_unlock", "lock", id);
-    sync_unlock(id);
+    if (smp_multi())
+        sync_cohort_unlock(id);
+    else
+        sync_unlock(id);
 }

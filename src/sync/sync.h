@@ -62,6 +62,19 @@ bool sync_atomic_applies(const volatile void *addr);
 void sync_atomic_start(void);
 void sync_atomic_finish(void);
 
+/* A node's threads first (cohort.c; with DSM_THREADS > 1 only): the
+ * node's barrier run by the last of its threads to arrive; a lock taken
+ * inside the node first; and the one line for a call that has no meaning
+ * across a node's threads yet (nothing when T = 1). */
+void sync_node_barrier(void (*node_barrier)(void));
+/* dsm_bcast across the node's threads: root is a thread id (dsm.h); the
+ * node's broadcast runs once, from the last thread to arrive. */
+void sync_node_bcast(void *buf, size_t len, int root,
+                     void (*node_bcast)(void *buf, size_t len, int root_node));
+void sync_cohort_lock(int id);
+void sync_cohort_unlock(int id);
+void sync_refuse_threads(const char *call);
+
 void sync_start(void);
 void sync_lock_start(void);
 /* Stops the lock releaser thread (lock.c), after ipc_finish. */

@@ -46,8 +46,10 @@
  * expected and found values, the settings in force and a command that
  * replays it.
  *
- * Usage: torture [--seed S] [--count N] [--first I]
- *   runs programs I .. I+N-1 of seed S (defaults: 1, 20, 0).
+ * Usage: torture [--fork] [--seed S] [--count N] [--first I]
+ *   runs programs I .. I+N-1 of seed S (defaults: 1, 20, 0). --fork runs
+ *   them fork style, one participant per thread of every node under
+ *   dsmrun --threads T (SMP nodes); without it, one per node (SPMD).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -105,7 +107,16 @@ struct object {
     int owner;       /* the allocating node */
 };
 
+/* The arguments, as the master parsed them (fork style copies them to
+ * the other nodes at the create). */
 static struct {
+    uint64_t seed;
+    long first, count;
+    const char *argv0;
+    bool fork;
+} args = {.seed = 1, .count = 20};
+
+static __thread struct {
     /* the job */
     int me, n;
     size_t page_words;
@@ -127,10 +138,10 @@ static struct {
     int npending;
     /* totals, for the summary */
     long sections, handoffs, bcasts, rmw_words, objects, phases;
-} T;
+} T; /* each participant's own: a thread's with --fork under DSM_THREADS */
 
 static const char *const matrix_vars[] = {
-    "DSM_PROTOCOL", "DSM_NET_LOSS", "DSM_NET_DUP", "DSM_NET_REORDER", "DSM_NET_SEED",
+    "DSM_PROTOCOL", "DSM_THREADS", "DSM_NET_LOSS", "DSM_NET_DUP", "DSM_NET_REORDER", "DSM_NET_SEED",
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_LOCAL_MEM",
     "DSM_REPLACEMENT", "DSM_PAGE_SIZE", "DSM_HOME", "DSM_BARRIER_FANOUT",
     "DSM_LRC_GC_NOTICES", "DSM_CHECK",
@@ -164,11 +175,11 @@ static void fail(const char *fmt, ...)
     fprintf(stderr,
             "torture: FAILED: seed %" PRIu64 " program %ld phase %d (%s), node %d: %s\n"
             "torture: matrix: protocol %s, %d nodes, %s\n"
-            "torture: replay: %s%s -n %d --protocol %s %s --seed %" PRIu64
+            "torture: replay: %s%s -n %d --protocol %s %s%s --seed %" PRIu64
             " --first %ld --count %ld   (this program alone: --first %ld --count 1)\n",
             T.seed, T.index, T.phase, T.phase_name, T.me, what, protocol, T.n,
-            len ? env : "no other settings", env, dsmrun, T.n, protocol, T.argv0, T.seed, T.first,
-            T.count, T.index);
+            len ? env : "no other settings", env, dsmrun, dsm_nodes(), protocol, T.argv0,
+            args.fork ? " --fork" : "", T.seed, T.first, T.count, T.index);
     fflush(stderr);
     exit(1);
 }
@@ -404,7 +415,7 @@ static uint64_t guard_hash(const struct lock_phase *P, int l, const uint64_t *v)
 
 static void phase_locks(uint64_t *s)
 {
-    static struct lock_phase P;
+    static __thread struct lock_phase P; /* a participant's own (a thread's with --fork) */
     memset(&P, 0, sizeof P);
     P.seed = splitmix(s);
     taken_reset();
@@ -811,7 +822,7 @@ static void phase_ring(uint64_t *s)
 static void phase_bcasts(uint64_t *s)
 {
     taken_reset();
-    static unsigned char buf[BCAST_MAX];
+    static __thread unsigned char buf[BCAST_MAX];
     int count = 1 + (int)below(s, MAX_BCASTS);
     for (int b = 0; b < count; b++) {
         int root = (int)below(s, (uint64_t)T.n);
@@ -930,35 +941,20 @@ static bool parse_number(const char *s, uint64_t *out)
     return true;
 }
 
-int main(int argc, char **argv)
+/* One participant's run: every node's program, or with --fork every
+ * thread's (dsmrun --threads: the participants are the job's threads). */
+static void run_all(void *unused)
 {
-    dsm_startup(&argc, &argv);
-    T.me = dsm_rank();
-    T.n = dsm_nodes();
-    T.argv0 = argv[0];
-    T.seed = 1;
-    T.count = 20;
-    for (int i = 1; i < argc; i++) {
-        uint64_t v;
-        if (i + 1 < argc && parse_number(argv[i + 1], &v) &&
-            (!strcmp(argv[i], "--seed") || !strcmp(argv[i], "--count") || !strcmp(argv[i], "--first"))) {
-            if (!strcmp(argv[i], "--seed"))
-                T.seed = v;
-            else if (!strcmp(argv[i], "--count"))
-                T.count = (long)v;
-            else
-                T.first = (long)v;
-            i++;
-            continue;
-        }
-        if (T.me == 0)
-            fprintf(stderr, "torture: bad argument '%s' (usage: torture [--seed S] [--count N] "
-                            "[--first I], numbers decimal or 0x hex)\n", argv[i]);
-        exit(2);
-    }
+    (void)unused;
+    T.me = dsm_thread_id();
+    T.n = dsm_thread_count();
+    T.argv0 = args.argv0;
+    T.seed = args.seed;
+    T.first = args.first;
+    T.count = args.count;
     if (T.n > MAX_NODES) {
         if (T.me == 0)
-            fprintf(stderr, "torture: %d nodes; it runs on at most %d\n", T.n, MAX_NODES);
+            fprintf(stderr, "torture: %d participants; it runs on at most %d\n", T.n, MAX_NODES);
         exit(2);
     }
     T.page_words = dsm_page_size() / sizeof(uint64_t);
@@ -967,13 +963,56 @@ int main(int argc, char **argv)
     dsm_barrier();
     if (T.me == 0) {
         const char *protocol = getenv("DSM_PROTOCOL") ? getenv("DSM_PROTOCOL") : "hlrc";
-        printf("torture: %ld programs ok (seed %" PRIu64 ", programs %ld..%ld, %d nodes, %s): "
+        char threads[32] = "";
+        if (dsm_node_threads() > 1)
+            snprintf(threads, sizeof threads, " (%d threads each)", dsm_node_threads());
+        printf("torture: %ld programs ok (seed %" PRIu64 ", programs %ld..%ld, %d nodes%s, %s): "
                "%ld phases, %ld objects, %ld critical sections, %ld ring hand-offs, %ld bcasts; "
                "node 0 updated %ld words\n",
-               T.count, T.seed, T.first, T.first + T.count - 1, T.n, protocol, T.phases,
-               T.objects, T.sections, T.handoffs, T.bcasts, T.rmw_words);
+               T.count, T.seed, T.first, T.first + T.count - 1, dsm_nodes(), threads, protocol,
+               T.phases, T.objects, T.sections, T.handoffs, T.bcasts, T.rmw_words);
     }
     free(T.taken);
+    T.taken = NULL;
+}
+
+int main(int argc, char **argv)
+{
+    /* --fork: fork style, so that every thread of every node takes part
+     * under dsmrun --threads T (an SPMD program runs one thread a node). */
+    for (int i = 1; i < argc; i++)
+        args.fork |= !strcmp(argv[i], "--fork");
+    if (args.fork)
+        dsm_startup_fork(&argc, &argv);
+    else
+        dsm_startup(&argc, &argv);
+    args.argv0 = argv[0];
+    for (int i = 1; i < argc; i++) {
+        uint64_t v;
+        if (!strcmp(argv[i], "--fork"))
+            continue;
+        if (i + 1 < argc && parse_number(argv[i + 1], &v) &&
+            (!strcmp(argv[i], "--seed") || !strcmp(argv[i], "--count") || !strcmp(argv[i], "--first"))) {
+            if (!strcmp(argv[i], "--seed"))
+                args.seed = v;
+            else if (!strcmp(argv[i], "--count"))
+                args.count = (long)v;
+            else
+                args.first = (long)v;
+            i++;
+            continue;
+        }
+        if (dsm_rank() == 0)
+            fprintf(stderr, "torture: bad argument '%s' (usage: torture [--fork] [--seed S] "
+                            "[--count N] [--first I], numbers decimal or 0x hex)\n", argv[i]);
+        exit(2);
+    }
+    if (args.fork) {
+        dsm_create(run_all, NULL);
+        run_all(NULL);
+        dsm_wait_for_end();
+    } else
+        run_all(NULL);
     dsm_finish();
     return 0;
 }

@@ -25,6 +25,7 @@ static const char *const names[] = {
     "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
     "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US", "DSM_CHECK",
+    "DSM_THREADS",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -587,8 +588,35 @@ static void test_size_message_describes_exactly_what_is_accepted(void)
     EXPECT_BAD("DSM_REGION_SIZE", "0x10000000");
 }
 
+/* SMP nodes: threads per node within 1..256, and only with what runs them
+ * (hlrc, no page cache, no migration), each refusal naming both settings. */
+static void test_threads_refuse_what_cannot_run_them(void)
+{
+    struct dsm_config c;
+    char err[240];
+    clear_env();
+    const char *ok[] = {"DSM_THREADS=4"};
+    CHECK_EQ(config_load_over(&c, ok, 1, err, sizeof err), 0);
+    CHECK_EQ(c.threads, 4);
+    const char *zero[] = {"DSM_THREADS=0"};
+    CHECK_EQ(config_load_over(&c, zero, 1, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_THREADS=0") != NULL);
+    const char *lrc[] = {"DSM_THREADS=2", "DSM_PROTOCOL=lrc"};
+    CHECK_EQ(config_load_over(&c, lrc, 2, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "needs the hlrc protocol; lrc") != NULL);
+    const char *mem[] = {"DSM_THREADS=2", "DSM_LOCAL_MEM=64K"};
+    CHECK_EQ(config_load_over(&c, mem, 2, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_LOCAL_MEM") != NULL);
+    const char *mig[] = {"DSM_THREADS=2", "DSM_MIGRATE_PAGES=1"};
+    CHECK_EQ(config_load_over(&c, mig, 2, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "DSM_MIGRATE_PAGES") != NULL);
+    const char *one[] = {"DSM_THREADS=1", "DSM_PROTOCOL=sc", "DSM_LOCAL_MEM=64K"};
+    CHECK_EQ(config_load_over(&c, one, 3, err, sizeof err), 0);
+}
+
 int main(void)
 {
+    test_threads_refuse_what_cannot_run_them();
     test_sizes_take_suffixes_and_addresses_hex();
     test_defaults_apply_without_environment();
     test_integers_parse_within_their_range();
