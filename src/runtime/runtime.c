@@ -57,6 +57,8 @@ struct runtime *rt(void) { return &the_runtime; }
  *   more (docs/performance.md, bench/unmodified/run). */
 static void program_defaults(struct dsm_config *c, bool dsmcc_program)
 {
+    if (c->threads > 1)
+        return; /* SMP nodes keep homes where they are (config.c) */
     if ((dsmcc_program || &dsm_openmp_program) && !getenv("DSM_MIGRATE_HOMES"))
         c->migrate_homes = 1;
 }
@@ -65,7 +67,7 @@ static enum dsm_home default_home(const struct dsm_config *c, bool dsmcc_program
 {
     static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
                                           DSM_HOME_FIRST_TOUCH};
-    if (dsmcc_program && !&dsm_openmp_program && !getenv("DSM_HOME"))
+    if (dsmcc_program && !&dsm_openmp_program && c->threads == 1 && !getenv("DSM_HOME"))
         return DSM_HOME_FIRST_TOUCH;
     return homes[c->home];
 }
