@@ -157,7 +157,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->run_sched = t->icv.run_sched;
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
-    r->count = (struct team_count){0, 0};
+    r->count = (struct team_count){0, 0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     dsm_create(run_member, r);
 
@@ -249,7 +249,12 @@ static void team_barrier(struct omp_thread *t)
     t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
-    if (t->nthreads == job()->nodes)
+    if (t->icv.cancellation)
+        /* A member may have left by `cancel parallel` (cancel.c): the
+         * barrier must not wait for it. Where OpenMP's barrier is no
+         * cancellation point, the caller goes on to its next one. */
+        parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
+    else if (t->nthreads == job()->nodes)
         dsm_barrier();
     else
         parallel_team_barrier(&t->region->count, t->nthreads);

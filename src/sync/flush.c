@@ -150,6 +150,7 @@ void sync_flush(void) { stack_private(flush_here, NULL); }
 
 void dsm_flush(void) { sync_flush(); }
 
+
 void sync_flush_start(void)
 {
     ipc_register(SYNC_FLUSH_ASK, "FLUSH_ASK", on_ask, NULL);
