@@ -70,6 +70,7 @@
     X(LOCK_HELPED_RELEASES, "pending releases the program ran itself (at a lock or unlock)") \
     X(BARRIERS,            "barriers")                                         \
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
+    X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \

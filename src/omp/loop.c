@@ -351,6 +351,7 @@ void __kmpc_ordered(ident_t *loc, kmp_int32 gtid)
         l->has_turn = true;
     }
     sync_lock(ORDERED_LOCK);
+    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
 }
 
 void __kmpc_end_ordered(ident_t *loc, kmp_int32 gtid)

@@ -430,6 +430,7 @@ void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
         return;
     uint64_t t0 = clock_ns();
     sync_lock(omp_lock_id_of(crit));
+    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
     stats_add(STAT_PAR_CRITICALS, 1);
     stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
 }
