@@ -169,6 +169,17 @@ static void flush_here(void *arg)
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
+static void release_here(void *arg)
+{
+    (void)arg;
+    coherence_release();
+    coherence_release_sent();
+}
+
+/* A flush's first half alone: this node's writes so far become an
+ * interval that the next flush or acquire elsewhere pulls. */
+void sync_release(void) { stack_private(release_here, NULL); }
+
 /* Off the master's shared stack (base/stack.h): applying notices may
  * invalidate the page holding the caller's frame. */
 void sync_flush(void) { stack_private(flush_here, NULL); }

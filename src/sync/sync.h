@@ -65,6 +65,9 @@ void sync_after_kept_releases(void (*fn)(void *), void *arg);
  * next flush or acquire, and the writes every other node made visible
  * (flushed, unlocked, ...) before this flush began become visible here. */
 void sync_flush(void);
+/* Its release half alone: what this node wrote so far is in an interval
+ * that every later flush (or acquire that carries it) elsewhere pulls. */
+void sync_release(void);
 /* The flush OpenMP implies at a critical section's or a lock's entry
  * (and ordered, taskwait, taskgroup's end): a full flush when another
  * node's flush announced an interval this node has not seen, else
