@@ -135,8 +135,18 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
                   "(pthread_create); dsm runs OpenMP regions from main's thread only");
     int n = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
-    if (n > job()->nodes)
-        n = job()->nodes; /* num_threads beyond the nodes: a team of them all */
+    if (n > job()->nodes) {
+        /* OpenMP leaves it to the implementation when dynamic adjustment
+         * is off; a team of fewer threads than the program insisted on
+         * would run it wrongly (a thread number it relies on missing),
+         * so that one line. With it on: a team of all the nodes. */
+        if (!t->icv.dynamic)
+            log_fatal("a parallel region asks for %d threads with dynamic adjustment off "
+                      "(omp_set_dynamic(0) or OMP_DYNAMIC=false): not supported on %d nodes, "
+                      "as dsm runs one thread per node; run dsmrun -n %d",
+                      n, job()->nodes, n);
+        n = job()->nodes;
+    }
     if (t->level > 0 || n <= 1) {
         serialized_begin(t);
         invoke(microtask, job()->rank, 0, argc, args);
