@@ -203,6 +203,12 @@ void dsm_unlock(int id);
  * on another, is seen there under every protocol. Costs a round trip to
  * every other node under hlrc and lrc; nothing when never called. */
 void dsm_flush(void);
+/* A flush of the object [p, p + n): what OpenMP says an access to a
+ * volatile object implies (a read as if preceded by a flush of it, a
+ * write as if followed by one). Nothing when the object is not in shared
+ * memory (or on one node); else a dsm_flush, which flushes more than the
+ * object, as OpenMP lets a flush do. Safe before the job starts. */
+void dsm_flush_object(const void *p, size_t n);
 
 /* Condition variables (seed 001). dsm_cond_wait must be called holding
  * `lock`: it releases it, waits for a signal, and re-acquires it.

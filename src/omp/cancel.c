@@ -14,10 +14,15 @@
  *     (task.c), so a taskgroup's tasks are all this node's: a flag of the
  *     innermost taskgroup here makes the tasks created after the cancel
  *     be discarded, and its end clears it.
- *   - `parallel`: not supported — a cancelled thread leaves the region
- *     while the others may be in a barrier it will not reach, and dsm's
- *     barriers cannot yet be left half-way; the cancel ends the job with
- *     a message saying so.
+ *   - `parallel`: the canceller marks the team's barrier count cancelled
+ *     under the team's lock and wakes its waiters (parallel/team.c), then
+ *     leaves the region; every barrier of a region under cancel-var true
+ *     is that lock-based barrier, even for a full team, so no member
+ *     waits for one that left: a waiting one wakes, an arriving one
+ *     passes, and a cancellable barrier or a `cancellation point
+ *     parallel` returns 1, which makes the compiled code leave the
+ *     region too. The region's end (dsm_wait_for_end) is no barrier of
+ *     the team, so the members that left meet there.
  */
 #include "base/log.h"
 #include "base/state.h"
@@ -34,8 +39,9 @@ kmp_int32 __kmpc_cancel(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
         return 0;
     switch (kind) {
     case CANCEL_PARALLEL:
-        log_fatal("`cancel parallel` with OMP_CANCELLATION=true: dsm cancels for, sections and "
-                  "taskgroup only; unset OMP_CANCELLATION to run the program without cancelling");
+        if (t->nthreads > 1 && t->region)
+            parallel_team_cancel(&t->region->count);
+        return 1;
     case CANCEL_LOOP:
     case CANCEL_SECTIONS:
         if (t->nthreads <= 1 || !t->region)
@@ -58,7 +64,9 @@ kmp_int32 __kmpc_cancellationpoint(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
         return 0;
     switch (kind) {
     case CANCEL_PARALLEL:
-        return 0; /* never activated (above) */
+        if (t->nthreads <= 1 || !t->region)
+            return 0; /* a team of one: its cancel left the region already */
+        return parallel_team_cancelled(&t->region->count);
     case CANCEL_LOOP:
     case CANCEL_SECTIONS:
         if (t->nthreads <= 1 || !t->region)
@@ -72,10 +80,16 @@ kmp_int32 __kmpc_cancellationpoint(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
     }
 }
 
-/* A barrier in a region that may be cancelled: true if the region was
- * (never, above). */
+/* A barrier in a region that may be cancelled: 1 if the region was, and
+ * the caller leaves it. */
 kmp_int32 __kmpc_cancel_barrier(ident_t *loc, kmp_int32 gtid)
 {
-    __kmpc_barrier(loc, gtid);
-    return 0;
+    struct omp_thread *t = omp_self_owing();
+    if (!t->icv.cancellation || t->nthreads <= 1 || !t->region) {
+        __kmpc_barrier(loc, gtid);
+        return 0;
+    }
+    t->barrier_owed = false; /* this barrier serves as the owed one too */
+    t->since_barrier = 0;
+    return parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
 }

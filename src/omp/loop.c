@@ -49,9 +49,8 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
     case kmp_sch_trapezoidal:
     case kmp_sch_guided_iterative_chunked:
     case kmp_sch_guided_analytical_chunked:
-    case kmp_sch_guided_simd: /* simd: chunks a multiple of the simd width, here 1 */
+    case kmp_sch_guided_simd: /* chunks a multiple of the chunk (schedule.c) */
         return SCHED_GUIDED;
-    case kmp_sch_runtime_simd:
     case kmp_sch_runtime:
         *chunk = t->icv.run_sched.chunk;
         return t->icv.run_sched.kind == SCHED_AUTO ? SCHED_STATIC : t->icv.run_sched.kind;
@@ -197,13 +196,38 @@ void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid)
 
 /* ---- dispatched loops ------------------------------------------------------- */
 
+/* schedule(simd: runtime): the compiler passes the simd width as the
+ * chunk, and every chunk but the last is a whole number of widths, as
+ * libomp does it: a static run-sched-var without a chunk (or auto)
+ * becomes one chunk per thread rounded up to the width
+ * (static_balanced_chunked); static with a chunk, dynamic and guided take
+ * their chunk (1 if none) times the width. */
+static enum sched_kind runtime_simd(const struct omp_thread *t, uint64_t trip, int64_t *chunk)
+{
+    uint64_t width = *chunk > 0 ? (uint64_t)*chunk : 1;
+    struct sched_spec run = t->icv.run_sched;
+    if (run.kind == SCHED_DYNAMIC || run.kind == SCHED_GUIDED ||
+        (run.kind == SCHED_STATIC && run.chunk > 0)) {
+        *chunk = (int64_t)((run.chunk > 0 ? (uint64_t)run.chunk : 1) * width);
+        return run.kind;
+    }
+    uint64_t share = (trip + (uint64_t)t->nthreads - 1) / (uint64_t)t->nthreads;
+    *chunk = (int64_t)((share + width - 1) / width * width);
+    if (*chunk == 0)
+        *chunk = (int64_t)width;
+    return SCHED_STATIC;
+}
+
 static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, int64_t ub,
                           int64_t st, int64_t chunk, bool is_unsigned)
 {
     struct omp_thread *t = omp_self();
     int ordered;
     int base = kmp_sched_base(schedule, &ordered);
+    uint64_t trip = sched_trip(lb, ub, st, is_unsigned);
     enum sched_kind kind = base < 0 ? 0 : kind_of(base, t, &chunk);
+    if (base == kmp_sch_runtime_simd)
+        kind = runtime_simd(t, trip, &chunk);
     if (kind == SCHED_PROFILED && (ordered || t->nthreads == 1 || !loc || !loc->psource))
         kind = SCHED_STATIC; /* nothing to balance, or turns to keep: as static */
     if (!kind)
@@ -219,7 +243,7 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
         .unsigned_ = is_unsigned,
         .lb = lb,
         .st = st,
-        .trip = sched_trip(lb, ub, st, is_unsigned),
+        .trip = trip,
         /* static with no chunk: one block each; else at least 1 */
         .chunk = chunk > 0 ? (uint64_t)chunk : kind == SCHED_STATIC ? 0 : 1,
     };
@@ -351,6 +375,7 @@ void __kmpc_ordered(ident_t *loc, kmp_int32 gtid)
         l->has_turn = true;
     }
     sync_lock(ORDERED_LOCK);
+    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
 }
 
 void __kmpc_end_ordered(ident_t *loc, kmp_int32 gtid)

@@ -66,14 +66,22 @@ static void omp_init(struct omp_thread *t)
      * optimiser assumes), and a region gets fewer threads, one per node,
      * as OpenMP allows when it cannot give as many (region.c). */
     t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, INT_MAX);
-    t->icv.dynamic = false;
+    /* dyn-var's initial value is the implementation's to choose: true,
+     * since a region gets at most one thread per node (region.c). */
+    t->icv.dynamic = true;
     const char *d = getenv("OMP_DYNAMIC");
     if (d && *d) {
         if (!strcasecmp(d, "true") || !strcmp(d, "1"))
             t->icv.dynamic = true;
-        else if (strcasecmp(d, "false") && strcmp(d, "0"))
+        else if (!strcasecmp(d, "false") || !strcmp(d, "0"))
+            t->icv.dynamic = false;
+        else
             log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
     }
+    if (!t->icv.dynamic && t->icv.nthreads > job()->nodes)
+        log_fatal("OMP_NUM_THREADS=%d with OMP_DYNAMIC=false is not supported on %d nodes: dsm "
+                  "runs one thread per node (run dsmrun -n %d, or leave OMP_DYNAMIC unset)",
+                  t->icv.nthreads, job()->nodes, t->icv.nthreads);
     t->icv.max_active_levels = 1;
     t->icv.cancellation = false;
     const char *c = getenv("OMP_CANCELLATION");

@@ -75,6 +75,7 @@ static bool try_take(int id)
         return false;
     }
     sync_lock(id);
+    sync_flush_implied(); /* a successful test's flush (sync/flush.c) */
     return true;
 }
 
@@ -87,6 +88,7 @@ static void take(int id)
     }
     parallel_claim(id, false);
     sync_lock(id);
+    sync_flush_implied(); /* a set's flush (sync/flush.c) */
 }
 
 static void drop(int id)

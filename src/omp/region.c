@@ -135,8 +135,18 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
                   "(pthread_create); dsm runs OpenMP regions from main's thread only");
     int n = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
-    if (n > job()->nodes)
-        n = job()->nodes; /* num_threads beyond the nodes: a team of them all */
+    if (n > job()->nodes) {
+        /* OpenMP leaves it to the implementation when dynamic adjustment
+         * is off; a team of fewer threads than the program insisted on
+         * would run it wrongly (a thread number it relies on missing),
+         * so that one line. With it on: a team of all the nodes. */
+        if (!t->icv.dynamic)
+            log_fatal("a parallel region asks for %d threads with dynamic adjustment off "
+                      "(omp_set_dynamic(0) or OMP_DYNAMIC=false): not supported on %d nodes, "
+                      "as dsm runs one thread per node; run dsmrun -n %d",
+                      n, job()->nodes, n);
+        n = job()->nodes;
+    }
     if (t->level > 0 || n <= 1) {
         serialized_begin(t);
         invoke(microtask, job()->rank, 0, argc, args);
@@ -157,7 +167,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->run_sched = t->icv.run_sched;
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
-    r->count = (struct team_count){0, 0};
+    r->count = (struct team_count){0, 0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     dsm_create(run_member, r);
 
@@ -249,7 +259,12 @@ static void team_barrier(struct omp_thread *t)
     t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
-    if (t->nthreads == job()->nodes)
+    if (t->icv.cancellation)
+        /* A member may have left by `cancel parallel` (cancel.c): the
+         * barrier must not wait for it. Where OpenMP's barrier is no
+         * cancellation point, the caller goes on to its next one. */
+        parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
+    else if (t->nthreads == job()->nodes)
         dsm_barrier();
     else
         parallel_team_barrier(&t->region->count, t->nthreads);
@@ -425,6 +440,7 @@ void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
         return;
     uint64_t t0 = clock_ns();
     sync_lock(omp_lock_id_of(crit));
+    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
     stats_add(STAT_PAR_CRITICALS, 1);
     stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
 }

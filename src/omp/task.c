@@ -143,15 +143,27 @@ void __kmpc_omp_wait_deps(ident_t *loc, kmp_int32 gtid, kmp_int32 ndeps, void *d
     (void)loc, (void)gtid, (void)ndeps, (void)deps, (void)ndeps_noalias, (void)noalias;
 }
 
+/* taskwait, taskyield and a taskgroup's end have nothing to wait for
+ * (tasks ran at once), but OpenMP implies a flush there: the acquire
+ * half, as at a critical's entry (sync/flush.c); the release half is a
+ * later release's. */
+static void implied_flush(void)
+{
+    if (omp_self()->distributed)
+        sync_flush_implied();
+}
+
 kmp_int32 __kmpc_omp_taskwait(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
+    implied_flush();
     return 0;
 }
 
 kmp_int32 __kmpc_omp_taskyield(ident_t *loc, kmp_int32 gtid, int end_part)
 {
     (void)loc, (void)gtid, (void)end_part;
+    implied_flush();
     return 0;
 }
 
@@ -168,6 +180,7 @@ void __kmpc_end_taskgroup(ident_t *loc, kmp_int32 gtid)
         cancelled_group = 0;
     if (taskgroups > 0)
         taskgroups--;
+    implied_flush();
 }
 
 /* taskloop: the loop's iterations cut into tasks as its clause says

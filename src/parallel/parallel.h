@@ -138,8 +138,17 @@ void parallel_leave(int id);
  * points to shared memory the team's members all use, zero at first. */
 struct team_count {
     uint32_t arrived, generation;
+    uint32_t cancelled; /* `cancel parallel` ran: the barrier no longer holds anyone */
 };
 void parallel_team_barrier(struct team_count *count, int nthreads);
+/* The same barrier, which `cancel parallel` can end (OpenMP's cancellable
+ * barrier): returns true, at once or when woken, once the team's region is
+ * cancelled, false when every member arrived. */
+bool parallel_team_barrier_cancellable(struct team_count *count, int nthreads);
+/* Cancels the region of the team that uses `count`: wakes the members
+ * waiting in its barrier, and every later barrier or check returns true. */
+void parallel_team_cancel(struct team_count *count);
+bool parallel_team_cancelled(struct team_count *count);
 
 /* Lock ids reserved for the OpenMP runtime: [PARALLEL_LOCK_BASE, INT_MAX]
  * (dsm.h tells programs to keep below it). */

@@ -42,11 +42,17 @@ bool sched_static_chunked_has_last(uint64_t trip, uint64_t chunk, int tid, int n
 
 uint64_t sched_guided_chunk(uint64_t remaining, int n, uint64_t min_chunk)
 {
-    /* Half an even share of what is left (libomp's guided_iterative uses
-     * the same factor): large chunks first, shrinking as the loop ends. */
-    uint64_t c = (remaining + 2 * (uint64_t)n - 1) / (2 * (uint64_t)n);
-    if (c < min_chunk)
-        c = min_chunk;
+    /* As libomp's guided_iterative and guided_simd: half an even share of
+     * what is left, rounded up to a multiple of the chunk (schedule(simd:
+     * guided) needs whole simd widths; for plain guided any size of at
+     * least the chunk is right), large chunks first, shrinking as the
+     * loop ends; once fewer than 2 n (chunk + 1) iterations are left,
+     * chunks of exactly the chunk. */
+    uint64_t c = min_chunk ? min_chunk : 1;
+    if (remaining >= 2 * (uint64_t)n * (c + 1)) {
+        uint64_t share = (remaining + 2 * (uint64_t)n - 1) / (2 * (uint64_t)n);
+        c = (share + c - 1) / c * c;
+    }
     return c < remaining ? c : remaining;
 }
 

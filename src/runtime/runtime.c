@@ -193,6 +193,28 @@ int dsm_thread_id(void) { return rt()->started ? job()->rank * smp_threads() + s
 int dsm_thread_count(void) { return rt()->started ? job()->nodes * smp_threads() : 1; }
 int dsm_node_threads(void) { return smp_threads(); }
 
+/* The flush implied by an access to a volatile object (OpenMP 3.1-4.5,
+ * "volatile": a read as if preceded by a flush of the object, a write as
+ * if followed by one); dsmcc's volatile hooks call it. An object outside
+ * shared memory (a worker's stack, a private global) is seen by no other
+ * node: nothing to do, and no cost. A shared one gets the full flush,
+ * which flushes more than the object, as a flush may: a flush of only
+ * its pages would not be cheaper and correct at once. The release half
+ * cannot leave out the other pages written since the last release (an
+ * interval covers all of them, and later notices assume it), and the
+ * acquire half must ask every node all the same, because any of them may
+ * have written the object's page and flushed; what it would save is the
+ * invalidation of other pages that changed, which the next flush,
+ * acquire or barrier pays anyway. Before the job starts and after it
+ * ends (exit handlers) memory is plain: nothing to do. */
+void dsm_flush_object(const void *p, size_t n)
+{
+    const char *first = p, *last = first + (n ? n - 1 : 0);
+    if (dsm_nodes() <= 1 || (!mem_contains(first) && !mem_contains(last)))
+        return;
+    sync_flush();
+}
+
 static void finish_here(void *arg)
 {
     (void)arg;

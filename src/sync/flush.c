@@ -22,6 +22,21 @@
  *      its releaser thread, so an unlock counts as the flush OpenMP says
  *      it implies.
  *
+ * OpenMP also implies a flush at the entry of a critical section and at
+ * a lock's set (and test's success), ordered, taskwait... (5.x
+ * "implicit flushes"). A lock's acquire brings only the writes its
+ * earlier holders saw; a flag another node published with a flush and
+ * polled in a critical section would never change. A full flush at each
+ * such entry would cost every program a round trip to every node. So a
+ * flush's ask doubles as an announcement: each node keeps the largest
+ * vector time it was asked with (the asker's knowledge once its release
+ * is done), and the entry (sync_flush_implied) pulls, with a full flush,
+ * only when an announcement names an interval it has not seen. A program
+ * that never flushes pays one atomic load per entry. The asker waits for
+ * every answer, and each node records the announcement before it
+ * answers, so an entry after the flush ended (in real time) pulls; one
+ * before it is ordered before the flush, as OpenMP allows.
+ *
  * Under erc a release already invalidates (or updates) every copy before
  * it completes, and under sc every write is visible when its store runs:
  * there the flush is the release alone. A flush costs nothing to a
@@ -31,6 +46,8 @@
  * what changed. docs/openmp.md, "flush", gives the figures.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +65,8 @@ static DSM_STATE struct {
     int             due;                       /* answers still to come */
     unsigned char  *answer[VT_MAX_NODES];      /* each node's, until applied */
     size_t          answer_len[VT_MAX_NODES];
+    uint32_t        announced[VT_MAX_NODES];   /* the largest vector time asked with */
+    atomic_bool     any_announced;             /* a flush was asked here, ever */
 } fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* An ask to answer once our kept releases have run. */
@@ -81,6 +100,12 @@ static void on_ask(int src, const void *msg, size_t len)
     p->to = src;
     p->seq = ipc_msg_aux(msg);
     memcpy(p->vt, vt, rest);
+    pthread_mutex_lock(&fl.lock);
+    for (int j = 0; j < job()->nodes; j++)
+        if (p->vt[j] > fl.announced[j])
+            fl.announced[j] = p->vt[j];
+    pthread_mutex_unlock(&fl.lock);
+    atomic_store(&fl.any_announced, true);
     sync_after_kept_releases(answer, p);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -144,6 +169,17 @@ static void flush_here(void *arg)
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
+static void release_here(void *arg)
+{
+    (void)arg;
+    coherence_release();
+    coherence_release_sent();
+}
+
+/* A flush's first half alone: this node's writes so far become an
+ * interval that the next flush or acquire elsewhere pulls. */
+void sync_release(void) { stack_private(release_here, NULL); }
+
 /* Off the master's shared stack (base/stack.h): applying notices may
  * invalidate the page holding the caller's frame. */
 void sync_flush(void) { stack_private(flush_here, NULL); }
@@ -153,6 +189,25 @@ void dsm_flush(void)
     sync_refuse_threads("dsm_flush");
     sync_flush();
 }
+
+void sync_flush_implied(void)
+{
+    if (!atomic_load(&fl.any_announced))
+        return;
+    int nodes = job()->nodes;
+    uint32_t vt[VT_MAX_NODES];
+    interval_vt(vt);
+    bool unseen = false;
+    pthread_mutex_lock(&fl.lock);
+    for (int j = 0; j < nodes && !unseen; j++)
+        unseen = fl.announced[j] > vt[j];
+    pthread_mutex_unlock(&fl.lock);
+    if (unseen) {
+        stats_add(STAT_IMPLIED_FLUSHES, 1);
+        sync_flush();
+    }
+}
+
 
 void sync_flush_start(void)
 {

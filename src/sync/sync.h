@@ -94,6 +94,14 @@ void sync_after_kept_releases(void (*fn)(void *), void *arg);
  * next flush or acquire, and the writes every other node made visible
  * (flushed, unlocked, ...) before this flush began become visible here. */
 void sync_flush(void);
+/* Its release half alone: what this node wrote so far is in an interval
+ * that every later flush (or acquire that carries it) elsewhere pulls. */
+void sync_release(void);
+/* The flush OpenMP implies at a critical section's or a lock's entry
+ * (and ordered, taskwait, taskgroup's end): a full flush when another
+ * node's flush announced an interval this node has not seen, else
+ * nothing (flush.c). Call it after the lock's acquire. */
+void sync_flush_implied(void);
 
 /* The barrier's tree (barrier.c): fan-out DSM_BARRIER_FANOUT, set before
  * sync_start. Node i's parent (-1 for node 0), and the number of its

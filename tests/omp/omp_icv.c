@@ -134,6 +134,17 @@ int main(int argc, char **argv)
         printf("%s: %d failed\n", failed ? "FAILED" : "PASSED", failed);
         return failed != 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "insist")) {
+        /* Dynamic adjustment off and more threads than the job can give
+         * (on dsm, than nodes): thread 8 must exist. */
+        int seen = 0;
+        omp_set_dynamic(0);
+#pragma omp parallel num_threads(9) reduction(+ : seen)
+        seen += omp_get_thread_num() == 8;
+        check(seen == 1, "a region that insisted on 9 threads ran with fewer");
+        printf("%s: %d failed\n", failed ? "FAILED" : "PASSED", failed);
+        return failed != 0;
+    }
     int n = 0;
 #pragma omp parallel
 #pragma omp master

@@ -145,6 +145,42 @@ static void cancellation(void)
     check(enabled ? first_ran == 0 : first_ran == 1 && second_ran == 1,
           "cancel taskgroup did not act as OMP_CANCELLATION says");
     (void)after_cancel;
+
+    /* cancel parallel: thread 0 leaves the region; the others, waiting
+     * in the barrier or arriving at it, leave too instead of waiting for
+     * it (it never arrives), so nobody passes the barrier. */
+    int passed = 0, team = 0;
+#pragma omp parallel shared(passed, team)
+    {
+        if (omp_get_thread_num() == 0) {
+            team = omp_get_num_threads();
+#pragma omp cancel parallel
+        }
+#pragma omp barrier
+#pragma omp critical
+        passed++;
+    }
+    check(enabled ? passed == 0 : passed == team,
+          "cancel parallel did not end the region at the barrier as OMP_CANCELLATION says");
+    if (enabled) {
+        /* Threads that poll a cancellation point see the cancel and leave
+         * (a broken cancel hangs here, and the test's timeout fails it).
+         * (A reduction's value is undefined after a cancel: a shared
+         * variable instead.) */
+        int left = 0;
+#pragma omp parallel shared(left)
+        {
+            if (omp_get_thread_num() == 0) {
+#pragma omp cancel parallel
+            }
+            for (;;) {
+#pragma omp cancellation point parallel
+            }
+#pragma omp critical
+            left++;
+        }
+        check(left == 0, "a cancelled region's reduction merged a value");
+    }
 }
 
 static void api_routines(void)
