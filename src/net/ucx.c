@@ -298,7 +298,8 @@ static int send_kind(int dst, uint16_t kind, const struct iovec *iov, int iovcnt
         log_fatal("out of memory sending %zu bytes to node %d", len, dst);
     unsigned char *p = buf + sizeof(struct ucx_hdr);
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        if (iov[i].iov_len) /* an empty part may have no base (memcpy's NULL is undefined) */
+            memcpy(p, iov[i].iov_base, iov[i].iov_len);
         p += iov[i].iov_len;
     }
     if (lent_len)
