@@ -47,6 +47,20 @@ int boot_pmix_present(void)
     return getenv("PMIX_RANK") && getenv("PMIX_NAMESPACE");
 }
 
+#ifndef DSM_HAVE_PMIX
+
+void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, char ***argv)
+{
+    (void)np;
+    (void)cfg;
+    (void)argc;
+    (void)argv;
+    log_fatal("started by PMIx (srun or mpirun), but this dsm was built without PMIx "
+              "(install libpmix-dev and rebuild), or start the program with dsmrun");
+}
+
+#else
+
 /* argv as the kernel has it, for a program that passed none to
  * dsm_startup. Leaked: exec follows. */
 static char **cmdline_argv(void)
@@ -93,20 +107,6 @@ static void no_aslr(int *argc, char ***argv)
     log_fatal("cannot re-execute the program without address-space randomisation: %s",
               strerror(errno));
 }
-
-#ifndef DSM_HAVE_PMIX
-
-void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, char ***argv)
-{
-    (void)np;
-    (void)cfg;
-    (void)argc;
-    (void)argv;
-    log_fatal("started by PMIx (srun or mpirun), but this dsm was built without PMIx "
-              "(install libpmix-dev and rebuild), or start the program with dsmrun");
-}
-
-#else
 
 #include <pmix.h>
 
