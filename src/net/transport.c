@@ -164,6 +164,8 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     uint64_t now = clock_ns();
     for (int i = 0; i < job()->nodes; i++) {
         net_state.peers[i].addr = prm->peers[i];
+        net_state.peers[i].same_host =
+            prm->peers[i].sin_addr.s_addr == prm->peers[job()->rank].sin_addr.s_addr;
         net_state.peers[i].last_rx_ns = now;
         rto_init(&net_state.peers[i].tx.rto);
         net_state.peers[i].tx.rto.backoff_cap_ns = backoff_cap;

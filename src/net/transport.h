@@ -91,6 +91,7 @@ struct peer {
     uint64_t           last_rx_ns;     /* last valid datagram from the peer */
     bool               done_rx;        /* it sent WIRE_DONE */
     bool               fin_rx;         /* it sent WIRE_FIN (under rx_lock) */
+    bool               same_host;      /* it shares this host's CPUs (liveness.c) */
     struct peer_ack    ack;
     struct peer_recv   rx;
 };
@@ -273,6 +274,12 @@ void window_send_marker(int dst, uint16_t flag, uint64_t now);
 /* An unsequenced datagram (WIRE_ACK, WIRE_DONE, WIRE_ABORT) that carries
  * the current acknowledgement. */
 void window_send_control(int dst, uint16_t kind, const void *payload, size_t len);
+
+/* ---- liveness (liveness.c) ---------------------------------------------- */
+
+/* The silence a peer is allowed before it counts as dead: base_ns, more
+ * for a peer on this host while the host's CPUs are crowded. */
+uint64_t net_silence_allowed_ns(uint64_t base_ns, bool same_host);
 
 /* ---- receive and reassembly (recv.c) ----------------------------------- */
 

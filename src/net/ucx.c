@@ -223,6 +223,7 @@ struct ucx_peer {
     _Atomic uint64_t last_rx_ns;
     _Atomic bool     fin_rx;
     _Atomic int      failed;      /* the endpoint's error (a ucs_status_t), 0: none */
+    bool             same_host;   /* shares this host's CPUs (liveness.c) */
 };
 
 static DSM_STATE struct {
@@ -600,7 +601,8 @@ static void run_timers(void)
             if (quiet)
                 send_kind(ring[i], UCX_NOP, NULL, 0, NULL, 0);
             uint64_t seen = atomic_load_explicit(&p->last_rx_ns, memory_order_relaxed);
-            if (!atomic_load(&ux.fin_sent) && now > seen && now - seen > ux.peer_timeout_ns)
+            if (!atomic_load(&ux.fin_sent) && now > seen && now - seen > ux.peer_timeout_ns &&
+                now - seen > net_silence_allowed_ns(ux.peer_timeout_ns, p->same_host))
                 log_fatal("peer %d silent for %.1f s (no message over UCX); ending the job",
                           ring[i], (double)(now - seen) / 1e9);
         }
@@ -939,6 +941,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
             log_fatal("DSM_NET=ucx: cannot reach node %d over UCX: %s", i, status_str(st));
         atomic_store(&ux.peers[i].last_rx_ns, now);
         ux.peers[i].last_tx_ns = now;
+        ux.peers[i].same_host = here;
         free(boot.addr[i]);
     }
     uc.worker_release_address(ux.worker, mine);

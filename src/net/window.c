@@ -524,7 +524,8 @@ uint64_t window_timers(uint64_t now)
         uint64_t heard = p->last_rx_ns > p->tx.progress_ns ? p->last_rx_ns : p->tx.progress_ns;
         uint64_t drained = atomic_load_explicit(&net_state.sock.drained_ns, memory_order_relaxed);
         if (net_state.tx.peer_timeout_ns && drained > heard &&
-            drained - heard > net_state.tx.peer_timeout_ns)
+            drained - heard > net_state.tx.peer_timeout_ns &&
+            drained - heard > net_silence_allowed_ns(net_state.tx.peer_timeout_ns, p->same_host))
             log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
                       i, (double)(now - heard) / 1e9);
         /* Tail-loss probe: when nothing has been acknowledged for a couple
