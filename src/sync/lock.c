@@ -510,6 +510,15 @@ static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
 void sync_lock(int id) { stack_private(lock_call, &id); }
 void sync_unlock(int id) { stack_private(unlock_call, &id); }
 
+bool sync_lock_came(int id)
+{
+    pthread_mutex_lock(&locks.lock);
+    struct lock_state *l = state_of(id);
+    bool came = l->held && !l->local;
+    pthread_mutex_unlock(&locks.lock);
+    return came;
+}
+
 /* A program's id, or the end of the job naming the call (sync.h). */
 void sync_check_user_id(const char *call, const char *what, int id)
 {

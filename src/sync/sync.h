@@ -40,6 +40,9 @@ enum sync_type {
 #define SYNC_USER_ID_MAX 0x5fffffff
 void sync_lock(int id);
 void sync_unlock(int id);
+/* Whether this node, holding lock id, had it come from another node
+ * (its acquire took a message) rather than find it still here. */
+bool sync_lock_came(int id);
 void sync_cond_wait(int cond, int lock);
 void sync_cond_broadcast(int cond);
 /* Ends the job unless id is a program's: "call(id): a program's what ids
