@@ -70,6 +70,13 @@ struct coh_atomic {
 /* Performs `a` on the word at p (through the system view) with the
  * hardware's atomic, sets a->old, and returns whether the word changed. */
 bool coh_atomic_apply(void *p, struct coh_atomic *a);
+/* At a node granting a lock (sync/lock.c): performs `requester`'s atomic
+ * `a` on the word at `offset` of the page if this node is its home and
+ * the protocol does atomics there, as COH_ATOMIC_REQ would (`need`: the
+ * version the requester needs). Returns 0 (a->old set; *version the
+ * page's new version, 0 when the word did not change) or -EAGAIN. */
+int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offset,
+                          struct coh_atomic *a, uint32_t *version);
 
 struct coherence_ops {
     /* The statistics report seed 000's estimate of AURC from this
@@ -110,6 +117,14 @@ struct coherence_ops {
      * not known, ... (the caller then runs it on the local copy). NULL:
      * the protocol always runs atomics on the local copy. */
     int (*atomic)(size_t page, size_t offset, struct coh_atomic *a);
+    /* With `atomic`: whether an atomic on the page would be done at its
+     * home now (the page is not valid here, its home is another node),
+     * and the version of it this node needs (*need). */
+    bool (*atomic_away)(size_t page, uint32_t *need);
+    /* With `atomic`: this node's atomic on the page, done at the home
+     * another way (with a lock's grant: sync/lock.c), changed it to
+     * `version`: this node's write, as `atomic` records it. */
+    void (*atomic_wrote)(size_t page, uint32_t version);
     /* Applies another node's write notices (on acquire): those of `node`'s
      * interval whose creator had seen `vt` (nodes entries, vt[node] its id;
      * given under DSM_CHECK only, else NULL). NULL: the protocol makes no

@@ -917,42 +917,78 @@ static void diff_acked(int src, const struct diff_ack *a)
  * copy (the caller), and so does one whose home is this node or whose
  * pull is in flight, or whose home this node would decide (its base node,
  * the home not known yet: the fault decides it). */
-static int hlrc_atomic(size_t page, size_t offset, struct coh_atomic *a)
+/* Whether the page is away (see hlrc_atomic). Caller holds the fault lock. */
+static bool away_locked(size_t page, uint32_t *need)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
-    coherence_lock();
     int home = mem_home(page);
     int to = home >= 0 ? home : mem_base_node(page); /* where the request would go */
     pthread_mutex_lock(&hlrc.lock);
-    bool away = e->state == PAGE_INVALID && to != job()->rank && !h->pulling;
-    uint32_t need = h->need;
+    bool away = e->state == PAGE_INVALID && to != job()->rank && !h->pulling && !smp_multi();
+    *need = h->need;
     pthread_mutex_unlock(&hlrc.lock);
-    if (!away) {
+    return away;
+}
+
+static bool hlrc_atomic_away(size_t page, uint32_t *need)
+{
+    coherence_lock();
+    bool away = away_locked(page, need);
+    coherence_unlock();
+    return away;
+}
+
+/* This node's atomic made the page `v` at its home: a write of ours.
+ * A copy that came in meanwhile (a read-ahead run landing) is older than
+ * our own write: invalidated. Caller holds the fault lock. */
+static void wrote_at_home(size_t page, uint32_t v)
+{
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    pthread_mutex_lock(&hlrc.lock);
+    if (!e->dirty) {
+        if (hlrc.ndirty == hlrc.cap) {
+            hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
+            hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
+            if (!hlrc.dirty)
+                log_fatal("out of memory for the dirty-page list");
+        }
+        h->dirty_idx = (uint32_t)hlrc.ndirty;
+        hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+        e->dirty = 1;
+    }
+    struct dirty_page *d = &hlrc.dirty[h->dirty_idx];
+    if (v > d->version)
+        d->version = v;
+    if (v > h->need)
+        h->need = v;
+    bool stale = e->state != PAGE_INVALID && h->version < v;
+    pthread_mutex_unlock(&hlrc.lock);
+    if (stale) {
+        invalidate(page);
+        mem_protect_flush();
+    }
+}
+
+static void hlrc_atomic_wrote(size_t page, uint32_t version)
+{
+    coherence_lock();
+    wrote_at_home(page, version);
+    coherence_unlock();
+}
+
+static int hlrc_atomic(size_t page, size_t offset, struct coh_atomic *a)
+{
+    coherence_lock();
+    uint32_t need;
+    if (!away_locked(page, &need)) {
         coherence_unlock();
         return -EAGAIN;
     }
-    int64_t v = home_atomic(page, home, need, offset, a);
-    if (v > 0) {
-        pthread_mutex_lock(&hlrc.lock);
-        if (!e->dirty) {
-            if (hlrc.ndirty == hlrc.cap) {
-                hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
-                hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
-                if (!hlrc.dirty)
-                    log_fatal("out of memory for the dirty-page list");
-            }
-            h->dirty_idx = (uint32_t)hlrc.ndirty;
-            hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
-            e->dirty = 1;
-        }
-        struct dirty_page *d = &hlrc.dirty[h->dirty_idx];
-        if ((uint32_t)v > d->version)
-            d->version = (uint32_t)v;
-        if ((uint32_t)v > h->need)
-            h->need = (uint32_t)v;
-        pthread_mutex_unlock(&hlrc.lock);
-    }
+    int64_t v = home_atomic(page, mem_home(page), need, offset, a);
+    if (v > 0)
+        wrote_at_home(page, (uint32_t)v);
     coherence_unlock();
     return v < 0 ? (int)v : 0;
 }
@@ -1120,6 +1156,7 @@ const struct coherence_ops hlrc_ops = {
     .release = hlrc_release, .release_sent = hlrc_release_sent, .release_aside = hlrc_release_aside,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,
-    .evict = hlrc_evict, .atomic = hlrc_atomic,
+    .evict = hlrc_evict,
+    .atomic = hlrc_atomic, .atomic_away = hlrc_atomic_away, .atomic_wrote = hlrc_atomic_wrote,
     .aurc_estimate = true,
 };

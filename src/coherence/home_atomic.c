@@ -12,6 +12,11 @@
  * the version as a write notice of its own, as for a diff it sent. Why
  * that keeps the memory model: docs/design.md, "Atomics".
  *
+ * The same operation may ride on the word's lock request instead
+ * (sync/lock.c): when the node that grants the lock is the page's home,
+ * it performs the operation as it grants (coherence_atomic_here), and the
+ * grant carries the answer: the lock's round trip is the atomic's.
+ *
  * Like a page request, the operation goes to the home the requester knows,
  * or to the page's base node; a node that is not the home (the base node
  * of a page whose home is elsewhere, a former home) does nothing and says
@@ -151,6 +156,16 @@ static void on_atomic_req(int src, const void *msg, size_t len)
     }
     ipc_send(src, COH_ATOMIC_REP, 0, &rep, sizeof rep);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offset,
+                          struct coh_atomic *a, uint32_t *version)
+{
+    if (!ha.ops || requester == job()->rank || mem_home(page) != job()->rank)
+        return -EAGAIN;
+    *version = ha.ops->atomic(requester, page, need, offset, a);
+    stats_add(STAT_ATOMICS_SERVED, 1);
+    return 0;
 }
 
 void home_atomic_start(const struct home_ops *ops)

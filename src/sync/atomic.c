@@ -111,6 +111,27 @@ static int atomic_begin(const volatile void *addr)
     return id;
 }
 
+/* atomic_begin for an operation that may run at the page's home: when the
+ * page is away (not valid here, homed elsewhere), `a` rides on the lock's
+ * request, and the node that grants the lock performs it if it is the
+ * home (sync_lock_atomic); *done says whether it did. */
+static int atomic_begin_op(const volatile void *addr, struct coh_atomic *a, bool *done)
+{
+    *done = false;
+    if (!at.at_home)
+        return atomic_begin(addr);
+    int id = sync_atomic_lock_id(addr);
+    pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
+    size_t page = mem_page_of((const void *)addr);
+    uint32_t need;
+    if (coh->atomic_away(page, &need))
+        *done = sync_lock_atomic(id, page, (uintptr_t)addr & (mem.page_size - 1), need, a);
+    else
+        sync_lock(id);
+    stats_add(STAT_ATOMICS, 1);
+    return id;
+}
+
 static void atomic_end(int id)
 {
     sync_unlock(id);
@@ -130,9 +151,10 @@ typedef int      tsan_a32;
 typedef long     tsan_a64;
 
 /* At the page's home instead of on the local copy (coherence_ops.atomic,
- * hlrc's): when the block's lock has just come from another node and the
- * page is not valid here, one round trip to the home replaces the page's
- * fetch, its twin and the diff of the next release. When the lock was
+ * hlrc's), after the lock's grant, when the granter was not the home
+ * (atomic_begin_op): when the block's lock has just come from another
+ * node and the page is not valid here, one round trip to the home
+ * replaces the page's fetch, its twin and the diff of the next release. When the lock was
  * still here (this node did the block's last atomic) the page is fetched
  * as before, and the atomics that follow on the node cost no message at
  * all. Off the shared stack (base/stack.h): it waits for the reply. */
@@ -170,11 +192,12 @@ static bool at_home(const volatile void *addr, int id, struct coh_atomic *a)
     do {                                                                                       \
         if (!coherent(addr))                                                                   \
             return expr;                                                                       \
-        int id_ = atomic_begin(addr);                                                          \
         struct coh_atomic a_ = {.op = (kind), .size = sizeof *(addr), .value = (uint64_t)(v),     \
                                 .expected = (uint64_t)(e)};                                    \
+        bool done_;                                                                            \
+        int id_ = atomic_begin_op(addr, &a_, &done_);                                          \
         __typeof__(expr) r_;                                                                   \
-        if (at_home(addr, id_, &a_)) {                                                         \
+        if (done_ || at_home(addr, id_, &a_)) {                                                \
             uint64_t old_ = a_.old;                                                            \
             r_ = (from_old);                                                                   \
         } else {                                                                               \
@@ -190,9 +213,10 @@ static bool at_home(const volatile void *addr, int id, struct coh_atomic *a)
             stmt;                                                                              \
             return;                                                                            \
         }                                                                                      \
-        int id_ = atomic_begin(addr);                                                          \
         struct coh_atomic a_ = {.op = (kind), .size = sizeof *(addr), .value = (uint64_t)(v)};   \
-        if (!at_home(addr, id_, &a_))                                                          \
+        bool done_;                                                                            \
+        int id_ = atomic_begin_op(addr, &a_, &done_);                                          \
+        if (!done_ && !at_home(addr, id_, &a_))                                                \
             stmt;                                                                              \
         atomic_end(id_);                                                                       \
     } while (0)
