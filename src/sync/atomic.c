@@ -114,7 +114,28 @@ static int atomic_begin(const volatile void *addr)
 /* atomic_begin for an operation that may run at the page's home: when the
  * page is away (not valid here, homed elsewhere), `a` rides on the lock's
  * request, and the node that grants the lock performs it if it is the
- * home (sync_lock_atomic); *done says whether it did. */
+ * home (sync_lock_atomic); *done says whether it did. The check runs off
+ * the shared stack (base/stack.h): it holds the fault lock while it
+ * writes its answer, which must never fault. */
+struct begin_call {
+    const volatile void *addr;
+    int                  id;
+    struct coh_atomic    a;
+    bool                 done;
+};
+
+static void begin_run(void *arg)
+{
+    struct begin_call c = *(struct begin_call *)arg;
+    size_t page = mem_page_of((const void *)c.addr);
+    uint32_t need;
+    if (coh->atomic_away(page, &need))
+        c.done = sync_lock_atomic(c.id, page, (uintptr_t)c.addr & (mem.page_size - 1), need, &c.a);
+    else
+        sync_lock(c.id);
+    *(struct begin_call *)arg = c;
+}
+
 static int atomic_begin_op(const volatile void *addr, struct coh_atomic *a, bool *done)
 {
     *done = false;
@@ -122,12 +143,10 @@ static int atomic_begin_op(const volatile void *addr, struct coh_atomic *a, bool
         return atomic_begin(addr);
     int id = sync_atomic_lock_id(addr);
     pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
-    size_t page = mem_page_of((const void *)addr);
-    uint32_t need;
-    if (coh->atomic_away(page, &need))
-        *done = sync_lock_atomic(id, page, (uintptr_t)addr & (mem.page_size - 1), need, a);
-    else
-        sync_lock(id);
+    struct begin_call c = {.addr = addr, .id = id, .a = *a};
+    stack_private(begin_run, &c);
+    *a = c.a;
+    *done = c.done;
     stats_add(STAT_ATOMICS, 1);
     return id;
 }
@@ -154,8 +173,8 @@ typedef long     tsan_a64;
  * hlrc's), after the lock's grant, when the granter was not the home
  * (atomic_begin_op): when the block's lock has just come from another
  * node and the page is not valid here, one round trip to the home
- * replaces the page's fetch, its twin and the diff of the next release. When the lock was
- * still here (this node did the block's last atomic) the page is fetched
+ * replaces the page's fetch, its twin and the diff of the next release.
+ * When the lock was still here (this node did the block's last atomic) the page is fetched
  * as before, and the atomics that follow on the node cost no message at
  * all. Off the shared stack (base/stack.h): it waits for the reply. */
 struct at_home_call {
