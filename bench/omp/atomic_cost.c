@@ -13,6 +13,11 @@
  *                       node 0 that node 1 has no copy of, under a fresh
  *                       block lock that node 0 manages: the lock's request
  *                       and grant, then the page's fetch
+ *   atomic, third node  (3 nodes or more) the same, "page away", under a
+ *                       block lock that node 2 manages: the grant comes
+ *                       from a node that is not the page's home, and the
+ *                       operation then goes to the home in a round trip
+ *                       of its own
  *   atomic, page here   the same on a page node 1 has just read (valid
  *                       here): the lock alone
  *   atomic, again       the same word again and again: the lock stays on
@@ -75,34 +80,41 @@ int main(int argc, char **argv)
     /* Two pages a sample (away, here), homed on node 0, node 0's words,
      * visited in a shuffled order: hlrc reads ahead after faults on
      * consecutive pages, which would fetch "away" pages before their turn. */
-    char *pages = dsm_malloc_home(2 * (size_t)n * page, DSM_HOME_LOCAL);
-    int *order = calloc((size_t)2 * n, sizeof(int));
+    char *pages = dsm_malloc_home(3 * (size_t)n * page, DSM_HOME_LOCAL);
+    int *order = calloc((size_t)3 * n, sizeof(int));
     double *t_lock = calloc((size_t)n, sizeof(double)), *t_away = calloc((size_t)n, sizeof(double));
     double *t_here = calloc((size_t)n, sizeof(double)), *t_again = calloc((size_t)n, sizeof(double));
     long **away = calloc((size_t)n, sizeof(long *)), **here = calloc((size_t)n, sizeof(long *));
-    if (!pages || !order || !t_lock || !t_away || !t_here || !t_again || !away || !here) {
+    double *t_third = calloc((size_t)n, sizeof(double));
+    long **third = calloc((size_t)n, sizeof(long *));
+    if (!pages || !order || !t_lock || !t_away || !t_here || !t_again || !away || !here ||
+        !t_third || !third) {
         fprintf(stderr, "atomic_cost: out of memory\n");
         return 1;
     }
-    /* A word of each page whose block lock node 0 manages. */
-    for (int k = 0; k < 2 * n; k++)
+    /* A word of each page whose block lock node 0 manages (node 2 for the
+     * third node's). */
+    for (int k = 0; k < 3 * n; k++)
         order[k] = k;
     unsigned rng = 12345;
-    for (int k = 2 * n - 1; k > 0; k--) {
+    for (int k = 3 * n - 1; k > 0; k--) {
         rng = rng * 1103515245u + 12345u;
         int j = (int)((rng >> 8) % (unsigned)(k + 1)), t = order[k];
         order[k] = order[j];
         order[j] = t;
     }
-    for (int k = 0; k < 2 * n; k++) {
+    for (int k = 0; k < 3 * n; k++) {
         long *w = (long *)(pages + (size_t)order[k] * page);
-        while (sync_atomic_lock_id(w) % nodes != 0)
+        int manager = k % 3 == 2 && nodes > 2 ? 2 : 0;
+        while (sync_atomic_lock_id(w) % nodes != manager)
             w += 2;
         *w = 0;
-        if (k % 2)
-            here[k / 2] = w;
+        if (k % 3 == 1)
+            here[k / 3] = w;
+        else if (k % 3 == 0)
+            away[k / 3] = w;
         else
-            away[k / 2] = w;
+            third[k / 3] = w;
     }
     long again = 0, sum_ok = 1;
     double t_pp = 0;
@@ -123,6 +135,12 @@ int main(int argc, char **argv)
                     t0 = omp_get_wtime();
                     __atomic_fetch_add(away[s], 1, __ATOMIC_SEQ_CST);
                     t_away[s] = omp_get_wtime() - t0;
+
+                    if (nodes > 2) {
+                        t0 = omp_get_wtime();
+                        __atomic_fetch_add(third[s], 1, __ATOMIC_SEQ_CST);
+                        t_third[s] = omp_get_wtime() - t0;
+                    }
 
                     volatile long seen = *here[s]; /* the page comes here first */
                     (void)seen;
@@ -149,19 +167,22 @@ int main(int argc, char **argv)
             t_pp = (omp_get_wtime() - t0) / pp_rounds / 2;
     }
     for (int s = 0; s < n; s++)
-        sum_ok &= *away[s] == 1 && *here[s] == 1;
+        sum_ok &= *away[s] == 1 && *here[s] == 1 && (nodes < 3 || *third[s] == 1);
     sum_ok &= again == n && pingpong == 2L * pp_rounds;
     double lock = median(t_lock, n) * 1e6, a_away = median(t_away, n) * 1e6;
     double a_here = median(t_here, n) * 1e6, a_again = median(t_again, n) * 1e6;
+    double a_third = nodes > 2 ? median(t_third, n) * 1e6 : 0;
     printf("nodes %d, %d samples (%d rounds), medians in us\n", nodes, n, rounds);
     printf("  lock, free remote (lock + unlock)   %8.1f\n", lock);
     printf("  atomic add, page away               %8.1f   %.2f x the free remote lock (target <= 1.5)\n",
            a_away, a_away / lock);
+    if (nodes > 2)
+        printf("  atomic add, page away, 3rd node     %8.1f   %.2f x\n", a_third, a_third / lock);
     printf("  atomic add, page here               %8.1f   %.2f x\n", a_here, a_here / lock);
     printf("  atomic add, same word again         %8.2f\n", a_again);
     printf("  atomic add, ping-pong (per add)     %8.1f   (mean)\n", t_pp * 1e6);
-    printf("RESULT app=atomic_cost procs=%d lock_us=%.2f away_us=%.2f here_us=%.2f again_us=%.3f "
-           "pingpong_us=%.2f check=%s\n",
-           nodes, lock, a_away, a_here, a_again, t_pp * 1e6, sum_ok ? "ok" : "FAILED");
+    printf("RESULT app=atomic_cost procs=%d lock_us=%.2f away_us=%.2f third_us=%.2f here_us=%.2f "
+           "again_us=%.3f pingpong_us=%.2f check=%s\n",
+           nodes, lock, a_away, a_third, a_here, a_again, t_pp * 1e6, sum_ok ? "ok" : "FAILED");
     return sum_ok ? 0 : 1;
 }

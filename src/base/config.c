@@ -100,6 +100,8 @@ static const struct config_entry table[] = {
      "how OpenMP static loops are divided: static (as compiled) or profiled[,chunk[,eval_size[,eval_skip]]] (seed 003)"},
     {"DSM_PROFILED_GAIN", CFG_DOUBLE, "0.05", 0, 1, NULL, OFF(profiled_gain),
      "profiled loops: the least predicted gain (fraction of the loop's time) that re-partitions them"},
+    {"DSM_ATOMIC_AT_HOME", CFG_BOOL, "1", 0, 1, NULL, OFF(atomic_at_home),
+     "hlrc: an atomic whose block lock came from another node, on a page not valid here, runs at the page's home"},
     {"DSM_MIGRATE_PAGES", CFG_BOOL, "0", 0, 1, NULL, OFF(migrate_pages),
      "hlrc, erc: a page whose remote faults come mostly from one node moves its home there (seed 003, section 5)"},
     {"DSM_MIGRATE_HOMES", CFG_BOOL, "0", 0, 1, NULL, OFF(migrate_homes),

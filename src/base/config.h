@@ -49,6 +49,7 @@ struct dsm_config {
     const char *trace;         /* DSM_TRACE, NULL if unset */
     const char *omp_static;    /* DSM_OMP_STATIC, NULL if unset */
     double      profiled_gain; /* DSM_PROFILED_GAIN */
+    int64_t     atomic_at_home; /* DSM_ATOMIC_AT_HOME */
     int64_t     migrate_pages;  /* DSM_MIGRATE_PAGES */
     int64_t     migrate_homes;  /* DSM_MIGRATE_HOMES */
     int64_t     migrate_period; /* DSM_MIGRATE_PERIOD */

@@ -71,6 +71,9 @@
     X(BARRIERS,            "barriers")                                         \
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
     X(ATOMICS,             "atomics on shared memory (each under its block's lock)") \
+    X(ATOMICS_AT_HOME,     "of which performed at the page's home (no copy here)") \
+    X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \
+    X(ATOMICS_SERVED,      "atomics performed here, as the page's home, for another node") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \

@@ -40,6 +40,8 @@ enum coherence_type {
     COH_MIGRATE,                  /* a page and its home's state, to its new home (migrate.c) */
     COH_MIGRATE_ACK,              /* the new home has it */
     COH_HOME_MOVED,               /* the page's home is now the sender (to its base, its copies) */
+    COH_ATOMIC_REQ,               /* an atomic on a word, to the page's home (home_atomic.c) */
+    COH_ATOMIC_REP,               /* the word's old value and the page's new version */
     COH_PROTOCOL_TYPES,
     COHERENCE_TYPE_NEXT = COH_PROTOCOL_TYPES + 8
 };
@@ -50,6 +52,31 @@ struct notice {
     uint32_t page;
     uint32_t version;
 };
+
+/* An atomic operation on one naturally aligned word of shared memory, as
+ * the program asked for it (sync/atomic.c) and as a page's home performs
+ * it (home_atomic.c). */
+enum coh_atomic_op {
+    COH_ATOMIC_LOAD, COH_ATOMIC_STORE, COH_ATOMIC_XCHG, COH_ATOMIC_ADD, COH_ATOMIC_SUB,
+    COH_ATOMIC_AND, COH_ATOMIC_OR, COH_ATOMIC_XOR, COH_ATOMIC_NAND, COH_ATOMIC_CAS,
+    COH_ATOMIC_OPS
+};
+struct coh_atomic {
+    uint8_t  op, size;  /* enum coh_atomic_op; 1, 2, 4 or 8 bytes */
+    uint64_t value;     /* the operand (CAS: the value stored if it matches) */
+    uint64_t expected;  /* CAS: the value compared with */
+    uint64_t old;       /* out: the word before the operation */
+};
+/* Performs `a` on the word at p (through the system view) with the
+ * hardware's atomic, sets a->old, and returns whether the word changed. */
+bool coh_atomic_apply(void *p, struct coh_atomic *a);
+/* At a node granting a lock (sync/lock.c): performs `requester`'s atomic
+ * `a` on the word at `offset` of the page if this node is its home and
+ * the protocol does atomics there, as COH_ATOMIC_REQ would (`need`: the
+ * version the requester needs). Returns 0 (a->old set; *version the
+ * page's new version, 0 when the word did not change) or -EAGAIN. */
+int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offset,
+                          struct coh_atomic *a, uint32_t *version);
 
 struct coherence_ops {
     /* The statistics report seed 000's estimate of AURC from this
@@ -81,6 +108,23 @@ struct coherence_ops {
      * its release pending (coherence_release_keep; lock.c), and that
      * thread runs it when another node asks for the lock. */
     void (*release_aside)(void);
+    /* Optional: performs the atomic `a` on the word at `offset` of a page
+     * that is not valid here, at the page's home, in one round trip, on
+     * the program's thread while it holds the word's block lock (acquired:
+     * sync/atomic.c); the change goes into this node's next interval as a
+     * write notice, as a diff's would. Returns 0 (a->old set), or -EAGAIN
+     * when it did not: the page is valid here or homed here, its home is
+     * not known, ... (the caller then runs it on the local copy). NULL:
+     * the protocol always runs atomics on the local copy. */
+    int (*atomic)(size_t page, size_t offset, struct coh_atomic *a);
+    /* With `atomic`: whether an atomic on the page would be done at its
+     * home now (the page is not valid here, its home is another node),
+     * and the version of it this node needs (*need). */
+    bool (*atomic_away)(size_t page, uint32_t *need);
+    /* With `atomic`: this node's atomic on the page, done at the home
+     * another way (with a lock's grant: sync/lock.c), changed it to
+     * `version`: this node's write, as `atomic` records it. */
+    void (*atomic_wrote)(size_t page, uint32_t version);
     /* Applies another node's write notices (on acquire): those of `node`'s
      * interval whose creator had seen `vt` (nodes entries, vt[node] its id;
      * given under DSM_CHECK only, else NULL). NULL: the protocol makes no

@@ -70,6 +70,7 @@
  * (migrate.c): the page goes with its version, and the former home keeps
  * a read-only copy at that version.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -905,6 +906,117 @@ static void diff_acked(int src, const struct diff_ack *a)
     pthread_mutex_unlock(&hlrc.lock);
 }
 
+/* ---- atomics at the home (home_atomic.c) ------------------------------ */
+
+/* At the requester, holding the word's block lock: a page not valid here
+ * has the atomic done at its home. A changed word is this node's write in
+ * its interval, as a diff acknowledged: the page goes on the dirty list
+ * (with no twin, nothing to diff) at the home's new version, and the next
+ * release announces it. `need` rises to it: a later fault here must see
+ * this node's own write. A page that is valid here runs the atomic on its
+ * copy (the caller), and so does one whose home is this node or whose
+ * pull is in flight, or whose home this node would decide (its base node,
+ * the home not known yet: the fault decides it). */
+/* Whether the page is away (see hlrc_atomic). Caller holds the fault lock. */
+static bool away_locked(size_t page, uint32_t *need)
+{
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    int home = mem_home(page);
+    int to = home >= 0 ? home : mem_base_node(page); /* where the request would go */
+    pthread_mutex_lock(&hlrc.lock);
+    bool away = e->state == PAGE_INVALID && to != job()->rank && !h->pulling && !smp_multi();
+    *need = h->need;
+    pthread_mutex_unlock(&hlrc.lock);
+    return away;
+}
+
+static bool hlrc_atomic_away(size_t page, uint32_t *need)
+{
+    coherence_lock();
+    bool away = away_locked(page, need);
+    coherence_unlock();
+    return away;
+}
+
+/* This node's atomic made the page `v` at its home: a write of ours.
+ * A copy that came in meanwhile (a read-ahead run landing) is older than
+ * our own write: invalidated. Caller holds the fault lock. */
+static void wrote_at_home(size_t page, uint32_t v)
+{
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    pthread_mutex_lock(&hlrc.lock);
+    if (!e->dirty) {
+        if (hlrc.ndirty == hlrc.cap) {
+            hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
+            hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
+            if (!hlrc.dirty)
+                log_fatal("out of memory for the dirty-page list");
+        }
+        h->dirty_idx = (uint32_t)hlrc.ndirty;
+        hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+        e->dirty = 1;
+    }
+    struct dirty_page *d = &hlrc.dirty[h->dirty_idx];
+    if (v > d->version)
+        d->version = v;
+    if (v > h->need)
+        h->need = v;
+    bool stale = e->state != PAGE_INVALID && h->version < v;
+    pthread_mutex_unlock(&hlrc.lock);
+    if (stale) {
+        invalidate(page);
+        mem_protect_flush();
+    }
+}
+
+static void hlrc_atomic_wrote(size_t page, uint32_t version)
+{
+    coherence_lock();
+    wrote_at_home(page, version);
+    coherence_unlock();
+}
+
+static int hlrc_atomic(size_t page, size_t offset, struct coh_atomic *a)
+{
+    coherence_lock();
+    uint32_t need;
+    if (!away_locked(page, &need)) {
+        coherence_unlock();
+        return -EAGAIN;
+    }
+    int64_t v = home_atomic(page, mem_home(page), need, offset, a);
+    if (v > 0)
+        wrote_at_home(page, (uint32_t)v);
+    coherence_unlock();
+    return v < 0 ? (int)v : 0;
+}
+
+/* At the home: the atomic on the page and its snapshot (the content the
+ * copies elsewhere hold: the requester's notice, not the home's release,
+ * announces the change), which advances the version as a diff does. */
+static uint32_t perform_atomic(int src, size_t page, uint32_t need, size_t offset, struct coh_atomic *a)
+{
+    char *sys = mem_sys_fill(page, 1);
+    pthread_mutex_lock(&hlrc.lock);
+    struct hlrc_page *h = &hlrc.pages[page];
+    if (h->version < need)
+        log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
+                  h->version, src, need);
+    uint32_t v = 0;
+    if (coh_atomic_apply(sys + offset, a)) {
+        char *snap = mem.pages[page].twin;
+        if (snap)
+            memcpy(snap + offset, sys + offset, a->size);
+        v = ++h->version;
+    }
+    pthread_mutex_unlock(&hlrc.lock);
+    if (v)
+        migrate_note_write(page, src, a->size);
+    return v;
+}
+
 /* ---- homes that move (migrate.c) -------------------------------------- */
 
 /* At the home, in a migration window (under the fault lock): the page and
@@ -995,7 +1107,7 @@ static void hlrc_start(void)
 {
     static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed,
                                          .diff = apply_diff, .diff_acked = diff_acked, .give = give,
-                                         .take = take};
+                                         .take = take, .atomic = perform_atomic};
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -1045,5 +1157,6 @@ const struct coherence_ops hlrc_ops = {
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,
     .evict = hlrc_evict,
+    .atomic = hlrc_atomic, .atomic_away = hlrc_atomic_away, .atomic_wrote = hlrc_atomic_wrote,
     .aurc_estimate = true,
 };

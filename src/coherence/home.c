@@ -356,5 +356,7 @@ void home_start(const struct home_ops *ops)
     ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
     ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
     ipc_register(COH_DIFF_FWD, "DIFF_FWD", on_diff_fwd, NULL);
+    if (ops->atomic)
+        home_atomic_start(ops);
     migrate_start(ops);
 }

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct coh_atomic; /* coherence.h */
+
 /* A page reply's status. */
 enum home_status {
     HOME_DATA = 0,         /* the page follows */
@@ -50,6 +52,25 @@ struct diff_ack {      /* COH_DIFF_ACK */
     uint32_t page, idx, version, zero;
 };
 
+struct atomic_req {    /* COH_ATOMIC_REQ */
+    uint32_t page, need;   /* need: as a page request's */
+    uint32_t offset;       /* of the word in the page, a multiple of its size */
+    uint8_t  op, size;     /* struct coh_atomic's */
+    uint16_t zero;
+    uint64_t value, expected;
+};
+struct atomic_rep {    /* COH_ATOMIC_REP */
+    uint32_t page, version; /* version: the page's at the home after it (0: not done) */
+    int32_t  home;          /* the page's home as the sender knows it (-1: not known) */
+    uint32_t status;        /* enum home_atomic_status */
+    uint64_t old;
+};
+enum home_atomic_status {
+    HOME_ATOMIC_UNCHANGED = 0, /* done; the word did not change (a load, a failed CAS) */
+    HOME_ATOMIC_CHANGED = 1,   /* done; the page is at `version` */
+    HOME_ATOMIC_NOT_HOME = 2,  /* not done: the receiver is not the page's home */
+};
+
 /* A request carrying this flag comes from the page's base node, which has
  * made the receiver the page's home. */
 #define HOME_FROM_BASE 1u
@@ -71,6 +92,12 @@ struct home_ops {
      * is) and acknowledges it with home_ack_diff, now or later (erc: once
      * the copies have it). Checks the diff. Counted and timed by home.c. */
     void (*diff)(int src, size_t page, uint32_t idx, const void *diff, size_t len);
+    /* Optional: at the home (delivering thread), performs `src`'s atomic
+     * `a` on the word at `offset` of the page; src needs at least version
+     * `need`. Returns the page's version after it when the word changed
+     * (the change counts as src's write, as a diff's), 0 when not. NULL:
+     * no atomic reaches a home (coherence_ops.atomic is NULL). */
+    uint32_t (*atomic)(int src, size_t page, uint32_t need, size_t offset, struct coh_atomic *a);
     /* At the writer: the home acknowledged the diff; checks the ack. */
     void (*diff_acked)(int src, const struct diff_ack *a);
     /* Optional (homes that move; migrate.c): at the home, in a migration
@@ -104,6 +131,17 @@ int home_lookup(size_t page);
  * at a time (the fault lock). */
 enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version,
                             void (*also)(size_t page, int home));
+
+/* Performs the atomic `a` on the word at `offset` of the page at its
+ * `home` (home_lookup's answer; -1: through the base node), needing
+ * version `need` there, and waits for the answer (home_atomic.c). Returns
+ * the page's new version when the word changed, 0 when it did not (a->old
+ * set either way), -EAGAIN when the receiver was not the home (nothing
+ * done; the home it named is recorded). One at a time (the fault lock). */
+int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct coh_atomic *a);
+/* Registers COH_ATOMIC_REQ and COH_ATOMIC_REP (home_start does, where the
+ * protocol's home_ops has `atomic`). */
+void home_atomic_start(const struct home_ops *ops);
 
 /* Asks the page's known home for it without waiting; the reply goes to
  * the protocol's expects/landed. */

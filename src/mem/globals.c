@@ -54,6 +54,11 @@
  * an executable without them says so instead of failing to load. */
 extern char __data_start[] __attribute__((weak));
 extern char _end[] __attribute__((weak));
+/* dsmcc's linker script (src/start/globals.ld): the end of the shared
+ * globals, before the language runtimes' own zeroed data. */
+extern char __dsm_shared_end[] __attribute__((weak));
+
+char *mem_globals_end(void) { return __dsm_shared_end ? __dsm_shared_end : _end; }
 
 struct copy_relocs {
     char   names[256]; /* the symbols, comma-separated, cut short */
@@ -125,7 +130,7 @@ static void copy_bytes(void *dst, const void *src, size_t len)
 
 void mem_globals_share(void)
 {
-    char *lo = __data_start, *hi = _end;
+    char *lo = __data_start, *hi = mem_globals_end();
     if (!lo || !hi || hi <= lo)
         log_fatal("shared globals: the executable has no __data_start and _end symbols; "
                   "build it with dsmcc");

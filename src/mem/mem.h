@@ -108,6 +108,11 @@ char *mem_sys_fill(size_t first, size_t count);
  * homed at node 0. Before the allocator's first use; ends the job with a
  * clear message when the executable cannot share them. */
 void mem_globals_share(void);
+/* Where the shared globals end: dsmcc's linker script's __dsm_shared_end
+ * (the language runtimes' own zeroed data lies after it, private: the
+ * Fortran runtime's units and their buffers), else _end; NULL without
+ * either. They begin at __data_start. */
+char *mem_globals_end(void);
 /* After the job: the window (and [stack, stack + len), the master's stack)
  * become plain read-write memory holding this node's last copy, so exit
  * handlers and destructors that touch globals run. */

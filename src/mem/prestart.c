@@ -44,7 +44,6 @@
 #define PRESTART_CHUNK  (64u << 20) /* address space reserved at a time */
 
 extern char __data_start[] __attribute__((weak));
-extern char _end[] __attribute__((weak));
 
 static DSM_STATE struct {
     pthread_mutex_t lock;
@@ -59,7 +58,7 @@ static DSM_STATE struct {
  * would refuse ends the program here, with the start's message. */
 static char *first_address(void)
 {
-    uintptr_t lo = (uintptr_t)__data_start, hi = (uintptr_t)_end;
+    uintptr_t lo = (uintptr_t)__data_start, hi = (uintptr_t)mem_globals_end();
     if (!lo || !hi || hi <= lo)
         log_fatal("the program allocates before the job starts (a static initializer), and the "
                   "executable has no __data_start and _end symbols; build it with dsmcc");

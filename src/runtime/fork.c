@@ -31,7 +31,6 @@
 #include "runtime/runtime.h"
 
 extern char __data_start[] __attribute__((weak));
-extern char _end[] __attribute__((weak));
 extern char __start_dsm_state[] __attribute__((weak));
 extern char __stop_dsm_state[] __attribute__((weak));
 extern char **environ;
@@ -74,7 +73,7 @@ static void copy_globals(void *dst, const void *src, size_t len)
 /* The pieces of the globals to copy: before and after our own section. */
 static int global_pieces(char *start[2], size_t len[2])
 {
-    char *lo = __data_start, *hi = _end;
+    char *lo = __data_start, *hi = mem_globals_end();
     char *st_lo = __start_dsm_state, *st_hi = __stop_dsm_state;
     if (!lo || !hi || hi <= lo)
         log_fatal("fork style needs the executable's __data_start and _end symbols");

@@ -30,8 +30,12 @@
  * order implies the matching flush). Fences therefore need only order the
  * node's own accesses: the hardware fence does.
  *
- * docs/design.md, "Atomics", says why a lock and not the page's home, and
- * what it costs (bench/atomic_cost.c).
+ * Under hlrc, an atomic whose block lock has just come from another node,
+ * on a page not valid here, is done at the page's home instead, in one
+ * round trip and without the page (home_atomic.c); under the same lock,
+ * so the two ways are linearised together. docs/design.md, "Atomics",
+ * says why that keeps the memory model, and what each costs
+ * (bench/omp/atomic_cost.c).
  */
 #include <limits.h>
 #include <pthread.h>
@@ -39,6 +43,7 @@
 #include <stdint.h>
 
 #include "base/job.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "mem/mem.h"
@@ -63,12 +68,14 @@
 #define LOCAL_STRIPES 256
 
 static DSM_STATE struct {
-    atomic_bool     on; /* a job of several nodes is running */
+    atomic_bool     on;      /* a job of several nodes is running */
+    bool            at_home; /* the protocol can, and DSM_ATOMIC_AT_HOME */
     pthread_mutex_t local[LOCAL_STRIPES];
 } at = {.local = {[0 ... LOCAL_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER}};
 
 void sync_atomic_start(void)
 {
+    at.at_home = coh->atomic && job()->cfg.atomic_at_home;
     atomic_store(&at.on, job()->nodes > 1);
 }
 
@@ -104,6 +111,46 @@ static int atomic_begin(const volatile void *addr)
     return id;
 }
 
+/* atomic_begin for an operation that may run at the page's home: when the
+ * page is away (not valid here, homed elsewhere), `a` rides on the lock's
+ * request, and the node that grants the lock performs it if it is the
+ * home (sync_lock_atomic); *done says whether it did. The check runs off
+ * the shared stack (base/stack.h): it holds the fault lock while it
+ * writes its answer, which must never fault. */
+struct begin_call {
+    const volatile void *addr;
+    int                  id;
+    struct coh_atomic    a;
+    bool                 done;
+};
+
+static void begin_run(void *arg)
+{
+    struct begin_call c = *(struct begin_call *)arg;
+    size_t page = mem_page_of((const void *)c.addr);
+    uint32_t need;
+    if (coh->atomic_away(page, &need))
+        c.done = sync_lock_atomic(c.id, page, (uintptr_t)c.addr & (mem.page_size - 1), need, &c.a);
+    else
+        sync_lock(c.id);
+    *(struct begin_call *)arg = c;
+}
+
+static int atomic_begin_op(const volatile void *addr, struct coh_atomic *a, bool *done)
+{
+    *done = false;
+    if (!at.at_home)
+        return atomic_begin(addr);
+    int id = sync_atomic_lock_id(addr);
+    pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
+    struct begin_call c = {.addr = addr, .id = id, .a = *a};
+    stack_private(begin_run, &c);
+    *a = c.a;
+    *done = c.done;
+    stats_add(STAT_ATOMICS, 1);
+    return id;
+}
+
 static void atomic_end(int id)
 {
     sync_unlock(id);
@@ -122,9 +169,78 @@ typedef short    tsan_a16;
 typedef int      tsan_a32;
 typedef long     tsan_a64;
 
-/* Each operation runs as the hardware's, seq_cst (the strongest: the order
- * the program asked for is implied, and a shared address runs under a
- * lock anyway), either straight or under the block's lock. */
+/* At the page's home instead of on the local copy (coherence_ops.atomic,
+ * hlrc's), after the lock's grant, when the granter was not the home
+ * (atomic_begin_op): when the block's lock has just come from another
+ * node and the page is not valid here, one round trip to the home
+ * replaces the page's fetch, its twin and the diff of the next release.
+ * When the lock was still here (this node did the block's last atomic) the page is fetched
+ * as before, and the atomics that follow on the node cost no message at
+ * all. Off the shared stack (base/stack.h): it waits for the reply. */
+struct at_home_call {
+    const volatile void *addr;
+    int                  id;
+    struct coh_atomic    a;
+    bool                 done;
+};
+
+static void at_home_run(void *arg)
+{
+    struct at_home_call c = *(struct at_home_call *)arg;
+    size_t page = mem_page_of((const void *)c.addr);
+    size_t offset = (uintptr_t)c.addr & (mem.page_size - 1);
+    c.done = sync_lock_came(c.id) && coh->atomic(page, offset, &c.a) == 0;
+    *(struct at_home_call *)arg = c;
+}
+
+static bool at_home(const volatile void *addr, int id, struct coh_atomic *a)
+{
+    if (!at.at_home)
+        return false;
+    struct at_home_call c = {.addr = addr, .id = id, .a = *a};
+    stack_private(at_home_run, &c);
+    a->old = c.a.old;
+    return c.done;
+}
+
+/* The operation `kind` (operand v, compared value e) either at the home,
+ * which sets old_, or as the hardware's expression `expr` on the local
+ * copy, seq_cst (the strongest: the order the program asked for is
+ * implied, and a shared address runs under a lock anyway). */
+#define HOME_OR(addr, kind, v, e, expr, from_old)                                                \
+    do {                                                                                       \
+        if (!coherent(addr))                                                                   \
+            return expr;                                                                       \
+        struct coh_atomic a_ = {.op = (kind), .size = sizeof *(addr), .value = (uint64_t)(v),     \
+                                .expected = (uint64_t)(e)};                                    \
+        bool done_;                                                                            \
+        int id_ = atomic_begin_op(addr, &a_, &done_);                                          \
+        __typeof__(expr) r_;                                                                   \
+        if (done_ || at_home(addr, id_, &a_)) {                                                \
+            uint64_t old_ = a_.old;                                                            \
+            r_ = (from_old);                                                                   \
+        } else {                                                                               \
+            r_ = expr;                                                                         \
+        }                                                                                      \
+        atomic_end(id_);                                                                       \
+        return r_;                                                                             \
+    } while (0)
+
+#define HOME_OR_VOID(addr, kind, v, stmt)                                                        \
+    do {                                                                                       \
+        if (!coherent(addr)) {                                                                 \
+            stmt;                                                                              \
+            return;                                                                            \
+        }                                                                                      \
+        struct coh_atomic a_ = {.op = (kind), .size = sizeof *(addr), .value = (uint64_t)(v)};   \
+        bool done_;                                                                            \
+        int id_ = atomic_begin_op(addr, &a_, &done_);                                          \
+        if (!done_ && !at_home(addr, id_, &a_))                                                \
+            stmt;                                                                              \
+        atomic_end(id_);                                                                       \
+    } while (0)
+
+/* 16 bytes: always on the local copy, under the lock. */
 #define COHERENT(addr, expr)                                                                   \
     do {                                                                                       \
         if (!coherent(addr))                                                                   \
@@ -148,6 +264,10 @@ typedef long     tsan_a64;
 
 #define SC __ATOMIC_SEQ_CST
 
+/* A compare-and-exchange done at the home: whether it swapped (the word
+ * was *c), and the value seen left in *c, as the interface asks. */
+#define cas_result(c, seen) ({ __typeof__(*(c)) s_ = (seen); int ok_ = s_ == *(c); *(c) = s_; ok_; })
+
 /* A compare-and-exchange that leaves the value seen in *c, as the
  * interface's compare_exchange_* do, and says whether it swapped. A weak
  * one is allowed to fail spuriously; ours never does. */
@@ -170,53 +290,54 @@ typedef long     tsan_a64;
     T __tsan_atomic##N##_load(const volatile T *a, tsan_order mo)                              \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_load_n(a, SC));                                                   \
+        HOME_OR(a, COH_ATOMIC_LOAD, 0, 0, __atomic_load_n(a, SC), (T)old_);                                                   \
     }                                                                                          \
     void __tsan_atomic##N##_store(volatile T *a, T v, tsan_order mo)                           \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT_VOID(a, __atomic_store_n(a, v, SC));                                          \
+        HOME_OR_VOID(a, COH_ATOMIC_STORE, v, __atomic_store_n(a, v, SC));                                          \
     }                                                                                          \
     T __tsan_atomic##N##_exchange(volatile T *a, T v, tsan_order mo)                           \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_exchange_n(a, v, SC));                                            \
+        HOME_OR(a, COH_ATOMIC_XCHG, v, 0, __atomic_exchange_n(a, v, SC), (T)old_);                                            \
     }                                                                                          \
     T __tsan_atomic##N##_fetch_add(volatile T *a, T v, tsan_order mo)                          \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_fetch_add(a, v, SC));                                             \
+        HOME_OR(a, COH_ATOMIC_ADD, v, 0, __atomic_fetch_add(a, v, SC), (T)old_);                                             \
     }                                                                                          \
     T __tsan_atomic##N##_fetch_sub(volatile T *a, T v, tsan_order mo)                          \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_fetch_sub(a, v, SC));                                             \
+        HOME_OR(a, COH_ATOMIC_SUB, v, 0, __atomic_fetch_sub(a, v, SC), (T)old_);                                             \
     }                                                                                          \
     T __tsan_atomic##N##_fetch_and(volatile T *a, T v, tsan_order mo)                          \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_fetch_and(a, v, SC));                                             \
+        HOME_OR(a, COH_ATOMIC_AND, v, 0, __atomic_fetch_and(a, v, SC), (T)old_);                                             \
     }                                                                                          \
     T __tsan_atomic##N##_fetch_or(volatile T *a, T v, tsan_order mo)                           \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_fetch_or(a, v, SC));                                              \
+        HOME_OR(a, COH_ATOMIC_OR, v, 0, __atomic_fetch_or(a, v, SC), (T)old_);                                              \
     }                                                                                          \
     T __tsan_atomic##N##_fetch_xor(volatile T *a, T v, tsan_order mo)                          \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_fetch_xor(a, v, SC));                                             \
+        HOME_OR(a, COH_ATOMIC_XOR, v, 0, __atomic_fetch_xor(a, v, SC), (T)old_);                                             \
     }                                                                                          \
     T __tsan_atomic##N##_fetch_nand(volatile T *a, T v, tsan_order mo)                         \
     {                                                                                          \
         (void)mo;                                                                              \
-        COHERENT(a, __atomic_fetch_nand(a, v, SC));                                            \
+        HOME_OR(a, COH_ATOMIC_NAND, v, 0, __atomic_fetch_nand(a, v, SC), (T)old_);                                            \
     }                                                                                          \
     int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *c, T v, tsan_order mo,    \
                                                    tsan_order fmo)                             \
     {                                                                                          \
         (void)mo, (void)fmo;                                                                   \
-        COHERENT(a, (int)__atomic_compare_exchange_n(a, c, v, false, SC, SC));                 \
+        HOME_OR(a, COH_ATOMIC_CAS, v, *c, (int)__atomic_compare_exchange_n(a, c, v, false, SC, SC), \
+                cas_result(c, (T)old_));                 \
     }                                                                                          \
     int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *c, T v, tsan_order mo,      \
                                                  tsan_order fmo)                               \

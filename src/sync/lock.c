@@ -34,6 +34,26 @@
 #include "base/trace.h"
 #include "sync/sync.h"
 
+/* An atomic riding on a lock request (sync_lock_atomic): the word's
+ * page, its offset, the version the requester needs, the operation. */
+struct lock_atomic {
+    uint32_t page, offset, need;
+    uint8_t  op, size;
+    uint16_t on; /* 1: an atomic rides on the request; 0: none */
+    uint64_t value, expected;
+};
+
+/* A grant's fixed head: what became of the atomic that rode on the
+ * request (0: none, or not done: the granter is not the page's home). */
+enum grant_atomic { GRANT_ATOMIC_NONE, GRANT_ATOMIC_UNCHANGED, GRANT_ATOMIC_CHANGED };
+struct grant_head {
+    int32_t  id;
+    uint32_t atomic;  /* enum grant_atomic */
+    uint32_t version; /* GRANT_ATOMIC_CHANGED: the page's at the home after it */
+    uint32_t zero;
+    uint64_t old;     /* the word before it */
+};
+
 struct lock_state {
     bool           owned;       /* the token is here */
     bool           held;        /* the program holds the lock */
@@ -41,6 +61,8 @@ struct lock_state {
     bool           local;       /* the program took it without a message this time */
     int            successor;   /* plus one; 0: none */
     uint32_t      *succ_vt;
+    struct lock_atomic succ_atomic; /* riding on the successor's request */
+    struct grant_head  grant_head;  /* the grant's, for the program */
     unsigned char *grant;       /* the grant's intervals, applied by the program */
     size_t         grant_len;
     int            grant_from;  /* the node that sent them */
@@ -80,7 +102,7 @@ static struct lock_state *state_of(int id)
     return idmap_get(&locks.map, id);
 }
 
-static void grant_to(int id, int to, const uint32_t *vt);
+static void grant_to(int id, int to, const uint32_t *vt, const struct lock_atomic *op);
 
 /* A batch is the locks queued for the releaser before it is taken; the
  * release that follows runs every release kept before them (each lock's
@@ -123,7 +145,7 @@ static void batch_grant(int *ids, size_t n, uint64_t batch)
         l->batch = 0;
         if (l->owned && !l->held && l->successor) {
             l->owned = false;
-            grant_to(ids[i], l->successor - 1, l->succ_vt);
+            grant_to(ids[i], l->successor - 1, l->succ_vt, &l->succ_atomic);
             l->successor = 0;
         }
     }
@@ -229,19 +251,33 @@ static void releaser_queue(int id, struct lock_state *l)
     pthread_cond_signal(&locks.rel.cv);
 }
 
-/* Sends the lock, with the intervals `to` lacks. Caller holds locks.lock. */
-static void grant_to(int id, int to, const uint32_t *vt)
+/* Sends the lock, with the intervals `to` lacks; the atomic riding on its
+ * request is performed first when this node is the page's home: the
+ * lock is in nobody's hands from here until `to` has it, so the operation
+ * falls where `to`'s own would, first thing after its acquire. Caller
+ * holds locks.lock. */
+static void grant_to(int id, int to, const uint32_t *vt, const struct lock_atomic *op)
 {
     struct buf b = {0};
-    int32_t id32 = id;
-    buf_put(&b, &id32, sizeof id32);
+    struct grant_head head = {.id = id};
+    if (op && op->on) {
+        struct coh_atomic a = {.op = op->op, .size = op->size, .value = op->value,
+                               .expected = op->expected};
+        uint32_t version = 0;
+        if (coherence_atomic_here(to, op->page, op->need, op->offset, &a, &version) == 0) {
+            head.atomic = version ? GRANT_ATOMIC_CHANGED : GRANT_ATOMIC_UNCHANGED;
+            head.version = version;
+            head.old = a.old;
+        }
+    }
+    buf_put(&b, &head, sizeof head);
     interval_encode(&b, vt, -1, to);
     ipc_send(to, SYNC_LOCK_GRANT, 0, b.p, b.len);
     buf_free(&b);
 }
 
 /* At the previous owner: someone queued behind us. Caller holds locks.lock. */
-static void on_successor(int id, int requester, const uint32_t *vt)
+static void on_successor(int id, int requester, const uint32_t *vt, const struct lock_atomic *op)
 {
     struct lock_state *l = state_of(id);
     /* Pending: its own last unlock's release (or one before) has not run.
@@ -249,7 +285,7 @@ static void on_successor(int id, int requester, const uint32_t *vt)
     bool pending = l->owned && !l->held && coherence_release_pending(l->ticket);
     if (l->owned && !l->held && !pending) {
         l->owned = false;
-        grant_to(id, requester, vt);
+        grant_to(id, requester, vt, op);
         return;
     }
     if (l->successor)
@@ -260,12 +296,16 @@ static void on_successor(int id, int requester, const uint32_t *vt)
     if (!l->succ_vt)
         log_fatal("out of memory for a lock");
     memcpy(l->succ_vt, vt, (size_t)job()->nodes * sizeof *vt);
+    l->succ_atomic = *op;
     if (pending) /* the releaser grants it once the release has run */
         releaser_queue(id, l);
 }
 
 /* At the manager. Caller holds locks.lock. */
-static void on_request(int id, int requester, const uint32_t *vt)
+static void send_request(int to, enum sync_type type, int id, int requester, const uint32_t *vt,
+                         const struct lock_atomic *op);
+
+static void on_request(int id, int requester, const uint32_t *vt, const struct lock_atomic *op)
 {
     struct lock_state *m = state_of(id);
     int prev = m->last_owner - 1;
@@ -275,26 +315,44 @@ static void on_request(int id, int requester, const uint32_t *vt)
             struct lock_state *l = state_of(id);
             l->granted = true;
         } else
-            grant_to(id, requester, vt);
+            grant_to(id, requester, vt, op);
     } else if (prev == job()->rank)
-        on_successor(id, requester, vt);
-    else {
-        struct buf b = {0};
-        struct lock_msg msg = {.id = id, .requester = requester};
-        buf_put(&b, &msg, sizeof msg);
-        buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
-        ipc_send(prev, SYNC_LOCK_FWD, 0, b.p, b.len);
-        buf_free(&b);
-    }
+        on_successor(id, requester, vt, op);
+    else
+        send_request(prev, SYNC_LOCK_FWD, id, requester, vt, op);
 }
 
-static void parse_lock_msg(int src, const void *msg, size_t len, struct lock_msg *m, uint32_t *vt)
+/* A request (to the manager) or its forward (to the last owner): the
+ * requester's vector timestamp, and the atomic riding on it if any. */
+static void send_request(int to, enum sync_type type, int id, int requester, const uint32_t *vt,
+                         const struct lock_atomic *op)
 {
-    size_t rest;
-    const void *tail = ipc_body(src, msg, len, m, sizeof *m, &rest, "lock message");
-    if (rest != (size_t)job()->nodes * sizeof *vt)
+    struct buf b = {0};
+    struct lock_msg msg = {.id = id, .requester = requester};
+    buf_put(&b, &msg, sizeof msg);
+    buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
+    if (op->on)
+        buf_put(&b, op, sizeof *op);
+    ipc_send(to, type, 0, b.p, b.len);
+    buf_free(&b);
+}
+
+static void parse_lock_msg(int src, const void *msg, size_t len, struct lock_msg *m, uint32_t *vt,
+                           struct lock_atomic *op)
+{
+    size_t rest, vt_len = (size_t)job()->nodes * sizeof *vt;
+    const unsigned char *tail = ipc_body(src, msg, len, m, sizeof *m, &rest, "lock message");
+    *op = (struct lock_atomic){.on = 0};
+    if (rest != vt_len && rest != vt_len + sizeof *op)
         log_fatal("node %d sent a malformed lock message", src);
-    memcpy(vt, tail, rest);
+    memcpy(vt, tail, vt_len);
+    if (rest > vt_len) {
+        memcpy(op, tail + vt_len, sizeof *op);
+        if (op->on != 1 || op->page >= mem.npages || op->op >= COH_ATOMIC_OPS ||
+            (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
+            op->offset % op->size || op->offset + op->size > mem.page_size)
+            log_fatal("node %d sent a malformed atomic with a lock request", src);
+    }
     if (m->id < 0 || m->requester < 0 || m->requester >= job()->nodes)
         log_fatal("node %d sent a malformed lock message", src);
 }
@@ -303,12 +361,13 @@ static void on_acq(int src, const void *msg, size_t len)
 {
     struct lock_msg m;
     uint32_t vt[VT_MAX_NODES];
-    parse_lock_msg(src, msg, len, &m, vt);
+    struct lock_atomic op;
+    parse_lock_msg(src, msg, len, &m, vt, &op);
     if (m.id % job()->nodes != job()->rank)
         log_fatal("node %d asked node %d to manage lock %d; protocol error", src, job()->rank, m.id);
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&locks.lock);
-    on_request(m.id, m.requester, vt);
+    on_request(m.id, m.requester, vt, &op);
     pthread_mutex_unlock(&locks.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -317,24 +376,30 @@ static void on_fwd(int src, const void *msg, size_t len)
 {
     struct lock_msg m;
     uint32_t vt[VT_MAX_NODES];
-    parse_lock_msg(src, msg, len, &m, vt);
+    struct lock_atomic op;
+    parse_lock_msg(src, msg, len, &m, vt, &op);
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&locks.lock);
-    on_successor(m.id, m.requester, vt);
+    on_successor(m.id, m.requester, vt, &op);
     pthread_mutex_unlock(&locks.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
 static void on_grant(int src, const void *msg, size_t len)
 {
-    int32_t id;
+    struct grant_head head;
     size_t rest;
-    ipc_body(src, msg, len, &id, sizeof id, &rest, "lock grant");
+    ipc_body(src, msg, len, &head, sizeof head, &rest, "lock grant");
+    int32_t id = head.id;
+    if (head.atomic > GRANT_ATOMIC_CHANGED || head.zero ||
+        (head.atomic == GRANT_ATOMIC_CHANGED) != (head.version != 0))
+        log_fatal("node %d sent a malformed grant of lock %d", src, id);
     pthread_mutex_lock(&locks.lock);
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || l->granted || l->owned)
         log_fatal("node %d granted lock %d, which was not asked for", src, id);
-    l->grant = ipc_copy_payload(msg, len, sizeof id, &l->grant_len);
+    l->grant_head = head;
+    l->grant = ipc_copy_payload(msg, len, sizeof head, &l->grant_len);
     l->grant_from = src;
     l->granted = true;
     pthread_mutex_unlock(&locks.lock);
@@ -359,7 +424,9 @@ static void done_here(enum trace_kind kind, int id, uint64_t t0)
         trace_put(kind, 0, 0, (uint32_t)id, t0, t1, t1);
 }
 
-static void lock_here(int id)
+/* Takes lock id; `op`, when on, rides on the request if one goes out.
+ * Returns true when the granter performed it (l->grant_head says how). */
+static bool lock_here(int id, const struct lock_atomic *op)
 {
     if (id < 0)
         log_fatal("dsm_lock(%d): lock ids are >= 0", id);
@@ -375,23 +442,18 @@ static void lock_here(int id)
         l->local = true;
         pthread_mutex_unlock(&locks.lock);
         done_here(TRACE_LOCK, id, t0);
-        return;
+        return false;
     }
     stats_add(STAT_LOCK_REMOTE, 1);
     l->granted = false;
+    l->grant_head = (struct grant_head){.atomic = GRANT_ATOMIC_NONE};
     uint32_t vt[VT_MAX_NODES];
     interval_vt(vt);
     int manager = id % job()->nodes;
     if (manager == job()->rank)
-        on_request(id, job()->rank, vt);
-    else {
-        struct buf b = {0};
-        struct lock_msg msg = {.id = id, .requester = job()->rank};
-        buf_put(&b, &msg, sizeof msg);
-        buf_put(&b, vt, (size_t)job()->nodes * sizeof *vt);
-        ipc_send(manager, SYNC_LOCK_ACQ, 0, b.p, b.len);
-        buf_free(&b);
-    }
+        on_request(id, job()->rank, vt, op);
+    else
+        send_request(manager, SYNC_LOCK_ACQ, id, job()->rank, vt, op);
     pthread_mutex_unlock(&locks.lock);
     ipc_wait(granted, l, 0);
     uint64_t t_granted = TRACE_ON ? clock_ns() : 0;
@@ -413,6 +475,7 @@ static void lock_here(int id)
     stats_add(STAT_T_LOCK_NS, t1 - t0);
     if (TRACE_ON)
         trace_put(TRACE_LOCK, 1, 0, (uint32_t)id, t0, t_granted, t1);
+    return l->grant_head.atomic != GRANT_ATOMIC_NONE;
 }
 
 static void unlock_here(int id)
@@ -462,7 +525,7 @@ static void unlock_here(int id)
     l->held = false;
     if (l->successor) {
         l->owned = false;
-        grant_to(id, l->successor - 1, l->succ_vt);
+        grant_to(id, l->successor - 1, l->succ_vt, &l->succ_atomic);
         l->successor = 0;
         l->batch = 0; /* granted here, not by the releaser */
     }
@@ -505,10 +568,56 @@ void sync_lock_start(void)
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */
-static void lock_call(void *arg) { lock_here(*(int *)arg); }
+static void lock_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}); }
 static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
 void sync_lock(int id) { stack_private(lock_call, &id); }
 void sync_unlock(int id) { stack_private(unlock_call, &id); }
+
+struct lock_atomic_call {
+    int                id;
+    size_t             page, offset;
+    uint32_t           need;
+    struct coh_atomic *a;
+    bool               done;
+};
+
+static void lock_atomic_call(void *arg)
+{
+    struct lock_atomic_call c = *(struct lock_atomic_call *)arg;
+    struct coh_atomic a = *c.a;
+    struct lock_atomic op = {.page = (uint32_t)c.page, .offset = (uint32_t)c.offset, .need = c.need,
+                             .op = a.op, .size = a.size, .on = 1, .value = a.value,
+                             .expected = a.expected};
+    c.done = lock_here(c.id, &op);
+    if (c.done) {
+        pthread_mutex_lock(&locks.lock);
+        struct grant_head head = state_of(c.id)->grant_head;
+        pthread_mutex_unlock(&locks.lock);
+        a.old = head.old;
+        if (head.atomic == GRANT_ATOMIC_CHANGED)
+            coh->atomic_wrote(c.page, head.version);
+        stats_add(STAT_ATOMICS_AT_HOME, 1);
+        stats_add(STAT_ATOMICS_WITH_GRANT, 1);
+    }
+    *c.a = a;
+    ((struct lock_atomic_call *)arg)->done = c.done;
+}
+
+bool sync_lock_atomic(int id, size_t page, size_t offset, uint32_t need, struct coh_atomic *a)
+{
+    struct lock_atomic_call c = {.id = id, .page = page, .offset = offset, .need = need, .a = a};
+    stack_private(lock_atomic_call, &c);
+    return c.done;
+}
+
+bool sync_lock_came(int id)
+{
+    pthread_mutex_lock(&locks.lock);
+    struct lock_state *l = state_of(id);
+    bool came = l->held && !l->local;
+    pthread_mutex_unlock(&locks.lock);
+    return came;
+}
 
 /* A program's id, or the end of the job naming the call (sync.h). */
 void sync_check_user_id(const char *call, const char *what, int id)

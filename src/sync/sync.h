@@ -40,6 +40,17 @@ enum sync_type {
 #define SYNC_USER_ID_MAX 0x5fffffff
 void sync_lock(int id);
 void sync_unlock(int id);
+/* sync_lock with an atomic riding on the request, should one go out
+ * (atomic.c): the word at `offset` of `page`, which is not valid here
+ * and of which this node needs version `need`. The node that grants the
+ * lock performs it when it is the page's home (coherence_atomic_here),
+ * and the change becomes this node's write (coherence_ops.atomic_wrote).
+ * Returns true when it was done (a->old set); false when not (the lock
+ * was here, or the granter is not the home): the caller performs it. */
+bool sync_lock_atomic(int id, size_t page, size_t offset, uint32_t need, struct coh_atomic *a);
+/* Whether this node, holding lock id, had it come from another node
+ * (its acquire took a message) rather than find it still here. */
+bool sync_lock_came(int id);
 void sync_cond_wait(int cond, int lock);
 void sync_cond_broadcast(int cond);
 /* Ends the job unless id is a program's: "call(id): a program's what ids
