@@ -2,7 +2,8 @@
  * pt_histogram — an ordinary pthreads program: THREADS threads each count
  * a slice of a pseudo-random array into a local histogram and add it to
  * the global one under a mutex (PTHREAD_MUTEX_INITIALIZER); a
- * pthread_once initialises the bins; main checks the sum against a count
+ * pthread_once initialises the bins; each thread's pthread_self is its own
+ * and not main's; main checks the sum against a count
  * of its own. Its output is the same whatever runs it: built plainly
  * (cc -pthread) or with dsmcc, its threads spread over the nodes.
  *
@@ -21,6 +22,8 @@ static long counted_by[64];
 static pthread_mutex_t histogram_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t bins_once = PTHREAD_ONCE_INIT;
 static int once_runs;
+static pthread_t main_thread;
+static int not_main[64];
 
 static void clear_bins(void)
 {
@@ -34,6 +37,8 @@ static void *count_slice(void *arg)
     long t = (long)arg;
     long from = n * t / threads, to = n * (t + 1) / threads;
     long local[BINS] = {0};
+    not_main[t] = !pthread_equal(pthread_self(), main_thread) &&
+                  pthread_equal(pthread_self(), pthread_self());
     pthread_once(&bins_once, clear_bins);
     for (long i = from; i < to; i++)
         local[data[i] % BINS]++;
@@ -58,6 +63,7 @@ int main(int argc, char **argv)
         data[i] = x >> 8;
     }
     pthread_t th[64];
+    main_thread = pthread_self();
     for (long t = 0; t < threads; t++)
         if (pthread_create(&th[t], NULL, count_slice, (void *)t))
             return 3;
@@ -73,7 +79,7 @@ int main(int argc, char **argv)
         sum += histogram[b] * (b + 1);
     }
     for (long t = 0; t < threads; t++)
-        bad += counted_by[t] <= 0;
+        bad += counted_by[t] <= 0 || !not_main[t];
     printf("histogram of %ld values in %d bins by %ld threads: total %ld, weighted %ld, once %d: %s\n",
            n, BINS, threads, total, sum, once_runs, bad || once_runs != 1 ? "WRONG" : "ok");
     return bad != 0;

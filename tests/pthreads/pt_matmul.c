@@ -3,7 +3,8 @@
  * rows split among THREADS threads. Each thread's work (its first row,
  * row count and the sum of its rows of C) lies in an array of main's
  * locals that main hands to the threads, and each returns its row count
- * as its value, which pthread_join collects. main checks C against its
+ * as its value (by return, or by pthread_exit), which pthread_join
+ * collects. main checks C against its
  * own product and prints a checksum, the same whatever runs it.
  *
  *   pt_matmul THREADS [N]
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 
 struct work {
-    long first, rows, n;
+    long index, first, rows, n;
     const double *a, *b;
     double *c;
     double sum;
@@ -32,6 +33,8 @@ static void *multiply(void *arg)
             w->c[i * n + j] = s;
             w->sum += s;
         }
+    if (w->index % 2)
+        pthread_exit((void *)w->rows); /* the same value, the other way out */
     return (void *)w->rows;
 }
 
@@ -50,7 +53,7 @@ int main(int argc, char **argv)
     struct work work[64]; /* main's locals, handed to every thread */
     pthread_t th[64];
     for (long t = 0; t < threads; t++) {
-        work[t] = (struct work){.first = n * t / threads, .rows = n * (t + 1) / threads - n * t / threads,
+        work[t] = (struct work){.index = t, .first = n * t / threads, .rows = n * (t + 1) / threads - n * t / threads,
                                 .n = n, .a = a, .b = b, .c = c};
         if (pthread_create(&th[t], NULL, multiply, &work[t]))
             return 3;
