@@ -256,6 +256,7 @@ static void *thread_main(void *arg)
     sync_pthread_unlock(PT_TABLE_LOCK);
 
     self_record = r;
+    sync_pthread_placed = true;
     pthread_setspecific(pt.exit_key, r);
     void *value = start(start_arg);
     pthread_setspecific(pt.exit_key, NULL);

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <unistd.h>
 
 #include "base/job.h"
 #include "base/log.h"
@@ -50,9 +51,23 @@ struct shared_mutex {
 _Static_assert(sizeof(struct shared_mutex) <= sizeof(pthread_mutex_t), "pthread_mutex_t too small");
 _Static_assert(offsetof(struct shared_mutex, id) >= 24, "the id must leave glibc's lock alone");
 
+__thread bool sync_pthread_placed;
+
+/* With one program thread per node (T = 1) a node's lock is taken by one
+ * thread at a time (lock.c): a thread dsm did not start — std::thread,
+ * created inside libstdc++ where dsmcc's wrap does not reach, or a
+ * library's own — would share node 0 with main. Said, rather than have
+ * lock.c find the node holding the lock twice. */
 bool sync_pthread_object(const volatile void *addr)
 {
-    return sync_pthreads_on && mem_contains((const void *)addr);
+    if (!sync_pthreads_on || !mem_contains((const void *)addr))
+        return false;
+    if (!sync_pthread_placed && !smp_multi() && gettid() != getpid())
+        log_fatal("a pthread mutex, condition, barrier, lock or semaphore in shared memory (%p) "
+                  "used by a thread dsm did not start (std::thread, or a library's own thread), "
+                  "which runs beside another on its node: create threads with pthread_create, "
+                  "or run with dsmrun --threads 2 or more", (const void *)addr);
+    return true;
 }
 
 uint32_t sync_pthread_new_id(void)

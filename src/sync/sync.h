@@ -141,7 +141,11 @@ enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's t
        SYNC_PTHREAD_NAMING_ID,                        /* naming a statically initialised object */
        SYNC_PTHREAD_ONCE_ID };                        /* every pthread_once */
 extern bool sync_pthreads_on;
-/* Whether an object at addr is the job's (sync_pthreads_on, in shared memory). */
+/* Whether an object at addr is the job's (sync_pthreads_on, in shared
+ * memory); the caller must be a thread dsm knows: the process's first (main,
+ * a worker node's worker), one pthreads.c placed (sync_pthread_placed), or
+ * any with T > 1. */
+extern __thread bool sync_pthread_placed;
 bool sync_pthread_object(const volatile void *addr);
 /* A new id from this node's block. */
 uint32_t sync_pthread_new_id(void);

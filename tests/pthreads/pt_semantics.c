@@ -80,11 +80,12 @@ int main(void)
     check("sem: init 1", sem_init(&sem, 0, 1), 0);
 
     pthread_t t;
-    check("create", pthread_create(&t, NULL, in_thread, NULL), 0);
+    int created = pthread_create(&t, NULL, in_thread, NULL);
     pthread_mutex_lock(&flag_lock);
     while (!flag)
         pthread_cond_wait(&flag_set, &flag_lock);
     pthread_mutex_unlock(&flag_lock);
+    check("create", created, 0); /* after the thread's checks: one writer at a time */
     void *value = NULL;
     check("join: value", pthread_join(t, &value) == 0 ? (long)value : -1, 42);
     check("join: main joins itself", pthread_join(pthread_self(), NULL), EDEADLK);
