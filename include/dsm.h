@@ -100,12 +100,13 @@ int   dsm_heap_owns(const void *p);
  * is never given back. */
 int   dsm_heap_prestart(void);
 
-/* dsmcc links with -Wl,--wrap=pthread_create too: the program's own
- * pthread_create calls this first. POSIX threads run where they are
- * created, so a program that starts threads on the master before any node
- * has been given work (dsm_create, PARMACS CREATE, an OpenMP region) runs
- * on node 0 alone; in a job of two or more nodes the first such call
- * prints one line saying so, and --stats shows the others as idle. */
+/* dsmcc links with -Wl,--wrap=pthread_create too (dsm/pthread.h): a
+ * pthreads program's threads are placed on the nodes. Where they are not
+ * (an OpenMP program, whose runtime owns the nodes) they run where they
+ * are created, and pthread_create calls this first: a program that starts
+ * threads on the master before any node has been given work runs on node
+ * 0 alone, and in a job of two or more nodes the first such call prints
+ * one line saying so. */
 void  dsm_program_thread_created(void);
 
 /* Master-only start, with shared globals — the shared-memory model of

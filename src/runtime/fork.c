@@ -264,9 +264,11 @@ static void worker_loop(void)
     for (;;) {
         /* Idle, not computing: a node the master gives no work (a program
          * whose threads all run on the master) shows as such in --stats. */
-        uint64_t t0 = clock_ns();
+        uint64_t t0 = clock_ns(), busy0 = pthreads_busy_ns();
         ipc_wait(job_ready, NULL, 0);
-        stats_add(STAT_T_IDLE_NS, clock_ns() - t0);
+        /* Nor is one that runs the program's threads (pthreads.c). */
+        uint64_t idle = clock_ns() - t0, busy = pthreads_busy_ns() - busy0;
+        stats_add(STAT_T_IDLE_NS, idle > busy ? idle - busy : 0);
         pthread_mutex_lock(&forks.lock);
         struct fork_work *j = forks.jobs;
         forks.jobs = j->next;

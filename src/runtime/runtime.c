@@ -163,6 +163,7 @@ int dsm_startup(int *argc, char ***argv)
     sync_start();
     parallel_start();
     fork_start();
+    pthreads_start();
     globals_start();
     report_start();
     if (c->trace) {
@@ -222,6 +223,7 @@ static void finish_here(void *arg)
     if (!r->started)
         return;
     sync_atomic_finish(); /* the program's atomics are the hardware's again */
+    pthreads_finish();    /* and its pthread objects the C library's */
     fork_finish();
     report_finish();
     ipc_finish();

@@ -14,6 +14,7 @@ enum runtime_type {
     RUNTIME_CREATE_DONE,            /* it returned; the worker's intervals */
     RUNTIME_EXIT,                   /* fork style is over; leave */
     RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
+    RUNTIME_PTHREAD_START,          /* start a program's thread placed here (pthreads.c) */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -46,6 +47,13 @@ void fork_create_on(int node, void (*fn)(void *), void *arg);
  * threads (nothing when T = 1); and the wait for them to return. */
 void threads_run(void (*fn)(void *), void *arg);
 void threads_join(void);
+
+/* pthreads.c: a dsmcc program's threads spread over the nodes; and the
+ * time this node ran any of them so far (a worker waiting for the master's
+ * work is not idle then). */
+void pthreads_start(void);
+void pthreads_finish(void);
+uint64_t pthreads_busy_ns(void);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);

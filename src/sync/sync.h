@@ -8,6 +8,7 @@
  */
 #ifndef DSM_SYNC_SYNC_H
 #define DSM_SYNC_SYNC_H
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -134,5 +135,46 @@ void *idmap_get(struct idmap *m, int id);
 size_t idmap_longest_chain(const struct idmap *m);
 /* Frees every record and the table; the map is empty again. */
 void idmap_free(struct idmap *m);
+
+/* A dsmcc program's pthread objects in shared memory (pthread_*.c;
+ * include/dsm/pthread.h): dsm locks and conditions named by ids of
+ * [SYNC_PTHREAD_ID_BASE, SYNC_PTHREAD_ID_END), inside the program's range:
+ * the first SYNC_PTHREAD_FIXED_IDS for the runtime's own (runtime/pthreads.c,
+ * pthread_once), then one block of SYNC_PTHREAD_ID_SPAN per node, handed
+ * out with no communication. sync_pthreads_on: the runtime spreads a
+ * program's threads over the nodes (two or more), so its objects in shared
+ * memory must be the job's; else they stay the C library's. */
+#define SYNC_PTHREAD_ID_BASE   0x20000000
+#define SYNC_PTHREAD_ID_SPAN   (1 << 21)
+#define SYNC_PTHREAD_ID_END    (SYNC_PTHREAD_ID_BASE + VT_MAX_NODES * SYNC_PTHREAD_ID_SPAN)
+#define SYNC_PTHREAD_FIXED_IDS 16
+enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's table */
+       SYNC_PTHREAD_NAMING_ID,                        /* naming a statically initialised object */
+       SYNC_PTHREAD_ONCE_ID };                        /* every pthread_once */
+extern bool sync_pthreads_on;
+/* Whether an object at addr is the job's (sync_pthreads_on, in shared
+ * memory); the caller must be a thread dsm knows: the process's first (main,
+ * a worker node's worker), one pthreads.c placed (sync_pthread_placed), or
+ * any with T > 1. */
+extern __thread bool sync_pthread_placed;
+bool sync_pthread_object(const volatile void *addr);
+/* A new id from this node's block. */
+uint32_t sync_pthread_new_id(void);
+/* The id in *slot, given one (under SYNC_PTHREAD_NAMING_ID) if still 0: an
+ * object made by a static initializer is named at its first use. */
+uint32_t sync_pthread_id_of(uint32_t *slot);
+/* The calling thread's number in the job, never 0 (an owner field). */
+uint32_t sync_pthread_me(void);
+/* A node's lock, taken by one of its threads (cohort or plain). */
+void sync_pthread_lock(uint32_t id);
+void sync_pthread_unlock(uint32_t id);
+/* pthread_cond_wait's mutex (pthread_mutex.c): its id if this thread holds
+ * it once (0: it does not hold it), and its holder leaving and coming back
+ * around the wait. */
+uint32_t sync_pthread_mutex_held(pthread_mutex_t *m, const char *call);
+void sync_pthread_mutex_leave(pthread_mutex_t *m);
+void sync_pthread_mutex_return(pthread_mutex_t *m);
+/* One line: `call` on an object that cannot work across nodes. */
+__attribute__((noreturn)) void sync_pthread_refuse(const char *call, const char *why);
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * test_threads_only — an ordinary pthreads program built with dsmcc: its
- * threads all run on the master, and the answer is right, but the other
- * nodes do nothing. On two or more nodes that must be said, once, at the
- * first pthread_create; and --stats must show those nodes idle, not
- * computing. THREADS threads sum a global array's slices under a mutex.
+ * THREADS threads sum a global array's slices under a mutex. dsm places
+ * them on the nodes (include/dsm/pthread.h): with enough slots (dsmrun
+ * --threads) every node runs some and the answer is right; with too few,
+ * the first pthread_create beyond them ends the job in one line.
  */
 #include <pthread.h>
 #include <stdio.h>

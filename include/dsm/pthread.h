@@ -1,0 +1,97 @@
+/*
+ * dsm/pthread.h — what a dsmcc program's POSIX threads calls become
+ * (docs/unmodified-programs.md, "pthreads programs across the nodes").
+ * A program does not include it: dsmcc links with -Wl,--wrap=pthread_create
+ * (and the calls below), and libdsm-start.a's __wrap_ functions call these.
+ *
+ * In a job of two or more nodes (a dsmcc program that is not OpenMP):
+ * - pthread_create places the thread on a node, round-robin over the
+ *   nodes, each node holding at most T threads at once (T: dsmrun
+ *   --threads, DSM_THREADS, default 1), main taking one of node 0's; its
+ *   start routine runs there with its argument, and pthread_join returns
+ *   its value. The pthread_t is dsm's, the same on every node.
+ * - Mutexes, conditions, barriers, read-write locks, spin locks, once
+ *   controls and unnamed semaphores that lie in shared memory (globals,
+ *   the heap, main's stack) are dsm locks and conditions, named by lock
+ *   and condition ids 0x20000000 to 0x3fffffff (a program calling
+ *   dsm_lock itself keeps below). In private memory they stay the C
+ *   library's.
+ * - What cannot work across nodes ends the job with one line: a
+ *   process-shared object, fork, signals and cancellation between
+ *   threads, a timed wait, a mutex trylock.
+ * On one node, and after the job ends (exit handlers), every call is the
+ * C library's.
+ */
+#ifndef DSM_PTHREAD_H
+#define DSM_PTHREAD_H
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int       dsm_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                             void *(*start)(void *), void *arg);
+int       dsm_pthread_join(pthread_t thread, void **value);
+int       dsm_pthread_detach(pthread_t thread);
+void      dsm_pthread_exit(void *value) __attribute__((noreturn));
+pthread_t dsm_pthread_self(void);
+int       dsm_pthread_equal(pthread_t a, pthread_t b);
+int       dsm_pthread_kill(pthread_t thread, int sig);
+int       dsm_pthread_cancel(pthread_t thread);
+pid_t     dsm_fork(void);
+
+int dsm_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr);
+int dsm_pthread_mutex_destroy(pthread_mutex_t *m);
+int dsm_pthread_mutex_lock(pthread_mutex_t *m);
+int dsm_pthread_mutex_trylock(pthread_mutex_t *m);
+int dsm_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime);
+int dsm_pthread_mutex_unlock(pthread_mutex_t *m);
+
+int dsm_pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr);
+int dsm_pthread_cond_destroy(pthread_cond_t *c);
+int dsm_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
+int dsm_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                               const struct timespec *abstime);
+int dsm_pthread_cond_signal(pthread_cond_t *c);
+int dsm_pthread_cond_broadcast(pthread_cond_t *c);
+
+int dsm_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr,
+                             unsigned count);
+int dsm_pthread_barrier_destroy(pthread_barrier_t *b);
+int dsm_pthread_barrier_wait(pthread_barrier_t *b);
+
+int dsm_pthread_once(pthread_once_t *once, void (*init)(void));
+
+int dsm_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr);
+int dsm_pthread_rwlock_destroy(pthread_rwlock_t *rw);
+int dsm_pthread_rwlock_rdlock(pthread_rwlock_t *rw);
+int dsm_pthread_rwlock_wrlock(pthread_rwlock_t *rw);
+int dsm_pthread_rwlock_tryrdlock(pthread_rwlock_t *rw);
+int dsm_pthread_rwlock_trywrlock(pthread_rwlock_t *rw);
+int dsm_pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abstime);
+int dsm_pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abstime);
+int dsm_pthread_rwlock_unlock(pthread_rwlock_t *rw);
+
+int dsm_pthread_spin_init(pthread_spinlock_t *s, int pshared);
+int dsm_pthread_spin_destroy(pthread_spinlock_t *s);
+int dsm_pthread_spin_lock(pthread_spinlock_t *s);
+int dsm_pthread_spin_trylock(pthread_spinlock_t *s);
+int dsm_pthread_spin_unlock(pthread_spinlock_t *s);
+
+int dsm_sem_init(sem_t *s, int pshared, unsigned value);
+int dsm_sem_destroy(sem_t *s);
+int dsm_sem_wait(sem_t *s);
+int dsm_sem_trywait(sem_t *s);
+int dsm_sem_timedwait(sem_t *s, const struct timespec *abstime);
+int dsm_sem_post(sem_t *s);
+int dsm_sem_getvalue(sem_t *s, int *value);
+sem_t *dsm_sem_open(const char *name, int oflag, ...);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,503 @@
+/*
+ * pthreads.c — a dsmcc program's POSIX threads spread over the nodes
+ * (include/dsm/pthread.h; docs/unmodified-programs.md, "pthreads").
+ *
+ * Placement. Every node runs at most T of the program's threads at once
+ * (T = DSM_THREADS, dsmrun --threads; main is one of node 0's). A
+ * pthread_create takes the next node round-robin, starting after node 0,
+ * that has a free slot; with none free the job ends in one line naming
+ * the fix. With T = 1 each node runs one program thread, so every protocol
+ * works; T > 1 is hlrc's SMP nodes (docs/design.md).
+ *
+ * The thread table. The placement (slots in use per node, the cursor) and
+ * one record per thread lie in shared memory under one dsm lock of the
+ * job, SYNC_PTHREAD_THREADS_ID, with a dsm condition of the same id for
+ * joins. A pthread_t is the address of its thread's record: the same on
+ * every node. The lock carries the consistency that POSIX gives thread
+ * creation and joining (XBD 4.12): the creator writes the record and
+ * unlocks (a release of everything it wrote before) before it asks the
+ * chosen node to start the thread, and the new thread reads its routine
+ * and argument under the lock (an acquire); an ending thread writes its
+ * value and unlocks, and a joiner takes the lock to read it.
+ *
+ * Starting remotely. The creator sends the chosen node one message naming
+ * the record and the slot. That node's delivery thread starts an OS
+ * thread for it (it may not touch shared memory itself: a fault there
+ * would wait for a reply only it can deliver); the thread then waits for
+ * the last occupant of its slot to be wholly gone, so that with T = 1 no
+ * two program threads of a node ever run the protocol at once.
+ */
+#include <dsm.h>
+#include <dsm/pthread.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/job.h"
+#include "base/log.h"
+#include "base/smp.h"
+#include "base/stack.h"
+#include "base/state.h"
+#include "base/stats.h"
+#include "ipc/ipc.h"
+#include "mem/mem.h"
+#include "sync/sync.h"
+#include "runtime/runtime.h"
+
+extern const int dsm_openmp_program __attribute__((weak));
+
+#define PT_MAGIC   0x70746872u /* "pthr": a live record */
+#define PT_TABLE_LOCK SYNC_PTHREAD_THREADS_ID
+#define MAX_SLOTS  256         /* DSM_THREADS's largest */
+
+enum pt_state { PT_STARTING = 1, PT_RUNNING, PT_EXITED };
+
+/* Shared, under PT_TABLE_LOCK. */
+struct pt_table {
+    uint32_t nodes, slots;
+    uint32_t next;                        /* the node to try first */
+    uint32_t live;                        /* placed threads not yet ended */
+    uint64_t used[VT_MAX_NODES][MAX_SLOTS / 64];
+};
+
+/* Shared, under PT_TABLE_LOCK; a pthread_t points here. */
+struct pt_thread {
+    uint32_t          magic;
+    uint32_t          node, slot, state, detached;
+    uint64_t          start, arg, value;  /* the routine, its argument, its result */
+    struct pt_table  *table;
+};
+
+/* What the creator sends the chosen node: nothing it must read from shared
+ * memory (the delivery thread starts the thread). */
+struct pt_start_msg {
+    uint64_t record, table, stacksize;
+    uint32_t slot;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t   lock;
+    pthread_cond_t    cv;
+    bool              on;
+    struct pt_table  *table;              /* node 0: made at first use; others: from a start */
+    struct pt_thread *main_record;        /* node 0 */
+    bool              slot_busy[MAX_SLOTS]; /* an OS thread still in that slot here */
+    pthread_key_t     exit_key;           /* pthread_exit's way to the thread's end */
+    int               live_here;          /* placed threads running on this node */
+    uint64_t          busy_ns, busy_since;
+} pt = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static __thread struct pt_thread *self_record;
+static __thread void *exit_value;
+
+/* ---- where threads run ------------------------------------------------- */
+
+static bool is_main_thread(void) { return job()->rank == 0 && gettid() == getpid(); }
+
+/* A pthread_t of ours: a live record in shared memory (a C library's
+ * pthread_t points into private memory). */
+static struct pt_thread *record_of(pthread_t t)
+{
+    struct pt_thread *r = (struct pt_thread *)t;
+    if (!pt.on || !mem_contains(r))
+        return NULL;
+    return r;
+}
+
+/* Node 0, at its first thread: the table, with main in slot 0 of node 0. */
+static void table_make(void)
+{
+    pthread_mutex_lock(&pt.lock);
+    if (!pt.table) {
+        struct pt_table *t = dsm_malloc(sizeof *t);
+        struct pt_thread *m = dsm_malloc(sizeof *m);
+        t->nodes = (uint32_t)job()->nodes;
+        t->slots = (uint32_t)smp_threads();
+        t->next = 1;
+        t->used[0][0] = 1;
+        *m = (struct pt_thread){.magic = PT_MAGIC, .state = PT_RUNNING, .table = t};
+        pt.main_record = m;
+        pt.table = t;
+    }
+    pthread_mutex_unlock(&pt.lock);
+}
+
+static void table_make_call(void *arg)
+{
+    (void)arg;
+    table_make();
+}
+
+/* The next node round-robin with a free slot, and the slot; under the
+ * table's lock. */
+static void place(struct pt_table *t, uint32_t *node, uint32_t *slot)
+{
+    for (uint32_t i = 0; i < t->nodes; i++) {
+        uint32_t n = (t->next + i) % t->nodes;
+        for (uint32_t s = 0; s < t->slots; s++)
+            if (!(t->used[n][s / 64] & (1ull << (s % 64)))) {
+                t->used[n][s / 64] |= 1ull << (s % 64);
+                t->next = (n + 1) % t->nodes;
+                t->live++;
+                *node = n;
+                *slot = s;
+                return;
+            }
+    }
+    log_fatal("pthread_create: all %u thread slots of the job are taken (%u nodes x %u per node, "
+              "main's included): run with more nodes, or more threads per node (dsmrun --threads "
+              "T; docs/unmodified-programs.md)", t->nodes * t->slots, t->nodes, t->slots);
+}
+
+/* Whether p lies in the calling thread's own stack (private to its node). */
+static bool on_my_private_stack(const void *p)
+{
+    if (stack_on_shared())
+        return false; /* main's stack is shared memory */
+    pthread_attr_t a;
+    void *lo;
+    size_t len;
+    if (pthread_getattr_np(pthread_self(), &a))
+        return false;
+    int err = pthread_attr_getstack(&a, &lo, &len);
+    pthread_attr_destroy(&a);
+    return !err && (const char *)p >= (const char *)lo && (const char *)p < (const char *)lo + len;
+}
+
+/* ---- a placed thread's life on its node --------------------------------- */
+
+static void busy_change(int delta)
+{
+    uint64_t now = clock_ns();
+    pthread_mutex_lock(&pt.lock);
+    if (pt.live_here)
+        pt.busy_ns += now - pt.busy_since;
+    pt.busy_since = now;
+    pt.live_here += delta;
+    pthread_mutex_unlock(&pt.lock);
+}
+
+uint64_t pthreads_busy_ns(void)
+{
+    pthread_mutex_lock(&pt.lock);
+    uint64_t ns = pt.busy_ns + (pt.live_here ? clock_ns() - pt.busy_since : 0);
+    pthread_mutex_unlock(&pt.lock);
+    return ns;
+}
+
+/* The thread's end: its value and its slot, under the table's lock, whose
+ * release carries every write it made; then its slot here is free. */
+static void thread_end(struct pt_thread *r, void *value)
+{
+    uint32_t slot = r->slot;
+    sync_pthread_lock(PT_TABLE_LOCK);
+    r->value = (uint64_t)(uintptr_t)value;
+    r->state = PT_EXITED;
+    struct pt_table *t = r->table;
+    t->used[r->node][slot / 64] &= ~(1ull << (slot % 64));
+    t->live--;
+    bool detached = r->detached;
+    if (detached)
+        r->magic = 0;
+    sync_cond_broadcast(PT_TABLE_LOCK);
+    sync_pthread_unlock(PT_TABLE_LOCK);
+    if (detached)
+        dsm_free(r);
+    self_record = NULL;
+    busy_change(-1);
+    /* The fault handler's stack (mem_fault_watch_thread) goes with us. */
+    stack_t alt;
+    if (sigaltstack(NULL, &alt) == 0 && !(alt.ss_flags & SS_DISABLE)) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        if (sigaltstack(&off, NULL) == 0)
+            munmap(alt.ss_sp, alt.ss_size);
+    }
+    pthread_mutex_lock(&pt.lock);
+    pt.slot_busy[slot] = false;
+    pthread_cond_broadcast(&pt.cv);
+    pthread_mutex_unlock(&pt.lock);
+}
+
+/* pthread_exit in a placed thread: its end runs among the thread-specific
+ * destructors, after its cleanup handlers. */
+static void exit_destructor(void *record)
+{
+    thread_end(record, exit_value);
+}
+
+struct pt_boot { struct pt_thread *record; uint32_t slot; };
+
+static void *thread_main(void *arg)
+{
+    struct pt_boot b = *(struct pt_boot *)arg;
+    free(arg);
+    pthread_mutex_lock(&pt.lock);
+    while (pt.slot_busy[b.slot])
+        pthread_cond_wait(&pt.cv, &pt.lock);
+    pt.slot_busy[b.slot] = true;
+    pthread_mutex_unlock(&pt.lock);
+    smp_set_index((int)b.slot);
+    mem_fault_watch_thread();
+    busy_change(+1);
+    stats_add(STAT_PTHREADS_RUN, 1);
+
+    struct pt_thread *r = b.record;
+    sync_pthread_lock(PT_TABLE_LOCK);
+    if (r->magic != PT_MAGIC || r->state != PT_STARTING || r->node != (uint32_t)job()->rank)
+        log_fatal("internal error: thread record %p is not one to start here", (void *)r);
+    void *(*start)(void *) = (void *(*)(void *))(uintptr_t)r->start;
+    void *start_arg = (void *)(uintptr_t)r->arg;
+    r->state = PT_RUNNING;
+    sync_pthread_unlock(PT_TABLE_LOCK);
+
+    self_record = r;
+    sync_pthread_placed = true;
+    pthread_setspecific(pt.exit_key, r);
+    void *value = start(start_arg);
+    pthread_setspecific(pt.exit_key, NULL);
+    thread_end(r, value);
+    return NULL;
+}
+
+static void start_here(struct pt_thread *r, uint32_t slot, size_t stacksize)
+{
+    struct pt_boot *b = malloc(sizeof *b);
+    if (!b)
+        log_fatal("out of memory starting a thread");
+    *b = (struct pt_boot){r, slot};
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED); /* joined through its record */
+    if (stacksize)
+        pthread_attr_setstacksize(&a, stacksize);
+    pthread_t t;
+    int err = pthread_create(&t, &a, thread_main, b);
+    pthread_attr_destroy(&a);
+    if (err)
+        log_fatal("pthread_create: cannot start a thread on node %d: %s", job()->rank, strerror(err));
+}
+
+static void on_start(int src, const void *msg, size_t len)
+{
+    struct pt_start_msg m;
+    ipc_body(src, msg, len, &m, sizeof m, NULL, "thread start");
+    struct pt_thread *r = (struct pt_thread *)(uintptr_t)m.record;
+    struct pt_table *t = (struct pt_table *)(uintptr_t)m.table;
+    if (!pt.on || !mem_contains(r) || !mem_contains(t) || m.slot >= (uint32_t)smp_threads())
+        log_fatal("node %d sent a thread start that does not fit this job", src);
+    pthread_mutex_lock(&pt.lock);
+    pt.table = t;
+    pthread_mutex_unlock(&pt.lock);
+    start_here(r, m.slot, (size_t)m.stacksize);
+}
+
+/* ---- the calls ------------------------------------------------------------ */
+
+struct create_args {
+    pthread_t *thread;
+    const pthread_attr_t *attr;
+    void *(*start)(void *);
+    void *arg;
+    bool arg_on_stack;
+};
+
+static void create_call(void *p)
+{
+    struct create_args a = *(struct create_args *)p;
+    int detach = PTHREAD_CREATE_JOINABLE;
+    size_t stacksize = 0;
+    if (a.attr) {
+        pthread_attr_getdetachstate(a.attr, &detach);
+        pthread_attr_getstacksize(a.attr, &stacksize);
+    }
+    if (!pt.table) {
+        if (job()->rank != 0)
+            log_fatal("pthread_create on node %d by a thread dsm did not start: a program's "
+                      "threads are created by main or by threads pthread_create started",
+                      job()->rank);
+        table_make();
+    }
+    struct pt_table *t = pt.table;
+    struct pt_thread *r = dsm_malloc(sizeof *r);
+    uint32_t node, slot;
+    sync_pthread_lock(PT_TABLE_LOCK);
+    place(t, &node, &slot);
+    *r = (struct pt_thread){.magic = PT_MAGIC, .node = node, .slot = slot, .state = PT_STARTING,
+                            .detached = detach == PTHREAD_CREATE_DETACHED,
+                            .start = (uint64_t)(uintptr_t)a.start,
+                            .arg = (uint64_t)(uintptr_t)a.arg, .table = t};
+    sync_pthread_unlock(PT_TABLE_LOCK);
+    if (node != (uint32_t)job()->rank && a.arg_on_stack)
+        log_fatal("pthread_create: the argument %p points into the creating thread's stack, "
+                  "which is node %d's own, and the thread runs on node %d: pass memory that is "
+                  "shared (a global, malloc, main's locals; docs/unmodified-programs.md)",
+                  a.arg, job()->rank, node);
+    *a.thread = (pthread_t)r;
+    if (node == (uint32_t)job()->rank) {
+        start_here(r, slot, stacksize);
+        return;
+    }
+    struct pt_start_msg m = {.record = (uint64_t)(uintptr_t)r, .table = (uint64_t)(uintptr_t)t,
+                             .stacksize = stacksize, .slot = slot};
+    int rc = ipc_send((int)node, RUNTIME_PTHREAD_START, 0, &m, sizeof m);
+    if (rc)
+        log_fatal("pthread_create: cannot reach node %u: %s", node, strerror(-rc));
+}
+
+int dsm_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                       void *arg)
+{
+    if (!pt.on) {
+        dsm_program_thread_created();
+        return pthread_create(thread, attr, start, arg);
+    }
+    /* The stack test runs here, on the caller's own stack. */
+    struct create_args a = {thread, attr, start, arg, on_my_private_stack(arg)};
+    stack_private(create_call, &a);
+    return 0;
+}
+
+int dsm_pthread_join(pthread_t thread, void **value)
+{
+    struct pt_thread *r = record_of(thread);
+    if (!r)
+        return pthread_join(thread, value);
+    if (r == self_record || (r == pt.main_record && is_main_thread()))
+        return EDEADLK;
+    sync_pthread_lock(PT_TABLE_LOCK);
+    int ret = 0;
+    if (r->magic != PT_MAGIC)
+        ret = ESRCH;
+    else if (r->detached)
+        ret = EINVAL;
+    else {
+        while (r->state != PT_EXITED)
+            sync_cond_wait(PT_TABLE_LOCK, PT_TABLE_LOCK);
+        if (value)
+            *value = (void *)(uintptr_t)r->value;
+        r->magic = 0;
+    }
+    sync_pthread_unlock(PT_TABLE_LOCK);
+    if (!ret)
+        dsm_free(r);
+    return ret;
+}
+
+int dsm_pthread_detach(pthread_t thread)
+{
+    struct pt_thread *r = record_of(thread);
+    if (!r)
+        return pthread_detach(thread);
+    sync_pthread_lock(PT_TABLE_LOCK);
+    int ret = 0;
+    bool gone = false;
+    if (r->magic != PT_MAGIC)
+        ret = ESRCH;
+    else if (r->detached)
+        ret = EINVAL;
+    else {
+        r->detached = 1;
+        if ((gone = r->state == PT_EXITED))
+            r->magic = 0;
+    }
+    sync_pthread_unlock(PT_TABLE_LOCK);
+    if (gone)
+        dsm_free(r);
+    return ret;
+}
+
+/* main's pthread_exit: the process lives on until its other threads end
+ * (POSIX), then exits with status 0. */
+static void main_exit_call(void *arg)
+{
+    (void)arg;
+    if (pt.table) {
+        sync_pthread_lock(PT_TABLE_LOCK);
+        while (pt.table->live)
+            sync_cond_wait(PT_TABLE_LOCK, PT_TABLE_LOCK);
+        sync_pthread_unlock(PT_TABLE_LOCK);
+    }
+}
+
+void dsm_pthread_exit(void *value)
+{
+    if (self_record) {
+        exit_value = value;
+        pthread_exit(value);
+    }
+    if (pt.on && is_main_thread()) {
+        stack_private(main_exit_call, NULL);
+        exit(0);
+    }
+    pthread_exit(value);
+}
+
+pthread_t dsm_pthread_self(void)
+{
+    if (self_record)
+        return (pthread_t)self_record;
+    if (pt.on && is_main_thread()) {
+        if (!pt.main_record)
+            stack_private(table_make_call, NULL);
+        return (pthread_t)pt.main_record;
+    }
+    return pthread_self();
+}
+
+int dsm_pthread_equal(pthread_t a, pthread_t b) { return a == b; }
+
+int dsm_pthread_kill(pthread_t thread, int sig)
+{
+    if (!record_of(thread))
+        return pthread_kill(thread, sig);
+    if (sig == 0)
+        return 0;
+    log_fatal("pthread_kill(thread, %d): signals between a program's threads, which run on "
+              "different nodes, are not delivered by dsm (docs/unmodified-programs.md, pthreads)",
+              sig);
+}
+
+int dsm_pthread_cancel(pthread_t thread)
+{
+    if (!record_of(thread))
+        return pthread_cancel(thread);
+    log_fatal("pthread_cancel: cancelling a thread, which may run on another node, is not "
+              "supported by dsm (docs/unmodified-programs.md, pthreads)");
+}
+
+pid_t dsm_fork(void)
+{
+    if (rt()->started)
+        log_fatal("fork: a child process would share this node's view of the shared memory "
+                  "without being a node of the job; run other programs with posix_spawn "
+                  "(docs/unmodified-programs.md, pthreads)");
+    return fork();
+}
+
+/* ---- start and end ---------------------------------------------------------- */
+
+void pthreads_start(void)
+{
+    ipc_register(RUNTIME_PTHREAD_START, "PTHREAD_START", on_start, NULL);
+    if (smp_threads() > MAX_SLOTS)
+        log_fatal("internal error: DSM_THREADS above %d", MAX_SLOTS);
+    /* dsmcc's programs (shared globals, master-only start) other than
+     * OpenMP's, whose runtime owns the nodes, on two or more nodes. */
+    pt.on = rt()->share_globals && !&dsm_openmp_program && job()->nodes > 1;
+    if (pt.on && pthread_key_create(&pt.exit_key, exit_destructor))
+        log_fatal("cannot make the key of pthread_exit");
+    pt.slot_busy[0] = job()->rank == 0; /* main's */
+    sync_pthreads_on = pt.on;
+}
+
+/* After the job the calls are the C library's again (exit handlers). */
+void pthreads_finish(void)
+{
+    pt.on = false;
+    sync_pthreads_on = false;
+}
