@@ -432,8 +432,16 @@ static void make_valid(size_t page, enum ahead ahead)
         }
         uint32_t version;
         /* One-sided first, where the home publishes the page (oneside.c);
-         * not while homes may move, whose decisions count the requests. */
-        bool got = home >= 0 && oneside_on() && !migrate_counts_writes() &&
+         * not while homes may move, whose decisions count the requests;
+         * nor while a diff of ours is unacknowledged (a notice made a
+         * dirty page send its diff, and invalidated it, in this acquire):
+         * a request follows that diff to the home and is served after it,
+         * but a get may read the page before the diff is applied, and so
+         * lose our own writes under a version that claims them. */
+        pthread_mutex_lock(&hlrc.lock);
+        bool diffs_out = hlrc.outstanding > 0;
+        pthread_mutex_unlock(&hlrc.lock);
+        bool got = home >= 0 && oneside_on() && !migrate_counts_writes() && !diffs_out &&
                    oneside_fetch(page, home, h->need, &version);
         if (got) {
             stats_add(STAT_PAGES_FETCHED, 1);
