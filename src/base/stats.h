@@ -42,6 +42,9 @@
     X(PAGES_PULLED,        "of which refreshed at an acquire, without a fault") \
     X(PAGES_AHEAD,         "of which read ahead of a fault")                   \
     X(PAGES_WRITE_AHEAD,   "of which fetched ahead of a write fault")          \
+    X(PAGES_GOT,           "of which read one-sided from the home's memory (UCX get)") \
+    X(ONESIDE_RETRIES,     "one-sided reads that found the page changing and read again") \
+    X(ONESIDE_ASKED,       "one-sided reads that asked the home instead (not published)") \
     X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
     X(CACHE_EVICTIONS,     "copies evicted at DSM_LOCAL_MEM")                  \
     X(CACHE_WRITEBACKS,    "of which written back first (dirty)")              \

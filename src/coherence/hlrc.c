@@ -87,6 +87,7 @@
 #include "coherence/home.h"
 #include "coherence/msgcheck.h"
 #include "coherence/migrate.h"
+#include "coherence/oneside.h"
 #include "ipc/ipc.h"
 
 /* A read-ahead run's bodies (struct run_req, run_rep) are in msgcheck.h. */
@@ -176,6 +177,39 @@ static void track(size_t page)
     memcpy(e->twin, mem_sys(page), mem.page_size);
     h->quiet = 0;
     page_list_add(&hlrc.tracked, &hlrc.ntracked, &hlrc.cap_tracked, page);
+}
+
+/* Drops a home page's snapshot. Caller holds hlrc.lock. */
+static void snapshot_drop(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    mem_copy_put(e->twin);
+    e->twin = NULL;
+}
+
+/* Publishes what a request for a home page would get now (oneside.h), for
+ * one-sided fetches: its snapshot, while it has one (the home writes the
+ * page freely); the page, while the home cannot write it without a fault
+ * that comes here first; nothing while the home writes it unnoticed
+ * (untracked or unsnapped), nor before some node fetched it with a request
+ * (a page not `shared` is neither tracked nor announced when the home
+ * writes it: nobody else is meant to hold it). Called after every change
+ * of the page, its snapshot, version or state at the home. Caller holds
+ * hlrc.lock. */
+static void publish(size_t page)
+{
+    if (!oneside_on())
+        return;
+    struct page_entry *e = &mem.pages[page];
+    struct hlrc_page *h = &hlrc.pages[page];
+    const void *content = NULL;
+    if (mem_home(page) == job()->rank && h->shared && !h->unsnapped) {
+        if (e->twin)
+            content = e->twin;
+        else if (e->state != PAGE_WRITE)
+            content = mem_sys(page);
+    }
+    oneside_publish(page, h->version, content);
 }
 
 /* A notice made this node's copy stale: the next read faults, and counts
@@ -398,7 +432,24 @@ static void make_valid(size_t page, enum ahead ahead)
             hlrc.ahead_room = room ? room - 1 : 0;
         }
         uint32_t version;
-        if (home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
+        /* One-sided first, where the home publishes the page (oneside.c);
+         * not while homes may move, whose decisions count the requests;
+         * nor while a diff of ours is unacknowledged (a notice made a
+         * dirty page send its diff, and invalidated it, in this acquire):
+         * a request follows that diff to the home and is served after it,
+         * but a get may read the page before the diff is applied, and so
+         * lose our own writes under a version that claims them. */
+        pthread_mutex_lock(&hlrc.lock);
+        bool diffs_out = hlrc.outstanding > 0;
+        pthread_mutex_unlock(&hlrc.lock);
+        bool got = home >= 0 && oneside_on() && !migrate_counts_writes() && !diffs_out &&
+                   oneside_fetch(page, home, h->need, &version);
+        if (got) {
+            stats_add(STAT_PAGES_FETCHED, 1);
+            if (also)
+                also(page, home);
+        }
+        if (got || home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
             check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
             /* With other threads on the node a pull could land while one
@@ -464,6 +515,7 @@ static void hlrc_write_fault(size_t page)
             track(page);
         }
         e->state = PAGE_WRITE;
+        publish(page); /* before the page is writable: from its snapshot now, or not at all */
         pthread_mutex_unlock(&hlrc.lock);
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
@@ -534,13 +586,14 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 memcpy(e->twin, mem_sys(page), mem.page_size);
                 h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
+                publish(page);
             } else if (retire && ++h->quiet >= RETIRE_AFTER << h->patience) {
-                mem_copy_put(e->twin);
-                e->twin = NULL;
+                snapshot_drop(page);
                 if (e->state == PAGE_WRITE) {
                     e->state = PAGE_READ;
                     page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
                 }
+                publish(page);
                 continue;
             }
         }
@@ -577,6 +630,7 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
             e->state = PAGE_READ;
             page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
         }
+        publish(page); /* read-only from here (write-protected before the program runs on) */
     }
     /* Any after `limit` were unsnapped by fetches served during this
      * release: they stay for the next. */
@@ -738,6 +792,7 @@ static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *v
     if (!e->twin && !h->unsnapped && e->state == PAGE_WRITE)
         track(page);
     *version = h->version;
+    publish(page); /* shared now: later fetches may read it one-sided */
     stats_add(STAT_PAGES_SERVED, 1);
     return e->twin ? e->twin : mem_sys(page);
 }
@@ -891,6 +946,7 @@ static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, siz
         (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
         log_fatal("node %d sent a malformed diff for page %zu", src, page);
     uint32_t v = ++hlrc.pages[page].version;
+    publish(page);
     pthread_mutex_unlock(&hlrc.lock);
     home_ack_diff(src, (uint32_t)page, idx, v);
 }
@@ -1028,9 +1084,9 @@ static bool give(size_t page, int to)
     struct hlrc_page *h = &hlrc.pages[page];
     const void *data = mem_sys_fill(page, 1);
     pthread_mutex_lock(&hlrc.lock);
+    oneside_publish(page, h->version, NULL); /* no longer served here */
     if (e->twin) {
-        mem_copy_put(e->twin);
-        e->twin = NULL;
+        snapshot_drop(page);
         size_t kept = 0;
         for (size_t i = 0; i < hlrc.ntracked; i++)
             if (hlrc.tracked[i] != page)
@@ -1079,6 +1135,7 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     h->pull = 0;
     h->reread = 0;
     mem_set_home(page, job()->rank);
+    publish(page);
     pthread_mutex_unlock(&hlrc.lock);
 }
 
@@ -1113,6 +1170,7 @@ static void hlrc_start(void)
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (!hlrc.diffbuf || hlrc.pages == MAP_FAILED)
         log_fatal("out of memory for hlrc's page table");
+    oneside_start();
     home_start(&hops);
     ipc_register(COH_PAGE_RUN_REQ, "PAGE_RUN_REQ", on_page_run_req, NULL);
     ipc_register(COH_PAGE_RUN_REP, "PAGE_RUN_REP", on_page_run_rep, place_page_run_rep);
@@ -1122,11 +1180,8 @@ static void hlrc_start(void)
 static void hlrc_finish(void)
 {
     pthread_mutex_lock(&hlrc.lock);
-    for (size_t i = 0; i < hlrc.ntracked; i++) {
-        struct page_entry *e = &mem.pages[hlrc.tracked[i]];
-        mem_copy_put(e->twin);
-        e->twin = NULL;
-    }
+    for (size_t i = 0; i < hlrc.ntracked; i++)
+        snapshot_drop(hlrc.tracked[i]);
     for (size_t i = 0; i < hlrc.ndirty; i++) {
         struct page_entry *e = &mem.pages[hlrc.dirty[i].page];
         mem_copy_put(e->twin);

@@ -129,6 +129,14 @@ void ipc_batch_end(void);
 int  ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
 void ipc_notify(void);
 
+/* One-sided reads of peers' memory (ipc/remote.c over net_expose /
+ * net_get; DSM_NET=ucx): ranges named before ipc_run, read without the
+ * peer's CPU. See net.h. */
+int  ipc_expose(size_t len);
+void *ipc_exposed(int range);
+bool ipc_one_sided(int peer);
+int  ipc_get(int peer, int range, size_t offset, void *dst, size_t len);
+
 /* The size of an out-of-line page on the wire. */
 #define IPC_PAGE_BYTES 8192u
 #endif

@@ -44,6 +44,7 @@ struct net_params {
     unsigned            window;       /* datagrams in flight per peer */
     bool                auth_mac;
     int                 spin_us;      /* -1: adapt */
+    int                 one_sided;    /* enum net_one_sided (DSM_NET_ONE_SIDED) */
 };
 
 struct net_rx_ops {
@@ -126,6 +127,30 @@ void net_finish(void);
 
 /* Sends every peer a best-effort notice that this node is ending the job. */
 void net_abort_peers(const char *reason);
+
+/* One-sided access (DSM_NET=ucx; net/ucx_rma.c). Before net_start, the
+ * layers above ask for memory that peers may read without this node's
+ * CPU: net_expose returns the range's index (the same on every node when
+ * every node asks in the same order), or -errno. The transport provides it
+ * at start (UCX allocates it where its transports can reach it: shared
+ * memory on one host, registered memory for RDMA), zeroed, and gives every
+ * peer its key; net_exposed then says where it lies (NULL: it could not be
+ * had, and nothing of it is readable). */
+#define NET_EXPOSE_MAX 4
+enum net_one_sided { NET_ONE_SIDED_OFF = 0, NET_ONE_SIDED_AUTO = 1, NET_ONE_SIDED_ON = 2 };
+int   net_expose(size_t len);
+void *net_exposed(int range);
+/* Whether net_get may work with `peer` (DSM_NET_ONE_SIDED: auto = peers
+ * on this host, where UCX copies from shared memory; on = every peer, e.g.
+ * RDMA verbs; off = none). */
+bool  net_one_sided(int peer);
+/* Reads len bytes at `offset` in `peer`'s exposed range `range` into dst,
+ * without the peer's CPU, and waits for them. 0; -ENOTSUP when the range
+ * is not readable at that peer (the caller sends a message instead);
+ * -EINVAL out of bounds. A peer that fails meanwhile ends the job naming
+ * it. No ordering with messages, nor with the peer's own writes: what the
+ * bytes mean is the caller's to check (coherence/oneside.c). */
+int   net_get(int peer, int range, size_t offset, void *dst, size_t len);
 
 int  net_rank(void);
 int  net_nodes(void);

@@ -62,6 +62,17 @@ void net_abort_peers(const char *reason)
                 window_send_control(i, WIRE_ABORT, reason, strlen(reason));
 }
 
+int net_expose(size_t len) { return ucx_rma_expose(len); }
+
+void *net_exposed(int range) { return net_over_ucx ? ucx_rma_exposed(range) : NULL; }
+
+bool net_one_sided(int peer) { return net_over_ucx && ucx_rma_one_sided(peer); }
+
+int net_get(int peer, int range, size_t offset, void *dst, size_t len)
+{
+    return net_over_ucx ? ucx_rma_get(peer, range, offset, dst, len) : -ENOTSUP;
+}
+
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
     if (prm->transport == NET_TRANSPORT_UCX)

@@ -750,6 +750,12 @@ int ucx_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 
 /* ---- start: the addresses, over UDP ------------------------------------ */
 
+/* What follows the host key in a node's start message: its worker
+ * address, then the keys of the memory it exposes (ucx_rma.c). */
+struct boot_lens {
+    uint32_t addr, rma;
+};
+
 static struct {
     pthread_mutex_t lock;
     void          **addr;
@@ -769,8 +775,12 @@ static void boot_deliver(void *ctx, int peer, void *msg, size_t len, bool placed
 {
     (void)ctx;
     pthread_mutex_lock(&boot.lock);
-    if (boot.addr[peer] || len <= HOST_KEY_LEN)
-        log_fatal("node %d sent its UCX address twice or empty; protocol error", peer);
+    struct boot_lens lens;
+    if (len >= HOST_KEY_LEN + sizeof lens)
+        memcpy(&lens, (char *)msg + HOST_KEY_LEN, sizeof lens);
+    if (boot.addr[peer] || len <= HOST_KEY_LEN + sizeof lens || !lens.addr ||
+        len != HOST_KEY_LEN + sizeof lens + (size_t)lens.addr + lens.rma)
+        log_fatal("node %d sent its UCX address twice, empty or malformed; protocol error", peer);
     void *copy = placed ? msg : malloc(len);
     if (!copy)
         log_fatal("out of memory receiving node %d's UCX address", peer);
@@ -807,9 +817,11 @@ static void host_key(char key[HOST_KEY_LEN])
     snprintf(key, HOST_KEY_LEN, "%s/%.36s", name, boot_id);
 }
 
-/* Every node's host key and worker address, exchanged over the job's UDP
- * transport, which then finishes: from here on it is UCX alone. */
-static void exchange_addresses(const struct net_params *prm, const void *mine, size_t len)
+/* Every node's host key, worker address and memory keys, exchanged over
+ * the job's UDP transport, which then finishes: from here on it is UCX
+ * alone. */
+static void exchange_addresses(const struct net_params *prm, const void *mine, size_t len,
+                               const void *rma, size_t rma_len)
 {
     pthread_mutex_init(&boot.lock, NULL);
     boot.addr = calloc((size_t)ux.nodes, sizeof *boot.addr);
@@ -822,10 +834,13 @@ static void exchange_addresses(const struct net_params *prm, const void *mine, s
         log_fatal("cannot start the transport: %s", strerror(-rc));
     char key[HOST_KEY_LEN];
     host_key(key);
-    struct iovec v[2] = {{.iov_base = key, .iov_len = sizeof key},
-                         {.iov_base = (void *)mine, .iov_len = len}};
+    struct boot_lens lens = {.addr = (uint32_t)len, .rma = (uint32_t)rma_len};
+    struct iovec v[4] = {{.iov_base = key, .iov_len = sizeof key},
+                         {.iov_base = &lens, .iov_len = sizeof lens},
+                         {.iov_base = (void *)mine, .iov_len = len},
+                         {.iov_base = (void *)rma, .iov_len = rma_len}};
     for (int i = 0; i < ux.nodes; i++)
-        if (i != ux.rank && (rc = net_send(i, v, 2)))
+        if (i != ux.rank && (rc = net_send(i, v, 4)))
             log_fatal("cannot send the UCX address to node %d: %s", i, strerror(-rc));
     int want = ux.nodes - 1;
     net_wait(boot_all, &want, 0);
@@ -878,10 +893,11 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     ucs_status_t st = uc.config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         log_fatal("DSM_NET=ucx: UCX's configuration: %s", status_str(st));
+    ucx_rma_configure(prm->one_sided);
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
                       UCP_PARAM_FIELD_NAME,
-        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP | (ucx_rma_wanted() ? UCP_FEATURE_RMA : 0),
         .estimated_num_eps = (size_t)ux.nodes,
         .name = "dsm",
     };
@@ -912,7 +928,10 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     if (st != UCS_OK)
         log_fatal("DSM_NET=ucx: cannot get the UCX worker's address: %s", status_str(st));
 
-    exchange_addresses(prm, mine, mine_len);
+    void *rma = NULL;
+    size_t rma_len = ucx_rma_pack(ux.ctx, &rma);
+    exchange_addresses(prm, mine, mine_len, rma, rma_len);
+    free(rma);
 
     ux.peers = calloc((size_t)ux.nodes, sizeof *ux.peers);
     if (!ux.peers)
@@ -927,12 +946,12 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
          * be reached over tcp on the loopback. Those get no error
          * handling from UCX: a dead co-located node is found by the
          * launcher, or by its silence (run_timers). */
+        const size_t boot_head = HOST_KEY_LEN + sizeof(struct boot_lens);
         bool here = i == ux.rank || !memcmp(boot.addr[i], key, HOST_KEY_LEN);
         ucp_ep_params_t ep = {
             .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                           UCP_EP_PARAM_FIELD_ERR_HANDLER,
-            .address = i == ux.rank ? mine
-                                    : (const ucp_address_t *)((char *)boot.addr[i] + HOST_KEY_LEN),
+            .address = i == ux.rank ? mine : (const ucp_address_t *)((char *)boot.addr[i] + boot_head),
             .err_mode = here ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
             .err_handler = {.cb = on_ep_error, .arg = (void *)(intptr_t)i},
         };
@@ -942,6 +961,12 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         atomic_store(&ux.peers[i].last_rx_ns, now);
         ux.peers[i].last_tx_ns = now;
         ux.peers[i].same_host = here;
+        if (i != ux.rank) {
+            struct boot_lens lens;
+            memcpy(&lens, (char *)boot.addr[i] + HOST_KEY_LEN, sizeof lens);
+            ucx_rma_unpack(i, here, ux.peers[i].ep, (char *)boot.addr[i] + boot_head + lens.addr,
+                           lens.rma);
+        }
         free(boot.addr[i]);
     }
     uc.worker_release_address(ux.worker, mine);
@@ -964,6 +989,29 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         log_fatal("cannot start the UCX service thread: %s", strerror(err));
     return 0;
 }
+
+/* ---- for ucx_rma.c ----------------------------------------------------- */
+
+ucp_worker_h ucx_worker_lock(void)
+{
+    pthread_mutex_lock(&ux.ucp);
+    return ux.worker;
+}
+
+void ucx_worker_unlock(void)
+{
+    /* A caller's progress may have queued messages (on_am) while the
+     * service thread sleeps on an event that progress consumed. */
+    bool queued = ux.inbox != NULL;
+    pthread_mutex_unlock(&ux.ucp);
+    if (queued)
+        kick();
+}
+
+int ucx_peer_failed(int peer) { return atomic_load(&ux.peers[peer].failed); }
+ucp_ep_h ucx_ep(int peer) { return ux.peers[peer].ep; }
+const char *ucx_status_string(int status) { return status_str(status); }
+uint64_t ucx_peer_timeout_ns(void) { return ux.peer_timeout_ns; }
 
 /* ---- the end ----------------------------------------------------------- */
 

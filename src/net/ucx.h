@@ -8,6 +8,10 @@
 
 #include "net/net.h"
 
+#ifdef DSM_HAVE_UCX
+#include <ucp/api/ucp.h> /* before the pragma: UCX's (and libc's) declarations keep their visibility */
+#endif
+
 #pragma GCC visibility push(hidden)
 
 /* Set once the UCX transport has started: net.h's calls go to ucx_*. */
@@ -26,6 +30,35 @@ void ucx_notify(void);
 void ucx_timer_at(uint64_t t);
 void ucx_finish(void);
 void ucx_abort_peers(const char *reason);
+
+/* ---- one-sided access (ucx_rma.c), over ucx.c's worker ---- */
+
+/* Before the start (net_expose): ranges to register; the options. */
+int  ucx_rma_expose(size_t len);
+void *ucx_rma_exposed(int range);
+void ucx_rma_configure(int one_sided);
+bool ucx_rma_wanted(void);
+/* Without UCX in the build, or over UDP: nothing is readable. */
+bool ucx_rma_one_sided(int peer);
+int  ucx_rma_get(int peer, int range, size_t offset, void *dst, size_t len);
+
+#ifdef DSM_HAVE_UCX
+/* At start, in ucx.c: allocates the exposed ranges and packs their keys
+ * into *blob (malloc'ed; its length returned, 0 and NULL when none); then,
+ * with every endpoint made, unpacks each peer's (`here`: on this host). */
+size_t ucx_rma_pack(ucp_context_h ctx, void **blob);
+void   ucx_rma_unpack(int peer, bool here, ucp_ep_h ep, const void *blob, size_t len);
+/* ucx.c's worker for a caller outside it: under its lock (every call into
+ * UCP), released with ucx_worker_unlock, which also wakes the service
+ * thread for messages that progress made arrive. */
+ucp_worker_h ucx_worker_lock(void);
+void         ucx_worker_unlock(void);
+/* A peer's endpoint failure (a ucs_status_t; 0: none), and its name. */
+int          ucx_peer_failed(int peer);
+ucp_ep_h     ucx_ep(int peer);
+const char  *ucx_status_string(int status);
+uint64_t     ucx_peer_timeout_ns(void);
+#endif
 
 /* The UDP transport's own start (transport.c). */
 int  udp_start(const struct net_params *p, const struct net_rx_ops *ops, void *ctx);

@@ -25,7 +25,7 @@ static const char *const names[] = {
     "DSM_TRACE", "DSM_OMP_STATIC", "DSM_PROFILED_GAIN", "DSM_BARRIER_FANOUT",
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
     "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US", "DSM_CHECK",
-    "DSM_THREADS",
+    "DSM_THREADS", "DSM_NET_ONE_SIDED",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -390,8 +390,12 @@ static void test_choices_take_exactly_their_names(void)
 {
     EXPECT_INT("DSM_NET", "udp", net_transport, 0);
     EXPECT_INT("DSM_NET", "ucx", net_transport, 1);
+    EXPECT_INT("DSM_NET_ONE_SIDED", "off", net_one_sided, 0);
+    EXPECT_INT("DSM_NET_ONE_SIDED", "auto", net_one_sided, 1);
+    EXPECT_INT("DSM_NET_ONE_SIDED", "on", net_one_sided, 2);
     EXPECT_BAD("DSM_NET", "tcp");
     EXPECT_BAD("DSM_NET", "UCX");
+    EXPECT_BAD("DSM_NET_ONE_SIDED", "yes");
     EXPECT_INT("DSM_NET_AUTH", "token", net_auth_mac, 0);
     EXPECT_INT("DSM_NET_AUTH", "mac", net_auth_mac, 1);
     EXPECT_BAD("DSM_NET_AUTH", "md5");
