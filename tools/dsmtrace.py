@@ -206,3 +206,38 @@ def sent_counts(nodes, windowed=True):
                 e[0] += 1
                 e[1] += r[3]
     return out
+
+
+# ---- locks -----------------------------------------------------------------
+
+def lock_summary(nodes, slow_ns=1000000, top=5):
+    """Per node, where its lock time went (issue 42: Barnes's hand-overs):
+    {rank: {acquires, remote, locks, remote_locks, wait_median_us,
+    wait_mean_us, wait_ms, slow, slow_ms, apply_ms, unlock_ms, top}} within
+    the statistics' window. `remote` are acquires that needed another node
+    (sub 1); their wait is entry to grant (t0..t1), their notices' applying
+    t1..t2; `slow` are waits over slow_ns; `top` the locks most often taken
+    from another node, as (id, count)."""
+    out = {}
+    for n in nodes:
+        lo, hi = n.window()
+        locks = [r for _, r in n.records(LOCK) if lo <= r[4] <= hi]
+        remote = [r for r in locks if r[1] == 1]
+        waits = sorted(r[5] - r[4] for r in remote)
+        per = {}
+        for r in remote:
+            per[r[3]] = per.get(r[3], 0) + 1
+        slow = [w for w in waits if w > slow_ns]
+        mid = len(waits) // 2
+        median = (waits[mid] if len(waits) % 2 else (waits[mid - 1] + waits[mid]) / 2) if waits else 0
+        unlock_ns = sum(r[6] - r[4] for _, r in n.records(UNLOCK) if lo <= r[4] <= hi)
+        out[n.rank] = {
+            "acquires": len(locks), "remote": len(remote),
+            "locks": len({r[3] for r in locks}), "remote_locks": len(per),
+            "wait_median_us": median / 1e3,
+            "wait_mean_us": (sum(waits) / len(waits) / 1e3) if waits else 0.0,
+            "wait_ms": sum(waits) / 1e6, "slow": len(slow), "slow_ms": sum(slow) / 1e6,
+            "apply_ms": sum(r[6] - r[5] for r in remote) / 1e6, "unlock_ms": unlock_ns / 1e6,
+            "top": sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
+        }
+    return out

@@ -44,6 +44,9 @@ struct dsm_config {
     int64_t  barrier_fanout;   /* DSM_BARRIER_FANOUT */
     int64_t  threads;          /* DSM_THREADS */
     int64_t  sc_window_us;     /* DSM_SC_WINDOW_US */
+    int64_t  read_ahead;       /* DSM_READ_AHEAD */
+    int64_t  write_ahead;      /* DSM_WRITE_AHEAD */
+    int64_t  pull_credit;      /* DSM_PULL_CREDIT */
     int64_t  shared_globals;   /* DSM_SHARED_GLOBALS */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */

@@ -49,14 +49,14 @@
  * home page is retired.
  *
  * A page this node keeps re-reading (fetched again after a notice
- * invalidated it) earns PULL_CREDIT *pulls*: the next acquires that bring
+ * invalidated it) earns DSM_PULL_CREDIT *pulls*: the next acquires that bring
  * a notice for it fetch the new version at once, all such pages of the
  * acquire together, into the page as it stands (through the system view,
  * while the program waits in the acquire), instead of invalidating it and
  * taking a fault, a round trip and two protection changes at the first
  * read. When the credit is spent the page is invalidated as usual, and
  * earns more only by being read again: a page no longer read costs at
- * most PULL_CREDIT needless fetches.
+ * most DSM_PULL_CREDIT needless fetches.
  *
  * Invariant: a home applies every diff before the release that made it
  * completes, so a fetch that an acquire caused never finds the home behind
@@ -124,10 +124,11 @@ struct hlrc_page {
 #define RETIRE_PATIENCE_MAX 5
 
 /* Acquires that refresh a re-read page in place before it must fault
- * again to show it is still read. */
-#define PULL_CREDIT 8
+ * again to show it is still read: DSM_PULL_CREDIT, 8 by default
+ * (hlrc.pull_credit). */
 
-/* Pages fetched ahead of a read fault at most (see read_ahead). */
+/* Pages fetched ahead of a read fault at most (see read_ahead): a run
+ * request's size; DSM_READ_AHEAD chooses up to it (hlrc.read_ahead). */
 #define READ_AHEAD_MAX HLRC_READ_AHEAD_MAX
 
 static DSM_STATE struct {
@@ -152,6 +153,9 @@ static DSM_STATE struct {
     size_t             ahead_room;    /* pages the page cache has room for ahead */
     size_t             write_ahead_end; /* the page after a write fault's run fetched ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
+    size_t             read_ahead;   /* DSM_READ_AHEAD: at most READ_AHEAD_MAX */
+    size_t             write_ahead;  /* DSM_WRITE_AHEAD: at most READ_AHEAD_MAX */
+    uint8_t            pull_credit;  /* DSM_PULL_CREDIT */
     unsigned char     *diffbuf;
 } hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -213,7 +217,7 @@ static void publish(size_t page)
 }
 
 /* A notice made this node's copy stale: the next read faults, and counts
- * as a re-read (see PULL_CREDIT). Caller holds the fault lock. */
+ * as a re-read (see DSM_PULL_CREDIT). Caller holds the fault lock. */
 static void invalidate(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
@@ -332,7 +336,7 @@ static void settle_pulls(void)
 
 /* Read-ahead: after a run of read faults on consecutive pages of one home,
  * the next fault also fetches the invalid pages after it of that home,
- * 2, 4, ... up to READ_AHEAD_MAX of them, with one request whose one reply
+ * 2, 4, ... up to DSM_READ_AHEAD (16) of them, with one request whose one reply
  * lands in place (consecutive pages are consecutive in the system view):
  * the home sends them in a few datagrams instead of a message each.
  *
@@ -344,7 +348,7 @@ static void settle_pulls(void)
  * not see them. So a write fault on an invalid page whose predecessor was
  * written here since the last release (it is dirty: a twin, homed
  * elsewhere) and has the same home also fetches the invalid pages after
- * it of that home, up to WRITE_AHEAD_MAX, in one run, and makes them
+ * it of that home, up to DSM_WRITE_AHEAD (8), in one run, and makes them
  * writable with the faulting page (a twin each, on the dirty list, one
  * protection change for the run): the program writes them without a
  * fault. A page fetched ahead that the program does not write costs its
@@ -353,14 +357,11 @@ static void settle_pulls(void)
  *
  * Both are read_ahead's run, sent with the faulting page's request.
  * Caller holds the fault lock; the faulting page's request is out. */
-#define WRITE_AHEAD_MAX 8
-_Static_assert(WRITE_AHEAD_MAX <= READ_AHEAD_MAX, "a write-ahead run is a read-ahead request");
-
 static size_t ahead_depth(size_t page)
 {
     unsigned run = page == hlrc.ahead_next ? hlrc.ahead_run : 0;
     size_t depth = run ? (size_t)1 << (run < 5 ? run : 5) : 0;
-    return depth > READ_AHEAD_MAX ? READ_AHEAD_MAX : depth;
+    return depth > hlrc.read_ahead ? hlrc.read_ahead : depth;
 }
 
 static size_t write_ahead_depth(size_t page, int home)
@@ -370,7 +371,7 @@ static size_t write_ahead_depth(size_t page, int home)
      * write faulted again), so only a cache without a limit writes ahead. */
     if (cache_frames() || page == 0 || !mem.pages[page - 1].dirty || mem_home(page - 1) != home)
         return 0;
-    return WRITE_AHEAD_MAX;
+    return hlrc.write_ahead;
 }
 
 /* Fetches up to `depth` invalid pages after `page` of `home` as pulls
@@ -455,7 +456,7 @@ static void make_valid(size_t page, enum ahead ahead)
             /* With other threads on the node a pull could land while one
              * reads the page, or twins it for writing (docs/design.md). */
             if (h->reread && !smp_multi())
-                h->pull = PULL_CREDIT;
+                h->pull = hlrc.pull_credit;
             h->reread = 0;
         }
     }
@@ -1165,6 +1166,11 @@ static void hlrc_start(void)
     static const struct home_ops hops = {.serve = serve, .expects = pull_expected, .landed = page_landed,
                                          .diff = apply_diff, .diff_acked = diff_acked, .give = give,
                                          .take = take, .atomic = perform_atomic};
+    const struct dsm_config *c = &job()->cfg;
+    /* The table bounds them (config.c); a run request holds READ_AHEAD_MAX. */
+    hlrc.read_ahead = (size_t)c->read_ahead <= READ_AHEAD_MAX ? (size_t)c->read_ahead : READ_AHEAD_MAX;
+    hlrc.write_ahead = (size_t)c->write_ahead <= READ_AHEAD_MAX ? (size_t)c->write_ahead : READ_AHEAD_MAX;
+    hlrc.pull_credit = (uint8_t)c->pull_credit;
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

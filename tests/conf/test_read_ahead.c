@@ -13,10 +13,16 @@
  *  - for q % 5 == 0, the next node after the home writes word 0 (a diff
  *    that the home applies: another writer's version in the run).
  * After a barrier every node reads every word of every page in address
- * order, from a start that moves each round, and checks it.
+ * order, from a start that moves each round, and checks it. Under hlrc
+ * with DSM_READ_AHEAD=0 no page may have been read ahead.
  * Usage: test_read_ahead [rounds] [pages]
  */
 #include "mp_util.h"
+
+#include <string.h>
+
+#include "base/stats.h"
+#include "coherence/coherence.h"
 
 static int64_t value(int round, size_t page, size_t word)
 {
@@ -82,8 +88,13 @@ int main(int argc, char **argv)
         }
         dsm_barrier();
     }
+    uint64_t ahead = stats_get(STAT_PAGES_AHEAD);
+    const char *depth = getenv("DSM_READ_AHEAD");
+    if (strcmp(coherence_name(), "hlrc") == 0 && depth && strcmp(depth, "0") == 0)
+        MP_CHECK(ahead == 0, "DSM_READ_AHEAD=0, yet %llu pages were read ahead", (unsigned long long)ahead);
     if (me == 0)
-        printf("read_ahead: %d rounds of %zu pages on %d nodes: ok\n", rounds, pages, n);
+        printf("read_ahead: %d rounds of %zu pages on %d nodes: ok, %llu pages read ahead on node 0\n",
+               rounds, pages, n, (unsigned long long)ahead);
     dsm_finish();
     return 0;
 }

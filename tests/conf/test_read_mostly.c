@@ -6,10 +6,16 @@
  * under a lock (read-modify-write; several nodes may hit one entry), and
  * every node then sees exactly the model it keeps privately. Once an entry
  * was fetched, reading it again needs no traffic until it changes; the
- * values prove that the changes do arrive.
+ * values prove that the changes do arrive. Under hlrc with
+ * DSM_PULL_CREDIT=0 no page may have been refreshed in place (pulled).
  * Usage: test_read_mostly [entries] [rounds]
  */
 #include "mp_util.h"
+
+#include <string.h>
+
+#include "base/stats.h"
+#include "coherence/coherence.h"
 
 #define LOCK    1
 #define UPDATES 8   /* entries each node updates in an update round */
@@ -63,9 +69,13 @@ int main(int argc, char **argv)
             dsm_barrier();
         }
     }
+    uint64_t pulled = stats_get(STAT_PAGES_PULLED);
+    const char *credit = getenv("DSM_PULL_CREDIT");
+    if (strcmp(coherence_name(), "hlrc") == 0 && credit && strcmp(credit, "0") == 0)
+        MP_CHECK(pulled == 0, "DSM_PULL_CREDIT=0, yet %llu pages were pulled", (unsigned long long)pulled);
     if (me == 0)
-        printf("read_mostly: %d nodes, %zu entries read in %d rounds, %d update rounds: ok\n", n,
-               entries, rounds, rounds / 4);
+        printf("read_mostly: %d nodes, %zu entries read in %d rounds, %d update rounds: ok, %llu pages "
+               "pulled on node 0\n", n, entries, rounds, rounds / 4, (unsigned long long)pulled);
     free(model);
     dsm_finish();
     return 0;

@@ -21,7 +21,7 @@
  * After odd rounds and the last, every node reads every word and checks it
  * (a read leaves a valid copy, so the rounds between let the writes
  * fault on invalid pages). Under hlrc without a page limit each node must
- * have fetched pages ahead of write faults.
+ * have fetched pages ahead of write faults, and none with DSM_WRITE_AHEAD=0.
  * Usage: test_write_ahead [rounds] [pages per run]
  */
 #include "mp_util.h"
@@ -104,8 +104,12 @@ int main(int argc, char **argv)
     }
     free(mine);
     uint64_t ahead = stats_get(STAT_PAGES_WRITE_AHEAD);
-    const char *limit = getenv("DSM_LOCAL_MEM");
-    if (strcmp(coherence_name(), "hlrc") == 0 && !(limit && *limit) && len >= 3)
+    const char *limit = getenv("DSM_LOCAL_MEM"), *depth = getenv("DSM_WRITE_AHEAD");
+    bool off = depth && strcmp(depth, "0") == 0;
+    if (strcmp(coherence_name(), "hlrc") == 0 && off)
+        MP_CHECK(ahead == 0, "DSM_WRITE_AHEAD=0, yet %llu pages were fetched ahead of a write fault",
+                 (unsigned long long)ahead);
+    else if (strcmp(coherence_name(), "hlrc") == 0 && !(limit && *limit) && len >= 3)
         MP_CHECK(ahead > 0, "hlrc fetched no page ahead of a write fault");
     if (me == 0)
         printf("write_ahead: %d rounds of %zu runs of %zu pages on %d nodes (%s): ok, %llu pages "

@@ -6,7 +6,9 @@
       that every node's trace parses, that its messages sent by type (count
       and bytes, in the statistics' window) equal the statistics', that
       every send was received, and that the Chrome trace-event JSON of it
-      validates (a process per node, named threads, one flow per message).
+      validates (a process per node, named threads, one flow per message),
+      and that its lock summary (dsm-trace locks) counts the acquires and
+      those that needed another node as the statistics do.
   check_trace.py --bad-path DSMRUN PROGRAM
       a trace that cannot be written ends the job with one clear line.
 """
@@ -56,6 +58,17 @@ def main():
                        stderr=subprocess.PIPE, text=True)
     check(c.returncode == 0 and "counts equal the statistics" in c.stdout,
           "counts differ from the statistics:\n%s%s" % (c.stdout, c.stderr))
+    with open(stats) as f:
+        per = {e["rank"]: e["counters"] for e in json.load(f)["per_node"]}
+    for rank, s in dt.lock_summary(nodes_).items():
+        want = (per[rank]["LOCK_ACQUIRES"], per[rank]["LOCK_REMOTE"])
+        check((s["acquires"], s["remote"]) == want,
+              "node %d: lock summary %d acquires, %d remote; statistics %d, %d"
+              % ((rank, s["acquires"], s["remote"]) + want))
+        check(s["remote"] == 0 or s["wait_ms"] > 0, "node %d: remote acquires took no time" % rank)
+    lk = subprocess.run([sys.executable, tool, "locks", prefix], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
+    check(lk.returncode == 0 and "node 0:" in lk.stdout, "dsm-trace locks failed: %s" % lk.stderr)
     msgs, lone_s, lone_r = dt.match_messages(nodes_)
     check(lone_r == 0, "%d receipts without a send" % lone_r)
     check(all(m.s0 <= m.s1 and m.s0 <= m.r1 <= m.r2 for m in msgs),
