@@ -69,15 +69,15 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
 /* The tasks running on this thread, innermost last: an untied task that
  * hands itself back is marked to run its next part. */
 #define TASK_MAX_DEPTH 256
-static DSM_STATE struct {
+static __thread struct {
     kmp_task_t *task;
     bool        again;
 } running[TASK_MAX_DEPTH];
-static DSM_STATE int depth;
+static __thread int depth;
 
 /* Taskgroups open on this thread, and the depth of the outermost one
  * cancelled (0: none). */
-static DSM_STATE int taskgroups, cancelled_group;
+static __thread int taskgroups, cancelled_group;
 
 int omp_taskgroup_cancel(void)
 {
