@@ -8,8 +8,8 @@
  * the thread limit; when that many cannot be given, dyn-var true gives
  * the limit and dyn-var false is the implementation's choice, which here
  * is one line that ends the job. The limit is nodes × DSM_THREADS when
- * dsmrun --threads (DSM_THREADS) names the threads each node has, and
- * nodes × OMP_NODE_THREADS_MAX otherwise: then a region that asks for
+ * dsmrun --threads (DSM_THREADS) names the threads each node has (1
+ * included), and nodes × OMP_NODE_THREADS_MAX otherwise: then a region that asks for
  * more threads than nodes gets them, as libomp gives num_threads(4) four
  * threads on a machine of two cores.
  *
@@ -42,10 +42,12 @@
  * range, config.c). */
 #define OMP_NODE_THREADS_MAX 256
 
+/* DSM_THREADS (dsmrun --threads), when set, is what each node has, 1
+ * included: `--threads 1` keeps one thread per node. */
 static int node_threads_max(void)
 {
-    int64_t threads = job()->cfg.threads;
-    return threads > 1 ? (int)threads : OMP_NODE_THREADS_MAX;
+    const char *set = getenv("DSM_THREADS");
+    return set && *set ? (int)job()->cfg.threads : OMP_NODE_THREADS_MAX;
 }
 
 int omp_thread_limit(void)
