@@ -80,6 +80,7 @@ struct omp_thread {
     bool               distributed;     /* in a job of several nodes (else one thread in all) */
     int                tid, nthreads;   /* in the innermost region */
     int                team_nodes;      /* nodes the active region's team spans */
+    int                gtid;            /* in the active region: its thread number there */
     int                level, active_level;
     uint32_t           team;            /* the active region's number */
     uint32_t           loop;            /* worksharing loops met in it */
@@ -153,6 +154,10 @@ void omp_doacross_region_end(struct omp_region *r);
  * until the taskgroup ends. */
 int omp_taskgroup_cancel(void);
 int omp_taskgroup_cancelled(void);
+
+/* Runs the node's queued tasks until none is left (task.c): at a barrier
+ * and at the region's end, where every task of the team must be done. */
+void omp_tasks_complete(void);
 
 /* The bytes from p to the end of this node's threadprivate copy holding
  * it; 0 when p is in none. */

@@ -95,7 +95,7 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
 {
     t->stack_hi = __builtin_frame_address(0);
     t->since_barrier = 0;
-    t->tid = tid;
+    t->tid = t->gtid = tid;
     t->nthreads = r->nthreads;
     t->team_nodes = (r->nthreads + r->per_node - 1) / r->per_node;
     t->level = 1;
@@ -121,6 +121,7 @@ static void run_thread(void *arg)
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)argc * sizeof args[0]);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
+    omp_tasks_complete(); /* the region's end is a barrier for its tasks */
     *t = saved;
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -198,6 +199,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     struct omp_thread saved = *t;
     enter(t, r, 0);
     invoke(microtask, 0, 0, argc, args);
+    omp_tasks_complete();
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
     if (others)
@@ -233,13 +235,14 @@ void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid)
     serialized_end(omp_self());
 }
 
-/* Unique per thread while a region runs (its number in the team);
- * outside, the node's one thread: its rank. */
+/* Unique per thread while a region runs (its number in the active team,
+ * kept in a nested serialized region); outside, the node's one thread:
+ * its rank. */
 kmp_int32 __kmpc_global_thread_num(ident_t *loc)
 {
     (void)loc;
     struct omp_thread *t = omp_self();
-    return t->active_level ? t->tid : job()->rank;
+    return t->active_level ? t->gtid : job()->rank;
 }
 
 kmp_int32 __kmpc_global_num_threads(ident_t *loc)
@@ -286,6 +289,7 @@ static void team_nodes_barrier(void)
 
 static void team_barrier(struct omp_thread *t)
 {
+    omp_tasks_complete(); /* a barrier completes the team's tasks (OpenMP 5.1 §2.19.2) */
     t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
