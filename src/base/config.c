@@ -99,7 +99,7 @@ static const struct config_entry table[] = {
     {"DSM_PULL_CREDIT", CFG_INT, "8", 0, 255, NULL, OFF(pull_credit),
      "hlrc: acquires that refresh a page re-read after an invalidation in place, before it must fault again (0: never; a notice invalidates)"},
     {"DSM_THREADS", CFG_INT, "1", 1, 256, NULL, OFF(threads),
-     "application threads per node (dsmrun --threads sets it): fork-style programs run dsm_create's function on every thread of every node (hlrc only; docs/design.md, SMP nodes)"},
+     "application threads per node (dsmrun --threads sets it): fork-style programs run dsm_create's function on every thread of every node; an OpenMP region's team is laid over nodes x threads, at most nodes x DSM_THREADS (hlrc only; docs/design.md, SMP nodes; docs/openmp.md)"},
     {"DSM_BARRIER_FANOUT", CFG_INT, "8", 2, 32, NULL, OFF(barrier_fanout),
      "children per node in the barrier's tree (a fan-out of nodes - 1 or more is a star)"},
     {"DSM_SHARED_GLOBALS", CFG_BOOL, "0", 0, 1, NULL, OFF(shared_globals),

@@ -47,7 +47,8 @@ struct kmp_dim {
 
 #define DOACROSS_MAX_DIMS 8
 
-static DSM_STATE struct {
+/* Each thread's own (its posts, what it knows of the words). */
+static __thread struct {
     int       ndims;
     kmp_int64 lo[DOACROSS_MAX_DIMS], st[DOACROSS_MAX_DIMS];
     uint64_t  count[DOACROSS_MAX_DIMS];

@@ -61,8 +61,19 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
 
 /* ---- static loops ---------------------------------------------------------- */
 
-/* Sets this thread's part of a static loop: one block, or its chunks
- * (first chunk in lower..upper, the next `stride` further on). */
+/* Seed 003's profiled schedule measures and divides by node (loopsite.c
+ * exchanges one speed per node); a team with several threads on a node
+ * would need it per thread, which is not built: one line, not a wrong
+ * division. */
+static void profiled_needs_one_thread_per_node(const struct omp_thread *t)
+{
+    if (t->nthreads > t->team_nodes)
+        log_fatal("the profiled schedule (OMP_SCHEDULE or DSM_OMP_STATIC=profiled) with %d "
+                  "threads on %d nodes: it divides loops by node, one thread each, for now; use "
+                  "at most %d threads (num_threads, OMP_NUM_THREADS) or another schedule",
+                  t->nthreads, t->team_nodes, t->team_nodes);
+}
+
 /* A static loop divided by seed 003's profiled schedule (DSM_OMP_STATIC):
  * a block by speed, or, for a loop compiled with a chunk, chunks by speed. */
 static void profiled_static(struct omp_thread *t, const void *site, bool chunked, uint64_t trip,
@@ -128,6 +139,7 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
         return; /* lower..upper is already empty */
     }
     if (t->icv.static_sched.kind == SCHED_PROFILED && n > 1 && loc && loc->psource) {
+        profiled_needs_one_thread_per_node(t);
         profiled_static(t, loc->psource, base == kmp_sch_static_chunked && chunk >= 1, trip, lb,
                         incr, plast, lower, upper, stride);
         return;
@@ -248,6 +260,7 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
         .chunk = chunk > 0 ? (uint64_t)chunk : kind == SCHED_STATIC ? 0 : 1,
     };
     if (kind == SCHED_PROFILED) {
+        profiled_needs_one_thread_per_node(t);
         l->site = parallel_site(loc->psource);
         parallel_profiled_begin(l->site, &t->icv.run_sched, l->trip, t->tid, t->nthreads,
                                 &l->plan);
@@ -374,7 +387,7 @@ void __kmpc_ordered(ident_t *loc, kmp_int32 gtid)
         parallel_turn_wait(l->id, l->cur);
         l->has_turn = true;
     }
-    sync_lock(ORDERED_LOCK);
+    omp_lock_take(ORDERED_LOCK);
     sync_flush_implied(); /* the entry's flush (sync/flush.c) */
 }
 
@@ -382,5 +395,5 @@ void __kmpc_end_ordered(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     if (omp_self()->loop_state.ordered)
-        sync_unlock(ORDERED_LOCK);
+        omp_lock_give(ORDERED_LOCK);
 }

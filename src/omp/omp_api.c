@@ -2,9 +2,9 @@
  * omp_api.c — the OpenMP API routines (omp_get_thread_num, locks, wtime …)
  * and the runtime's settings (OMP_NUM_THREADS, OMP_SCHEDULE, OMP_DYNAMIC).
  *
- * One OpenMP thread per node: a team has at most as many threads as the
- * job has nodes; asking for more (OMP_NUM_THREADS, omp_set_num_threads,
- * num_threads) gives that many.
+ * A team runs on nodes × threads (team_layout.c): nthreads-var is
+ * OMP_NUM_THREADS, else nodes × DSM_THREADS; asking for more threads than
+ * nodes puts several on a node.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,7 +21,8 @@
 #include "runtime/boot.h"
 #include "runtime/runtime.h"
 
-static DSM_STATE struct omp_thread self;
+/* Each thread of a node has its own (a region's helpers too). */
+static __thread struct omp_thread self;
 
 /* A whole number in 1..max from the environment, or `fallback`. */
 static int env_count(const char *name, int fallback, int max)
@@ -61,13 +62,14 @@ static void omp_init(struct omp_thread *t)
                   "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
     t->nthreads = 1;
     t->distributed = rt()->started && job()->nodes > 1;
-    /* More threads than nodes: nthreads-var keeps what was asked for
-     * (omp_get_max_threads returns it, as OpenMP says and clang's
-     * optimiser assumes), and a region gets fewer threads, one per node,
-     * as OpenMP allows when it cannot give as many (region.c). */
-    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes, INT_MAX);
+    /* nthreads-var: OMP_NUM_THREADS, else every thread of every node
+     * (DSM_THREADS each, 1 by default); a region places them over the
+     * nodes (team_layout.c). */
+    int64_t node_threads = rt()->started && job()->cfg.threads > 1 ? job()->cfg.threads : 1;
+    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes * (int)node_threads, INT_MAX);
     /* dyn-var's initial value is the implementation's to choose: true,
-     * since a region gets at most one thread per node (region.c). */
+     * so that a region asking for more than nodes × DSM_THREADS gets
+     * those (team_layout.c). */
     t->icv.dynamic = true;
     const char *d = getenv("OMP_DYNAMIC");
     if (d && *d) {
@@ -78,10 +80,11 @@ static void omp_init(struct omp_thread *t)
         else
             log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
     }
-    if (!t->icv.dynamic && t->icv.nthreads > job()->nodes)
-        log_fatal("OMP_NUM_THREADS=%d with OMP_DYNAMIC=false is not supported on %d nodes: dsm "
-                  "runs one thread per node (run dsmrun -n %d, or leave OMP_DYNAMIC unset)",
-                  t->icv.nthreads, job()->nodes, t->icv.nthreads);
+    if (!t->icv.dynamic && t->icv.nthreads > omp_thread_limit())
+        log_fatal("OMP_NUM_THREADS=%d with OMP_DYNAMIC=false: %d nodes × %d threads give at most "
+                  "%d (run with more nodes, or dsmrun --threads, or leave OMP_DYNAMIC unset)",
+                  t->icv.nthreads, job()->nodes, omp_thread_limit() / job()->nodes,
+                  omp_thread_limit());
     t->icv.max_active_levels = 1;
     t->icv.cancellation = false;
     const char *c = getenv("OMP_CANCELLATION");
@@ -140,24 +143,26 @@ int omp_lock_id_of(const void *addr)
 /* ---- threadprivate --------------------------------------------------------- */
 
 /* dsmcc builds with -fnoopenmp-use-tls, so threadprivate variables come
- * here. The master's copy is the variable itself; every other node keeps
- * its own copy in private memory, made on first use from the variable's
- * value then (copyin reads the master's copy, the variable, through shared
- * memory). clang's `cache` argument is a global of the program, shared
- * under shared globals, so it is not used: a node-private table is. */
+ * here. The master's copy is the variable itself; every other thread (of
+ * node 0 or another) keeps its own copy in private memory, made on first
+ * use from the variable's value then (copyin reads the master's copy, the
+ * variable, through shared memory). clang's `cache` argument is a global
+ * of the program, shared under shared globals, so it is not used: a
+ * thread-private table is. A node's helper threads live from region to
+ * region, and so do their copies, as OpenMP asks of threadprivate data. */
 struct tp_copy {
     struct tp_copy *next;
     const void     *original;
     void           *copy;
     size_t          size;
 };
-static DSM_STATE struct tp_copy *tp_copies;
+static __thread struct tp_copy *tp_copies;
 
 void *__kmpc_threadprivate_cached(ident_t *loc, kmp_int32 gtid, void *data, size_t size,
                                   void ***cache)
 {
     (void)loc, (void)gtid, (void)cache;
-    if (job()->rank == 0)
+    if (job()->rank == 0 && smp_index() == 0)
         return data;
     for (struct tp_copy *c = tp_copies; c; c = c->next)
         if (c->original == data)
@@ -199,7 +204,7 @@ int omp_get_thread_num(void) { return omp_self()->tid; }
 int omp_get_num_threads(void) { return omp_self()->nthreads; }
 int omp_get_max_threads(void) { return omp_self()->icv.nthreads; }
 int omp_get_num_procs(void) { return job()->nodes; }
-int omp_get_thread_limit(void) { return job()->nodes; }
+int omp_get_thread_limit(void) { return omp_thread_limit(); }
 int omp_in_parallel(void) { return omp_self()->active_level > 0; }
 int omp_get_level(void) { return omp_self()->level; }
 int omp_get_active_level(void) { return omp_self()->active_level; }
@@ -241,7 +246,7 @@ void omp_set_num_threads(int n)
 {
     if (n < 1)
         log_fatal("omp_set_num_threads(%d): the number must be positive", n);
-    omp_self()->icv.nthreads = n; /* a region clamps it to the nodes (region.c) */
+    omp_self()->icv.nthreads = n; /* a region places them over the nodes (team_layout.c) */
 }
 
 int omp_get_ancestor_thread_num(int level)
@@ -252,7 +257,7 @@ int omp_get_ancestor_thread_num(int level)
     if (level == t->level)
         return t->tid;
     /* Outer levels: the active region (level 1) or the initial thread. */
-    return level == 0 ? 0 : level == 1 && t->active_level ? job()->rank : 0;
+    return level == 0 ? 0 : level == 1 && t->active_level && t->serialized ? t->outer[0].tid : 0;
 }
 
 int omp_get_team_size(int level)

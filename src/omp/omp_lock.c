@@ -5,13 +5,19 @@
  * lives in shared memory and is initialised once). Holding the lock is a
  * claim at node 0 (parallel_claim), so omp_test_lock can be told "busy" at
  * once, plus dsm_lock of the same id, which carries the holders' writes
- * from one to the next. A nestable lock's owner and depth are known only
- * to the node that holds it: one thread per node, so the node is the owner.
+ * from one to the next. While a node runs several threads of a team
+ * (team_layout.c), they take a mutex of the node per lock first, so that
+ * one of them at a time claims it from node 0 (an error-checking mutex: a
+ * thread setting a lock it holds is told so, not hung); in a job of one
+ * node that mutex is the lock. A nestable lock's owner (a thread) and
+ * depth are known only to the node that holds it.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "base/job.h"
@@ -42,6 +48,36 @@ static int id_of(void *lk, const char *what)
     return (int)v;
 }
 
+/* The node's mutex of a lock, for its threads (made on first use). */
+struct node_mutex {
+    pthread_mutex_t mutex;
+    bool            ready;
+};
+static DSM_STATE struct {
+    pthread_mutex_t lock;
+    struct idmap    map;
+} node_mutexes = {.lock = PTHREAD_MUTEX_INITIALIZER, .map = {.size = sizeof(struct node_mutex)}};
+
+static pthread_mutex_t *node_mutex(int id)
+{
+    pthread_mutex_lock(&node_mutexes.lock);
+    struct node_mutex *m = idmap_get(&node_mutexes.map, id);
+    if (!m->ready) {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+        pthread_mutex_init(&m->mutex, &a);
+        pthread_mutexattr_destroy(&a);
+        m->ready = true;
+    }
+    pthread_mutex_unlock(&node_mutexes.lock);
+    return &m->mutex;
+}
+
+/* Whether the node's mutex is part of holding locks now: the node runs
+ * several threads of a team, or is the whole job. */
+static bool by_node_mutex(void) { return smp_multi(); }
+
 /* In a program of one thread (no job, or one node) a lock is a flag. */
 static DSM_STATE struct {
     pthread_mutex_t lock;
@@ -58,6 +94,24 @@ static bool *held_alone(int id)
 
 static bool try_take(int id)
 {
+    if (by_node_mutex()) {
+        int err = pthread_mutex_trylock(node_mutex(id));
+        if (err == EBUSY)
+            return false;
+        if (err)
+            log_fatal("omp_test_lock: %s", strerror(err));
+        if (!omp_self()->distributed)
+            return true;
+        if (!parallel_claim(id, true)) {
+            pthread_mutex_unlock(node_mutex(id));
+            struct timespec pause = {0, 200000}; /* as below */
+            nanosleep(&pause, NULL);
+            return false;
+        }
+        sync_lock(id);
+        sync_flush_implied();
+        return true;
+    }
     if (!omp_self()->distributed) {
         bool *h = held_alone(id);
         if (*h)
@@ -81,6 +135,15 @@ static bool try_take(int id)
 
 static void take(int id)
 {
+    if (by_node_mutex()) {
+        int err = pthread_mutex_lock(node_mutex(id));
+        if (err == EDEADLK)
+            log_fatal("omp_set_lock of a lock this thread holds: a deadlock");
+        if (err)
+            log_fatal("omp_set_lock: %s", strerror(err));
+        if (!omp_self()->distributed)
+            return;
+    }
     if (!omp_self()->distributed) {
         if (!try_take(id))
             log_fatal("omp_set_lock of a lock the only thread holds: a deadlock");
@@ -93,6 +156,16 @@ static void take(int id)
 
 static void drop(int id)
 {
+    if (by_node_mutex()) {
+        if (omp_self()->distributed) {
+            sync_unlock(id);
+            parallel_leave(id);
+        }
+        int err = pthread_mutex_unlock(node_mutex(id));
+        if (err)
+            log_fatal("omp_unset_lock of a lock this thread does not hold (%s)", strerror(err));
+        return;
+    }
     if (!omp_self()->distributed) {
         bool *h = held_alone(id);
         if (!*h)
@@ -111,18 +184,41 @@ void omp_set_lock(omp_lock_t *l) { take(id_of(l->_lk, "omp_set_lock")); }
 void omp_unset_lock(omp_lock_t *l) { drop(id_of(l->_lk, "omp_unset_lock")); }
 int omp_test_lock(omp_lock_t *l) { return try_take(id_of(l->_lk, "omp_test_lock")); }
 
-/* Nestable locks: the depth this node holds each at (0: not held here). */
+/* Nestable locks: the thread of this node holding each, and at what
+ * depth (0: not held here). Only the holder changes its record. */
+struct nest_hold {
+    int       depth;
+    pthread_t owner;
+};
 static DSM_STATE struct {
     pthread_mutex_t lock;
     struct idmap    depth;
-} nests = {.lock = PTHREAD_MUTEX_INITIALIZER, .depth = {.size = sizeof(int)}};
+} nests = {.lock = PTHREAD_MUTEX_INITIALIZER, .depth = {.size = sizeof(struct nest_hold)}};
 
-static int *depth_of(int id)
+static struct nest_hold *hold_of(int id)
 {
     pthread_mutex_lock(&nests.lock);
-    int *d = idmap_get(&nests.depth, id);
+    struct nest_hold *d = idmap_get(&nests.depth, id);
     pthread_mutex_unlock(&nests.lock);
     return d;
+}
+
+/* Whether this thread holds it (read under the table's mutex: another
+ * thread of the node may be changing the record). */
+static bool held_here(struct nest_hold *d)
+{
+    pthread_mutex_lock(&nests.lock);
+    bool mine = d->depth > 0 && pthread_equal(d->owner, pthread_self());
+    pthread_mutex_unlock(&nests.lock);
+    return mine;
+}
+
+static void set_hold(struct nest_hold *d, int depth)
+{
+    pthread_mutex_lock(&nests.lock);
+    d->depth = depth;
+    d->owner = pthread_self();
+    pthread_mutex_unlock(&nests.lock);
 }
 
 void omp_init_nest_lock(omp_nest_lock_t *l) { l->_lk = (void *)(uintptr_t)new_id(); }
@@ -132,27 +228,37 @@ void omp_destroy_nest_lock(omp_nest_lock_t *l) { l->_lk = NULL; }
 void omp_set_nest_lock(omp_nest_lock_t *l)
 {
     int id = id_of(l->_lk, "omp_set_nest_lock");
-    int *d = depth_of(id);
-    if (*d == 0)
+    struct nest_hold *d = hold_of(id);
+    if (!held_here(d)) {
         take(id);
-    ++*d;
+        set_hold(d, 1);
+        return;
+    }
+    set_hold(d, d->depth + 1);
 }
 
 void omp_unset_nest_lock(omp_nest_lock_t *l)
 {
     int id = id_of(l->_lk, "omp_unset_nest_lock");
-    int *d = depth_of(id);
-    if (*d == 0)
+    struct nest_hold *d = hold_of(id);
+    if (!held_here(d))
         log_fatal("omp_unset_nest_lock of a lock this thread does not hold");
-    if (--*d == 0)
+    int depth = d->depth - 1;
+    set_hold(d, depth);
+    if (depth == 0)
         drop(id);
 }
 
 int omp_test_nest_lock(omp_nest_lock_t *l)
 {
     int id = id_of(l->_lk, "omp_test_nest_lock");
-    int *d = depth_of(id);
-    if (*d == 0 && !try_take(id))
+    struct nest_hold *d = hold_of(id);
+    if (held_here(d)) {
+        set_hold(d, d->depth + 1);
+        return d->depth;
+    }
+    if (!try_take(id))
         return 0;
-    return ++*d;
+    set_hold(d, 1);
+    return 1;
 }

@@ -1,18 +1,24 @@
 /*
  * omp_state.h — the OpenMP runtime's state on a node (internal to src/omp).
  *
- * dsm runs one OpenMP thread per node: thread i of a team is node i, and
- * the master thread is node 0, which alone runs the program's main (master-
- * only start, dsmcc). A parallel region is a dsm_create of every node with
- * a description of the region that the master writes into shared memory;
- * the region ends when every node has returned (dsm_wait_for_end), which is
- * the release and acquire the end of a region needs.
+ * A team of n threads runs on nodes × threads (team_layout.c): p =
+ * ceil(n / nodes) threads on each node, node-major, so thread i is thread
+ * i % p of node i / p, and the master thread is node 0's first, which
+ * alone runs the program's main (master-only start, dsmcc). With n no
+ * larger than the nodes, p = 1: one thread per node, as dsm always ran.
+ * A parallel region is a dsm_create of every node with a description of
+ * the region that the master writes into shared memory; each node runs it
+ * on its threads of the team (the SMP machinery: runtime/threads.c,
+ * sync/cohort.c) and the region ends when every node has returned
+ * (dsm_wait_for_end), which is the release and acquire the end of a
+ * region needs. The state below is per thread.
  */
 #ifndef DSM_OMP_STATE_H
 #define DSM_OMP_STATE_H
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/smp.h"
 #include "parallel/parallel.h"
 
 /* The most arguments (shared variables) an outlined region may take. */
@@ -22,6 +28,7 @@
 struct omp_region {
     uint64_t          microtask;
     int32_t           argc, nthreads;
+    int32_t           per_node;         /* threads per node (team_layout.c) */
     uint32_t          team;             /* regions run so far, this one included */
     struct sched_spec run_sched;        /* the master's run-sched-var */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
@@ -72,6 +79,8 @@ struct omp_thread {
     bool               ready;
     bool               distributed;     /* in a job of several nodes (else one thread in all) */
     int                tid, nthreads;   /* in the innermost region */
+    int                team_nodes;      /* nodes the active region's team spans */
+    int                gtid;            /* in the active region: its thread number there */
     int                level, active_level;
     uint32_t           team;            /* the active region's number */
     uint32_t           loop;            /* worksharing loops met in it */
@@ -108,6 +117,35 @@ int omp_lock_id_of(const void *addr);
 struct ident;
 void __kmpc_barrier(struct ident *loc, int32_t gtid);
 
+/* ---- the team over nodes × threads (team_layout.c) ---- */
+
+/* The number of threads a region asking for `asked` gets (OpenMP 5.1
+ * §2.6.1: dyn-var, the thread limit); ends the job in one line when dyn-var
+ * is false and they cannot be given. */
+int omp_team_size(const struct omp_thread *t, int asked);
+/* The most threads a region may have: nodes × threads per node. */
+int omp_thread_limit(void);
+/* Threads per node for a team of n, and the team's threads on `node`. */
+int omp_team_per_node(int n);
+int omp_team_on_node(int n, int per_node, int node);
+/* What threads on a node need, checked at the master before the first
+ * region that has them (protocol, settings, cancellation), in one line. */
+void omp_team_check_threads(const struct omp_thread *t, int per_node);
+/* On every node, before and after its threads of a region run fn(arg):
+ * `local` threads (this one and local - 1 helpers) as SMP threads. */
+void omp_node_threads_begin(int per_node, int local, void (*fn)(void *), void *arg);
+void omp_node_threads_end(int local);
+/* Locks of the runtime's own (critical, reductions, ordered): inside the
+ * node first when the node has several threads (sync/cohort.c). */
+void omp_lock_take(int id);
+void omp_lock_give(int id);
+/* Whether locks must act: several nodes, or several threads running on
+ * this one (a nested region's team of one included). */
+static inline bool omp_shared(const struct omp_thread *t)
+{
+    return t->distributed || smp_multi();
+}
+
 /* Frees the region's last doacross words, at the master after the join. */
 void omp_doacross_region_end(struct omp_region *r);
 
@@ -116,6 +154,10 @@ void omp_doacross_region_end(struct omp_region *r);
  * until the taskgroup ends. */
 int omp_taskgroup_cancel(void);
 int omp_taskgroup_cancelled(void);
+
+/* Runs the node's queued tasks until none is left (task.c): at a barrier
+ * and at the region's end, where every task of the team must be done. */
+void omp_tasks_complete(void);
 
 /* The bytes from p to the end of this node's threadprivate copy holding
  * it; 0 when p is in none. */

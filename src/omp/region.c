@@ -2,8 +2,9 @@
  * region.c — parallel regions: __kmpc_fork_call and what belongs to the
  * team as a whole (barrier, single, master, copyprivate, flush).
  *
- * Nested regions, regions with one thread and jobs of one node run on the
- * calling node alone ("serialized", as OpenMP allows for nested regions).
+ * Nested regions and regions with one thread run on the calling thread
+ * alone ("serialized", as OpenMP allows for nested regions). A team runs
+ * on nodes × threads (team_layout.c).
  */
 #include <stdarg.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/stack.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -87,33 +89,54 @@ static void serialized_end(struct omp_thread *t)
     t->level--;
 }
 
-/* On every node but the master: one region. */
-static void run_member(void *arg)
+/* A thread enters the region as thread `tid` of its team; what it was
+ * before comes back at the end (the ICVs set in the region were its own). */
+static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
 {
-    struct omp_region *r = arg;
-    struct omp_thread *t = omp_self();
-    int rank = job()->rank;
-    if (rank >= r->nthreads)
-        return; /* not in this team */
-    uint64_t t0 = clock_ns();
-    struct omp_thread saved = *t;
     t->stack_hi = __builtin_frame_address(0);
     t->since_barrier = 0;
-    t->tid = rank;
+    t->tid = t->gtid = tid;
     t->nthreads = r->nthreads;
+    t->team_nodes = (r->nthreads + r->per_node - 1) / r->per_node;
     t->level = 1;
     t->active_level = 1;
     t->team = r->team;
     t->loop = 0;
-    t->region = r;
+    t->region = (struct omp_region *)r;
+}
+
+/* One thread of a node, in the region: thread i of node r is team thread
+ * r·p + i (node-major, as dsm_thread_id). The master's own thread takes
+ * the path in __kmpc_fork_call instead. */
+static void run_thread(void *arg)
+{
+    struct omp_region *r = arg;
+    struct omp_thread *t = omp_self();
+    int tid = job()->rank * r->per_node + smp_index();
+    uint64_t t0 = clock_ns();
+    struct omp_thread saved = *t;
+    enter(t, r, tid);
     t->icv.run_sched = r->run_sched;
     int argc = r->argc;
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)argc * sizeof args[0]);
-    invoke((kmpc_micro)(uintptr_t)r->microtask, rank, rank, argc, args);
+    invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
+    omp_tasks_complete(); /* the region's end is a barrier for its tasks */
     *t = saved;
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
+}
+
+/* On every node but the master: one region, on this node's threads of
+ * the team (none: not in it). */
+static void run_member(void *arg)
+{
+    struct omp_region *r = arg;
+    int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
+    omp_node_threads_begin(r->per_node, local, run_thread, r);
+    if (local > 0)
+        run_thread(r);
+    omp_node_threads_end(local);
 }
 
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
@@ -133,26 +156,23 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     if (t->distributed && t->level == 0 && !stack_on_shared())
         log_fatal("an OpenMP parallel region was started on a thread the program created "
                   "(pthread_create); dsm runs OpenMP regions from main's thread only");
-    int n = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
+    int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
-    if (n > job()->nodes) {
-        /* OpenMP leaves it to the implementation when dynamic adjustment
-         * is off; a team of fewer threads than the program insisted on
-         * would run it wrongly (a thread number it relies on missing),
-         * so that one line. With it on: a team of all the nodes. */
-        if (!t->icv.dynamic)
-            log_fatal("a parallel region asks for %d threads with dynamic adjustment off "
-                      "(omp_set_dynamic(0) or OMP_DYNAMIC=false): not supported on %d nodes, "
-                      "as dsm runs one thread per node; run dsmrun -n %d",
-                      n, job()->nodes, n);
-        n = job()->nodes;
-    }
-    if (t->level > 0 || n <= 1) {
+    if (t->level > 0 || asked <= 1) {
         serialized_begin(t);
-        invoke(microtask, job()->rank, 0, argc, args);
+        invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
+    int n = omp_team_size(t, asked);
+    if (n <= 1) {
+        serialized_begin(t);
+        invoke(microtask, t->tid, 0, argc, args);
+        serialized_end(t);
+        return;
+    }
+    int per_node = omp_team_per_node(n);
+    omp_team_check_threads(t, per_node);
     uint64_t t0 = clock_ns();
     struct omp_region *r = t->own_region;
     if (!r) {
@@ -163,26 +183,27 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->microtask = (uint64_t)(uintptr_t)microtask;
     r->argc = argc;
     r->nthreads = n;
+    r->per_node = per_node;
     r->team = ++t->teams_started;
     r->run_sched = t->icv.run_sched;
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
-    dsm_create(run_member, r);
+    bool others = job()->nodes > 1;
+    if (others)
+        dsm_create(run_member, r);
+    int local = omp_team_on_node(n, per_node, 0);
+    omp_node_threads_begin(per_node, local, run_thread, r);
 
     struct omp_thread saved = *t;
-    t->since_barrier = 0;
-    t->tid = 0;
-    t->nthreads = n;
-    t->level = 1;
-    t->active_level = 1;
-    t->team = r->team;
-    t->loop = 0;
-    t->region = r;
+    enter(t, r, 0);
     invoke(microtask, 0, 0, argc, args);
+    omp_tasks_complete();
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
-    dsm_wait_for_end();
+    omp_node_threads_end(local);
+    if (others)
+        dsm_wait_for_end();
     omp_doacross_region_end(r);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -198,7 +219,7 @@ void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 num_threads
 
 void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int proc_bind)
 {
-    (void)loc, (void)gtid, (void)proc_bind; /* one thread per node: nothing to bind */
+    (void)loc, (void)gtid, (void)proc_bind; /* the node's threads float over its cores */
 }
 
 /* The region's `if` clause was false: the encountering thread runs it. */
@@ -214,11 +235,14 @@ void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid)
     serialized_end(omp_self());
 }
 
+/* Unique per thread while a region runs (its number in the active team,
+ * kept in a nested serialized region); outside, the node's one thread:
+ * its rank. */
 kmp_int32 __kmpc_global_thread_num(ident_t *loc)
 {
     (void)loc;
-    omp_self();
-    return job()->rank;
+    struct omp_thread *t = omp_self();
+    return t->active_level ? t->gtid : job()->rank;
 }
 
 kmp_int32 __kmpc_global_num_threads(ident_t *loc)
@@ -254,20 +278,33 @@ kmp_int32 __kmpc_ok_to_fork(ident_t *loc)
 void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
 void __kmpc_end(ident_t *loc) { (void)loc; }
 
+/* A team on some of the nodes, several threads on this one: the node's
+ * threads meet (cohort.c), and the last of them passes the team's
+ * barrier of nodes for all. */
+static void team_nodes_barrier(void)
+{
+    struct omp_thread *t = omp_self_owing();
+    parallel_team_barrier(&t->region->count, t->team_nodes);
+}
+
 static void team_barrier(struct omp_thread *t)
 {
+    omp_tasks_complete(); /* a barrier completes the team's tasks (OpenMP 5.1 §2.19.2) */
     t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
     if (t->icv.cancellation)
         /* A member may have left by `cancel parallel` (cancel.c): the
          * barrier must not wait for it. Where OpenMP's barrier is no
-         * cancellation point, the caller goes on to its next one. */
+         * cancellation point, the caller goes on to its next one. (One
+         * thread per node: team_layout.c refuses cancellation beyond.) */
         parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
-    else if (t->nthreads == job()->nodes)
-        dsm_barrier();
+    else if (t->team_nodes == job()->nodes)
+        dsm_barrier(); /* the node's threads meet first (cohort.c) */
+    else if (smp_multi())
+        sync_node_barrier(team_nodes_barrier);
     else
-        parallel_team_barrier(&t->region->count, t->nthreads);
+        parallel_team_barrier(&t->region->count, t->team_nodes);
 }
 
 /* An owed barrier (see __kmpc_end_reduce) is this one: one barrier serves
@@ -429,6 +466,7 @@ void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy
 void __kmpc_flush(ident_t *loc)
 {
     (void)loc;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the node's threads share memory in hardware */
     if (omp_self()->distributed)
         sync_flush();
 }
@@ -436,10 +474,10 @@ void __kmpc_flush(ident_t *loc)
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 {
     (void)loc, (void)gtid;
-    if (!omp_self()->distributed)
+    if (!omp_shared(omp_self()))
         return;
     uint64_t t0 = clock_ns();
-    sync_lock(omp_lock_id_of(crit));
+    omp_lock_take(omp_lock_id_of(crit));
     sync_flush_implied(); /* the entry's flush (sync/flush.c) */
     stats_add(STAT_PAR_CRITICALS, 1);
     stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
@@ -455,8 +493,8 @@ void __kmpc_critical_with_hint(ident_t *loc, kmp_int32 gtid, kmp_critical_name *
 void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 {
     (void)loc, (void)gtid;
-    if (omp_self()->distributed)
-        sync_unlock(omp_lock_id_of(crit));
+    if (omp_shared(omp_self()))
+        omp_lock_give(omp_lock_id_of(crit));
 }
 
 /* Reductions: always the "critical" method (return 1): each thread merges
@@ -479,9 +517,9 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
      * barrier, the team meets first. (The construct itself counts one.) */
     if (t->nthreads > 1 && t->since_barrier > 1)
         team_barrier(t);
-    if (t->nthreads > 1) {
+    if (t->nthreads > 1 || smp_multi()) {
         uint64_t t0 = clock_ns();
-        sync_lock(omp_lock_id_of(lck));
+        omp_lock_take(omp_lock_id_of(lck));
         stats_add(STAT_T_PAR_REDUCE_NS, clock_ns() - t0);
     }
     return 1;
@@ -490,8 +528,8 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
 void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck)
 {
     (void)loc, (void)gtid;
-    if (omp_self()->nthreads > 1)
-        sync_unlock(omp_lock_id_of(lck));
+    if (omp_self()->nthreads > 1 || smp_multi())
+        omp_lock_give(omp_lock_id_of(lck));
 }
 
 kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t reduce_size,

@@ -1,6 +1,7 @@
 /*
- * task.c — explicit tasks, run at once by the thread that meets them, and
- * taskloop.
+ * task.c — explicit tasks, run at once by the thread that meets them or,
+ * on a node that runs several threads of the team, queued for the node's
+ * threads; and taskloop.
  *
  * OpenMP lets a task be executed immediately ("undeferred") by its
  * encountering thread; doing so always is a correct implementation, and on
@@ -13,12 +14,26 @@
  * running part hands the task back (__kmpc_omp_task on the task itself)
  * and returns. Here the part that returns is followed at once by the next
  * one, on the same thread (running an untied task as if tied is allowed).
+ *
+ * Several threads of the team on a node (team_layout.c): a task is
+ * deferred into a queue of the node, which its threads run at their task
+ * scheduling points — taskwait (until the waiting task's children are
+ * done), a taskgroup's end (until the group's tasks are), a barrier and
+ * the region's end (until every task of the node is), and a task's own
+ * end (until its children are: a child's count lives in its parent's
+ * record, so the parent waits for it; OpenMP allows the wait). Tasks stay
+ * on their node (no stealing across nodes: their private data is this
+ * process's). A task with dependences waits for its siblings before it
+ * runs at once, which meets any dependence among them. With one thread
+ * per node, nothing is queued: every task runs at once, as before.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
@@ -53,6 +68,134 @@ static kmp_task_t *task_new(size_t size, size_t shareds_at)
 
 static void task_free(kmp_task_t *t) { free(prefix_of(t)); }
 
+/* ---- the node's queue (several threads of a team on the node) ------------ */
+
+/* A task's (or a thread's implicit task's) children still queued or
+ * running, and the taskgroup its new tasks join. */
+struct task_rec {
+    int              children;
+    struct taskgroup *group;
+    struct task_rec  *parent;  /* NULL: an implicit task's */
+};
+/* A taskgroup of a thread with queued tasks: its tasks not yet done. */
+struct taskgroup {
+    int               count;
+    struct taskgroup *outer;
+};
+struct queued_task {
+    struct queued_task *next;
+    kmp_task_t         *task;
+    kmp_int32           gtid;
+    struct task_rec    *parent;
+    struct taskgroup   *group;
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t     lock;  /* the queue and every count below and in records */
+    pthread_cond_t      done;  /* a task finished, or one was queued */
+    /* Newest first, taken from the top: a waiting task then mostly runs
+     * its own children, depth first, as libomp's own deque does, and the
+     * nesting of waits stays as deep as the program's tasks (taken oldest
+     * first, fib(15)'s waits nested past 256). */
+    struct queued_task *top;
+    int                 outstanding; /* queued or running */
+} nodeq = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+/* The task this thread runs now (its implicit task's record when none). */
+static __thread struct task_rec implicit_rec;
+static __thread struct task_rec *current;
+
+static struct task_rec *current_rec(void) { return current ? current : &implicit_rec; }
+
+static void run(kmp_int32 gtid, kmp_task_t *task);
+
+/* Whether the queued task descends from the task of record `a`. */
+static bool descends(const struct queued_task *q, const struct task_rec *a)
+{
+    for (const struct task_rec *r = q->parent; r; r = r->parent)
+        if (r == a)
+            return true;
+    return false;
+}
+
+/* Runs one queued task that this thread may run now; caller holds
+ * nodeq.lock, which is dropped while it runs. A thread waiting inside an
+ * explicit task may only start its descendants (OpenMP's task scheduling
+ * constraint: a task waiting on it could hold a lock or critical section
+ * another task needs); in its implicit task, any. Returns false when no
+ * queued task qualified. */
+static bool run_one_locked(void)
+{
+    struct queued_task **pp = &nodeq.top, *q;
+    while ((q = *pp) && current && !descends(q, current))
+        pp = &q->next;
+    if (!q)
+        return false;
+    *pp = q->next;
+    pthread_mutex_unlock(&nodeq.lock);
+    struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent};
+    struct task_rec *outer = current;
+    current = &rec;
+    run(q->gtid, q->task);
+    task_free(q->task);
+    pthread_mutex_lock(&nodeq.lock);
+    /* Its children hold its record: they finish before it does. */
+    while (rec.children > 0)
+        if (!run_one_locked())
+            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+    current = outer;
+    q->parent->children--;
+    if (q->group)
+        q->group->count--;
+    nodeq.outstanding--;
+    pthread_cond_broadcast(&nodeq.done);
+    free(q);
+    return true;
+}
+
+/* Runs queued tasks until *count is 0 (a task's children, a group's
+ * tasks, the node's tasks). */
+static void run_until_zero(const int *count)
+{
+    pthread_mutex_lock(&nodeq.lock);
+    while (*count > 0)
+        if (!run_one_locked())
+            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+    pthread_mutex_unlock(&nodeq.lock);
+}
+
+static void defer(kmp_int32 gtid, kmp_task_t *task)
+{
+    struct queued_task *q = malloc(sizeof *q);
+    if (!q)
+        log_fatal("out of memory for an OpenMP task");
+    struct task_rec *parent = current_rec();
+    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group};
+    pthread_mutex_lock(&nodeq.lock);
+    parent->children++;
+    if (q->group)
+        q->group->count++;
+    nodeq.outstanding++;
+    q->next = nodeq.top;
+    nodeq.top = q;
+    pthread_cond_broadcast(&nodeq.done);
+    pthread_mutex_unlock(&nodeq.lock);
+}
+
+/* The current task's children, all done (taskwait; before a task with
+ * dependences runs). */
+static void wait_children(void)
+{
+    if (smp_multi())
+        run_until_zero(&current_rec()->children);
+}
+
+void omp_tasks_complete(void)
+{
+    if (smp_multi())
+        run_until_zero(&nodeq.outstanding);
+}
+
 kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
                                   size_t sizeof_kmp_task_t, size_t sizeof_shareds,
                                   kmp_routine_entry_t task_entry)
@@ -69,15 +212,15 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
 /* The tasks running on this thread, innermost last: an untied task that
  * hands itself back is marked to run its next part. */
 #define TASK_MAX_DEPTH 256
-static DSM_STATE struct {
+static __thread struct {
     kmp_task_t *task;
     bool        again;
 } running[TASK_MAX_DEPTH];
-static DSM_STATE int depth;
+static __thread int depth;
 
 /* Taskgroups open on this thread, and the depth of the outermost one
  * cancelled (0: none). */
-static DSM_STATE int taskgroups, cancelled_group;
+static __thread int taskgroups, cancelled_group;
 
 int omp_taskgroup_cancel(void)
 {
@@ -111,6 +254,10 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
             running[i].again = true;
             return 0;
         }
+    if (smp_multi() && !cancelled_group) {
+        defer(gtid, task);
+        return 0;
+    }
     if (!cancelled_group) /* in a cancelled taskgroup, a new task is discarded */
         run(gtid, task);
     task_free(task);
@@ -122,6 +269,13 @@ kmp_int32 __kmpc_omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
                                     void *noalias)
 {
     (void)ndeps, (void)deps, (void)ndeps_noalias, (void)noalias;
+    if (smp_multi()) { /* its siblings first, then it, at once: every dependence met */
+        wait_children();
+        if (!cancelled_group)
+            run(gtid, task);
+        task_free(task);
+        return 0;
+    }
     return __kmpc_omp_task(loc, gtid, task);
 }
 
@@ -141,6 +295,7 @@ void __kmpc_omp_wait_deps(ident_t *loc, kmp_int32 gtid, kmp_int32 ndeps, void *d
                           kmp_int32 ndeps_noalias, void *noalias)
 {
     (void)loc, (void)gtid, (void)ndeps, (void)deps, (void)ndeps_noalias, (void)noalias;
+    wait_children(); /* an if(0) task with dependences: its siblings first */
 }
 
 /* taskwait, taskyield and a taskgroup's end have nothing to wait for
@@ -156,6 +311,7 @@ static void implied_flush(void)
 kmp_int32 __kmpc_omp_taskwait(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
+    wait_children();
     implied_flush();
     return 0;
 }
@@ -171,11 +327,26 @@ void __kmpc_taskgroup(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     taskgroups++;
+    if (smp_multi()) {
+        struct taskgroup *g = calloc(1, sizeof *g);
+        if (!g)
+            log_fatal("out of memory for an OpenMP taskgroup");
+        struct task_rec *r = current_rec();
+        g->outer = r->group;
+        r->group = g;
+    }
 }
 
 void __kmpc_end_taskgroup(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
+    struct task_rec *r = current_rec();
+    if (r->group) { /* opened with the node's threads running: its tasks first */
+        struct taskgroup *g = r->group;
+        run_until_zero(&g->count);
+        r->group = g->outer;
+        free(g);
+    }
     if (cancelled_group == taskgroups)
         cancelled_group = 0;
     if (taskgroups > 0)

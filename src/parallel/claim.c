@@ -8,12 +8,19 @@
  * its waiters, and answers a try without queueing it. The writes still
  * travel with dsm_lock (the holder takes it after its claim), so this
  * module only decides who holds the lock next.
+ *
+ * A node may run several threads of an OpenMP team (src/omp/team_layout.c)
+ * each claiming a different lock at once (one lock is claimed by one
+ * thread of a node at a time: omp_lock.c's node mutex): a claim carries
+ * the thread's index on its node in the message's aux field, the answer
+ * carries it back, and each thread waits on its own slot.
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "parallel/parallel.h"
@@ -25,8 +32,11 @@ struct claim_msg {
 
 struct claim_waiter {
     struct claim_waiter *next;
-    int                  node;
+    int                  node, slot;
 };
+
+/* The most threads a node runs (DSM_THREADS's range, config.c). */
+#define CLAIM_SLOTS 256
 struct claimed {
     int                  holder;  /* plus one; 0: free */
     struct claim_waiter *waiters; /* in arrival order */
@@ -35,38 +45,39 @@ struct claimed {
 static DSM_STATE struct {
     pthread_mutex_t lock;
     struct idmap    map;      /* at node 0: struct claimed by lock id */
-    bool            answered; /* this node's outstanding claim */
-    bool            granted;
+    struct {                  /* each thread's outstanding claim, by its index */
+        bool answered, granted;
+    } slot[CLAIM_SLOTS];
 } claims = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void answer(int node, int id, bool granted)
+static void answer(int node, int slot, int id, bool granted)
 {
     if (node == job()->rank) {
-        claims.granted = granted;
-        claims.answered = true;
+        claims.slot[slot].granted = granted;
+        claims.slot[slot].answered = true;
         ipc_notify();
         return;
     }
     struct claim_msg m = {.id = id, .try_ = granted};
-    ipc_send(node, PAR_CLAIM_REP, 0, &m, sizeof m);
+    ipc_send(node, PAR_CLAIM_REP, (uint32_t)slot, &m, sizeof m);
 }
 
 /* At node 0. Caller holds claims.lock. */
-static void claim(int node, int id, bool try)
+static void claim(int node, int slot, int id, bool try)
 {
     struct claimed *c = idmap_get(&claims.map, id);
     if (!c->holder) {
         c->holder = node + 1;
-        answer(node, id, true);
+        answer(node, slot, id, true);
     } else if (c->holder == node + 1) {
         log_fatal("node %d claims OpenMP lock %d, which it holds already", node, id);
     } else if (try) {
-        answer(node, id, false);
+        answer(node, slot, id, false);
     } else {
         struct claim_waiter *w = malloc(sizeof *w), **pp = &c->waiters;
         if (!w)
             log_fatal("out of memory for an OpenMP lock's waiters");
-        *w = (struct claim_waiter){.node = node};
+        *w = (struct claim_waiter){.node = node, .slot = slot};
         while (*pp)
             pp = &(*pp)->next;
         *pp = w;
@@ -86,7 +97,7 @@ static void leave(int node, int id)
     }
     c->waiters = w->next;
     c->holder = w->node + 1;
-    answer(w->node, id, true);
+    answer(w->node, w->slot, id, true);
     free(w);
 }
 
@@ -101,10 +112,13 @@ static void on_claim_req(int src, const void *msg, size_t len)
 {
     struct claim_msg m;
     parse(src, msg, len, &m, "lock claim");
+    uint32_t slot = ipc_msg_aux(msg);
     if (job()->rank != 0)
         log_fatal("node %d sent a lock claim to node %d; node 0 keeps them", src, job()->rank);
+    if (slot >= CLAIM_SLOTS)
+        log_fatal("node %d sent a malformed lock claim", src);
     pthread_mutex_lock(&claims.lock);
-    claim(src, m.id, m.try_);
+    claim(src, (int)slot, m.id, m.try_);
     pthread_mutex_unlock(&claims.lock);
 }
 
@@ -123,37 +137,42 @@ static void on_claim_rep(int src, const void *msg, size_t len)
 {
     struct claim_msg m;
     parse(src, msg, len, &m, "lock claim reply");
+    uint32_t slot = ipc_msg_aux(msg);
     pthread_mutex_lock(&claims.lock);
-    if (src != 0 || claims.answered)
+    if (src != 0 || slot >= CLAIM_SLOTS || claims.slot[slot].answered)
         log_fatal("node %d answered a lock claim nobody made", src);
-    claims.granted = m.try_;
-    claims.answered = true;
+    claims.slot[slot].granted = m.try_;
+    claims.slot[slot].answered = true;
     pthread_mutex_unlock(&claims.lock);
     ipc_notify();
 }
 
 static bool answered(void *arg)
 {
-    (void)arg;
+    int slot = (int)(intptr_t)arg;
     pthread_mutex_lock(&claims.lock);
-    bool a = claims.answered;
+    bool a = claims.slot[slot].answered;
     pthread_mutex_unlock(&claims.lock);
     return a;
 }
 
 static bool claim_here(int id, bool try)
 {
+    int me = smp_index();
     pthread_mutex_lock(&claims.lock);
-    claims.answered = false;
+    claims.slot[me].answered = false;
     if (job()->rank == 0)
-        claim(0, id, try);
+        claim(0, me, id, try);
     pthread_mutex_unlock(&claims.lock);
     if (job()->rank != 0) {
         struct claim_msg m = {.id = id, .try_ = try};
-        ipc_send(0, PAR_CLAIM_REQ, 0, &m, sizeof m);
+        ipc_send(0, PAR_CLAIM_REQ, (uint32_t)me, &m, sizeof m);
     }
-    ipc_wait(answered, NULL, 0);
-    return claims.granted;
+    ipc_wait(answered, (void *)(intptr_t)me, 0);
+    pthread_mutex_lock(&claims.lock);
+    bool granted = claims.slot[me].granted;
+    pthread_mutex_unlock(&claims.lock);
+    return granted;
 }
 
 static void leave_here(int id)

@@ -14,6 +14,11 @@
  * the loop fully), and forgets it once every thread has been told the loop
  * is over. Ordered turns live in a second table, forgotten when the last
  * iteration's turn is done.
+ *
+ * A node may run several threads of a team (src/omp/team_layout.c), each
+ * with its own request outstanding: a request carries the thread's index
+ * on its node in the message's aux field, the reply and the turn's go
+ * carry it back, and each thread waits on its own slot.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,6 +27,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -47,6 +53,9 @@ struct turn_msg {
  * with it. */
 #define DISPATCH_SINGLE 0
 
+/* The most threads a node runs (DSM_THREADS's range, config.c). */
+#define DISPATCH_SLOTS 256
+
 /* At node 0: one dynamic or guided loop (or single) in progress. */
 struct served_loop {
     struct served_loop *next;
@@ -58,7 +67,7 @@ struct served_loop {
 /* At node 0: the turn of one ordered loop, and who waits for it. */
 struct turn_waiter {
     struct turn_waiter *next;
-    int                 node;
+    int                 node, slot;
     uint64_t            iter;
 };
 struct ordered_loop {
@@ -72,10 +81,12 @@ static DSM_STATE struct {
     pthread_mutex_t      lock;
     struct served_loop  *loops;     /* at node 0 */
     struct ordered_loop *ordered;   /* at node 0 */
-    /* This node's one outstanding request (one thread per node). */
-    bool                 replied;
-    uint64_t             rep_first, rep_count;
-    bool                 turn_go;
+    /* Each thread's outstanding request, by its index on the node. */
+    struct dispatch_slot {
+        bool     replied;
+        uint64_t rep_first, rep_count;
+        bool     turn_go;
+    } slot[DISPATCH_SLOTS];
 } disp = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static bool same(struct loop_id a, struct loop_id b) { return a.team == b.team && a.loop == b.loop; }
@@ -119,23 +130,25 @@ static void on_chunk_req(int src, const void *msg, size_t len)
 {
     struct chunk_req r;
     ipc_body(src, msg, len, &r, sizeof r, NULL, "loop chunk request");
-    if (job()->rank != 0 || r.nthreads < 1 || r.nthreads > job()->nodes || src >= r.nthreads ||
+    uint32_t slot = ipc_msg_aux(msg);
+    if (job()->rank != 0 || r.nthreads < 1 || r.nthreads > job()->nodes * DISPATCH_SLOTS ||
+        slot >= DISPATCH_SLOTS ||
         r.chunk < 1 || (r.kind != SCHED_DYNAMIC && r.kind != SCHED_GUIDED &&
                          (r.kind != DISPATCH_SINGLE || r.trip != 1 || r.chunk != 1)))
         log_fatal("node %d sent a malformed loop chunk request", src);
     pthread_mutex_lock(&disp.lock);
     struct chunk_rep rep = serve_chunk(src, &r);
     pthread_mutex_unlock(&disp.lock);
-    ipc_send(src, PAR_CHUNK_REP, 0, &rep, sizeof rep);
+    ipc_send(src, PAR_CHUNK_REP, slot, &rep, sizeof rep);
 }
 
-static void send_go(int node)
+static void send_go(int node, int slot)
 {
     if (node == job()->rank) {
-        disp.turn_go = true;
+        disp.slot[slot].turn_go = true;
         ipc_notify();
     } else
-        ipc_send(node, PAR_TURN_GO, 0, NULL, 0);
+        ipc_send(node, PAR_TURN_GO, (uint32_t)slot, NULL, 0);
 }
 
 static struct ordered_loop *ordered_of(struct loop_id id)
@@ -155,17 +168,17 @@ static struct ordered_loop *ordered_of(struct loop_id id)
 }
 
 /* Caller holds disp.lock. */
-static void turn_wait(int node, struct loop_id id, uint64_t iter)
+static void turn_wait(int node, int slot, struct loop_id id, uint64_t iter)
 {
     struct ordered_loop *o = ordered_of(id);
     if (o->turn == iter) {
-        send_go(node);
+        send_go(node, slot);
         return;
     }
     struct turn_waiter *w = malloc(sizeof *w);
     if (!w)
         log_fatal("out of memory serving ordered loops");
-    *w = (struct turn_waiter){.next = o->waiters, .node = node, .iter = iter};
+    *w = (struct turn_waiter){.next = o->waiters, .node = node, .slot = slot, .iter = iter};
     o->waiters = w;
 }
 
@@ -190,7 +203,7 @@ static void turn_done(int node, struct loop_id id, uint64_t iter, uint64_t trip)
     for (struct turn_waiter **pp = &o->waiters, *w; (w = *pp); pp = &w->next)
         if (w->iter == o->turn) {
             *pp = w->next;
-            send_go(w->node);
+            send_go(w->node, w->slot);
             free(w);
             return;
         }
@@ -209,8 +222,11 @@ static void on_turn_req(int src, const void *msg, size_t len)
 {
     struct turn_msg t;
     parse_turn(src, msg, len, &t, false);
+    uint32_t slot = ipc_msg_aux(msg);
+    if (slot >= DISPATCH_SLOTS)
+        log_fatal("node %d sent a malformed ordered turn message", src);
     pthread_mutex_lock(&disp.lock);
-    turn_wait(src, (struct loop_id){t.team, t.loop}, t.iter);
+    turn_wait(src, (int)slot, (struct loop_id){t.team, t.loop}, t.iter);
     pthread_mutex_unlock(&disp.lock);
 }
 
@@ -229,12 +245,13 @@ static void on_chunk_rep(int src, const void *msg, size_t len)
 {
     struct chunk_rep rep;
     ipc_body(src, msg, len, &rep, sizeof rep, NULL, "loop chunk reply");
+    uint32_t slot = ipc_msg_aux(msg);
     pthread_mutex_lock(&disp.lock);
-    if (src != 0 || disp.replied)
+    if (src != 0 || slot >= DISPATCH_SLOTS || disp.slot[slot].replied)
         log_fatal("node %d sent a loop chunk nobody asked for", src);
-    disp.rep_first = rep.first;
-    disp.rep_count = rep.count;
-    disp.replied = true;
+    disp.slot[slot].rep_first = rep.first;
+    disp.slot[slot].rep_count = rep.count;
+    disp.slot[slot].replied = true;
     pthread_mutex_unlock(&disp.lock);
     ipc_notify();
 }
@@ -243,10 +260,11 @@ static void on_turn_go(int src, const void *msg, size_t len)
 {
     char none;
     ipc_body(src, msg, len, &none, 0, NULL, "ordered turn");
+    uint32_t slot = ipc_msg_aux(msg);
     pthread_mutex_lock(&disp.lock);
-    if (src != 0 || disp.turn_go)
+    if (src != 0 || slot >= DISPATCH_SLOTS || disp.slot[slot].turn_go)
         log_fatal("node %d sent an ordered turn nobody waited for", src);
-    disp.turn_go = true;
+    disp.slot[slot].turn_go = true;
     pthread_mutex_unlock(&disp.lock);
     ipc_notify();
 }
@@ -272,13 +290,17 @@ static uint64_t next_chunk_here(struct loop_id id, unsigned kind, uint64_t trip,
         rep = serve_chunk(0, &r);
         pthread_mutex_unlock(&disp.lock);
     } else {
+        int me = smp_index();
+        struct dispatch_slot *s = &disp.slot[me];
         pthread_mutex_lock(&disp.lock);
-        disp.replied = false;
+        s->replied = false;
         pthread_mutex_unlock(&disp.lock);
-        ipc_send(0, PAR_CHUNK_REQ, 0, &r, sizeof r);
-        ipc_wait(flag_set, &disp.replied, 0);
-        rep.first = disp.rep_first;
-        rep.count = disp.rep_count;
+        ipc_send(0, PAR_CHUNK_REQ, (uint32_t)me, &r, sizeof r);
+        ipc_wait(flag_set, &s->replied, 0);
+        pthread_mutex_lock(&disp.lock);
+        rep.first = s->rep_first;
+        rep.count = s->rep_count;
+        pthread_mutex_unlock(&disp.lock);
     }
     stats_add(STAT_PAR_CHUNKS, rep.count ? 1 : 0);
     stats_add(STAT_T_PAR_CHUNK_NS, clock_ns() - t0);
@@ -289,16 +311,17 @@ static uint64_t next_chunk_here(struct loop_id id, unsigned kind, uint64_t trip,
 static void turn_wait_here(struct loop_id id, uint64_t iter)
 {
     uint64_t t0 = clock_ns();
+    int me = smp_index();
     pthread_mutex_lock(&disp.lock);
-    disp.turn_go = false;
+    disp.slot[me].turn_go = false;
     if (job()->rank == 0)
-        turn_wait(0, id, iter);
+        turn_wait(0, me, id, iter);
     pthread_mutex_unlock(&disp.lock);
     if (job()->rank != 0) {
         struct turn_msg t = {.team = id.team, .loop = id.loop, .iter = iter};
-        ipc_send(0, PAR_TURN_REQ, 0, &t, sizeof t);
+        ipc_send(0, PAR_TURN_REQ, (uint32_t)me, &t, sizeof t);
     }
-    ipc_wait(flag_set, &disp.turn_go, 0);
+    ipc_wait(flag_set, &disp.slot[me].turn_go, 0);
     stats_add(STAT_T_PAR_ORDERED_NS, clock_ns() - t0);
 }
 

@@ -15,15 +15,37 @@
  * waiter wakes and sees it, and a later arrival sees it at once; the
  * lock carries the canceller's writes to both. Only a region that may be
  * cancelled (OMP_CANCELLATION=true) uses it for a full team too.
+ *
+ * With several threads on a node (src/omp/team_layout.c) the node's
+ * threads meet first (cohort.c) and the last of them passes this barrier
+ * for the node, counted in nodes; its lock is then the node's cohort lock,
+ * which the condition's wait of several threads expects (cond.c).
  */
+#include "base/smp.h"
 #include "base/stats.h"
 #include "parallel/parallel.h"
 
 enum { TEAM_LOCK = PARALLEL_LOCK_BASE, TEAM_COND = PARALLEL_LOCK_BASE };
 
+static void team_lock(void)
+{
+    if (smp_multi())
+        sync_cohort_lock(TEAM_LOCK);
+    else
+        sync_lock(TEAM_LOCK);
+}
+
+static void team_unlock(void)
+{
+    if (smp_multi())
+        sync_cohort_unlock(TEAM_LOCK);
+    else
+        sync_unlock(TEAM_LOCK);
+}
+
 static bool team_barrier(struct team_count *count, int nthreads, bool cancellable)
 {
-    sync_lock(TEAM_LOCK);
+    team_lock();
     bool cancelled = cancellable && count->cancelled;
     if (!cancelled) {
         uint32_t generation = count->generation;
@@ -35,7 +57,7 @@ static bool team_barrier(struct team_count *count, int nthreads, bool cancellabl
             while (count->generation == generation && !(cancelled = cancellable && count->cancelled))
                 sync_cond_wait(TEAM_COND, TEAM_LOCK);
     }
-    sync_unlock(TEAM_LOCK);
+    team_unlock();
     stats_add(STAT_BARRIERS, 1); /* its time is counted as lock time */
     return cancelled;
 }

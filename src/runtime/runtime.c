@@ -91,12 +91,12 @@ static void tune_malloc(void)
  * line, rather than run on one thread per node against the user's ask. */
 static void smp_start(int threads)
 {
-    smp_set_threads(threads);
-    if (threads <= 1)
+    /* An OpenMP program's threads are its regions' (src/omp/team_layout.c):
+     * each region sets how many run on the node while it lasts, up to
+     * DSM_THREADS; between regions the node runs one. */
+    smp_set_threads(&dsm_openmp_program ? 1 : threads);
+    if (threads <= 1 || &dsm_openmp_program)
         return;
-    if (&dsm_openmp_program)
-        log_fatal("DSM_THREADS=%d (dsmrun --threads): OpenMP programs run one thread per node "
-                  "for now; run with --threads 1 and -n nodes", threads);
     if (!rt()->fork_asked)
         log_fatal("DSM_THREADS=%d (dsmrun --threads): an SPMD program (dsm_startup) runs one "
                   "thread per node; threads run the functions of dsm_create (dsm_startup_fork, "

@@ -22,7 +22,8 @@
 static DSM_STATE struct {
     pthread_mutex_t lock;
     pthread_cond_t  work, done;
-    bool            started;
+    int             started;  /* helpers running (waiting for rounds) */
+    int             helpers;  /* of this round: helpers 1 .. helpers run it */
     uint64_t        round;    /* creates handed to the helpers so far */
     int             running;  /* helpers still in this round's function */
     void          (*fn)(void *);
@@ -32,7 +33,8 @@ static DSM_STATE struct {
 
 static void *helper_main(void *arg)
 {
-    smp_set_index((int)(intptr_t)arg);
+    int index = (int)(intptr_t)arg;
+    smp_set_index(index);
     mem_fault_watch_thread();
     uint64_t seen = 0;
     pthread_mutex_lock(&team.lock);
@@ -40,6 +42,8 @@ static void *helper_main(void *arg)
         while (team.round == seen)
             pthread_cond_wait(&team.work, &team.lock);
         seen = team.round;
+        if (index > team.helpers)
+            continue; /* a smaller round than this helper's number */
         void (*fn)(void *) = team.fn;
         void *fn_arg = team.arg;
         pthread_mutex_unlock(&team.lock);
@@ -57,12 +61,12 @@ void threads_run(void (*fn)(void *), void *arg)
     if (helpers <= 0)
         return;
     pthread_mutex_lock(&team.lock);
-    if (!team.started) {
+    if (team.started < helpers) {
         /* Detached: they wait for creates until the process ends. */
         pthread_attr_t a;
         pthread_attr_init(&a);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        for (int i = 1; i <= helpers; i++) {
+        for (int i = team.started + 1; i <= helpers; i++) {
             pthread_t t;
             int err = pthread_create(&t, &a, helper_main, (void *)(intptr_t)i);
             if (err)
@@ -70,13 +74,14 @@ void threads_run(void (*fn)(void *), void *arg)
                           helpers + 1, strerror(err));
         }
         pthread_attr_destroy(&a);
-        team.started = true;
+        team.started = helpers;
     }
     if (team.running)
         log_fatal("internal error: a create while the node's threads still run the last one");
     team.fn = fn;
     team.arg = arg;
     team.running = helpers;
+    team.helpers = helpers;
     team.round++;
     pthread_cond_broadcast(&team.work);
     pthread_mutex_unlock(&team.lock);

@@ -54,6 +54,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -85,6 +86,8 @@ static void answer(void *arg)
     buf_free(&b);
     free(p);
 }
+
+static void flush_node(void *arg);
 
 static void on_ask(int src, const void *msg, size_t len)
 {
@@ -130,7 +133,21 @@ static bool answered(void *arg)
     return done;
 }
 
+/* A node's threads (DSM_THREADS, an OpenMP team's) flush one at a time:
+ * a flush's ask and answers are the node's (fl.seq, fl.due). */
+static DSM_STATE pthread_mutex_t one_flush = PTHREAD_MUTEX_INITIALIZER;
+
 static void flush_here(void *arg)
+{
+    bool threads = smp_multi();
+    if (threads)
+        pthread_mutex_lock(&one_flush);
+    flush_node(arg);
+    if (threads)
+        pthread_mutex_unlock(&one_flush);
+}
+
+static void flush_node(void *arg)
 {
     (void)arg;
     uint64_t t0 = clock_ns();
