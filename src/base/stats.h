@@ -72,6 +72,8 @@
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
     X(ATOMICS,             "atomics on shared memory (each under its block's lock)") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
+    X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \
+    X(PAGES_HIDDEN,        "home pages hidden until this node caught up (another node's diff)") \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \
