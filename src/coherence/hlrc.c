@@ -956,12 +956,12 @@ static void hide_if_catching_up(size_t page)
 static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
 {
     pthread_mutex_lock(&hlrc.lock);
+    hide_if_catching_up(page); /* before the diff: the program must not see it first */
     void *snap = mem.pages[page].twin;
     if (mem_diff_apply(mem_sys(page), mem.page_size, diff, len) ||
         (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
         log_fatal("node %d sent a malformed diff for page %zu", src, page);
     uint32_t v = ++hlrc.pages[page].version;
-    hide_if_catching_up(page);
     pthread_mutex_unlock(&hlrc.lock);
     home_ack_diff(src, (uint32_t)page, idx, v);
 }
