@@ -78,6 +78,8 @@
     X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \
     X(ATOMICS_SERVED,      "atomics performed here, as the page's home, for another node") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
+    X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \
+    X(PAGES_HIDDEN,        "home pages hidden until this node caught up (another node's diff)") \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \

@@ -9,10 +9,12 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/job.h"
+#include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -42,16 +44,40 @@ const struct coherence_protocol *coherence_find(const char *name)
 
 const char *coherence_name(void) { return active ? active->name : "none"; }
 
+/* Catching up (coherence.h): the catch-up, set once; whether a fault on
+ * this node made a copy readable that is newer than its notices. */
+static DSM_STATE void (*_Atomic catch_up)(void);
+static DSM_STATE atomic_bool fetched_ahead;
+
+void coherence_set_catch_up(void (*fn)(void)) { atomic_store(&catch_up, fn); }
+bool coherence_catching_up(void) { return atomic_load(&catch_up) != NULL; }
+void coherence_fetched_ahead(void) { atomic_store(&fetched_ahead, true); }
+
+/* After the fault lock is dropped: the catch-up takes it itself. */
+static void catch_up_if_ahead(void)
+{
+    void (*fn)(void) = atomic_load(&catch_up);
+    if (fn && atomic_exchange(&fetched_ahead, false)) {
+        stats_add(STAT_CATCH_UPS, 1);
+        fn();
+    }
+}
+
 static void read_fault(size_t page)
 {
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&fault_lock);
     /* Read without the protocol's lock: a page made valid meanwhile
      * needs nothing, and one invalidated right after faults again. */
-    if (!cache_touch(page, false) && mem.pages[page].state == PAGE_INVALID)
-        coh->read_fault(page);
+    if (!cache_touch(page, false)) {
+        if (mem.pages[page].state == PAGE_INVALID)
+            coh->read_fault(page);
+        else if (coh->reveal)
+            coh->reveal(page);
+    }
     cache_faulted(page);
     pthread_mutex_unlock(&fault_lock);
+    catch_up_if_ahead();
     stats_add(STAT_READ_FAULTS, 1);
     stats_add(STAT_T_READ_FAULT_NS, clock_ns() - t0);
 }
@@ -64,6 +90,7 @@ static void write_fault(size_t page)
         coh->write_fault(page);
     cache_faulted(page);
     pthread_mutex_unlock(&fault_lock);
+    catch_up_if_ahead();
     stats_add(STAT_WRITE_FAULTS, 1);
     stats_add(STAT_T_WRITE_FAULT_NS, clock_ns() - t0);
 }
@@ -90,11 +117,67 @@ static void released_up_to(uint64_t k)
         ;
 }
 
+/* Releases running on this node, and what waits for them to end
+ * (coherence_after_releases). A release applies its diffs at the homes
+ * (and refreshes a home's snapshots) before its interval exists. */
+struct after_release { void (*fn)(void *); void *arg; };
+static DSM_STATE struct {
+    pthread_mutex_t       lock;
+    int                   running;
+    struct after_release *q;
+    size_t                n, cap;
+} releasing = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void coherence_after_releases(void (*fn)(void *), void *arg)
+{
+    pthread_mutex_lock(&releasing.lock);
+    if (!releasing.running) {
+        pthread_mutex_unlock(&releasing.lock);
+        fn(arg);
+        return;
+    }
+    if (releasing.n == releasing.cap) {
+        releasing.cap = releasing.cap ? releasing.cap * 2 : 8;
+        releasing.q = realloc(releasing.q, releasing.cap * sizeof *releasing.q);
+        if (!releasing.q)
+            log_fatal("out of memory for a flush's answer");
+    }
+    releasing.q[releasing.n++] = (struct after_release){fn, arg};
+    pthread_mutex_unlock(&releasing.lock);
+}
+
+static void release_begins(void)
+{
+    pthread_mutex_lock(&releasing.lock);
+    releasing.running++;
+    pthread_mutex_unlock(&releasing.lock);
+}
+
+static void release_ends(void)
+{
+    pthread_mutex_lock(&releasing.lock);
+    struct after_release *q = NULL;
+    size_t n = 0;
+    if (--releasing.running == 0) {
+        q = releasing.q;
+        n = releasing.n;
+        releasing.q = NULL;
+        releasing.n = releasing.cap = 0;
+    }
+    pthread_mutex_unlock(&releasing.lock);
+    for (size_t i = 0; i < n; i++)
+        q[i].fn(q[i].arg);
+    free(q);
+}
+
 void coherence_release(void)
 {
     uint64_t k = atomic_load(&kept);
-    if (coh->release)
+    if (coh->release) {
+        release_begins();
         coh->release();
+        release_ends();
+    }
     released_up_to(k);
 }
 
@@ -112,7 +195,9 @@ uint64_t coherence_release_kept(void) { return atomic_load(&kept); }
 void coherence_release_aside(void)
 {
     uint64_t k = atomic_load(&kept);
+    release_begins();
     coh->release_aside();
+    release_ends();
     released_up_to(k);
 }
 

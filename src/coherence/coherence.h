@@ -90,6 +90,11 @@ struct coherence_ops {
      * state (it may have become writable since the fault). */
     void (*read_fault)(size_t page);
     void (*write_fault)(size_t page);
+    /* Optional: a read fault on a page whose state allows reading: the
+     * protocol may have hidden it (hlrc hides a home page that another
+     * node's diff changed while this node catches up: coherence.h,
+     * "catching up"). Makes it readable again; under the fault lock. */
+    void (*reveal)(size_t page);
     /* Optional: makes this node's writes so far visible to the next
      * acquirer: coherence_release runs it before every release (unlock,
      * barrier, create, ...). Not needed where a write is performed once
@@ -215,6 +220,26 @@ bool coherence_release_pending(uint64_t ticket);
  * coherence_release_pending, whether any kept release has yet to run. */
 uint64_t coherence_release_kept(void);
 void coherence_release_aside(void);
+
+/* Catching up with a copy newer than the notices (docs/protocols.md,
+ * "Flush"). Under hlrc a fetch brings the home's copy as it is, which may
+ * hold writes whose write notices this node has not applied: a flag
+ * another node wrote and flushed, seen before the notices of the data it
+ * wrote before the flag (NPB LU polls such a flag, then reads the data).
+ * OpenMP's flush promises those data once the flag is seen, so a program
+ * that flushes must catch up: coherence_set_catch_up names the catch-up
+ * (a flush's acquire, sync/flush.c), set at the node's first flush;
+ * from then on coherence_catching_up() is true, a protocol calls
+ * coherence_fetched_ahead() when a copy it made readable is newer than
+ * its notices, and the fault trampoline runs the catch-up before the
+ * faulting access is retried. A program that never flushes pays nothing.
+ * coherence_after_releases(fn, arg): fn(arg) once no release is running
+ * on this node (at once if none is), so that an answer to a flush names
+ * the interval of a release whose diffs the homes may already show. */
+void coherence_set_catch_up(void (*fn)(void));
+bool coherence_catching_up(void);
+void coherence_fetched_ahead(void);
+void coherence_after_releases(void (*fn)(void *), void *arg);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`
  * (`size` bytes), and *skip past it; ends the job on a short one. */

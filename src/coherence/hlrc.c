@@ -109,6 +109,8 @@ struct hlrc_page {
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
     uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
+    uint8_t  hidden;    /* at the home: another node's diff changed it; no access
+                         * until this node catches up (see apply_diff) */
 };
 
 /* Releases a tracked home page may stay unchanged before it is
@@ -324,6 +326,14 @@ static void settle_pulls(void)
         if (h->version < h->need) {
             if (e->state != PAGE_INVALID)
                 invalidate(page);
+        } else if (h->version > h->need && coherence_catching_up()) {
+            /* Newer than our notices (coherence.h, "catching up"): left
+             * invalid, so that its first read faults and catches up; no
+             * pull credit, which would only fetch it ahead again. */
+            if (e->state != PAGE_INVALID)
+                invalidate(page);
+            h->reread = 0;
+            h->pull = 0;
         } else if (e->state == PAGE_INVALID) {
             e->state = PAGE_READ;
             mem_protect(page, PROT_READ);
@@ -410,6 +420,8 @@ static void write_ahead(size_t page, int home)
     hlrc.write_ahead_end = fetch_run(page, home, write_ahead_depth(page, home), STAT_PAGES_WRITE_AHEAD);
 }
 
+static void rehide(const uint32_t *pages, size_t n);
+
 enum ahead { AHEAD_NONE, AHEAD_READ, AHEAD_WRITE };
 
 /* Makes an invalid page valid (read-only), fetching ahead as `ahead`
@@ -453,6 +465,8 @@ static void make_valid(size_t page, enum ahead ahead)
         if (got || home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
             check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
+            if (version > h->need)
+                coherence_fetched_ahead();
             /* With other threads on the node a pull could land while one
              * reads the page, or twins it for writing (docs/design.md). */
             if (h->reread && !smp_multi())
@@ -462,13 +476,47 @@ static void make_valid(size_t page, enum ahead ahead)
     }
     pthread_mutex_lock(&hlrc.lock); /* the delivery thread reads a home page's state */
     e->state = PAGE_READ;
+    if (h->hidden) { /* at the home: see hide_if_catching_up */
+        h->hidden = 0;
+        coherence_fetched_ahead();
+    }
     pthread_mutex_unlock(&hlrc.lock);
     mem_protect(page, PROT_READ);
     settle_pulls();
     mem_protect_flush();
+    uint32_t p32 = (uint32_t)page;
+    rehide(&p32, 1); /* a home page a diff changed meanwhile */
 }
 
 static void hlrc_read_fault(size_t page) { make_valid(page, AHEAD_READ); }
+
+/* A hidden page's fault (hide_if_catching_up): accessible as its state
+ * says, and the fault catches up. Caller holds the fault lock. */
+static void hlrc_reveal(size_t page)
+{
+    struct page_entry *e = &mem.pages[page];
+    pthread_mutex_lock(&hlrc.lock);
+    if (hlrc.pages[page].hidden) {
+        hlrc.pages[page].hidden = 0;
+        coherence_fetched_ahead();
+    }
+    if (e->state != PAGE_INVALID)
+        mem_protect_now(page, e->state == PAGE_WRITE ? PROT_READ | PROT_WRITE : PROT_READ);
+    pthread_mutex_unlock(&hlrc.lock);
+}
+
+/* After the program's own protection changes of these pages: a page
+ * hidden meanwhile stays hidden. */
+static void rehide(const uint32_t *pages, size_t n)
+{
+    if (!coherence_catching_up())
+        return;
+    pthread_mutex_lock(&hlrc.lock);
+    for (size_t i = 0; i < n; i++)
+        if (hlrc.pages[pages[i]].hidden)
+            mem_protect_now(pages[i], PROT_NONE);
+    pthread_mutex_unlock(&hlrc.lock);
+}
 
 /* A valid page homed elsewhere becomes writable: a twin, and the
  * interval's dirty list. The caller flushes the protection change.
@@ -500,6 +548,8 @@ static void hlrc_write_fault(size_t page)
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     size_t ahead_end = 0;
+    if (h->hidden)
+        hlrc_reveal(page);
     if (e->state == PAGE_INVALID) {
         make_valid(page, AHEAD_WRITE);
         ahead_end = hlrc.write_ahead_end;
@@ -520,6 +570,8 @@ static void hlrc_write_fault(size_t page)
         pthread_mutex_unlock(&hlrc.lock);
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
+        uint32_t p32 = (uint32_t)page;
+        rehide(&p32, 1);
     } else if (e->state != PAGE_WRITE) {
         begin_writing(page);
         /* The pages fetched ahead with it are about to be written too
@@ -617,7 +669,7 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
         for (size_t i = 0; i < limit; i++)
             if (mem.pages[hlrc.unsnapped[i]].state == PAGE_WRITE) {
                 mem.pages[hlrc.unsnapped[i]].state = PAGE_READ;
-                mem_protect(hlrc.unsnapped[i], PROT_READ);
+                mem_protect(hlrc.unsnapped[i], hlrc.pages[hlrc.unsnapped[i]].hidden ? PROT_NONE : PROT_READ);
             }
         mem_protect_flush();
     }
@@ -717,8 +769,9 @@ static void hlrc_release_sent(void)
     page_list_sort(hlrc.unprotected, hlrc.nunprotected);
     for (size_t i = 0; i < hlrc.nunprotected; i++)
         mem_protect(hlrc.unprotected[i], PROT_READ);
-    hlrc.nunprotected = 0;
     mem_protect_flush();
+    rehide(hlrc.unprotected, hlrc.nunprotected);
+    hlrc.nunprotected = 0;
     coherence_unlock();
 }
 
@@ -939,9 +992,28 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
 
 /* At the home: applied to the page and its snapshot; the new version
  * goes back. */
+/* The home's program could read another node's write here before it
+ * has that writer's notices, and then read the writer's earlier writes
+ * to other pages as they were (a flag polled with flush: coherence.h,
+ * "catching up"). So while this node catches up, a page a diff changed
+ * is hidden (no access) until the program's next access to it faults,
+ * reveals it and catches up. The program's own protection changes of
+ * home pages hide again what is hidden (rehide). Caller holds
+ * hlrc.lock; on the delivering thread. */
+static void hide_if_catching_up(size_t page)
+{
+    if (!coherence_catching_up())
+        return;
+    hlrc.pages[page].hidden = 1; /* an invalid one is hidden already */
+    if (mem.pages[page].state != PAGE_INVALID)
+        mem_protect_now(page, PROT_NONE);
+    stats_add(STAT_PAGES_HIDDEN, 1);
+}
+
 static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
 {
     pthread_mutex_lock(&hlrc.lock);
+    hide_if_catching_up(page); /* before the diff: the program must not see it first */
     void *snap = mem.pages[page].twin;
     if (mem_diff_apply(mem_sys(page), mem.page_size, diff, len) ||
         (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
@@ -1215,6 +1287,7 @@ const struct coherence_ops hlrc_ops = {
     .start = hlrc_start, .finish = hlrc_finish,
     .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
     .release = hlrc_release, .release_sent = hlrc_release_sent, .release_aside = hlrc_release_aside,
+    .reveal = hlrc_reveal,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,
     .evict = hlrc_evict,

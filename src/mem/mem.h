@@ -137,6 +137,9 @@ char  *mem_prestart_base(void);
  * removes rights costs a TLB shootdown when another thread runs). */
 void mem_protect(size_t page, int prot);
 void mem_protect_flush(void);
+/* One page's protection, now and outside the batch (which is the
+ * program's thread's): for a delivering thread. */
+void mem_protect_now(size_t page, int prot);
 
 /* Faults inside the region go to these (on the faulting thread). */
 struct mem_fault_ops {

@@ -144,6 +144,12 @@ void mem_protect_flush(void)
     batch.count = 0;
 }
 
+void mem_protect_now(size_t page, int prot)
+{
+    if (mprotect(mem_app(page), mem.page_size, prot) < 0)
+        log_fatal("mprotect of the shared region failed: %s", strerror(errno));
+}
+
 void mem_protect(size_t page, int prot)
 {
     /* A run never crosses from the globals' window to the region: their

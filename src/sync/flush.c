@@ -77,7 +77,7 @@ struct pending_answer {
     uint32_t vt[];
 };
 
-static void answer(void *arg)
+static void answer_now(void *arg)
 {
     struct pending_answer *p = arg;
     struct buf b = {0};
@@ -87,6 +87,12 @@ static void answer(void *arg)
     free(p);
 }
 
+/* An answer names every interval whose writes a home may show: a release
+ * running here has applied its diffs before its interval exists, so the
+ * answer waits for it (coherence_after_releases). */
+static void answer(void *arg) { coherence_after_releases(answer_now, arg); }
+
+static void flushes_seen(void);
 static void flush_node(void *arg);
 
 static void on_ask(int src, const void *msg, size_t len)
@@ -109,6 +115,7 @@ static void on_ask(int src, const void *msg, size_t len)
             fl.announced[j] = p->vt[j];
     pthread_mutex_unlock(&fl.lock);
     atomic_store(&fl.any_announced, true);
+    flushes_seen();
     sync_after_kept_releases(answer, p);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -133,6 +140,62 @@ static bool answered(void *arg)
     return done;
 }
 
+/* The acquire half: every interval another node knows and this one
+ * lacks, applied. */
+static DSM_STATE pthread_mutex_t one_pull = PTHREAD_MUTEX_INITIALIZER; /* threads of a node */
+
+static void pull(void)
+{
+    pthread_mutex_lock(&one_pull);
+    int nodes = job()->nodes, me = job()->rank;
+    uint32_t vt[VT_MAX_NODES];
+    interval_vt(vt);
+    pthread_mutex_lock(&fl.lock);
+    uint32_t seq = ++fl.seq;
+    fl.due = nodes - 1;
+    pthread_mutex_unlock(&fl.lock);
+    ipc_batch_begin();
+    for (int j = 0; j < nodes; j++)
+        if (j != me)
+            ipc_send(j, SYNC_FLUSH_ASK, seq, vt, (size_t)nodes * sizeof *vt);
+    ipc_batch_end();
+    ipc_wait(answered, NULL, 0);
+    /* Each answer holds every interval after our timestamp at the ask
+     * that its sender knew, so applying them one after another never
+     * skips an interval (interval_apply drops what it has seen). */
+    for (int j = 0; j < nodes; j++) {
+        pthread_mutex_lock(&fl.lock);
+        unsigned char *a = fl.answer[j];
+        size_t alen = fl.answer_len[j];
+        fl.answer[j] = NULL;
+        pthread_mutex_unlock(&fl.lock);
+        if (a) {
+            interval_apply(j, a, alen);
+            free(a);
+        }
+    }
+    pthread_mutex_unlock(&one_pull);
+}
+
+/* A fault made a copy readable that holds writes whose notices this node
+ * lacks (coherence.h, "catching up"): the flag of a writer, say, whose
+ * data pages here are still the old ones. Pulling the intervals makes
+ * them current before the program reads on. Runs on the faulting thread,
+ * off the shared stack (the fault handler's own), the fault lock free. */
+static void catch_up(void)
+{
+    uint64_t t0 = clock_ns();
+    pull();
+    stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+}
+
+/* From the first flush asked or made here, faults catch up. */
+static void flushes_seen(void)
+{
+    if (coh->apply_notices && !coherence_catching_up())
+        coherence_set_catch_up(catch_up);
+}
+
 /* A node's threads (DSM_THREADS, an OpenMP team's) flush one at a time:
  * a flush's ask and answers are the node's (fl.seq, fl.due). */
 static DSM_STATE pthread_mutex_t one_flush = PTHREAD_MUTEX_INITIALIZER;
@@ -152,37 +215,11 @@ static void flush_node(void *arg)
     (void)arg;
     uint64_t t0 = clock_ns();
     stats_add(STAT_FLUSHES, 1);
+    flushes_seen();
     coherence_release();
     coherence_release_sent();
-    int nodes = job()->nodes, me = job()->rank;
-    if (coh->apply_notices && nodes > 1) {
-        uint32_t vt[VT_MAX_NODES];
-        interval_vt(vt);
-        pthread_mutex_lock(&fl.lock);
-        uint32_t seq = ++fl.seq;
-        fl.due = nodes - 1;
-        pthread_mutex_unlock(&fl.lock);
-        ipc_batch_begin();
-        for (int j = 0; j < nodes; j++)
-            if (j != me)
-                ipc_send(j, SYNC_FLUSH_ASK, seq, vt, (size_t)nodes * sizeof *vt);
-        ipc_batch_end();
-        ipc_wait(answered, NULL, 0);
-        /* Each answer holds every interval after our timestamp at the ask
-         * that its sender knew, so applying them one after another never
-         * skips an interval (interval_apply drops what it has seen). */
-        for (int j = 0; j < nodes; j++) {
-            pthread_mutex_lock(&fl.lock);
-            unsigned char *a = fl.answer[j];
-            size_t alen = fl.answer_len[j];
-            fl.answer[j] = NULL;
-            pthread_mutex_unlock(&fl.lock);
-            if (a) {
-                interval_apply(j, a, alen);
-                free(a);
-            }
-        }
-    }
+    if (coh->apply_notices && job()->nodes > 1)
+        pull();
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
