@@ -817,11 +817,12 @@ static void host_key(char key[HOST_KEY_LEN])
     snprintf(key, HOST_KEY_LEN, "%s/%.36s", name, boot_id);
 }
 
-/* Every node's host key, worker address and memory keys, exchanged over
- * the job's UDP transport, which then finishes: from here on it is UCX
- * alone. */
-static void exchange_addresses(const struct net_params *prm, const void *mine, size_t len,
-                               const void *rma, size_t rma_len)
+/* The job's UDP transport, which carries the UCX addresses: started
+ * before UCX is opened, so that a node still in ucp_init (which can take
+ * seconds on a loaded host, more with the one-sided pool to allocate)
+ * acknowledges the addresses its peers already sent instead of looking
+ * silent to them. */
+static void boot_begin(const struct net_params *prm)
 {
     pthread_mutex_init(&boot.lock, NULL);
     boot.addr = calloc((size_t)ux.nodes, sizeof *boot.addr);
@@ -832,6 +833,14 @@ static void exchange_addresses(const struct net_params *prm, const void *mine, s
     int rc = udp_start(prm, &ops, NULL);
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
+}
+
+/* Every node's host key, worker address and memory keys, exchanged over
+ * the job's UDP transport (boot_begin), which then finishes: from here on
+ * it is UCX alone. */
+static void exchange_addresses(const void *mine, size_t len, const void *rma, size_t rma_len)
+{
+    int rc;
     char key[HOST_KEY_LEN];
     host_key(key);
     struct boot_lens lens = {.addr = (uint32_t)len, .rma = (uint32_t)rma_len};
@@ -889,6 +898,8 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     ux.parent = tree_parent(ux.rank, k);
     ux.nchildren = tree_children(ux.rank, k, ux.nodes, &ux.first_child);
 
+    boot_begin(prm);
+
     ucp_config_t *config;
     ucs_status_t st = uc.config_read(NULL, NULL, &config);
     if (st != UCS_OK)
@@ -930,7 +941,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
 
     void *rma = NULL;
     size_t rma_len = ucx_rma_pack(ux.ctx, &rma);
-    exchange_addresses(prm, mine, mine_len, rma, rma_len);
+    exchange_addresses(mine, mine_len, rma, rma_len);
     free(rma);
 
     ux.peers = calloc((size_t)ux.nodes, sizeof *ux.peers);
