@@ -78,5 +78,8 @@ int main(int argc, char **argv)
         }
     printf("matmul %ld x %ld by %ld threads: %ld rows returned, checksum %.1f, sums %.1f, %ld wrong: %s\n",
            n, n, threads, rows, check, sum, wrong, wrong || rows != n || sum != check ? "WRONG" : "ok");
+    free(a);
+    free(b);
+    free(c);
     return wrong != 0;
 }
