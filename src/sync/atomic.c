@@ -157,6 +157,9 @@ static void atomic_end(int id)
     pthread_mutex_unlock(&at.local[(unsigned)id % LOCAL_STRIPES]);
 }
 
+int sync_atomic_begin(const volatile void *addr) { return atomic_begin(addr); }
+void sync_atomic_end(int taken) { atomic_end(taken); }
+
 /* The interface's memory order (tsan_interface_atomic.h): the values of
  * C11's memory_order and of the __ATOMIC_* constants, in the same order. */
 typedef enum {

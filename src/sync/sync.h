@@ -71,6 +71,12 @@ int sync_atomic_lock_id(const volatile void *addr);
  * OpenMP program's volatile access) to addr needs more than the hardware:
  * a job of several nodes runs, and addr is shared memory. */
 bool sync_atomic_applies(const volatile void *addr);
+/* The lock of addr's 16-byte block, taken and given back as the
+ * atomics above do, for an operation the caller runs on the local copy
+ * in between (libomp's __kmpc_atomic_* calls, omp/kmpc_atomic.c): only
+ * when sync_atomic_applies(addr). Returns what sync_atomic_end takes. */
+int sync_atomic_begin(const volatile void *addr);
+void sync_atomic_end(int taken);
 void sync_atomic_start(void);
 void sync_atomic_finish(void);
 
