@@ -518,25 +518,31 @@ static void rehide(const uint32_t *pages, size_t n)
     pthread_mutex_unlock(&hlrc.lock);
 }
 
+/* Puts a page on the dirty list (it was written here since the last
+ * release). Caller holds hlrc.lock; the page is not on it yet. */
+static void dirty_add(size_t page)
+{
+    if (hlrc.ndirty == hlrc.cap) {
+        hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
+        hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
+        if (!hlrc.dirty)
+            log_fatal("out of memory for the dirty-page list");
+    }
+    hlrc.pages[page].dirty_idx = (uint32_t)hlrc.ndirty;
+    hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+    mem.pages[page].dirty = 1;
+}
+
 /* A valid page homed elsewhere becomes writable: a twin, and the
  * interval's dirty list. The caller flushes the protection change.
  * Caller holds the fault lock. */
 static void begin_writing(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
-    struct hlrc_page *h = &hlrc.pages[page];
     mem_twin_make(page);
     if (!e->dirty) {
         pthread_mutex_lock(&hlrc.lock);
-        if (hlrc.ndirty == hlrc.cap) {
-            hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
-            hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
-            if (!hlrc.dirty)
-                log_fatal("out of memory for the dirty-page list");
-        }
-        h->dirty_idx = (uint32_t)hlrc.ndirty;
-        hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
-        e->dirty = 1;
+        dirty_add(page);
         pthread_mutex_unlock(&hlrc.lock);
     }
     e->state = PAGE_WRITE;
@@ -1076,17 +1082,8 @@ static void wrote_at_home(size_t page, uint32_t v)
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     pthread_mutex_lock(&hlrc.lock);
-    if (!e->dirty) {
-        if (hlrc.ndirty == hlrc.cap) {
-            hlrc.cap = hlrc.cap ? hlrc.cap * 2 : 256;
-            hlrc.dirty = realloc(hlrc.dirty, hlrc.cap * sizeof *hlrc.dirty);
-            if (!hlrc.dirty)
-                log_fatal("out of memory for the dirty-page list");
-        }
-        h->dirty_idx = (uint32_t)hlrc.ndirty;
-        hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
-        e->dirty = 1;
-    }
+    if (!e->dirty)
+        dirty_add(page);
     struct dirty_page *d = &hlrc.dirty[h->dirty_idx];
     if (v > d->version)
         d->version = v;
