@@ -191,7 +191,10 @@ void dsm_barrier(void);
 
 /* Locks: any int id from 0 to 0x5fffffff. Ids above are dsm's own, for
  * its OpenMP runtime: a call with one (or a negative id) ends the job with
- * a message naming the call and the id. A lock passes directly from its
+ * a message naming the call and the id. A program that also uses shared
+ * pthreads objects or the PARMACS lock macros leaves their ids to them
+ * (0x20000000-0x3fffffff and 0x40000000-0x5fffffff) and keeps its own
+ * below 0x20000000. A lock passes directly from its
  * releaser to the next waiter; the writes made before the release are
  * visible after the acquire. */
 void dsm_lock(int id);

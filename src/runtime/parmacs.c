@@ -25,8 +25,10 @@ static DSM_STATE struct {
     int             next_id;    /* this node's lock and condition ids handed out */
 } pm = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Ids from the top half of the int range, node-major, so that LOCKINIT on
- * any node needs no communication and never meets a program's own ids. */
+/* Ids 0x40000000-0x5fffffff, node-major, so that LOCKINIT on any node
+ * needs no communication; above pthreads' (sync.h), inside the range
+ * dsm.h gives programs, which it tells a program that mixes PARMACS with
+ * its own dsm_lock ids to keep below 0x20000000. */
 #define PM_ID_BASE  (1 << 30)
 #define PM_ID_SPAN  (1 << 21)
 
