@@ -84,8 +84,14 @@ void host_ended(struct launcher *l, struct node *h, int status)
         /* The agent said what went wrong, naming the host: one line is enough. */
         fprintf(stderr, "%s\n", said);
     } else if (!h->ready) {
+        /* ssh said nothing: its status is all there is to go on. */
+        char how[64];
+        if (WIFSIGNALED(status))
+            snprintf(how, sizeof how, "ssh was killed by signal %d", WTERMSIG(status));
+        else
+            snprintf(how, sizeof how, "ssh ended with status %d", code);
         fprintf(stderr, "dsmrun: host %s (%s): could not start: %s%s; stopping the job\n",
-                h->host, nodes, *said ? said : "ssh ended",
+                h->host, nodes, *said ? said : how,
                 WIFEXITED(status) && code == 0 ? " before its agent answered" : "");
         code = EXIT_LAUNCH;
     } else if (WIFSIGNALED(status)) {

@@ -113,7 +113,10 @@ Host *
   GlobalKnownHostsFile /dev/null
   LogLevel ERROR
   BatchMode yes
-  ConnectTimeout 5
+  # Generous: at load 35 a CPU, sshd's answer (it forks and re-executes
+  # itself per connection) took over 5 s. An unreachable host still fails
+  # in about 3 s (no ARP answer: "No route to host").
+  ConnectTimeout 20
   ServerAliveInterval 2
   ServerAliveCountMax 2
   # One connection per host, reused by every job of the test: a connection
