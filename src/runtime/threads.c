@@ -62,8 +62,9 @@ static void *helper_main(void *arg)
     smp_set_index(index);
     mem_fault_watch_thread();
     struct round_wait w = {0};
+    struct spin spin = {0};
     for (;;) {
-        if (!spin_until(round_started, &w)) {
+        if (!spin_until(&spin, round_started, &w)) {
             pthread_mutex_lock(&team.lock);
             team.idle_asleep++;
             while (!round_started(&w))
@@ -127,7 +128,8 @@ void threads_run(void (*fn)(void *), void *arg)
 
 void threads_join(void)
 {
-    if (spin_until(round_ended, NULL))
+    static __thread struct spin spin;
+    if (spin_until(&spin, round_ended, NULL))
         return;
     pthread_mutex_lock(&team.lock);
     team.joiner_asleep = true;

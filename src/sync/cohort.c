@@ -50,6 +50,13 @@ static DSM_STATE struct {
 /* The arrival of the calling thread at `op`; caller holds node.lock. A
  * thread that calls another collective than its node's first arrival did
  * would wait forever: said instead. */
+/* One allowance for every wait on node.lock (spin.h). */
+static void node_lock(void)
+{
+    static __thread struct spin spin;
+    spin_mutex_lock(&spin, &node.lock);
+}
+
 static void arrive(const char *op)
 {
     if (node.arrived && strcmp(node.op, op))
@@ -70,8 +77,9 @@ static bool generation_passed(void *arg)
  * node's barrier: spinning first, then on cv, counted as a sleeper. */
 static void node_wait(uint64_t generation)
 {
+    static __thread struct spin spin;
     struct generation_wait w = {generation};
-    if (spin_until(generation_passed, &w))
+    if (spin_until(&spin, generation_passed, &w))
         return;
     pthread_mutex_lock(&node.lock);
     node.sleepers++;
@@ -97,7 +105,7 @@ static void node_advance(void)
 
 void sync_node_barrier(void (*node_barrier)(void))
 {
-    spin_mutex_lock(&node.lock);
+    node_lock();
     arrive("dsm_barrier");
     uint64_t generation = node.generation;
     if (++node.arrived < smp_threads()) {
@@ -127,7 +135,7 @@ void sync_node_bcast(void *buf, size_t len, int root,
     if (root < 0 || root >= all)
         log_fatal("dsm_bcast: root %d is not a thread of the job (0 to %d with DSM_THREADS=%d)",
                   root, all - 1, threads);
-    spin_mutex_lock(&node.lock);
+    node_lock();
     arrive("dsm_bcast");
     if (!node.parts && !(node.parts = calloc((size_t)threads, sizeof *node.parts)))
         log_fatal("out of memory for a broadcast");
@@ -164,7 +172,7 @@ void sync_node_bcast(void *buf, size_t len, int root,
 
 static struct cohort *cohort_of(int id)
 {
-    spin_mutex_lock(&node.lock);
+    node_lock();
     struct cohort *c = idmap_get(&node.cohorts, id);
     if (!c->ready) {
         pthread_mutex_init(&c->mutex, NULL);
@@ -180,7 +188,8 @@ void sync_cohort_lock(int id)
     /* Read without the mutex: only this thread can have set it to itself. */
     if (c->held && pthread_equal(c->owner, pthread_self()))
         log_fatal("dsm_lock(%d): this thread already holds it", id);
-    spin_mutex_lock(&c->mutex);
+    static __thread struct spin spin;
+    spin_mutex_lock(&spin, &c->mutex);
     c->owner = pthread_self();
     c->held = true;
     sync_lock(id);
