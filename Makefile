@@ -65,9 +65,9 @@ sanitize: deps
 
 # The torture test (docs/testing.md): generated race-free programs checked
 # against a model, over every protocol x network faults x migration x local
-# memory x 2, 3, 4, 8 nodes, until Ctrl-C or SIGTERM; then runs and failures
-# per protocol, and a replay command for each failure.
-# TORTURE_ARGS="--time 600" (or --jobs N, --protocols lrc, --nodes 8, --seed S).
+# memory x 2, 3, 4, 8 nodes x 1, 2, 4 threads per node (hlrc), until Ctrl-C or
+# SIGTERM; then runs and failures per protocol, and a replay command for each failure.
+# TORTURE_ARGS="--time 600" (or --jobs N, --protocols lrc, --nodes 8, --threads 2,4, --seed S).
 torture: all
 	@tools/torture --build $(BUILD) $(TORTURE_ARGS)
 

@@ -8,13 +8,20 @@
  * for the next ones, each with its index (smp_index) and its own fault
  * stack. The node waits for its helpers (threads_join) before it reports
  * the create done: their writes are the node's, released with its own.
+ *
+ * OpenMP runs a region as a round (omp/team_layout.c), a hundred a second
+ * in NPB CG: helpers wait for the next round and the node's thread for
+ * the helpers spinning briefly first (base/spin.h), sleeping after that,
+ * and a round's start and end signal only those asleep.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/smp.h"
+#include "base/spin.h"
 #include "base/state.h"
 #include "mem/mem.h"
 #include "runtime/runtime.h"
@@ -24,32 +31,62 @@ static DSM_STATE struct {
     pthread_cond_t  work, done;
     int             started;  /* helpers running (waiting for rounds) */
     int             helpers;  /* of this round: helpers 1 .. helpers run it */
-    uint64_t        round;    /* creates handed to the helpers so far */
-    int             running;  /* helpers still in this round's function */
+    /* Written under lock; read without it by spinning waiters, the
+     * writer's store releasing what came before it. */
+    _Atomic uint64_t round;   /* creates handed to the helpers so far */
+    _Atomic int     running;  /* helpers still in this round's function */
+    int             idle_asleep;   /* helpers on `work` (under lock) */
+    bool            joiner_asleep; /* the node's thread on `done` (under lock) */
     void          (*fn)(void *);
     void           *arg;
 } team = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
+
+struct round_wait { uint64_t seen; };
+
+static bool round_started(void *arg)
+{
+    const struct round_wait *w = arg;
+    return atomic_load_explicit(&team.round, memory_order_acquire) != w->seen;
+}
+
+static bool round_ended(void *arg)
+{
+    (void)arg;
+    return atomic_load_explicit(&team.running, memory_order_acquire) == 0;
+}
 
 static void *helper_main(void *arg)
 {
     int index = (int)(intptr_t)arg;
     smp_set_index(index);
     mem_fault_watch_thread();
-    uint64_t seen = 0;
-    pthread_mutex_lock(&team.lock);
+    struct round_wait w = {0};
+    struct spin spin = {0};
     for (;;) {
-        while (team.round == seen)
-            pthread_cond_wait(&team.work, &team.lock);
-        seen = team.round;
-        if (index > team.helpers)
+        if (!spin_until(&spin, round_started, &w)) {
+            pthread_mutex_lock(&team.lock);
+            team.idle_asleep++;
+            while (!round_started(&w))
+                pthread_cond_wait(&team.work, &team.lock);
+            team.idle_asleep--;
+            pthread_mutex_unlock(&team.lock);
+        }
+        pthread_mutex_lock(&team.lock);
+        w.seen = team.round;
+        if (index > team.helpers) {
+            pthread_mutex_unlock(&team.lock);
             continue; /* a smaller round than this helper's number */
+        }
         void (*fn)(void *) = team.fn;
         void *fn_arg = team.arg;
         pthread_mutex_unlock(&team.lock);
         fn(fn_arg);
         pthread_mutex_lock(&team.lock);
-        if (--team.running == 0)
+        bool last = atomic_fetch_sub_explicit(&team.running, 1, memory_order_release) == 1;
+        bool wake = last && team.joiner_asleep;
+        pthread_mutex_unlock(&team.lock);
+        if (wake)
             pthread_cond_broadcast(&team.done);
     }
     return NULL;
@@ -82,15 +119,22 @@ void threads_run(void (*fn)(void *), void *arg)
     team.arg = arg;
     team.running = helpers;
     team.helpers = helpers;
-    team.round++;
-    pthread_cond_broadcast(&team.work);
+    atomic_fetch_add_explicit(&team.round, 1, memory_order_release);
+    bool wake = team.idle_asleep > 0;
     pthread_mutex_unlock(&team.lock);
+    if (wake)
+        pthread_cond_broadcast(&team.work);
 }
 
 void threads_join(void)
 {
+    static __thread struct spin spin;
+    if (spin_until(&spin, round_ended, NULL))
+        return;
     pthread_mutex_lock(&team.lock);
-    while (team.running)
+    team.joiner_asleep = true;
+    while (!round_ended(NULL))
         pthread_cond_wait(&team.done, &team.lock);
+    team.joiner_asleep = false;
     pthread_mutex_unlock(&team.lock);
 }

@@ -4,19 +4,23 @@
  *
  * Barrier: the node's T threads meet in memory; the last to arrive runs
  * the node's barrier (barrier.c: one arrival up the tree, one release
- * down) while the others are parked, then wakes them. A lock: a mutex of
+ * down) while the others are parked, then wakes them. They wait spinning
+ * briefly before they sleep (base/spin.h), and the leader signals only
+ * those that sleep. A lock: a mutex of
  * the node per lock id is taken first, then lock.c's lock of the node,
  * which stays here without a message until another node asks for it
  * (ArgoDSM's cohort locks; lock.c keeps the release on the node). Only
  * with T > 1: the public calls take these paths behind smp_multi().
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/job.h"
 #include "base/log.h"
 #include "base/smp.h"
+#include "base/spin.h"
 #include "base/state.h"
 #include "sync/sync.h"
 
@@ -32,7 +36,10 @@ static DSM_STATE struct {
     pthread_cond_t  cv;
     int             arrived;    /* threads in the barrier of this generation */
     const char     *op;         /* what the first of them called */
-    uint64_t        generation; /* barriers the node has passed */
+    /* Barriers the node has passed: written under lock, read without it
+     * by spinning waiters (the leader's store releases what it did). */
+    _Atomic uint64_t generation;
+    int             sleepers;   /* waiters on cv (under lock) */
     struct idmap    cohorts;    /* lock id -> struct cohort (under lock) */
     /* The broadcast in progress (under lock): each thread's buffer, and
      * the length and root it asked for. */
@@ -43,6 +50,13 @@ static DSM_STATE struct {
 /* The arrival of the calling thread at `op`; caller holds node.lock. A
  * thread that calls another collective than its node's first arrival did
  * would wait forever: said instead. */
+/* One allowance for every wait on node.lock (spin.h). */
+static void node_lock(void)
+{
+    static __thread struct spin spin;
+    spin_mutex_lock(&spin, &node.lock);
+}
+
 static void arrive(const char *op)
 {
     if (node.arrived && strcmp(node.op, op))
@@ -51,15 +65,52 @@ static void arrive(const char *op)
     node.op = op;
 }
 
-void sync_node_barrier(void (*node_barrier)(void))
+struct generation_wait { uint64_t generation; };
+
+static bool generation_passed(void *arg)
+{
+    const struct generation_wait *w = arg;
+    return atomic_load_explicit(&node.generation, memory_order_acquire) != w->generation;
+}
+
+/* A thread that is not the last waits until the leader has passed the
+ * node's barrier: spinning first, then on cv, counted as a sleeper. */
+static void node_wait(uint64_t generation)
+{
+    static __thread struct spin spin;
+    struct generation_wait w = {generation};
+    if (spin_until(&spin, generation_passed, &w))
+        return;
+    pthread_mutex_lock(&node.lock);
+    node.sleepers++;
+    while (!generation_passed(&w))
+        pthread_cond_wait(&node.cv, &node.lock);
+    node.sleepers--;
+    pthread_mutex_unlock(&node.lock);
+}
+
+/* The leader lets the others go. The store is made under lock, so a
+ * waiter that counted itself a sleeper either saw it or is on cv by now:
+ * the broadcast, after the unlock, reaches it (and is skipped when every
+ * waiter is still spinning). */
+static void node_advance(void)
 {
     pthread_mutex_lock(&node.lock);
+    atomic_fetch_add_explicit(&node.generation, 1, memory_order_release);
+    bool sleepers = node.sleepers > 0;
+    pthread_mutex_unlock(&node.lock);
+    if (sleepers)
+        pthread_cond_broadcast(&node.cv);
+}
+
+void sync_node_barrier(void (*node_barrier)(void))
+{
+    node_lock();
     arrive("dsm_barrier");
     uint64_t generation = node.generation;
     if (++node.arrived < smp_threads()) {
-        while (node.generation == generation)
-            pthread_cond_wait(&node.cv, &node.lock);
         pthread_mutex_unlock(&node.lock);
+        node_wait(generation);
         return;
     }
     node.arrived = 0;
@@ -69,10 +120,7 @@ void sync_node_barrier(void (*node_barrier)(void))
     smp_park(true);
     node_barrier();
     smp_park(false);
-    pthread_mutex_lock(&node.lock);
-    node.generation++;
-    pthread_cond_broadcast(&node.cv);
-    pthread_mutex_unlock(&node.lock);
+    node_advance();
 }
 
 /* The threads of the node meet as at a barrier, each leaving its buffer;
@@ -87,16 +135,15 @@ void sync_node_bcast(void *buf, size_t len, int root,
     if (root < 0 || root >= all)
         log_fatal("dsm_bcast: root %d is not a thread of the job (0 to %d with DSM_THREADS=%d)",
                   root, all - 1, threads);
-    pthread_mutex_lock(&node.lock);
+    node_lock();
     arrive("dsm_bcast");
     if (!node.parts && !(node.parts = calloc((size_t)threads, sizeof *node.parts)))
         log_fatal("out of memory for a broadcast");
     node.parts[me] = (struct bcast_part){buf, len, root};
     uint64_t generation = node.generation;
     if (++node.arrived < threads) {
-        while (node.generation == generation)
-            pthread_cond_wait(&node.cv, &node.lock);
         pthread_mutex_unlock(&node.lock);
+        node_wait(generation);
         return;
     }
     node.arrived = 0;
@@ -120,15 +167,12 @@ void sync_node_bcast(void *buf, size_t len, int root,
             memcpy(node.parts[t].buf, data, len);
     if (root_node != job()->rank)
         free(data);
-    pthread_mutex_lock(&node.lock);
-    node.generation++;
-    pthread_cond_broadcast(&node.cv);
-    pthread_mutex_unlock(&node.lock);
+    node_advance();
 }
 
 static struct cohort *cohort_of(int id)
 {
-    pthread_mutex_lock(&node.lock);
+    node_lock();
     struct cohort *c = idmap_get(&node.cohorts, id);
     if (!c->ready) {
         pthread_mutex_init(&c->mutex, NULL);
@@ -144,7 +188,8 @@ void sync_cohort_lock(int id)
     /* Read without the mutex: only this thread can have set it to itself. */
     if (c->held && pthread_equal(c->owner, pthread_self()))
         log_fatal("dsm_lock(%d): this thread already holds it", id);
-    pthread_mutex_lock(&c->mutex);
+    static __thread struct spin spin;
+    spin_mutex_lock(&spin, &c->mutex);
     c->owner = pthread_self();
     c->held = true;
     sync_lock(id);
