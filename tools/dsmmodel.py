@@ -213,7 +213,7 @@ def fit_this(msgs, min_samples=5):
 # Message types a node serves without anyone on it waiting for them (seed
 # 000's "receives a request and answers it": overhead); every other type
 # may be what a waiting application thread waits for (latency).
-REQUEST_TYPES = {"PAGE_REQ", "PAGE_RUN_REQ", "DIFF", "LOCK_ACQ", "LOCK_FWD", "COND_WAIT",
+REQUEST_TYPES = {"PAGE_REQ", "PAGE_RUN_REQ", "DIFF", "LOCK_ACQ", "LOCK_FWD", "COND_WAIT", "COND_SEEN",
                  "COND_SIGNAL", "FREE", "STATS", "LRC_BASE_REQ", "LRC_DIFF_REQ", "SC_REQ",
                  "SC_FWD", "SC_INV", "ERC_INV", "ERC_UPD", "LOOKUP_REQ", "REQ", "ACCEPT"}
 

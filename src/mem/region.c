@@ -134,20 +134,43 @@ char *mem_sys_fill(size_t first, size_t count)
     return mem_sys(first);
 }
 
+/* Ends the job on a failed mprotect of the region. ENOMEM there means the
+ * kernel's limit on a process's mappings: each run of pages with one
+ * protection is a mapping, and a program whose rows are longer than what
+ * it touches (SPLASH-3's Ocean, non-contiguous, at -n2050: rows of 64 KiB,
+ * 24 KiB of them used) alternates touched and untouched pages. */
+static void protect_failed(void)
+{
+    int err = errno;
+    if (err == ENOMEM) {
+        long most = -1;
+        FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+        if (f) {
+            if (fscanf(f, "%ld", &most) != 1)
+                most = -1;
+            fclose(f);
+        }
+        log_fatal("the shared region's page protections need more memory mappings than the"
+                  " kernel allows a process (vm.max_map_count = %ld): raise it (sysctl -w"
+                  " vm.max_map_count=...) or use larger coherence pages (DSM_PAGE_SIZE)", most);
+    }
+    log_fatal("mprotect of the shared region failed: %s", strerror(err));
+}
+
 void mem_protect_flush(void)
 {
     if (!batch.count)
         return;
     if (mprotect(mem_app(batch.first), batch.count << mem.page_shift,
                  batch.prot) < 0)
-        log_fatal("mprotect of the shared region failed: %s", strerror(errno));
+        protect_failed();
     batch.count = 0;
 }
 
 void mem_protect_now(size_t page, int prot)
 {
     if (mprotect(mem_app(page), mem.page_size, prot) < 0)
-        log_fatal("mprotect of the shared region failed: %s", strerror(errno));
+        protect_failed();
 }
 
 void mem_protect(size_t page, int prot)

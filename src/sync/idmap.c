@@ -70,6 +70,16 @@ void *idmap_get(struct idmap *m, int id)
     return e->record;
 }
 
+void *idmap_find(const struct idmap *m, int id)
+{
+    if (!m->buckets)
+        return NULL;
+    for (struct idmap_entry *e = m->buckets[bucket_of(m, id)]; e; e = e->next)
+        if (e->id == id)
+            return e->record;
+    return NULL;
+}
+
 size_t idmap_longest_chain(const struct idmap *m)
 {
     size_t longest = 0;

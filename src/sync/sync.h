@@ -24,6 +24,8 @@ enum sync_type {
     SYNC_COND_QUEUED,     /* registered */
     SYNC_COND_SIGNAL,     /* wake one waiter, or all */
     SYNC_COND_WAKE,       /* to a waiter */
+    SYNC_COND_SEEN,       /* the condition's first wait: to every other node */
+    SYNC_COND_SEEN_ACK,   /* that node's signals of it go out from now on */
     SYNC_BARRIER_ARRIVE,  /* a subtree's arrival and intervals, to the parent */
     SYNC_BARRIER_RELEASE, /* every interval of the epoch, down the tree */
     SYNC_BCAST,           /* dsm_bcast data and the root's intervals */
@@ -137,6 +139,8 @@ struct idmap {
     unsigned             shift; /* nbuckets = 1 << shift */
 };
 void *idmap_get(struct idmap *m, int id);
+/* The record of id, or NULL when it has none (none is made). */
+void *idmap_find(const struct idmap *m, int id);
 /* The most records one lookup may pass: the map's health, for tests. */
 size_t idmap_longest_chain(const struct idmap *m);
 /* Frees every record and the table; the map is empty again. */
