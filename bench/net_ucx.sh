@@ -22,7 +22,7 @@ build=${1:-$root/build}
 dsmrun=$build/tools/dsmrun
 rounds=${ROUNDS:-3}
 parts=${PARTS:-1 2}
-apps=${APPS:-"lu -n 2560
+apps=${APPS-"lu -n 2560
 ocean --size quick"}
 micro_rows=("barrier: dsm_barrier" "lock/unlock, free, manager node 0, fresh id"
             "remote read fault, page frame here" "remote read fault, first touch")
