@@ -267,6 +267,26 @@ struct raw_udp {
     int                rcvbuf, sndbuf; /* effective sizes, bytes */
 };
 
+/* The address dsm's inherited socket (DSM_SOCK_FD) is bound to: on several
+ * hosts (dsmrun --hosts), this host's interface toward the others. Read
+ * before main, because dsm_startup may close that socket (DSM_NET=ucx
+ * starts on UDP, then finishes it) and its number be reused by one of
+ * UCX's (a tcp listener on 0.0.0.0, whose address no peer can send to). */
+static struct in_addr raw_udp_host_addr = {.s_addr = 0};
+
+__attribute__((constructor)) static void raw_udp_note_host_addr(void)
+{
+    const char *dsm_fd = getenv("DSM_SOCK_FD");
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    int type = 0;
+    socklen_t tl = sizeof type;
+    if (dsm_fd && getsockopt(atoi(dsm_fd), SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+        type == SOCK_DGRAM && getsockname(atoi(dsm_fd), (struct sockaddr *)&a, &al) == 0 &&
+        a.sin_family == AF_INET)
+        raw_udp_host_addr = a.sin_addr;
+}
+
 /* Opens our socket with the same buffer sizes dsm's transport asks for
  * (8 MiB receive, 4 MiB send), so neither side gets more room to absorb
  * bursts than the other. */
@@ -290,12 +310,8 @@ static inline void raw_udp_open(struct raw_udp *u)
     u->self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     /* On several hosts (dsmrun --hosts), the address dsm's own socket is
      * bound to: the host's interface toward the others. */
-    const char *dsm_fd = getenv("DSM_SOCK_FD");
-    struct sockaddr_in dsm_addr;
-    socklen_t dl = sizeof dsm_addr;
-    if (dsm_fd && getsockname(atoi(dsm_fd), (struct sockaddr *)&dsm_addr, &dl) == 0 &&
-        dsm_addr.sin_family == AF_INET)
-        u->self.sin_addr = dsm_addr.sin_addr;
+    if (raw_udp_host_addr.s_addr != htonl(INADDR_ANY))
+        u->self.sin_addr = raw_udp_host_addr;
     u->self.sin_port = 0;
     if (bind(u->fd, (struct sockaddr *)&u->self, sizeof u->self) < 0)
         bench_fail("bind %s:0: %s", inet_ntoa(u->self.sin_addr), strerror(errno));
