@@ -24,84 +24,34 @@
 /* Each thread of a node has its own (a region's helpers too). */
 static __thread struct omp_thread self;
 
-/* A whole number in 1..max from the environment, or `fallback`. */
-static int env_count(const char *name, int fallback, int max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return fallback;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    /* OMP_NUM_THREADS may list one number per nesting level: take the first. */
-    if (errno || end == v || (*end && *end != ',') || x < 1 || x > INT_MAX)
-        log_fatal("%s=%s: expected a positive whole number", name, v);
-    if (x > max)
-        log_fatal("%s=%s: at most %d", name, v, max);
-    return (int)x;
-}
-
-/* A whole number >= 0 from the environment, or 0. */
-static int env_count_or_zero(const char *name)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < 0 || x > INT_MAX)
-        log_fatal("%s=%s: expected a whole number >= 0", name, v);
-    return (int)x;
-}
-
 static void omp_init(struct omp_thread *t)
 {
     if (getenv(BOOT_ENV_RANK) && dsm_nodes() == 1 && !rt()->started)
         log_fatal("this OpenMP program runs under dsmrun but never joined the job: build it "
                   "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
     t->nthreads = 1;
+    t->num_teams = 1;
     t->distributed = rt()->started && job()->nodes > 1;
     /* nthreads-var: OMP_NUM_THREADS, else every thread of every node
      * (DSM_THREADS each, 1 by default); a region places them over the
      * nodes (team_layout.c). */
     int64_t node_threads = rt()->started && job()->cfg.threads > 1 ? job()->cfg.threads : 1;
-    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes * (int)node_threads, INT_MAX);
+    t->icv.nthreads = job()->nodes * (int)node_threads;
     /* dyn-var's initial value is the implementation's to choose: true,
      * so that a region asking for more than nodes × DSM_THREADS gets
      * those (team_layout.c). */
     t->icv.dynamic = true;
-    const char *d = getenv("OMP_DYNAMIC");
-    if (d && *d) {
-        if (!strcasecmp(d, "true") || !strcmp(d, "1"))
-            t->icv.dynamic = true;
-        else if (!strcasecmp(d, "false") || !strcmp(d, "0"))
-            t->icv.dynamic = false;
-        else
-            log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
-    }
+    t->icv.max_active_levels = 1;
+    t->icv.cancellation = false;
+    t->icv.max_task_priority = 0;
+    t->icv.target_offload = OMP_TARGET_OFFLOAD_DEFAULT;
+    t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
+    omp_settings_from_env(t); /* settings.c */
     if (!t->icv.dynamic && t->icv.nthreads > omp_thread_limit())
         log_fatal("OMP_NUM_THREADS=%d with OMP_DYNAMIC=false: %d nodes × %d threads give at most "
                   "%d (run with more nodes, or dsmrun --threads, or leave OMP_DYNAMIC unset)",
                   t->icv.nthreads, job()->nodes, omp_thread_limit() / job()->nodes,
                   omp_thread_limit());
-    t->icv.max_active_levels = 1;
-    t->icv.cancellation = false;
-    const char *c = getenv("OMP_CANCELLATION");
-    if (c && *c) {
-        if (!strcasecmp(c, "true") || !strcmp(c, "1"))
-            t->icv.cancellation = true;
-        else if (strcasecmp(c, "false") && strcmp(c, "0"))
-            log_fatal("OMP_CANCELLATION=%s: expected true or false", c);
-    }
-    t->icv.max_task_priority = env_count_or_zero("OMP_MAX_TASK_PRIORITY");
-    t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
-    const char *s = getenv("OMP_SCHEDULE");
-    if (s && *s) {
-        char err[160];
-        if (sched_parse(s, &t->icv.run_sched, err, sizeof err))
-            log_fatal("OMP_SCHEDULE=%s", err);
-    }
     t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
     const char *st = job()->cfg.omp_static;
     if (st && *st) {
@@ -204,7 +154,11 @@ int omp_get_thread_num(void) { return omp_self()->tid; }
 int omp_get_num_threads(void) { return omp_self()->nthreads; }
 int omp_get_max_threads(void) { return omp_self()->icv.nthreads; }
 int omp_get_num_procs(void) { return job()->nodes; }
-int omp_get_thread_limit(void) { return omp_thread_limit(); }
+int omp_get_thread_limit(void)
+{
+    struct omp_thread *t = omp_self();
+    return t->thread_limit > 0 ? t->thread_limit : omp_thread_limit(); /* a teams region's, else the job's */
+}
 int omp_in_parallel(void) { return omp_self()->active_level > 0; }
 int omp_get_level(void) { return omp_self()->level; }
 int omp_get_active_level(void) { return omp_self()->active_level; }
@@ -213,10 +167,15 @@ void omp_set_dynamic(int on) { omp_self()->icv.dynamic = on != 0; }
 int omp_get_nested(void) { return 0; }
 void omp_set_nested(int on) { (void)on; /* nested regions always run serialized */ }
 int omp_get_max_active_levels(void) { return omp_self()->icv.max_active_levels; }
-void omp_set_max_active_levels(int levels) { (void)levels; }
+/* max-active-levels-var: at most the one level dsm supports; 0 makes
+ * every region inactive (a team of one). A negative value is ignored, as
+ * libomp does. */
+void omp_set_max_active_levels(int levels)
+{
+    if (levels >= 0)
+        omp_self()->icv.max_active_levels = levels < 1 ? levels : 1;
+}
 int omp_get_cancellation(void) { return omp_self()->icv.cancellation; }
-int omp_get_num_teams(void) { return 1; } /* outside a teams region, as always here */
-int omp_get_team_num(void) { return 0; }
 int omp_get_max_task_priority(void) { return omp_self()->icv.max_task_priority; }
 int omp_get_supported_active_levels(void) { return 1; /* nested regions are serialized */ }
 
@@ -233,11 +192,12 @@ int omp_pause_resource(omp_pause_resource_t kind, int device_num)
 }
 int omp_pause_resource_all(omp_pause_resource_t kind) { return omp_pause_resource(kind, 0); }
 
-int omp_in_final(void) { return 0; }
+/* No device but the host: OpenMP 5.1 numbers the host device
+ * omp_get_num_devices(), 0 here, on which every region runs. */
 int omp_get_num_devices(void) { return 0; }
-int omp_get_device_num(void) { return -1; }
+int omp_get_device_num(void) { return omp_get_num_devices(); }
 int omp_is_initial_device(void) { return 1; }
-int omp_get_initial_device(void) { return -1; }
+int omp_get_initial_device(void) { return omp_get_num_devices(); }
 int omp_get_default_device(void) { return 0; }
 void omp_set_default_device(int device) { (void)device; }
 int omp_get_proc_bind(void) { return 0; }

@@ -30,7 +30,10 @@ struct omp_region {
     int32_t           argc, nthreads;
     int32_t           per_node;         /* threads per node (team_layout.c) */
     uint32_t          team;             /* regions run so far, this one included */
+    int32_t           league;           /* a teams region: each thread is its own team's (teams.c) */
+    int32_t           thread_limit;     /* a teams region: each team's thread-limit-var (0: none) */
     struct sched_spec run_sched;        /* the master's run-sched-var */
+    int32_t           max_task_priority, target_offload; /* the master's job-wide ICVs */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
     uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
@@ -64,7 +67,18 @@ struct omp_icv {
     int               max_active_levels;
     bool              cancellation;    /* cancel-var: OMP_CANCELLATION */
     int               max_task_priority; /* OMP_MAX_TASK_PRIORITY */
+    int               target_offload;  /* target-offload-var: OMP_TARGET_OFFLOAD */
+    int               nteams;          /* nteams-var: OMP_NUM_TEAMS (0: one team per node) */
+    int               teams_thread_limit; /* teams-thread-limit-var: OMP_TEAMS_THREAD_LIMIT (0: none) */
 };
+
+/* target-offload-var's values, as libomp's kmp_target_offload_kind. */
+enum { OMP_TARGET_OFFLOAD_DISABLED = 0, OMP_TARGET_OFFLOAD_DEFAULT = 1, OMP_TARGET_OFFLOAD_MANDATORY = 2 };
+
+/* The settings of the environment (OMP_NUM_THREADS, OMP_SCHEDULE, …) into
+ * a thread's ICVs, over the defaults already there (settings.c). */
+struct omp_thread;
+void omp_settings_from_env(struct omp_thread *t);
 
 /* What a serialized (nested or one-thread) region hides while it runs. */
 #define OMP_MAX_NESTING 32
@@ -82,6 +96,9 @@ struct omp_thread {
     int                team_nodes;      /* nodes the active region's team spans */
     int                gtid;            /* in the active region: its thread number there */
     int                level, active_level;
+    int                team_num, num_teams; /* in a teams region (teams.c); else 0 and 1 */
+    int                thread_limit;    /* a teams region's thread_limit (0: none) */
+    int                pushed_teams, pushed_team_threads; /* num_teams, thread_limit for the next teams */
     uint32_t           team;            /* the active region's number */
     uint32_t           loop;            /* worksharing loops met in it */
     int                pushed_threads;  /* num_threads clause for the next fork */
@@ -112,6 +129,19 @@ void omp_pay_barrier(struct omp_thread *t);
 /* A lock id for an address the compiler names a critical section or a
  * reduction by (the same on every node: the executable's layout is). */
 int omp_lock_id_of(const void *addr);
+
+/* Starts a team of n threads on the nodes (region.c): a parallel region,
+ * or with `league` a teams region of n teams of one initial thread each,
+ * whose thread-limit-var is thread_limit (0: none). */
+struct omp_region;
+void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
+              int argc, const uint64_t *args);
+/* Whether the thread runs a teams region itself (not a region nested in
+ * it): constructs that bind to the league act across its teams. */
+static inline bool omp_in_league(const struct omp_thread *t)
+{
+    return t->num_teams > 1 && t->level == 0;
+}
 
 /* Barrier of the team (region.c). */
 struct ident;

@@ -90,7 +90,10 @@ static void serialized_end(struct omp_thread *t)
 }
 
 /* A thread enters the region as thread `tid` of its team; what it was
- * before comes back at the end (the ICVs set in the region were its own). */
+ * before comes back at the end (the ICVs set in the region were its own).
+ * In a teams region, thread `tid` is the initial thread of team `tid`:
+ * thread 0 of a team of one, at level 0, outside any parallel region
+ * (OpenMP 5.1 §2.7). */
 static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
 {
     t->stack_hi = __builtin_frame_address(0);
@@ -103,6 +106,16 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->team = r->team;
     t->loop = 0;
     t->region = (struct omp_region *)r;
+    t->icv.max_task_priority = r->max_task_priority;
+    t->icv.target_offload = r->target_offload;
+    if (r->league) {
+        t->team_num = tid;
+        t->num_teams = r->nthreads;
+        t->thread_limit = r->thread_limit;
+        t->tid = 0;
+        t->nthreads = 1;
+        t->level = t->active_level = 0;
+    }
 }
 
 /* One thread of a node, in the region: thread i of node r is team thread
@@ -153,24 +166,45 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
     va_end(ap);
 
-    if (t->distributed && t->level == 0 && !stack_on_shared())
-        log_fatal("an OpenMP parallel region was started on a thread the program created "
-                  "(pthread_create); dsm runs OpenMP regions from main's thread only");
     int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
-    if (t->level > 0 || asked <= 1) {
+    /* Nested in another region, or in a teams region (whose teams'
+     * initial threads run on every node; dsm starts regions from the
+     * master): a team of one, as OpenMP allows; so with
+     * max-active-levels 0, as OpenMP asks. */
+    if (t->level > 0 || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
         serialized_begin(t);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
     int n = omp_team_size(t, asked);
+    /* A thread the program created (pthread_create) runs on a private
+     * stack, where the region's shared variables (its locals) are out of
+     * the other nodes' reach: its regions get a team of one, which OpenMP
+     * allows while dyn-var is true (5.1 §2.6.1); with dyn-var false the
+     * threads asked for cannot be given, and the job ends in one line. */
+    if (t->distributed && !stack_on_shared()) {
+        if (!t->icv.dynamic)
+            log_fatal("an OpenMP parallel region of %d threads with dynamic adjustment off, "
+                      "started on a thread the program created (pthread_create): its "
+                      "variables are on that thread's private stack, so dsm gives such a "
+                      "region one thread; leave dyn-var true (omp_set_dynamic, OMP_DYNAMIC)",
+                      n);
+        n = 1;
+    }
     if (n <= 1) {
         serialized_begin(t);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
+    omp_fork(t, n, false, 0, (void *)microtask, argc, args);
+}
+
+void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
+              int argc, const uint64_t *args)
+{
     int per_node = omp_team_per_node(n);
     omp_team_check_threads(t, per_node);
     uint64_t t0 = clock_ns();
@@ -185,7 +219,11 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->nthreads = n;
     r->per_node = per_node;
     r->team = ++t->teams_started;
+    r->league = league;
+    r->thread_limit = thread_limit;
     r->run_sched = t->icv.run_sched;
+    r->max_task_priority = t->icv.max_task_priority;
+    r->target_offload = t->icv.target_offload;
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
@@ -198,7 +236,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 
     struct omp_thread saved = *t;
     enter(t, r, 0);
-    invoke(microtask, 0, 0, argc, args);
+    invoke((kmpc_micro)microtask, 0, 0, argc, args);
     omp_tasks_complete();
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
@@ -242,7 +280,7 @@ kmp_int32 __kmpc_global_thread_num(ident_t *loc)
 {
     (void)loc;
     struct omp_thread *t = omp_self();
-    return t->active_level ? t->gtid : job()->rank;
+    return t->active_level || t->num_teams > 1 ? t->gtid : job()->rank;
 }
 
 kmp_int32 __kmpc_global_num_threads(ident_t *loc)
@@ -509,6 +547,9 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
+    /* A teams region's reduction merges the teams' values: its initial
+     * threads take the lock as a team's threads do (teams.c). */
+    int merging = omp_in_league(t) ? t->num_teams : t->nthreads;
     /* libomp merges once every thread has arrived (its tree gathers
      * first), so what a thread did before the construct — zeroing the
      * variable in a `single nowait`, as NPB CG does — is never overtaken
@@ -517,7 +558,7 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
      * barrier, the team meets first. (The construct itself counts one.) */
     if (t->nthreads > 1 && t->since_barrier > 1)
         team_barrier(t);
-    if (t->nthreads > 1 || smp_multi()) {
+    if (merging > 1 || smp_multi()) {
         uint64_t t0 = clock_ns();
         omp_lock_take(omp_lock_id_of(lck));
         stats_add(STAT_T_PAR_REDUCE_NS, clock_ns() - t0);
@@ -528,7 +569,8 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
 void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck)
 {
     (void)loc, (void)gtid;
-    if (omp_self()->nthreads > 1 || smp_multi())
+    struct omp_thread *t = omp_self();
+    if (t->nthreads > 1 || omp_in_league(t) || smp_multi())
         omp_lock_give(omp_lock_id_of(lck));
 }
 
