@@ -164,20 +164,23 @@ int omp_get_level(void) { return omp_self()->level; }
 int omp_get_active_level(void) { return omp_self()->active_level; }
 int omp_get_dynamic(void) { return omp_self()->icv.dynamic; }
 void omp_set_dynamic(int on) { omp_self()->icv.dynamic = on != 0; }
-int omp_get_nested(void) { return 0; }
-void omp_set_nested(int on) { (void)on; /* nested regions always run serialized */ }
+/* OpenMP 5.1 (deprecated routines): true sets max-active-levels-var to
+ * the levels supported, false to 1. */
+int omp_get_nested(void) { return omp_self()->icv.max_active_levels > 1; }
+void omp_set_nested(int on) { omp_self()->icv.max_active_levels = on ? OMP_SUPPORTED_LEVELS : 1; }
 int omp_get_max_active_levels(void) { return omp_self()->icv.max_active_levels; }
-/* max-active-levels-var: at most the one level dsm supports; 0 makes
- * every region inactive (a team of one). A negative value is ignored, as
- * libomp does. */
+/* max-active-levels-var: at most the levels supported; 0 makes every
+ * region inactive (a team of one). A negative value is ignored, as libomp
+ * does. */
 void omp_set_max_active_levels(int levels)
 {
     if (levels >= 0)
-        omp_self()->icv.max_active_levels = levels < 1 ? levels : 1;
+        omp_self()->icv.max_active_levels =
+            levels < OMP_SUPPORTED_LEVELS ? levels : OMP_SUPPORTED_LEVELS;
 }
 int omp_get_cancellation(void) { return omp_self()->icv.cancellation; }
 int omp_get_max_task_priority(void) { return omp_self()->icv.max_task_priority; }
-int omp_get_supported_active_levels(void) { return 1; /* nested regions are serialized */ }
+int omp_get_supported_active_levels(void) { return OMP_SUPPORTED_LEVELS; }
 
 /* omp_pause_resource: the runtime may release its resources between
  * regions. dsm holds none that it could give back while the job runs (the
@@ -209,15 +212,30 @@ void omp_set_num_threads(int n)
     omp_self()->icv.nthreads = n; /* a region places them over the nodes (team_layout.c) */
 }
 
+/* The thread number and team size at an enclosing level: the innermost
+ * active region's (a serialized region nested in it hides it in outer[0]),
+ * one level out of a nested team of a node's threads the thread that
+ * started it; serialized levels and the initial thread's: 0 of 1. */
+static void ancestor(const struct omp_thread *t, int level, int *tid, int *size)
+{
+    int active_top = t->level - t->serialized;
+    *tid = 0, *size = 1;
+    if (level == t->level)
+        *tid = t->tid, *size = t->nthreads;
+    else if (level == active_top && active_top > 0)
+        *tid = t->outer[0].tid, *size = t->outer[0].nthreads;
+    else if (level == active_top - 1 && level > 0 && t->local_team)
+        *tid = t->outer_tid, *size = t->outer_nthreads;
+}
+
 int omp_get_ancestor_thread_num(int level)
 {
     struct omp_thread *t = omp_self();
     if (level < 0 || level > t->level)
         return -1;
-    if (level == t->level)
-        return t->tid;
-    /* Outer levels: the active region (level 1) or the initial thread. */
-    return level == 0 ? 0 : level == 1 && t->active_level && t->serialized ? t->outer[0].tid : 0;
+    int tid, size;
+    ancestor(t, level, &tid, &size);
+    return tid;
 }
 
 int omp_get_team_size(int level)
@@ -225,9 +243,9 @@ int omp_get_team_size(int level)
     struct omp_thread *t = omp_self();
     if (level < 0 || level > t->level)
         return -1;
-    if (level == t->level)
-        return t->nthreads;
-    return level == 1 && t->active_level && t->serialized ? t->outer[0].nthreads : 1;
+    int tid, size;
+    ancestor(t, level, &tid, &size);
+    return size;
 }
 
 void omp_set_schedule(omp_sched_t kind, int chunk)

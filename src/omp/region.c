@@ -2,11 +2,14 @@
  * region.c — parallel regions: __kmpc_fork_call and what belongs to the
  * team as a whole (barrier, single, master, copyprivate, flush).
  *
- * Nested regions and regions with one thread run on the calling thread
- * alone ("serialized", as OpenMP allows for nested regions). A team runs
- * on nodes × threads (team_layout.c).
+ * A team runs on nodes × threads (team_layout.c). A region nested in an
+ * active one gets a team of its node's threads when nesting is asked for
+ * and possible (fork_local, below); otherwise nested regions, and regions
+ * of one thread, run on the calling thread alone ("serialized", as OpenMP
+ * allows for nested regions).
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -108,6 +111,16 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->region = (struct omp_region *)r;
     t->icv.max_task_priority = r->max_task_priority;
     t->icv.target_offload = r->target_offload;
+    t->icv.nthreads = r->nthreads_var;
+    t->icv.dynamic = r->dynamic;
+    t->icv.max_active_levels = r->max_active_levels;
+    t->local_team = r->local;
+    if (r->local) { /* a nested team of this node's threads (fork_local) */
+        t->level = t->active_level = 2;
+        t->team_nodes = 1;
+        t->outer_tid = r->outer_tid;
+        t->outer_nthreads = r->outer_nthreads;
+    }
     if (r->league) {
         t->team_num = tid;
         t->num_teams = r->nthreads;
@@ -145,11 +158,91 @@ static void run_thread(void *arg)
 static void run_member(void *arg)
 {
     struct omp_region *r = arg;
+    if (r->nested)
+        omp_migration_stop(); /* threads may run here: as omp_node_threads_begin */
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
     omp_node_threads_begin(r->per_node, local, run_thread, r);
     if (local > 0)
         run_thread(r);
     omp_node_threads_end(local);
+}
+
+/* ---- nested regions with teams of a node's threads ---------------------- */
+
+/* A region nested in an active one gets a team of its own (OpenMP's
+ * nested parallelism, max-active-levels 2) when the outer region allows
+ * it (omp_fork: nesting asked for, hlrc, home migration stopped on every
+ * node) and this node runs one thread of the outer team: the team is this
+ * node's threads, the encountering thread and node helpers (a node's
+ * threads share its pages in hardware; another node cannot read the
+ * encountering thread's private stack, which the region shares). Its
+ * barrier is the node's threads meeting in memory; its dynamic chunks,
+ * singles and ordered turns come from node 0 as any team's, under a team
+ * number no other team has. Otherwise the region is serialized. */
+static bool nests_here(const struct omp_thread *t, int asked)
+{
+    return asked > 1 && t->level == 1 && t->active_level == 1 && t->serialized == 0 &&
+           !t->local_team && t->num_teams <= 1 && t->region && t->region->nested &&
+           t->icv.max_active_levels >= 2 && !smp_multi();
+}
+
+static void run_local_thread(void *arg)
+{
+    struct omp_region *r = arg;
+    struct omp_thread *t = omp_self();
+    int tid = smp_index();
+    struct omp_thread saved = *t;
+    enter(t, r, tid);
+    t->icv.run_sched = r->run_sched;
+    uint64_t args[OMP_MAX_ARGS];
+    memcpy(args, r->args, (size_t)r->argc * sizeof args[0]);
+    invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, r->argc, args);
+    omp_tasks_complete();
+    *t = saved;
+}
+
+static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, int argc,
+                       const uint64_t *args)
+{
+    int n = asked, limit = omp_node_thread_limit();
+    if (n > limit) {
+        if (!t->icv.dynamic)
+            log_fatal("a nested parallel region asks for %d threads with dynamic adjustment off: "
+                      "a nested team is one node's threads, at most %d (dsmrun --threads)",
+                      n, limit);
+        n = limit;
+    }
+    struct omp_region *r = calloc(1, sizeof *r);
+    if (!r)
+        log_fatal("out of memory for a nested OpenMP region");
+    r->microtask = (uint64_t)(uintptr_t)microtask;
+    r->argc = argc;
+    r->nthreads = r->per_node = n;
+    /* Dynamic chunks and singles are node 0's, keyed by team: a number
+     * the master's teams (counted up from 1) never reach. */
+    r->team = 0x80000000u | ((uint32_t)job()->rank << 20) | (++t->local_teams & 0xfffffu);
+    r->run_sched = t->icv.run_sched;
+    r->max_task_priority = t->icv.max_task_priority;
+    r->target_offload = t->icv.target_offload;
+    r->nthreads_var = t->icv.nthreads;
+    r->dynamic = t->icv.dynamic;
+    r->max_active_levels = t->icv.max_active_levels;
+    r->local = 1;
+    r->outer_tid = t->tid;
+    r->outer_nthreads = t->nthreads;
+    memcpy(r->args, args, (size_t)argc * sizeof args[0]);
+    uint64_t t0 = clock_ns();
+    omp_node_threads_begin(n, n, run_local_thread, r);
+    struct omp_thread saved = *t;
+    enter(t, r, 0);
+    invoke(microtask, 0, 0, argc, args);
+    omp_tasks_complete();
+    *t = saved;
+    omp_node_threads_end(n);
+    omp_doacross_region_end(r);
+    free(r);
+    stats_add(STAT_PAR_REGIONS, 1);
+    stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
 }
 
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
@@ -168,6 +261,10 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 
     int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
+    if (nests_here(t, asked)) {
+        fork_local(t, asked, microtask, argc, args);
+        return;
+    }
     /* Nested in another region, or in a teams region (whose teams'
      * initial threads run on every node; dsm starts regions from the
      * master): a team of one, as OpenMP allows; so with
@@ -224,6 +321,13 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->run_sched = t->icv.run_sched;
     r->max_task_priority = t->icv.max_task_priority;
     r->target_offload = t->icv.target_offload;
+    r->nthreads_var = t->icv.nthreads;
+    r->dynamic = t->icv.dynamic;
+    r->max_active_levels = t->icv.max_active_levels;
+    r->nested = !league && omp_nesting_possible(t);
+    r->local = 0;
+    if (r->nested)
+        omp_migration_stop();
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
@@ -316,6 +420,9 @@ kmp_int32 __kmpc_ok_to_fork(ident_t *loc)
 void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
 void __kmpc_end(ident_t *loc) { (void)loc; }
 
+/* A nested team is one node's: nothing to do beyond the node's threads. */
+static void no_node_barrier(void) {}
+
 /* A team on some of the nodes, several threads on this one: the node's
  * threads meet (cohort.c), and the last of them passes the team's
  * barrier of nodes for all. */
@@ -331,6 +438,10 @@ static void team_barrier(struct omp_thread *t)
     t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
+    if (t->local_team) { /* a nested team of this node's threads: they meet in memory */
+        sync_node_barrier(no_node_barrier);
+        return;
+    }
     if (t->icv.cancellation)
         /* A member may have left by `cancel parallel` (cancel.c): the
          * barrier must not wait for it. Where OpenMP's barrier is no

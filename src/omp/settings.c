@@ -131,13 +131,21 @@ static void set_teams_thread_limit(struct omp_thread *t, const char *name, const
     t->icv.teams_thread_limit = parse_count(name, v);
 }
 
-/* At most the one active level dsm supports (omp_set_max_active_levels). */
+/* As omp_set_max_active_levels and omp_set_nested (omp_api.c): at most
+ * the levels supported; OMP_MAX_ACTIVE_LEVELS, read after OMP_NESTED,
+ * wins over it, as OpenMP says. */
 static void set_max_active_levels(struct omp_thread *t, const char *name, const char *v,
                                   bool at_start)
 {
     (void)at_start;
     int n = parse_count_or_zero(name, v);
-    t->icv.max_active_levels = n < 1 ? n : 1;
+    t->icv.max_active_levels = n < OMP_SUPPORTED_LEVELS ? n : OMP_SUPPORTED_LEVELS;
+}
+
+static void set_nested(struct omp_thread *t, const char *name, const char *v, bool at_start)
+{
+    (void)at_start;
+    t->icv.max_active_levels = parse_bool(name, v) ? OMP_SUPPORTED_LEVELS : 1;
 }
 
 static const struct setting {
@@ -152,6 +160,7 @@ static const struct setting {
     {"OMP_TARGET_OFFLOAD", set_target_offload},
     {"OMP_NUM_TEAMS", set_num_teams},
     {"OMP_TEAMS_THREAD_LIMIT", set_teams_thread_limit},
+    {"OMP_NESTED", set_nested},
     {"OMP_MAX_ACTIVE_LEVELS", set_max_active_levels},
 };
 
