@@ -566,7 +566,8 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
         submit_tracked(gtid, task, 0, NULL, 0, NULL);
         return 0;
     }
-    if (smp_multi() && !cancelled_group) {
+    /* In a final task, a new task is included: run now by this thread. */
+    if (smp_multi() && !cancelled_group && !in_final) {
         defer(gtid, task);
         return 0;
     }
