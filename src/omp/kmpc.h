@@ -49,6 +49,8 @@ enum kmp_sched {
     kmp_sch_upper = 48,
     kmp_ord_lower = 64,  /* ordered loops: kmp_sch_* + 32 */
     kmp_ord_upper = 72,
+    kmp_distribute_static_chunked = 91, /* distribute dist_schedule(static, c) */
+    kmp_distribute_static = 92,         /* distribute */
     kmp_nm_lower = 160,  /* "nomerge" variants: kmp_sch_* + 128, ordered + 128 */
     kmp_nm_upper = 200,
 };

@@ -122,8 +122,13 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
                         int64_t chunk, bool is_unsigned)
 {
     struct omp_thread *t = omp_self();
-    int ordered;
-    int base = kmp_sched_base(schedtype, &ordered);
+    int ordered = 0;
+    /* distribute: the loop divided over the league's teams, each team's
+     * initial thread taking its team's part (teams.c). */
+    bool dist = schedtype == kmp_distribute_static || schedtype == kmp_distribute_static_chunked;
+    int base = schedtype == kmp_distribute_static ? kmp_sch_static
+             : schedtype == kmp_distribute_static_chunked ? kmp_sch_static_chunked
+             : kmp_sched_base(schedtype, &ordered);
     if (base < 0)
         log_fatal("OpenMP static loop with schedule type %d, which dsm does not know", schedtype);
     t->loop++;
@@ -131,14 +136,14 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
     stats_add(STAT_PAR_LOOPS, 1);
     int64_t lb = *lower;
     uint64_t trip = sched_trip(lb, *upper, incr, is_unsigned);
-    int n = t->nthreads, tid = t->tid;
+    int n = dist ? t->num_teams : t->nthreads, tid = dist ? t->team_num : t->tid;
     t->loop_state.site = NULL;
     if (trip == 0) {
         *plast = 0;
         *stride = incr;
         return; /* lower..upper is already empty */
     }
-    if (t->icv.static_sched.kind == SCHED_PROFILED && n > 1 && loc && loc->psource) {
+    if (t->icv.static_sched.kind == SCHED_PROFILED && !dist && n > 1 && loc && loc->psource) {
         profiled_needs_one_thread_per_node(t);
         profiled_static(t, loc->psource, base == kmp_sch_static_chunked && chunk >= 1, trip, lb,
                         incr, plast, lower, upper, stride);
@@ -234,7 +239,7 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
                           int64_t st, int64_t chunk, bool is_unsigned)
 {
     struct omp_thread *t = omp_self();
-    int ordered;
+    int ordered = 0;
     int base = kmp_sched_base(schedule, &ordered);
     uint64_t trip = sched_trip(lb, ub, st, is_unsigned);
     enum sched_kind kind = base < 0 ? 0 : kind_of(base, t, &chunk);

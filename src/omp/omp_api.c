@@ -24,84 +24,34 @@
 /* Each thread of a node has its own (a region's helpers too). */
 static __thread struct omp_thread self;
 
-/* A whole number in 1..max from the environment, or `fallback`. */
-static int env_count(const char *name, int fallback, int max)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return fallback;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    /* OMP_NUM_THREADS may list one number per nesting level: take the first. */
-    if (errno || end == v || (*end && *end != ',') || x < 1 || x > INT_MAX)
-        log_fatal("%s=%s: expected a positive whole number", name, v);
-    if (x > max)
-        log_fatal("%s=%s: at most %d", name, v, max);
-    return (int)x;
-}
-
-/* A whole number >= 0 from the environment, or 0. */
-static int env_count_or_zero(const char *name)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < 0 || x > INT_MAX)
-        log_fatal("%s=%s: expected a whole number >= 0", name, v);
-    return (int)x;
-}
-
 static void omp_init(struct omp_thread *t)
 {
     if (getenv(BOOT_ENV_RANK) && dsm_nodes() == 1 && !rt()->started)
         log_fatal("this OpenMP program runs under dsmrun but never joined the job: build it "
                   "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
     t->nthreads = 1;
+    t->num_teams = 1;
     t->distributed = rt()->started && job()->nodes > 1;
     /* nthreads-var: OMP_NUM_THREADS, else every thread of every node
      * (DSM_THREADS each, 1 by default); a region places them over the
      * nodes (team_layout.c). */
     int64_t node_threads = rt()->started && job()->cfg.threads > 1 ? job()->cfg.threads : 1;
-    t->icv.nthreads = env_count("OMP_NUM_THREADS", job()->nodes * (int)node_threads, INT_MAX);
+    t->icv.nthreads = job()->nodes * (int)node_threads;
     /* dyn-var's initial value is the implementation's to choose: true,
      * so that a region asking for more than nodes × DSM_THREADS gets
      * those (team_layout.c). */
     t->icv.dynamic = true;
-    const char *d = getenv("OMP_DYNAMIC");
-    if (d && *d) {
-        if (!strcasecmp(d, "true") || !strcmp(d, "1"))
-            t->icv.dynamic = true;
-        else if (!strcasecmp(d, "false") || !strcmp(d, "0"))
-            t->icv.dynamic = false;
-        else
-            log_fatal("OMP_DYNAMIC=%s: expected true or false", d);
-    }
+    t->icv.max_active_levels = 1;
+    t->icv.cancellation = false;
+    t->icv.max_task_priority = 0;
+    t->icv.target_offload = OMP_TARGET_OFFLOAD_DEFAULT;
+    t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
+    omp_settings_from_env(t); /* settings.c */
     if (!t->icv.dynamic && t->icv.nthreads > omp_thread_limit())
         log_fatal("OMP_NUM_THREADS=%d with OMP_DYNAMIC=false: %d nodes × %d threads give at most "
                   "%d (run with more nodes, or dsmrun --threads, or leave OMP_DYNAMIC unset)",
                   t->icv.nthreads, job()->nodes, omp_thread_limit() / job()->nodes,
                   omp_thread_limit());
-    t->icv.max_active_levels = 1;
-    t->icv.cancellation = false;
-    const char *c = getenv("OMP_CANCELLATION");
-    if (c && *c) {
-        if (!strcasecmp(c, "true") || !strcmp(c, "1"))
-            t->icv.cancellation = true;
-        else if (strcasecmp(c, "false") && strcmp(c, "0"))
-            log_fatal("OMP_CANCELLATION=%s: expected true or false", c);
-    }
-    t->icv.max_task_priority = env_count_or_zero("OMP_MAX_TASK_PRIORITY");
-    t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
-    const char *s = getenv("OMP_SCHEDULE");
-    if (s && *s) {
-        char err[160];
-        if (sched_parse(s, &t->icv.run_sched, err, sizeof err))
-            log_fatal("OMP_SCHEDULE=%s", err);
-    }
     t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
     const char *st = job()->cfg.omp_static;
     if (st && *st) {
@@ -204,21 +154,33 @@ int omp_get_thread_num(void) { return omp_self()->tid; }
 int omp_get_num_threads(void) { return omp_self()->nthreads; }
 int omp_get_max_threads(void) { return omp_self()->icv.nthreads; }
 int omp_get_num_procs(void) { return job()->nodes; }
-int omp_get_thread_limit(void) { return omp_thread_limit(); }
+int omp_get_thread_limit(void)
+{
+    struct omp_thread *t = omp_self();
+    return t->thread_limit > 0 ? t->thread_limit : omp_thread_limit(); /* a teams region's, else the job's */
+}
 int omp_in_parallel(void) { return omp_self()->active_level > 0; }
 int omp_get_level(void) { return omp_self()->level; }
 int omp_get_active_level(void) { return omp_self()->active_level; }
 int omp_get_dynamic(void) { return omp_self()->icv.dynamic; }
 void omp_set_dynamic(int on) { omp_self()->icv.dynamic = on != 0; }
-int omp_get_nested(void) { return 0; }
-void omp_set_nested(int on) { (void)on; /* nested regions always run serialized */ }
+/* OpenMP 5.1 (deprecated routines): true sets max-active-levels-var to
+ * the levels supported, false to 1. */
+int omp_get_nested(void) { return omp_self()->icv.max_active_levels > 1; }
+void omp_set_nested(int on) { omp_self()->icv.max_active_levels = on ? OMP_SUPPORTED_LEVELS : 1; }
 int omp_get_max_active_levels(void) { return omp_self()->icv.max_active_levels; }
-void omp_set_max_active_levels(int levels) { (void)levels; }
+/* max-active-levels-var: at most the levels supported; 0 makes every
+ * region inactive (a team of one). A negative value is ignored, as libomp
+ * does. */
+void omp_set_max_active_levels(int levels)
+{
+    if (levels >= 0)
+        omp_self()->icv.max_active_levels =
+            levels < OMP_SUPPORTED_LEVELS ? levels : OMP_SUPPORTED_LEVELS;
+}
 int omp_get_cancellation(void) { return omp_self()->icv.cancellation; }
-int omp_get_num_teams(void) { return 1; } /* outside a teams region, as always here */
-int omp_get_team_num(void) { return 0; }
 int omp_get_max_task_priority(void) { return omp_self()->icv.max_task_priority; }
-int omp_get_supported_active_levels(void) { return 1; /* nested regions are serialized */ }
+int omp_get_supported_active_levels(void) { return OMP_SUPPORTED_LEVELS; }
 
 /* omp_pause_resource: the runtime may release its resources between
  * regions. dsm holds none that it could give back while the job runs (the
@@ -233,11 +195,12 @@ int omp_pause_resource(omp_pause_resource_t kind, int device_num)
 }
 int omp_pause_resource_all(omp_pause_resource_t kind) { return omp_pause_resource(kind, 0); }
 
-int omp_in_final(void) { return 0; }
+/* No device but the host: OpenMP 5.1 numbers the host device
+ * omp_get_num_devices(), 0 here, on which every region runs. */
 int omp_get_num_devices(void) { return 0; }
-int omp_get_device_num(void) { return -1; }
+int omp_get_device_num(void) { return omp_get_num_devices(); }
 int omp_is_initial_device(void) { return 1; }
-int omp_get_initial_device(void) { return -1; }
+int omp_get_initial_device(void) { return omp_get_num_devices(); }
 int omp_get_default_device(void) { return 0; }
 void omp_set_default_device(int device) { (void)device; }
 int omp_get_proc_bind(void) { return 0; }
@@ -249,15 +212,30 @@ void omp_set_num_threads(int n)
     omp_self()->icv.nthreads = n; /* a region places them over the nodes (team_layout.c) */
 }
 
+/* The thread number and team size at an enclosing level: the innermost
+ * active region's (a serialized region nested in it hides it in outer[0]),
+ * one level out of a nested team of a node's threads the thread that
+ * started it; serialized levels and the initial thread's: 0 of 1. */
+static void ancestor(const struct omp_thread *t, int level, int *tid, int *size)
+{
+    int active_top = t->level - t->serialized;
+    *tid = 0, *size = 1;
+    if (level == t->level)
+        *tid = t->tid, *size = t->nthreads;
+    else if (level == active_top && active_top > 0)
+        *tid = t->outer[0].tid, *size = t->outer[0].nthreads;
+    else if (level == active_top - 1 && level > 0 && t->local_team)
+        *tid = t->outer_tid, *size = t->outer_nthreads;
+}
+
 int omp_get_ancestor_thread_num(int level)
 {
     struct omp_thread *t = omp_self();
     if (level < 0 || level > t->level)
         return -1;
-    if (level == t->level)
-        return t->tid;
-    /* Outer levels: the active region (level 1) or the initial thread. */
-    return level == 0 ? 0 : level == 1 && t->active_level && t->serialized ? t->outer[0].tid : 0;
+    int tid, size;
+    ancestor(t, level, &tid, &size);
+    return tid;
 }
 
 int omp_get_team_size(int level)
@@ -265,9 +243,9 @@ int omp_get_team_size(int level)
     struct omp_thread *t = omp_self();
     if (level < 0 || level > t->level)
         return -1;
-    if (level == t->level)
-        return t->nthreads;
-    return level == 1 && t->active_level && t->serialized ? t->outer[0].nthreads : 1;
+    int tid, size;
+    ancestor(t, level, &tid, &size);
+    return size;
 }
 
 void omp_set_schedule(omp_sched_t kind, int chunk)

@@ -58,6 +58,7 @@ int    omp_get_team_size(int level);
 void   omp_set_schedule(omp_sched_t kind, int chunk);
 void   omp_get_schedule(omp_sched_t *kind, int *chunk);
 double omp_get_wtime(void);
+void   omp_fulfill_event(uintptr_t event);
 double omp_get_wtick(void);
 void   omp_init_lock(omp_lock_t *l);
 void   omp_init_lock_with_hint(omp_lock_t *l, int hint);
@@ -134,6 +135,9 @@ int omp_pause_resource_(const int *kind, const int *device_num)
 
 void omp_set_schedule_(const int *kind, const int *chunk);
 void omp_set_schedule_(const int *kind, const int *chunk) { omp_set_schedule(*kind, *chunk); }
+/* integer(kind=omp_event_handle_kind): the handle, by reference. */
+void omp_fulfill_event_(const uintptr_t *event);
+void omp_fulfill_event_(const uintptr_t *event) { omp_fulfill_event(*event); }
 void omp_get_schedule_(int *kind, int *chunk);
 void omp_get_schedule_(int *kind, int *chunk) { omp_get_schedule(kind, chunk); }
 

@@ -30,7 +30,14 @@ struct omp_region {
     int32_t           argc, nthreads;
     int32_t           per_node;         /* threads per node (team_layout.c) */
     uint32_t          team;             /* regions run so far, this one included */
+    int32_t           league;           /* a teams region: each thread is its own team's (teams.c) */
+    int32_t           thread_limit;     /* a teams region: each team's thread-limit-var (0: none) */
     struct sched_spec run_sched;        /* the master's run-sched-var */
+    int32_t           max_task_priority, target_offload; /* the master's job-wide ICVs */
+    int32_t           nthreads_var, dynamic, max_active_levels; /* the master's, inherited */
+    int32_t           nested;           /* inner regions may have teams of a node's threads */
+    int32_t           local;            /* a team of one node's threads, nested (region.c) */
+    int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's, at level 1 */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
     uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
@@ -64,7 +71,22 @@ struct omp_icv {
     int               max_active_levels;
     bool              cancellation;    /* cancel-var: OMP_CANCELLATION */
     int               max_task_priority; /* OMP_MAX_TASK_PRIORITY */
+    int               target_offload;  /* target-offload-var: OMP_TARGET_OFFLOAD */
+    int               nteams;          /* nteams-var: OMP_NUM_TEAMS (0: one team per node) */
+    int               teams_thread_limit; /* teams-thread-limit-var: OMP_TEAMS_THREAD_LIMIT (0: none) */
 };
+
+/* Two levels of active regions: the job's teams, and inside them teams of
+ * a node's threads (region.c, fork_local). */
+#define OMP_SUPPORTED_LEVELS 2
+
+/* target-offload-var's values, as libomp's kmp_target_offload_kind. */
+enum { OMP_TARGET_OFFLOAD_DISABLED = 0, OMP_TARGET_OFFLOAD_DEFAULT = 1, OMP_TARGET_OFFLOAD_MANDATORY = 2 };
+
+/* The settings of the environment (OMP_NUM_THREADS, OMP_SCHEDULE, …) into
+ * a thread's ICVs, over the defaults already there (settings.c). */
+struct omp_thread;
+void omp_settings_from_env(struct omp_thread *t);
 
 /* What a serialized (nested or one-thread) region hides while it runs. */
 #define OMP_MAX_NESTING 32
@@ -82,6 +104,12 @@ struct omp_thread {
     int                team_nodes;      /* nodes the active region's team spans */
     int                gtid;            /* in the active region: its thread number there */
     int                level, active_level;
+    int                team_num, num_teams; /* in a teams region (teams.c); else 0 and 1 */
+    int                thread_limit;    /* a teams region's thread_limit (0: none) */
+    int                pushed_teams, pushed_team_threads; /* num_teams, thread_limit for the next teams */
+    bool               local_team;      /* in a nested team of this node's threads (region.c) */
+    int                outer_tid, outer_nthreads; /* then: the level-1 thread that started it */
+    uint32_t           local_teams;     /* nested teams this thread started */
     uint32_t           team;            /* the active region's number */
     uint32_t           loop;            /* worksharing loops met in it */
     int                pushed_threads;  /* num_threads clause for the next fork */
@@ -113,6 +141,19 @@ void omp_pay_barrier(struct omp_thread *t);
  * reduction by (the same on every node: the executable's layout is). */
 int omp_lock_id_of(const void *addr);
 
+/* Starts a team of n threads on the nodes (region.c): a parallel region,
+ * or with `league` a teams region of n teams of one initial thread each,
+ * whose thread-limit-var is thread_limit (0: none). */
+struct omp_region;
+void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
+              int argc, const uint64_t *args);
+/* Whether the thread runs a teams region itself (not a region nested in
+ * it): constructs that bind to the league act across its teams. */
+static inline bool omp_in_league(const struct omp_thread *t)
+{
+    return t->num_teams > 1 && t->level == 0;
+}
+
 /* Barrier of the team (region.c). */
 struct ident;
 void __kmpc_barrier(struct ident *loc, int32_t gtid);
@@ -125,12 +166,20 @@ void __kmpc_barrier(struct ident *loc, int32_t gtid);
 int omp_team_size(const struct omp_thread *t, int asked);
 /* The most threads a region may have: nodes × threads per node. */
 int omp_thread_limit(void);
+/* The most threads a node runs: DSM_THREADS, else 256. */
+int omp_node_thread_limit(void);
 /* Threads per node for a team of n, and the team's threads on `node`. */
 int omp_team_per_node(int n);
 int omp_team_on_node(int n, int per_node, int node);
 /* What threads on a node need, checked at the master before the first
  * region that has them (protocol, settings, cancellation), in one line. */
 void omp_team_check_threads(const struct omp_thread *t, int per_node);
+/* Whether a region may hold nested regions with teams of a node's
+ * threads (max-active-levels above 1, what threads on a node need), and,
+ * on every node at such a region's start, stopping home migration as
+ * threads on a node do. */
+bool omp_nesting_possible(const struct omp_thread *t);
+void omp_migration_stop(void);
 /* On every node, before and after its threads of a region run fn(arg):
  * `local` threads (this one and local - 1 helpers) as SMP threads. */
 void omp_node_threads_begin(int per_node, int local, void (*fn)(void *), void *arg);

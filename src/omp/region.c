@@ -2,11 +2,14 @@
  * region.c — parallel regions: __kmpc_fork_call and what belongs to the
  * team as a whole (barrier, single, master, copyprivate, flush).
  *
- * Nested regions and regions with one thread run on the calling thread
- * alone ("serialized", as OpenMP allows for nested regions). A team runs
- * on nodes × threads (team_layout.c).
+ * A team runs on nodes × threads (team_layout.c). A region nested in an
+ * active one gets a team of its node's threads when nesting is asked for
+ * and possible (fork_local, below); otherwise nested regions, and regions
+ * of one thread, run on the calling thread alone ("serialized", as OpenMP
+ * allows for nested regions).
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -90,7 +93,10 @@ static void serialized_end(struct omp_thread *t)
 }
 
 /* A thread enters the region as thread `tid` of its team; what it was
- * before comes back at the end (the ICVs set in the region were its own). */
+ * before comes back at the end (the ICVs set in the region were its own).
+ * In a teams region, thread `tid` is the initial thread of team `tid`:
+ * thread 0 of a team of one, at level 0, outside any parallel region
+ * (OpenMP 5.1 §2.7). */
 static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
 {
     t->stack_hi = __builtin_frame_address(0);
@@ -103,6 +109,26 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->team = r->team;
     t->loop = 0;
     t->region = (struct omp_region *)r;
+    t->icv.max_task_priority = r->max_task_priority;
+    t->icv.target_offload = r->target_offload;
+    t->icv.nthreads = r->nthreads_var;
+    t->icv.dynamic = r->dynamic;
+    t->icv.max_active_levels = r->max_active_levels;
+    t->local_team = r->local;
+    if (r->local) { /* a nested team of this node's threads (fork_local) */
+        t->level = t->active_level = 2;
+        t->team_nodes = 1;
+        t->outer_tid = r->outer_tid;
+        t->outer_nthreads = r->outer_nthreads;
+    }
+    if (r->league) {
+        t->team_num = tid;
+        t->num_teams = r->nthreads;
+        t->thread_limit = r->thread_limit;
+        t->tid = 0;
+        t->nthreads = 1;
+        t->level = t->active_level = 0;
+    }
 }
 
 /* One thread of a node, in the region: thread i of node r is team thread
@@ -132,11 +158,91 @@ static void run_thread(void *arg)
 static void run_member(void *arg)
 {
     struct omp_region *r = arg;
+    if (r->nested)
+        omp_migration_stop(); /* threads may run here: as omp_node_threads_begin */
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
     omp_node_threads_begin(r->per_node, local, run_thread, r);
     if (local > 0)
         run_thread(r);
     omp_node_threads_end(local);
+}
+
+/* ---- nested regions with teams of a node's threads ---------------------- */
+
+/* A region nested in an active one gets a team of its own (OpenMP's
+ * nested parallelism, max-active-levels 2) when the outer region allows
+ * it (omp_fork: nesting asked for, hlrc, home migration stopped on every
+ * node) and this node runs one thread of the outer team: the team is this
+ * node's threads, the encountering thread and node helpers (a node's
+ * threads share its pages in hardware; another node cannot read the
+ * encountering thread's private stack, which the region shares). Its
+ * barrier is the node's threads meeting in memory; its dynamic chunks,
+ * singles and ordered turns come from node 0 as any team's, under a team
+ * number no other team has. Otherwise the region is serialized. */
+static bool nests_here(const struct omp_thread *t, int asked)
+{
+    return asked > 1 && t->level == 1 && t->active_level == 1 && t->serialized == 0 &&
+           !t->local_team && t->num_teams <= 1 && t->region && t->region->nested &&
+           t->icv.max_active_levels >= 2 && !smp_multi();
+}
+
+static void run_local_thread(void *arg)
+{
+    struct omp_region *r = arg;
+    struct omp_thread *t = omp_self();
+    int tid = smp_index();
+    struct omp_thread saved = *t;
+    enter(t, r, tid);
+    t->icv.run_sched = r->run_sched;
+    uint64_t args[OMP_MAX_ARGS];
+    memcpy(args, r->args, (size_t)r->argc * sizeof args[0]);
+    invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, r->argc, args);
+    omp_tasks_complete();
+    *t = saved;
+}
+
+static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, int argc,
+                       const uint64_t *args)
+{
+    int n = asked, limit = omp_node_thread_limit();
+    if (n > limit) {
+        if (!t->icv.dynamic)
+            log_fatal("a nested parallel region asks for %d threads with dynamic adjustment off: "
+                      "a nested team is one node's threads, at most %d (dsmrun --threads)",
+                      n, limit);
+        n = limit;
+    }
+    struct omp_region *r = calloc(1, sizeof *r);
+    if (!r)
+        log_fatal("out of memory for a nested OpenMP region");
+    r->microtask = (uint64_t)(uintptr_t)microtask;
+    r->argc = argc;
+    r->nthreads = r->per_node = n;
+    /* Dynamic chunks and singles are node 0's, keyed by team: a number
+     * the master's teams (counted up from 1) never reach. */
+    r->team = 0x80000000u | ((uint32_t)job()->rank << 20) | (++t->local_teams & 0xfffffu);
+    r->run_sched = t->icv.run_sched;
+    r->max_task_priority = t->icv.max_task_priority;
+    r->target_offload = t->icv.target_offload;
+    r->nthreads_var = t->icv.nthreads;
+    r->dynamic = t->icv.dynamic;
+    r->max_active_levels = t->icv.max_active_levels;
+    r->local = 1;
+    r->outer_tid = t->tid;
+    r->outer_nthreads = t->nthreads;
+    memcpy(r->args, args, (size_t)argc * sizeof args[0]);
+    uint64_t t0 = clock_ns();
+    omp_node_threads_begin(n, n, run_local_thread, r);
+    struct omp_thread saved = *t;
+    enter(t, r, 0);
+    invoke(microtask, 0, 0, argc, args);
+    omp_tasks_complete();
+    *t = saved;
+    omp_node_threads_end(n);
+    omp_doacross_region_end(r);
+    free(r);
+    stats_add(STAT_PAR_REGIONS, 1);
+    stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
 }
 
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
@@ -153,24 +259,49 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
     va_end(ap);
 
-    if (t->distributed && t->level == 0 && !stack_on_shared())
-        log_fatal("an OpenMP parallel region was started on a thread the program created "
-                  "(pthread_create); dsm runs OpenMP regions from main's thread only");
     int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
-    if (t->level > 0 || asked <= 1) {
+    if (nests_here(t, asked)) {
+        fork_local(t, asked, microtask, argc, args);
+        return;
+    }
+    /* Nested in another region, or in a teams region (whose teams'
+     * initial threads run on every node; dsm starts regions from the
+     * master): a team of one, as OpenMP allows; so with
+     * max-active-levels 0, as OpenMP asks. */
+    if (t->level > 0 || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
         serialized_begin(t);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
     int n = omp_team_size(t, asked);
+    /* A thread the program created (pthread_create) runs on a private
+     * stack, where the region's shared variables (its locals) are out of
+     * the other nodes' reach: its regions get a team of one, which OpenMP
+     * allows while dyn-var is true (5.1 §2.6.1); with dyn-var false the
+     * threads asked for cannot be given, and the job ends in one line. */
+    if (t->distributed && !stack_on_shared()) {
+        if (!t->icv.dynamic)
+            log_fatal("an OpenMP parallel region of %d threads with dynamic adjustment off, "
+                      "started on a thread the program created (pthread_create): its "
+                      "variables are on that thread's private stack, so dsm gives such a "
+                      "region one thread; leave dyn-var true (omp_set_dynamic, OMP_DYNAMIC)",
+                      n);
+        n = 1;
+    }
     if (n <= 1) {
         serialized_begin(t);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
+    omp_fork(t, n, false, 0, (void *)microtask, argc, args);
+}
+
+void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
+              int argc, const uint64_t *args)
+{
     int per_node = omp_team_per_node(n);
     omp_team_check_threads(t, per_node);
     uint64_t t0 = clock_ns();
@@ -185,7 +316,18 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     r->nthreads = n;
     r->per_node = per_node;
     r->team = ++t->teams_started;
+    r->league = league;
+    r->thread_limit = thread_limit;
     r->run_sched = t->icv.run_sched;
+    r->max_task_priority = t->icv.max_task_priority;
+    r->target_offload = t->icv.target_offload;
+    r->nthreads_var = t->icv.nthreads;
+    r->dynamic = t->icv.dynamic;
+    r->max_active_levels = t->icv.max_active_levels;
+    r->nested = !league && omp_nesting_possible(t);
+    r->local = 0;
+    if (r->nested)
+        omp_migration_stop();
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
@@ -198,7 +340,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 
     struct omp_thread saved = *t;
     enter(t, r, 0);
-    invoke(microtask, 0, 0, argc, args);
+    invoke((kmpc_micro)microtask, 0, 0, argc, args);
     omp_tasks_complete();
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
@@ -242,7 +384,7 @@ kmp_int32 __kmpc_global_thread_num(ident_t *loc)
 {
     (void)loc;
     struct omp_thread *t = omp_self();
-    return t->active_level ? t->gtid : job()->rank;
+    return t->active_level || t->num_teams > 1 ? t->gtid : job()->rank;
 }
 
 kmp_int32 __kmpc_global_num_threads(ident_t *loc)
@@ -278,6 +420,9 @@ kmp_int32 __kmpc_ok_to_fork(ident_t *loc)
 void __kmpc_begin(ident_t *loc, kmp_int32 flags) { (void)loc, (void)flags; }
 void __kmpc_end(ident_t *loc) { (void)loc; }
 
+/* A nested team is one node's: nothing to do beyond the node's threads. */
+static void no_node_barrier(void) {}
+
 /* A team on some of the nodes, several threads on this one: the node's
  * threads meet (cohort.c), and the last of them passes the team's
  * barrier of nodes for all. */
@@ -293,6 +438,10 @@ static void team_barrier(struct omp_thread *t)
     t->since_barrier = 0;
     if (t->nthreads <= 1)
         return;
+    if (t->local_team) { /* a nested team of this node's threads: they meet in memory */
+        sync_node_barrier(no_node_barrier);
+        return;
+    }
     if (t->icv.cancellation)
         /* A member may have left by `cancel parallel` (cancel.c): the
          * barrier must not wait for it. Where OpenMP's barrier is no
@@ -509,6 +658,9 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
+    /* A teams region's reduction merges the teams' values: its initial
+     * threads take the lock as a team's threads do (teams.c). */
+    int merging = omp_in_league(t) ? t->num_teams : t->nthreads;
     /* libomp merges once every thread has arrived (its tree gathers
      * first), so what a thread did before the construct — zeroing the
      * variable in a `single nowait`, as NPB CG does — is never overtaken
@@ -517,7 +669,7 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
      * barrier, the team meets first. (The construct itself counts one.) */
     if (t->nthreads > 1 && t->since_barrier > 1)
         team_barrier(t);
-    if (t->nthreads > 1 || smp_multi()) {
+    if (merging > 1 || smp_multi()) {
         uint64_t t0 = clock_ns();
         omp_lock_take(omp_lock_id_of(lck));
         stats_add(STAT_T_PAR_REDUCE_NS, clock_ns() - t0);
@@ -528,7 +680,8 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
 void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *lck)
 {
     (void)loc, (void)gtid;
-    if (omp_self()->nthreads > 1 || smp_multi())
+    struct omp_thread *t = omp_self();
+    if (t->nthreads > 1 || omp_in_league(t) || smp_multi())
         omp_lock_give(omp_lock_id_of(lck));
 }
 

@@ -26,6 +26,20 @@
  * process's). A task with dependences waits for its siblings before it
  * runs at once, which meets any dependence among them. With one thread
  * per node, nothing is queued: every task runs at once, as before.
+ *
+ * Tasks that complete later than their routine returns: a detachable
+ * task (`detach(event)`: complete once its routine has returned and
+ * omp_fulfill_event has been called) and libomp's proxy tasks (a target
+ * task's stand-in, completed by __kmpc_proxy_task_completed[_ooo], which
+ * any thread may call). Each is "tracked": counted among its parent's
+ * children, its taskgroup's and the node's tasks until it completes, so
+ * taskwait, a taskgroup's end, a barrier and the region's end wait for
+ * it (on a condition: its completion may come from a thread that is no
+ * OpenMP thread). A task with dependences on a tracked sibling not yet
+ * complete cannot run at once: it is deferred, tracked too, and queued
+ * for the node's threads once no earlier sibling it depends on is left
+ * (in creation order, as OpenMP orders dependences), so the encountering
+ * thread goes on at once, as OpenMP asks.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -48,12 +62,27 @@ typedef struct kmp_task {
     kmp_int32           part_id;
 } kmp_task_t;
 
-/* Before each task: what taskloop needs to copy it. 16 bytes, so the task
- * keeps malloc's alignment. */
+struct tracked;
+
+/* Before each task: what taskloop needs to copy it, and what completes
+ * it. 32 bytes, so the task keeps malloc's 16-byte alignment. */
 struct task_prefix {
-    size_t size;          /* the task, its privates and its shareds */
-    size_t shareds_at;    /* offset of the shareds from the task; 0: none */
+    size_t          size;       /* the task, its privates and its shareds */
+    size_t          shareds_at; /* offset of the shareds from the task; 0: none */
+    struct tracked *tracked;    /* a tracked task's record (under nodeq.lock) */
+    int32_t         flags;      /* libomp's kmp_tasking_flags, as allocated */
+    int32_t         parts;      /* a detached task: its routine's end and the
+                                   event's fulfilment still to come (under nodeq.lock) */
 };
+_Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
+
+/* kmp_tasking_flags bits that matter here. */
+enum { TASK_FINAL = 0x2, TASK_PROXY = 0x10, TASK_DETACHABLE = 0x40 };
+
+/* Final tasks running on this thread (omp_in_final). */
+static __thread int in_final;
+
+int omp_in_final(void) { return in_final > 0; }
 
 static struct task_prefix *prefix_of(kmp_task_t *t) { return (struct task_prefix *)t - 1; }
 
@@ -88,6 +117,32 @@ struct queued_task {
     kmp_int32           gtid;
     struct task_rec    *parent;
     struct taskgroup   *group;
+    struct tracked     *tracked;  /* a deferred dependent task's record; else NULL */
+};
+
+/* One dependence of a task (kmp.h's kmp_depend_info_t). */
+struct kmp_depend_info {
+    intptr_t base_addr;
+    size_t   len;
+    uint8_t  flags; /* 1 in, 2 out, 4 mutexinoutset, 8 inoutset, 0x80 omp_all_memory */
+};
+struct dep {
+    intptr_t addr;
+    bool     in_only;
+    bool     all;    /* omp_all_memory: every sibling's */
+};
+
+/* A tracked task (above): not complete yet. On the node's list, in
+ * creation order, until it completes. */
+struct tracked {
+    struct tracked     *next;
+    kmp_task_t         *task;
+    struct task_rec    *parent;
+    struct taskgroup   *group;
+    struct queued_task *waiting;  /* deferred for an earlier sibling; NULL once queued or run */
+    int                 parts;    /* its routine's end, and for a proxy its completion */
+    int                 ndeps;
+    struct dep          deps[];
 };
 
 static DSM_STATE struct {
@@ -98,7 +153,8 @@ static DSM_STATE struct {
      * nesting of waits stays as deep as the program's tasks (taken oldest
      * first, fib(15)'s waits nested past 256). */
     struct queued_task *top;
-    int                 outstanding; /* queued or running */
+    int                 outstanding; /* queued, running, or tracked and not complete */
+    struct tracked     *tracked, **tracked_tail; /* creation order */
 } nodeq = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 /* The task this thread runs now (its implicit task's record when none). */
@@ -108,6 +164,7 @@ static __thread struct task_rec *current;
 static struct task_rec *current_rec(void) { return current ? current : &implicit_rec; }
 
 static void run(kmp_int32 gtid, kmp_task_t *task);
+static void finish_part_locked(struct tracked *tr);
 
 /* Whether the queued task descends from the task of record `a`. */
 static bool descends(const struct queued_task *q, const struct task_rec *a)
@@ -116,6 +173,37 @@ static bool descends(const struct queued_task *q, const struct task_rec *a)
         if (r == a)
             return true;
     return false;
+}
+
+static bool run_one_locked(void);
+
+/* Runs a task taken off the queue (or a tracked one due now); caller
+ * holds nodeq.lock, which is dropped while the task runs. */
+static void run_queued_locked(struct queued_task *q)
+{
+    pthread_mutex_unlock(&nodeq.lock);
+    struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent};
+    struct task_rec *outer = current;
+    current = &rec;
+    run(q->gtid, q->task);
+    if (!q->tracked)
+        task_free(q->task);
+    pthread_mutex_lock(&nodeq.lock);
+    /* Its children hold its record: they finish before it does. */
+    while (rec.children > 0)
+        if (!run_one_locked())
+            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+    current = outer;
+    if (q->tracked)
+        finish_part_locked(q->tracked); /* a proxy or detached one may not be complete yet */
+    else {
+        q->parent->children--;
+        if (q->group)
+            q->group->count--;
+        __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
+        pthread_cond_broadcast(&nodeq.done);
+    }
+    free(q);
 }
 
 /* Runs one queued task that this thread may run now; caller holds
@@ -132,24 +220,7 @@ static bool run_one_locked(void)
     if (!q)
         return false;
     *pp = q->next;
-    pthread_mutex_unlock(&nodeq.lock);
-    struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent};
-    struct task_rec *outer = current;
-    current = &rec;
-    run(q->gtid, q->task);
-    task_free(q->task);
-    pthread_mutex_lock(&nodeq.lock);
-    /* Its children hold its record: they finish before it does. */
-    while (rec.children > 0)
-        if (!run_one_locked())
-            pthread_cond_wait(&nodeq.done, &nodeq.lock);
-    current = outer;
-    q->parent->children--;
-    if (q->group)
-        q->group->count--;
-    nodeq.outstanding--;
-    pthread_cond_broadcast(&nodeq.done);
-    free(q);
+    run_queued_locked(q);
     return true;
 }
 
@@ -175,38 +246,257 @@ static void defer(kmp_int32 gtid, kmp_task_t *task)
     parent->children++;
     if (q->group)
         q->group->count++;
-    nodeq.outstanding++;
+    __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
     q->next = nodeq.top;
     nodeq.top = q;
     pthread_cond_broadcast(&nodeq.done);
     pthread_mutex_unlock(&nodeq.lock);
 }
 
+/* Whether the node's queue holds or waits for anything: several threads
+ * of the team here, or a tracked task not complete (one thread per node
+ * otherwise runs every task at once and has nothing to wait for). */
+static bool queue_in_use(void)
+{
+    return smp_multi() || __atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0;
+}
+
 /* The current task's children, all done (taskwait; before a task with
  * dependences runs). */
 static void wait_children(void)
 {
-    if (smp_multi())
+    if (queue_in_use())
         run_until_zero(&current_rec()->children);
 }
 
 void omp_tasks_complete(void)
 {
-    if (smp_multi())
+    if (queue_in_use())
         run_until_zero(&nodeq.outstanding);
+}
+
+/* ---- tracked tasks: proxy, detached, and those that depend on them ------- */
+
+static bool deps_conflict(const struct tracked *a, const struct tracked *b)
+{
+    if (a->parent != b->parent) /* dependences order siblings only */
+        return false;
+    for (int i = 0; i < a->ndeps; i++)
+        for (int j = 0; j < b->ndeps; j++)
+            if (a->deps[i].all || b->deps[j].all ||
+                (a->deps[i].addr == b->deps[j].addr && !(a->deps[i].in_only && b->deps[j].in_only)))
+                return true;
+    return false;
+}
+
+/* Queues each deferred task no earlier sibling it depends on holds back
+ * any more (creation order: an earlier one first). */
+static void release_ready_locked(void)
+{
+    for (struct tracked *tr = nodeq.tracked; tr; tr = tr->next) {
+        if (!tr->waiting)
+            continue;
+        bool held = false;
+        for (struct tracked *e = nodeq.tracked; e != tr && !held; e = e->next)
+            held = deps_conflict(e, tr);
+        if (held)
+            continue;
+        tr->waiting->next = nodeq.top;
+        nodeq.top = tr->waiting;
+        tr->waiting = NULL;
+        pthread_cond_broadcast(&nodeq.done);
+    }
+}
+
+/* One of what a tracked task waits for has come (its routine's end, a
+ * proxy's completion, a detached task's event): when it was the last, the
+ * task is complete. */
+static void finish_part_locked(struct tracked *tr)
+{
+    if (--tr->parts > 0)
+        return;
+    tr->parent->children--;
+    if (tr->group)
+        tr->group->count--;
+    __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
+    struct tracked **pp = &nodeq.tracked;
+    while (*pp != tr)
+        pp = &(*pp)->next;
+    *pp = tr->next;
+    if (nodeq.tracked_tail == &tr->next)
+        nodeq.tracked_tail = pp;
+    task_free(tr->task);
+    free(tr);
+    release_ready_locked();
+    pthread_cond_broadcast(&nodeq.done);
+}
+
+static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d)
+{
+    for (int i = 0; i < n; i++)
+        tr->deps[tr->ndeps++] = (struct dep){.addr = d[i].base_addr,
+                                             .in_only = (d[i].flags & 0xff) == 1,
+                                             .all = (d[i].flags & 0x80) != 0};
+}
+
+/* A task that completes later than its routine returns, or one with
+ * dependences while tracked tasks are about: tracked until complete. It
+ * runs now on this thread unless an earlier sibling it depends on is not
+ * complete (then it waits, queued when released), or the node's threads
+ * share the queue (then it is queued at once). */
+static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
+                           const struct kmp_depend_info *deps, int nnoalias,
+                           const struct kmp_depend_info *noalias)
+{
+    struct task_prefix *p = prefix_of(task);
+    struct tracked *tr = malloc(sizeof *tr + (size_t)(ndeps + nnoalias) * sizeof(struct dep));
+    struct queued_task *q = malloc(sizeof *q);
+    if (!tr || !q)
+        log_fatal("out of memory for an OpenMP task");
+    struct task_rec *parent = current_rec();
+    *tr = (struct tracked){.task = task, .parent = parent, .group = parent->group, .parts = 1};
+    add_deps(tr, ndeps, deps);
+    add_deps(tr, nnoalias, noalias);
+    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
+                              .tracked = tr};
+    pthread_mutex_lock(&nodeq.lock);
+    if (p->flags & TASK_PROXY)
+        tr->parts++; /* __kmpc_proxy_task_completed[_ooo] */
+    if ((p->flags & TASK_DETACHABLE) && p->parts > 0)
+        tr->parts++; /* omp_fulfill_event, unless it came already */
+    p->tracked = tr;
+    parent->children++;
+    if (tr->group)
+        tr->group->count++;
+    __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
+    bool held = false;
+    for (struct tracked *e = nodeq.tracked; e && !held; e = e->next)
+        held = deps_conflict(e, tr);
+    if (!nodeq.tracked_tail || !nodeq.tracked)
+        nodeq.tracked_tail = &nodeq.tracked;
+    *nodeq.tracked_tail = tr;
+    nodeq.tracked_tail = &tr->next;
+    if (held)
+        tr->waiting = q;
+    else if (smp_multi()) {
+        q->next = nodeq.top;
+        nodeq.top = q;
+        pthread_cond_broadcast(&nodeq.done);
+    } else
+        run_queued_locked(q);
+    pthread_mutex_unlock(&nodeq.lock);
+}
+
+static bool tracks(const kmp_task_t *task)
+{
+    return prefix_of((kmp_task_t *)task)->flags & (TASK_PROXY | TASK_DETACHABLE);
+}
+
+/* Whether a task with dependences must be tracked: some sibling may not
+ * be complete when it would run. */
+static bool tracked_about(void)
+{
+    pthread_mutex_lock(&nodeq.lock);
+    bool any = nodeq.tracked != NULL;
+    pthread_mutex_unlock(&nodeq.lock);
+    return any;
+}
+
+/* A proxy task's completion: from an OpenMP thread, or from any thread
+ * ("out of order"); neither runs tasks here, the waiting threads do. */
+static void proxy_completed(kmp_task_t *task)
+{
+    pthread_mutex_lock(&nodeq.lock);
+    struct task_prefix *p = prefix_of(task);
+    if (!(p->flags & TASK_PROXY) || !p->tracked)
+        log_fatal("__kmpc_proxy_task_completed of a task that is no proxy task in flight on this "
+                  "node");
+    finish_part_locked(p->tracked);
+    pthread_mutex_unlock(&nodeq.lock);
+}
+
+void __kmpc_proxy_task_completed(kmp_int32 gtid, kmp_task_t *task)
+{
+    (void)gtid;
+    proxy_completed(task);
+}
+
+void __kmpc_proxy_task_completed_ooo(kmp_task_t *task) { proxy_completed(task); }
+
+/* detach(event): the handle is a record of this node's, found again in
+ * its list when the event is fulfilled. A handle fulfilled on another
+ * node is not in that node's list: one line, never a write through a
+ * pointer of another process. */
+#define EVENT_MAGIC 0x65766e74u /* "evnt" */
+struct event {
+    uint32_t      magic;
+    kmp_task_t   *task;
+    struct event *next;
+};
+static DSM_STATE struct event *events; /* under nodeq.lock */
+
+void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
+{
+    (void)loc, (void)gtid;
+    struct event *e = malloc(sizeof *e);
+    if (!e)
+        log_fatal("out of memory for an OpenMP event");
+    struct task_prefix *p = prefix_of(task);
+    pthread_mutex_lock(&nodeq.lock);
+    p->flags |= TASK_DETACHABLE;
+    p->parts = 1;
+    *e = (struct event){.magic = EVENT_MAGIC, .task = task, .next = events};
+    events = e;
+    pthread_mutex_unlock(&nodeq.lock);
+    return e;
+}
+
+void omp_fulfill_event(uintptr_t handle)
+{
+    pthread_mutex_lock(&nodeq.lock);
+    struct event **pp = &events;
+    while (*pp && (uintptr_t)*pp != handle)
+        pp = &(*pp)->next;
+    struct event *e = *pp;
+    if (!e || e->magic != EVENT_MAGIC)
+        log_fatal("omp_fulfill_event(%#lx): not an event of a task of this node that is still "
+                  "to be fulfilled (dsm fulfils an event on the node that ran its task)",
+                  (unsigned long)handle);
+    *pp = e->next;
+    struct task_prefix *p = prefix_of(e->task);
+    e->magic = 0;
+    free(e);
+    p->parts = 0;
+    if (p->tracked)
+        finish_part_locked(p->tracked);
+    pthread_cond_broadcast(&nodeq.done); /* an undeferred one's encountering thread waits */
+    pthread_mutex_unlock(&nodeq.lock);
 }
 
 kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
                                   size_t sizeof_kmp_task_t, size_t sizeof_shareds,
                                   kmp_routine_entry_t task_entry)
 {
-    (void)loc, (void)gtid, (void)flags;
+    (void)loc, (void)gtid;
     /* The task, then its shareds, 16-byte aligned as libomp lays them. */
     size_t head = (sizeof_kmp_task_t + 15) & ~(size_t)15;
     kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0);
     t->shareds = sizeof_shareds ? (char *)t + head : NULL;
     t->routine = task_entry;
+    /* A final task's descendants are final (and included) too. */
+    prefix_of(t)->flags = flags | (in_final ? TASK_FINAL : 0);
     return t;
+}
+
+/* `target nowait` without offloading (dsm has no device: clang emits the
+ * target region as host code): the task that stands for it, a plain
+ * task of the host, as libomp makes it. */
+kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
+                                         size_t sizeof_kmp_task_t, size_t sizeof_shareds,
+                                         kmp_routine_entry_t task_entry, kmp_int64 device_id)
+{
+    (void)device_id;
+    return __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_kmp_task_t, sizeof_shareds, task_entry);
 }
 
 /* The tasks running on this thread, innermost last: an untied task that
@@ -239,11 +529,29 @@ static void run(kmp_int32 gtid, kmp_task_t *task)
         log_fatal("OpenMP tasks nested more than %d deep", TASK_MAX_DEPTH);
     int me = depth++;
     running[me].task = task;
+    bool final = prefix_of(task)->flags & TASK_FINAL;
+    in_final += final;
     do {
         running[me].again = false;
         task->routine(gtid, task);
     } while (running[me].again);
+    in_final -= final;
     depth--;
+}
+
+/* A task run at once by the thread that meets it, with a record of its
+ * own: a task it creates that is tracked or queued counts there, and the
+ * task ends after it (as a queued task does). */
+static void run_now(kmp_int32 gtid, kmp_task_t *task)
+{
+    struct task_rec *parent = current_rec();
+    struct task_rec rec = {.children = 0, .group = parent->group, .parent = parent};
+    struct task_rec *outer = current;
+    current = &rec;
+    run(gtid, task);
+    if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
+        run_until_zero(&rec.children);
+    current = outer;
 }
 
 kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
@@ -254,25 +562,33 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
             running[i].again = true;
             return 0;
         }
-    if (smp_multi() && !cancelled_group) {
+    if (tracks(task) && !cancelled_group) {
+        submit_tracked(gtid, task, 0, NULL, 0, NULL);
+        return 0;
+    }
+    /* In a final task, a new task is included: run now by this thread. */
+    if (smp_multi() && !cancelled_group && !in_final) {
         defer(gtid, task);
         return 0;
     }
     if (!cancelled_group) /* in a cancelled taskgroup, a new task is discarded */
-        run(gtid, task);
+        run_now(gtid, task);
     task_free(task);
     return 0;
 }
 
 kmp_int32 __kmpc_omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *task,
-                                    kmp_int32 ndeps, void *deps, kmp_int32 ndeps_noalias,
-                                    void *noalias)
+                                    kmp_int32 ndeps, const struct kmp_depend_info *deps,
+                                    kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
-    (void)ndeps, (void)deps, (void)ndeps_noalias, (void)noalias;
+    if (!cancelled_group && (tracks(task) || tracked_about())) {
+        submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias);
+        return 0;
+    }
     if (smp_multi()) { /* its siblings first, then it, at once: every dependence met */
         wait_children();
         if (!cancelled_group)
-            run(gtid, task);
+            run_now(gtid, task);
         task_free(task);
         return 0;
     }
@@ -288,6 +604,14 @@ void __kmpc_omp_task_begin_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
+    struct task_prefix *p = prefix_of(task);
+    if (p->flags & TASK_DETACHABLE) { /* undeferred: complete once its event is fulfilled */
+        pthread_mutex_lock(&nodeq.lock);
+        while (p->parts > 0)
+            if (!run_one_locked())
+                pthread_cond_wait(&nodeq.done, &nodeq.lock);
+        pthread_mutex_unlock(&nodeq.lock);
+    }
     task_free(task);
 }
 
@@ -327,7 +651,9 @@ void __kmpc_taskgroup(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     taskgroups++;
-    if (smp_multi()) {
+    /* Its tasks are counted when the node's threads share the queue, and
+     * always for tracked tasks (which may outlive their routines). */
+    {
         struct taskgroup *g = calloc(1, sizeof *g);
         if (!g)
             log_fatal("out of memory for an OpenMP taskgroup");

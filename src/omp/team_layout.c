@@ -50,6 +50,8 @@ static int node_threads_max(void)
     return set && *set ? (int)job()->cfg.threads : OMP_NODE_THREADS_MAX;
 }
 
+int omp_node_thread_limit(void) { return node_threads_max(); }
+
 int omp_thread_limit(void)
 {
     return rt()->started ? job()->nodes * node_threads_max() : 1;
@@ -114,14 +116,34 @@ void omp_team_check_threads(const struct omp_thread *t, int per_node)
                   "per node (at most %d threads in a region)", per_node, job()->nodes);
 }
 
+void omp_migration_stop(void)
+{
+    static DSM_STATE bool stopped; /* one application thread here: no race */
+    if (!stopped)
+        migrate_stop(); /* every node, before any thread runs (config.c's rule) */
+    stopped = true;
+}
+
+/* Nested teams run several threads on a node: what omp_team_check_threads
+ * asks of them, but where it refuses, nested regions stay serialized
+ * (OpenMP lets them). */
+bool omp_nesting_possible(const struct omp_thread *t)
+{
+    if (t->icv.max_active_levels < 2 || t->icv.cancellation || node_threads_max() < 2)
+        return false;
+    const struct dsm_config *c = &job()->cfg;
+    char name[32];
+    config_protocol_name(c, name, sizeof name);
+    if (strcmp(name, "hlrc") || c->local_mem)
+        return false;
+    const char *homes = getenv("DSM_MIGRATE_HOMES"), *pages = getenv("DSM_MIGRATE_PAGES");
+    return !(homes && atoi(homes)) && !(pages && atoi(pages));
+}
+
 void omp_node_threads_begin(int per_node, int local, void (*fn)(void *), void *arg)
 {
-    if (per_node > 1) {
-        static DSM_STATE bool stopped; /* one application thread here: no race */
-        if (!stopped)
-            migrate_stop(); /* every node, before any thread runs (config.c's rule) */
-        stopped = true;
-    }
+    if (per_node > 1)
+        omp_migration_stop();
     if (local <= 1)
         return;
     smp_set_threads(local);

@@ -8,8 +8,9 @@
  *   - ICVs set inside a (nested, serialized) region do not leak out of it;
  *   - schedule(simd:guided) and schedule(simd:runtime) run every iteration
  *     once.
- * With the argument "pthread" it starts a region from a thread the program
- * created instead (dsm refuses it with one line).
+ * With the argument "pthread" it starts regions from threads the program
+ * created instead (dsm gives them a team of one; "pthread insist", with
+ * dyn-var false, is refused with one line).
  * Prints "PASSED: 0 failed" when every check passed.
  */
 #include <omp.h>
@@ -114,23 +115,46 @@ static void simd_schedules_run_every_iteration(void)
     check(ok, "a simd schedule did not run every iteration once");
 }
 
+/* Regions started on a thread the program created, one after another (as
+ * LLVM's omp_foreign_thread_team_reuse): each at level 1, its loop run
+ * once in all. On dsm the thread's locals are on its private stack, so
+ * its regions get a team of one (dyn-var true; "insist" turns it off, and
+ * dsm then ends the job in one line). */
 static void *region_on_a_thread(void *arg)
 {
-    (void)arg;
-    int n = 0;
-#pragma omp parallel
+    int iterations = (int)(long)arg, n = 0, level = -1;
+    if (iterations < 0) { /* insist: dyn-var false on this thread */
+        iterations = -iterations;
+        omp_set_dynamic(0);
+    }
+    long sum = 0;
+#pragma omp parallel reduction(+ : sum)
+    {
 #pragma omp master
-    n = omp_get_num_threads();
+        {
+            n = omp_get_num_threads();
+            level = omp_get_level();
+        }
+#pragma omp for
+        for (int i = 0; i < iterations; i++)
+            sum += i + 1;
+    }
     check(n >= 1, "a region on a created thread had no threads");
+    check(level == 1, "a region on a created thread is not at level 1");
+    check(sum == (long)iterations * (iterations + 1) / 2,
+          "a region on a created thread did not run its loop once");
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "pthread")) {
-        pthread_t th;
-        pthread_create(&th, NULL, region_on_a_thread, NULL);
-        pthread_join(th, NULL);
+        long sign = argc > 2 && !strcmp(argv[2], "insist") ? -1 : 1;
+        for (long k = 1; k <= 5; k++) {
+            pthread_t th;
+            pthread_create(&th, NULL, region_on_a_thread, (void *)(sign * k * 10));
+            pthread_join(th, NULL);
+        }
         printf("%s: %d failed\n", failed ? "FAILED" : "PASSED", failed);
         return failed != 0;
     }
