@@ -173,7 +173,10 @@ enum dsm_home {
 
 /* Allocates shared memory, callable on any node at any time, with no
  * communication; the pointer is valid on every node. Memory is zeroed.
- * Allocations of a page or more are page-aligned. Exhausting the region ends
+ * Allocations of a page or more are page-aligned; smaller ones come from
+ * size classes a quarter apart (at most a fifth of a block wasted beyond
+ * 128 bytes), several to a page, each at least 16-byte aligned (malloc's
+ * max_align_t). Exhausting the region ends
  * the job with a message saying so (DSM_REGION_SIZE sets it). */
 void *dsm_malloc(size_t size);
 /* The coherence unit in bytes (DSM_PAGE_SIZE): allocations of this size or

@@ -496,7 +496,14 @@ void migrate_start(const struct home_ops *ops)
     mig.pages_on = c->migrate_pages;
     mig.homes_on = c->migrate_homes;
     mig.period = (uint64_t)c->migrate_period;
-    mig.max = (uint64_t)c->migrate_max;
+    /* No limit by default: a page qualifies only when one node dominates
+     * its writes or faults, and moving it costs one page's transfer, what
+     * a single diff of it written whole costs; left where it is, it costs
+     * a twin and a diff at every release that wrote it. A limit of a few
+     * hundred pages a round left NPB MG and FT class A (hundreds of MB
+     * per array, a few dozen rounds) sending most of their arrays as
+     * diffs for the whole run (docs/migration.md). */
+    mig.max = c->migrate_max ? (uint64_t)c->migrate_max : UINT64_MAX;
     if (job()->nodes > INT16_MAX - 1)
         log_fatal("migration: at most %d nodes", INT16_MAX - 1);
     void *p = mmap(NULL, mem.npages * sizeof *mig.pages, PROT_READ | PROT_WRITE,

@@ -6,6 +6,17 @@
  * node (never in shared memory, which would fault and travel): a run-length
  * map for page-sized blocks, size classes for small ones.
  *
+ * Small blocks come in size classes spaced as jemalloc's and tcmalloc's
+ * are: 16-byte steps up to 128 bytes, then four steps between powers of
+ * two (160, 192, 224, 256, 320, ...), up to half the largest page. A
+ * class's blocks lie at multiples of its size in their page, so a block
+ * is aligned to the largest power of two dividing its class (at least 16:
+ * malloc's max_align_t); an aligned request takes the smallest class that
+ * is aligned enough. Close classes pack blocks densely: NPB MG's 2,064-byte
+ * rows take 2,560 bytes, three to an 8 KiB page, where a power-of-two
+ * class (4 KiB) put two, and a page that is not shared is a page not
+ * fetched.
+ *
  * Blocks of a page or more are page-aligned and take the requested home
  * policy; the arena's owner (the pages' "base node") records it and answers
  * other nodes' questions about those pages' homes. Smaller blocks share
@@ -27,8 +38,10 @@
 #include "base/state.h"
 #include "mem/mem.h"
 
-#define SMALL_CLASSES 12          /* 16 B .. 32 KiB */
 #define SMALL_MIN     16
+#define SMALL_LINEAR  8           /* 16, 32, ..., 128: 16-byte steps */
+#define SMALL_STEPS   4           /* classes per doubling above 128 */
+#define SMALL_CLASSES (SMALL_LINEAR + 8 * SMALL_STEPS) /* .. 32 KiB, half the largest page */
 
 struct free_run { size_t first, count; };
 
@@ -140,11 +153,30 @@ static void give_pages(size_t first, size_t count)
     arenas.runs[arenas.nruns++] = (struct free_run){first, count};
 }
 
-static int class_of(size_t size)
+/* The block size of class k (the file's opening comment). */
+static size_t class_size(int k)
 {
-    size_t c = SMALL_MIN;
-    for (int k = 0; k < SMALL_CLASSES; k++, c <<= 1)
-        if (size <= c)
+    if (k < SMALL_LINEAR)
+        return (size_t)SMALL_MIN * (size_t)(k + 1);
+    int j = k - SMALL_LINEAR;
+    size_t base = (size_t)SMALL_MIN * SMALL_LINEAR << (j / SMALL_STEPS);
+    return base + (size_t)(j % SMALL_STEPS + 1) * (base / SMALL_STEPS);
+}
+
+/* The alignment every block of class k has: its blocks start at multiples
+ * of the class size in a page-aligned page. */
+static size_t class_align(int k)
+{
+    size_t c = class_size(k);
+    return c & -c;
+}
+
+/* The smallest class of at least `size` bytes aligned to `align` (a power
+ * of two), -1 if no small class is: a page-level block then. */
+static int class_of(size_t size, size_t align)
+{
+    for (int k = 0; k < SMALL_CLASSES && class_size(k) <= mem.page_size / 2; k++)
+        if (size <= class_size(k) && class_align(k) >= align)
             return k;
     return -1;
 }
@@ -161,7 +193,7 @@ static size_t inuse_words(void)
 static uint64_t *inuse_bit(size_t page, int k, const void *p, uint64_t *mask)
 {
     size_t i = page - arenas.first_page;
-    size_t block = (size_t)((const char *)p - mem_app(page)) >> (k + 4); /* SMALL_MIN = 1 << 4 */
+    size_t block = (size_t)((const char *)p - mem_app(page)) / class_size(k);
     *mask = 1ull << (block % 64);
     return &arenas.inuse[(arenas.inuse_of[i] - 1) * inuse_words() + block / 64];
 }
@@ -171,7 +203,7 @@ static uint64_t *inuse_bit(size_t page, int k, const void *p, uint64_t *mask)
  * whose delivery thread may need the allocator to answer another node). */
 static void *alloc_small(int k, size_t *clear)
 {
-    size_t bsize = (size_t)SMALL_MIN << k;
+    size_t bsize = class_size(k);
     if (!arenas.nbin[k]) {
         bool reused;
         size_t page = take_pages(1, &reused);
@@ -197,22 +229,25 @@ static void *alloc_small(int k, size_t *clear)
     return p;
 }
 
-static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear);
+static void *alloc_locked(size_t size, size_t align, enum dsm_home home, size_t *clear);
 
-void *mem_alloc(size_t size, enum dsm_home home)
+void *mem_alloc(size_t size, size_t align, enum dsm_home home)
 {
     if (!mem.base)
         log_fatal("dsm_malloc called before dsm_startup");
+    if (align > mem.page_size || (align & (align - 1)))
+        log_fatal("internal error: an allocation aligned to %zu bytes (a power of two up to the "
+                  "page, %zu, is allowed)", align, mem.page_size);
     size_t clear = 0;
     pthread_mutex_lock(&alloc_lock);
-    void *p = alloc_locked(size, home, &clear);
+    void *p = alloc_locked(size, align, home, &clear);
     pthread_mutex_unlock(&alloc_lock);
     if (clear)
         memset(p, 0, clear);
     return p;
 }
 
-static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear)
+static void *alloc_locked(size_t size, size_t align, enum dsm_home home, size_t *clear)
 {
     if (!arenas.ready)
         setup();
@@ -220,8 +255,9 @@ static void *alloc_locked(size_t size, enum dsm_home home, size_t *clear)
         size = 1;
     if (home == DSM_HOME_DEFAULT)
         home = mem_default_home;
-    if (size < mem.page_size && class_of(size) >= 0 && size <= mem.page_size / 2)
-        return alloc_small(class_of(size), clear);
+    int k = class_of(size, align);
+    if (k >= 0)
+        return alloc_small(k, clear);
     if (size > (mem.arena_pages << mem.page_shift))
         exhausted(size);
     size_t count = (size + mem.page_size - 1) >> mem.page_shift;
@@ -242,8 +278,8 @@ static void free_local(size_t page, void *p)
     size_t i = page - arenas.first_page;
     if (arenas.small[i]) {
         int k = arenas.small[i] - 1;
-        size_t bsize = (size_t)SMALL_MIN << k;
-        if (((uintptr_t)((char *)p - mem_app(page))) % bsize)
+        size_t bsize = class_size(k), offset = (size_t)((char *)p - mem_app(page));
+        if (offset % bsize || offset / bsize >= mem.page_size / bsize)
             log_fatal("dsm_free(%p): not the start of a block", p);
         uint64_t mask, *word = inuse_bit(page, k, p, &mask);
         if (!(*word & mask))
@@ -407,12 +443,12 @@ size_t mem_home_run(size_t page, int home, size_t max)
 /* The entry points run off the master's shared stack (base/stack.h): a
  * first touch of one of its pages takes the allocator's lock, which
  * mem_alloc holds. */
-struct alloc_args { size_t size; enum dsm_home home; void *p; };
+struct alloc_args { size_t size, align; enum dsm_home home; void *p; };
 
 static void alloc_call(void *arg)
 {
     struct alloc_args *a = arg;
-    a->p = mem_alloc(a->size, a->home);
+    a->p = mem_alloc(a->size, a->align, a->home);
 }
 
 static void free_call(void *arg) { mem_free(((struct alloc_args *)arg)->p); }
@@ -433,7 +469,14 @@ void *mem_alloc_top(size_t size)
 
 void *dsm_malloc(size_t size)
 {
-    struct alloc_args a = {size, DSM_HOME_DEFAULT, NULL};
+    struct alloc_args a = {size, SMALL_MIN, DSM_HOME_DEFAULT, NULL};
+    stack_private(alloc_call, &a);
+    return a.p;
+}
+
+void *mem_alloc_aligned(size_t size, size_t align)
+{
+    struct alloc_args a = {size, align < SMALL_MIN ? SMALL_MIN : align, DSM_HOME_DEFAULT, NULL};
     stack_private(alloc_call, &a);
     return a.p;
 }
@@ -442,14 +485,14 @@ void *dsm_malloc_home(size_t size, enum dsm_home home)
 {
     if (home < DSM_HOME_DEFAULT || home > DSM_HOME_FIRST_TOUCH)
         log_fatal("dsm_malloc_home: unknown home policy %d", (int)home);
-    struct alloc_args a = {size, home, NULL};
+    struct alloc_args a = {size, SMALL_MIN, home, NULL};
     stack_private(alloc_call, &a);
     return a.p;
 }
 
 void dsm_free(void *p)
 {
-    struct alloc_args a = {0, DSM_HOME_DEFAULT, p};
+    struct alloc_args a = {0, SMALL_MIN, DSM_HOME_DEFAULT, p};
     stack_private(free_call, &a);
 }
 

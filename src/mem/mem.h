@@ -169,8 +169,12 @@ size_t mem_twin_diff(size_t page, void *buf);
 void *mem_copy_get(void);
 void  mem_copy_put(void *copy);
 
-/* Allocation (alloc.c). */
-void *mem_alloc(size_t size, enum dsm_home home);
+/* Allocation (alloc.c). align: a power of two up to the page; every
+ * block is at least 16-byte aligned (malloc's max_align_t). */
+void *mem_alloc(size_t size, size_t align, enum dsm_home home);
+/* dsm_malloc with an alignment (malloc's aligned forms): off the shared
+ * stack like dsm_malloc. */
+void *mem_alloc_aligned(size_t size, size_t align);
 /* Whole pages from the top of this node's arena, homed here, for good:
  * the pages below them stay unallocated until the arena is nearly full, so
  * running off their bottom (the master's stack overflowing) is reported as

@@ -106,18 +106,13 @@ void *dsm_heap_alloc(size_t size, size_t align)
 {
     if (mem_prestart_open()) /* a static initializer's: prestart.c */
         return mem_prestart_alloc(size, align);
-    if (align > dsm_page_size()) {
+    if (align > dsm_page_size() || (align & (align - 1))) { /* as glibc's aligned_alloc */
         errno = EINVAL;
         return NULL;
     }
-    /* dsm_malloc aligns a block to its size class (at least 16 bytes) and
-     * a page or more to the page: ask for enough to get the alignment. */
-    size_t ask = size ? size : 1;
-    if (align > 16 && ask < align)
-        ask = align;
-    void *p = dsm_malloc(ask);
+    void *p = mem_alloc_aligned(size, align);
     if (((uintptr_t)p & (align ? align - 1 : 0)) != 0)
-        log_fatal("internal error: dsm_malloc(%zu) is not %zu-aligned", ask, align);
+        log_fatal("internal error: a %zu-byte block is not %zu-aligned", size, align);
     remember(p, size);
     return p;
 }

@@ -68,7 +68,7 @@ static void expect_defaults(const struct dsm_config *c)
     CHECK_EQ(c->migrate_pages, 0);
     CHECK_EQ(c->migrate_homes, 0);
     CHECK_EQ(c->migrate_period, 4);
-    CHECK_EQ(c->migrate_max, 256);
+    CHECK_EQ(c->migrate_max, 0);
 }
 
 static void test_defaults_apply_without_environment(void)
@@ -172,6 +172,7 @@ static void test_integers_parse_within_their_range(void)
     EXPECT_INT("DSM_SC_WINDOW_US", "1000000", sc_window_us, 1000000);
     EXPECT_INT("DSM_MIGRATE_PERIOD", "1", migrate_period, 1);
     EXPECT_INT("DSM_MIGRATE_MAX", "100000", migrate_max, 100000);
+    EXPECT_INT("DSM_MIGRATE_MAX", "0", migrate_max, 0);
     EXPECT_INT("DSM_MIGRATE_HOMES", "on", migrate_homes, 1);
 }
 
@@ -298,7 +299,7 @@ static void test_bad_integers_are_rejected_by_name(void)
     EXPECT_BAD("DSM_IPC_WINDOW", "257");
     EXPECT_BAD("DSM_IPC_INLINE_MAX", "8193");
     EXPECT_BAD("DSM_MIGRATE_PERIOD", "0");
-    EXPECT_BAD("DSM_MIGRATE_MAX", "0");
+    EXPECT_BAD("DSM_MIGRATE_MAX", "-1");
     EXPECT_BAD("DSM_MIGRATE_PAGES", "sometimes");
 }
 
