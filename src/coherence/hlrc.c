@@ -346,9 +346,12 @@ struct pull_run {
 static void run_request(int home, size_t first, const uint32_t *need, size_t count)
 {
     struct run_req q = {.first = (uint32_t)first, .count = (uint32_t)count};
-    struct iovec iov[2] = {{.iov_base = &q, .iov_len = sizeof q},
-                           {.iov_base = (void *)need, .iov_len = count * sizeof *need}};
-    ipc_sendv(home, COH_PAGE_RUN_REQ, 0, iov, 2);
+    uint32_t vt[VT_MAX_NODES], aux;
+    size_t vt_len = home_vt_out(vt, &aux);
+    struct iovec iov[3] = {{.iov_base = &q, .iov_len = sizeof q},
+                           {.iov_base = (void *)need, .iov_len = count * sizeof *need},
+                           {.iov_base = vt, .iov_len = vt_len}};
+    ipc_sendv(home, COH_PAGE_RUN_REQ, aux, iov, 3);
 }
 
 static void pull_run_send(struct pull_run *r)
@@ -1008,7 +1011,9 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     size_t rest;
     const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "read-ahead request");
     size_t count = run_pages(r.first, r.count);
-    if (!count || rest != count * sizeof(uint32_t))
+    if (!count || rest < count * sizeof(uint32_t) ||
+        !home_vt_in(src, ipc_msg_aux(msg), (const char *)tail + count * sizeof(uint32_t),
+                    rest - count * sizeof(uint32_t)))
         log_fatal("node %d sent a malformed read-ahead request", src);
     uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
     memcpy(need, tail, count * sizeof *need);

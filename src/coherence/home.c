@@ -22,6 +22,7 @@
  * node, once told, names the new home.
  */
 #include <pthread.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "base/check.h"
@@ -61,14 +62,40 @@ int home_lookup(size_t page)
     return h;
 }
 
+size_t home_vt_out(uint32_t *vt, uint32_t *aux)
+{
+    *aux = 0;
+    if (!coherence_catching_up())
+        return 0;
+    interval_vt(vt);
+    *aux = 1;
+    return (size_t)job()->nodes * sizeof *vt;
+}
+
+bool home_vt_in(int src, uint32_t aux, const void *tail, size_t rest)
+{
+    if (aux > 1 || rest != (aux ? (size_t)job()->nodes * sizeof(uint32_t) : 0))
+        return false;
+    if (aux) {
+        uint32_t vt[VT_MAX_NODES];
+        memcpy(vt, tail, rest);
+        interval_heard(src, vt);
+    }
+    return true;
+}
+
 /* To the home, or to the base node where the home is not known. The base
- * node itself, knowing the home, tells it so. */
+ * node itself, knowing the home, tells it so (without the vector time: a
+ * home then judges by what it knew, at worst a needless catch-up). */
 static void send_request(size_t page, int h, uint32_t need)
 {
     int base = mem_base_node(page);
     struct page_req r = {.page = (uint32_t)page, .need = need, .requester = job()->rank,
                          .flags = base == job()->rank ? HOME_FROM_BASE : 0};
-    ipc_send(h >= 0 ? h : base, COH_PAGE_REQ, 0, &r, sizeof r);
+    uint32_t vt[VT_MAX_NODES], aux;
+    size_t vt_len = home_vt_out(vt, &aux);
+    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r}, {.iov_base = vt, .iov_len = vt_len}};
+    ipc_sendv(h >= 0 ? h : base, COH_PAGE_REQ, aux, iov, 2);
 }
 
 void home_request(size_t page, int h, uint32_t need) { send_request(page, h, need); }
@@ -174,11 +201,14 @@ static void on_page_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct page_req r;
-    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "page request");
     size_t run = r.flags >> RUN_SHIFT;
     struct coh_limits lim;
     coherence_limits(&lim);
     const char *why = coh_page_req_check(&r, &lim);
+    if (!why && !home_vt_in(src, ipc_msg_aux(msg), tail, rest))
+        why = "a vector time of the wrong size";
     if (why)
         log_fatal("node %d sent a malformed page request: %s", src, why);
     int me = job()->rank;

@@ -150,6 +150,18 @@ int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct 
  * protocol's home_ops has `atomic`). */
 void home_atomic_start(const struct home_ops *ops);
 
+/* Catching up (coherence.h), a page request carries the requester's
+ * vector time after its body (aux 1; a read-ahead run's too), which the
+ * home takes as what the requester has seen (interval_heard) before it
+ * serves: hlrc's unseen_by judges by what the requester has now, not at
+ * its last flush (a pull asked while an acquire applies the notices that
+ * caused it would otherwise always hold "unseen" writes). home_vt_out
+ * fills vt and returns the aux to send and the bytes to append (0: none);
+ * home_vt_in takes them at the home from the request's `rest` bytes at
+ * `tail`, and returns false when they are malformed. */
+size_t home_vt_out(uint32_t *vt, uint32_t *aux);
+bool home_vt_in(int src, uint32_t aux, const void *tail, size_t rest);
+
 /* Asks the page's known home for it without waiting; the reply goes to
  * the protocol's expects/landed. */
 void home_request(size_t page, int home, uint32_t need);
