@@ -73,10 +73,11 @@ bool coh_atomic_apply(void *p, struct coh_atomic *a);
 /* At a node granting a lock (sync/lock.c): performs `requester`'s atomic
  * `a` on the word at `offset` of the page if this node is its home and
  * the protocol does atomics there, as COH_ATOMIC_REQ would (`need`: the
- * version the requester needs). Returns 0 (a->old set; *version the
+ * version the requester needs; `interval`: the requester's interval that
+ * will announce it, or an earlier one). Returns 0 (a->old set; *version the
  * page's new version, 0 when the word did not change) or -EAGAIN. */
 int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offset,
-                          struct coh_atomic *a, uint32_t *version);
+                          struct coh_atomic *a, uint32_t interval, uint32_t *version);
 
 struct coherence_ops {
     /* The statistics report seed 000's estimate of AURC from this
@@ -231,7 +232,9 @@ void coherence_release_aside(void);
  * (a flush's acquire, sync/flush.c), set at the node's first flush;
  * from then on coherence_catching_up() is true, a protocol calls
  * coherence_fetched_ahead() when a copy it made readable is newer than
- * its notices, and the fault trampoline runs the catch-up before the
+ * its notices or may hold writes of intervals this node has not seen
+ * (hlrc's homes record each page's writers: unseen_by, interval_heard),
+ * and the fault trampoline runs the catch-up before the
  * faulting access is retried. A program that never flushes pays nothing.
  * coherence_after_releases(fn, arg): fn(arg) once no release is running
  * on this node (at once if none is), so that an answer to a flush names
@@ -315,6 +318,17 @@ void interval_init(void);
 void interval_create(const struct notice *n, uint32_t count);
 /* This node's vector timestamp (nodes entries); copy it out. */
 void interval_vt(uint32_t *out);
+/* The id the next interval this node creates will have: the one whose
+ * notices announce the writes it sends home now. */
+uint32_t interval_next(void);
+/* Node `node` said it has seen vt (a flush's ask): what it has is known
+ * to be at least that from now on (`known`, as COH_VT reports it). */
+void interval_heard(int node, const uint32_t *vt);
+/* Whether `node` may lack an interval that ids[] names (one id per
+ * creator, 0 for none; its own entry aside): it has not said it has seen
+ * it, and it was not dropped as seen by all. Conservative: never false
+ * where the node does lack one. */
+bool interval_may_lack(int node, const uint32_t *ids);
 /* Appends every interval with id > their_vt[node] for some node (all, when
  * their_vt is NULL; only `only_node`'s when >= 0), for node `to` (-1: many;
  * named by DSM_CHECK's violations). */

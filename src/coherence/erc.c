@@ -291,7 +291,7 @@ static void make_valid(size_t page)
     }
     unlock();
     uint32_t version;
-    home_fetch(page, home, 0, &version, NULL); /* page_landed maps it */
+    home_fetch(page, home, 0, &version, NULL, NULL); /* page_landed maps it */
 }
 
 static void erc_write_fault(size_t page)
@@ -341,7 +341,7 @@ static void send_diff(size_t page)
     if (home < 0 || home == job()->rank)
         log_fatal("internal error: page %zu has a twin but no other home", page);
     erc.outstanding++;
-    home_send_diff(page, 0, erc.diffbuf, len);
+    home_send_diff(page, 0, erc.diffbuf, len, 0); /* erc has no intervals */
 }
 
 /* Whether a home page's copies lack some of its writes. Caller holds
@@ -445,7 +445,7 @@ static void serve(int to, size_t page, uint32_t need, size_t run)
     s[to / 64] |= 1ull << (to % 64);
     /* Sent under the lock: no invalidation or update of this page may
      * overtake the copy to the new member. */
-    home_send_page(to, page, 0, run, mem_sys(page));
+    home_send_page(to, page, 0, run, mem_sys(page), false);
     unlock();
     stats_add(STAT_PAGES_SERVED, 1);
 }
@@ -453,9 +453,10 @@ static void serve(int to, size_t page, uint32_t need, size_t run)
 /* A fetched page is valid from its reply on (not from when the program
  * runs again), so that an invalidation right behind the reply finds it
  * valid and takes it. */
-static bool page_landed(size_t page, enum home_status status, uint32_t version)
+static bool page_landed(size_t page, enum home_status status, uint32_t version, bool unseen)
 {
     (void)version;
+    (void)unseen;
     lock();
     if (status != HOME_UNALLOCATED && mem.pages[page].state == PAGE_INVALID)
         set_state(page, PAGE_READ);
@@ -465,8 +466,10 @@ static bool page_landed(size_t page, enum home_status status, uint32_t version)
 
 /* At the home: applied, then announced to the other copies; the writer
  * is acknowledged once they all have it (pending_done). */
-static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
+static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len,
+                       uint32_t interval)
 {
+    (void)interval;
     if (idx || mem_diff_check(diff, len, mem.page_size) < 0)
         log_fatal("node %d sent a malformed diff for page %zu", src, page);
     lock();

@@ -111,6 +111,8 @@ struct hlrc_page {
     uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
     uint8_t  hidden;    /* at the home: another node's diff changed it; no access
                          * until this node catches up (see apply_diff) */
+    uint8_t  unseen;    /* a pull brought it holding writes of intervals this node
+                         * may not have seen (see unseen_by) */
 };
 
 /* Releases a tracked home page may stay unchanged before it is
@@ -130,8 +132,10 @@ struct hlrc_page {
  * (hlrc.pull_credit). */
 
 /* Pages fetched ahead of a read fault at most (see read_ahead): a run
- * request's size; DSM_READ_AHEAD chooses up to it (hlrc.read_ahead). */
+ * request's size; DSM_READ_AHEAD chooses up to it (hlrc.read_ahead). A
+ * run's reply says which of its pages are unseen_by in one 32-bit word. */
 #define READ_AHEAD_MAX HLRC_READ_AHEAD_MAX
+_Static_assert(READ_AHEAD_MAX <= 32, "a run's unseen pages are bits of the reply's aux");
 
 static DSM_STATE struct {
     pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
@@ -160,6 +164,77 @@ static DSM_STATE struct {
     uint8_t            pull_credit;  /* DSM_PULL_CREDIT */
     unsigned char     *diffbuf;
 } hlrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* What the copies a home serves hold (coherence.h, "catching up"): per
+ * page, per writer, the newest interval whose writes to the page are in
+ * the content this home serves (a diff's, an atomic's, its own announced
+ * at a release). A copy holding a write of an interval its requester may
+ * not have seen makes it catch up. Only from this node's first flush
+ * (made or asked of it), when `on` is set; before, `seen` alone is kept
+ * (one maximum per diff applied), and a page with no vector of its own
+ * is taken to hold everything `seen` named then (`start`). Under
+ * hlrc.lock. */
+static DSM_STATE struct {
+    bool       on;
+    uint32_t  *seen;     /* per writer, over every page of this home */
+    uint32_t  *start;    /* `seen` when `on` was set */
+    uint32_t **page;     /* per page (mapped at start): its vector, or NULL */
+    uint32_t  *listed;   /* the pages that have one, to free */
+    size_t     nlisted, cap_listed;
+} wr;
+
+/* Whether this home records each page's writers: from its first flush
+ * on. The home's own writes not yet announced belong to its next
+ * interval at the latest. Caller holds hlrc.lock. */
+static bool writers_on(void)
+{
+    if (wr.on)
+        return true;
+    if (!coherence_catching_up())
+        return false;
+    int me = job()->rank;
+    memcpy(wr.start, wr.seen, (size_t)job()->nodes * sizeof *wr.start);
+    uint32_t next = interval_next();
+    if (next > wr.start[me])
+        wr.start[me] = next;
+    wr.on = true;
+    return true;
+}
+
+/* `node`'s writes to a page of this home, announced in its interval
+ * `interval` (or a later one), are in the content served from now on.
+ * Caller holds hlrc.lock. */
+static void note_writer(size_t page, int node, uint32_t interval)
+{
+    if (interval > wr.seen[node])
+        wr.seen[node] = interval;
+    if (!writers_on())
+        return;
+    uint32_t *w = wr.page[page];
+    if (!w) {
+        w = malloc((size_t)job()->nodes * sizeof *w);
+        if (!w)
+            log_fatal("out of memory for a page's writers");
+        memcpy(w, wr.start, (size_t)job()->nodes * sizeof *w);
+        wr.page[page] = w;
+        page_list_add(&wr.listed, &wr.nlisted, &wr.cap_listed, page);
+    }
+    if (interval > w[node])
+        w[node] = interval;
+}
+
+/* Whether the page as served now may hold writes of intervals that
+ * `requester` has not seen: it must then catch up before it reads on
+ * (its notices would not tell it that its other copies are stale). What
+ * it has seen is known from its flushes' asks (interval_heard) and the
+ * barriers (a lower bound: at worst it catches up for nothing). Caller
+ * holds hlrc.lock. */
+static bool unseen_by(size_t page, int requester)
+{
+    if (!writers_on())
+        return false;
+    return interval_may_lack(requester, wr.page[page] ? wr.page[page] : wr.start);
+}
 
 /* ---- fetching a page -------------------------------------------------- */
 
@@ -230,7 +305,7 @@ static void invalidate(size_t page)
     stats_add(STAT_INVALIDATIONS, 1);
 }
 
-static void pull_landed(struct hlrc_page *h, uint32_t version);
+static void pull_landed(struct hlrc_page *h, uint32_t version, bool unseen);
 
 /* DSM_CHECK: a page's version at its home only grows (each diff applied
  * adds one; the page moves with its version), so a copy installed here is
@@ -271,9 +346,12 @@ struct pull_run {
 static void run_request(int home, size_t first, const uint32_t *need, size_t count)
 {
     struct run_req q = {.first = (uint32_t)first, .count = (uint32_t)count};
-    struct iovec iov[2] = {{.iov_base = &q, .iov_len = sizeof q},
-                           {.iov_base = (void *)need, .iov_len = count * sizeof *need}};
-    ipc_sendv(home, COH_PAGE_RUN_REQ, 0, iov, 2);
+    uint32_t vt[VT_MAX_NODES], aux;
+    size_t vt_len = home_vt_out(vt, &aux);
+    struct iovec iov[3] = {{.iov_base = &q, .iov_len = sizeof q},
+                           {.iov_base = (void *)need, .iov_len = count * sizeof *need},
+                           {.iov_base = vt, .iov_len = vt_len}};
+    ipc_sendv(home, COH_PAGE_RUN_REQ, aux, iov, 3);
 }
 
 static void pull_run_send(struct pull_run *r)
@@ -296,7 +374,7 @@ static void pull_in_run(struct pull_run *r, size_t page)
     struct hlrc_page *h = &hlrc.pages[page];
     bool here = home == job()->rank; /* it moved here meanwhile (migrate.c): nothing to ask */
     if (here)
-        pull_landed(h, h->version);
+        pull_landed(h, h->version, false);
     pthread_mutex_unlock(&hlrc.lock);
     if (here)
         return;
@@ -326,10 +404,11 @@ static void settle_pulls(void)
         if (h->version < h->need) {
             if (e->state != PAGE_INVALID)
                 invalidate(page);
-        } else if (h->version > h->need && coherence_catching_up()) {
-            /* Newer than our notices (coherence.h, "catching up"): left
-             * invalid, so that its first read faults and catches up; no
-             * pull credit, which would only fetch it ahead again. */
+        } else if ((h->version > h->need || h->unseen) && coherence_catching_up()) {
+            /* Newer than our notices, or holding writes of intervals we
+             * may lack (coherence.h, "catching up"): left invalid, so
+             * that its first read faults and catches up; no pull credit,
+             * which would only fetch it ahead again. */
             if (e->state != PAGE_INVALID)
                 invalidate(page);
             h->reread = 0;
@@ -452,20 +531,23 @@ static void make_valid(size_t page, enum ahead ahead)
          * a request follows that diff to the home and is served after it,
          * but a get may read the page before the diff is applied, and so
          * lose our own writes under a version that claims them. */
+        /* Nor while catching up: a get cannot say whether the copy holds
+         * writes we have not seen (unseen_by). */
         pthread_mutex_lock(&hlrc.lock);
         bool diffs_out = hlrc.outstanding > 0;
         pthread_mutex_unlock(&hlrc.lock);
+        bool unseen = false;
         bool got = home >= 0 && oneside_on() && !migrate_counts_writes() && !diffs_out &&
-                   oneside_fetch(page, home, h->need, &version);
+                   !coherence_catching_up() && oneside_fetch(page, home, h->need, &version);
         if (got) {
             stats_add(STAT_PAGES_FETCHED, 1);
             if (also)
                 also(page, home);
         }
-        if (got || home_fetch(page, home, h->need, &version, also) == HOME_DATA) {
+        if (got || home_fetch(page, home, h->need, &version, &unseen, also) == HOME_DATA) {
             check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
-            if (version > h->need)
+            if (version > h->need || unseen)
                 coherence_fetched_ahead();
             /* With other threads on the node a pull could land while one
              * reads the page, or twins it for writing (docs/design.md). */
@@ -605,7 +687,7 @@ static void flush_page(size_t page)
     pthread_mutex_lock(&hlrc.lock);
     hlrc.outstanding++;
     pthread_mutex_unlock(&hlrc.lock);
-    home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len);
+    home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len, interval_next());
 }
 
 /* The bytes, by 8-byte words, in which two copies of a page differ: the
@@ -630,7 +712,8 @@ static size_t changed_bytes(const void *a, const void *b)
  * With `retire` false nothing is retired: in a release aside the program
  * may write a page between the compare and its write-protect.
  * Returns the new count. Caller holds the fault lock. */
-static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit, bool retire)
+static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit, bool retire,
+                                     uint32_t interval)
 {
     size_t kept = 0;
     pthread_mutex_lock(&hlrc.lock);
@@ -645,6 +728,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 memcpy(e->twin, mem_sys(page), mem.page_size);
                 h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
+                note_writer(page, job()->rank, interval);
                 publish(page);
             } else if (retire && ++h->quiet >= RETIRE_AFTER << h->patience) {
                 snapshot_drop(page);
@@ -668,7 +752,8 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
  * faults; from n[count]. Aside, the program runs on: each page is
  * write-protected before it is announced, so that no write falls between.
  * Returns the new count. Caller holds the fault lock. */
-static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limit, bool aside)
+static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limit, bool aside,
+                                   uint32_t interval)
 {
     pthread_mutex_lock(&hlrc.lock);
     if (aside) {
@@ -685,6 +770,7 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
         struct hlrc_page *h = &hlrc.pages[page];
         h->unsnapped = 0;
         n[count++] = (struct notice){(uint32_t)page, ++h->version};
+        note_writer(page, job()->rank, interval);
         if (e->state == PAGE_WRITE) {
             e->state = PAGE_READ;
             page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
@@ -736,8 +822,10 @@ static void release(bool aside)
         mem_protect_flush(); /* before the diffs: no write may follow them */
     for (size_t i = 0; i < hlrc.ndirty; i++)
         flush_page(hlrc.dirty[i].page);
-    uint32_t count = announce_home_writes(n, 0, ntracked, !aside);
-    count = announce_unsnapped(n, count, nunsnapped, aside);
+    /* The interval this release creates (the fault lock held: no other). */
+    uint32_t interval = interval_next();
+    uint32_t count = announce_home_writes(n, 0, ntracked, !aside, interval);
+    count = announce_unsnapped(n, count, nunsnapped, aside, interval);
     uint64_t t0 = clock_ns();
     coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
@@ -841,7 +929,7 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
  * `need`: the snapshot, if the page has one or is writable here (then it
  * gets one), else the page, which the home cannot write without the fault
  * that tracks it. Caller holds hlrc.lock until the copy is sent. */
-static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version)
+static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version, bool *unseen)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
@@ -849,9 +937,15 @@ static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *v
         log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
                   h->version, requester, need);
     h->shared = 1;
+    /* Writable here without a snapshot: the home's writes in it were
+     * never announced (a page nobody else held), or will be at its next
+     * release (unsnapped). */
+    if (!e->twin && e->state == PAGE_WRITE)
+        note_writer(page, job()->rank, interval_next());
     if (!e->twin && !h->unsnapped && e->state == PAGE_WRITE)
         track(page);
     *version = h->version;
+    *unseen = unseen_by(page, requester);
     publish(page); /* shared now: later fetches may read it one-sided */
     stats_add(STAT_PAGES_SERVED, 1);
     return e->twin ? e->twin : mem_sys(page);
@@ -863,8 +957,9 @@ static void serve(int requester, size_t page, uint32_t need, size_t run)
     mem_sys_fill(page, 1); /* written through the application view */
     pthread_mutex_lock(&hlrc.lock);
     uint32_t v;
-    const void *data = serve_locked(page, need, requester, &v);
-    home_send_page(requester, page, v, run, data);
+    bool unseen;
+    const void *data = serve_locked(page, need, requester, &v, &unseen);
+    home_send_page(requester, page, v, run, data, unseen);
     pthread_mutex_unlock(&hlrc.lock);
 }
 
@@ -878,14 +973,15 @@ static bool pull_expected(size_t page)
 }
 
 /* Caller holds hlrc.lock. */
-static void pull_landed(struct hlrc_page *h, uint32_t version)
+static void pull_landed(struct hlrc_page *h, uint32_t version, bool unseen)
 {
+    h->unseen = unseen;
     h->version = version;
     h->pulling = 0;
     hlrc.pulls_due--;
 }
 
-static bool page_landed(size_t page, enum home_status status, uint32_t version)
+static bool page_landed(size_t page, enum home_status status, uint32_t version, bool unseen)
 {
     pthread_mutex_lock(&hlrc.lock);
     struct hlrc_page *h = &hlrc.pages[page];
@@ -895,7 +991,7 @@ static bool page_landed(size_t page, enum home_status status, uint32_t version)
     if (pulled && status == HOME_DATA)
         check_version(page, h->version, 0, version, "pulled");
     if (pulled)
-        pull_landed(h, status == HOME_DATA ? version : h->version);
+        pull_landed(h, status == HOME_DATA ? version : h->version, status == HOME_DATA && unseen);
     pthread_mutex_unlock(&hlrc.lock);
     return pulled;
 }
@@ -915,7 +1011,9 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     size_t rest;
     const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "read-ahead request");
     size_t count = run_pages(r.first, r.count);
-    if (!count || rest != count * sizeof(uint32_t))
+    if (!count || rest < count * sizeof(uint32_t) ||
+        !home_vt_in(src, ipc_msg_aux(msg), (const char *)tail + count * sizeof(uint32_t),
+                    rest - count * sizeof(uint32_t)))
         log_fatal("node %d sent a malformed read-ahead request", src);
     uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
     memcpy(need, tail, count * sizeof *need);
@@ -947,16 +1045,19 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     int n = 2;
     /* Runs of pages without a snapshot go as one piece of the system view. */
     mem_sys_fill(r.first, count); /* written through the application view */
+    uint32_t unseen = 0; /* bit i: page first + i (unseen_by) */
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < count; i++) {
-        char *data = serve_locked(r.first + i, need[i], src, &version[i]);
+        bool u;
+        char *data = serve_locked(r.first + i, need[i], src, &version[i], &u);
+        unseen |= (uint32_t)u << i;
         struct iovec *last = &iov[n - 1];
         if (n > 2 && (char *)last->iov_base + last->iov_len == data)
             last->iov_len += mem.page_size;
         else
             iov[n++] = (struct iovec){.iov_base = data, .iov_len = mem.page_size};
     }
-    ipc_sendv(src, COH_PAGE_RUN_REP, 0, iov, n);
+    ipc_sendv(src, COH_PAGE_RUN_REP, unseen, iov, n);
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
@@ -990,7 +1091,7 @@ static void on_page_run_rep(int src, const void *msg, size_t len)
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < r.count; i++) {
         check_version(r.first + i, hlrc.pages[r.first + i].version, 0, version[i], "pulled");
-        pull_landed(&hlrc.pages[r.first + i], version[i]);
+        pull_landed(&hlrc.pages[r.first + i], version[i], ipc_msg_aux(msg) >> i & 1);
     }
     pthread_mutex_unlock(&hlrc.lock);
     ipc_notify();
@@ -1016,7 +1117,8 @@ static void hide_if_catching_up(size_t page)
     stats_add(STAT_PAGES_HIDDEN, 1);
 }
 
-static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len)
+static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, size_t len,
+                       uint32_t interval)
 {
     pthread_mutex_lock(&hlrc.lock);
     hide_if_catching_up(page); /* before the diff: the program must not see it first */
@@ -1025,6 +1127,7 @@ static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, siz
         (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
         log_fatal("node %d sent a malformed diff for page %zu", src, page);
     uint32_t v = ++hlrc.pages[page].version;
+    note_writer(page, src, interval);
     publish(page);
     pthread_mutex_unlock(&hlrc.lock);
     home_ack_diff(src, (uint32_t)page, idx, v);
@@ -1112,7 +1215,7 @@ static int hlrc_atomic(size_t page, size_t offset, struct coh_atomic *a)
         coherence_unlock();
         return -EAGAIN;
     }
-    int64_t v = home_atomic(page, mem_home(page), need, offset, a);
+    int64_t v = home_atomic(page, mem_home(page), need, offset, a, interval_next());
     if (v > 0)
         wrote_at_home(page, (uint32_t)v);
     coherence_unlock();
@@ -1122,7 +1225,8 @@ static int hlrc_atomic(size_t page, size_t offset, struct coh_atomic *a)
 /* At the home: the atomic on the page and its snapshot (the content the
  * copies elsewhere hold: the requester's notice, not the home's release,
  * announces the change), which advances the version as a diff does. */
-static uint32_t perform_atomic(int src, size_t page, uint32_t need, size_t offset, struct coh_atomic *a)
+static uint32_t perform_atomic(int src, size_t page, uint32_t need, size_t offset, struct coh_atomic *a,
+                               uint32_t interval)
 {
     char *sys = mem_sys_fill(page, 1);
     pthread_mutex_lock(&hlrc.lock);
@@ -1136,6 +1240,7 @@ static uint32_t perform_atomic(int src, size_t page, uint32_t need, size_t offse
         if (snap)
             memcpy(snap + offset, sys + offset, a->size);
         v = ++h->version;
+        note_writer(page, src, interval);
     }
     pthread_mutex_unlock(&hlrc.lock);
     if (v)
@@ -1243,7 +1348,11 @@ static void hlrc_start(void)
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (!hlrc.diffbuf || hlrc.pages == MAP_FAILED)
+    wr.seen = calloc((size_t)job()->nodes, sizeof *wr.seen);
+    wr.start = calloc((size_t)job()->nodes, sizeof *wr.start);
+    wr.page = mmap(NULL, mem.npages * sizeof *wr.page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!hlrc.diffbuf || hlrc.pages == MAP_FAILED || !wr.seen || !wr.start || wr.page == MAP_FAILED)
         log_fatal("out of memory for hlrc's page table");
     oneside_start();
     home_start(&hops);
@@ -1275,6 +1384,13 @@ static void hlrc_finish(void)
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nto_pull = hlrc.cap_to_pull = 0;
     hlrc.nunprotected = hlrc.cap_unprotected = hlrc.nunsnapped = hlrc.cap_unsnapped = 0;
+    for (size_t i = 0; i < wr.nlisted; i++) {
+        free(wr.page[wr.listed[i]]);
+        wr.page[wr.listed[i]] = NULL;
+    }
+    free(wr.listed);
+    wr.listed = NULL;
+    wr.nlisted = wr.cap_listed = 0;
     pthread_mutex_unlock(&hlrc.lock);
     migrate_finish();
 }

@@ -22,6 +22,7 @@
  * node, once told, names the new home.
  */
 #include <pthread.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "base/check.h"
@@ -44,6 +45,7 @@ static DSM_STATE struct {
     struct {                      /* the fetch the program waits for */
         bool     waiting, done;
         uint32_t page, version, status;
+        bool     unseen;
     } fetch;
 } home = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -60,19 +62,45 @@ int home_lookup(size_t page)
     return h;
 }
 
+size_t home_vt_out(uint32_t *vt, uint32_t *aux)
+{
+    *aux = 0;
+    if (!coherence_catching_up())
+        return 0;
+    interval_vt(vt);
+    *aux = 1;
+    return (size_t)job()->nodes * sizeof *vt;
+}
+
+bool home_vt_in(int src, uint32_t aux, const void *tail, size_t rest)
+{
+    if (aux > 1 || rest != (aux ? (size_t)job()->nodes * sizeof(uint32_t) : 0))
+        return false;
+    if (aux) {
+        uint32_t vt[VT_MAX_NODES];
+        memcpy(vt, tail, rest);
+        interval_heard(src, vt);
+    }
+    return true;
+}
+
 /* To the home, or to the base node where the home is not known. The base
- * node itself, knowing the home, tells it so. */
+ * node itself, knowing the home, tells it so (without the vector time: a
+ * home then judges by what it knew, at worst a needless catch-up). */
 static void send_request(size_t page, int h, uint32_t need)
 {
     int base = mem_base_node(page);
     struct page_req r = {.page = (uint32_t)page, .need = need, .requester = job()->rank,
                          .flags = base == job()->rank ? HOME_FROM_BASE : 0};
-    ipc_send(h >= 0 ? h : base, COH_PAGE_REQ, 0, &r, sizeof r);
+    uint32_t vt[VT_MAX_NODES], aux;
+    size_t vt_len = home_vt_out(vt, &aux);
+    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r}, {.iov_base = vt, .iov_len = vt_len}};
+    ipc_sendv(h >= 0 ? h : base, COH_PAGE_REQ, aux, iov, 2);
 }
 
 void home_request(size_t page, int h, uint32_t need) { send_request(page, h, need); }
 
-enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version,
+enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version, bool *unseen,
                             void (*also)(size_t page, int home))
 {
     pthread_mutex_lock(&home.lock);
@@ -94,6 +122,8 @@ enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version
     home.fetch.waiting = false;
     enum home_status status = home.fetch.status;
     *version = home.fetch.version;
+    if (unseen)
+        *unseen = home.fetch.unseen;
     pthread_mutex_unlock(&home.lock);
     if (status == HOME_UNALLOCATED)
         mem_crash_unallocated(mem_app(page));
@@ -137,18 +167,18 @@ int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
 }
 
 static void reply(int to, size_t page, enum home_status status, uint32_t version, int h, size_t run,
-                  const void *data)
+                  const void *data, bool unseen)
 {
     struct page_rep r = {.page = (uint32_t)page, .version = version, .home = h, .status = status,
                          .run = (uint32_t)run};
     struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
                            {.iov_base = (void *)data, .iov_len = status == HOME_DATA ? mem.page_size : 0}};
-    ipc_sendv(to, COH_PAGE_REP, 0, iov, 2);
+    ipc_sendv(to, COH_PAGE_REP, unseen, iov, 2);
 }
 
-void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data)
+void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data, bool unseen)
 {
-    reply(to, page, HOME_DATA, version, job()->rank, run, data);
+    reply(to, page, HOME_DATA, version, job()->rank, run, data, unseen);
 }
 
 void home_forward(size_t page, int requester, uint32_t need)
@@ -159,7 +189,7 @@ void home_forward(size_t page, int requester, uint32_t need)
     if (migrate_hold_request(page, requester, need))
         return;
     if (next == requester) {
-        reply(requester, page, HOME_YOU_ARE_HOME, 0, next, 0, NULL);
+        reply(requester, page, HOME_YOU_ARE_HOME, 0, next, 0, NULL, false);
     } else {
         struct page_req r = {.page = (uint32_t)page, .need = need, .requester = requester};
         ipc_send(next, COH_PAGE_REQ, 0, &r, sizeof r);
@@ -171,11 +201,14 @@ static void on_page_req(int src, const void *msg, size_t len)
 {
     uint64_t t0 = clock_ns();
     struct page_req r;
-    ipc_body(src, msg, len, &r, sizeof r, NULL, "page request");
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "page request");
     size_t run = r.flags >> RUN_SHIFT;
     struct coh_limits lim;
     coherence_limits(&lim);
     const char *why = coh_page_req_check(&r, &lim);
+    if (!why && !home_vt_in(src, ipc_msg_aux(msg), tail, rest))
+        why = "a vector time of the wrong size";
     if (why)
         log_fatal("node %d sent a malformed page request: %s", src, why);
     int me = job()->rank;
@@ -186,9 +219,9 @@ static void on_page_req(int src, const void *msg, size_t len)
     }
     int h = home_route(r.page, src, r.requester, r.flags & HOME_FROM_BASE, &run);
     if (h < 0)
-        reply(r.requester, r.page, HOME_UNALLOCATED, 0, -1, 0, NULL);
+        reply(r.requester, r.page, HOME_UNALLOCATED, 0, -1, 0, NULL, false);
     else if (h == r.requester)
-        reply(r.requester, r.page, HOME_YOU_ARE_HOME, 0, h, run, NULL);
+        reply(r.requester, r.page, HOME_YOU_ARE_HOME, 0, h, run, NULL, false);
     else if (h != me) {
         if (mem_base_node(r.page) != me)
             home_unreachable(src, r.page, "a request");
@@ -252,9 +285,11 @@ static void on_page_rep(int src, const void *msg, size_t len)
     for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
         if (mem_home(q) < 0)
             mem_set_home(q, r.home);
-    if (!(home.ops->landed && home.ops->landed(r.page, r.status, r.version))) {
+    bool unseen = ipc_msg_aux(msg) != 0;
+    if (!(home.ops->landed && home.ops->landed(r.page, r.status, r.version, unseen))) {
         pthread_mutex_lock(&home.lock);
         home.fetch.version = r.version;
+        home.fetch.unseen = unseen;
         home.fetch.status = r.status;
         home.fetch.done = true;
         pthread_mutex_unlock(&home.lock);
@@ -264,13 +299,13 @@ static void on_page_rep(int src, const void *msg, size_t len)
 
 /* ---- diffs, to the home ------------------------------------------------ */
 
-void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len)
+void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval)
 {
     uint64_t t0 = clock_ns();
     struct diff_hdr d = {.page = (uint32_t)page, .idx = idx};
     struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
                            {.iov_base = (void *)diff, .iov_len = len}};
-    ipc_sendv(mem_home(page), COH_DIFF, 0, iov, 2);
+    ipc_sendv(mem_home(page), COH_DIFF, interval, iov, 2);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 }
 
@@ -284,7 +319,8 @@ void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version)
  * forwarded: the home acknowledges the writer itself). */
 struct diff_fwd { uint32_t page, idx; int32_t writer; uint32_t zero; }; /* COH_DIFF_FWD */
 
-static void home_diff(int writer, size_t page, uint32_t idx, const void *diff, size_t len)
+static void home_diff(int writer, size_t page, uint32_t idx, const void *diff, size_t len,
+                      uint32_t interval)
 {
     uint64_t t0 = clock_ns();
     if (mem_home(page) != job()->rank) {
@@ -294,11 +330,11 @@ static void home_diff(int writer, size_t page, uint32_t idx, const void *diff, s
         struct diff_fwd f = {.page = (uint32_t)page, .idx = idx, .writer = writer};
         struct iovec iov[2] = {{.iov_base = &f, .iov_len = sizeof f},
                                {.iov_base = (void *)diff, .iov_len = len}};
-        ipc_sendv(next, COH_DIFF_FWD, 0, iov, 2);
+        ipc_sendv(next, COH_DIFF_FWD, interval, iov, 2);
         stats_add(STAT_MIGRATE_FORWARDS, 1);
         return;
     }
-    home.ops->diff(writer, page, idx, diff, len);
+    home.ops->diff(writer, page, idx, diff, len, interval);
     migrate_note_write(page, writer, len);
     stats_add(STAT_DIFFS_APPLIED, 1);
     stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
@@ -315,7 +351,7 @@ static void on_diff(int src, const void *msg, size_t len)
     const char *why = coh_diff_check(&d, diff, dlen, &lim);
     if (why)
         log_fatal("node %d sent a malformed diff: %s", src, why);
-    home_diff(src, d.page, d.idx, diff, dlen);
+    home_diff(src, d.page, d.idx, diff, dlen, ipc_msg_aux(msg));
 }
 
 static void on_diff_fwd(int src, const void *msg, size_t len)
@@ -331,7 +367,7 @@ static void on_diff_fwd(int src, const void *msg, size_t len)
     const char *why = coh_diff_check(&(struct diff_hdr){.page = f.page, .idx = f.idx}, diff, dlen, &lim);
     if (why)
         log_fatal("node %d forwarded a malformed diff: %s", src, why);
-    home_diff(f.writer, f.page, f.idx, diff, dlen);
+    home_diff(f.writer, f.page, f.idx, diff, dlen, ipc_msg_aux(msg));
 }
 
 static void on_diff_ack(int src, const void *msg, size_t len)

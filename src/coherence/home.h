@@ -39,20 +39,20 @@ struct page_req {      /* COH_PAGE_REQ */
     int32_t  requester;
     uint32_t flags;      /* HOME_FROM_BASE; a run in the bits above (home.c) */
 };
-struct page_rep {      /* COH_PAGE_REP; the page follows if HOME_DATA */
+struct page_rep {      /* COH_PAGE_REP (aux: home_send_page's unseen); the page follows if HOME_DATA */
     uint32_t page, version;
     int32_t  home;
     uint32_t status;     /* enum home_status */
     uint32_t run;        /* the pages after this one with the same home (home.c) */
 };
-struct diff_hdr {      /* COH_DIFF; the diff follows */
+struct diff_hdr {      /* COH_DIFF (aux: home_send_diff's interval); the diff follows */
     uint32_t page, idx;  /* idx: the writer's own reference, sent back in the ack */
 };
 struct diff_ack {      /* COH_DIFF_ACK */
     uint32_t page, idx, version, zero;
 };
 
-struct atomic_req {    /* COH_ATOMIC_REQ */
+struct atomic_req {    /* COH_ATOMIC_REQ (aux: as a diff's, the requester's next interval) */
     uint32_t page, need;   /* need: as a page request's */
     uint32_t offset;       /* of the word in the page, a multiple of its size */
     uint8_t  op, size;     /* struct coh_atomic's */
@@ -85,19 +85,24 @@ struct home_ops {
      * expected (hlrc's pulls). */
     bool (*expects)(size_t page);
     /* Optional: a reply is in place (HOME_DATA) or tells the home, which
-     * is recorded. Returns true when it was one `expects` accepted: no
-     * fetch waits for it. */
-    bool (*landed)(size_t page, enum home_status status, uint32_t version);
+     * is recorded. `unseen`: the home said the copy may hold writes of
+     * intervals the requester has not seen (home_send_page). Returns true
+     * when it was one `expects` accepted: no fetch waits for it. */
+    bool (*landed)(size_t page, enum home_status status, uint32_t version, bool unseen);
     /* At the home: applies `src`'s diff of the page (whose home this node
      * is) and acknowledges it with home_ack_diff, now or later (erc: once
-     * the copies have it). Checks the diff. Counted and timed by home.c. */
-    void (*diff)(int src, size_t page, uint32_t idx, const void *diff, size_t len);
+     * the copies have it). `interval`: the id of src's interval whose
+     * notices will announce it (home_send_diff). Checks the diff. Counted
+     * and timed by home.c. */
+    void (*diff)(int src, size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval);
     /* Optional: at the home (delivering thread), performs `src`'s atomic
      * `a` on the word at `offset` of the page; src needs at least version
      * `need`. Returns the page's version after it when the word changed
-     * (the change counts as src's write, as a diff's), 0 when not. NULL:
-     * no atomic reaches a home (coherence_ops.atomic is NULL). */
-    uint32_t (*atomic)(int src, size_t page, uint32_t need, size_t offset, struct coh_atomic *a);
+     * (the change counts as src's write, as a diff's, announced in src's
+     * interval `interval` or a later one), 0 when not. NULL: no atomic
+     * reaches a home (coherence_ops.atomic is NULL). */
+    uint32_t (*atomic)(int src, size_t page, uint32_t need, size_t offset, struct coh_atomic *a,
+                       uint32_t interval);
     /* At the writer: the home acknowledged the diff; checks the ack. */
     void (*diff_acked)(int src, const struct diff_ack *a);
     /* Optional (homes that move; migrate.c): at the home, in a migration
@@ -125,11 +130,12 @@ int home_lookup(size_t page);
 
 /* Fetches the page from `home` (home_lookup's answer; -1: through the
  * base node) into its frame, and waits for the reply: HOME_DATA (then
- * *version is the home's) or HOME_YOU_ARE_HOME; a page no allocation
- * covers crashes. `also`, when given, runs after the request is sent, in
- * the same batch (hlrc's read-ahead), where the home is known. One fetch
- * at a time (the fault lock). */
-enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version,
+ * *version is the home's, and *unseen, where given, what the home said
+ * with home_send_page) or HOME_YOU_ARE_HOME; a page no allocation covers
+ * crashes. `also`, when given, runs after the request is sent, in the
+ * same batch (hlrc's read-ahead), where the home is known. One fetch at a
+ * time (the fault lock). */
+enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version, bool *unseen,
                             void (*also)(size_t page, int home));
 
 /* Performs the atomic `a` on the word at `offset` of the page at its
@@ -138,23 +144,40 @@ enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *vers
  * the page's new version when the word changed, 0 when it did not (a->old
  * set either way), -EAGAIN when the receiver was not the home (nothing
  * done; the home it named is recorded). One at a time (the fault lock). */
-int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct coh_atomic *a);
+int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct coh_atomic *a,
+                    uint32_t interval);
 /* Registers COH_ATOMIC_REQ and COH_ATOMIC_REP (home_start does, where the
  * protocol's home_ops has `atomic`). */
 void home_atomic_start(const struct home_ops *ops);
+
+/* Catching up (coherence.h), a page request carries the requester's
+ * vector time after its body (aux 1; a read-ahead run's too), which the
+ * home takes as what the requester has seen (interval_heard) before it
+ * serves: hlrc's unseen_by judges by what the requester has now, not at
+ * its last flush (a pull asked while an acquire applies the notices that
+ * caused it would otherwise always hold "unseen" writes). home_vt_out
+ * fills vt and returns the aux to send and the bytes to append (0: none);
+ * home_vt_in takes them at the home from the request's `rest` bytes at
+ * `tail`, and returns false when they are malformed. */
+size_t home_vt_out(uint32_t *vt, uint32_t *aux);
+bool home_vt_in(int src, uint32_t aux, const void *tail, size_t rest);
 
 /* Asks the page's known home for it without waiting; the reply goes to
  * the protocol's expects/landed. */
 void home_request(size_t page, int home, uint32_t need);
 
 /* A diff of the page (made from its twin) to its home, with the writer's
- * own reference `idx`; timed (STAT_T_DIFF_SEND_NS). */
-void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len);
+ * own reference `idx` and the id of the interval whose notices will
+ * announce it (interval_next; the message's aux field); timed
+ * (STAT_T_DIFF_SEND_NS). */
+void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval);
 /* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`. */
 void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version);
 
-/* At the home: the page's `data` (its frame, or a copy) to `to`. */
-void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data);
+/* At the home: the page's `data` (its frame, or a copy) to `to`;
+ * `unseen`: it may hold writes of intervals `to` has not seen (hlrc,
+ * catching up; the message's aux field). */
+void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data, bool unseen);
 
 /* At the node a request for the page reached, from `src` for `requester`
  * (`from_base`: src is the page's base node and says this node is home):

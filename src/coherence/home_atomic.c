@@ -90,7 +90,8 @@ static bool answered(void *arg)
     return done;
 }
 
-int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct coh_atomic *a)
+int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct coh_atomic *a,
+                    uint32_t interval)
 {
     pthread_mutex_lock(&ha.lock);
     ha.slot.waiting = true;
@@ -99,7 +100,7 @@ int64_t home_atomic(size_t page, int home, uint32_t need, size_t offset, struct 
     pthread_mutex_unlock(&ha.lock);
     struct atomic_req r = {.page = (uint32_t)page, .need = need, .offset = (uint32_t)offset,
                            .op = a->op, .size = a->size, .value = a->value, .expected = a->expected};
-    ipc_send(home >= 0 ? home : mem_base_node(page), COH_ATOMIC_REQ, 0, &r, sizeof r);
+    ipc_send(home >= 0 ? home : mem_base_node(page), COH_ATOMIC_REQ, interval, &r, sizeof r);
     ipc_wait(answered, NULL, 0);
     pthread_mutex_lock(&ha.lock);
     ha.slot.waiting = false;
@@ -149,7 +150,7 @@ static void on_atomic_req(int src, const void *msg, size_t len)
         rep.status = HOME_ATOMIC_NOT_HOME;
     } else {
         struct coh_atomic a = {.op = r.op, .size = r.size, .value = r.value, .expected = r.expected};
-        rep.version = ha.ops->atomic(src, r.page, r.need, r.offset, &a);
+        rep.version = ha.ops->atomic(src, r.page, r.need, r.offset, &a, ipc_msg_aux(msg));
         rep.status = rep.version ? HOME_ATOMIC_CHANGED : HOME_ATOMIC_UNCHANGED;
         rep.old = a.old;
         stats_add(STAT_ATOMICS_SERVED, 1);
@@ -159,11 +160,11 @@ static void on_atomic_req(int src, const void *msg, size_t len)
 }
 
 int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offset,
-                          struct coh_atomic *a, uint32_t *version)
+                          struct coh_atomic *a, uint32_t interval, uint32_t *version)
 {
     if (!ha.ops || requester == job()->rank || mem_home(page) != job()->rank)
         return -EAGAIN;
-    *version = ha.ops->atomic(requester, page, need, offset, a);
+    *version = ha.ops->atomic(requester, page, need, offset, a, interval);
     stats_add(STAT_ATOMICS_SERVED, 1);
     return 0;
 }

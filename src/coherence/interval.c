@@ -303,6 +303,37 @@ void interval_create(const struct notice *n, uint32_t count)
     maybe_ask();
 }
 
+uint32_t interval_next(void)
+{
+    pthread_mutex_lock(&iv.lock);
+    uint32_t id = iv.vt[job()->rank] + 1;
+    pthread_mutex_unlock(&iv.lock);
+    return id;
+}
+
+void interval_heard(int node, const uint32_t *vt)
+{
+    int nodes = job()->nodes;
+    pthread_mutex_lock(&iv.lock);
+    uint32_t *row = iv.known + (size_t)node * (size_t)nodes;
+    for (int x = 0; x < nodes; x++)
+        if (vt[x] > row[x])
+            row[x] = vt[x];
+    pthread_mutex_unlock(&iv.lock);
+}
+
+bool interval_may_lack(int node, const uint32_t *ids)
+{
+    int nodes = job()->nodes;
+    bool lacks = false;
+    pthread_mutex_lock(&iv.lock);
+    const uint32_t *row = iv.known + (size_t)node * (size_t)nodes;
+    for (int x = 0; x < nodes && !lacks; x++)
+        lacks = x != node && ids[x] > row[x] && ids[x] > iv.dropped[x];
+    pthread_mutex_unlock(&iv.lock);
+    return lacks;
+}
+
 void interval_vt(uint32_t *out)
 {
     pthread_mutex_lock(&iv.lock);

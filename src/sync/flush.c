@@ -114,6 +114,7 @@ static void on_ask(int src, const void *msg, size_t len)
         if (p->vt[j] > fl.announced[j])
             fl.announced[j] = p->vt[j];
     pthread_mutex_unlock(&fl.lock);
+    interval_heard(src, p->vt); /* what it has seen: a home's copies tell it what it lacks */
     atomic_store(&fl.any_announced, true);
     flushes_seen();
     sync_after_kept_releases(answer, p);

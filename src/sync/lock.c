@@ -264,7 +264,8 @@ static void grant_to(int id, int to, const uint32_t *vt, const struct lock_atomi
         struct coh_atomic a = {.op = op->op, .size = op->size, .value = op->value,
                                .expected = op->expected};
         uint32_t version = 0;
-        if (coherence_atomic_here(to, op->page, op->need, op->offset, &a, &version) == 0) {
+        /* Announced in the acquirer's next interval (or a later one). */
+        if (coherence_atomic_here(to, op->page, op->need, op->offset, &a, vt[to] + 1, &version) == 0) {
             head.atomic = version ? GRANT_ATOMIC_CHANGED : GRANT_ATOMIC_UNCHANGED;
             head.version = version;
             head.old = a.old;
