@@ -16,6 +16,7 @@
 #ifndef DSM_OMP_STATE_H
 #define DSM_OMP_STATE_H
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 #include "base/smp.h"
@@ -141,6 +142,9 @@ void omp_pay_barrier(struct omp_thread *t);
  * reduction by (the same on every node: the executable's layout is). */
 int omp_lock_id_of(const void *addr);
 
+/* A fork's shared variables, taken from its variadic arguments (region.c);
+ * more than dsm keeps ends the job, naming `what`. */
+void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args);
 /* Starts a team of n threads on the nodes (region.c): a parallel region,
  * or with `league` a teams region of n teams of one initial thread each,
  * whose thread-limit-var is thread_limit (0: none). */

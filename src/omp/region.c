@@ -201,6 +201,17 @@ static void run_local_thread(void *arg)
     *t = saved;
 }
 
+/* The master's ICVs that its team's threads inherit, on every node. */
+static void region_takes_icvs(struct omp_region *r, const struct omp_icv *icv)
+{
+    r->run_sched = icv->run_sched;
+    r->max_task_priority = icv->max_task_priority;
+    r->target_offload = icv->target_offload;
+    r->nthreads_var = icv->nthreads;
+    r->dynamic = icv->dynamic;
+    r->max_active_levels = icv->max_active_levels;
+}
+
 static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, int argc,
                        const uint64_t *args)
 {
@@ -221,12 +232,7 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     /* Dynamic chunks and singles are node 0's, keyed by team: a number
      * the master's teams (counted up from 1) never reach. */
     r->team = 0x80000000u | ((uint32_t)job()->rank << 20) | (++t->local_teams & 0xfffffu);
-    r->run_sched = t->icv.run_sched;
-    r->max_task_priority = t->icv.max_task_priority;
-    r->target_offload = t->icv.target_offload;
-    r->nthreads_var = t->icv.nthreads;
-    r->dynamic = t->icv.dynamic;
-    r->max_active_levels = t->icv.max_active_levels;
+    region_takes_icvs(r, &t->icv);
     r->local = 1;
     r->outer_tid = t->tid;
     r->outer_nthreads = t->nthreads;
@@ -245,18 +251,22 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
 }
 
+void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args)
+{
+    if (argc < 0 || argc > OMP_MAX_ARGS)
+        log_fatal("%s shares %d variables; dsm supports at most %d", what, argc, OMP_MAX_ARGS);
+    for (int i = 0; i < argc; i++)
+        args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
+}
+
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 {
     (void)loc;
     struct omp_thread *t = omp_self();
-    if (argc < 0 || argc > OMP_MAX_ARGS)
-        log_fatal("an OpenMP region shares %d variables; dsm supports at most %d", argc,
-                  OMP_MAX_ARGS);
     uint64_t args[OMP_MAX_ARGS];
     va_list ap;
     va_start(ap, microtask);
-    for (int i = 0; i < argc; i++)
-        args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
+    omp_take_args("an OpenMP region", argc, ap, args);
     va_end(ap);
 
     int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
@@ -318,12 +328,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->team = ++t->teams_started;
     r->league = league;
     r->thread_limit = thread_limit;
-    r->run_sched = t->icv.run_sched;
-    r->max_task_priority = t->icv.max_task_priority;
-    r->target_offload = t->icv.target_offload;
-    r->nthreads_var = t->icv.nthreads;
-    r->dynamic = t->icv.dynamic;
-    r->max_active_levels = t->icv.max_active_levels;
+    region_takes_icvs(r, &t->icv);
     r->nested = !league && omp_nesting_possible(t);
     r->local = 0;
     if (r->nested)

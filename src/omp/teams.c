@@ -53,14 +53,10 @@ void __kmpc_fork_teams(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 {
     (void)loc;
     struct omp_thread *t = omp_self();
-    if (argc < 0 || argc > OMP_MAX_ARGS)
-        log_fatal("an OpenMP teams region shares %d variables; dsm supports at most %d", argc,
-                  OMP_MAX_ARGS);
     uint64_t args[OMP_MAX_ARGS];
     va_list ap;
     va_start(ap, microtask);
-    for (int i = 0; i < argc; i++)
-        args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
+    omp_take_args("an OpenMP teams region", argc, ap, args);
     va_end(ap);
     int n = t->pushed_teams ? t->pushed_teams : t->icv.nteams > 0 ? t->icv.nteams : job()->nodes;
     int limit = t->pushed_team_threads ? t->pushed_team_threads : t->icv.teams_thread_limit;
