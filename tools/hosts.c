@@ -109,7 +109,11 @@ void host_ended(struct launcher *l, struct node *h, int status)
 }
 
 
-#define CONNECT_TIMEOUT_S 30.0    /* for every agent to report its addresses */
+/* For every agent to report its addresses: ssh's own ConnectTimeout ends a
+ * host that cannot be reached; this ends one whose agent never answers.
+ * Generous: at load 100 on 2 cores, starting two namespace hosts' agents
+ * took over 30 s (tests/hosts). */
+#define CONNECT_TIMEOUT_S 120.0
 #define HELD_ERR_MAX      65536   /* stderr held back per host before it is ready */
 
 extern char **environ;

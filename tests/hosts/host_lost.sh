@@ -65,7 +65,10 @@ ms=$((($(date +%s%N) - start) / 1000000))
 echo "dsmrun's stderr naming an unreachable host (status $status, $ms ms):"
 sed 's/^/  /' "$HOSTS_TMP/err"
 [ $status -eq 125 ] || { echo "FAILED: status $status, expected 125"; failed=1; }
-[ $ms -le 15000 ] || { echo "FAILED: it took $ms ms to give up"; failed=1; }
+# It gives up rather than waits: ConnectTimeout (10 s) and what ssh and
+# dsmrun need around it, with room for a loaded machine (15.2 s was seen at
+# load 25 on 2 cores); a hang would run to the test's own limit.
+[ $ms -le 60000 ] || { echo "FAILED: it took $ms ms to give up"; failed=1; }
 [ "$(wc -l <"$HOSTS_TMP/err")" -eq 1 ] && grep -q "^dsmrun: host $lost_addr (node 2): could not start: " "$HOSTS_TMP/err" ||
     { echo "FAILED: expected one line naming host $lost_addr"; failed=1; }
 if ! no_leftovers; then
