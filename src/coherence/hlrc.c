@@ -894,6 +894,8 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
         pthread_mutex_unlock(&hlrc.lock);
         if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
+        if (e->dirty && coherence_catching_up())
+            coherence_diff_early(); /* its interval: at the acquire's end */
         if (e->dirty && smp_multi()) {
             /* Another thread may be writing it: no access first, then its
              * diff, so that no store falls after the diff and is lost. */
