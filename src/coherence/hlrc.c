@@ -62,7 +62,9 @@
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
  * A dirty page that a notice invalidates first sends its diff, so no local
- * write is lost, and its notice goes out at the next release.
+ * write is lost, and its notice goes out at the next release; while this
+ * node catches up, that release ends the acquire (coherence_diff_early:
+ * the diff shows the home writes no interval names yet).
  *
  * Homes, and the fetch of a page from its home, are home.c's; hlrc adds
  * what its home does when serving (the version a fetch needs, snapshots)
