@@ -13,7 +13,6 @@
  */
 #include <omp.h>
 #include <stdio.h>
-#include <string.h>
 
 #define NK 12
 #define NJ 13          /* rows of 13 × 5 doubles: 520 bytes, as LU class S's */
