@@ -170,6 +170,26 @@ static void release_ends(void)
     free(q);
 }
 
+/* A diff sent in an acquire (coherence.h): the release that announces it
+ * counts as running from before the diff leaves until the acquire ends. */
+static DSM_STATE atomic_bool diffs_early;
+
+void coherence_diff_early(void)
+{
+    if (!atomic_exchange(&diffs_early, true))
+        release_begins();
+}
+
+void coherence_acquired(void)
+{
+    if (!atomic_exchange(&diffs_early, false))
+        return;
+    stats_add(STAT_EARLY_RELEASES, 1);
+    coherence_release();
+    coherence_release_sent();
+    release_ends();
+}
+
 void coherence_release(void)
 {
     uint64_t k = atomic_load(&kept);

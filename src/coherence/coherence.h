@@ -238,11 +238,23 @@ void coherence_release_aside(void);
  * faulting access is retried. A program that never flushes pays nothing.
  * coherence_after_releases(fn, arg): fn(arg) once no release is running
  * on this node (at once if none is), so that an answer to a flush names
- * the interval of a release whose diffs the homes may already show. */
+ * the interval of a release whose diffs the homes may already show.
+ *
+ * A diff sent in an acquire (a notice found the page dirty here: its own
+ * writes go home before the copy is dropped) shows the home this node's
+ * writes before any interval names them; another node that sees one of
+ * them (a flag) and catches up would find no interval to pull, and read
+ * the data written before the flag as it was. So while catching up, a
+ * protocol calls coherence_diff_early() before such a diff: a release
+ * counts as running from then (answers to flushes wait), and the end of
+ * the acquire (coherence_acquired, interval.c) runs the release that
+ * makes the interval. */
 void coherence_set_catch_up(void (*fn)(void));
 bool coherence_catching_up(void);
 void coherence_fetched_ahead(void);
 void coherence_after_releases(void (*fn)(void *), void *arg);
+void coherence_diff_early(void);
+void coherence_acquired(void);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`
  * (`size` bytes), and *skip past it; ends the job on a short one. */

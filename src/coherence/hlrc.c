@@ -62,7 +62,9 @@
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
  * A dirty page that a notice invalidates first sends its diff, so no local
- * write is lost, and its notice goes out at the next release.
+ * write is lost, and its notice goes out at the next release; while this
+ * node catches up, that release ends the acquire (coherence_diff_early:
+ * the diff shows the home writes no interval names yet).
  *
  * Homes, and the fetch of a page from its home, are home.c's; hlrc adds
  * what its home does when serving (the version a fetch needs, snapshots)
@@ -894,6 +896,8 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
         pthread_mutex_unlock(&hlrc.lock);
         if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
+        if (e->dirty && coherence_catching_up())
+            coherence_diff_early(); /* its interval: at the acquire's end */
         if (e->dirty && smp_multi()) {
             /* Another thread may be writing it: no access first, then its
              * diff, so that no store falls after the diff and is lost. */

@@ -475,6 +475,7 @@ static void apply(int from, const void *data, size_t len)
     free(vts);
     if (coh->notices_applied)
         coh->notices_applied();
+    coherence_acquired(); /* the release of diffs the notices sent early */
     maybe_ask();
 }
 
