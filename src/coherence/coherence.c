@@ -146,14 +146,14 @@ void coherence_after_releases(void (*fn)(void *), void *arg)
     pthread_mutex_unlock(&releasing.lock);
 }
 
-static void release_begins(void)
+void coherence_release_begins(void)
 {
     pthread_mutex_lock(&releasing.lock);
     releasing.running++;
     pthread_mutex_unlock(&releasing.lock);
 }
 
-static void release_ends(void)
+void coherence_release_ends(void)
 {
     pthread_mutex_lock(&releasing.lock);
     struct after_release *q = NULL;
@@ -174,9 +174,9 @@ void coherence_release(void)
 {
     uint64_t k = atomic_load(&kept);
     if (coh->release) {
-        release_begins();
+        coherence_release_begins();
         coh->release();
-        release_ends();
+        coherence_release_ends();
     }
     released_up_to(k);
 }
@@ -195,9 +195,9 @@ uint64_t coherence_release_kept(void) { return atomic_load(&kept); }
 void coherence_release_aside(void)
 {
     uint64_t k = atomic_load(&kept);
-    release_begins();
+    coherence_release_begins();
     coh->release_aside();
-    release_ends();
+    coherence_release_ends();
     released_up_to(k);
 }
 

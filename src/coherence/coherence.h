@@ -221,6 +221,12 @@ bool coherence_release_pending(uint64_t ticket);
  * coherence_release_pending, whether any kept release has yet to run. */
 uint64_t coherence_release_kept(void);
 void coherence_release_aside(void);
+/* A release the protocol runs by itself, outside coherence_release (hlrc,
+ * with threads on the node: an acquire's notice for a page another thread
+ * is writing): between the two, answers to flushes wait for it, as for
+ * any release. */
+void coherence_release_begins(void);
+void coherence_release_ends(void);
 
 /* Catching up with a copy newer than the notices (docs/protocols.md,
  * "Flush"). Under hlrc a fetch brings the home's copy as it is, which may

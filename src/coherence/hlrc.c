@@ -45,8 +45,11 @@
  * An unlock whose lock stays on the node leaves its release pending
  * (lock.c; docs/protocols.md). When another node asks for the lock, a
  * thread of lock.c runs it *aside* while the program runs on: then the
- * dirty pages are write-protected before their diffs are taken, and no
- * home page is retired.
+ * dirty pages, and the home's pages it may write, are write-protected
+ * before their diffs are taken and their snapshots compared, so that no
+ * later store is in the interval while an earlier one is not. With
+ * threads on the node (--threads) every release but a barrier's is one
+ * aside.
  *
  * A page this node keeps re-reading (fetched again after a notice
  * invalidated it) earns DSM_PULL_CREDIT *pulls*: the next acquires that bring
@@ -709,10 +712,10 @@ static size_t changed_bytes(const void *a, const void *b)
  * tracked pages are looked at: any after them were tracked by fetches
  * served during this release, while the program writes nothing, so they
  * cannot differ yet (in a release aside, they differ at the next one).
- * With `retire` false nothing is retired: in a release aside the program
- * may write a page between the compare and its write-protect.
+ * In a release aside the first `limit` were write-protected before (see
+ * release), so no write falls between a compare and the retirement.
  * Returns the new count. Caller holds the fault lock. */
-static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit, bool retire,
+static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit,
                                      uint32_t interval)
 {
     size_t kept = 0;
@@ -730,7 +733,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
                 note_writer(page, job()->rank, interval);
                 publish(page);
-            } else if (retire && ++h->quiet >= RETIRE_AFTER << h->patience) {
+            } else if (++h->quiet >= RETIRE_AFTER << h->patience) {
                 snapshot_drop(page);
                 if (e->state == PAGE_WRITE) {
                     e->state = PAGE_READ;
@@ -794,16 +797,13 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
  * for a release kept on the node) the program runs on: each dirty page is
  * write-protected before its diff is taken, so a later write faults and
  * waits for the fault lock, which we hold, and then starts a new twin. */
-static void release(bool aside)
+static void release_locked(bool aside)
 {
-    coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
     size_t ntracked = hlrc.ntracked, nunsnapped = hlrc.nunsnapped;
     pthread_mutex_unlock(&hlrc.lock);
-    if (!hlrc.ndirty && !ntracked && !nunsnapped) {
-        coherence_unlock();
+    if (!hlrc.ndirty && !ntracked && !nunsnapped)
         return;
-    }
     struct notice *n = malloc((hlrc.ndirty + ntracked + nunsnapped + 1) * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
@@ -818,13 +818,30 @@ static void release(bool aside)
         else
             page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
     }
-    if (aside)
-        mem_protect_flush(); /* before the diffs: no write may follow them */
+    if (aside) {
+        /* The home's tracked pages too, before they are compared: a
+         * program that writes data on one home page and then a flag on
+         * another would otherwise have the flag's store in this interval
+         * and the data's in the next, when the compare passed the data's
+         * page before the stores (issue 40: a node's other thread, or the
+         * program beside lock.c's releaser). A later store faults, waits
+         * for the fault lock, and makes the page writable again. */
+        pthread_mutex_lock(&hlrc.lock);
+        for (size_t i = 0; i < ntracked; i++) {
+            size_t page = hlrc.tracked[i];
+            if (mem.pages[page].state != PAGE_WRITE)
+                continue;
+            mem.pages[page].state = PAGE_READ;
+            mem_protect(page, hlrc.pages[page].hidden ? PROT_NONE : PROT_READ);
+        }
+        pthread_mutex_unlock(&hlrc.lock);
+        mem_protect_flush(); /* before the diffs and compares: no write may follow them */
+    }
     for (size_t i = 0; i < hlrc.ndirty; i++)
         flush_page(hlrc.dirty[i].page);
     /* The interval this release creates (the fault lock held: no other). */
     uint32_t interval = interval_next();
-    uint32_t count = announce_home_writes(n, 0, ntracked, !aside, interval);
+    uint32_t count = announce_home_writes(n, 0, ntracked, interval);
     count = announce_unsnapped(n, count, nunsnapped, aside, interval);
     uint64_t t0 = clock_ns();
     coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
@@ -847,6 +864,12 @@ static void release(bool aside)
     if (count)
         interval_create(n, count);
     free(n);
+}
+
+static void release(bool aside)
+{
+    coherence_lock();
+    release_locked(aside);
     coherence_unlock();
 }
 
@@ -877,11 +900,39 @@ static void hlrc_notices_applied(void)
     coherence_unlock();
 }
 
+/* Whether a notice makes a copy stale that this node has written since
+ * its last release. Caller holds the fault lock. */
+static bool stales_dirty(const struct notice *n, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        size_t page = n[i].page;
+        struct page_entry *e = &mem.pages[page];
+        if (e->dirty && e->state != PAGE_INVALID && mem_home(page) != job()->rank &&
+            hlrc.pages[page].version < n[i].version)
+            return true;
+    }
+    return false;
+}
+
 static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice *n, uint32_t count)
 {
     (void)vt; /* versions order hlrc's copies, not vector times */
     (void)node;
     coherence_lock();
+    if (smp_multi() && stales_dirty(n, count)) {
+        /* A page written here goes home before it is invalidated, so that
+         * no local write is lost. With one thread the page's diff goes
+         * alone. With several, another thread may have written data on
+         * other pages and then a flag on this one (NPB LU's pipeline):
+         * the flag's diff alone would reach the home ahead of the data's,
+         * announced by no interval, and a node that polls the flag would
+         * read the data as it was (issue 40). So all the node's writes go
+         * home together, as a release (write-protected first), and make
+         * an interval: a node that sees the flag catches up with it. */
+        coherence_release_begins();
+        release_locked(true);
+        coherence_release_ends();
+    }
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
@@ -894,14 +945,6 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
         pthread_mutex_unlock(&hlrc.lock);
         if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
-        if (e->dirty && smp_multi()) {
-            /* Another thread may be writing it: no access first, then its
-             * diff, so that no store falls after the diff and is lost. */
-            invalidate(page);
-            mem_protect_flush();
-            flush_page(page);
-            continue;
-        }
         if (e->dirty)
             flush_page(page); /* keep our own writes: they go home first */
         else if (h->pull) {
