@@ -249,6 +249,18 @@ void coherence_set_catch_up(void (*fn)(void));
 bool coherence_catching_up(void);
 void coherence_fetched_ahead(void);
 void coherence_after_releases(void (*fn)(void *), void *arg);
+/* With threads on the node, a copy that may be ahead of the notices is
+ * readable by every thread at once, while only the faulting one catches
+ * up: the protocol keeps it hidden (no access) until a catch-up (or any
+ * flush's pull) *begun after it arrived* has ended. The pull calls
+ * coherence_pull_begins before it asks (its number) and
+ * coherence_pull_ends after it applied the answers; a protocol takes
+ * coherence_pull_mark() when it hides a copy, and may show it once
+ * coherence_pulled_since(mark). */
+uint64_t coherence_pull_begins(void);
+void coherence_pull_ends(uint64_t pull);
+uint64_t coherence_pull_mark(void);
+bool coherence_pulled_since(uint64_t mark);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`
  * (`size` bytes), and *skip past it; ends the job on a short one. */

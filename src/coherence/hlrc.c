@@ -112,10 +112,12 @@ struct hlrc_page {
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
     uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
-    uint8_t  hidden;    /* at the home: another node's diff changed it; no access
-                         * until this node catches up (see apply_diff) */
+    uint8_t  hidden;    /* no access until this node catches up: at the home,
+                         * another node's diff changed it (see apply_diff); with
+                         * threads, a copy fetched ahead (see make_valid) */
     uint8_t  unseen;    /* a pull brought it holding writes of intervals this node
                          * may not have seen (see unseen_by) */
+    uint64_t hidden_at; /* with threads: coherence_pull_mark() when last hidden */
 };
 
 /* Releases a tracked home page may stay unchanged before it is
@@ -303,6 +305,7 @@ static void invalidate(size_t page)
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     e->state = PAGE_INVALID;
+    h->hidden = 0; /* a copy homed elsewhere: the next fetch decides anew */
     h->reread = 1;
     mem_protect(page, PROT_NONE);
     stats_add(STAT_INVALIDATIONS, 1);
@@ -504,6 +507,38 @@ static void write_ahead(size_t page, int home)
 
 static void rehide(const uint32_t *pages, size_t n);
 
+/* Hides a copy that may hold writes of intervals this node has not seen
+ * (coherence.h, "catching up"): no access until a catch-up begun from now
+ * on has ended. Caller holds the fault lock (a copy homed elsewhere) or
+ * hlrc.lock (at the home). */
+static void hide(size_t page)
+{
+    hlrc.pages[page].hidden = 1;
+    hlrc.pages[page].hidden_at = coherence_pull_mark();
+}
+
+/* Whether a hidden page may be shown to the program now. With one thread
+ * it may, and is no longer hidden: the faulting thread (the only one)
+ * catches up before its access is retried. With several, it stays hidden
+ * from all of them until a catch-up begun after it was hidden has ended
+ * (which this thread's catch-up will be, at worst). Caller holds
+ * hlrc.lock and the fault lock. */
+static bool may_show(size_t page)
+{
+    struct hlrc_page *h = &hlrc.pages[page];
+    if (!h->hidden)
+        return true;
+    if (smp_multi() && coherence_pulled_since(h->hidden_at)) {
+        h->hidden = 0;
+        return true;
+    }
+    coherence_fetched_ahead();
+    if (smp_multi())
+        return false;
+    h->hidden = 0;
+    return true;
+}
+
 enum ahead { AHEAD_NONE, AHEAD_READ, AHEAD_WRITE };
 
 /* Makes an invalid page valid (read-only), fetching ahead as `ahead`
@@ -550,8 +585,15 @@ static void make_valid(size_t page, enum ahead ahead)
         if (got || home_fetch(page, home, h->need, &version, &unseen, also) == HOME_DATA) {
             check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
-            if (version > h->need || unseen)
+            if ((version > h->need || unseen) && coherence_catching_up()) {
+                /* With threads, hidden from all of them until a catch-up
+                 * begun now has ended: another thread polling the page
+                 * would otherwise read the flag in it at once, and then
+                 * data this one's catch-up has not yet invalidated. */
+                if (smp_multi())
+                    hide(page);
                 coherence_fetched_ahead();
+            }
             /* With other threads on the node a pull could land while one
              * reads the page, or twins it for writing (docs/design.md). */
             if (h->reread && !smp_multi())
@@ -559,36 +601,35 @@ static void make_valid(size_t page, enum ahead ahead)
             h->reread = 0;
         }
     }
-    pthread_mutex_lock(&hlrc.lock); /* the delivery thread reads a home page's state */
+    /* Under the lock, the delivery thread hiding a home page a diff
+     * changes (apply_diff) either before (the page stays hidden) or
+     * after (it takes the access away itself). */
+    pthread_mutex_lock(&hlrc.lock);
     e->state = PAGE_READ;
-    if (h->hidden) { /* at the home: see hide_if_catching_up */
-        h->hidden = 0;
-        coherence_fetched_ahead();
-    }
+    mem_protect_now(page, may_show(page) ? PROT_READ : PROT_NONE);
     pthread_mutex_unlock(&hlrc.lock);
-    mem_protect(page, PROT_READ);
     settle_pulls();
     mem_protect_flush();
-    uint32_t p32 = (uint32_t)page;
-    rehide(&p32, 1); /* a home page a diff changed meanwhile */
 }
 
 static void hlrc_read_fault(size_t page) { make_valid(page, AHEAD_READ); }
 
-/* A hidden page's fault (hide_if_catching_up): accessible as its state
- * says, and the fault catches up. Caller holds the fault lock. */
-static void hlrc_reveal(size_t page)
+/* A hidden page's fault (hide_if_catching_up, make_valid): accessible as
+ * its state says, unless it must stay hidden until this thread has caught
+ * up. Returns whether it is accessible. Caller holds the fault lock. */
+static bool reveal(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
     pthread_mutex_lock(&hlrc.lock);
-    if (hlrc.pages[page].hidden) {
-        hlrc.pages[page].hidden = 0;
-        coherence_fetched_ahead();
-    }
+    bool shown = may_show(page);
     if (e->state != PAGE_INVALID)
-        mem_protect_now(page, e->state == PAGE_WRITE ? PROT_READ | PROT_WRITE : PROT_READ);
+        mem_protect_now(page, !shown ? PROT_NONE
+                              : e->state == PAGE_WRITE ? PROT_READ | PROT_WRITE : PROT_READ);
     pthread_mutex_unlock(&hlrc.lock);
+    return shown;
 }
+
+static void hlrc_reveal(size_t page) { reveal(page); }
 
 /* After the program's own protection changes of these pages: a page
  * hidden meanwhile stays hidden. */
@@ -639,12 +680,14 @@ static void hlrc_write_fault(size_t page)
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     size_t ahead_end = 0;
-    if (h->hidden)
-        hlrc_reveal(page);
+    if (h->hidden && !reveal(page))
+        return; /* this thread catches up first; the store faults again */
     if (e->state == PAGE_INVALID) {
         make_valid(page, AHEAD_WRITE);
         ahead_end = hlrc.write_ahead_end;
         hlrc.write_ahead_end = 0;
+        if (h->hidden)
+            return; /* fetched ahead, with threads: as above */
     }
     if (e->state != PAGE_WRITE && mem_home(page) == job()->rank) {
         /* Under the lock, so that a fetch served meanwhile either comes
@@ -658,11 +701,9 @@ static void hlrc_write_fault(size_t page)
         }
         e->state = PAGE_WRITE;
         publish(page); /* before the page is writable: from its snapshot now, or not at all */
+        /* Under the lock: a diff's hiding (apply_diff) comes before or after. */
+        mem_protect_now(page, h->hidden ? PROT_NONE : PROT_READ | PROT_WRITE);
         pthread_mutex_unlock(&hlrc.lock);
-        mem_protect(page, PROT_READ | PROT_WRITE);
-        mem_protect_flush();
-        uint32_t p32 = (uint32_t)page;
-        rehide(&p32, 1);
     } else if (e->state != PAGE_WRITE) {
         begin_writing(page);
         /* The pages fetched ahead with it are about to be written too
@@ -1154,7 +1195,7 @@ static void hide_if_catching_up(size_t page)
 {
     if (!coherence_catching_up())
         return;
-    hlrc.pages[page].hidden = 1; /* an invalid one is hidden already */
+    hide(page); /* an invalid one is hidden already */
     if (mem.pages[page].state != PAGE_INVALID)
         mem_protect_now(page, PROT_NONE);
     stats_add(STAT_PAGES_HIDDEN, 1);
