@@ -336,6 +336,11 @@ void interval_init(void);
 void interval_create(const struct notice *n, uint32_t count);
 /* This node's vector timestamp (nodes entries); copy it out. */
 void interval_vt(uint32_t *out);
+/* Of it, the intervals whose notices are applied here too. What this node
+ * tells others it has seen (a flush's ask, a page request's vector time,
+ * COH_VT): with threads on the node, another thread may be applying an
+ * interval already logged, whose pages are not yet invalidated. */
+void interval_vt_applied(uint32_t *out);
 /* The id the next interval this node creates will have: the one whose
  * notices announce the writes it sends home now. */
 uint32_t interval_next(void);

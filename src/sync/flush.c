@@ -151,7 +151,7 @@ static void pull(void)
     uint64_t number = coherence_pull_begins(); /* before the asks (coherence.h) */
     int nodes = job()->nodes, me = job()->rank;
     uint32_t vt[VT_MAX_NODES];
-    interval_vt(vt);
+    interval_vt_applied(vt);
     pthread_mutex_lock(&fl.lock);
     uint32_t seq = ++fl.seq;
     fl.due = nodes - 1;
