@@ -960,16 +960,19 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
     (void)vt; /* versions order hlrc's copies, not vector times */
     (void)node;
     coherence_lock();
-    if (smp_multi() && stales_dirty(n, count)) {
+    if ((smp_multi() || coherence_catching_up()) && stales_dirty(n, count)) {
         /* A page written here goes home before it is invalidated, so that
-         * no local write is lost. With one thread the page's diff goes
-         * alone. With several, another thread may have written data on
-         * other pages and then a flag on this one (NPB LU's pipeline):
-         * the flag's diff alone would reach the home ahead of the data's,
-         * announced by no interval, and a node that polls the flag would
-         * read the data as it was (issue 40). So all the node's writes go
+         * no local write is lost. Its diff alone would be wrong where the
+         * program may have written data on other pages and then a flag on
+         * this one (NPB LU's pipeline): the flag's diff would reach the
+         * home ahead of the data's, announced by no interval, and a node
+         * that polls the flag would read the data as it was. With threads
+         * another thread may have (issue 40); with one, a catch-up runs at
+         * a fault between the program's stores and its next flush (NPB-CPP
+         * LU class S on 4 nodes ended in NaN). So all the node's writes go
          * home together, as a release (write-protected first), and make
-         * an interval: a node that sees the flag catches up with it. */
+         * an interval: a node that sees the flag catches up with it. A
+         * program that never flushes keeps the page's diff alone. */
         coherence_release_begins();
         release_locked(true);
         coherence_release_ends();
