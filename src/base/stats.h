@@ -81,7 +81,6 @@
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \
     X(PAGES_HIDDEN,        "home pages hidden until this node caught up (another node's diff)") \
-    X(EARLY_RELEASES,      "releases an acquire ran for the diffs it sent (dirty pages a notice hit, while catching up)") \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \

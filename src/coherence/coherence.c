@@ -44,20 +44,37 @@ const struct coherence_protocol *coherence_find(const char *name)
 
 const char *coherence_name(void) { return active ? active->name : "none"; }
 
-/* Catching up (coherence.h): the catch-up, set once; whether a fault on
- * this node made a copy readable that is newer than its notices. */
+/* Catching up (coherence.h): the catch-up, set once; whether this
+ * thread's fault found a copy newer than the node's notices (the thread's
+ * own: with several threads on a node, the one whose access is retried
+ * must be the one that caught up); the catch-ups begun so far, and the
+ * latest of them that has ended (pulls run one at a time). */
 static DSM_STATE void (*_Atomic catch_up)(void);
-static DSM_STATE atomic_bool fetched_ahead;
+static __thread bool fetched_ahead;
+static DSM_STATE _Atomic uint64_t pulls_begun, pulls_ended;
 
 void coherence_set_catch_up(void (*fn)(void)) { atomic_store(&catch_up, fn); }
 bool coherence_catching_up(void) { return atomic_load(&catch_up) != NULL; }
-void coherence_fetched_ahead(void) { atomic_store(&fetched_ahead, true); }
+void coherence_fetched_ahead(void) { fetched_ahead = true; }
+
+uint64_t coherence_pull_begins(void) { return atomic_fetch_add(&pulls_begun, 1) + 1; }
+
+void coherence_pull_ends(uint64_t pull)
+{
+    uint64_t e = atomic_load(&pulls_ended);
+    while (e < pull && !atomic_compare_exchange_weak(&pulls_ended, &e, pull))
+        ;
+}
+
+uint64_t coherence_pull_mark(void) { return atomic_load(&pulls_begun); }
+bool coherence_pulled_since(uint64_t mark) { return atomic_load(&pulls_ended) > mark; }
 
 /* After the fault lock is dropped: the catch-up takes it itself. */
 static void catch_up_if_ahead(void)
 {
     void (*fn)(void) = atomic_load(&catch_up);
-    if (fn && atomic_exchange(&fetched_ahead, false)) {
+    if (fn && fetched_ahead) {
+        fetched_ahead = false;
         stats_add(STAT_CATCH_UPS, 1);
         fn();
     }
@@ -146,14 +163,14 @@ void coherence_after_releases(void (*fn)(void *), void *arg)
     pthread_mutex_unlock(&releasing.lock);
 }
 
-static void release_begins(void)
+void coherence_release_begins(void)
 {
     pthread_mutex_lock(&releasing.lock);
     releasing.running++;
     pthread_mutex_unlock(&releasing.lock);
 }
 
-static void release_ends(void)
+void coherence_release_ends(void)
 {
     pthread_mutex_lock(&releasing.lock);
     struct after_release *q = NULL;
@@ -170,33 +187,13 @@ static void release_ends(void)
     free(q);
 }
 
-/* A diff sent in an acquire (coherence.h): the release that announces it
- * counts as running from before the diff leaves until the acquire ends. */
-static DSM_STATE atomic_bool diffs_early;
-
-void coherence_diff_early(void)
-{
-    if (!atomic_exchange(&diffs_early, true))
-        release_begins();
-}
-
-void coherence_acquired(void)
-{
-    if (!atomic_exchange(&diffs_early, false))
-        return;
-    stats_add(STAT_EARLY_RELEASES, 1);
-    coherence_release();
-    coherence_release_sent();
-    release_ends();
-}
-
 void coherence_release(void)
 {
     uint64_t k = atomic_load(&kept);
     if (coh->release) {
-        release_begins();
+        coherence_release_begins();
         coh->release();
-        release_ends();
+        coherence_release_ends();
     }
     released_up_to(k);
 }
@@ -215,9 +212,9 @@ uint64_t coherence_release_kept(void) { return atomic_load(&kept); }
 void coherence_release_aside(void)
 {
     uint64_t k = atomic_load(&kept);
-    release_begins();
+    coherence_release_begins();
     coh->release_aside();
-    release_ends();
+    coherence_release_ends();
     released_up_to(k);
 }
 

@@ -221,6 +221,12 @@ bool coherence_release_pending(uint64_t ticket);
  * coherence_release_pending, whether any kept release has yet to run. */
 uint64_t coherence_release_kept(void);
 void coherence_release_aside(void);
+/* A release the protocol runs by itself, outside coherence_release (hlrc,
+ * with threads on the node: an acquire's notice for a page another thread
+ * is writing): between the two, answers to flushes wait for it, as for
+ * any release. */
+void coherence_release_begins(void);
+void coherence_release_ends(void);
 
 /* Catching up with a copy newer than the notices (docs/protocols.md,
  * "Flush"). Under hlrc a fetch brings the home's copy as it is, which may
@@ -238,23 +244,23 @@ void coherence_release_aside(void);
  * faulting access is retried. A program that never flushes pays nothing.
  * coherence_after_releases(fn, arg): fn(arg) once no release is running
  * on this node (at once if none is), so that an answer to a flush names
- * the interval of a release whose diffs the homes may already show.
- *
- * A diff sent in an acquire (a notice found the page dirty here: its own
- * writes go home before the copy is dropped) shows the home this node's
- * writes before any interval names them; another node that sees one of
- * them (a flag) and catches up would find no interval to pull, and read
- * the data written before the flag as it was. So while catching up, a
- * protocol calls coherence_diff_early() before such a diff: a release
- * counts as running from then (answers to flushes wait), and the end of
- * the acquire (coherence_acquired, interval.c) runs the release that
- * makes the interval. */
+ * the interval of a release whose diffs the homes may already show. */
 void coherence_set_catch_up(void (*fn)(void));
 bool coherence_catching_up(void);
 void coherence_fetched_ahead(void);
 void coherence_after_releases(void (*fn)(void *), void *arg);
-void coherence_diff_early(void);
-void coherence_acquired(void);
+/* With threads on the node, a copy that may be ahead of the notices is
+ * readable by every thread at once, while only the faulting one catches
+ * up: the protocol keeps it hidden (no access) until a catch-up (or any
+ * flush's pull) *begun after it arrived* has ended. The pull calls
+ * coherence_pull_begins before it asks (its number) and
+ * coherence_pull_ends after it applied the answers; a protocol takes
+ * coherence_pull_mark() when it hides a copy, and may show it once
+ * coherence_pulled_since(mark). */
+uint64_t coherence_pull_begins(void);
+void coherence_pull_ends(uint64_t pull);
+uint64_t coherence_pull_mark(void);
+bool coherence_pulled_since(uint64_t mark);
 
 /* A placer's first step (ipc_placer): the reply's fixed body into `body`
  * (`size` bytes), and *skip past it; ends the job on a short one. */
@@ -330,6 +336,11 @@ void interval_init(void);
 void interval_create(const struct notice *n, uint32_t count);
 /* This node's vector timestamp (nodes entries); copy it out. */
 void interval_vt(uint32_t *out);
+/* Of it, the intervals whose notices are applied here too. What this node
+ * tells others it has seen (a flush's ask, a page request's vector time,
+ * COH_VT): with threads on the node, another thread may be applying an
+ * interval already logged, whose pages are not yet invalidated. */
+void interval_vt_applied(uint32_t *out);
 /* The id the next interval this node creates will have: the one whose
  * notices announce the writes it sends home now. */
 uint32_t interval_next(void);

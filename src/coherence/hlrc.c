@@ -45,8 +45,11 @@
  * An unlock whose lock stays on the node leaves its release pending
  * (lock.c; docs/protocols.md). When another node asks for the lock, a
  * thread of lock.c runs it *aside* while the program runs on: then the
- * dirty pages are write-protected before their diffs are taken, and no
- * home page is retired.
+ * dirty pages, and the home's pages it may write, are write-protected
+ * before their diffs are taken and their snapshots compared, so that no
+ * later store is in the interval while an earlier one is not. With
+ * threads on the node (--threads) every release but a barrier's is one
+ * aside.
  *
  * A page this node keeps re-reading (fetched again after a notice
  * invalidated it) earns DSM_PULL_CREDIT *pulls*: the next acquires that bring
@@ -62,9 +65,7 @@
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
  * A dirty page that a notice invalidates first sends its diff, so no local
- * write is lost, and its notice goes out at the next release; while this
- * node catches up, that release ends the acquire (coherence_diff_early:
- * the diff shows the home writes no interval names yet).
+ * write is lost, and its notice goes out at the next release.
  *
  * Homes, and the fetch of a page from its home, are home.c's; hlrc adds
  * what its home does when serving (the version a fetch needs, snapshots)
@@ -111,10 +112,12 @@ struct hlrc_page {
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
     uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
-    uint8_t  hidden;    /* at the home: another node's diff changed it; no access
-                         * until this node catches up (see apply_diff) */
+    uint8_t  hidden;    /* no access until this node catches up: at the home,
+                         * another node's diff changed it (see apply_diff); with
+                         * threads, a copy fetched ahead (see make_valid) */
     uint8_t  unseen;    /* a pull brought it holding writes of intervals this node
                          * may not have seen (see unseen_by) */
+    uint64_t hidden_at; /* with threads: coherence_pull_mark() when last hidden */
 };
 
 /* Releases a tracked home page may stay unchanged before it is
@@ -302,6 +305,7 @@ static void invalidate(size_t page)
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     e->state = PAGE_INVALID;
+    h->hidden = 0; /* a copy homed elsewhere: the next fetch decides anew */
     h->reread = 1;
     mem_protect(page, PROT_NONE);
     stats_add(STAT_INVALIDATIONS, 1);
@@ -503,6 +507,38 @@ static void write_ahead(size_t page, int home)
 
 static void rehide(const uint32_t *pages, size_t n);
 
+/* Hides a copy that may hold writes of intervals this node has not seen
+ * (coherence.h, "catching up"): no access until a catch-up begun from now
+ * on has ended. Caller holds the fault lock (a copy homed elsewhere) or
+ * hlrc.lock (at the home). */
+static void hide(size_t page)
+{
+    hlrc.pages[page].hidden = 1;
+    hlrc.pages[page].hidden_at = coherence_pull_mark();
+}
+
+/* Whether a hidden page may be shown to the program now. With one thread
+ * it may, and is no longer hidden: the faulting thread (the only one)
+ * catches up before its access is retried. With several, it stays hidden
+ * from all of them until a catch-up begun after it was hidden has ended
+ * (which this thread's catch-up will be, at worst). Caller holds
+ * hlrc.lock and the fault lock. */
+static bool may_show(size_t page)
+{
+    struct hlrc_page *h = &hlrc.pages[page];
+    if (!h->hidden)
+        return true;
+    if (smp_multi() && coherence_pulled_since(h->hidden_at)) {
+        h->hidden = 0;
+        return true;
+    }
+    coherence_fetched_ahead();
+    if (smp_multi())
+        return false;
+    h->hidden = 0;
+    return true;
+}
+
 enum ahead { AHEAD_NONE, AHEAD_READ, AHEAD_WRITE };
 
 /* Makes an invalid page valid (read-only), fetching ahead as `ahead`
@@ -549,8 +585,15 @@ static void make_valid(size_t page, enum ahead ahead)
         if (got || home_fetch(page, home, h->need, &version, &unseen, also) == HOME_DATA) {
             check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
-            if (version > h->need || unseen)
+            if ((version > h->need || unseen) && coherence_catching_up()) {
+                /* With threads, hidden from all of them until a catch-up
+                 * begun now has ended: another thread polling the page
+                 * would otherwise read the flag in it at once, and then
+                 * data this one's catch-up has not yet invalidated. */
+                if (smp_multi())
+                    hide(page);
                 coherence_fetched_ahead();
+            }
             /* With other threads on the node a pull could land while one
              * reads the page, or twins it for writing (docs/design.md). */
             if (h->reread && !smp_multi())
@@ -558,36 +601,35 @@ static void make_valid(size_t page, enum ahead ahead)
             h->reread = 0;
         }
     }
-    pthread_mutex_lock(&hlrc.lock); /* the delivery thread reads a home page's state */
+    /* Under the lock, the delivery thread hiding a home page a diff
+     * changes (apply_diff) either before (the page stays hidden) or
+     * after (it takes the access away itself). */
+    pthread_mutex_lock(&hlrc.lock);
     e->state = PAGE_READ;
-    if (h->hidden) { /* at the home: see hide_if_catching_up */
-        h->hidden = 0;
-        coherence_fetched_ahead();
-    }
+    mem_protect_now(page, may_show(page) ? PROT_READ : PROT_NONE);
     pthread_mutex_unlock(&hlrc.lock);
-    mem_protect(page, PROT_READ);
     settle_pulls();
     mem_protect_flush();
-    uint32_t p32 = (uint32_t)page;
-    rehide(&p32, 1); /* a home page a diff changed meanwhile */
 }
 
 static void hlrc_read_fault(size_t page) { make_valid(page, AHEAD_READ); }
 
-/* A hidden page's fault (hide_if_catching_up): accessible as its state
- * says, and the fault catches up. Caller holds the fault lock. */
-static void hlrc_reveal(size_t page)
+/* A hidden page's fault (hide_if_catching_up, make_valid): accessible as
+ * its state says, unless it must stay hidden until this thread has caught
+ * up. Returns whether it is accessible. Caller holds the fault lock. */
+static bool reveal(size_t page)
 {
     struct page_entry *e = &mem.pages[page];
     pthread_mutex_lock(&hlrc.lock);
-    if (hlrc.pages[page].hidden) {
-        hlrc.pages[page].hidden = 0;
-        coherence_fetched_ahead();
-    }
+    bool shown = may_show(page);
     if (e->state != PAGE_INVALID)
-        mem_protect_now(page, e->state == PAGE_WRITE ? PROT_READ | PROT_WRITE : PROT_READ);
+        mem_protect_now(page, !shown ? PROT_NONE
+                              : e->state == PAGE_WRITE ? PROT_READ | PROT_WRITE : PROT_READ);
     pthread_mutex_unlock(&hlrc.lock);
+    return shown;
 }
+
+static void hlrc_reveal(size_t page) { reveal(page); }
 
 /* After the program's own protection changes of these pages: a page
  * hidden meanwhile stays hidden. */
@@ -638,12 +680,14 @@ static void hlrc_write_fault(size_t page)
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     size_t ahead_end = 0;
-    if (h->hidden)
-        hlrc_reveal(page);
+    if (h->hidden && !reveal(page))
+        return; /* this thread catches up first; the store faults again */
     if (e->state == PAGE_INVALID) {
         make_valid(page, AHEAD_WRITE);
         ahead_end = hlrc.write_ahead_end;
         hlrc.write_ahead_end = 0;
+        if (h->hidden)
+            return; /* fetched ahead, with threads: as above */
     }
     if (e->state != PAGE_WRITE && mem_home(page) == job()->rank) {
         /* Under the lock, so that a fetch served meanwhile either comes
@@ -657,11 +701,9 @@ static void hlrc_write_fault(size_t page)
         }
         e->state = PAGE_WRITE;
         publish(page); /* before the page is writable: from its snapshot now, or not at all */
+        /* Under the lock: a diff's hiding (apply_diff) comes before or after. */
+        mem_protect_now(page, h->hidden ? PROT_NONE : PROT_READ | PROT_WRITE);
         pthread_mutex_unlock(&hlrc.lock);
-        mem_protect(page, PROT_READ | PROT_WRITE);
-        mem_protect_flush();
-        uint32_t p32 = (uint32_t)page;
-        rehide(&p32, 1);
     } else if (e->state != PAGE_WRITE) {
         begin_writing(page);
         /* The pages fetched ahead with it are about to be written too
@@ -711,10 +753,10 @@ static size_t changed_bytes(const void *a, const void *b)
  * tracked pages are looked at: any after them were tracked by fetches
  * served during this release, while the program writes nothing, so they
  * cannot differ yet (in a release aside, they differ at the next one).
- * With `retire` false nothing is retired: in a release aside the program
- * may write a page between the compare and its write-protect.
+ * In a release aside the first `limit` were write-protected before (see
+ * release), so no write falls between a compare and the retirement.
  * Returns the new count. Caller holds the fault lock. */
-static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit, bool retire,
+static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t limit,
                                      uint32_t interval)
 {
     size_t kept = 0;
@@ -732,7 +774,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
                 note_writer(page, job()->rank, interval);
                 publish(page);
-            } else if (retire && ++h->quiet >= RETIRE_AFTER << h->patience) {
+            } else if (++h->quiet >= RETIRE_AFTER << h->patience) {
                 snapshot_drop(page);
                 if (e->state == PAGE_WRITE) {
                     e->state = PAGE_READ;
@@ -796,16 +838,13 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
  * for a release kept on the node) the program runs on: each dirty page is
  * write-protected before its diff is taken, so a later write faults and
  * waits for the fault lock, which we hold, and then starts a new twin. */
-static void release(bool aside)
+static void release_locked(bool aside)
 {
-    coherence_lock();
     pthread_mutex_lock(&hlrc.lock);
     size_t ntracked = hlrc.ntracked, nunsnapped = hlrc.nunsnapped;
     pthread_mutex_unlock(&hlrc.lock);
-    if (!hlrc.ndirty && !ntracked && !nunsnapped) {
-        coherence_unlock();
+    if (!hlrc.ndirty && !ntracked && !nunsnapped)
         return;
-    }
     struct notice *n = malloc((hlrc.ndirty + ntracked + nunsnapped + 1) * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
@@ -820,13 +859,30 @@ static void release(bool aside)
         else
             page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
     }
-    if (aside)
-        mem_protect_flush(); /* before the diffs: no write may follow them */
+    if (aside) {
+        /* The home's tracked pages too, before they are compared: a
+         * program that writes data on one home page and then a flag on
+         * another would otherwise have the flag's store in this interval
+         * and the data's in the next, when the compare passed the data's
+         * page before the stores (issue 40: a node's other thread, or the
+         * program beside lock.c's releaser). A later store faults, waits
+         * for the fault lock, and makes the page writable again. */
+        pthread_mutex_lock(&hlrc.lock);
+        for (size_t i = 0; i < ntracked; i++) {
+            size_t page = hlrc.tracked[i];
+            if (mem.pages[page].state != PAGE_WRITE)
+                continue;
+            mem.pages[page].state = PAGE_READ;
+            mem_protect(page, hlrc.pages[page].hidden ? PROT_NONE : PROT_READ);
+        }
+        pthread_mutex_unlock(&hlrc.lock);
+        mem_protect_flush(); /* before the diffs and compares: no write may follow them */
+    }
     for (size_t i = 0; i < hlrc.ndirty; i++)
         flush_page(hlrc.dirty[i].page);
     /* The interval this release creates (the fault lock held: no other). */
     uint32_t interval = interval_next();
-    uint32_t count = announce_home_writes(n, 0, ntracked, !aside, interval);
+    uint32_t count = announce_home_writes(n, 0, ntracked, interval);
     count = announce_unsnapped(n, count, nunsnapped, aside, interval);
     uint64_t t0 = clock_ns();
     coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
@@ -849,6 +905,12 @@ static void release(bool aside)
     if (count)
         interval_create(n, count);
     free(n);
+}
+
+static void release(bool aside)
+{
+    coherence_lock();
+    release_locked(aside);
     coherence_unlock();
 }
 
@@ -879,11 +941,42 @@ static void hlrc_notices_applied(void)
     coherence_unlock();
 }
 
+/* Whether a notice makes a copy stale that this node has written since
+ * its last release. Caller holds the fault lock. */
+static bool stales_dirty(const struct notice *n, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        size_t page = n[i].page;
+        struct page_entry *e = &mem.pages[page];
+        if (e->dirty && e->state != PAGE_INVALID && mem_home(page) != job()->rank &&
+            hlrc.pages[page].version < n[i].version)
+            return true;
+    }
+    return false;
+}
+
 static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice *n, uint32_t count)
 {
     (void)vt; /* versions order hlrc's copies, not vector times */
     (void)node;
     coherence_lock();
+    if ((smp_multi() || coherence_catching_up()) && stales_dirty(n, count)) {
+        /* A page written here goes home before it is invalidated, so that
+         * no local write is lost. Its diff alone would be wrong where the
+         * program may have written data on other pages and then a flag on
+         * this one (NPB LU's pipeline): the flag's diff would reach the
+         * home ahead of the data's, announced by no interval, and a node
+         * that polls the flag would read the data as it was. With threads
+         * another thread may have (issue 40); with one, a catch-up runs at
+         * a fault between the program's stores and its next flush (NPB-CPP
+         * LU class S on 4 nodes ended in NaN). So all the node's writes go
+         * home together, as a release (write-protected first), and make
+         * an interval: a node that sees the flag catches up with it. A
+         * program that never flushes keeps the page's diff alone. */
+        coherence_release_begins();
+        release_locked(true);
+        coherence_release_ends();
+    }
     for (uint32_t i = 0; i < count; i++) {
         size_t page = n[i].page;
         struct page_entry *e = &mem.pages[page];
@@ -896,16 +989,6 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
         pthread_mutex_unlock(&hlrc.lock);
         if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
-        if (e->dirty && coherence_catching_up())
-            coherence_diff_early(); /* its interval: at the acquire's end */
-        if (e->dirty && smp_multi()) {
-            /* Another thread may be writing it: no access first, then its
-             * diff, so that no store falls after the diff and is lost. */
-            invalidate(page);
-            mem_protect_flush();
-            flush_page(page);
-            continue;
-        }
         if (e->dirty)
             flush_page(page); /* keep our own writes: they go home first */
         else if (h->pull) {
@@ -1115,7 +1198,7 @@ static void hide_if_catching_up(size_t page)
 {
     if (!coherence_catching_up())
         return;
-    hlrc.pages[page].hidden = 1; /* an invalid one is hidden already */
+    hide(page); /* an invalid one is hidden already */
     if (mem.pages[page].state != PAGE_INVALID)
         mem_protect_now(page, PROT_NONE);
     stats_add(STAT_PAGES_HIDDEN, 1);

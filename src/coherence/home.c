@@ -67,7 +67,7 @@ size_t home_vt_out(uint32_t *vt, uint32_t *aux)
     *aux = 0;
     if (!coherence_catching_up())
         return 0;
-    interval_vt(vt);
+    interval_vt_applied(vt);
     *aux = 1;
     return (size_t)job()->nodes * sizeof *vt;
 }

@@ -54,6 +54,7 @@ struct ilog {                  /* one node's intervals since the last barrier */
 static DSM_STATE struct {
     pthread_mutex_t lock;      /* the delivery thread encodes grants */
     uint32_t       *vt;
+    uint32_t       *applied;   /* of vt, the intervals whose notices are applied too */
     struct ilog    *log;
     uint32_t       *known;     /* nodes x nodes: row j, what node j last said it has seen */
     uint32_t       *dropped;   /* per node: the last of its intervals the logs dropped */
@@ -118,10 +119,11 @@ void interval_init(void)
 {
     int nodes = job()->nodes;
     iv.vt = calloc((size_t)nodes, sizeof *iv.vt);
+    iv.applied = calloc((size_t)nodes, sizeof *iv.applied);
     iv.log = calloc((size_t)nodes, sizeof *iv.log);
     iv.known = calloc((size_t)nodes * (size_t)nodes, sizeof *iv.known);
     iv.dropped = calloc((size_t)nodes, sizeof *iv.dropped);
-    if (!iv.vt || !iv.log || !iv.known || !iv.dropped)
+    if (!iv.vt || !iv.applied || !iv.log || !iv.known || !iv.dropped)
         log_fatal("out of memory for vector timestamps");
     iv.collect_at = COLLECT_MIN;
     ipc_register(COH_VT, "VT", on_vt, NULL);
@@ -171,7 +173,7 @@ static void maybe_ask(void)
     bool ask = job()->nodes > 1 && !iv.replies && iv.held >= iv.collect_at;
     if (ask) {
         iv.replies = job()->nodes - 1;
-        memcpy(vt, iv.vt, (size_t)job()->nodes * sizeof *vt);
+        memcpy(vt, iv.applied, (size_t)job()->nodes * sizeof *vt);
     }
     pthread_mutex_unlock(&iv.lock);
     if (!ask)
@@ -202,7 +204,7 @@ static void on_vt(int src, const void *msg, size_t len)
     if (!h.answer && --iv.replies == 0)
         collect();
     if (h.answer)
-        memcpy(vt, iv.vt, (size_t)nodes * sizeof *vt);
+        memcpy(vt, iv.applied, (size_t)nodes * sizeof *vt);
     pthread_mutex_unlock(&iv.lock);
     if (h.answer)
         send_vt(src, 0, vt);
@@ -298,6 +300,7 @@ void interval_create(const struct notice *n, uint32_t count)
 {
     pthread_mutex_lock(&iv.lock);
     store(job()->rank, iv.vt[job()->rank] + 1, n, count, NULL);
+    iv.applied[job()->rank] = iv.vt[job()->rank];
     pthread_mutex_unlock(&iv.lock);
     stats_add(STAT_INTERVALS, 1);
     maybe_ask();
@@ -338,6 +341,13 @@ void interval_vt(uint32_t *out)
 {
     pthread_mutex_lock(&iv.lock);
     memcpy(out, iv.vt, (size_t)job()->nodes * sizeof *out);
+    pthread_mutex_unlock(&iv.lock);
+}
+
+void interval_vt_applied(uint32_t *out)
+{
+    pthread_mutex_lock(&iv.lock);
+    memcpy(out, iv.applied, (size_t)job()->nodes * sizeof *out);
     pthread_mutex_unlock(&iv.lock);
 }
 
@@ -471,11 +481,15 @@ static void apply(int from, const void *data, size_t len)
         }
         free(i->notices);
     }
+    pthread_mutex_lock(&iv.lock);
+    for (uint32_t k = 0; k < count; k++)
+        if (t[k].fresh && t[k].w.id > iv.applied[t[k].w.node])
+            iv.applied[t[k].w.node] = t[k].w.id;
+    pthread_mutex_unlock(&iv.lock);
     free(t);
     free(vts);
     if (coh->notices_applied)
         coh->notices_applied();
-    coherence_acquired(); /* the release of diffs the notices sent early */
     maybe_ask();
 }
 

@@ -148,9 +148,10 @@ static DSM_STATE pthread_mutex_t one_pull = PTHREAD_MUTEX_INITIALIZER; /* thread
 static void pull(void)
 {
     pthread_mutex_lock(&one_pull);
+    uint64_t number = coherence_pull_begins(); /* before the asks (coherence.h) */
     int nodes = job()->nodes, me = job()->rank;
     uint32_t vt[VT_MAX_NODES];
-    interval_vt(vt);
+    interval_vt_applied(vt);
     pthread_mutex_lock(&fl.lock);
     uint32_t seq = ++fl.seq;
     fl.due = nodes - 1;
@@ -175,6 +176,7 @@ static void pull(void)
             free(a);
         }
     }
+    coherence_pull_ends(number);
     pthread_mutex_unlock(&one_pull);
 }
 
