@@ -899,11 +899,10 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     ux.parent = tree_parent(ux.rank, k);
     ux.nchildren = tree_children(ux.rank, k, ux.nodes, &ux.first_child);
 
-    boot_begin(prm);
-
     /* Through the environment, as a user would set them (never over the
      * user's own): ucp_config_modify does not reach the tcp transport's
-     * settings in UCX 1.13. One this UCX does not know is ignored. */
+     * settings in UCX 1.13. One this UCX does not know is ignored. Before
+     * the UDP transport's thread starts: setenv is not thread-safe. */
     struct ucx_setting set[UCX_SETTINGS_MAX];
     int nset = ucx_choose_settings(prm, (size_t)job()->cfg.page_size, set);
     for (int i = 0; i < nset; i++) {
@@ -911,6 +910,9 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         snprintf(var, sizeof var, "UCX_%s", set[i].name);
         setenv(var, set[i].value, 0);
     }
+
+    boot_begin(prm);
+
     ucp_config_t *config;
     ucs_status_t st = uc.config_read(NULL, NULL, &config);
     if (st != UCS_OK)
