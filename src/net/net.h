@@ -141,8 +141,8 @@ enum net_one_sided { NET_ONE_SIDED_OFF = 0, NET_ONE_SIDED_AUTO = 1, NET_ONE_SIDE
 int   net_expose(size_t len);
 void *net_exposed(int range);
 /* Whether net_get may work with `peer` (DSM_NET_ONE_SIDED: auto = peers
- * on this host, where UCX copies from shared memory; on = every peer, e.g.
- * RDMA verbs; off = none). */
+ * on this host whose memory UCX maps here, a copy from shared memory; on =
+ * every peer, e.g. RDMA verbs; off = none). */
 bool  net_one_sided(int peer);
 /* Reads len bytes at `offset` in `peer`'s exposed range `range` into dst,
  * without the peer's CPU, and waits for them. 0; -ENOTSUP when the range

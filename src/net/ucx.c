@@ -519,10 +519,11 @@ static int accept_msg(struct ucx_msg *m)
  * Returns the number of events and messages. Under rx_lock. */
 static int progress(void)
 {
+    /* One call: each of its transports' polls is a system call over tcp
+     * (an epoll_wait per interface), and a caller that got events polls
+     * again anyway. */
     pthread_mutex_lock(&ux.ucp);
-    unsigned n = 0, k;
-    while ((k = uc.worker_progress(ux.worker)) != 0 && n < 1024)
-        n += k;
+    unsigned n = uc.worker_progress(ux.worker);
     struct ucx_msg *in = ux.inbox;
     ux.inbox = NULL;
     ux.inbox_tail = &ux.inbox;
@@ -897,6 +898,18 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     int k = job()->cfg.barrier_fanout >= 2 ? (int)job()->cfg.barrier_fanout : 8;
     ux.parent = tree_parent(ux.rank, k);
     ux.nchildren = tree_children(ux.rank, k, ux.nodes, &ux.first_child);
+
+    /* Through the environment, as a user would set them (never over the
+     * user's own): ucp_config_modify does not reach the tcp transport's
+     * settings in UCX 1.13. One this UCX does not know is ignored. Before
+     * the UDP transport's thread starts: setenv is not thread-safe. */
+    struct ucx_setting set[UCX_SETTINGS_MAX];
+    int nset = ucx_choose_settings(prm, (size_t)job()->cfg.page_size, set);
+    for (int i = 0; i < nset; i++) {
+        char var[64];
+        snprintf(var, sizeof var, "UCX_%s", set[i].name);
+        setenv(var, set[i].value, 0);
+    }
 
     boot_begin(prm);
 

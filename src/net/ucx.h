@@ -31,6 +31,20 @@ void ucx_timer_at(uint64_t t);
 void ucx_finish(void);
 void ucx_abort_peers(const char *reason);
 
+/* ---- the UCX settings dsm chooses (ucx_settings.c) ---- */
+
+/* One setting, as ucp_config_modify takes it: the name without "UCX_". */
+#define UCX_SETTINGS_MAX 4
+struct ucx_setting {
+    const char *name;
+    char        value[512];
+};
+/* The settings dsm chooses for this job's UCX transport (p: its peers'
+ * addresses; page_size: the coherence unit), leaving out any the user's
+ * environment sets. Returns how many went into out. */
+int ucx_choose_settings(const struct net_params *p, size_t page_size,
+                        struct ucx_setting out[UCX_SETTINGS_MAX]);
+
 /* ---- one-sided access (ucx_rma.c), over ucx.c's worker ---- */
 
 /* Before the start (net_expose): ranges to register; the options. */
