@@ -54,8 +54,15 @@ static void *in_thread(void *arg)
     return (void *)42;
 }
 
+/* Says it ran: main waits for that before it ends (a detached thread
+ * still running when main returns ends with the process, and so might
+ * never have run, on one machine or on a node). */
 static void *detached(void *arg)
 {
+    pthread_mutex_lock(&flag_lock);
+    flag = 2;
+    pthread_cond_signal(&flag_set);
+    pthread_mutex_unlock(&flag_lock);
     return arg;
 }
 
@@ -96,6 +103,10 @@ int main(void)
     pthread_t d;
     check("create detached", pthread_create(&d, &da, detached, NULL), 0);
     pthread_attr_destroy(&da);
+    pthread_mutex_lock(&flag_lock);
+    while (flag != 2)
+        pthread_cond_wait(&flag_set, &flag_lock);
+    pthread_mutex_unlock(&flag_lock);
 
     check("rwlock: unlock", pthread_rwlock_unlock(&rw), 0);
     check("rwlock: trywrlock when free", pthread_rwlock_trywrlock(&rw), 0);
