@@ -878,8 +878,13 @@ static void release_locked(bool aside)
         pthread_mutex_unlock(&hlrc.lock);
         mem_protect_flush(); /* before the diffs and compares: no write may follow them */
     }
+    /* The diffs leave together, one wake-up at each home rather than one
+     * per page (sends never wait): NPB 3.0 C SP's barriers, every few
+     * hundred µs, each release a row in each of about 17 pages. */
+    ipc_batch_begin();
     for (size_t i = 0; i < hlrc.ndirty; i++)
         flush_page(hlrc.dirty[i].page);
+    ipc_batch_end();
     /* The interval this release creates (the fault lock held: no other). */
     uint32_t interval = interval_next();
     uint32_t count = announce_home_writes(n, 0, ntracked, interval);

@@ -43,6 +43,17 @@
 /* Windows a page that moved stays where it went (hysteresis). */
 #define FREEZE_WINDOWS 2
 
+/* A page that comes back to a node it was taken from bounces between
+ * writers whose phases alternate (NPB 3.0 C SP: x_solve divides each
+ * i-plane between the nodes by j, y_solve and z_solve divide the planes
+ * by i, so a page's main writer changes with every sweep, a few dozen
+ * barriers apart; each move then costs a migration round and buys
+ * nothing). Each return multiplies its stay by 4, up to
+ * FREEZE_WINDOWS << 2 * MAX_RETURNS windows: a page that ping-pongs
+ * settles within a few returns, where a page that moved once, or between
+ * phases longer than its stay, is not held. */
+#define MAX_RETURNS 12
+
 /* Windows without a timed execution after which loops still profiled no
  * longer hold migration (see vote). */
 #define DORMANT_WINDOWS 8
@@ -58,6 +69,8 @@ struct mig_page {
     int16_t  next1;        /* the node this one gave the page to, plus one */
     uint8_t  listed;       /* on the window's list */
     uint8_t  in_flight;    /* given, its MIGRATE not yet acknowledged */
+    uint8_t  returns;      /* times it came back here after this node gave
+                            * it away (at most MAX_RETURNS) */
 };
 
 /* A request to forward while the page's MIGRATE may still be on its way:
@@ -403,7 +416,9 @@ static void on_migrate(int src, const void *msg, size_t len)
     struct mig_page *g = &mig.pages[m.page];
     g->gen = m.gen;
     g->c = (struct migrate_counts){0};
-    g->frozen_until = mig.window + 1 + FREEZE_WINDOWS;
+    if (g->next1 && g->returns < MAX_RETURNS) /* this node gave it away before */
+        g->returns++;
+    g->frozen_until = mig.window + 1 + ((uint32_t)FREEZE_WINDOWS << 2 * g->returns);
     /* The window's vote read the division's counters, alike on every node
      * (every node takes the same profiling decisions). */
     g->division1 = stats_get(STAT_PAR_PROFILED_RUNS) ? (uint32_t)mig.repartitions + 1 : 0;

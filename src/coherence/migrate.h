@@ -28,8 +28,10 @@
  * a window moves nothing while a profiled loop has re-partitioned since the
  * last one (its division is not settled yet); a page moves only when one
  * node dominates (3/4 of its remote faults, or twice the modification of
- * everyone else together, as far as a majority vote proves it); a page that moved stays for two windows; and a
- * home gives away at most DSM_MIGRATE_MAX pages per window.
+ * everyone else together, as far as a majority vote proves it); a page that moved stays for two windows,
+ * four times longer each time it comes back to a node it was taken from
+ * (a page that ping-pongs settles); and a home gives away at most
+ * DSM_MIGRATE_MAX pages per window.
  */
 #ifndef DSM_COHERENCE_MIGRATE_H
 #define DSM_COHERENCE_MIGRATE_H
