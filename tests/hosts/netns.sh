@@ -146,8 +146,7 @@ MaxStartups 100
 MaxSessions 100
 LogLevel ERROR
 EOF
-        ip netns exec "$ns" /usr/sbin/sshd -f "$HOSTS_TMP/sshd_config.$i" -E "$HOSTS_TMP/sshd.$i.log" ||
-            skip "sshd does not start in a namespace: $(tail -1 "$HOSTS_TMP/sshd.$i.log")"
+        sshd_start "$i" || skip "sshd does not start in a namespace: $(tail -1 "$HOSTS_TMP/sshd.$i.log")"
     done
     # Every sshd listens before the test begins (sshd may go to the
     # background before it binds its port).
@@ -159,6 +158,28 @@ EOF
             sleep 0.05
         done
     done
+}
+
+# sshd_start I [MOUNTS]: starts host I's sshd in a mount namespace of its
+# own, after the shell commands MOUNTS (a test's own changes to what the
+# host's sessions see).
+#
+# The hosts share this machine's files, so a login's shell startup file
+# (root's ~/.bashrc, which bash reads for an ssh command) would run on every
+# host against one home: pyenv's `rehash` there takes a lock file in
+# ~/.pyenv and waits up to 60 s for it, and a test that ends a host's
+# processes mid-rehash leaves the lock behind, so that every later ssh
+# session on the machine waits 60 s (make test then timed out every ssh
+# test). Separate machines have homes of their own; here each host's sessions
+# see empty startup files instead.
+sshd_start() {
+    local i=$1 mounts=${2:-:} home f
+    home=$(getent passwd root | cut -d: -f6)
+    for f in .bashrc .bash_profile .bash_login .profile; do
+        [ -f "$home/$f" ] && mounts+=" && mount --bind /dev/null '$home/$f'"
+    done
+    on_host "$i" unshare --mount --propagation private sh -c "$mounts"' && exec "$@"' "sshd-host-$i" \
+        /usr/sbin/sshd -f "$HOSTS_TMP/sshd_config.$i" -E "$HOSTS_TMP/sshd.$i.log"
 }
 
 # on_host I command...: runs the command on host I (in its namespace).

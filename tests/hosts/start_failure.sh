@@ -20,8 +20,7 @@ for ((t = 0; t < 100; t++)); do
     [ -z "$(on_host 3 ss -Hltn 'sport = :22')" ] && break
     sleep 0.05
 done
-on_host 3 unshare -m --propagation private sh -c \
-    "mount -t tmpfs none '$build/tools' && exec /usr/sbin/sshd -f '$HOSTS_TMP/sshd_config.3' -E '$HOSTS_TMP/sshd.3.log'" ||
+sshd_start 3 "mount -t tmpfs none '$build/tools'" ||
     skip "cannot start sshd in a mount namespace of its own"
 for ((t = 0; t < 100; t++)); do
     [ -n "$(on_host 3 ss -Hltn 'sport = :22')" ] && break
