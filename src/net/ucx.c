@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -248,6 +249,9 @@ static DSM_STATE struct {
     _Atomic bool      any_failed;
     /* the service thread */
     int               evfd, epfd;
+    int               tfd;        /* its look-back when a claim took the worker's fd away */
+    pthread_mutex_t   claim_lock; /* rx_claims' first and last, and efd_armed */
+    bool              efd_armed;  /* the service thread's wait includes the worker's fd */
     pthread_t         thread;
     bool              running;
     _Atomic bool      stopping;
@@ -612,6 +616,45 @@ static void run_timers(void)
     pthread_mutex_unlock(&ux.timer_lock);
 }
 
+/* By the service thread, about to sleep on the worker's event fd (armed
+ * with ucp_worker_arm): the fd joins its wait unless a waiter has claimed
+ * the worker meanwhile. One shot: a waiter's progress may leave the fd
+ * ready; it wakes us once, not again and again. */
+static bool arm_efd(void)
+{
+    pthread_mutex_lock(&ux.claim_lock);
+    bool arm = atomic_load(&ux.rx_claims) == 0;
+    if (arm) {
+        struct epoll_event e = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = ux.efd};
+        if (epoll_ctl(ux.epfd, EPOLL_CTL_MOD, ux.efd, &e) < 0)
+            log_fatal("cannot wait on the UCX worker: %s", strerror(errno));
+        ux.efd_armed = true;
+    }
+    pthread_mutex_unlock(&ux.claim_lock);
+    return arm;
+}
+
+/* By a waiter that starts to poll the worker itself. If the service thread
+ * sleeps on the worker's fd, the fd leaves its wait: otherwise the next
+ * message would wake it too, for nothing (it sees the claim and steps
+ * back), and that wake-up costs a CPU's turn on a machine whose CPUs the
+ * program's threads hold (UDP's claim_socket, service.c, does the same).
+ * It then looks back after LONG_WAIT_NS, as it would had the fd woken it. */
+static void claim_worker(void)
+{
+    pthread_mutex_lock(&ux.claim_lock);
+    if (atomic_fetch_add(&ux.rx_claims, 1) == 0 && ux.efd_armed) {
+        struct epoll_event off = {.events = 0, .data.fd = ux.efd};
+        if (epoll_ctl(ux.epfd, EPOLL_CTL_MOD, ux.efd, &off) < 0)
+            log_fatal("cannot take the UCX worker out of the service thread's wait: %s", strerror(errno));
+        ux.efd_armed = false;
+        struct itimerspec at = {.it_value = {.tv_nsec = (long)LONG_WAIT_NS}};
+        if (timerfd_settime(ux.tfd, 0, &at, NULL) < 0)
+            log_fatal("cannot set the service thread's timer: %s", strerror(errno));
+    }
+    pthread_mutex_unlock(&ux.claim_lock);
+}
+
 /* The service thread: progresses the worker while no waiter does, and
  * otherwise sleeps on the worker's event fd (armed) and its wake-up
  * channel. While a waiter polls, it sleeps on the channel alone and looks
@@ -646,12 +689,7 @@ static void *ucx_service_main(void *arg)
                 goto sleep;
             if (st != UCS_OK)
                 log_fatal("cannot arm the UCX worker's event: %s", status_str(st));
-            /* One shot: a waiter's progress may leave the fd ready; it
-             * wakes us once, not again and again. */
-            struct epoll_event e = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = ux.efd};
-            if (epoll_ctl(ux.epfd, EPOLL_CTL_MOD, ux.efd, &e) < 0)
-                log_fatal("cannot wait on the UCX worker: %s", strerror(errno));
-            on_efd = true;
+            on_efd = arm_efd();
         }
     sleep:;
         uint64_t now = clock_ns(), due = atomic_load(&ux.timers_due);
@@ -667,17 +705,25 @@ static void *ucx_service_main(void *arg)
         }
         struct timespec ts = {.tv_sec = (time_t)(wait_ns / 1000000000ull),
                               .tv_nsec = (long)(wait_ns % 1000000000ull)};
-        struct epoll_event ev[2];
-        int r = epoll_pwait2(ux.epfd, ev, 2, &ts, NULL);
+        struct epoll_event ev[3];
+        int r = epoll_pwait2(ux.epfd, ev, 3, &ts, NULL);
         if (r < 0 && errno != EINTR)
             log_fatal("waiting on the UCX worker failed: %s", strerror(errno));
-        for (int i = 0; i < r; i++)
+        for (int i = 0; i < r; i++) {
+            uint64_t v;
             if (ev[i].data.fd == ux.evfd) {
-                uint64_t v;
                 if (read(ux.evfd, &v, sizeof v) < 0 && errno != EAGAIN)
                     log_fatal("service wake-up channel failed: %s", strerror(errno));
                 lookback = LONG_WAIT_NS;
+            } else if (ev[i].data.fd == ux.tfd) {
+                if (read(ux.tfd, &v, sizeof v) < 0 && errno != EAGAIN)
+                    log_fatal("service look-back timer failed: %s", strerror(errno));
+            } else if (ev[i].data.fd == ux.efd) {
+                pthread_mutex_lock(&ux.claim_lock); /* one shot: it fired, so it is off */
+                ux.efd_armed = false;
+                pthread_mutex_unlock(&ux.claim_lock);
             }
+        }
         if (clock_ns() >= atomic_load(&ux.timers_due))
             run_timers();
     }
@@ -705,7 +751,7 @@ int ucx_wait(bool (*done)(void *), void *arg, uint64_t deadline)
         if (ux.spin_ns && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + ux.spin_ns;
-                atomic_fetch_add(&ux.rx_claims, 1);
+                claim_worker();
                 claimed = true;
             }
             if (pthread_mutex_trylock(&ux.rx_lock) == 0) {
@@ -889,6 +935,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     pthread_mutex_init(&ux.rx_lock, NULL);
     pthread_mutex_init(&ux.lock, NULL);
     pthread_mutex_init(&ux.timer_lock, NULL);
+    pthread_mutex_init(&ux.claim_lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -998,11 +1045,13 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     free(boot.len);
 
     ux.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ux.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     ux.epfd = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event wake = {.events = EPOLLIN, .data.fd = ux.evfd};
-    struct epoll_event work = {.events = EPOLLIN | EPOLLONESHOT, .data.fd = ux.efd};
-    if (ux.evfd < 0 || ux.epfd < 0 || epoll_ctl(ux.epfd, EPOLL_CTL_ADD, ux.evfd, &wake) < 0 ||
-        epoll_ctl(ux.epfd, EPOLL_CTL_ADD, ux.efd, &work) < 0)
+    struct epoll_event look = {.events = EPOLLIN, .data.fd = ux.tfd};
+    struct epoll_event work = {.events = 0, .data.fd = ux.efd}; /* armed by arm_efd */
+    if (ux.evfd < 0 || ux.tfd < 0 || ux.epfd < 0 || epoll_ctl(ux.epfd, EPOLL_CTL_ADD, ux.evfd, &wake) < 0 ||
+        epoll_ctl(ux.epfd, EPOLL_CTL_ADD, ux.tfd, &look) < 0 || epoll_ctl(ux.epfd, EPOLL_CTL_ADD, ux.efd, &work) < 0)
         log_fatal("cannot set up the UCX service thread's wait: %s", strerror(errno));
     atomic_store(&ux.timers_due, now);
     net_over_ucx = true;
@@ -1171,6 +1220,7 @@ void ucx_finish(void)
      * The worker and the context stay: UCX's own teardown would wait on
      * requests left with peers that have gone, and the process ends. */
     close(ux.evfd);
+    close(ux.tfd);
     close(ux.epfd);
 }
 
