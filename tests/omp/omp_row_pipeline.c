@@ -10,6 +10,13 @@
  * other way. Each value is an exact integer; the master recomputes every
  * plane alone and compares. Prints "PASSED: 0 failed" when every value
  * matched.
+ *
+ * NPB-CPP's pattern relies on more than OpenMP promises: with no flush
+ * between a row's writes and its flag's, the flag may become visible
+ * first (x86 hardware keeps them in order; erc-inv does not, see
+ * docs/openmp.md). With FLUSH_AS_OPENMP_ASKS (omp_row_pipeline_flushed.c)
+ * the writer flushes before it sets or clears a flag and the reader after
+ * its wait: the conforming program, which every protocol must run.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -27,6 +34,15 @@ static double v[NK][NJ][NI][5], ref[NK][NJ][NI][5];
 static int flag[NJ], flag2[NJ];
 static int stuck;
 
+#ifdef FLUSH_AS_OPENMP_ASKS
+static void publish_flush(void)
+{
+#pragma omp flush
+}
+#else
+static void publish_flush(void) {}
+#endif
+
 static double mix(double own, double a, double b)
 {
     return (double)(((long)own * 3 + (long)a * 5 + (long)b * 7 + 1) % MOD);
@@ -41,6 +57,7 @@ static int wait_while(int *f, int value)
         if (omp_get_wtime() - t0 > POLL_LIMIT_S)
             return 0;
     }
+    publish_flush();
     return 1;
 }
 
@@ -62,6 +79,8 @@ static void lower(double (*w)[NJ][NI][5], int k, int par)
         for (int i = 1; i < NI - 1; i++)
             for (int m = 0; m < 5; m++)
                 w[k][j][i][m] = mix(w[k][j][i][m], w[k][j - 1][i][m], w[k][j][i - 1][m]);
+        if (par)
+            publish_flush();
         if (par && j != JEND - 1)
             flag[j] = 1;
         if (par && j != JST)
@@ -90,6 +109,8 @@ static void upper(double (*w)[NJ][NI][5], int k, int par)
         for (int i = NI - 2; i >= 1; i--)
             for (int m = 0; m < 5; m++)
                 w[k][j][i][m] = mix(w[k][j][i][m], w[k][j + 1][i][m], w[k][j][i + 1][m]);
+        if (par)
+            publish_flush();
         if (par && j != JEND - 1)
             flag2[j + 1] = 0;
         if (par && j != JST)
