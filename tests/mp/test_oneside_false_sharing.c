@@ -11,7 +11,12 @@
  * and writes that value plus one into each. Each fault refetches the page
  * the other half's writers keep changing at the home; a copy older than
  * the lock's last holder left would lose an increment, which the final
- * count finds.
+ * count finds. A barrier begins each round: free-running rounds could
+ * all run on one node before the other started (UCX's shared memory passes
+ * a lock in microseconds), and then the locks never moved and node 1
+ * fetched the page once (make test failed 1 run in 8). After the barrier
+ * each node's lock comes from another node, so each round faults, and the
+ * other writers' diffs still reach the home while the page is read.
  * Usage: test_oneside_false_sharing [rounds] [expect-one-sided 0|1]
  * (1: the nodes but the home must have read some pages one-sided.)
  */
@@ -35,6 +40,7 @@ int main(int argc, char **argv)
     dsm_bcast(&page, sizeof page, 0);
     dsm_barrier();
     for (int r = 0; r < rounds; r++) {
+        dsm_barrier();
         int h = (r + me) % 2;
         volatile uint64_t *w = page + (size_t)h * half;
         dsm_lock(1 + h);
@@ -58,7 +64,9 @@ int main(int argc, char **argv)
     }
     uint64_t got = stats_get(STAT_PAGES_GOT);
     if (expect_got && me != 0)
-        MP_CHECK(got > 0, "no page was read one-sided (DSM_NET=ucx, DSM_NET_ONE_SIDED=auto)");
+        MP_CHECK(got > 0, "no page was read one-sided (DSM_NET=ucx, DSM_NET_ONE_SIDED=auto): %" PRIu64
+                 " fetched, %" PRIu64 " one-sided reads asked the home, %" PRIu64 " read again",
+                 stats_get(STAT_PAGES_FETCHED), stats_get(STAT_ONESIDE_ASKED), stats_get(STAT_ONESIDE_RETRIES));
     if (!expect_got)
         MP_CHECK(got == 0, "%" PRIu64 " pages read one-sided, none expected", got);
     dsm_barrier();
