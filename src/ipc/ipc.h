@@ -128,6 +128,8 @@ void ipc_batch_end(void);
 /* Waits (driving progress) until done(arg); see net_wait. */
 int  ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
 void ipc_notify(void);
+/* This job's threads on this host outnumber its CPUs (net_cpus_shared). */
+bool ipc_cpus_shared(void);
 
 /* One-sided reads of peers' memory (ipc/remote.c over net_expose /
  * net_get; DSM_NET=ucx): ranges named before ipc_run, read without the

@@ -12,6 +12,8 @@ void *ipc_exposed(int range) { return net_exposed(range); }
 
 bool ipc_one_sided(int peer) { return net_one_sided(peer); }
 
+bool ipc_cpus_shared(void) { return net_cpus_shared(); }
+
 int ipc_get(int peer, int range, size_t offset, void *dst, size_t len)
 {
     return net_get(peer, range, offset, dst, len);

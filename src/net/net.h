@@ -154,6 +154,10 @@ int   net_get(int peer, int range, size_t offset, void *dst, size_t len);
 
 int  net_rank(void);
 int  net_nodes(void);
+/* Whether this job's threads on this host (each node's program threads
+ * and its service thread) outnumber the host's CPUs, as net_start found
+ * them: a thread that only polls then takes turns the others need. */
+bool net_cpus_shared(void);
 /* The payload size of one datagram (messages up to this travel in one). */
 size_t net_datagram_payload(void);
 #endif

@@ -73,8 +73,17 @@ int net_get(int peer, int range, size_t offset, void *dst, size_t len)
     return net_over_ucx ? ucx_rma_get(peer, range, offset, dst, len) : -ENOTSUP;
 }
 
+static DSM_STATE bool cpus_shared;
+
+bool net_cpus_shared(void) { return cpus_shared; }
+
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = job()->cfg.threads > 1 ? job()->cfg.threads : 1;
+    long here = 0;
+    for (int i = 0; i < job()->nodes; i++)
+        here += prm->peers[i].sin_addr.s_addr == prm->peers[job()->rank].sin_addr.s_addr;
+    cpus_shared = here * (threads + 1) > cpus;
     if (prm->transport == NET_TRANSPORT_UCX)
         return ucx_start(prm, ops, ctx);
     return udp_start(prm, ops, ctx);
