@@ -77,13 +77,19 @@ static DSM_STATE bool cpus_shared;
 
 bool net_cpus_shared(void) { return cpus_shared; }
 
-int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
+/* This job's nodes whose address is this node's: on this host. */
+static long nodes_here(const struct net_params *prm)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = job()->cfg.threads > 1 ? job()->cfg.threads : 1;
     long here = 0;
     for (int i = 0; i < job()->nodes; i++)
         here += prm->peers[i].sin_addr.s_addr == prm->peers[job()->rank].sin_addr.s_addr;
-    cpus_shared = here * (threads + 1) > cpus;
+    return here;
+}
+
+int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = job()->cfg.threads > 1 ? job()->cfg.threads : 1;
+    cpus_shared = nodes_here(prm) * (threads + 1) > cpus;
     if (prm->transport == NET_TRANSPORT_UCX)
         return ucx_start(prm, ops, ctx);
     return udp_start(prm, ops, ctx);
@@ -163,9 +169,7 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
      * (256 nodes on 2 CPUs: 8 x DSM_PEER_TIMEOUT). A peer that answers at
      * all is never declared dead; this only bounds how long a stopped one
      * takes to be found. */
-    int here = 0;
-    for (int i = 0; i < job()->nodes; i++)
-        here += prm->peers[i].sin_addr.s_addr == prm->peers[job()->rank].sin_addr.s_addr;
+    long here = nodes_here(prm);
     long per_cpu = cpus > 0 ? here / cpus : here;
     if (per_cpu > 16)
         net_state.tx.peer_timeout_ns = net_state.tx.peer_timeout_ns / 16 * (uint64_t)per_cpu;
