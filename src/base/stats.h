@@ -77,6 +77,7 @@
     X(ATOMICS,             "atomics on shared memory (each under its block's lock)") \
     X(ATOMICS_AT_HOME,     "of which performed at the page's home (no copy here)") \
     X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \
+    X(ATOMICS_RELAYED,     "of which by the home as it passed on a third node's grant") \
     X(ATOMICS_SERVED,      "atomics performed here, as the page's home, for another node") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \

@@ -78,6 +78,11 @@ bool coh_atomic_apply(void *p, struct coh_atomic *a);
  * page's new version, 0 when the word did not change) or -EAGAIN. */
 int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offset,
                           struct coh_atomic *a, uint32_t interval, uint32_t *version);
+/* Where a granter that is not the page's home would send such an atomic
+ * on with the grant (sync/lock.c): the home this node knows, or the
+ * page's base node; -1 where the protocol does no atomics at the home, or
+ * the page has no home yet. */
+int coherence_atomic_home(size_t page);
 
 struct coherence_ops {
     /* The statistics report seed 000's estimate of AURC from this

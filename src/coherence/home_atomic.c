@@ -15,7 +15,9 @@
  * The same operation may ride on the word's lock request instead
  * (sync/lock.c): when the node that grants the lock is the page's home,
  * it performs the operation as it grants (coherence_atomic_here), and the
- * grant carries the answer: the lock's round trip is the atomic's.
+ * grant carries the answer: the lock's round trip is the atomic's. A
+ * granter that is not the home sends the grant by way of the home
+ * (coherence_atomic_home), which performs it on the way.
  *
  * Like a page request, the operation goes to the home the requester knows,
  * or to the page's base node; a node that is not the home (the base node
@@ -167,6 +169,14 @@ int coherence_atomic_here(int requester, size_t page, uint32_t need, size_t offs
     *version = ha.ops->atomic(requester, page, need, offset, a, interval);
     stats_add(STAT_ATOMICS_SERVED, 1);
     return 0;
+}
+
+int coherence_atomic_home(size_t page)
+{
+    if (!ha.ops)
+        return -1;
+    int home = mem_home(page);
+    return home >= 0 || mem_base_node(page) == job()->rank ? home : mem_base_node(page);
 }
 
 void home_atomic_start(const struct home_ops *ops)

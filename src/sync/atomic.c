@@ -70,12 +70,16 @@
 static DSM_STATE struct {
     atomic_bool     on;      /* a job of several nodes is running */
     bool            at_home; /* the protocol can, and DSM_ATOMIC_AT_HOME */
+    bool            by_base; /* block locks managed by their page's base node */
     pthread_mutex_t local[LOCAL_STRIPES];
 } at = {.local = {[0 ... LOCAL_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER}};
 
 void sync_atomic_start(void)
 {
     at.at_home = coh->atomic && job()->cfg.atomic_at_home;
+    /* The protocol alone decides, not DSM_ATOMIC_AT_HOME: every node must
+     * name a block's lock alike, and the protocol is the job's. */
+    at.by_base = coh->atomic != NULL;
     atomic_store(&at.on, job()->nodes > 1);
 }
 
@@ -84,12 +88,31 @@ void sync_atomic_finish(void)
     atomic_store(&at.on, false);
 }
 
+int sync_atomic_lock_id_managed(uint32_t hash, int nodes, int manager)
+{
+    /* The ids of the range that `manager` manages (id mod nodes) are
+     * first, first + nodes, ...; the last slot is left out, so that the
+     * highest stays in range whatever `first` is. */
+    int first = SYNC_ATOMIC_LOCK_BASE + (manager - SYNC_ATOMIC_LOCK_BASE % nodes + nodes) % nodes;
+    uint32_t slots = SYNC_ATOMIC_LOCKS / (uint32_t)nodes - 1;
+    return first + (int)(hash % slots) * nodes;
+}
+
+/* The block's lock. Where the protocol does atomics at the page's home
+ * (hlrc), its manager is the page's base node, which is the home of every
+ * page the default placement (the allocating node) homes: a free block
+ * lock is then granted by the node that performs the operation, with the
+ * grant, in one round trip, on any number of nodes; hashed over all the
+ * managers, the grant came from the home only once in `nodes` times, and
+ * the operation cost a second round trip otherwise. Elsewhere neighbouring
+ * blocks (an array of counters) spread over the managers. */
 int sync_atomic_lock_id(const volatile void *addr)
 {
     uintptr_t block = (uintptr_t)addr >> ATOMIC_BLOCK_SHIFT;
-    /* Fibonacci hashing: neighbouring blocks (an array of counters) fall
-     * on ids far apart, so also on different managers (id mod nodes). */
+    /* Fibonacci hashing: neighbouring blocks fall on ids far apart. */
     uint32_t h = (uint32_t)((block * 0x9e3779b97f4a7c15ull) >> 32);
+    if (at.by_base && mem_contains((const void *)addr))
+        return sync_atomic_lock_id_managed(h, job()->nodes, mem_base_node(mem_page_of((const void *)addr)));
     return SYNC_ATOMIC_LOCK_BASE + (int)(h % SYNC_ATOMIC_LOCKS);
 }
 

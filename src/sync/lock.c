@@ -50,8 +50,16 @@ struct grant_head {
     int32_t  id;
     uint32_t atomic;  /* enum grant_atomic */
     uint32_t version; /* GRANT_ATOMIC_CHANGED: the page's at the home after it */
-    uint32_t zero;
+    uint32_t granter; /* plus one, when the home relayed it; 0: the sender */
     uint64_t old;     /* the word before it */
+};
+
+/* A grant on its way to `to` by way of the page's home (grant_to), which
+ * performs the atomic riding on it; + the grant (head and intervals). */
+struct lock_relay {
+    int32_t            to;
+    uint32_t           interval; /* the acquirer's that will announce it */
+    struct lock_atomic op;
 };
 
 struct lock_state {
@@ -251,30 +259,78 @@ static void releaser_queue(int id, struct lock_state *l)
     pthread_cond_signal(&locks.rel.cv);
 }
 
+/* The atomic riding on a request for `to`, performed here if this node is
+ * the page's home (`interval`: the acquirer's that will announce it);
+ * the grant's head says what became of it. */
+static void atomic_with_grant(struct grant_head *head, int to, uint32_t interval,
+                              const struct lock_atomic *op)
+{
+    struct coh_atomic a = {.op = op->op, .size = op->size, .value = op->value,
+                           .expected = op->expected};
+    uint32_t version = 0;
+    if (coherence_atomic_here(to, op->page, op->need, op->offset, &a, interval, &version) == 0) {
+        head->atomic = version ? GRANT_ATOMIC_CHANGED : GRANT_ATOMIC_UNCHANGED;
+        head->version = version;
+        head->old = a.old;
+    }
+}
+
 /* Sends the lock, with the intervals `to` lacks; the atomic riding on its
  * request is performed first when this node is the page's home: the
  * lock is in nobody's hands from here until `to` has it, so the operation
- * falls where `to`'s own would, first thing after its acquire. Caller
- * holds locks.lock. */
+ * falls where `to`'s own would, first thing after its acquire. When the
+ * home is a third node, the grant goes by way of it (on_relay), which
+ * performs the operation on the way: one message more than the grant
+ * alone, where `to` would otherwise ask the home itself after the grant
+ * (two). Caller holds locks.lock. */
 static void grant_to(int id, int to, const uint32_t *vt, const struct lock_atomic *op)
 {
     struct buf b = {0};
     struct grant_head head = {.id = id};
+    int via = -1;
     if (op && op->on) {
-        struct coh_atomic a = {.op = op->op, .size = op->size, .value = op->value,
-                               .expected = op->expected};
-        uint32_t version = 0;
         /* Announced in the acquirer's next interval (or a later one). */
-        if (coherence_atomic_here(to, op->page, op->need, op->offset, &a, vt[to] + 1, &version) == 0) {
-            head.atomic = version ? GRANT_ATOMIC_CHANGED : GRANT_ATOMIC_UNCHANGED;
-            head.version = version;
-            head.old = a.old;
-        }
+        atomic_with_grant(&head, to, vt[to] + 1, op);
+        via = head.atomic == GRANT_ATOMIC_NONE ? coherence_atomic_home(op->page) : -1;
+        if (via == to || via == job()->rank)
+            via = -1;
+    }
+    if (via >= 0) {
+        struct lock_relay r = {.to = to, .interval = vt[to] + 1, .op = *op};
+        buf_put(&b, &r, sizeof r);
     }
     buf_put(&b, &head, sizeof head);
     interval_encode(&b, vt, -1, to);
-    ipc_send(to, SYNC_LOCK_GRANT, 0, b.p, b.len);
+    ipc_send(via >= 0 ? via : to, via >= 0 ? SYNC_LOCK_RELAY : SYNC_LOCK_GRANT, 0, b.p, b.len);
     buf_free(&b);
+}
+
+/* At the page's home, as this node knew it: performs the atomic if it
+ * still is the home, and passes the grant on, naming its granter. */
+static void on_relay(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct lock_relay r;
+    struct grant_head head;
+    size_t rest;
+    const unsigned char *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "relayed lock grant");
+    const struct lock_atomic *op = &r.op;
+    if (rest < sizeof head || r.to < 0 || r.to >= job()->nodes || r.to == job()->rank ||
+        r.to == src || op->on != 1 || op->page >= mem.npages || op->op >= COH_ATOMIC_OPS ||
+        (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
+        op->offset % op->size || op->offset + op->size > mem.page_size)
+        log_fatal("node %d sent a malformed relayed lock grant", src);
+    memcpy(&head, tail, sizeof head);
+    if (head.atomic != GRANT_ATOMIC_NONE || head.granter || head.id < 0)
+        log_fatal("node %d sent a malformed relayed lock grant", src);
+    atomic_with_grant(&head, r.to, r.interval, op);
+    head.granter = (uint32_t)src + 1;
+    struct buf b = {0};
+    buf_put(&b, &head, sizeof head);
+    buf_put(&b, tail + sizeof head, rest - sizeof head);
+    ipc_send(r.to, SYNC_LOCK_GRANT, 0, b.p, b.len);
+    buf_free(&b);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
 /* At the previous owner: someone queued behind us. Caller holds locks.lock. */
@@ -392,7 +448,8 @@ static void on_grant(int src, const void *msg, size_t len)
     size_t rest;
     ipc_body(src, msg, len, &head, sizeof head, &rest, "lock grant");
     int32_t id = head.id;
-    if (head.atomic > GRANT_ATOMIC_CHANGED || head.zero ||
+    if (head.atomic > GRANT_ATOMIC_CHANGED || head.granter > (uint32_t)job()->nodes ||
+        head.granter == (uint32_t)job()->rank + 1 || head.granter == (uint32_t)src + 1 ||
         (head.atomic == GRANT_ATOMIC_CHANGED) != (head.version != 0))
         log_fatal("node %d sent a malformed grant of lock %d", src, id);
     pthread_mutex_lock(&locks.lock);
@@ -401,7 +458,7 @@ static void on_grant(int src, const void *msg, size_t len)
         log_fatal("node %d granted lock %d, which was not asked for", src, id);
     l->grant_head = head;
     l->grant = ipc_copy_payload(msg, len, sizeof head, &l->grant_len);
-    l->grant_from = src;
+    l->grant_from = head.granter ? (int)head.granter - 1 : src;
     l->granted = true;
     pthread_mutex_unlock(&locks.lock);
     ipc_notify();
@@ -566,6 +623,7 @@ void sync_lock_start(void)
     ipc_register(SYNC_LOCK_ACQ, "LOCK_ACQ", on_acq, NULL);
     ipc_register(SYNC_LOCK_FWD, "LOCK_FWD", on_fwd, NULL);
     ipc_register(SYNC_LOCK_GRANT, "LOCK_GRANT", on_grant, NULL);
+    ipc_register(SYNC_LOCK_RELAY, "LOCK_RELAY", on_relay, NULL);
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */
@@ -599,6 +657,8 @@ static void lock_atomic_call(void *arg)
             coh->atomic_wrote(c.page, head.version);
         stats_add(STAT_ATOMICS_AT_HOME, 1);
         stats_add(STAT_ATOMICS_WITH_GRANT, 1);
+        if (head.granter)
+            stats_add(STAT_ATOMICS_RELAYED, 1);
     }
     *c.a = a;
     ((struct lock_atomic_call *)arg)->done = c.done;

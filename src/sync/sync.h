@@ -20,6 +20,7 @@ enum sync_type {
     SYNC_LOCK_ACQ = COHERENCE_TYPE_NEXT, /* acquire request, to the lock's manager */
     SYNC_LOCK_FWD,        /* the manager passes it to the last owner */
     SYNC_LOCK_GRANT,      /* the lock and the write notices the acquirer lacks */
+    SYNC_LOCK_RELAY,      /* a grant with an atomic, by way of the page's home */
     SYNC_COND_WAIT,       /* register as a waiter, at the condition's manager */
     SYNC_COND_QUEUED,     /* registered */
     SYNC_COND_SIGNAL,     /* wake one waiter, or all */
@@ -47,7 +48,8 @@ void sync_unlock(int id);
  * (atomic.c): the word at `offset` of `page`, which is not valid here
  * and of which this node needs version `need`. The node that grants the
  * lock performs it when it is the page's home (coherence_atomic_here),
- * and the change becomes this node's write (coherence_ops.atomic_wrote).
+ * or sends the grant by way of the home, which performs it on the way;
+ * the change becomes this node's write (coherence_ops.atomic_wrote).
  * Returns true when it was done (a->old set); false when not (the lock
  * was here, or the granter is not the home): the caller performs it. */
 bool sync_lock_atomic(int id, size_t page, size_t offset, uint32_t need, struct coh_atomic *a);
@@ -69,6 +71,9 @@ void sync_check_user_id(const char *call, const char *what, int id);
 #define SYNC_ATOMIC_LOCKS     0x10000
 #define SYNC_ATOMIC_LOCK_BASE (INT32_MAX - SYNC_ATOMIC_LOCKS + 1)
 int sync_atomic_lock_id(const volatile void *addr);
+/* The id, of that range, that hash `hash` names among those `manager`
+ * manages in a job of `nodes` (id mod nodes == manager). */
+int sync_atomic_lock_id_managed(uint32_t hash, int nodes, int manager);
 /* Whether an access the compiler routed to the runtime (an atomic, an
  * OpenMP program's volatile access) to addr needs more than the hardware:
  * a job of several nodes runs, and addr is shared memory. */

@@ -4,8 +4,10 @@
  * aligned, that overlaps another meets it on one lock; the ids stay in
  * their own range, above every id the OpenMP runtime gives its critical
  * sections and locks (an atomic inside a critical section takes its lock
- * while the section's is held, so the two must never be one lock); and
- * neighbouring counters fall on many managers (id mod nodes).
+ * while the section's is held, so the two must never be one lock);
+ * neighbouring counters fall on many managers (id mod nodes); and where a
+ * block's manager is chosen (its page's base node, under hlrc) every id
+ * is that node's, in range, and the blocks still spread over its ids.
  */
 #include "check.h"
 #include "omp/omp_state.h"
@@ -58,11 +60,36 @@ static void test_neighbouring_counters_spread_over_managers(void)
     CHECK(fair);
 }
 
+static void test_chosen_managers_in_range_and_spread(void)
+{
+    int managed = 1, in_range = 1;
+    for (int nodes = 1; nodes <= 256; nodes += nodes < 12 ? 1 : 61)
+        for (int manager = 0; manager < nodes; manager++)
+            for (int i = 0; i < 200; i++) {
+                uint32_t h = (uint32_t)rng();
+                int id = sync_atomic_lock_id_managed(i < 2 ? (i ? UINT32_MAX : 0) : h, nodes, manager);
+                managed &= id % nodes == manager;
+                in_range &= id >= SYNC_ATOMIC_LOCK_BASE && id <= INT_MAX;
+            }
+    CHECK(managed);
+    CHECK(in_range);
+    /* 1,000 hashes on 8 nodes: many distinct ids of one manager. */
+    static char seen[SYNC_ATOMIC_LOCKS];
+    int distinct = 0;
+    for (uint32_t h = 0; h < 1000; h++) {
+        int id = sync_atomic_lock_id_managed(h * 0x9e3779b9u, 8, 3) - SYNC_ATOMIC_LOCK_BASE;
+        distinct += !seen[id];
+        seen[id] = 1;
+    }
+    CHECK(distinct > 900);
+}
+
 int main(void)
 {
     seed(38);
     test_overlapping_atomics_share_one_lock();
     test_ids_in_their_own_range();
     test_neighbouring_counters_spread_over_managers();
+    test_chosen_managers_in_range_and_spread();
     return check_report("atomic_ids");
 }
