@@ -1,9 +1,11 @@
 # Programs built with dsmcc (shared globals, master-only start, PARMACS
 # sources), as a user builds them:
-#   dsmcc_program(name SOURCES s.. [FLAGS f..] [THREADS] [LANG CXX|Fortran])
+#   dsmcc_program(name SOURCES s.. [FLAGS f..] [THREADS] [LANG CXX|Fortran]
+#                 [DEPENDS f..])
 # makes ${CMAKE_CURRENT_BINARY_DIR}/name (THREADS: dsmcc --threads, the
-# pthreads baseline; LANG: with dsmc++ or dsmfort), built by `make` like
-# every other target.
+# pthreads baseline; LANG: with dsmc++ or dsmfort; DEPENDS: files the
+# sources include besides headers, relative to the current source
+# directory), built by `make` like every other target.
 set(DSMCC ${CMAKE_BINARY_DIR}/tools/dsmcc)
 set(DSMCC_DEPENDS ${CMAKE_SOURCE_DIR}/tools/dsmcc.in ${CMAKE_SOURCE_DIR}/include/dsm.h
     ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.h
@@ -11,9 +13,12 @@ set(DSMCC_DEPENDS ${CMAKE_SOURCE_DIR}/tools/dsmcc.in ${CMAKE_SOURCE_DIR}/include
     ${CMAKE_SOURCE_DIR}/include/dsm/pthread.h
     ${CMAKE_SOURCE_DIR}/src/start/globals.ld)
 function(dsmcc_program name)
-  cmake_parse_arguments(D "THREADS" "LANG" "SOURCES;FLAGS" ${ARGN})
+  cmake_parse_arguments(D "THREADS" "LANG" "SOURCES;FLAGS;DEPENDS" ${ARGN})
   set(mode)
   set(deps ${DSMCC_DEPENDS})
+  foreach(f ${D_DEPENDS})
+    list(APPEND deps ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+  endforeach()
   set(wrapper ${DSMCC})
   set(warnings -Wall -Wextra -Werror)
   set(tool dsmcc)

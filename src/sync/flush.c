@@ -212,6 +212,17 @@ static void flush_here(void *arg)
     flush_node(arg);
     if (threads)
         pthread_mutex_unlock(&one_flush);
+    /* A program that polls a flag with flush (or volatile loads) asks
+     * nothing of the network under sc, or erc with nothing written: where
+     * the CPUs are shared it would spin through the turns of the nodes it
+     * waits for. libomp yields in its own waits when oversubscribed; here
+     * the flush does, after the node's other threads may flush. Measured
+     * (omp_volatile, sc, 4 nodes on 2 CPUs beside two busy processes, 8
+     * runs each alternated): 409-1,700 ms a run without, 57-127 ms with;
+     * at the same load a run once stalled 14 s, and a node was taken for
+     * dead (make test). */
+    if (ipc_cpus_shared())
+        sched_yield();
 }
 
 static void flush_node(void *arg)
@@ -224,16 +235,6 @@ static void flush_node(void *arg)
     coherence_release_sent();
     if (coh->apply_notices && job()->nodes > 1)
         pull();
-    /* A program that polls a flag with flush (or volatile loads) asks
-     * nothing of the network under sc, or erc with nothing written: where
-     * the CPUs are shared it would spin through the turns of the nodes it
-     * waits for. libomp yields in its own waits when oversubscribed; here
-     * the flush does. Measured (omp_volatile, sc, 4 nodes on 2 CPUs beside
-     * two busy processes, 8 runs each alternated): 409-1,700 ms a run
-     * without, 57-127 ms with; at the same load a run once stalled 14 s,
-     * and a node was taken for dead (make test). */
-    if (ipc_cpus_shared())
-        sched_yield();
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
