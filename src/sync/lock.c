@@ -259,6 +259,15 @@ static void releaser_queue(int id, struct lock_state *l)
     pthread_cond_signal(&locks.rel.cv);
 }
 
+/* Whether an atomic riding on a request or a relayed grant is not one a
+ * node of this job can have sent. */
+static bool atomic_malformed(const struct lock_atomic *op)
+{
+    return op->on != 1 || op->page >= mem.npages || op->op >= COH_ATOMIC_OPS ||
+           (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
+           op->offset % op->size || op->offset + op->size > mem.page_size;
+}
+
 /* The atomic riding on a request for `to`, performed here if this node is
  * the page's home (`interval`: the acquirer's that will announce it);
  * the grant's head says what became of it. */
@@ -314,16 +323,13 @@ static void on_relay(int src, const void *msg, size_t len)
     struct grant_head head;
     size_t rest;
     const unsigned char *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "relayed lock grant");
-    const struct lock_atomic *op = &r.op;
+    if (rest >= sizeof head)
+        memcpy(&head, tail, sizeof head);
     if (rest < sizeof head || r.to < 0 || r.to >= job()->nodes || r.to == job()->rank ||
-        r.to == src || op->on != 1 || op->page >= mem.npages || op->op >= COH_ATOMIC_OPS ||
-        (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
-        op->offset % op->size || op->offset + op->size > mem.page_size)
+        r.to == src || atomic_malformed(&r.op) || head.atomic != GRANT_ATOMIC_NONE ||
+        head.granter || head.id < 0)
         log_fatal("node %d sent a malformed relayed lock grant", src);
-    memcpy(&head, tail, sizeof head);
-    if (head.atomic != GRANT_ATOMIC_NONE || head.granter || head.id < 0)
-        log_fatal("node %d sent a malformed relayed lock grant", src);
-    atomic_with_grant(&head, r.to, r.interval, op);
+    atomic_with_grant(&head, r.to, r.interval, &r.op);
     head.granter = (uint32_t)src + 1;
     struct buf b = {0};
     buf_put(&b, &head, sizeof head);
@@ -405,9 +411,7 @@ static void parse_lock_msg(int src, const void *msg, size_t len, struct lock_msg
     memcpy(vt, tail, vt_len);
     if (rest > vt_len) {
         memcpy(op, tail + vt_len, sizeof *op);
-        if (op->on != 1 || op->page >= mem.npages || op->op >= COH_ATOMIC_OPS ||
-            (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
-            op->offset % op->size || op->offset + op->size > mem.page_size)
+        if (atomic_malformed(op))
             log_fatal("node %d sent a malformed atomic with a lock request", src);
     }
     if (m->id < 0 || m->requester < 0 || m->requester >= job()->nodes)
