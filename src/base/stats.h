@@ -75,9 +75,10 @@
     X(BARRIERS,            "barriers")                                         \
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
     X(ATOMICS,             "atomics on shared memory (each under its block's lock)") \
-    X(ATOMICS_AT_HOME,     "of which performed at the page's home (no copy here)") \
+    X(ATOMICS_AT_HOME,     "of which performed at the page's home (page not written here)") \
     X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \
     X(ATOMICS_RELAYED,     "of which by the home as it passed on a third node's grant") \
+    X(ATOMICS_COPY_KEPT,   "of which replayed on this node's current copy, which stayed valid") \
     X(ATOMICS_SERVED,      "atomics performed here, as the page's home, for another node") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \

@@ -70,6 +70,10 @@ struct coh_atomic {
 /* Performs `a` on the word at p (through the system view) with the
  * hardware's atomic, sets a->old, and returns whether the word changed. */
 bool coh_atomic_apply(void *p, struct coh_atomic *a);
+/* Performs on the word at p an operation the page's home performed (a->old
+ * is what it found there), if p holds a->old too: then p's result is the
+ * home's. Returns whether it did (false: p held something else). */
+bool coh_atomic_replay(void *p, const struct coh_atomic *a);
 /* At a node granting a lock (sync/lock.c): performs `requester`'s atomic
  * `a` on the word at `offset` of the page if this node is its home and
  * the protocol does atomics there, as COH_ATOMIC_REQ would (`need`: the
@@ -120,22 +124,26 @@ struct coherence_ops {
      * thread runs it when another node asks for the lock. */
     void (*release_aside)(void);
     /* Optional: performs the atomic `a` on the word at `offset` of a page
-     * that is not valid here, at the page's home, in one round trip, on
-     * the program's thread while it holds the word's block lock (acquired:
+     * this node has not written since its last release (a load: of a page
+     * not valid here), at the page's home, in one round trip, on the
+     * program's thread while it holds the word's block lock (acquired:
      * sync/atomic.c); the change goes into this node's next interval as a
      * write notice, as a diff's would. Returns 0 (a->old set), or -EAGAIN
-     * when it did not: the page is valid here or homed here, its home is
+     * when it did not: the page is written here or homed here, its home is
      * not known, ... (the caller then runs it on the local copy). NULL:
      * the protocol always runs atomics on the local copy. */
     int (*atomic)(size_t page, size_t offset, struct coh_atomic *a);
-    /* With `atomic`: whether an atomic on the page would be done at its
-     * home now (the page is not valid here, its home is another node),
-     * and the version of it this node needs (*need). */
-    bool (*atomic_away)(size_t page, uint32_t *need);
-    /* With `atomic`: this node's atomic on the page, done at the home
-     * another way (with a lock's grant: sync/lock.c), changed it to
-     * `version`: this node's write, as `atomic` records it. */
-    void (*atomic_wrote)(size_t page, uint32_t version);
+    /* With `atomic`: whether an atomic `op` (enum coh_atomic_op) on the
+     * page would be done at its home now (this node has not written the
+     * page since its last release, or for a load has no valid copy; its
+     * home is another node), and the version of it this node needs
+     * (*need). */
+    bool (*atomic_away)(size_t page, uint8_t op, uint32_t *need);
+    /* With `atomic`: this node's atomic `a` (a->old: the word before it)
+     * on the word at `offset` of the page, done at the home another way
+     * (with a lock's grant: sync/lock.c), changed it to `version`: this
+     * node's write, as `atomic` records it. */
+    void (*atomic_wrote)(size_t page, size_t offset, const struct coh_atomic *a, uint32_t version);
     /* Applies another node's write notices (on acquire): those of `node`'s
      * interval whose creator had seen `vt` (nodes entries, vt[node] its id;
      * given under DSM_CHECK only, else NULL). NULL: the protocol makes no

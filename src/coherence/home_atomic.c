@@ -81,6 +81,26 @@ bool coh_atomic_apply(void *p, struct coh_atomic *a)
     }
 }
 
+/* The word at p as a uint64_t, zero-extended. */
+static uint64_t word_at(const void *p, uint8_t size)
+{
+    switch (size) {
+    case 1: return __atomic_load_n((const uint8_t *)p, __ATOMIC_RELAXED);
+    case 2: return __atomic_load_n((const uint16_t *)p, __ATOMIC_RELAXED);
+    case 4: return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
+    default: return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+    }
+}
+
+bool coh_atomic_replay(void *p, const struct coh_atomic *a)
+{
+    if (word_at(p, a->size) != a->old)
+        return false;
+    struct coh_atomic again = *a;
+    coh_atomic_apply(p, &again);
+    return true;
+}
+
 /* ---- the requester (program thread, fault lock held) ------------------- */
 
 static bool answered(void *arg)

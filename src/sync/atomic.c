@@ -152,7 +152,7 @@ static void begin_run(void *arg)
     struct begin_call c = *(struct begin_call *)arg;
     size_t page = mem_page_of((const void *)c.addr);
     uint32_t need;
-    if (coh->atomic_away(page, &need))
+    if (coh->atomic_away(page, c.a.op, &need))
         c.done = sync_lock_atomic(c.id, page, (uintptr_t)c.addr & (mem.page_size - 1), need, &c.a);
     else
         sync_lock(c.id);

@@ -658,7 +658,7 @@ static void lock_atomic_call(void *arg)
         pthread_mutex_unlock(&locks.lock);
         a.old = head.old;
         if (head.atomic == GRANT_ATOMIC_CHANGED)
-            coh->atomic_wrote(c.page, head.version);
+            coh->atomic_wrote(c.page, c.offset, &a, head.version);
         stats_add(STAT_ATOMICS_AT_HOME, 1);
         stats_add(STAT_ATOMICS_WITH_GRANT, 1);
         if (head.granter)
