@@ -23,7 +23,9 @@
  *                       grant comes from a node that is not the page's
  *                       home
  *   atomic, page here   the same on a page node 1 has just read (valid
- *                       here): the lock alone
+ *                       here): under hlrc the home performs it with the
+ *                       grant and node 1's copy replays it; elsewhere the
+ *                       lock, a write fault and a twin, and the diff
  *   atomic, again       the same word again and again: the lock stays on
  *                       the node, no message
  *   atomic, ping-pong   nodes 0 and 1 add in turn to one counter (each

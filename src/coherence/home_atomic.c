@@ -4,7 +4,8 @@
  * A node that holds a word's block lock (sync/atomic.c) but no valid copy
  * of the word's page would otherwise fault the page in (a round trip, a
  * page's copy, a twin) to change a few bytes, and send a diff home at its
- * next release. Instead it sends the operation to the page's home
+ * next release; one with a clean copy would still take the write fault,
+ * the twin and the diff. Instead it sends the operation to the page's home
  * (COH_ATOMIC_REQ), which performs it on its copy with the hardware's
  * atomic, as it would apply a diff (the protocol's home_ops.atomic: the
  * page's version advances), and answers with the word's old value and the

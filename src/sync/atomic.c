@@ -31,7 +31,8 @@
  * node's own accesses: the hardware fence does.
  *
  * Under hlrc, an atomic whose block lock has just come from another node,
- * on a page not valid here, is done at the page's home instead, in one
+ * on a page this node has not written since its last release (a load: on
+ * a page not valid here), is done at the page's home instead, in one
  * round trip and without the page (home_atomic.c); under the same lock,
  * so the two ways are linearised together. docs/design.md, "Atomics",
  * says why that keeps the memory model, and what each costs
@@ -135,7 +136,8 @@ static int atomic_begin(const volatile void *addr)
 }
 
 /* atomic_begin for an operation that may run at the page's home: when the
- * page is away (not valid here, homed elsewhere), `a` rides on the lock's
+ * page is away (not written here, or for a load not valid here; homed
+ * elsewhere: coherence_ops.atomic_away), `a` rides on the lock's
  * request, and the node that grants the lock performs it if it is the
  * home (sync_lock_atomic); *done says whether it did. The check runs off
  * the shared stack (base/stack.h): it holds the fault lock while it
@@ -198,11 +200,12 @@ typedef long     tsan_a64;
 /* At the page's home instead of on the local copy (coherence_ops.atomic,
  * hlrc's), after the lock's grant, when the granter was not the home
  * (atomic_begin_op): when the block's lock has just come from another
- * node and the page is not valid here, one round trip to the home
- * replaces the page's fetch, its twin and the diff of the next release.
- * When the lock was still here (this node did the block's last atomic) the page is fetched
- * as before, and the atomics that follow on the node cost no message at
- * all. Off the shared stack (base/stack.h): it waits for the reply. */
+ * node and the page is away (coherence_ops.atomic_away), one round trip
+ * to the home replaces the page's fetch, its twin and the diff of the
+ * next release. When the lock was still here (this node did the block's
+ * last atomic) the page is fetched as before, and the atomics that follow
+ * on the node cost no message at all. Off the shared stack (base/stack.h):
+ * it waits for the reply. */
 struct at_home_call {
     const volatile void *addr;
     int                  id;
