@@ -1283,8 +1283,9 @@ static bool hlrc_atomic_away(size_t page, uint8_t op, uint32_t *need)
  * (what a fetch of v would bring: the home's copy at v - 1 is what copies
  * were served, and the operation changed one word): it stays valid, and
  * a node that reads the page it adds to keeps reading it without a fault.
- * Any other copy (older, or one that came in meanwhile: a read-ahead run
- * landing) lacks our own write: invalidated. Caller holds the fault lock. */
+ * Any other copy older than v (further behind, or with another word there;
+ * one that came in meanwhile, a read-ahead run landing, may be either)
+ * lacks our own write: invalidated. Caller holds the fault lock. */
 static void wrote_at_home(size_t page, size_t offset, const struct coh_atomic *a, uint32_t v)
 {
     struct page_entry *e = &mem.pages[page];
