@@ -70,6 +70,10 @@ struct coh_atomic {
 /* Performs `a` on the word at p (through the system view) with the
  * hardware's atomic, sets a->old, and returns whether the word changed. */
 bool coh_atomic_apply(void *p, struct coh_atomic *a);
+/* Whether an operation `op` on `size` bytes at `offset` of `page`, as a
+ * message names it, is one a node of this job can have sent: a page of
+ * the region, an operation and width there are, aligned, inside the page. */
+bool coh_atomic_fits(uint32_t page, uint8_t op, uint8_t size, uint32_t offset);
 /* Performs on the word at p an operation the page's home performed (a->old
  * is what it found there), if p holds a->old too: then p's result is the
  * home's. Returns whether it did (false: p held something else). */

@@ -82,6 +82,13 @@ bool coh_atomic_apply(void *p, struct coh_atomic *a)
     }
 }
 
+bool coh_atomic_fits(uint32_t page, uint8_t op, uint8_t size, uint32_t offset)
+{
+    return page < mem.npages && op < COH_ATOMIC_OPS &&
+           (size == 1 || size == 2 || size == 4 || size == 8) && offset % size == 0 &&
+           offset + size <= mem.page_size;
+}
+
 /* The word at p as a uint64_t, zero-extended. */
 static uint64_t word_at(const void *p, uint8_t size)
 {
@@ -164,9 +171,7 @@ static void on_atomic_req(int src, const void *msg, size_t len)
     uint64_t t0 = clock_ns();
     struct atomic_req r;
     ipc_body(src, msg, len, &r, sizeof r, NULL, "atomic request");
-    if (r.page >= mem.npages || r.zero || r.op >= COH_ATOMIC_OPS ||
-        (r.size != 1 && r.size != 2 && r.size != 4 && r.size != 8) || r.offset % r.size ||
-        r.offset + r.size > mem.page_size || src == job()->rank)
+    if (r.zero || !coh_atomic_fits(r.page, r.op, r.size, r.offset) || src == job()->rank)
         log_fatal("node %d sent a malformed atomic request", src);
     struct atomic_rep rep = {.page = r.page, .home = mem_home(r.page)};
     if (rep.home != job()->rank) {

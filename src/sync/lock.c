@@ -263,9 +263,7 @@ static void releaser_queue(int id, struct lock_state *l)
  * node of this job can have sent. */
 static bool atomic_malformed(const struct lock_atomic *op)
 {
-    return op->on != 1 || op->page >= mem.npages || op->op >= COH_ATOMIC_OPS ||
-           (op->size != 1 && op->size != 2 && op->size != 4 && op->size != 8) ||
-           op->offset % op->size || op->offset + op->size > mem.page_size;
+    return op->on != 1 || !coh_atomic_fits(op->page, op->op, op->size, op->offset);
 }
 
 /* The atomic riding on a request for `to`, performed here if this node is
