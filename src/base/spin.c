@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/smp.h"
+#include "base/state.h"
 
 /* The longest spin (a wake-up here costs 20-50 µs: docs/performance.md,
  * "SMP nodes"), and the shortest a site's allowance falls to, from which
@@ -29,7 +30,7 @@ static inline void cpu_relax(void)
  * Read each time: a team's size changes between OpenMP regions. */
 static bool oversubscribed(void)
 {
-    static int cpus; /* the same value for every thread that computes it */
+    static DSM_STATE int cpus; /* the same value for every thread that computes it */
     if (!__atomic_load_n(&cpus, __ATOMIC_RELAXED)) {
         cpu_set_t set;
         int n = sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);

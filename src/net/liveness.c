@@ -26,14 +26,15 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/state.h"
 
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
 
 static double host_load(void)
 {
-    static _Atomic uint64_t read_ns;
-    static _Atomic double last;
+    static DSM_STATE _Atomic uint64_t read_ns;
+    static DSM_STATE _Atomic double last;
     uint64_t now = clock_ns();
     if (now - atomic_load_explicit(&read_ns, memory_order_relaxed) < LOAD_EVERY_NS)
         return atomic_load_explicit(&last, memory_order_relaxed);

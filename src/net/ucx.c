@@ -105,7 +105,7 @@ void ucx_abort_peers(const char *reason) { (void)reason; }
 
 /* ---- libucp, loaded at run time ---------------------------------------- */
 
-static struct {
+static DSM_STATE struct {
     ucs_status_t (*init_version)(unsigned, unsigned, const ucp_params_t *, const ucp_config_t *,
                                  ucp_context_h *);
     ucs_status_t (*config_read)(const char *, const char *, ucp_config_t **);
@@ -803,7 +803,7 @@ struct boot_lens {
     uint32_t addr, rma;
 };
 
-static struct {
+static DSM_STATE struct {
     pthread_mutex_t lock;
     void          **addr;
     size_t         *len;

@@ -87,7 +87,7 @@ int ucx_rma_get(int peer, int range, size_t offset, void *dst, size_t len)
 #include <dlfcn.h>
 
 /* libucp is loaded already (ucx.c, RTLD_GLOBAL): these are looked up in it. */
-static struct {
+static DSM_STATE struct {
     ucs_status_t (*mem_map)(ucp_context_h, const ucp_mem_map_params_t *, ucp_mem_h *);
     ucs_status_t (*mem_query)(const ucp_mem_h, ucp_mem_attr_t *);
     ucs_status_t (*rkey_pack)(ucp_context_h, ucp_mem_h, void **, size_t *);

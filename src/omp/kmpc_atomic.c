@@ -32,12 +32,13 @@
 
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
+#include "base/state.h"
 #include "parallel/parallel.h"
 #include "sync/sync.h"
 
 /* Private memory, long double: a stripe of process-local mutexes. */
 #define PRIVATE_STRIPES 64
-static pthread_mutex_t private_locks[PRIVATE_STRIPES] = {
+static DSM_STATE pthread_mutex_t private_locks[PRIVATE_STRIPES] = {
     [0 ... PRIVATE_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_mutex_t *private_lock(const void *addr)
