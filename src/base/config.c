@@ -438,3 +438,90 @@ void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen
         p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
     snprintf(out, outlen, "%.*s", (int)strcspn(p, "|"), p);
 }
+
+/* The settings every node of a job must share: its transport and its
+ * authentication, the protocol and what its messages assume (the unit,
+ * the region, the threads, homes and their migration, the barrier's tree,
+ * the flow control, the static schedule, where atomics run, the checks).
+ * The others (timeouts, windows, fetching ahead, statistics, tracing,
+ * injected faults) are a node's own. */
+static const char *const job_wide[] = {
+    "DSM_NET",          "DSM_NET_AUTH",       "DSM_NET_ONE_SIDED", "DSM_IPC_WINDOW",
+    "DSM_REGION_SIZE",  "DSM_REGION_BASE",    "DSM_PAGE_SIZE",     "DSM_HOME",
+    "DSM_PROTOCOL",     "DSM_THREADS",        "DSM_BARRIER_FANOUT", "DSM_SHARED_GLOBALS",
+    "DSM_OMP_STATIC",   "DSM_ATOMIC_AT_HOME", "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES",
+    "DSM_MIGRATE_PERIOD", "DSM_CHECK",
+};
+
+/* One entry's value as text (a choice by its name). */
+static void format_entry(const struct config_entry *e, const struct dsm_config *cfg, char *out,
+                         size_t len)
+{
+    const char *base = (const char *)cfg + e->offset;
+    switch (e->type) {
+    case CFG_DOUBLE:
+        snprintf(out, len, "%g", *(const double *)base);
+        return;
+    case CFG_CHOICE: {
+        const char *p = e->choices;
+        for (int64_t i = 0; i < *(const int64_t *)base && *p; i++)
+            p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
+        snprintf(out, len, "%.*s", (int)strcspn(p, "|"), p);
+        return;
+    }
+    case CFG_PATH:
+        snprintf(out, len, "%s", *(const char *const *)base ? *(const char *const *)base : "");
+        return;
+    case CFG_SIZE:
+    case CFG_ADDR:
+        format_size(e, (unsigned long long)*(const int64_t *)base, out, len);
+        return;
+    case CFG_INT:
+    case CFG_BOOL:
+        snprintf(out, len, "%lld", (long long)*(const int64_t *)base);
+        return;
+    }
+}
+
+size_t config_job_wide(const struct dsm_config *cfg, char *out, size_t len)
+{
+    size_t used = 0;
+    if (len)
+        out[0] = 0;
+    for (size_t i = 0; i < sizeof job_wide / sizeof job_wide[0]; i++)
+        for (size_t j = 0; j < NENTRIES; j++) {
+            if (strcmp(table[j].name, job_wide[i]))
+                continue;
+            char v[128];
+            format_entry(&table[j], cfg, v, sizeof v);
+            int n = snprintf(out + used, used < len ? len - used : 0, "%s%s=%s", used ? " " : "",
+                             table[j].name, v);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    return used;
+}
+
+int config_job_wide_differ(const char *mine, const char *theirs, char *name, size_t name_len,
+                           char *my_value, char *their_value, size_t value_len)
+{
+    /* Both list the same names in the same order (the same build); a
+     * token that differs is reported whole where the names differ too. */
+    while (*mine || *theirs) {
+        size_t a = strcspn(mine, " "), b = strcspn(theirs, " ");
+        if (a != b || strncmp(mine, theirs, a)) {
+            size_t na = strcspn(mine, "=");
+            na = na < a ? na : a;
+            bool same_name = b > na && theirs[na] == '=' && !strncmp(mine, theirs, na);
+            snprintf(name, name_len, "%.*s", (int)na, mine);
+            snprintf(my_value, value_len, "%.*s", na < a ? (int)(a - na - 1) : 0, mine + na + (na < a));
+            if (same_name)
+                snprintf(their_value, value_len, "%.*s", (int)(b - na - 1), theirs + na + 1);
+            else
+                snprintf(their_value, value_len, "%.*s", (int)b, theirs);
+            return 1;
+        }
+        mine += a + (mine[a] == ' ');
+        theirs += b + (theirs[b] == ' ');
+    }
+    return 0;
+}

@@ -80,6 +80,17 @@ int config_set(struct dsm_config *cfg, const char *name, const char *value, char
 /* The name of the chosen protocol (DSM_PROTOCOL), into out. */
 void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen);
 
+/* The settings every node of a job must share, as "NAME=VALUE NAME=VALUE
+ * ...", into out (truncated to len; returns the length it needed):
+ * launchers that do not pass the environment to every host (mpirun without
+ * -x) could otherwise start nodes that disagree, which then misread each
+ * other's messages. */
+size_t config_job_wide(const struct dsm_config *cfg, char *out, size_t len);
+/* Whether two such strings differ; if so the first setting that does, and
+ * its value in each, into name, my_value and their_value. */
+int config_job_wide_differ(const char *mine, const char *theirs, char *name, size_t name_len,
+                           char *my_value, char *their_value, size_t value_len);
+
 /* Prints the table (name, type, default, range, description). */
 void config_print_help(FILE *out);
 

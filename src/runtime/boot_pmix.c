@@ -37,6 +37,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/state.h"
 #include "runtime/boot.h"
 #include "runtime/bootstrap.h"
 
@@ -65,7 +66,7 @@ void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, c
  * dsm_startup. Leaked: exec follows. */
 static char **cmdline_argv(void)
 {
-    static char buf[1 << 16];
+    static DSM_STATE char buf[1 << 16];
     FILE *f = fopen("/proc/self/cmdline", "r");
     size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     if (f)
@@ -111,7 +112,7 @@ static void no_aslr(int *argc, char ***argv)
 #include <pmix.h>
 
 /* The few PMIx functions used, found in libpmix at run time. */
-static struct {
+static DSM_STATE struct {
     pmix_status_t (*init)(pmix_proc_t *, pmix_info_t *, size_t);
     pmix_status_t (*finalize)(const pmix_info_t *, size_t);
     pmix_status_t (*put)(pmix_scope_t, const char *, pmix_value_t *);
@@ -227,6 +228,22 @@ static void unhex(const char *in, uint8_t *out, size_t len, const char *what)
         log_fatal("node 0 published a bad %s through PMIx", what);
 }
 
+/* Nodes started with different settings would misread each other's
+ * messages (a UCX node's start message taken for a UDP node's, a page of
+ * another size): under mpirun, which passes the environment to other hosts
+ * only with -x, a setting given on the command line's host alone does
+ * that. Checked against node 0's, named in one line. */
+static void same_settings_as_node0(const pmix_proc_t *me, const char *mine)
+{
+    char theirs[2048], name[64], my_value[256], their_value[256];
+    get_string(me, 0, "dsm.settings", theirs, sizeof theirs);
+    if (config_job_wide_differ(mine, theirs, name, sizeof name, my_value, their_value,
+                               sizeof my_value))
+        log_fatal("this node runs with %s=%s where node 0 runs with %s=%s: every node of a job needs "
+                  "the same dsm settings (mpirun passes the environment to other hosts only with -x: "
+                  "mpirun -x %s ...; docs/hosts.md)", name, my_value, name, their_value, name);
+}
+
 void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, char ***argv)
 {
     no_aslr(argc, argv);
@@ -272,6 +289,10 @@ void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, c
     inet_ntop(AF_INET, &published, ip, sizeof ip);
     snprintf(line, sizeof line, "%s:%u", ip, ntohs(self.sin_port));
     put_string("dsm.addr", line);
+    char settings[2048];
+    if (config_job_wide(cfg, settings, sizeof settings) >= sizeof settings)
+        log_fatal("the job-wide settings take more than %zu bytes", sizeof settings);
+    put_string("dsm.settings", settings);
     if (job_init()->rank == 0) {
         char key_hex[2 * BOOT_KEY_BYTES + 1], job_hex[17];
         if (getrandom(np->key, sizeof np->key, 0) != sizeof np->key ||
@@ -306,6 +327,8 @@ void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, c
         peers[r].sin_family = AF_INET;
         peers[r].sin_port = htons((uint16_t)port);
     }
+    if (job_init()->rank != 0)
+        same_settings_as_node0(&me, settings);
     if (job_init()->rank != 0) {
         char key_hex[2 * BOOT_KEY_BYTES + 1], job_hex[17];
         uint8_t job[8];

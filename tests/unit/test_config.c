@@ -620,6 +620,39 @@ static void test_threads_refuse_what_cannot_run_them(void)
     CHECK_EQ(config_load_over(&c, one, 3, err, sizeof err), 0);
 }
 
+/* The settings every node must share: listed with their values (a choice
+ * by name, a size as the parser takes it), and the first that differs
+ * named with both values. */
+static void test_job_wide_settings_name_the_first_difference(void)
+{
+    struct dsm_config a, b;
+    config_defaults(&a);
+    config_defaults(&b);
+    char sa[2048], sb[2048], name[64], va[64], vb[64];
+    CHECK(config_job_wide(&a, sa, sizeof sa) < sizeof sa);
+    CHECK(strstr(sa, "DSM_NET=udp") != NULL);
+    CHECK(strstr(sa, "DSM_PROTOCOL=hlrc") != NULL);
+    CHECK(strstr(sa, "DSM_PAGE_SIZE=8K") != NULL);
+    CHECK(strstr(sa, "DSM_PEER_TIMEOUT") == NULL); /* a node's own */
+    config_job_wide(&b, sb, sizeof sb);
+    CHECK_EQ(config_job_wide_differ(sa, sb, name, sizeof name, va, vb, sizeof va), 0);
+    char err[160];
+    CHECK_EQ(config_set(&b, "DSM_PAGE_SIZE", "16K", err, sizeof err), 0);
+    CHECK_EQ(config_set(&b, "DSM_THREADS", "2", err, sizeof err), 0);
+    config_job_wide(&b, sb, sizeof sb);
+    CHECK_EQ(config_job_wide_differ(sb, sa, name, sizeof name, va, vb, sizeof va), 1);
+    CHECK(!strcmp(name, "DSM_PAGE_SIZE") && !strcmp(va, "16K") && !strcmp(vb, "8K"));
+    /* A list from another build: the differing token whole. */
+    CHECK_EQ(config_job_wide_differ("DSM_NET=udp DSM_X=1", "DSM_NET=udp DSM_Y=1", name, sizeof name, va,
+                                    vb, sizeof va), 1);
+    CHECK(!strcmp(name, "DSM_X") && !strcmp(va, "1") && !strcmp(vb, "DSM_Y=1"));
+    CHECK_EQ(config_job_wide_differ("DSM_NET=udp", "DSM_NET=udp DSM_Y=1", name, sizeof name, va, vb,
+                                    sizeof va), 1);
+    /* Truncated output still says how much it needed. */
+    char small[8];
+    CHECK(config_job_wide(&a, small, sizeof small) == strlen(sa));
+}
+
 int main(void)
 {
     test_threads_refuse_what_cannot_run_them();
@@ -642,5 +675,6 @@ int main(void)
     test_help_lists_every_variable();
     test_region_size_beyond_the_address_space_is_refused_naming_the_size();
     test_size_message_describes_exactly_what_is_accepted();
+    test_job_wide_settings_name_the_first_difference();
     return check_report("test_config");
 }
