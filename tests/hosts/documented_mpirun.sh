@@ -32,6 +32,7 @@ for c in "${commands[@]}"; do
     # Open MPI passes no environment to other hosts unless told (-x, as
     # docs/hosts.md says): make test's DSM_CHECK travels as a user's would.
     [ -n "${DSM_CHECK:-}" ] && run=${run/mpirun /mpirun -x DSM_CHECK }
+    [ -n "${DSM_NET:-}" ] && run=${run/mpirun /mpirun -x DSM_NET } # make test-ucx
     # shellcheck disable=SC2086  # a command line, as the docs write it
     out=$(on_host 1 timeout 120 $run 2>&1)
     status=$?
