@@ -16,7 +16,6 @@
 #include "base/stats.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
-#include "parallel/profile.h"
 
 enum { ORDERED_LOCK = PARALLEL_LOCK_BASE + 1 };
 
@@ -61,18 +60,13 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
 
 /* ---- static loops ---------------------------------------------------------- */
 
-/* Seed 003's profiled schedule measures and divides by node (loopsite.c
- * exchanges one speed per node); a team with several threads on a node
- * would need it per thread, which is not built: one line, not a wrong
- * division. */
-static void profiled_needs_one_thread_per_node(const struct omp_thread *t)
-{
-    if (t->nthreads > t->team_nodes)
-        log_fatal("the profiled schedule (OMP_SCHEDULE or DSM_OMP_STATIC=profiled) with %d "
-                  "threads on %d nodes: it divides loops by node, one thread each, for now; use "
-                  "at most %d threads (num_threads, OMP_NUM_THREADS) or another schedule",
-                  t->nthreads, t->team_nodes, t->team_nodes);
-}
+/* Whether a loop of the team may be profiled: a nested team of one
+ * node's threads (region.c's local teams, several of which may run the
+ * same loop at once on a node) is divided static instead, having no nodes
+ * to balance and no node-wide meeting of its own. Else seed 003's
+ * schedule measures every thread and divides over all of them, by node
+ * and then by thread (loopsite.c). */
+static bool profiled_team(const struct omp_thread *t) { return !t->local_team; }
 
 /* A static loop divided by seed 003's profiled schedule (DSM_OMP_STATIC):
  * a block by speed, or, for a loop compiled with a chunk, chunks by speed. */
@@ -85,21 +79,20 @@ static void profiled_static(struct omp_thread *t, const void *site, bool chunked
     if (!chunked)
         spec.chunk = 0; /* clang runs an unchunked static loop's one block only */
     l->site = parallel_site(site);
-    parallel_profiled_begin(l->site, &spec, trip, t->tid, t->nthreads, &l->plan);
+    parallel_profiled_begin(l->site, &spec, trip, t->tid, t->nthreads, t->region->per_node,
+                            &l->plan);
     struct loop_plan *p = &l->plan;
     uint64_t first = p->first, count = p->count, round = trip;
     if (p->cyclic) {
-        round = 0;
-        for (int i = 0; i < t->nthreads; i++)
-            round += p->chunks[i];
-        count = profile_cyclic_chunk(trip, t->nthreads, p->chunks, t->tid, 0, &first);
+        round = p->round;
+        count = parallel_plan_chunk(p, trip, 0, &first);
         if (count)
-            count = p->chunks[t->tid];
+            count = p->chunk;
         else
             first = trip;
         *plast = 0;
         for (uint64_t k = 0;; k++) { /* does one of our chunks hold the last iteration? */
-            uint64_t f, c = profile_cyclic_chunk(trip, t->nthreads, p->chunks, t->tid, k, &f);
+            uint64_t f, c = parallel_plan_chunk(p, trip, k, &f);
             if (!c)
                 break;
             if (f + c == trip)
@@ -143,8 +136,8 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
         *stride = incr;
         return; /* lower..upper is already empty */
     }
-    if (t->icv.static_sched.kind == SCHED_PROFILED && !dist && n > 1 && loc && loc->psource) {
-        profiled_needs_one_thread_per_node(t);
+    if (t->icv.static_sched.kind == SCHED_PROFILED && !dist && n > 1 && loc && loc->psource &&
+        profiled_team(t)) {
         profiled_static(t, loc->psource, base == kmp_sch_static_chunked && chunk >= 1, trip, lb,
                         incr, plast, lower, upper, stride);
         return;
@@ -206,7 +199,7 @@ void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid)
     (void)loc, (void)gtid;
     struct omp_loop *l = &omp_self()->loop_state;
     if (l->site) {
-        parallel_profiled_end(l->site);
+        parallel_profiled_end(l->site, omp_self()->tid);
         l->site = NULL;
     }
 }
@@ -245,7 +238,8 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
     enum sched_kind kind = base < 0 ? 0 : kind_of(base, t, &chunk);
     if (base == kmp_sch_runtime_simd)
         kind = runtime_simd(t, trip, &chunk);
-    if (kind == SCHED_PROFILED && (ordered || t->nthreads == 1 || !loc || !loc->psource))
+    if (kind == SCHED_PROFILED &&
+        (ordered || t->nthreads == 1 || !loc || !loc->psource || !profiled_team(t)))
         kind = SCHED_STATIC; /* nothing to balance, or turns to keep: as static */
     if (!kind)
         log_fatal("OpenMP loop with schedule type %d, which dsm does not know", schedule);
@@ -265,10 +259,9 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
         .chunk = chunk > 0 ? (uint64_t)chunk : kind == SCHED_STATIC ? 0 : 1,
     };
     if (kind == SCHED_PROFILED) {
-        profiled_needs_one_thread_per_node(t);
         l->site = parallel_site(loc->psource);
         parallel_profiled_begin(l->site, &t->icv.run_sched, l->trip, t->tid, t->nthreads,
-                                &l->plan);
+                                t->region->per_node, &l->plan);
     }
 }
 
@@ -279,15 +272,9 @@ static uint64_t next_chunk(struct omp_thread *t, struct omp_loop *l, uint64_t *f
         return 0;
     uint64_t count;
     if (l->kind == SCHED_PROFILED) {
-        if (l->plan.cyclic)
-            count = profile_cyclic_chunk(l->trip, t->nthreads, l->plan.chunks, t->tid, l->next++,
-                                         first);
-        else {
-            count = l->next++ == 0 ? l->plan.count : 0;
-            *first = l->plan.first;
-        }
+        count = parallel_plan_chunk(&l->plan, l->trip, l->next++, first);
         if (count == 0) {
-            parallel_profiled_end(l->site);
+            parallel_profiled_end(l->site, t->tid);
             l->site = NULL;
         }
     } else if (l->kind == SCHED_STATIC) {

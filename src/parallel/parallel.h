@@ -76,49 +76,43 @@ void parallel_turn_done(struct loop_id id, uint64_t iter, uint64_t trip);
 /* ---- loop sites and seed 003's profiled schedule (loopsite.c) ---------- */
 
 /* A loop of the program's source, by an address the same on every node;
- * its state on this node, kept across the loop's executions. */
-struct loop_site {
-    struct loop_site *next;
-    const void       *key;
-    int               nthreads, tid;       /* the team it was profiled with */
-    uint64_t          executions;
-    bool              profiling;           /* still measuring (Fig. 4 (1)) */
-    bool              unsettled;           /* counted in STAT_PAR_PROFILING */
-    bool              have_weights;        /* re-partitioned: the chunk_vector's weights */
-    bool              follows;             /* too short to time: divides as the
-                                            * longest loop of its trip (loopsite.c) */
-    double            weights[VT_MAX_NODES];
-    uint64_t          rounds, repartitions;
-    double            last_gain;           /* predicted by the last decision */
-    /* Fig. 4's stop rule (profile_step): the division the current one
-     * replaced (none, the static one, or weights), what the current one
-     * was predicted to take and what its predecessor took (s; 0: judged). */
-    bool              has_prev, prev_static;
-    double            prev_weights[VT_MAX_NODES];
-    double            predicted_s, before_s;
-    bool              timing;              /* this execution is measured */
-    uint64_t          timed_iterations, timed_ns, timed_trip;
-    uint64_t          running_iterations, started_ns;
-};
+ * its state on this node, kept across the loop's executions (loopsite.c). */
+struct loop_site;
 
 /* This node's state of the site named `key`, made on first use. */
 struct loop_site *parallel_site(const void *key);
 
+/* The most threads a profiled loop's team may have (nodes x threads per
+ * node): the measurements that node 0 gathers and sends back, 16 bytes a
+ * thread, and the arrays of a decision (some on the stack: profile.c) are
+ * sized by the team, and this bounds them. A larger team ends the job at
+ * its first profiled loop, in one line. */
+#define PARALLEL_PROFILED_TEAM_MAX 4096
+
 /* One execution's division for this thread: a block of `count` iterations
- * from `first` (block split), or its chunks of chunks[tid] iterations, the
- * k-th at k * (sum of chunks) + (chunks of the threads before it)
- * (cyclic split; profile_cyclic_chunk walks them). count: its total. */
+ * from `first` (block split), or chunks of `chunk` iterations, the k-th
+ * at k * round + offset, `round` being every thread's chunk and `offset`
+ * the chunks of the threads before it (cyclic split; first: its first
+ * chunk's). count: its total. parallel_plan_chunk walks them. */
 struct loop_plan {
     bool     cyclic;
     uint64_t first, count;
-    uint64_t chunks[VT_MAX_NODES];
+    uint64_t chunk, offset, round;
 };
 
+/* The plan's k-th chunk of a loop of `trip` iterations (a block plan has
+ * one, k = 0): its size (0: no more), its first iteration in *first. */
+uint64_t parallel_plan_chunk(const struct loop_plan *p, uint64_t trip, uint64_t k,
+                             uint64_t *first);
+
 /* Every thread of the team calls these around each execution of a
- * profiled loop of `trip` iterations (collective at decision points). */
+ * profiled loop of `trip` iterations: thread `tid` of `n`, laid out
+ * node-major, `per_node` threads a node (thread tid runs on node
+ * tid / per_node; 1: one thread per node). Collective at decision points
+ * (every thread of the team, and the node's threads meet first). */
 void parallel_profiled_begin(struct loop_site *s, const struct sched_spec *spec, uint64_t trip,
-                             int tid, int n, struct loop_plan *plan);
-void parallel_profiled_end(struct loop_site *s);
+                             int tid, int n, int per_node, struct loop_plan *plan);
+void parallel_profiled_end(struct loop_site *s, int tid);
 
 /* The least predicted gain (a fraction) for which a profiled loop is
  * re-partitioned (DSM_PROFILED_GAIN). */

@@ -27,15 +27,21 @@ uint64_t profile_shortest_ns(int n, const uint64_t *iterations, const uint64_t *
     return t;
 }
 
-/* Speeds with the unknown ones (0) replaced by the mean of the known. */
-static void fill_speeds(int n, const double *speed, double *out)
+/* What an unknown speed (0) counts as: the mean of the known ones. */
+static double known_mean(int n, const double *speed)
 {
     double sum = 0;
     int known = 0;
     for (int i = 0; i < n; i++)
         if (speed[i] > 0)
             sum += speed[i], known++;
-    double mean = known ? sum / known : 1;
+    return known ? sum / known : 1;
+}
+
+/* Speeds with the unknown ones replaced by the mean of the known. */
+static void fill_speeds(int n, const double *speed, double *out)
+{
+    double mean = known_mean(n, speed);
     for (int i = 0; i < n; i++)
         out[i] = speed[i] > 0 ? speed[i] : mean;
 }
@@ -113,18 +119,56 @@ const char *profile_verdict_name(enum profile_verdict v)
     return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "unknown";
 }
 
+/* A cyclic split's chunk for a thread of speed s (filled), the slowest's
+ * being `slowest`: chunk_size scaled, at least 1. */
+static uint64_t chunk_at(double s, double slowest, uint64_t chunk_size)
+{
+    double c = (double)chunk_size * s / slowest + 0.5;
+    return c < 1 ? 1 : (uint64_t)c;
+}
+
+/* The slowest of the filled speeds. */
+static double slowest_of(int n, const double *speed, double mean)
+{
+    double slowest = speed[0] > 0 ? speed[0] : mean;
+    for (int i = 1; i < n; i++) {
+        double s = speed[i] > 0 ? speed[i] : mean;
+        if (s < slowest)
+            slowest = s;
+    }
+    return slowest;
+}
+
 void profile_chunks(int n, const double *speed, uint64_t chunk_size, uint64_t *chunks)
 {
-    double s[n];
-    fill_speeds(n, speed, s);
-    double slowest = s[0];
-    for (int i = 1; i < n; i++)
-        if (s[i] < slowest)
-            slowest = s[i];
+    double mean = known_mean(n, speed), slowest = slowest_of(n, speed, mean);
+    for (int i = 0; i < n; i++)
+        chunks[i] = chunk_at(speed[i] > 0 ? speed[i] : mean, slowest, chunk_size);
+}
+
+void profile_chunk_of(int n, const double *speed, uint64_t chunk_size, int tid, uint64_t *chunk,
+                      uint64_t *offset, uint64_t *round)
+{
+    double mean = known_mean(n, speed), slowest = slowest_of(n, speed, mean);
+    *chunk = *offset = *round = 0;
     for (int i = 0; i < n; i++) {
-        double c = (double)chunk_size * s[i] / slowest + 0.5;
-        chunks[i] = c < 1 ? 1 : (uint64_t)c;
+        uint64_t c = chunk_at(speed[i] > 0 ? speed[i] : mean, slowest, chunk_size);
+        if (i < tid)
+            *offset += c;
+        if (i == tid)
+            *chunk = c;
+        *round += c;
     }
+}
+
+uint64_t profile_cyclic_next(uint64_t trip, uint64_t chunk, uint64_t offset, uint64_t round,
+                             uint64_t k, uint64_t *first)
+{
+    uint64_t start = k * round + offset;
+    if (start >= trip)
+        return 0;
+    *first = start;
+    return trip - start < chunk ? trip - start : chunk;
 }
 
 uint64_t profile_cyclic_chunk(uint64_t trip, int n, const uint64_t *chunks, int tid, uint64_t k,
@@ -136,9 +180,5 @@ uint64_t profile_cyclic_chunk(uint64_t trip, int n, const uint64_t *chunks, int 
             offset += chunks[i];
         round += chunks[i];
     }
-    uint64_t start = k * round + offset;
-    if (start >= trip)
-        return 0;
-    *first = start;
-    return trip - start < chunks[tid] ? trip - start : chunks[tid];
+    return profile_cyclic_next(trip, chunks[tid], offset, round, k, first);
 }

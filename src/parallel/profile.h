@@ -98,8 +98,18 @@ uint64_t profile_shortest_ns(int n, const uint64_t *iterations, const uint64_t *
  * to the slowest (at least 1): speeds 3:1:2 and chunk_size 4 give 12, 4, 8. */
 void profile_chunks(int n, const double *speed, uint64_t chunk_size, uint64_t *chunks);
 
+/* Thread `tid`'s part of profile_chunks' division, computed as it is
+ * without the array of every thread's: its chunk, the chunks of the
+ * threads before it (where its chunk starts in a round) and a round's
+ * iterations (every thread's chunk). */
+void profile_chunk_of(int n, const double *speed, uint64_t chunk_size, int tid, uint64_t *chunk,
+                      uint64_t *offset, uint64_t *round);
+
 /* Thread `tid`'s k-th chunk of a cyclic split with per-thread chunk sizes:
  * its first iteration in *first and its size (0: none left in `trip`). */
 uint64_t profile_cyclic_chunk(uint64_t trip, int n, const uint64_t *chunks, int tid, uint64_t k,
                               uint64_t *first);
+/* The same from the thread's part (profile_chunk_of). */
+uint64_t profile_cyclic_next(uint64_t trip, uint64_t chunk, uint64_t offset, uint64_t round,
+                             uint64_t k, uint64_t *first);
 #endif

@@ -56,26 +56,43 @@ uint64_t sched_guided_chunk(uint64_t remaining, int n, uint64_t min_chunk)
     return c < remaining ? c : remaining;
 }
 
-void sched_split_by_weight(uint64_t trip, int n, const double *weight, uint64_t *counts)
+/* Blocks 0 .. last of a split by weight, in order (into counts[] when
+ * given): returns block last's size, its first iteration in *first.
+ * Cumulative rounding: block i ends at round(trip * (w0+..+wi) / total),
+ * so the sizes always add up to trip and no block drifts by more than
+ * one iteration from its share. */
+static uint64_t split_walk(uint64_t trip, int n, const double *weight, int last,
+                           uint64_t *counts, uint64_t *first)
 {
     double total = 0;
     for (int i = 0; i < n; i++)
         total += weight[i];
-    /* Cumulative rounding: block i ends at round(trip * (w0+..+wi) / total),
-     * so the sizes always add up to trip and no block drifts by more than
-     * one iteration from its share. */
     double acc = 0;
-    uint64_t start = 0;
-    for (int i = 0; i < n; i++) {
+    uint64_t start = 0, end = 0;
+    for (int i = 0; i <= last; i++) {
+        start = end;
         acc += weight[i];
-        uint64_t end = i == n - 1 ? trip : (uint64_t)((double)trip * acc / total + 0.5);
+        end = i == n - 1 ? trip : (uint64_t)((double)trip * acc / total + 0.5);
         if (end < start)
             end = start;
         if (end > trip)
             end = trip;
-        counts[i] = end - start;
-        start = end;
+        if (counts)
+            counts[i] = end - start;
     }
+    *first = start;
+    return end - start;
+}
+
+void sched_split_by_weight(uint64_t trip, int n, const double *weight, uint64_t *counts)
+{
+    uint64_t first;
+    split_walk(trip, n, weight, n - 1, counts, &first);
+}
+
+uint64_t sched_weight_block(uint64_t trip, int n, const double *weight, int tid, uint64_t *first)
+{
+    return split_walk(trip, n, weight, tid, NULL, first);
 }
 
 static const char *const kind_names[] = {

@@ -57,6 +57,10 @@ uint64_t sched_guided_chunk(uint64_t remaining, int n, uint64_t min_chunk);
  * whose sizes are proportional to weight[0..n-1] (all > 0), rounded so the
  * sizes add up to trip; counts[i] receives block i's size. */
 void sched_split_by_weight(uint64_t trip, int n, const double *weight, uint64_t *counts);
+/* Block `tid` of the same split alone (counts[tid], computed as the whole
+ * split computes it, so the threads that each compute their own block
+ * divide the trip exactly): its size, its first iteration in *first. */
+uint64_t sched_weight_block(uint64_t trip, int n, const double *weight, int tid, uint64_t *first);
 
 /* Parses OMP_SCHEDULE's form "[modifier:]kind[,chunk]" (kind static,
  * dynamic, guided, auto, or profiled[,chunk[,eval_size[,eval_skip]]];

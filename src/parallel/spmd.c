@@ -17,7 +17,6 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "parallel/parallel.h"
-#include "parallel/profile.h"
 #include "sync/sync.h"
 
 /* The team of SPMD loops, apart from every OpenMP team's number. */
@@ -64,7 +63,7 @@ void dsm_loop_begin(const void *site, long lo, long hi, const char *schedule)
         spmd.id = (struct loop_id){SPMD_TEAM, spmd.loops++};
     if (kind == SCHED_PROFILED) {
         spmd.site = parallel_site(site);
-        parallel_profiled_begin(spmd.site, &spec, spmd.trip, me, n, &spmd.plan);
+        parallel_profiled_begin(spmd.site, &spec, spmd.trip, me, n, 1, &spmd.plan);
     }
 }
 
@@ -76,10 +75,7 @@ static uint64_t next_chunk(uint64_t *first)
     uint64_t k = spmd.next++;
     switch (spmd.kind) {
     case SCHED_PROFILED:
-        if (spmd.plan.cyclic)
-            return profile_cyclic_chunk(spmd.trip, n, spmd.plan.chunks, me, k, first);
-        *first = spmd.plan.first;
-        return k == 0 ? spmd.plan.count : 0;
+        return parallel_plan_chunk(&spmd.plan, spmd.trip, k, first);
     case SCHED_DYNAMIC:
     case SCHED_GUIDED:
         return parallel_next_chunk(spmd.id, spmd.kind, spmd.trip, spmd.chunk, n, first);
@@ -101,7 +97,7 @@ int dsm_loop_next(long *from, long *to)
     uint64_t first = 0, count = spmd.trip ? next_chunk(&first) : 0;
     if (count == 0) {
         if (spmd.site)
-            parallel_profiled_end(spmd.site);
+            parallel_profiled_end(spmd.site, job()->rank);
         spmd.site = NULL;
         spmd.active = false;
         return 0;

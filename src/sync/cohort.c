@@ -103,10 +103,10 @@ static void node_advance(void)
         pthread_cond_broadcast(&node.cv);
 }
 
-void sync_node_barrier(void (*node_barrier)(void))
+void sync_node_meet(const char *op, void (*fn)(void *), void *arg)
 {
     node_lock();
-    arrive("dsm_barrier");
+    arrive(op);
     uint64_t generation = node.generation;
     if (++node.arrived < smp_threads()) {
         pthread_mutex_unlock(&node.lock);
@@ -115,12 +115,22 @@ void sync_node_barrier(void (*node_barrier)(void))
     }
     node.arrived = 0;
     pthread_mutex_unlock(&node.lock);
-    /* Every other thread of the node waits above: the release may leave
-     * its write-protects for after its message, as with one thread. */
+    /* Every other thread of the node waits above: a barrier's release may
+     * leave its write-protects for after its message, as with one thread. */
     smp_park(true);
-    node_barrier();
+    fn(arg);
     smp_park(false);
     node_advance();
+}
+
+struct barrier_call { void (*node_barrier)(void); };
+
+static void barrier_call(void *arg) { ((struct barrier_call *)arg)->node_barrier(); }
+
+void sync_node_barrier(void (*node_barrier)(void))
+{
+    struct barrier_call c = {node_barrier};
+    sync_node_meet("dsm_barrier", barrier_call, &c);
 }
 
 /* The threads of the node meet as at a barrier, each leaving its buffer;

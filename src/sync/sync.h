@@ -92,6 +92,11 @@ void sync_atomic_finish(void);
  * inside the node first; and the one line for a call that has no meaning
  * across a node's threads yet (nothing when T = 1). */
 void sync_node_barrier(void (*node_barrier)(void));
+/* The same meeting for another collective of the node's threads: the last
+ * to arrive runs fn(its own arg) while the others wait, then lets them go
+ * (what fn wrote is theirs to read). `op` names the call in the one line
+ * for threads of a node that call different collectives at once. */
+void sync_node_meet(const char *op, void (*fn)(void *), void *arg);
 /* dsm_bcast across the node's threads: root is a thread id (dsm.h); the
  * node's broadcast runs once, from the last thread to arrive. */
 void sync_node_bcast(void *buf, size_t len, int root,

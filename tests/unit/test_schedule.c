@@ -322,9 +322,45 @@ static void test_cyclic_chunks_scale_with_speed_and_cover_once(void)
     }
 }
 
+/* A thread that computes its own block or chunk alone (a node's threads
+ * each do, loopsite.c) gets what the whole division gives it, and the
+ * threads' parts still cover each iteration once. */
+static void test_one_threads_part_is_the_whole_divisions(void)
+{
+    double w[6] = {3.7, 1, 0.2, 2.5, 2.5, 9};
+    double speed[6] = {3.7, 0, 0.2, 2.5, 2.5, 9}; /* an unknown one: the mean */
+    for (uint64_t trip = 0; trip < 200; trip += 13) {
+        uint64_t counts[6], sum = 0;
+        sched_split_by_weight(trip, 6, w, counts);
+        int ok = 1;
+        for (int t = 0; t < 6; t++) {
+            uint64_t first, c = sched_weight_block(trip, 6, w, t, &first);
+            ok &= c == counts[t] && first == sum;
+            sum += c;
+        }
+        CHECK(ok);
+        CHECK_EQ(sum, trip);
+    }
+    uint64_t chunks[6];
+    profile_chunks(6, speed, 3, chunks);
+    for (int t = 0; t < 6; t++) {
+        uint64_t chunk, offset, round;
+        profile_chunk_of(6, speed, 3, t, &chunk, &offset, &round);
+        CHECK_EQ(chunk, chunks[t]);
+        for (uint64_t k = 0; k < 5; k++) {
+            uint64_t f1 = 0, f2 = 0;
+            uint64_t c1 = profile_cyclic_chunk(150, 6, chunks, t, k, &f1);
+            uint64_t c2 = profile_cyclic_next(150, chunk, offset, round, k, &f2);
+            CHECK_EQ(c1, c2);
+            CHECK_EQ(f1, f2);
+        }
+    }
+}
+
 int main(void)
 {
     test_trip_counts_of_every_shape();
+    test_one_threads_part_is_the_whole_divisions();
     test_static_blocks_cover_each_iteration_once();
     test_static_chunks_name_the_last_thread();
     test_guided_chunks_shrink_and_add_up();
