@@ -66,7 +66,7 @@ SAN_TESTS ?= ^unit\.|\.n2$$
 # src/net/ucx.c), and before that it reported UCX's own allocations.
 # Left out: tests that bound resident memory (ASan's quarantine keeps freed
 # memory resident by design, so the bound would measure ASan, not dsm).
-SAN_EXCLUDE ?= ^conf\.lock_only_memory
+SAN_EXCLUDE ?= ^conf\.(threads\.)?lock_only_memory
 sanitize: deps
 	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@echo "building with sanitizers, $(JOBS) jobs (log: $(BUILD)-san/build.log)"

@@ -26,15 +26,16 @@ struct entry {
     uint64_t addr, size, seed;
 };
 
-static size_t sizes[NSIZES];
-static size_t nsizes;
-
 static uint64_t seed_of(int gen, int node, size_t idx)
 {
     return ((uint64_t)gen << 40) | ((uint64_t)node << 20) | idx;
 }
 
-static void allocate(struct entry *e, size_t idx, int gen, int me)
+/* sizes[0 .. nsizes): the sizes up to the largest asked for, a local of
+ * main's: with threads a node's participants share its statics
+ * (conf_threads.h). */
+static void allocate(struct entry *e, size_t idx, int gen, int me, const size_t *sizes,
+                     size_t nsizes)
 {
     size_t size = sizes[idx % nsizes];
     enum dsm_home home = homes[idx / nsizes];
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
     dsm_startup(&argc, &argv);
     int me = dsm_rank(), n = dsm_nodes();
     size_t max = argc > 1 ? (size_t)atol(argv[1]) : 1u << 20;
+    size_t sizes[NSIZES], nsizes = 0;
     for (size_t i = 0; i < NSIZES; i++)
         if (all_sizes[i] <= max)
             sizes[nsizes++] = all_sizes[i];
@@ -102,7 +104,7 @@ int main(int argc, char **argv)
 
     /* Round 0: everything, on every node at once. */
     for (size_t idx = 0; idx < per_node; idx++)
-        allocate(&mine[idx], idx, 0, me);
+        allocate(&mine[idx], idx, 0, me, sizes, nsizes);
     dsm_barrier();
     verify_all(table, (size_t)n * per_node, 0);
     dsm_barrier(); /* everyone has read the table before it changes */
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
     dsm_barrier(); /* the frees of other nodes' blocks reach their owners */
     for (size_t idx = 0; idx < per_node; idx++)
         if (idx % 2 == 1 || idx % 4 == 2)
-            allocate(&mine[idx], idx, 1, me);
+            allocate(&mine[idx], idx, 1, me, sizes, nsizes);
     dsm_barrier();
     verify_all(table, (size_t)n * per_node, 1);
     for (size_t idx = 0; idx < per_node; idx++)

@@ -33,11 +33,13 @@
 #define TICKET    1
 #define FIRST     2
 
-static int nodes, pages;
-static size_t slot_words;
-static int64_t **page;   /* page[k]: the k-th shared page */
-static int64_t *mine;    /* per page: the count we wrote last */
-static int64_t *seen;    /* per page and node: the count and ticket we saw last */
+/* The participant's: with threads each of a node's threads is one
+ * (conf_threads.h), so they are thread-local (one thread a node without). */
+static _Thread_local int nodes, pages;
+static _Thread_local size_t slot_words;
+static _Thread_local int64_t **page; /* page[k]: the k-th shared page */
+static _Thread_local int64_t *mine;  /* per page: the count we wrote last */
+static _Thread_local int64_t *seen;  /* per page and node: the count and ticket we saw last */
 
 static int lock_of(int k, int j) { return LOCK_BASE + k * nodes + j; }
 
