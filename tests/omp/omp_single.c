@@ -19,8 +19,6 @@
 
 static int failed;
 static int flag;
-static double x[N];
-static double sum;
 static int tp_value;
 #pragma omp threadprivate(tp_value)
 
@@ -89,6 +87,10 @@ static void copyprivate_from_any_thread(void)
     check(all_ok, "copyprivate did not broadcast the runner's values");
 }
 
+#ifndef OMP_LIBOMP_REFERENCE
+static double x[N];
+static double sum;
+
 static void reduction_after_single_nowait(void)
 {
     for (int i = 0; i < N; i++)
@@ -122,6 +124,7 @@ static void reduction_after_single_nowait(void)
     }
     check(all_ok, "a reduction merged before its variable was zeroed in a single nowait");
 }
+#endif
 
 int main(void)
 {
@@ -133,7 +136,16 @@ int main(void)
     if (n > 1)
         singles_wait_for_each_other();
     copyprivate_from_any_thread();
+    /* On libomp's threads this order is timing, not a promise: the zeroing
+     * in a single nowait and another thread's merge have no barrier between
+     * them (a data race by the standard's letter), and with 4 threads on 2
+     * CPUs libomp lost it once in a make test (2026-11-26). dsm orders them
+     * (NPB CG relies on it: src/omp, docs/openmp.md), which its builds of
+     * this program check; the reference build (OMP_LIBOMP_REFERENCE) leaves
+     * it out. */
+#ifndef OMP_LIBOMP_REFERENCE
     reduction_after_single_nowait();
+#endif
     printf("%s: %d failed\n", failed ? "FAILED" : "PASSED", failed);
     return failed != 0;
 }
