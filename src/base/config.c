@@ -431,12 +431,18 @@ void config_print_help(FILE *out)
     }
 }
 
-void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen)
+/* The name of choice `index` of "a|b|c", into out. */
+static void choice_name(const char *choices, int64_t index, char *out, size_t outlen)
 {
-    const char *p = config_protocols;
-    for (int64_t i = 0; i < cfg->protocol && *p; i++)
+    const char *p = choices;
+    for (int64_t i = 0; i < index && *p; i++)
         p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
     snprintf(out, outlen, "%.*s", (int)strcspn(p, "|"), p);
+}
+
+void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen)
+{
+    choice_name(config_protocols, cfg->protocol, out, outlen);
 }
 
 /* The settings every node of a job must share: its transport and its
@@ -462,13 +468,9 @@ static void format_entry(const struct config_entry *e, const struct dsm_config *
     case CFG_DOUBLE:
         snprintf(out, len, "%g", *(const double *)base);
         return;
-    case CFG_CHOICE: {
-        const char *p = e->choices;
-        for (int64_t i = 0; i < *(const int64_t *)base && *p; i++)
-            p += strcspn(p, "|") + (p[strcspn(p, "|")] == '|');
-        snprintf(out, len, "%.*s", (int)strcspn(p, "|"), p);
+    case CFG_CHOICE:
+        choice_name(e->choices, *(const int64_t *)base, out, len);
         return;
-    }
     case CFG_PATH:
         snprintf(out, len, "%s", *(const char *const *)base ? *(const char *const *)base : "");
         return;

@@ -327,9 +327,8 @@ void boot_pmix(struct net_params *np, const struct dsm_config *cfg, int *argc, c
         peers[r].sin_family = AF_INET;
         peers[r].sin_port = htons((uint16_t)port);
     }
-    if (job_init()->rank != 0)
-        same_settings_as_node0(&me, settings);
     if (job_init()->rank != 0) {
+        same_settings_as_node0(&me, settings);
         char key_hex[2 * BOOT_KEY_BYTES + 1], job_hex[17];
         uint8_t job[8];
         get_string(&me, 0, "dsm.key", key_hex, sizeof key_hex);

@@ -193,11 +193,14 @@ static void *releaser_main(void *arg)
  * successor does, rather than leave the requesters waiting until the
  * releaser is woken and gets a CPU (on 2 cores shared with 2 busy
  * programs, most of a contended hand-over). The releaser, woken, finds
- * nothing queued. Caller holds locks.lock; released and taken again. */
-static void batch_help(void)
+ * nothing queued. Caller holds locks.lock; released and taken again.
+ * Returns when it began (the call's time is the lock's), 0 when nothing
+ * was queued. */
+static uint64_t batch_help(void)
 {
     if (!locks.rel.n && !locks.rel.nlater)
-        return;
+        return 0;
+    uint64_t t0 = clock_ns();
     size_t n, nlater;
     uint64_t batch = 0;
     struct deferred *later;
@@ -211,6 +214,7 @@ static void batch_help(void)
     pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
     pthread_mutex_lock(&locks.lock);
+    return t0;
 }
 
 /* Starts the releaser on first use. Caller holds locks.lock. */
@@ -492,17 +496,6 @@ static void done_here(enum trace_kind kind, int id, uint64_t t0)
         trace_put(kind, 0, 0, (uint32_t)id, t0 ? t0 : t1, t1, t1);
 }
 
-/* Runs the releases pending for other nodes' requests, if any (batch_help);
- * returns when it began, or 0 when there were none. Caller holds locks.lock. */
-static uint64_t help_timed(void)
-{
-    if (!locks.rel.n && !locks.rel.nlater)
-        return 0;
-    uint64_t t0 = clock_ns();
-    batch_help();
-    return t0;
-}
-
 /* Takes lock id; `op`, when on, rides on the request if one goes out.
  * Returns true when the granter performed it (l->grant_head says how). */
 static bool lock_here(int id, const struct lock_atomic *op)
@@ -511,7 +504,7 @@ static bool lock_here(int id, const struct lock_atomic *op)
         log_fatal("dsm_lock(%d): lock ids are >= 0", id);
     stats_add(STAT_LOCK_ACQUIRES, 1);
     pthread_mutex_lock(&locks.lock);
-    uint64_t t0 = help_timed();
+    uint64_t t0 = batch_help();
     struct lock_state *l = state_of(id);
     if (l->held)
         log_fatal("dsm_lock(%d): this node already holds it", id);
@@ -561,7 +554,7 @@ static bool lock_here(int id, const struct lock_atomic *op)
 static void unlock_here(int id)
 {
     pthread_mutex_lock(&locks.lock);
-    uint64_t t0 = help_timed();
+    uint64_t t0 = batch_help();
     uint64_t sent0 = ipc_sent_by_thread();
     struct lock_state *l = id >= 0 ? state_of(id) : NULL;
     if (!l || !l->held)
