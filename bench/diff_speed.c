@@ -2,7 +2,9 @@
  * diff_speed.c — time twin/diff create and apply per page.
  *
  * For pages of 4, 8, 16 and 64 KiB with none, one word, 10 %, 50 % and 100 %
- * of the words changed (at random places), prints nanoseconds per page:
+ * of the words changed (at random places), either in one byte ("b": a char,
+ * a bool, a flag; the diff carries a byte mask) or in all four ("w": an int,
+ * a float, a pointer written whole), prints nanoseconds per page:
  *   create/hot   the same page and twin again and again (in cache)
  *   create/cold  a different page each time, cycling through 64 MiB of pages
  *                and twins (mostly out of cache: the case right after the
@@ -40,21 +42,19 @@ static double now_ns(void)
 }
 
 /* Makes `page` a copy of `twin` with `changed` distinct random words altered
- * (all of them when changed == words). */
-static void mutate(unsigned char *page, const unsigned char *twin, size_t size, size_t changed)
+ * (all of them when changed == words), in their first byte or, when
+ * `whole`, in all four. */
+static void mutate(unsigned char *page, const unsigned char *twin, size_t size, size_t changed,
+                   int whole)
 {
-    size_t words = size / 4;
+    size_t words = size / 4, bytes = whole ? 4 : 1;
     memcpy(page, twin, size);
-    if (changed >= words) {
-        for (size_t w = 0; w < words; w++)
-            page[w * 4] ^= 0xFF;
-        return;
-    }
-    for (size_t c = 0; c < changed;) {
-        size_t w = rng() % words;
+    for (size_t c = 0; c < changed && c < words;) {
+        size_t w = changed < words ? rng() % words : c;
         if (page[w * 4] != twin[w * 4])
             continue;
-        page[w * 4] ^= 0xFF;
+        for (size_t b = 0; b < bytes; b++)
+            page[w * 4 + b] ^= 0xFF;
         c++;
     }
 }
@@ -64,8 +64,10 @@ static volatile long sink;
 int main(void)
 {
     static const size_t sizes[] = {4096, 8192, 16384, 65536};
-    static const struct { const char *name; double frac; } pats[] = {
-        {"0%", 0}, {"1 word", -1}, {"10%", 0.10}, {"50%", 0.50}, {"100%", 1.0},
+    static const struct { const char *name; double frac; int whole; } pats[] = {
+        {"0%", 0, 0},      {"1 b", -1, 0},     {"10% b", 0.10, 0}, {"50% b", 0.50, 0},
+        {"100% b", 1.0, 0}, {"1 w", -1, 1},    {"10% w", 0.10, 1}, {"50% w", 0.50, 1},
+        {"100% w", 1.0, 1},
     };
     unsigned char *pages = aligned_alloc(4096, COLD_BYTES);
     unsigned char *twins = aligned_alloc(4096, COLD_BYTES);
@@ -85,7 +87,7 @@ int main(void)
         for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
             size_t changed = pats[p].frac < 0 ? 1 : (size_t)(pats[p].frac * words);
             for (size_t i = 0; i < npages; i++)
-                mutate(pages + i * size, twins + i * size, size, changed);
+                mutate(pages + i * size, twins + i * size, size, changed, pats[p].whole);
 
             long len = mem_diff_create(pages, twins, size, diff, mem_diff_bound(size));
             long payload = mem_diff_payload(diff, (size_t)len);

@@ -4,7 +4,7 @@
  *
  * Every page has a home whose copy is always up to date. A writer elsewhere
  * keeps a twin from its first write; at its release it sends the home a
- * word-granularity diff, waits for the home to apply it (the home's reply
+ * byte-exact diff (mem/diff.c), waits for the home to apply it (the home's reply
  * names the page's new version), and records an interval of write notices
  * (page, version). The notices travel with lock grants and barrier
  * releases; an acquirer invalidates each page whose copy is older than the

@@ -1,17 +1,21 @@
 /*
- * diff.h — twins and word-granularity run-length diffs.
+ * diff.h — twins and byte-exact run-length diffs.
  *
  * Multiple-writer protocols (TreadMarks LRC, HLRC, SCASH ERC) let several
- * nodes write disjoint words of one page between synchronisations. A writer
+ * nodes write disjoint bytes of one page between synchronisations. A writer
  * keeps a *twin* (pristine copy) of the page taken at its first write; at
  * release it encodes a *diff*, the runs of 32-bit words where the page now
- * differs from its twin, and ships it to the page's home, which applies it to
- * its copy. A diff carries exactly the words its writer changed, never an
- * unchanged neighbour, so diffs of disjoint words merge in any order.
+ * differs from its twin, with a byte mask for runs whose words changed only
+ * in part, and ships it to the page's home, which applies it to its copy. A
+ * diff writes exactly the bytes its writer changed, never an unchanged
+ * neighbour (not even a byte of the same word: in C11 every byte is a
+ * memory location of its own), so diffs of disjoint bytes merge in any
+ * order.
  *
  * The encoding is described at the top of diff.c. In short: a sequence of
- * runs, each a 4-byte little-endian header {u16 word offset, u16 word count}
- * followed by that many words; an unchanged page has the empty diff (0 bytes).
+ * runs, each a 4-byte little-endian header {u16 word offset, u16 word count
+ * with a mask flag}, the mask if flagged (4 bits a word), then the words;
+ * an unchanged page has the empty diff (0 bytes).
  *
  * Page sizes: a multiple of 64 bytes, at most MEM_DIFF_MAX_PAGE (64 KiB).
  * Nothing here allocates; both are safe to call from the
@@ -31,7 +35,7 @@
  * this large never makes mem_diff_create fail with -ENOSPC. */
 size_t mem_diff_bound(size_t page_size);
 
-/* Encodes the words where `page` differs from `twin` into `out` (capacity
+/* Encodes the bytes where `page` differs from `twin` into `out` (capacity
  * `cap` bytes). Returns the encoded length (0 when the page is unchanged),
  * -ENOSPC when `cap` is too small (out's contents are then unspecified), or
  * -EINVAL when page_size is not a multiple of 64 in 64 .. MEM_DIFF_MAX_PAGE. */
@@ -41,7 +45,7 @@ long mem_diff_create(const void *page, const void *twin, size_t page_size,
 /* Applies an encoded diff of `len` bytes onto `dst` (a page of `page_size`
  * bytes). The diff is untrusted (it comes off the network) and every run is
  * checked before it is copied. Returns 0, or -EINVAL if the diff is malformed
- * (truncated header or words, zero-length run, run outside the page, runs out
+ * (truncated header, mask or words, zero-length run, run outside the page, runs out
  * of order or overlapping) or page_size is invalid. On -EINVAL the runs
  * before the bad one have been applied: dst may be partly written, never
  * outside its page_size bytes. Callers that need all or nothing check first
@@ -53,7 +57,8 @@ int mem_diff_apply(void *dst, size_t page_size, const void *diff, size_t len);
  * page data carried), or -EINVAL exactly when mem_diff_apply would fail. */
 long mem_diff_check(const void *diff, size_t len, size_t page_size);
 
-/* Number of bytes of page data the diff carries (for statistics), or
+/* Number of bytes of page data the diff carries (its runs' words, for
+ * statistics), or
  * -EINVAL if it is malformed for any page size up to MEM_DIFF_MAX_PAGE. */
 long mem_diff_payload(const void *diff, size_t len);
 

@@ -24,9 +24,9 @@
  * pulled, and the poster's writes before its post are seen only after
  * that flush. That flush also serves the words after it (LOOK_AHEAD)
  * that were seen set before it: a later wait for one of them returns at
- * once. Words, not bytes: diffs are made of
- * 32-bit words, and two nodes setting neighbouring bytes would undo each
- * other's. The words are the team's: thread 0 allocates them and the team
+ * once. A word per iteration (diffs carry exactly the bytes written, so
+ * bytes would be right as well; a word is what a post's atomic store
+ * takes in one instruction). The words are the team's: thread 0 allocates them and the team
  * meets once (a barrier) before the loop, after which the previous loop's
  * words are no longer used and are freed; the region's end frees the last.
  * Every iteration's word costs 4 bytes of shared memory while the loop

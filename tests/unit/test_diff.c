@@ -1,5 +1,5 @@
 /*
- * test_diff.c — twins and run-length diffs: encode, apply, merge, reject.
+ * test_diff.c — twins and byte-exact run-length diffs: encode, apply, merge, reject.
  */
 #include "check.h"
 #include "mem/diff.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define MAX_PAGE   (64 * 1024)
-#define MAX_DIFF   (MAX_PAGE + 64)
+#define MAX_DIFF   (MAX_PAGE + MAX_PAGE / 8 + 64)
 #define GUARD      256
 #define GUARD_BYTE 0xA5
 
@@ -149,9 +149,120 @@ static void test_every_word_changed_is_one_run_at_the_bound(void)
         for (size_t w = 0; w < size / 4; w++)
             set_word(page, w, ~get_word(twin, w));
         long len = roundtrip(size);
-        CHECK_EQ(len, (long)mem_diff_bound(size));
+        CHECK_EQ(len, (long)size + 4); /* whole words: no mask */
         CHECK_EQ(mem_diff_payload(diff, (size_t)len), (long)size);
         CHECK_EQ(diff[2] | diff[3] << 8, size / 4);
+        /* every word changed in one byte: one masked run, the largest diff */
+        memcpy(page, twin, size);
+        for (size_t w = 0; w < size / 4; w++)
+            page[w * 4 + w % 4] = (unsigned char)~twin[w * 4 + w % 4];
+        len = roundtrip(size);
+        CHECK_EQ(len, (long)(size + size / 8 + 4));
+        CHECK(len <= (long)mem_diff_bound(size));
+        CHECK_EQ(diff[2] | diff[3] << 8, 0x8000 | size / 4);
+        CHECK_EQ(diff[4], 0x21); /* words 0 and 1: bytes 0 and 1 */
+        CHECK_EQ(diff[5], 0x84); /* words 2 and 3: bytes 2 and 3 */
+    }
+}
+
+/* A C11 memory location is a byte: a run of words in which some word
+ * changed only in part carries a mask, and applies only the named bytes. */
+static void test_byte_changes_carry_a_mask(void)
+{
+    for (size_t i = 0; i < NSIZES; i++) {
+        size_t size = page_sizes[i], n = size / 4;
+        size_t where[] = {0, 1, 15, 16, 17, n / 2 + 1, n - 17, n - 16, n - 2, n - 1};
+        for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
+            for (unsigned b = 0; b < 4; b++) {
+                seed(300 + k * 4 + b);
+                fill_random(twin, size);
+                memcpy(page, twin, size);
+                page[where[k] * 4 + b] ^= 0x5A;
+                long len = roundtrip(size);
+                CHECK_EQ(len, 9); /* header, one mask byte, one word */
+                CHECK_EQ(diff[0] | diff[1] << 8, where[k]);
+                CHECK_EQ(diff[2] | diff[3] << 8, 0x8001);
+                CHECK_EQ(diff[4], 1u << b);
+                /* the other three bytes are another writer's, and stay */
+                unsigned char *dst = guarded_page(twin, size);
+                for (unsigned o = 0; o < 4; o++)
+                    if (o != b)
+                        dst[where[k] * 4 + o] = (unsigned char)(0xC0 + o);
+                CHECK_EQ(mem_diff_apply(dst, size, diff, (size_t)len), 0);
+                for (unsigned o = 0; o < 4; o++)
+                    CHECK_EQ(dst[where[k] * 4 + o],
+                             o == b ? page[where[k] * 4 + o] : (unsigned char)(0xC0 + o));
+                CHECK(guards_intact(size));
+            }
+        }
+    }
+}
+
+/* A run whose words change in part across blocks, starting at an odd word
+ * (its mask's nibbles are not the block mask's bytes). */
+static void test_masked_runs_across_blocks(void)
+{
+    for (size_t start = 0; start < 40; start++) {
+        for (size_t count = 1; count < 50; count += 3) {
+            seed(500 + start * 64 + count);
+            fill_random(twin, 8192);
+            memcpy(page, twin, 8192);
+            for (size_t w = start; w < start + count; w++)
+                page[w * 4 + rng() % 4] ^= (unsigned char)(1 + rng() % 255);
+            if (rng() % 2)
+                set_word(page, start + rng() % count, ~get_word(twin, start));
+            long len = roundtrip(8192);
+            CHECK_EQ(diff[0] | diff[1] << 8, start);
+            CHECK_EQ((diff[2] | diff[3] << 8) & 0x7FFF, count);
+            int part = 0; /* some word of the run changed in only some bytes */
+            for (size_t w = start; w < start + count; w++)
+                for (unsigned b = 0; b < 4; b++)
+                    part |= page[w * 4 + b] == twin[w * 4 + b];
+            CHECK_EQ(len, (long)(4 + (part ? (count + 1) / 2 : 0) + 4 * count));
+            CHECK_EQ((diff[3] & 0x80) != 0, part);
+        }
+    }
+}
+
+/* Writers of disjoint bytes (chars, bools, shorts, unaligned values) merge
+ * in either order: the case word diffs lost. */
+static void test_two_writers_of_disjoint_bytes_merge_in_either_order(void)
+{
+    static unsigned char orig[MAX_PAGE], a[MAX_PAGE], b[MAX_PAGE], merged[MAX_PAGE];
+    for (uint64_t s = 0; s < 200; s++) {
+        seed(3000 + s);
+        size_t size = page_sizes[s % NSIZES];
+        fill_random(orig, size);
+        memcpy(a, orig, size);
+        memcpy(b, orig, size);
+        memcpy(merged, orig, size);
+        /* pieces of 1, 2, 3, 8 or 16 bytes at any offset go to a, b or nobody */
+        static const size_t widths[] = {1, 2, 3, 8, 16};
+        size_t width = widths[s % 5];
+        for (size_t at = rng() % width; at + width <= size; at += width) {
+            unsigned who = (unsigned)(rng() % 3);
+            for (size_t k = at; k < at + width && who < 2; k++) {
+                unsigned char v = (unsigned char)rng();
+                (who ? b : a)[k] = v;
+                merged[k] = v;
+            }
+        }
+        long la = mem_diff_create(a, orig, size, diff, sizeof diff);
+        long lb = mem_diff_create(b, orig, size, diff2, sizeof diff2);
+        CHECK(la >= 0 && lb >= 0 && (size_t)la <= mem_diff_bound(size) &&
+              (size_t)lb <= mem_diff_bound(size));
+        if (la < 0 || lb < 0)
+            continue;
+        unsigned char *dst = guarded_page(orig, size);
+        CHECK_EQ(mem_diff_apply(dst, size, diff, (size_t)la), 0);
+        CHECK_EQ(mem_diff_apply(dst, size, diff2, (size_t)lb), 0);
+        CHECK(memcmp(dst, merged, size) == 0);
+        CHECK(guards_intact(size));
+        dst = guarded_page(orig, size);
+        CHECK_EQ(mem_diff_apply(dst, size, diff2, (size_t)lb), 0);
+        CHECK_EQ(mem_diff_apply(dst, size, diff, (size_t)la), 0);
+        CHECK(memcmp(dst, merged, size) == 0);
+        CHECK(guards_intact(size));
     }
 }
 
@@ -229,9 +340,17 @@ static void test_random_changes_roundtrip(void)
                 set_word(page, w, (uint32_t)rng());
             }
         }
-        /* sometimes change single bytes, not whole words */
+        /* sometimes change bytes and pieces of any width and alignment */
         if (rng() % 2)
             flip_bit(page, size);
+        if (mode != 0 && rng() % 2) {
+            size_t pieces = rng() % (n / 4);
+            for (size_t c = 0; c < pieces; c++) {
+                size_t width = 1 + rng() % 16, at = rng() % (size - width);
+                for (size_t k = at; k < at + width; k++)
+                    page[k] = rng() % 4 ? (unsigned char)rng() : twin[k];
+            }
+        }
         long len = roundtrip(size);
         if (memcmp(page, twin, size) == 0)
             CHECK_EQ(len, 0);
@@ -311,11 +430,14 @@ static void test_too_small_buffer_gives_enospc(void)
     memset(diff, 0xEE, sizeof diff);
     CHECK_EQ(mem_diff_create(page, twin, 8192, diff, 12), -ENOSPC);
     CHECK(diff[12] == 0xEE && diff[13] == 0xEE);
-    /* every word changed needs exactly the bound */
+    /* every word changed needs exactly its length, whole or in part */
     for (size_t w = 0; w < 2048; w++)
         set_word(page, w, ~get_word(twin, w));
-    CHECK_EQ(mem_diff_create(page, twin, 8192, diff, mem_diff_bound(8192) - 1), -ENOSPC);
-    CHECK_EQ(mem_diff_create(page, twin, 8192, diff, mem_diff_bound(8192)), (long)mem_diff_bound(8192));
+    CHECK_EQ(mem_diff_create(page, twin, 8192, diff, 8192 + 4 - 1), -ENOSPC);
+    CHECK_EQ(mem_diff_create(page, twin, 8192, diff, 8192 + 4), 8192 + 4);
+    page[4] = twin[4];
+    CHECK_EQ(mem_diff_create(page, twin, 8192, diff, 8192 + 1024 + 4 - 1), -ENOSPC);
+    CHECK_EQ(mem_diff_create(page, twin, 8192, diff, 8192 + 1024 + 4), 8192 + 1024 + 4);
 }
 
 static void test_invalid_page_size_is_rejected(void)
@@ -437,6 +559,25 @@ static void test_apply_rejects_malformed_diffs(void)
     CHECK_EQ(mem_diff_apply(dst, 8192, d, len), 0);
     CHECK(dst[8188] == 0x11 && dst[8191] == 0x14);
     CHECK(guards_intact(8192));
+
+    /* masked runs: the mask before the words, (count + 1) / 2 bytes */
+    len = put_run(d, 0, 10, 0x8000 | 3, 0); /* header only */
+    d[len] = 0x0F; /* word 10 whole, word 11 none */
+    d[len + 1] = 0x01; /* word 12: byte 0 */
+    memset(d + len + 2, 0x77, 12);
+    CHECK_EQ(mem_diff_check(d, len + 14, 8192), 12);
+    REJECTED(8192, d, len + 13); /* a word short */
+    REJECTED(8192, d, len + 1);  /* the mask short */
+    dst = guarded_page(twin, 8192);
+    CHECK_EQ(mem_diff_apply(dst, 8192, d, len + 14), 0);
+    CHECK(dst[40] == 0x77 && dst[43] == 0x77 && dst[48] == 0x77);
+    CHECK(memcmp(dst + 44, twin + 44, 4) == 0 && memcmp(dst + 49, twin + 49, 3) == 0);
+    CHECK(guards_intact(8192));
+    len = put_run(d, 0, 10, 0x8000, 0); /* masked, empty */
+    REJECTED(8192, d, len);
+    len = put_run(d, 0, (unsigned)n - 1, 0x8000 | 2, 0); /* masked, past the page */
+    memset(d + len, 0xFF, 9);
+    REJECTED(8192, d, len + 9);
 }
 
 static void test_apply_reads_unaligned_diff(void)
@@ -526,6 +667,9 @@ int main(void)
     test_unchanged_gap_word_is_not_carried();
     test_random_changes_roundtrip();
     test_two_writers_of_disjoint_words_merge_in_either_order();
+    test_byte_changes_carry_a_mask();
+    test_masked_runs_across_blocks();
+    test_two_writers_of_disjoint_bytes_merge_in_either_order();
     test_page_changed_back_gives_empty_diff();
     test_too_small_buffer_gives_enospc();
     test_invalid_page_size_is_rejected();
