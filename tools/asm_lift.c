@@ -220,6 +220,7 @@ struct insn {
     int         src_bits; /* movz/movs: the source's width */
     char        cc[4];    /* OP_SET: the condition */
     bool        lock, rep, parsed, atomic, fence;
+    const char *bad;      /* the operand it could not read */
     int         nx;
     struct xop  x[3];
 };
@@ -1034,7 +1035,8 @@ static bool read_statements(struct lift *L, const char *text)
         if (n < 0 || L->intel)
             in->parsed = false;
         for (int i = 0; i < n && in->parsed; i++)
-            in->parsed = parse_xop(L, parts[i], &in->x[i]);
+            if (!(in->parsed = parse_xop(L, parts[i], &in->x[i])))
+                in->bad = parts[i];
         in->nx = n < 0 ? 0 : n;
         classify(L, in);
     }
@@ -1092,6 +1094,9 @@ static bool exec(struct lift *L, const struct insn *in, bool lone)
         in->op != OP_XOR && in->op != OP_INC && in->op != OP_DEC && in->op != OP_NOT &&
         in->op != OP_XCHG && in->op != OP_XADD && in->op != OP_CMPXCHG)
         return fail(L, "lock %s is not one dsmcc translates", in->mn);
+    if (in->op != OP_NONE && in->bad)
+        return fail(L, "its operand '%s': dsmcc reads registers, immediates, operands and memory "
+                       "at (reg) or disp(reg)", in->bad);
     if (in->op == OP_NONE || !in->parsed || (in->rep && in->op != OP_NOP))
         return fail(L, "'%s' is not an instruction dsmcc translates", in->text);
     int bits = insn_bits(L, in);
@@ -1627,15 +1632,21 @@ enum asm_verdict asm_check_module(const char *text, struct sbuf *why)
     enum asm_verdict v = ASM_KEEP;
     const char *gcc = to_gcc(&L->ar, ir_unescape(&L->ar, text, strlen(text)), false);
     read_statements(L, gcc);
-    const char *hit = NULL;
+    const struct insn *hit = NULL;
     for (int i = 0; i < L->nin && !hit; i++)
         if (L->in[i].atomic)
-            hit = L->in[i].text;
-    if (!hit && L->overflow && mentions_atomic(gcc))
-        hit = "lock";
-    if (hit) {
+            hit = &L->in[i];
+    if (hit || (L->overflow && mentions_atomic(gcc))) {
+        /* The statement as the file has it: its prefix, registers with one %. */
+        struct sbuf s = {0};
+        if (hit && hit->lock && !starts(hit->text, "lock"))
+            sb_add(&s, "lock; ", 6);
+        for (const char *p = hit ? hit->text : "lock"; *p; p++)
+            if (!(p[0] == '%' && p[1] == '%'))
+                sb_add(&s, p, 1);
         sb_add(why, "file-scope assembly '", 21);
-        quote_c(why, hit);
+        quote_c(why, s.p);
+        sb_free(&s);
         sb_printf(why, "' is an atomic dsm cannot make coherent (assembly outside a "
                        "function is not translated)");
         v = ASM_REFUSED;

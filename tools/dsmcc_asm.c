@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "asm_lift.h"
 
@@ -145,11 +146,23 @@ static bool locate(const struct module *m, const char *call, char *out, size_t l
     for (int hops = 0; scope && hops < 100; hops++) {
         const char *file = meta(m, field(scope, "file"));
         if (file) {
-            char name[4096];
+            char name[4096], dir[4096], path[8200], cwd[4096];
             string_field(field(file, "filename"), name, sizeof name);
+            string_field(field(file, "directory"), dir, sizeof dir);
             if (!name[0])
                 return false;
-            snprintf(out, len, "%s:%ld", name, line);
+            /* The file as the user sees it: the name joined to its
+             * directory (clang makes some relative to another than the
+             * compiler's), relative to here when it lies below. */
+            if (name[0] == '/' || !dir[0])
+                snprintf(path, sizeof path, "%s", name);
+            else
+                snprintf(path, sizeof path, "%s/%s", dir, name);
+            size_t n = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+            const char *shown = path;
+            if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/')
+                shown = path + n + 1;
+            snprintf(out, len, "%.8200s:%ld", shown, line);
             return true;
         }
         scope = meta(m, field(scope, "scope"));
@@ -185,7 +198,7 @@ int main(int argc, char **argv)
 
     struct sbuf why = {0}, out = {0}, file_asm = {0};
     int         status = 0;
-    char        where[4200] = "";
+    char        where[8400] = "";
     /* File-scope assembly, every `module asm` line of it together: a lock
      * prefix may end one line and its instruction begin the next. */
     for (size_t i = 0; i < m.nline; i++) {
