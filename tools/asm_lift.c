@@ -323,7 +323,7 @@ static int split_top(struct arena *a, const char *s, size_t n, char sep, const c
     int         k = 0;
     const char *start = s, *end = s + n;
     for (const char *p = s; p <= end; p++) {
-        if (p < end && strchr("([{<\"", *p)) {
+        if (p < end && *p && strchr("([{<\"", *p)) {
             const char *q = skip_group(p);
             if (!q || q > end)
                 return -1;
@@ -1338,7 +1338,10 @@ static bool bind_operands(struct lift *L, const struct call *c)
     if (ncons < 0 || nargs < 0)
         return fail(L, "too many operands");
     if (c->rty[0] == '{' || c->rty[0] == '<') {
-        const char *b = strchr(c->rty, '{') + 1, *e = strrchr(c->rty, '}');
+        const char *b = strchr(c->rty, '{'), *e = strrchr(c->rty, '}');
+        if (!b || !e || e < b)
+            return fail(L, "a result of type %s", c->rty);
+        b++;
         nres = split_top(&L->ar, b, (size_t)(e - b), ',', rtys, MAX_OPS);
         if (nres < 0)
             return fail(L, "too many outputs");
@@ -1414,8 +1417,8 @@ static bool bind_operands(struct lift *L, const struct call *c)
             L->opaque = strcmp(o->ty, "ptr") == 0;
         int init = -1;
         if (isdigit((unsigned char)*s)) {
-            int t = atoi(s);
-            if (t >= L->nop || !L->op[t].output)
+            long t = strtol(s, NULL, 10);
+            if (t < 0 || t >= L->nop || !L->op[t].output)
                 return fail(L, "an input tied to no output");
             if (L->op[t].loc == LOC_MEM) { /* "+g" memory: the same memory */
                 const char *ty = o->ty;

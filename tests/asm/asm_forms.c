@@ -160,6 +160,31 @@ static inline uint8_t cas_b(uint8_t *p, uint8_t old, uint8_t new)
     return old;
 }
 
+/* The flag turned into the result inside the statement: setz into %%al
+ * then movzbl, as older MPI runtimes write it. */
+static inline int cas_setz_movzbl(volatile unsigned *addr, unsigned old, unsigned new)
+{
+    unsigned ret = old;
+    asm volatile("lock; cmpxchgl %1,%2\n\tsetz %%al\n\tmovzbl %%al,%0\n" : "+a"(ret) : "r"(new), "m"(*addr) : "memory");
+    return ret; /* the flag, widened */
+}
+
+/* sete after cmpxchg into a "=qm" byte; the expected value in memory too. */
+static inline int cas_sete_qm(volatile int *addr, int *oldval, int newval)
+{
+    unsigned char ret;
+    asm volatile("lock; cmpxchgl %3,%2\n\tsete %0\n\t" : "=qm"(ret), "+a"(*oldval), "+m"(*addr) : "q"(newval) : "memory", "cc");
+    return ret;
+}
+
+/* A 64-bit result through "=a" from a 32-bit cmpxchg (%k1). */
+static inline int cas_k(volatile unsigned *addr, unsigned oldval, unsigned newval)
+{
+    unsigned long prev;
+    asm volatile("lock; cmpxchgl %k1,%2" : "=a"(prev) : "q"(newval), "m"(*addr), "0"(oldval) : "memory");
+    return prev == oldval;
+}
+
 /* ---- Phoenix's helpers, in their shape ---- */
 
 /* (Phoenix's own has "=a": without the early clobber clang -O0 gives n
@@ -278,6 +303,20 @@ int main(void)
     a = cas_b(&u8, 9, 200);
     b = cas_b(&u8, 9, 1);
     SHOW("cas_b %d %d %u", a, b, u8);
+    u32 = 3;
+    a = cas_setz_movzbl(&u32, 3, 4);
+    b = cas_setz_movzbl(&u32, 3, 5);
+    SHOW("cas_setz_movzbl %d %d %u", a, b, u32);
+    i32 = 6;
+    int expect = 6;
+    a = cas_sete_qm(&i32, &expect, 7);
+    int e1 = expect;
+    b = cas_sete_qm(&i32, &expect, 8);
+    SHOW("cas_sete_qm %d %d %d %d %d", a, e1, b, expect, i32);
+    u32 = 0xffffffffu;
+    a = cas_k(&u32, 0xffffffffu, 1);
+    b = cas_k(&u32, 0xffffffffu, 2);
+    SHOW("cas_k %d %d %u", a, b, u32);
     word = 0;
     a = test_and_set(&word);
     b = test_and_set(&word);
