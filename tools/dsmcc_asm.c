@@ -132,9 +132,12 @@ static void string_field(const char *p, char *out, size_t len)
 /* "file:line" of the call's !dbg location, or false. The line is where
  * the asm statement is written (an inlined helper's own line, in its
  * header); its file is its scope's, followed outward. */
-static bool locate(const struct module *m, const char *call, char *out, size_t len)
+static bool locate(const struct module *m, size_t at, char *out, size_t len)
 {
-    const char *dbg = strstr(call, "!dbg !");
+    const char *dbg = strstr(m->line[at], "!dbg !");
+    /* asm goto (callbr) prints its labels and location on a line of their own */
+    if (!dbg && at + 1 < m->nline && strstr(m->line[at + 1], " to label "))
+        dbg = strstr(m->line[at + 1], "!dbg !");
     const char *loc = dbg ? meta(m, dbg + 5) : NULL;
     if (!loc || strncmp(loc, "!DILocation(", 12) != 0)
         return false;
@@ -239,7 +242,7 @@ int main(int argc, char **argv)
             fwrite(out.p, 1, out.len, stdout);
             break;
         case ASM_REFUSED:
-            status = locate(&m, l, where, sizeof where) ? 3 : 4;
+            status = locate(&m, i, where, sizeof where) ? 3 : 4;
             break;
         }
     }

@@ -62,6 +62,11 @@ int main(void)
                  : "r"(&counter)
                  : "memory");
 #endif
+#ifdef CASE_ASM_GOTO
+    asm goto("lock; decl %0; je %l[zero]" : "+m"(counter) : : "memory" : zero); /* here: CASE_ASM_GOTO */
+    counter = 1;
+zero:
+#endif
 #ifdef CASE_HEADER
     set_bit_locked(5, &bits);
 #endif
