@@ -180,20 +180,24 @@ struct val {
     const char *pty;
 };
 
-enum loc { LOC_REG, LOC_MEM, LOC_VAL, LOC_FLAG };
+/* Where an operand lives. An input by value is a register of its own
+ * holding the value (an immediate too: the assembly cannot write one),
+ * so that a statement that writes an input-only register, as some do,
+ * reads back what it wrote. */
+enum loc { LOC_REG, LOC_MEM, LOC_FLAG };
 
 struct operand {
     bool        output, indirect;
     enum loc    loc;
     int         reg;  /* LOC_REG */
     const char *ty;   /* the argument's, or the result's, IR type */
-    const char *val;  /* LOC_MEM: the pointer; LOC_VAL: the value */
+    const char *val;  /* LOC_MEM: the pointer; an input: its value */
     const char *elem; /* LOC_MEM: elementtype(...), when given */
     int         res;  /* non-indirect output: its place in the result */
     char        cc[8]; /* LOC_FLAG: the condition (z, ne, s...) */
 };
 
-enum xkind { X_REG, X_IMM, X_VAL, X_MEM };
+enum xkind { X_REG, X_IMM, X_MEM };
 
 /* An instruction's operand, as written. */
 struct xop {
@@ -201,9 +205,8 @@ struct xop {
     int        bits;     /* the width it names; 0: it does not say */
     int        reg;      /* X_REG */
     long long  imm;      /* X_IMM */
-    int        opn;      /* X_VAL, and X_MEM of an indirect operand: which; else -1 */
-    int        base_reg; /* X_MEM through a register, else -1 */
-    int        base_opn; /* X_MEM through an operand's value ((%1)), else -1 */
+    int        opn;      /* X_MEM of an indirect operand: which; else -1 */
+    int        base_reg; /* X_MEM through a register ((%1), (%%rbx)), else -1 */
     long long  disp;
 };
 
@@ -582,6 +585,8 @@ static bool as_int(struct lift *L, struct val v, int bits, struct val *r)
 {
     if (!v.txt)
         return fail(L, "it reads a register it never set");
+    if (!v.pty && (v.bits < 1 || v.bits > 64))
+        return fail(L, "a value that is no integer or pointer");
     if (v.pty) {
         const char *t = tmp(L);
         emit(L, "%s = ptrtoint %s %s to i64", t, v.pty, v.txt);
@@ -632,8 +637,6 @@ static bool address(struct lift *L, const struct xop *x, int bits, const char **
     struct val base;
     if (x->opn >= 0)
         base = (struct val){L->op[x->opn].val, 64, L->op[x->opn].ty};
-    else if (x->base_opn >= 0)
-        base = opval(L, x->base_opn);
     else {
         if (x->base_reg == REG_RSP || x->base_reg == REG_RBP)
             return fail(L, "memory on the stack pointer");
@@ -676,7 +679,6 @@ static bool read_x(struct lift *L, const struct xop *x, int bits, bool atomic, s
             return fail(L, "it reads the stack or frame pointer");
         return as_int(L, L->reg[x->reg], bits, r);
     case X_IMM: *r = vconst(L, x->imm, bits); return true;
-    case X_VAL: return as_int(L, opval(L, x->opn), bits, r);
     case X_MEM: {
         const char *p;
         if (!address(L, x, bits, &p))
@@ -863,7 +865,7 @@ static bool parse_opref(struct lift *L, const char *s, int *opn, int *bits)
 
 static bool parse_xop(struct lift *L, const char *s, struct xop *x)
 {
-    *x = (struct xop){.opn = -1, .base_reg = -1, .base_opn = -1};
+    *x = (struct xop){.opn = -1, .base_reg = -1};
     if (starts(s, "%%")) {
         x->k = X_REG;
         x->reg = reg_lookup(s + 2, strlen(s + 2), &x->bits);
@@ -881,7 +883,6 @@ static bool parse_xop(struct lift *L, const char *s, struct xop *x)
         x->bits = bits;
         switch (L->op[n].loc) {
         case LOC_REG: x->k = X_REG; x->reg = L->op[n].reg; return true;
-        case LOC_VAL: x->k = X_VAL; x->opn = n; return true;
         case LOC_MEM: x->k = X_MEM; x->opn = n; return true;
         case LOC_FLAG: return false;
         }
@@ -909,12 +910,9 @@ static bool parse_xop(struct lift *L, const char *s, struct xop *x)
     int n, bits;
     if (!parse_opref(L, base, &n, &bits))
         return false;
-    if (L->op[n].loc == LOC_REG)
-        x->base_reg = L->op[n].reg;
-    else if (L->op[n].loc == LOC_VAL)
-        x->base_opn = n;
-    else
+    if (L->op[n].loc != LOC_REG)
         return false;
+    x->base_reg = L->op[n].reg;
     return true;
 }
 
@@ -1440,13 +1438,16 @@ static bool bind_operands(struct lift *L, const struct call *c)
             if (o->reg < 0)
                 return fail(L, "the register %s", s);
             init = o->reg;
-        } else
-            o->loc = LOC_VAL;
+        } else {
+            o->loc = LOC_REG;
+            o->reg = NPHYS + L->nop;
+            init = o->reg;
+        }
         if (init >= 0) {
+            /* (a float or vector stays unset: reading it is refused) */
             struct val v = opval(L, L->nop);
-            if (!v.pty && !v.bits)
-                return fail(L, "an operand of type %s", o->ty);
-            L->reg[init] = v;
+            if (v.pty || v.bits)
+                L->reg[init] = v;
         }
         L->nop++;
     }
