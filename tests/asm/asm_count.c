@@ -2,7 +2,10 @@
  * asm_count — a pthreads program whose threads count with x86-64 inline
  * assembly, as thread pools and MapReduce runtimes do (issue 54): each of
  * THREADS threads adds ITERS to every counter, each counter through
- * another form, and main checks the exact totals. Built with dsmcc, every
+ * another form, and main checks the exact totals. The threads start
+ * together (a barrier), so that they count at the same time on every
+ * layout: the hardware's atomics each on their own node's copy of the
+ * page lose the other nodes' increments. Built with dsmcc, every
  * form becomes a dsm atomic (tools/asm_lift.c) and the totals are exact
  * with the threads on several nodes; before that, a node's lock; xaddl
  * updated its own copy of the page and most increments were lost.
@@ -92,11 +95,13 @@ static long     c_add64, c_cas64;
 static unsigned c_phoenix;
 static int      lock_word;
 static int      tickets_seen[64];
+static pthread_barrier_t start;
 
 static void *work(void *arg)
 {
     long t = (long)arg;
     int  mine = 0;
+    pthread_barrier_wait(&start);
     for (int i = 0; i < iters; i++) {
         if (fetch_add(&c_xadd, 1) < 0)
             mine = -1000000;
@@ -128,6 +133,7 @@ int main(int argc, char **argv)
     if (threads < 1 || threads > 64 || iters < 1)
         return 2;
     c_down = threads * iters;
+    pthread_barrier_init(&start, NULL, (unsigned)threads);
     pthread_t tid[64];
     for (long t = 0; t < threads; t++)
         if (pthread_create(&tid[t], NULL, work, (void *)t) != 0)
