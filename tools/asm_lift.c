@@ -116,15 +116,25 @@ static char *astrndup(struct arena *a, const char *s, size_t n)
 }
 
 static char *aprintf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *vaprintf(struct arena *a, const char *fmt, va_list ap)
+{
+    /* (vasprintf: gcc -fsanitize warns of vsnprintf(NULL, 0, ...)) */
+    char *s = NULL;
+    int   n = vasprintf(&s, fmt, ap);
+    if (n < 0) {
+        fprintf(stderr, "dsmcc-asm: out of memory\n");
+        exit(1);
+    }
+    char *p = astrndup(a, s, (size_t)n);
+    free(s);
+    return p;
+}
+
 static char *aprintf(struct arena *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *p = aalloc(a, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    char *p = vaprintf(a, fmt, ap);
     va_end(ap);
     return p;
 }
@@ -262,13 +272,8 @@ static bool fail(struct lift *L, const char *fmt, ...)
         return false;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    L->err = vaprintf(&L->ar, fmt, ap);
     va_end(ap);
-    char *p = aalloc(&L->ar, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(p, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    L->err = p;
     return false;
 }
 
