@@ -463,7 +463,15 @@ static void quote_c(struct sbuf *b, const char *s)
     }
 }
 
-/* The integer width of an IR type: iN, or 64 for a pointer; 0 otherwise. */
+/* A float or double: its width, else 0. In a register it is those bits
+ * (Concurrency Kit exchanges doubles with xchgq). */
+static int fp_bits(const char *t)
+{
+    return !t ? 0 : strcmp(t, "double") == 0 ? 64 : strcmp(t, "float") == 0 ? 32 : 0;
+}
+
+/* The width of an IR type as a register holds it: iN, 64 for a pointer,
+ * a float's or double's; 0 otherwise. */
 static int type_bits(const char *t)
 {
     if (!t)
@@ -471,6 +479,8 @@ static int type_bits(const char *t)
     size_t n = strlen(t);
     if (strcmp(t, "ptr") == 0 || (n && t[n - 1] == '*'))
         return 64;
+    if (fp_bits(t))
+        return fp_bits(t);
     if (t[0] == 'i' && n > 1) {
         char *e;
         long  b = strtol(t + 1, &e, 10);
@@ -627,12 +637,19 @@ static bool reg_write(struct lift *L, int r, struct val v, int bits)
     return true;
 }
 
-/* The operand's value as the IR argument gives it. */
+/* The operand's value as the IR argument gives it (a float's bits as an
+ * integer). */
 static struct val opval(struct lift *L, int i)
 {
     const struct operand *o = &L->op[i];
     if (is_ptr_type(o->ty))
         return (struct val){o->val, 64, o->ty};
+    int fb = fp_bits(o->ty);
+    if (fb) {
+        const char *t = tmp(L);
+        emit(L, "%s = bitcast %s %s to i%d", t, o->ty, o->val, fb);
+        return (struct val){t, fb, NULL};
+    }
     return (struct val){o->val, type_bits(o->ty), NULL};
 }
 
@@ -871,9 +888,10 @@ static bool parse_opref(struct lift *L, const char *s, int *opn, int *bits)
 static bool parse_xop(struct lift *L, const char *s, struct xop *x)
 {
     *x = (struct xop){.opn = -1, .base_reg = -1};
-    if (starts(s, "%%")) {
+    if (starts(s, "%%")) { /* gas takes "% rax" too (Concurrency Kit writes it) */
+        const char *r = skip_ws(s + 2);
         x->k = X_REG;
-        x->reg = reg_lookup(s + 2, strlen(s + 2), &x->bits);
+        x->reg = reg_lookup(r, strlen(r), &x->bits);
         return x->reg >= 0;
     }
     if (*s == '$') {
@@ -1495,6 +1513,10 @@ static bool write_result(struct lift *L, const struct call *c)
                     return false;
                 emit(L, "%s = inttoptr i64 %s to %s", name, v.txt, t);
             }
+        } else if (fp_bits(t)) {
+            if (!as_int(L, v, bits, &v))
+                return false;
+            emit(L, "%s = bitcast i%d %s to %s", name, bits, v.txt, t);
         } else {
             if (v.pty) {
                 if (!as_int(L, v, 64, &v))

@@ -185,6 +185,51 @@ static inline int cas_k(volatile unsigned *addr, unsigned oldval, unsigned newva
     return prev == oldval;
 }
 
+/* Concurrency Kit's shapes: the flag set into the accumulator's own
+ * output, the expected value a separate "a" input; the value found also
+ * stored through an "=m"; a flag into an "=rm" byte. */
+static inline _Bool cas_into_a(int *target, int compare, int set)
+{
+    _Bool z;
+    asm volatile("lock cmpxchgl %2, %0; setz %1;" : "+m"(*target), "=a"(z) : "q"(set), "a"(compare) : "memory", "cc");
+    return z;
+}
+
+static inline _Bool cas_value(int *target, int compare, int set, int *v)
+{
+    _Bool z;
+    asm volatile("lock cmpxchgl %3, %0;"
+                 "mov %% eax, %2;" /* sic: "% eax", as Concurrency Kit writes it */
+                 "setz %1;"
+                 : "+m"(*target), "=a"(z), "=m"(*v)
+                 : "q"(set), "a"(compare)
+                 : "memory", "cc");
+    return z;
+}
+
+static inline void inc_zero(int *target, _Bool *zero)
+{
+    asm volatile("lock incl %0; setz %1" : "+m"(*target), "=rm"(*zero) : : "memory", "cc");
+}
+
+static inline double fas_double(double *target, double v)
+{
+    asm volatile("xchgq %0, %1" : "+m"(*target), "+q"(v) : : "memory");
+    return v;
+}
+
+static inline int ck_load(int *target)
+{
+    int r;
+    asm volatile("movl %1, %0" : "=q"(r) : "m"(*target) : "memory");
+    return r;
+}
+
+static inline void ck_store(int *target, int v)
+{
+    asm volatile("movl %1, %0" : "=m"(*target) : "q"(v) : "memory");
+}
+
 /* ---- Phoenix's helpers, in their shape ---- */
 
 /* (Phoenix's own has "=a": without the early clobber clang -O0 gives n
@@ -317,6 +362,22 @@ int main(void)
     a = cas_k(&u32, 0xffffffffu, 1);
     b = cas_k(&u32, 0xffffffffu, 2);
     SHOW("cas_k %d %d %u", a, b, u32);
+    i32 = 4;
+    a = cas_into_a(&i32, 4, 5);
+    b = cas_into_a(&i32, 4, 6);
+    SHOW("cas_into_a %d %d %d", a, b, i32);
+    int found = -1;
+    a = cas_value(&i32, 4, 6, &found);
+    SHOW("cas_value %d %d %d", a, found, i32);
+    _Bool z1, z2;
+    i32 = -2;
+    inc_zero(&i32, &z1);
+    inc_zero(&i32, &z2);
+    SHOW("inc_zero %d %d %d", z1, z2, i32);
+    double dbl = 2.5;
+    SHOW("fas_double %g %g", fas_double(&dbl, -0.75), dbl);
+    ck_store(&i32, 77);
+    SHOW("ck_load_store %d", ck_load(&i32));
     word = 0;
     a = test_and_set(&word);
     b = test_and_set(&word);
