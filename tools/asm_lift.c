@@ -1441,11 +1441,11 @@ static bool bind_operands(struct lift *L, const struct call *c)
             long t = strtol(s, NULL, 10);
             if (t < 0 || t >= L->nop || !L->op[t].output)
                 return fail(L, "an input tied to no output");
-            if (L->op[t].loc == LOC_MEM) { /* "+g" memory: the same memory */
-                const char *ty = o->ty;
+            if (L->op[t].loc == LOC_MEM) {
+                /* "+g" or "+rm" made memory: the input is the same memory
+                 * (its value argument, a load, is not needed) */
                 *o = L->op[t];
                 o->output = false;
-                (void)ty;
                 L->nop++;
                 continue;
             }
@@ -1586,9 +1586,9 @@ enum asm_verdict asm_lift_call(const char *line, bool opaque, unsigned serial, s
     if (!read_call(L, line, &c))
         goto done;
     L->intel = c.intel;
-    /* The statements, read once without operands to see whether any is
-     * atomic; a statement's operands need the bindings, which need the
-     * arguments: bind first, and if binding fails, judge from the text. */
+    /* The operands first: the statements' %N name them. If they cannot
+     * be bound, the statements are still read, without them: enough to
+     * see whether any is atomic, and to refuse it. */
     bool bound = bind_operands(L, &c);
     const char *bind_err = L->err;
     L->err = NULL;
