@@ -193,6 +193,10 @@ void dsm_free(void *p) { free(p); }
         return c;                                                                              \
     }
 
+/* Under ThreadSanitizer (-fsanitize=thread: a check that the generated
+ * programs are race-free) its runtime has these functions, and knows them
+ * for atomics. */
+#ifndef __SANITIZE_THREAD__
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wbuiltin-declaration-mismatch"
 #endif
@@ -274,3 +278,4 @@ a128 __tsan_atomic128_compare_exchange_val(volatile a128 *a, a128 c, a128 v, int
     return c;
 }
 #endif
+#endif /* __SANITIZE_THREAD__ */
