@@ -28,8 +28,16 @@
  * in round r), one cyclically over the nodes (allocated by the last node;
  * for bool_flags node (P - 1 + r) mod P). Every participant checks every
  * round and says what it lost; the job fails at the end if any did.
+ * Every node's writes come before any node's release: after writing, each
+ * node sends every other a go-ahead message (a port message carries no
+ * consistency: the shared accesses stay ordered by the barriers alone)
+ * and waits for theirs before the barrier. So the homes merge the writes
+ * in a fixed order: without it, under erc a home's own writes and another
+ * node's diff meet in the order the machine's timing gives, and on a
+ * loaded machine the diffs of 32-bit words lost a write in only some runs.
  * With threads (test_every_byte_survives_thr, conf_threads.h) the writers
- * are the threads of every node, neighbours on one node as well as on two.
+ * are the threads of every node, neighbours on one node as well as on two,
+ * without the go-ahead (a port is its node's).
  * Usage: test_every_byte_survives KIND [elements] [rounds] [first byte]
  *   (the first byte: the elements' offset in the array, to try the other
  *   alignments by hand; the kind's by default).
@@ -64,6 +72,42 @@ static int this_node(void)
     return dsm_rank();
 #endif
 }
+
+/* The go-ahead: every node tells every other that its writes of a round
+ * are done, and waits until all have said so (no consistency: a message). */
+#ifndef CONF_THREADS
+struct go_ahead {
+    int port;
+    dsm_port_ref *peer;
+};
+
+static struct go_ahead go_ahead_open(int me, int p)
+{
+    struct go_ahead g = {.port = dsm_port_create("every-byte", (unsigned)p + 1)};
+    MP_CHECK(g.port >= 0, "dsm_port_create: %d", g.port);
+    g.peer = calloc((size_t)p, sizeof *g.peer);
+    MP_CHECK(g.peer, "out of memory");
+    for (int k = 0; k < p; k++)
+        if (k != me)
+            MP_CHECK(dsm_port_lookup(k, "every-byte", 30, &g.peer[k]) == 0, "lookup of node %d", k);
+    return g;
+}
+
+static void go_ahead_exchange(const struct go_ahead *g, int me, int p, int64_t round)
+{
+    for (int k = 0; k < p; k++)
+        if (k != me)
+            MP_CHECK(dsm_msg_send(&g->peer[k], &round, sizeof round, NULL, 0, DSM_FOREVER, NULL) == 0,
+                     "go-ahead to node %d", k);
+    for (int k = 1; k < p; k++) {
+        struct dsm_msg m;
+        MP_CHECK(dsm_msg_recv(g->port, &m, DSM_FOREVER) == 0, "go-ahead");
+        MP_CHECK(m.len == sizeof round && *(int64_t *)m.data == round,
+                 "round %lld: a go-ahead from node %d of another round", (long long)round, m.src_node);
+        dsm_msg_free(&m);
+    }
+}
+#endif
 
 static uint64_t hash(uint64_t x)
 {
@@ -185,6 +229,10 @@ int main(int argc, char **argv)
     unsigned char *arrays[2] = {NULL, NULL};
     int alloc[2] = {0, 0};
     static const char *const array_name[2] = {"homed at its allocator", "homed cyclically"};
+#ifndef CONF_THREADS
+    struct go_ahead go = go_ahead_open(me, p);
+    dsm_barrier(); /* every port exists before any go-ahead is sent */
+#endif
     char first[256];
     size_t mine = 0, total_lost = 0;
     int rounds_lost = 0;
@@ -229,6 +277,9 @@ int main(int argc, char **argv)
                     store(arrays[a] + kk.offset + i * kk.size, v, kk.size);
                     mine++;
                 }
+#ifndef CONF_THREADS
+        go_ahead_exchange(&go, me, p, r);
+#endif
         dsm_barrier();
         size_t lost = 0;
         for (int a = 0; a < 2; a++) {
