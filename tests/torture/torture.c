@@ -1282,9 +1282,15 @@ static void run_pieces(const struct plan *pl, const char *what)
             continue;
         piece_new(pc, T.obj[pc->k].want + pc->off, val);
         load_w(T.obj[pc->k].p + pc->off, got, pc->width);
-        if (memcmp(got, val, pc->width) != 0)
-            fail("%s: this participant's own %d-byte write at %s reads back as another value "
-                 "before the barrier", what, pc->width, where(pc->k, pc->off, pc->width));
+        if (memcmp(got, val, pc->width) != 0) {
+            int j = 0;
+            while (got[j] == val[j])
+                j++;
+            fail("%s: this participant's own %d-byte write at %s reads back before the barrier "
+                 "with byte %u 0x%02x, not 0x%02x (before the round %s)", what, pc->width,
+                 where(pc->k, pc->off, pc->width), pc->off + (unsigned)j, got[j], val[j],
+                 history(pc->k, pc->off + (size_t)j));
+        }
     }
 }
 
