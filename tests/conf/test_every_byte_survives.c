@@ -295,6 +295,9 @@ int main(int argc, char **argv)
         rounds_lost += lost > 0;
         dsm_barrier(); /* no one writes round r + 1 while another checks round r */
     }
+#ifndef CONF_THREADS
+    free(go.peer);
+#endif
     MP_CHECK(total_lost == 0, "%s: %zu of %zu writes lost, in %d of %d rounds (lines above)",
              kk.name, total_lost, 2 * n * (size_t)rounds, rounds_lost, rounds);
     if (me == 0)
