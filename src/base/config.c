@@ -66,6 +66,8 @@ static const struct config_entry table[] = {
      "datagram authentication: mac (SipHash-2-4 over every byte) or token (every header and the messages that end or finish the job authenticated; message data not)"},
     {"DSM_NET_ONE_SIDED", CFG_CHOICE, "auto", 0, 0, "off|auto|on", OFF(net_one_sided),
      "with DSM_NET=ucx, hlrc's read faults fetch pages with a one-sided UCX get from the home's memory, without its CPU: auto (peers on this host reached through shared memory), on (every peer: RDMA networks), off (always a request)"},
+    {"DSM_SERVICE_POLL", CFG_CHOICE, "auto", 0, 0, "off|auto|on", OFF(service_poll),
+     "whether each node's service thread polls for messages on a CPU of its own instead of sleeping until one comes: auto (where the node's share of the CPUs it may run on exceeds its application threads, DSM_THREADS), on, off; --stats says which ran"},
     {"DSM_NET_SPIN_US", CFG_INT, "-1", -1, 100000, NULL, OFF(net_spin_us),
      "microseconds a waiting thread polls before blocking (-1: adapt to cores per node)"},
     {"DSM_IPC_WINDOW", CFG_INT, "8", 1, 256, NULL, OFF(ipc_window),

@@ -29,6 +29,7 @@ struct dsm_config {
     int64_t  net_auth_mac;     /* DSM_NET_AUTH: 1 = mac, 0 = token */
     int64_t  net_spin_us;      /* DSM_NET_SPIN_US, -1 = adapt */
     int64_t  net_one_sided;    /* DSM_NET_ONE_SIDED: enum net_one_sided */
+    int64_t  service_poll;     /* DSM_SERVICE_POLL: enum net_service_poll */
     const char *net_bind;      /* DSM_NET_BIND, NULL if unset */
     int64_t  ipc_window;       /* DSM_IPC_WINDOW */
     int64_t  ipc_inline_max;   /* DSM_IPC_INLINE_MAX */

@@ -45,6 +45,7 @@ struct net_params {
     bool                auth_mac;
     int                 spin_us;      /* -1: adapt */
     int                 one_sided;    /* enum net_one_sided (DSM_NET_ONE_SIDED) */
+    int                 service_poll; /* enum net_service_poll (DSM_SERVICE_POLL) */
 };
 
 struct net_rx_ops {
@@ -138,6 +139,7 @@ void net_abort_peers(const char *reason);
  * had, and nothing of it is readable). */
 #define NET_EXPOSE_MAX 4
 enum net_one_sided { NET_ONE_SIDED_OFF = 0, NET_ONE_SIDED_AUTO = 1, NET_ONE_SIDED_ON = 2 };
+enum net_service_poll { NET_SERVICE_POLL_OFF = 0, NET_SERVICE_POLL_AUTO = 1, NET_SERVICE_POLL_ON = 2 };
 int   net_expose(size_t len);
 void *net_exposed(int range);
 /* Whether net_get may work with `peer` (DSM_NET_ONE_SIDED: auto = peers

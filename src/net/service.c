@@ -14,6 +14,7 @@
 #include "net/ucx.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -22,9 +23,105 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/state.h"
+#include "base/stats.h"
 
 #define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
 #define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
+
+DSM_STATE struct service_plan service_plan = {.cpu = -1};
+
+/* A node with more CPUs than application threads (a cluster node that runs
+ * one process of 2 threads on 16 cores, say) has a CPU on which its
+ * service thread can poll: a request then waits for nobody's wake-up,
+ * which on this VM costs 24-150 us, and no look-back delays it when the
+ * program computes. Its CPU is the last of the node's share of the
+ * affinity mask (nodes on one host take consecutive shares), the one
+ * OpenMP's places and the scheduler fill last. Without a CPU to spare, a
+ * polling service thread would take turns from the program: auto then
+ * sleeps; `on` polls anyway, yielding between polls, unpinned. */
+struct service_plan service_plan_make(const int *cpus, int ncpus, int setting, int threads,
+                                      int nodes_here, int index_here)
+{
+    if (nodes_here < 1)
+        nodes_here = 1;
+    if (index_here < 0 || index_here >= nodes_here)
+        index_here = 0;
+    int share = ncpus / nodes_here;
+    bool spare = share > (threads > 0 ? threads : 1);
+    struct service_plan p = {.node_cpus = share, .cpu = -1};
+    p.polls = setting == NET_SERVICE_POLL_ON || (setting == NET_SERVICE_POLL_AUTO && spare);
+    if (p.polls && spare)
+        p.cpu = cpus[index_here * share + share - 1];
+    return p;
+}
+
+void service_plan_decide(int setting, int threads, int nodes_here, int index_here)
+{
+    int cpus[CPU_SETSIZE];
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                cpus[n++] = c;
+    service_plan = service_plan_make(cpus, n, setting, threads, nodes_here, index_here);
+    atomic_store_explicit(&stats_counters[STAT_SVC_POLLING], service_plan.polls ? 1 : 0,
+                          memory_order_relaxed);
+}
+
+void service_pin(void)
+{
+    if (service_plan.cpu < 0)
+        return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(service_plan.cpu, &one);
+    int err = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    if (err) /* it polls unpinned: slower for others, still right */
+        log_warn("cannot pin the service thread to CPU %d: %s", service_plan.cpu, strerror(err));
+}
+
+void service_poll_pause(void)
+{
+    if (service_plan.cpu >= 0) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield" ::: "memory");
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
+static void bump_gen(void);
+static void run_timers_and_tick(void);
+
+/* The service thread with a CPU of its own: reads the socket whenever no
+ * waiter does, runs the timers when due (and the upper layer's tick at
+ * least every IDLE_WAKE_MS), and never sleeps. */
+static void *service_poll_main(void)
+{
+    uint64_t next_tick = 0;
+    while (!atomic_load(&net_state.svc.stopping)) {
+        int n = 0;
+        if (atomic_load(&net_state.svc.rx_claims) == 0 && pthread_mutex_trylock(&net_state.rx_lock) == 0) {
+            n = recv_progress();
+            pthread_mutex_unlock(&net_state.rx_lock);
+        }
+        uint64_t now = clock_ns();
+        if (now >= atomic_load(&net_state.svc.timers_due) || now >= next_tick) {
+            run_timers_and_tick();
+            next_tick = now + (uint64_t)IDLE_WAKE_MS * 1000000;
+        }
+        if (n)
+            bump_gen();
+        else
+            service_poll_pause();
+    }
+    return NULL;
+}
 
 /* Tells the waiters (net_wait) to look again at what they wait for. */
 static void bump_gen(void)
@@ -170,6 +267,9 @@ static void claim_socket(void)
 void *service_main(void *arg)
 {
     (void)arg;
+    service_pin();
+    if (service_plan.polls)
+        return service_poll_main();
     uint64_t lookback = LONG_WAIT_NS;
     bool looked = false;
     while (!atomic_load(&net_state.svc.stopping)) {
@@ -259,8 +359,8 @@ static void run_due_timers(uint64_t now)
  * waiter's path stays free of a cross-CPU wake-up. */
 static void release_socket(bool blocking)
 {
-    if (atomic_fetch_sub(&net_state.svc.rx_claims, 1) != 1)
-        return;
+    if (atomic_fetch_sub(&net_state.svc.rx_claims, 1) != 1 || service_plan.polls)
+        return; /* a polling service thread reads the socket again by itself */
     if (blocking ||
         (net_state.svc.service_core && clock_ns() - atomic_load(&net_state.svc.claimed_since) > LONG_WAIT_NS))
         service_kick();

@@ -296,6 +296,27 @@ int recv_progress(void);
 /* The service thread. */
 void *service_main(void *arg);
 
+/* Whether the service threads (UDP's, UCX's) poll for messages instead of
+ * sleeping until one comes (DSM_SERVICE_POLL), decided once at start from
+ * the CPUs this process may run on, shared evenly among the job's nodes on
+ * this host, against the node's application threads. */
+struct service_plan {
+    bool polls;
+    int  cpu;       /* the CPU it is pinned to when it polls: -1, none */
+    int  node_cpus; /* this node's share of the CPUs */
+};
+extern struct service_plan service_plan;
+void service_plan_decide(int setting, int threads, int nodes_here, int index_here);
+/* The decision itself, from the CPUs this process may run on (ascending):
+ * the node index_here of nodes_here on this host takes the index_here-th
+ * equal share of them. */
+struct service_plan service_plan_make(const int *cpus, int ncpus, int setting, int threads,
+                                      int nodes_here, int index_here);
+/* By a service thread as it starts: onto its CPU, when it has one. */
+void service_pin(void);
+/* Between two polls: a pause on a CPU of its own, else a turn for others. */
+void service_poll_pause(void);
+
 /* Wakes the service thread. */
 void service_kick(void);
 

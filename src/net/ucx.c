@@ -558,6 +558,8 @@ void ucx_notify(void) { bump_gen(); }
 
 static void kick(void)
 {
+    if (service_plan.polls) /* it is awake, and reads the worker by itself */
+        return;
     uint64_t one = 1;
     if (write(ux.evfd, &one, sizeof one) < 0 && errno != EAGAIN)
         log_fatal("cannot wake the service thread: %s", strerror(errno));
@@ -662,6 +664,20 @@ static void claim_worker(void)
 static void *ucx_service_main(void *arg)
 {
     (void)arg;
+    service_pin();
+    while (service_plan.polls && !atomic_load(&ux.stopping)) { /* a CPU of its own */
+        int n = 0;
+        if (atomic_load(&ux.rx_claims) == 0 && pthread_mutex_trylock(&ux.rx_lock) == 0) {
+            n = progress();
+            pthread_mutex_unlock(&ux.rx_lock);
+        }
+        if (n)
+            bump_gen();
+        if (clock_ns() >= atomic_load(&ux.timers_due))
+            run_timers();
+        if (!n)
+            service_poll_pause();
+    }
     uint64_t lookback = LONG_WAIT_NS;
     while (!atomic_load(&ux.stopping)) {
         bool on_efd = false;
@@ -1056,6 +1072,12 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     atomic_store(&ux.timers_due, now);
     net_over_ucx = true;
     log_set_abort_hook(ucx_abort_hook);
+    int here = 0, index_here = 0;
+    for (int i = 0; i < ux.nodes; i++) {
+        here += ux.peers[i].same_host;
+        index_here += ux.peers[i].same_host && i < ux.rank;
+    }
+    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, here, index_here);
     ux.running = true;
     int err = pthread_create(&ux.thread, NULL, ucx_service_main, NULL);
     if (err)

@@ -69,7 +69,7 @@ static void on_stats(int peer, const void *msg, size_t len)
 void dsm_stats_reset(void)
 {
     for (int i = 0; i < STAT_COUNT; i++)
-        if (i != STAT_T_STARTUP_NS)   /* happened once, before any reset */
+        if (i != STAT_T_STARTUP_NS && i != STAT_SVC_POLLING) /* set once, before any reset */
             atomic_store_explicit(&stats_counters[i], 0, memory_order_relaxed);
     for (int i = 0; i < STATS_MSG_TYPES; i++) {
         atomic_store_explicit(&stats_msgs_by_type[i], 0, memory_order_relaxed);
@@ -366,6 +366,15 @@ static void print_report(FILE *out, int nodes)
     int last = slowest_start(nodes);
     fprintf(out, "startup: %.1f ms (the job's launch to node %d's dsm_startup return, the last)\n",
             (double)rep.table[last].counters[STAT_T_STARTUP_NS] / 1e6, last);
+    int polling = 0;
+    for (int n = 0; n < nodes; n++)
+        polling += rep.table[n].counters[STAT_SVC_POLLING] != 0;
+    if (polling == 0)
+        fprintf(out, "service threads: sleep until a message comes (no node has a CPU beyond its "
+                     "application threads; DSM_SERVICE_POLL)\n");
+    else
+        fprintf(out, "service threads: poll on %d of %d node%s%s (DSM_SERVICE_POLL)\n", polling, nodes,
+                nodes == 1 ? "" : "s", polling < nodes ? ", sleep on the rest" : "");
 
     section(out, width, TITLE_TIME, nodes);
     time_rows(out, width, INDENT, split_rows, NROWS(split_rows), nodes);

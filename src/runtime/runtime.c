@@ -136,6 +136,7 @@ int dsm_startup(int *argc, char ***argv)
     np.spin_us = (int)c->net_spin_us;
     np.transport = c->net_transport ? NET_TRANSPORT_UCX : NET_TRANSPORT_UDP;
     np.one_sided = (int)c->net_one_sided;
+    np.service_poll = (int)c->service_poll;
     struct ipc_params ip = {.inline_max = (size_t)c->ipc_inline_max,
                             .window = (unsigned)c->ipc_window};
     int rc = ipc_start(&np, &ip);
