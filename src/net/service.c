@@ -41,14 +41,15 @@ DSM_STATE struct service_plan service_plan = {.cpu = -1};
  * polling service thread would take turns from the program: auto then
  * sleeps; `on` polls anyway, yielding between polls, unpinned. */
 struct service_plan service_plan_make(const int *cpus, int ncpus, int setting, int threads,
-                                      int nodes_here, int index_here)
+                                      int nodes, int nodes_here, int index_here)
 {
     if (nodes_here < 1)
         nodes_here = 1;
     if (index_here < 0 || index_here >= nodes_here)
         index_here = 0;
     int share = ncpus / nodes_here;
-    bool spare = share > (threads > 0 ? threads : 1);
+    /* A job of one node has nobody to serve: its CPUs are others' to use. */
+    bool spare = nodes > 1 && share > (threads > 0 ? threads : 1);
     struct service_plan p = {.node_cpus = share, .cpu = -1};
     p.polls = setting == NET_SERVICE_POLL_ON || (setting == NET_SERVICE_POLL_AUTO && spare);
     if (p.polls && spare)
@@ -56,7 +57,7 @@ struct service_plan service_plan_make(const int *cpus, int ncpus, int setting, i
     return p;
 }
 
-void service_plan_decide(int setting, int threads, int nodes_here, int index_here)
+void service_plan_decide(int setting, int threads, int nodes, int nodes_here, int index_here)
 {
     int cpus[CPU_SETSIZE];
     cpu_set_t set;
@@ -65,7 +66,7 @@ void service_plan_decide(int setting, int threads, int nodes_here, int index_her
         for (int c = 0; c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &set))
                 cpus[n++] = c;
-    service_plan = service_plan_make(cpus, n, setting, threads, nodes_here, index_here);
+    service_plan = service_plan_make(cpus, n, setting, threads, nodes, nodes_here, index_here);
     atomic_store_explicit(&stats_counters[STAT_SVC_POLLING], service_plan.polls ? 1 : 0,
                           memory_order_relaxed);
 }

@@ -213,7 +213,7 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     int index_here = 0;
     for (int i = 0; i < job()->rank; i++)
         index_here += net_state.peers[i].same_host;
-    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, (int)here, index_here);
+    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, job()->nodes, (int)here, index_here);
     log_set_abort_hook(abort_hook);
     net_state.svc.running = true;
     int err = pthread_create(&net_state.svc.thread, NULL, service_main, NULL);

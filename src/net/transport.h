@@ -306,12 +306,12 @@ struct service_plan {
     int  node_cpus; /* this node's share of the CPUs */
 };
 extern struct service_plan service_plan;
-void service_plan_decide(int setting, int threads, int nodes_here, int index_here);
+void service_plan_decide(int setting, int threads, int nodes, int nodes_here, int index_here);
 /* The decision itself, from the CPUs this process may run on (ascending):
- * the node index_here of nodes_here on this host takes the index_here-th
- * equal share of them. */
+ * the node index_here of nodes_here on this host (of `nodes` in the job)
+ * takes the index_here-th equal share of them. */
 struct service_plan service_plan_make(const int *cpus, int ncpus, int setting, int threads,
-                                      int nodes_here, int index_here);
+                                      int nodes, int nodes_here, int index_here);
 /* By a service thread as it starts: onto its CPU, when it has one. */
 void service_pin(void);
 /* Between two polls: a pause on a CPU of its own, else a turn for others. */

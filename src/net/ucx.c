@@ -1077,7 +1077,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         here += ux.peers[i].same_host;
         index_here += ux.peers[i].same_host && i < ux.rank;
     }
-    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, here, index_here);
+    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, ux.nodes, here, index_here);
     ux.running = true;
     int err = pthread_create(&ux.thread, NULL, ucx_service_main, NULL);
     if (err)
