@@ -83,17 +83,14 @@ void service_pin(void)
         log_warn("cannot pin the service thread to CPU %d: %s", service_plan.cpu, strerror(err));
 }
 
+/* A yield, even on a CPU of its own: a poll is a system call anyway (the
+ * socket's read), the yield costs about as much when nothing else waits for
+ * the CPU, and when something does — another job's node pinned to the same
+ * CPU (every job's node 0 picks the same one), a test run beside it — it
+ * gets its turn at once instead of after a time slice. */
 void service_poll_pause(void)
 {
-    if (service_plan.cpu >= 0) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield" ::: "memory");
-#endif
-    } else {
-        sched_yield();
-    }
+    sched_yield();
 }
 
 static void bump_gen(void);

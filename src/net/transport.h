@@ -314,7 +314,7 @@ struct service_plan service_plan_make(const int *cpus, int ncpus, int setting, i
                                       int nodes, int nodes_here, int index_here);
 /* By a service thread as it starts: onto its CPU, when it has one. */
 void service_pin(void);
-/* Between two polls: a pause on a CPU of its own, else a turn for others. */
+/* Between two polls: a turn for whatever else waits for the CPU. */
 void service_poll_pause(void);
 
 /* Wakes the service thread. */
