@@ -310,6 +310,9 @@ int port_number(const struct port *p);
 void port_free(struct port *p);
 /* Handles every message and operation whose turn has come. */
 void port_run(struct port *p);
+/* Handles one whose turn it is (its number already counted). */
+void port_take_turn(struct port *p, int origin, int from, struct queued_msg *msg, unsigned op,
+                    uint64_t token, uint64_t arg);
 /* Grants the port's waiting requests while it has room. */
 void port_grant_waiting(struct port *p);
 /* Grants every waiting request for uid, whose port is gone (received, then dropped). */

@@ -100,6 +100,14 @@ void migrate_route(struct route_item *it)
                            it->origin, (unsigned long long)d->uid, ipc_op_name(it->op));
             return;
         }
+        /* Its turn, and nothing waits: handled at once (the common case). */
+        struct port_peer *pe = &p->peers[it->origin];
+        if (p->state == PORT_LIVE && !p->items && d->seq == pe->next_seq && !pe->waiting) {
+            pe->next_seq++;
+            port_take_turn(p, it->origin, it->from, it->msg, it->op, it->token, it->arg);
+            port_run(p);
+            return;
+        }
         struct port_item *item = calloc(1, sizeof *item);
         if (!item)
             log_fatal("out of memory queueing for a port");

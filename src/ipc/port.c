@@ -41,6 +41,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "ipc/blocks.h"
 #include "ipc/ipc_state.h"
 
@@ -301,6 +302,7 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
     if (total > IPC_MAX_BYTES)
         return -EINVAL;
 
+    uint64_t t_call = TRACE_ON ? clock_ns() : 0;
     uint64_t deadline = clock_deadline(timeout);
     pthread_mutex_lock(&ipc.lock);
     struct right *e;
@@ -364,10 +366,14 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
     unsigned char ext[sizeof call + sizeof(struct ipc_once_ext) + sizeof(struct ipc_rights_ext) +
                       sizeof wire];
     size_t ext_len = ipc_ext_write(ext, d.flags, &call, NULL, once_token, wire, (uint32_t)nrights);
-    send_body(l->node, &d, ext, ext_len, data, len, ool, nool);
+    int node = l->node;
+    uint64_t t_handed = TRACE_ON ? clock_ns() : 0;
+    send_body(node, &d, ext, ext_len, data, len, ool, nool);
     for (int i = 0; i < nafter; i++)
         right_send_unref(after[i]);
     pthread_mutex_unlock(&ipc.lock);
+    if (TRACE_ON)
+        trace_put(TRACE_CALL, 0, node, len, t_call, t_handed, clock_ns());
     return 0;
 }
 
@@ -576,20 +582,26 @@ void port_run(struct port *p)
             return;
         if (it->seq)
             p->peers[it->origin].next_seq++;
-        if (it->msg) {
-            if (carry_may_send(p, it->origin, it->msg)) {
-                port_append(p, it->msg);
-            } else {
-                ipc_refuse("node %d sent a message to port %016llx through no right it holds; "
-                           "refused", it->origin, (unsigned long long)p->uid);
-                carry_destroy(it->msg->rights, it->msg->nrights);
-                port_msg_free(it->msg);
-            }
-        } else if (!carry_apply(p, it->origin, it->from, it->op, it->token, it->arg)) {
-            ipc_refuse("node %d sent port %016llx a %s it holds no right for; refused",
-                       it->origin, (unsigned long long)p->uid, ipc_op_name(it->op));
-        }
+        port_take_turn(p, it->origin, it->from, it->msg, it->op, it->token, it->arg);
         free(it);
+    }
+}
+
+void port_take_turn(struct port *p, int origin, int from, struct queued_msg *msg, unsigned op,
+                    uint64_t token, uint64_t arg)
+{
+    if (msg) {
+        if (carry_may_send(p, origin, msg)) {
+            port_append(p, msg);
+        } else {
+            ipc_refuse("node %d sent a message to port %016llx through no right it holds; "
+                       "refused", origin, (unsigned long long)p->uid);
+            carry_destroy(msg->rights, msg->nrights);
+            port_msg_free(msg);
+        }
+    } else if (!carry_apply(p, origin, from, op, token, arg)) {
+        ipc_refuse("node %d sent port %016llx a %s it holds no right for; refused", origin,
+                   (unsigned long long)p->uid, ipc_op_name(op));
     }
 }
 
@@ -936,6 +948,7 @@ int dsm_msg_recv(int port, struct dsm_msg *msg, double timeout)
     need_started();
     if (!msg)
         return -EINVAL;
+    uint64_t t_call = TRACE_ON ? clock_ns() : 0;
     pthread_mutex_lock(&ipc.lock);
     struct port *p = port_of_number(port);
     struct queue_wait w = {.number = port};
@@ -951,6 +964,7 @@ int dsm_msg_recv(int port, struct dsm_msg *msg, double timeout)
         pthread_mutex_unlock(&ipc.lock);
         return -EINVAL;
     }
+    uint64_t t_taken = TRACE_ON ? clock_ns() : 0;
     struct queued_msg *m = p->head;
     p->head = m->next;
     if (!p->head)
@@ -986,6 +1000,8 @@ int dsm_msg_recv(int port, struct dsm_msg *msg, double timeout)
         msg->notification = (int)n.kind;
     }
     msg->internal_ = m;
+    if (TRACE_ON)
+        trace_put(TRACE_CALL, 1, m->src, m->len, t_call, t_taken, clock_ns());
     return 0;
 }
 
