@@ -178,7 +178,9 @@ int dsm_port_request_notification(const dsm_port_ref *right, int kind, const dsm
     int rc = right_get(right, kinds, &e);
     if (!rc)
         rc = right_get(notify, 1u << DSM_RIGHT_RECEIVE | 1u << DSM_RIGHT_SEND_ONCE, &ne);
-    if (!rc && right->name == notify->name)
+    /* A port may be its own notify port (made a send-once right to
+     * itself); a send-once right cannot be moved into its own request. */
+    if (!rc && right->name == notify->name && ne->kind == DSM_RIGHT_SEND_ONCE)
         rc = -EINVAL;
     if (rc) {
         pthread_mutex_unlock(&ipc.lock);
