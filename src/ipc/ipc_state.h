@@ -254,7 +254,6 @@ struct ipc_state {
     struct placement      *placing;   /* per peer */
     uint64_t               rng;       /* nonces, tokens, uids (ipc_nonce) */
     unsigned               refusals;  /* lines printed for refused messages */
-    bool                   left;      /* ipc_leave ran: no program any more */
     const char            *names_of[IPC_TYPE_MAX];    /* of registered types */
     ipc_handler            handlers[IPC_TYPE_MAX];
     ipc_placer             placers[IPC_TYPE_MAX];

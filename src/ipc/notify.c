@@ -10,8 +10,8 @@
  *    (carry.c counts them);
  *  - dead name: the request lives with the holder's right; sent when the
  *    holder learns its port died: its node tells every node that holds
- *    send rights (DEAD) when it dies, and answers anyone else who sends
- *    to it later;
+ *    send rights (DEAD) when it dies, every node when send-once rights to
+ *    it are out, and anyone else who sends to it later;
  *  - send-once: a send-once right destroyed unused sends one through
  *    itself, to its own port.
  * A port dies when its receive right is released, when the message
@@ -113,9 +113,15 @@ void notify_port_dies(struct port *p)
     uint64_t uid = p->uid;
     struct dir_rec *rec = dir_put(uid, DIR_DEAD, -1, 0, p->epoch);
     memcpy(rec->former, p->former, sizeof rec->former);
-    /* Every node that holds a send right, or waits for one, learns it. */
+    /* Every node that holds a send right, or waits for one, learns it; and
+     * every node at all while send-once rights are out (who holds one is
+     * not the port's to know: they travel without a word to it). Copies in
+     * transit learn it when claimed. */
+    bool once_out = false;
+    for (struct port_token *t = p->tokens; t && !once_out; t = t->next)
+        once_out = t->kind == IPC_TOK_ONCE;
     for (int i = 0; i < job()->nodes; i++) {
-        if (!p->peers[i].send && !p->peers[i].waiting)
+        if (!p->peers[i].send && !p->peers[i].waiting && !once_out)
             continue;
         if (i == job()->rank) {
             notify_on_dead(i, uid);
@@ -142,6 +148,12 @@ void notify_port_dies(struct port *p)
             destroy_msg(p->arriving[i]);
     if (p->ns.armed)
         notify_cancel(&p->ns);
+    /* A receive right still naming it (a port that died on its way here)
+     * names nothing now. */
+    for (uint32_t i = 0; i < ipc.nrights; i++)
+        if (ipc.rights[i].nonce && ipc.rights[i].kind == DSM_RIGHT_RECEIVE &&
+            ipc.rights[i].slot == (int32_t)(p - ipc.ports))
+            right_free(i + 1);
     /* Requests still to come in are received and dropped (port.c). */
     port_free(p);
     port_grant_orphans(uid);
@@ -217,7 +229,6 @@ int dsm_port_request_notification(const dsm_port_ref *right, int kind, const dsm
 void ipc_leave(void)
 {
     pthread_mutex_lock(&ipc.lock);
-    ipc.left = true;
     for (uint32_t i = 0; i < ipc.nrights; i++) {
         struct right *e = &ipc.rights[i];
         if (!e->nonce)

@@ -12,8 +12,9 @@
  *     destroyed message's send right made from port T was the only one:
  *     T gets its no-senders notification.
  *  C. Dead name, when the holder's node ends: the last node makes port D
- *     and gives every other node a send right, on which each asks for a
- *     dead-name notification (cookie: its rank); node 0 also gave the last
+ *     and gives every other node a send right and a send-once right, on
+ *     each of which it asks for a dead-name notification (cookies: its
+ *     rank, and 0x100 more); node 0 also gave the last
  *     node the only send right to its port U. The last node calls
  *     dsm_finish: each other node gets its dead name (its handle, D's id,
  *     its cookie), sends on it fail with -EPIPE, and node 0 gets U's
@@ -163,8 +164,10 @@ static void dead_name_at_node_end(int me, int n)
     if (me == last) {
         dsm_port_ref d;
         MP_CHECK(dsm_port_allocate(64, &d) == 0, "d");
-        for (int k = 0; k < last; k++)
+        for (int k = 0; k < last; k++) {
             give(k, &d, DSM_MAKE_SEND, NULL, 0);
+            give(k, &d, DSM_MAKE_SEND_ONCE, NULL, 0);
+        }
         dsm_port_ref u = got_right(DSM_RIGHT_SEND);
         MP_CHECK(dsm_msg_send(&u, "u", 1, NULL, 0, 60, NULL) == 0, "use u");
         for (int k = 0; k < last; k++) { /* each has its right and has used it */
@@ -173,7 +176,7 @@ static void dead_name_at_node_end(int me, int n)
         }
         return; /* and end: dsm_finish */
     }
-    dsm_port_ref note, d, u;
+    dsm_port_ref note, d, o, u;
     MP_CHECK(dsm_port_allocate(4, &note) == 0, "note");
     if (me == 0) {
         MP_CHECK(dsm_port_allocate(4, &u) == 0, "u");
@@ -181,18 +184,24 @@ static void dead_name_at_node_end(int me, int n)
         give(last, &u, DSM_MAKE_SEND, NULL, 0);
     }
     d = got_right(DSM_RIGHT_SEND);
+    o = got_right(DSM_RIGHT_SEND_ONCE);
     MP_CHECK(dsm_port_request_notification(&d, DSM_NOTIFY_DEAD_NAME, &note, (uint64_t)me) == 0,
              "request");
+    MP_CHECK(dsm_port_request_notification(&o, DSM_NOTIFY_DEAD_NAME, &note,
+                                           0x100 + (uint64_t)me) == 0, "request on send-once");
     MP_CHECK(dsm_msg_send(&d, &me, sizeof me, NULL, 0, 60, NULL) == 0, "send before it ends");
-    bool dead = false, no_senders = me != 0;
-    while (!dead || !no_senders) {
+    bool dead = false, once_dead = false, no_senders = me != 0;
+    while (!dead || !once_dead || !no_senders) {
         struct dsm_msg m = take(note.port, 120);
         if (m.notification == DSM_NOTIFY_DEAD_NAME) {
             struct dsm_notification dn = notification(&m, DSM_NOTIFY_DEAD_NAME);
-            MP_CHECK(dn.cookie == (uint64_t)me && dn.port_id == d.id && dn.right.name == d.name &&
-                     dn.right.nonce == d.nonce, "my dead name");
-            MP_CHECK(!dead, "one dead-name notification");
-            dead = true;
+            const dsm_port_ref *h = dn.cookie == (uint64_t)me ? &d : &o;
+            bool *seen = dn.cookie == (uint64_t)me ? &dead : &once_dead;
+            MP_CHECK((dn.cookie == (uint64_t)me || dn.cookie == 0x100 + (uint64_t)me) &&
+                     dn.port_id == d.id && dn.right.name == h->name &&
+                     dn.right.nonce == h->nonce, "my dead names");
+            MP_CHECK(!*seen, "one dead-name notification a right");
+            *seen = true;
         } else {
             struct dsm_notification ns = notification(&m, DSM_NOTIFY_NO_SENDERS);
             MP_CHECK(me == 0 && ns.cookie == 0x55 && ns.port_id == u.id && !no_senders,
@@ -202,8 +211,10 @@ static void dead_name_at_node_end(int me, int n)
         dsm_msg_free(&m);
     }
     MP_CHECK(dsm_msg_send(&d, "x", 1, NULL, 0, 1, NULL) == -EPIPE, "sending to a dead name");
+    MP_CHECK(dsm_msg_send(&o, "x", 1, NULL, 0, 1, NULL) == -EPIPE, "nor through send-once");
     MP_CHECK(dsm_port_release(&d) == 0, "release the dead name");
     MP_CHECK(dsm_port_release(&d) == -EPERM, "and it is gone");
+    MP_CHECK(dsm_port_release(&o) == 0, "release the dead send-once right");
     if (me == 0) {
         struct dsm_msg m = take(u.port, 0);
         MP_CHECK(m.len == 1 && m.src_node == last, "u's message, before its last right went");
