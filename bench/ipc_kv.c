@@ -302,8 +302,10 @@ int main(int argc, char **argv)
     /* Give the rights back: each shard's loop ends with its no-senders. */
     for (int k = 0; k < shards; k++)
         dsm_port_release(&c.shard[k]);
-    if (me < shards)
+    if (me < shards) {
         pthread_join(server, NULL);
+        free(s.table); /* shard 0's went with it: its copy here is the old one */
+    }
     /* Shard 0 that never moved tells the spare not to wait. */
     if (me == 0 && nodes > 1 && me != nodes - 1 && s.served < (uint32_t)move_at) {
         dsm_port_ref spare_ref;
