@@ -199,7 +199,14 @@ static const unsigned char *parse_ext(const unsigned char *at, const unsigned ch
 int ipc_parse(const void *msg, size_t len, struct ipc_parsed *p)
 {
     struct ipc_hdr h;
-    memset(p, 0, sizeof *p);
+    /* Only what a message need not carry is cleared: this is on every
+     * message's path (req and op are filled for their types alone). */
+    memset(&p->call, 0, sizeof p->call);
+    memset(&p->fwd, 0, sizeof p->fwd);
+    p->once_token = 0;
+    p->nrights = 0;
+    p->rights = NULL;
+    p->opcode = 0;
     if (len < sizeof h)
         return -EINVAL;
     memcpy(&h, msg, sizeof h);
@@ -245,8 +252,7 @@ int ipc_parse(const void *msg, size_t len, struct ipc_parsed *p)
     /* Only a message sent on a send right has a flow to answer. */
     if ((p->d.flags & IPC_MF_ONCE || h.type == IPC_PORT_OP) && p->d.flow != IPC_NO_FLOW)
         return -EINVAL;
-    at = parse_ext(at, end, p->d.flags, p);
-    if (!at)
+    if (p->d.flags && !(at = parse_ext(at, end, p->d.flags, p)))
         return -EINVAL;
     p->data = at;
     p->dlen = (size_t)(end - at);

@@ -326,9 +326,9 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
             return -ETIMEDOUT;
         pthread_mutex_lock(&ipc.lock);
     }
-    if (!rc)
+    if (!rc && nrights)
         rc = carry_check(rights, nrights, ipc.links[e->link].uid);
-    if (!rc && e->kind == DSM_RIGHT_SEND_ONCE)
+    if (!rc && nrights && e->kind == DSM_RIGHT_SEND_ONCE)
         for (int i = 0; i < nrights; i++)
             if (rights[i].right->name == dst->name)
                 rc = -EINVAL; /* a send-once right used twice at once */
@@ -343,7 +343,7 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
 
     struct ipc_wire_right wire[IPC_MAX_RIGHTS];
     uint32_t after[IPC_MAX_RIGHTS]; /* send entries to drop a reference of once it is sent */
-    int nafter = carry_out(rights, nrights, wire, after);
+    int nafter = nrights ? carry_out(rights, nrights, wire, after) : 0;
     struct link *l = &ipc.links[li];
     struct ipc_dst d = {.slot = l->slot, .flow = IPC_NO_FLOW, .uid = l->uid, .seq = ++l->seq};
     uint64_t ordinal = 0;
@@ -365,7 +365,9 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
     }
     unsigned char ext[sizeof call + sizeof(struct ipc_once_ext) + sizeof(struct ipc_rights_ext) +
                       sizeof wire];
-    size_t ext_len = ipc_ext_write(ext, d.flags, &call, NULL, once_token, wire, (uint32_t)nrights);
+    size_t ext_len = d.flags ? ipc_ext_write(ext, d.flags, &call, NULL, once_token, wire,
+                                             (uint32_t)nrights)
+                             : 0;
     int node = l->node;
     uint64_t t_handed = TRACE_ON ? clock_ns() : 0;
     send_body(node, &d, ext, ext_len, data, len, ool, nool);
@@ -643,8 +645,10 @@ void port_msg_free(struct queued_msg *m)
     for (uint32_t i = 0; i < m->nool; i++)
         if (m->ool[i].addr)
             ipc_block_put(m->ool[i].addr, m->ool[i].len);
-    free(m->ool);
-    free(m->rights);
+    if (m->ool)
+        free(m->ool);
+    if (m->rights)
+        free(m->rights);
     free(m->data_block);
     free(m);
 }
@@ -658,6 +662,18 @@ void port_on_small(int src, const struct ipc_parsed *p)
     struct queued_msg *m = new_msg(origin, p->d.seq, p->dlen);
     memcpy(m->data, p->data, p->dlen);
     msg_from_parsed(m, p);
+    /* The common case, straight: a message sent to the port here, its
+     * turn, nothing waiting (migrate_route decides the same, the long way). */
+    struct port *port = &ipc.ports[p->d.slot];
+    if (!(p->d.flags & IPC_MF_FWD) && port->uid == p->d.uid && port->state == PORT_LIVE &&
+        !port->items && !port->doomed) {
+        struct port_peer *pe = &port->peers[origin];
+        if (p->d.seq == pe->next_seq && !pe->waiting) {
+            pe->next_seq++;
+            port_take_turn(port, origin, src, m, 0, 0, 0);
+            return;
+        }
+    }
     struct route_item it = {.origin = origin, .from = src, .d = p->d, .fwd = p->fwd, .msg = m};
     migrate_route(&it);
 }
@@ -1010,10 +1026,12 @@ void dsm_msg_free(struct dsm_msg *msg)
     if (!msg || !msg->internal_)
         return;
     struct queued_msg *m = msg->internal_;
-    free(m->rights);
-    m->rights = NULL;
-    m->nrights = 0;
+    if (m->rights) { /* they are the program's now (dsm_msg_recv) */
+        free(m->rights);
+        m->rights = NULL;
+        m->nrights = 0;
+        free(msg->rights);
+    }
     port_msg_free(m);
-    free(msg->rights);
     memset(msg, 0, sizeof *msg);
 }
