@@ -653,6 +653,23 @@ void port_msg_free(struct queued_msg *m)
     free(m);
 }
 
+/* The common case, straight: a message for the port here, in its turn,
+ * nothing waiting, is handled at once (migrate_route decides the same,
+ * the long way). Whether it was. */
+static bool in_turn(uint32_t slot, uint64_t uid, int origin, int from, uint64_t seq,
+                    struct queued_msg *m)
+{
+    struct port *port = &ipc.ports[slot];
+    if (port->uid != uid || port->state != PORT_LIVE || port->items || port->doomed)
+        return false;
+    struct port_peer *pe = &port->peers[origin];
+    if (seq != pe->next_seq || pe->waiting)
+        return false;
+    pe->next_seq++;
+    port_take_turn(port, origin, from, m, 0, 0, 0);
+    return true;
+}
+
 void port_on_small(int src, const struct ipc_parsed *p)
 {
     int origin = p->d.flags & IPC_MF_FWD ? p->fwd.origin : src;
@@ -662,18 +679,8 @@ void port_on_small(int src, const struct ipc_parsed *p)
     struct queued_msg *m = new_msg(origin, p->d.seq, p->dlen);
     memcpy(m->data, p->data, p->dlen);
     msg_from_parsed(m, p);
-    /* The common case, straight: a message sent to the port here, its
-     * turn, nothing waiting (migrate_route decides the same, the long way). */
-    struct port *port = &ipc.ports[p->d.slot];
-    if (!(p->d.flags & IPC_MF_FWD) && port->uid == p->d.uid && port->state == PORT_LIVE &&
-        !port->items && !port->doomed) {
-        struct port_peer *pe = &port->peers[origin];
-        if (p->d.seq == pe->next_seq && !pe->waiting) {
-            pe->next_seq++;
-            port_take_turn(port, origin, src, m, 0, 0, 0);
-            return;
-        }
-    }
+    if (!(p->d.flags & IPC_MF_FWD) && in_turn(p->d.slot, p->d.uid, origin, src, p->d.seq, m))
+        return;
     struct route_item it = {.origin = origin, .from = src, .d = p->d, .fwd = p->fwd, .msg = m};
     migrate_route(&it);
 }
@@ -826,6 +833,11 @@ static void maybe_complete(struct reservation *r)
     struct port *p = port_here(r->slot, r->uid);
     if (p && r->reserved && p->reserved)
         p->reserved--;
+    if (!(r->flags & IPC_MF_FWD) &&
+        in_turn(r->slot, r->uid, r->msg->src, job()->rank, r->msg->seq, r->msg)) {
+        free(r);
+        return;
+    }
     struct route_item it = {.origin = r->msg->src, .from = job()->rank, .d = {.slot = r->slot,
                             .uid = r->uid, .seq = r->msg->seq, .flags = r->flags},
                             .fwd = r->fwd, .msg = r->msg, .trusted = true};
