@@ -370,7 +370,13 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
                              : 0;
     int node = l->node;
     uint64_t t_handed = TRACE_ON ? clock_ns() : 0;
-    send_body(node, &d, ext, ext_len, data, len, ool, nool);
+    if (!ext_len && nool == 0 && len <= ipc.prm.inline_max) { /* send_body's first case, inline */
+        struct ipc_small b = {.d = d};
+        ipc_send3(node, IPC_SMALL, 0, &b, sizeof b, data, len);
+        stats_add(STAT_IPC_SMALL_SENT, 1);
+    } else {
+        send_body(node, &d, ext, ext_len, data, len, ool, nool);
+    }
     for (int i = 0; i < nafter; i++)
         right_send_unref(after[i]);
     pthread_mutex_unlock(&ipc.lock);
