@@ -36,6 +36,11 @@
     X(IPC_ACCEPTS_SENT,    "ipc message-accept notifications sent")            \
     X(IPC_FLOW_BLOCKS,     "ipc sends that waited for queue space")            \
     X(IPC_RPCS,            "ipc calls made")                                   \
+    X(IPC_RIGHTS_SENT,     "ipc port rights sent in messages")                 \
+    X(IPC_REFUSED,         "ipc messages refused (no right held, or an unknown port)") \
+    X(IPC_PORTS_MOVED,     "ipc ports moved away with their receive right")    \
+    X(IPC_FORWARDED,       "ipc messages forwarded after their port moved")    \
+    X(IPC_NOTIFICATIONS,   "ipc notifications sent (no-senders, dead name, send-once)") \
     X(READ_FAULTS,         "read faults")                                      \
     X(WRITE_FAULTS,        "write faults")                                     \
     X(PAGES_FETCHED,       "pages fetched from their home")                    \
