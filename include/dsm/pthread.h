@@ -6,8 +6,8 @@
  *
  * In a job of two or more nodes (a dsmcc program that is not OpenMP):
  * - pthread_create places the thread on a node, round-robin over the
- *   nodes, each node holding at most T threads at once (T: dsmrun
- *   --threads, DSM_THREADS, default 1), main taking one of node 0's; its
+ *   nodes with fewer than T threads (T: dsmrun --threads, DSM_THREADS,
+ *   default 1; main is one of node 0's), else on the node with fewest; its
  *   start routine runs there with its argument, and pthread_join returns
  *   its value. The pthread_t is dsm's, the same on every node.
  * - Mutexes, conditions, barriers, read-write locks, spin locks, once
@@ -16,6 +16,10 @@
  *   and condition ids 0x20000000 to 0x3fffffff (a program calling
  *   dsm_lock itself keeps below). In private memory they stay the C
  *   library's.
+ * - A node runs any number of them; at most T at once (run slots,
+ *   base/smp.h), the others waiting for a turn while those wait on
+ *   another thread.
+ * - Thread-specific data keys are the job's.
  * - What cannot work across nodes ends the job with one line: a
  *   process-shared object, fork, signals and cancellation between
  *   threads, a timed wait, a mutex trylock.
@@ -26,7 +30,9 @@
 #define DSM_PTHREAD_H
 #include <pthread.h>
 #include <semaphore.h>
+#include <stddef.h>
 #include <sys/types.h>
+#include <threads.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -90,6 +96,24 @@ int dsm_sem_timedwait(sem_t *s, const struct timespec *abstime);
 int dsm_sem_post(sem_t *s);
 int dsm_sem_getvalue(sem_t *s, int *value);
 sem_t *dsm_sem_open(const char *name, int oflag, ...);
+
+/* Thread-specific data: keys are the job's, values each thread's own on
+ * its node; destructors run at a thread's end (runtime/pthread_key.c). */
+int   dsm_pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+int   dsm_pthread_key_delete(pthread_key_t key);
+void *dsm_pthread_getspecific(pthread_key_t key);
+int   dsm_pthread_setspecific(pthread_key_t key, const void *value);
+int   dsm_tss_create(tss_t *key, tss_dtor_t destructor);
+void  dsm_tss_delete(tss_t key);
+void *dsm_tss_get(tss_t key);
+int   dsm_tss_set(tss_t key, void *value);
+
+/* Around a call that blocks the calling thread (a sleep): the node's
+ * run slot goes to another of its threads meanwhile (base/smp.h);
+ * dsm_sched_yield lets those waiting for one run first. */
+void dsm_block_begin(void);
+void dsm_block_end(void);
+int  dsm_sched_yield(void);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "base/tree.h"
@@ -748,7 +749,7 @@ int ucx_wait(bool (*done)(void *), void *arg, uint64_t deadline)
             rc = -ETIMEDOUT;
             break;
         }
-        if (ux.spin_ns && (spin_until == 0 || now < spin_until)) {
+        if (ux.spin_ns && !smp_off_slot() && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + ux.spin_ns;
                 claim_worker();

@@ -105,7 +105,7 @@ uint32_t sync_pthread_me(void)
 
 void sync_pthread_lock(uint32_t id)
 {
-    if (smp_multi())
+    if (smp_threaded())
         sync_cohort_lock((int)id);
     else
         sync_lock((int)id);
@@ -113,7 +113,7 @@ void sync_pthread_lock(uint32_t id)
 
 void sync_pthread_unlock(uint32_t id)
 {
-    if (smp_multi())
+    if (smp_threaded())
         sync_cohort_unlock((int)id);
     else
         sync_unlock((int)id);

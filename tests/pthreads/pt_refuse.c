@@ -10,7 +10,6 @@
  *   cancel     pthread_cancel of a thread
  *   stack      a thread passing a pointer into its own stack to a thread
  *              placed on another node
- *   slots      more threads than the job's slots
  *   semopen    a named semaphore
  * Each prints "reached" if the call returned, which it must not.
  */
@@ -80,10 +79,6 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "stack")) {
         pthread_create(&th[0], NULL, start_child_with_local, NULL);
         pthread_join(th[0], NULL);
-    } else if (!strcmp(mode, "slots")) {
-        pthread_barrier_init(&gate, NULL, 3);
-        for (int i = 0; i < 2; i++)
-            pthread_create(&th[i], NULL, wait_at_gate, NULL);
     } else if (!strcmp(mode, "semopen")) {
         sem_open("/dsm-pt-refuse", O_CREAT, 0600, 1);
     } else
