@@ -19,7 +19,8 @@
  * - A node runs any number of them; at most T at once (run slots,
  *   base/smp.h), the others waiting for a turn while those wait on
  *   another thread.
- * - Thread-specific data keys are the job's.
+ * - Thread-specific data keys are the job's; the CPU counts the program
+ *   reads describe the job (nodes x T).
  * - What cannot work across nodes ends the job with one line: a
  *   process-shared object, fork, signals and cancellation between
  *   threads, a timed wait, a mutex trylock.
@@ -107,6 +108,19 @@ int   dsm_tss_create(tss_t *key, tss_dtor_t destructor);
 void  dsm_tss_delete(tss_t key);
 void *dsm_tss_get(tss_t key);
 int   dsm_tss_set(tss_t key, void *value);
+
+/* The CPUs the program is told it has (runtime/cpus.c): nodes x
+ * DSM_THREADS, or DSM_CPUS; 0 from dsm_job_cpus where the calls are the C
+ * library's (one node, not OpenMP; before the job). The masks are
+ * cpu_set_t of `size` bytes. */
+int  dsm_job_cpus(void);
+long dsm_sysconf(int name);
+int  dsm_get_nprocs(void);
+int  dsm_get_nprocs_conf(void);
+int  dsm_sched_getaffinity(pid_t pid, size_t size, void *mask);
+int  dsm_sched_setaffinity(pid_t pid, size_t size, const void *mask);
+int  dsm_pthread_getaffinity_np(pthread_t thread, size_t size, void *mask);
+int  dsm_pthread_setaffinity_np(pthread_t thread, size_t size, const void *mask);
 
 /* Around a call that blocks the calling thread (a sleep): the node's
  * run slot goes to another of its threads meanwhile (base/smp.h);
