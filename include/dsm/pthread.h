@@ -31,6 +31,7 @@
 #define DSM_PTHREAD_H
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <threads.h>
@@ -50,6 +51,20 @@ int       dsm_pthread_equal(pthread_t a, pthread_t b);
 int       dsm_pthread_kill(pthread_t thread, int sig);
 int       dsm_pthread_cancel(pthread_t thread);
 pid_t     dsm_fork(void);
+int       dsm_daemon(int nochdir, int noclose);
+int       dsm_pthread_tryjoin_np(pthread_t thread, void **value);
+int       dsm_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime);
+int       dsm_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock,
+                                   const struct timespec *abstime);
+int       dsm_pthread_sigqueue(pthread_t thread, int sig, const union sigval value);
+/* The C library's view of a thread: the caller's own, or refused. */
+int       dsm_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr);
+int       dsm_pthread_setname_np(pthread_t thread, const char *name);
+int       dsm_pthread_getname_np(pthread_t thread, char *name, size_t len);
+int       dsm_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param);
+int       dsm_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
+int       dsm_pthread_setschedprio(pthread_t thread, int prio);
+int       dsm_pthread_getcpuclockid(pthread_t thread, clockid_t *clock);
 
 int dsm_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr);
 int dsm_pthread_mutex_destroy(pthread_mutex_t *m);
@@ -121,6 +136,18 @@ int  dsm_sched_getaffinity(pid_t pid, size_t size, void *mask);
 int  dsm_sched_setaffinity(pid_t pid, size_t size, const void *mask);
 int  dsm_pthread_getaffinity_np(pthread_t thread, size_t size, void *mask);
 int  dsm_pthread_setaffinity_np(pthread_t thread, size_t size, const void *mask);
+
+/* The program's mappings (runtime/mmap.c): in a job of several nodes,
+ * shared memory in the region, a file's contents read in at the call and
+ * a writable MAP_SHARED file's written back at msync, munmap and the
+ * job's end. */
+void *dsm_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset);
+int   dsm_munmap(void *addr, size_t len);
+void *dsm_mremap(void *addr, size_t old_len, size_t new_len, int flags, void *new_addr);
+int   dsm_madvise(void *addr, size_t len, int advice);
+int   dsm_posix_madvise(void *addr, size_t len, int advice);
+int   dsm_msync(void *addr, size_t len, int flags);
+int   dsm_mprotect(void *addr, size_t len, int prot);
 
 /* Around a call that blocks the calling thread (a sleep): the node's
  * run slot goes to another of its threads meanwhile (base/smp.h);

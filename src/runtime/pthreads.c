@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,11 +374,9 @@ int dsm_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*st
     return 0;
 }
 
-int dsm_pthread_join(pthread_t thread, void **value)
+/* A join: waits for the thread's end unless `try` (EBUSY while it runs). */
+static int join(struct pt_thread *r, void **value, bool try)
 {
-    struct pt_thread *r = record_of(thread);
-    if (!r)
-        return pthread_join(thread, value);
     if (r == self_record || (r == pt.main_record && is_main_thread()))
         return EDEADLK;
     sync_pthread_lock(PT_TABLE_LOCK);
@@ -386,6 +385,8 @@ int dsm_pthread_join(pthread_t thread, void **value)
         ret = ESRCH;
     else if (r->detached)
         ret = EINVAL;
+    else if (try && r->state != PT_EXITED)
+        ret = EBUSY;
     else {
         while (r->state != PT_EXITED)
             sync_cond_wait(PT_TABLE_LOCK, PT_TABLE_LOCK);
@@ -397,6 +398,56 @@ int dsm_pthread_join(pthread_t thread, void **value)
     if (!ret)
         dsm_free(r);
     return ret;
+}
+
+int dsm_pthread_join(pthread_t thread, void **value)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join(r, value, false) : pthread_join(thread, value);
+}
+
+int dsm_pthread_tryjoin_np(pthread_t thread, void **value)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join(r, value, true) : pthread_tryjoin_np(thread, value);
+}
+
+/* A join with a time limit: tries, and sleeps a millisecond between tries
+ * (dsm's conditions have no timed wait), giving the node's run slot to
+ * its other threads meanwhile. */
+static int join_until(struct pt_thread *r, void **value, clockid_t clock,
+                      const struct timespec *abstime)
+{
+    if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L)
+        return EINVAL;
+    for (;;) {
+        int ret = join(r, value, true);
+        if (ret != EBUSY)
+            return ret;
+        struct timespec now;
+        clock_gettime(clock, &now);
+        if (now.tv_sec > abstime->tv_sec ||
+            (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec))
+            return ETIMEDOUT;
+        smp_wait_begin();
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        smp_wait_end();
+    }
+}
+
+int dsm_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join_until(r, value, CLOCK_REALTIME, abstime)
+             : pthread_timedjoin_np(thread, value, abstime);
+}
+
+int dsm_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock,
+                             const struct timespec *abstime)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join_until(r, value, clock, abstime)
+             : pthread_clockjoin_np(thread, value, clock, abstime);
 }
 
 int dsm_pthread_detach(pthread_t thread)
@@ -480,6 +531,75 @@ int dsm_pthread_cancel(pthread_t thread)
         return pthread_cancel(thread);
     log_fatal("pthread_cancel: cancelling a thread, which may run on another node, is not "
               "supported by dsm (docs/unmodified-programs.md, pthreads)");
+}
+
+int dsm_pthread_sigqueue(pthread_t thread, int sig, const union sigval value)
+{
+    if (!record_of(thread))
+        return pthread_sigqueue(thread, sig, value);
+    if (sig == 0)
+        return 0;
+    log_fatal("pthread_sigqueue(thread, %d): signals between a program's threads, which run on "
+              "different nodes, are not delivered by dsm (docs/unmodified-programs.md, pthreads)",
+              sig);
+}
+
+/* The C library's own view of a thread (its attributes and stack, its
+ * name, its scheduling, its CPU clock) is its node's: the calling
+ * thread's own is answered there, another's cannot be. */
+static pthread_t own_or_refuse(pthread_t thread, const char *call)
+{
+    struct pt_thread *r = record_of(thread);
+    if (!r)
+        return thread;
+    if (r == self_record || (r == pt.main_record && is_main_thread()))
+        return pthread_self(); /* the C library's id of this very thread */
+    log_fatal("%s of another thread: the C library's record of a thread is its node's, and "
+              "the thread may run on another node; call it in the thread itself "
+              "(docs/unmodified-programs.md, pthreads)", call);
+}
+
+int dsm_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
+{
+    return pthread_getattr_np(own_or_refuse(thread, "pthread_getattr_np"), attr);
+}
+
+int dsm_pthread_setname_np(pthread_t thread, const char *name)
+{
+    return pthread_setname_np(own_or_refuse(thread, "pthread_setname_np"), name);
+}
+
+int dsm_pthread_getname_np(pthread_t thread, char *name, size_t len)
+{
+    return pthread_getname_np(own_or_refuse(thread, "pthread_getname_np"), name, len);
+}
+
+int dsm_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
+{
+    return pthread_getschedparam(own_or_refuse(thread, "pthread_getschedparam"), policy, param);
+}
+
+int dsm_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param)
+{
+    return pthread_setschedparam(own_or_refuse(thread, "pthread_setschedparam"), policy, param);
+}
+
+int dsm_pthread_setschedprio(pthread_t thread, int prio)
+{
+    return pthread_setschedprio(own_or_refuse(thread, "pthread_setschedprio"), prio);
+}
+
+int dsm_pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
+{
+    return pthread_getcpuclockid(own_or_refuse(thread, "pthread_getcpuclockid"), clock);
+}
+
+int dsm_daemon(int nochdir, int noclose)
+{
+    if (rt()->started)
+        log_fatal("daemon: it forks, and the child would share this node's view of the shared "
+                  "memory without being a node of the job (docs/unmodified-programs.md, pthreads)");
+    return daemon(nochdir, noclose);
 }
 
 pid_t dsm_fork(void)

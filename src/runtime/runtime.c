@@ -223,6 +223,7 @@ static void finish_here(void *arg)
     struct runtime *r = rt();
     if (!r->started)
         return;
+    mmap_finish();        /* the program's shared file mappings back to their files */
     sync_atomic_finish(); /* the program's atomics are the hardware's again */
     pthreads_finish();    /* and its pthread objects the C library's */
     fork_finish();

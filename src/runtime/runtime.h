@@ -74,6 +74,10 @@ struct pthread_keys *pthreads_keys(void);
  * thread's end (pthread_exit, or its routine's return). */
 void pthread_keys_exit(void);
 
+/* mmap.c: at the job's end, on the master: the program's writable shared
+ * file mappings written back. */
+void mmap_finish(void);
+
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);
 void report_started(void);

@@ -238,3 +238,41 @@ int __wrap_clock_nanosleep(clockid_t clock, int flags, const struct timespec *re
     dsm_block_end();
     return rc;
 }
+
+/* ---- joins with a limit; what is a thread's own node's ------------------- */
+
+int __wrap_pthread_tryjoin_np(pthread_t thread, void **value);
+int __wrap_pthread_tryjoin_np(pthread_t thread, void **value) { return dsm_pthread_tryjoin_np(thread, value); }
+
+int __wrap_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime);
+int __wrap_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime) { return dsm_pthread_timedjoin_np(thread, value, abstime); }
+
+int __wrap_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock, const struct timespec *abstime);
+int __wrap_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock, const struct timespec *abstime) { return dsm_pthread_clockjoin_np(thread, value, clock, abstime); }
+
+int __wrap_pthread_sigqueue(pthread_t thread, int sig, const union sigval value);
+int __wrap_pthread_sigqueue(pthread_t thread, int sig, const union sigval value) { return dsm_pthread_sigqueue(thread, sig, value); }
+
+int __wrap_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr);
+int __wrap_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr) { return dsm_pthread_getattr_np(thread, attr); }
+
+int __wrap_pthread_setname_np(pthread_t thread, const char *name);
+int __wrap_pthread_setname_np(pthread_t thread, const char *name) { return dsm_pthread_setname_np(thread, name); }
+
+int __wrap_pthread_getname_np(pthread_t thread, char *name, size_t len);
+int __wrap_pthread_getname_np(pthread_t thread, char *name, size_t len) { return dsm_pthread_getname_np(thread, name, len); }
+
+int __wrap_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param);
+int __wrap_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param) { return dsm_pthread_getschedparam(thread, policy, param); }
+
+int __wrap_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
+int __wrap_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param) { return dsm_pthread_setschedparam(thread, policy, param); }
+
+int __wrap_pthread_setschedprio(pthread_t thread, int prio);
+int __wrap_pthread_setschedprio(pthread_t thread, int prio) { return dsm_pthread_setschedprio(thread, prio); }
+
+int __wrap_pthread_getcpuclockid(pthread_t thread, clockid_t *clock);
+int __wrap_pthread_getcpuclockid(pthread_t thread, clockid_t *clock) { return dsm_pthread_getcpuclockid(thread, clock); }
+
+int __wrap_daemon(int nochdir, int noclose);
+int __wrap_daemon(int nochdir, int noclose) { return dsm_daemon(nochdir, noclose); }
