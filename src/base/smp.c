@@ -113,4 +113,11 @@ void smp_yield(void)
 }
 
 bool smp_off_slot(void) { return holder && wait_depth > 0; }
+
+bool smp_may_spin(void)
+{
+    /* Read without the lock: a stale answer costs one spin too many or
+     * too few, never a wrong result. */
+    return !smp_off_slot() || __atomic_load_n(&slots.free, __ATOMIC_RELAXED) > 0;
+}
 int  smp_slot_waiters(void) { return atomic_load_explicit(&slots.waiting, memory_order_relaxed); }

@@ -71,9 +71,11 @@ void smp_wait_end(void);
 /* Lets the threads waiting for a slot run first (sched_yield, a spin on an
  * atomic); nothing when none waits. */
 void smp_yield(void);
-/* Whether the calling thread waits without its slot now: such a wait does
- * not spin (the CPU is the slot holders'). */
+/* Whether the calling thread waits without its slot now. */
 bool smp_off_slot(void);
+/* Whether a wait of the calling thread may spin: not while it waits off
+ * its slot and another thread runs in it (the CPU is that thread's). */
+bool smp_may_spin(void);
 /* Threads waiting for a slot on this node (approximate, for statistics
  * and for smp_yield's quick test). */
 int  smp_slot_waiters(void);

@@ -291,10 +291,10 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
         }
 
         /* Poll the socket ourselves for a while: a message for us is then
-         * handled without waking another thread. Not while this thread has
-         * given its run slot up (base/smp.h): the CPU is the threads'
-         * that run. */
-        if (net_state.svc.spin_ns && !smp_off_slot() && (spin_until == 0 || now < spin_until)) {
+         * handled without waking another thread. Not while another thread
+         * runs in the run slot this one gave up (base/smp.h): the CPU is
+         * that thread's. */
+        if (net_state.svc.spin_ns && smp_may_spin() && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + (uint64_t)net_state.svc.spin_ns;
                 claim_socket();

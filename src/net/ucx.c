@@ -749,7 +749,7 @@ int ucx_wait(bool (*done)(void *), void *arg, uint64_t deadline)
             rc = -ETIMEDOUT;
             break;
         }
-        if (ux.spin_ns && !smp_off_slot() && (spin_until == 0 || now < spin_until)) {
+        if (ux.spin_ns && smp_may_spin() && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + ux.spin_ns;
                 claim_worker();

@@ -205,10 +205,10 @@ void sync_cohort_lock(int id)
         /* Held by another thread of the node, which may need our run slot
          * to get to its unlock. */
         smp_wait_begin();
-        if (smp_off_slot())
-            pthread_mutex_lock(&c->mutex);
-        else
+        if (smp_may_spin())
             spin_mutex_lock(&spin, &c->mutex);
+        else
+            pthread_mutex_lock(&c->mutex);
         smp_wait_end();
     }
     c->owner = pthread_self();
