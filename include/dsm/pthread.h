@@ -149,6 +149,11 @@ int   dsm_posix_madvise(void *addr, size_t len, int advice);
 int   dsm_msync(void *addr, size_t len, int flags);
 int   dsm_mprotect(void *addr, size_t len, int prot);
 
+/* Signal dispositions are the job's: installed on every node
+ * (runtime/signals.c); SIGSEGV's kept beside dsm's own. */
+int  dsm_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+void (*dsm_signal(int sig, void (*handler)(int)))(int);
+
 /* Around a call that blocks the calling thread (a sleep): the node's
  * run slot goes to another of its threads meanwhile (base/smp.h);
  * dsm_sched_yield lets those waiting for one run first. */

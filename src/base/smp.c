@@ -5,6 +5,7 @@
 #include "base/smp.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -121,3 +122,13 @@ bool smp_may_spin(void)
     return !smp_off_slot() || __atomic_load_n(&slots.free, __ATOMIC_RELAXED) > 0;
 }
 int  smp_slot_waiters(void) { return atomic_load_explicit(&slots.waiting, memory_order_relaxed); }
+
+void smp_internal_thread(void)
+{
+    sigset_t s;
+    sigfillset(&s);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&s, faults[i]);
+    pthread_sigmask(SIG_BLOCK, &s, NULL);
+}

@@ -79,4 +79,11 @@ bool smp_may_spin(void);
 /* Threads waiting for a slot on this node (approximate, for statistics
  * and for smp_yield's quick test). */
 int  smp_slot_waiters(void);
+
+/* Called first by each of dsm's own threads (the service thread, lock.c's
+ * releaser, UCX's): they block every signal a program may send or catch,
+ * so a signal sent to the process (kill, alarm, a timer) goes to one of
+ * the program's threads, which runs its handler, never to a thread that
+ * must not run the program's code. The signals of faults stay open. */
+void smp_internal_thread(void);
 #endif

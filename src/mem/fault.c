@@ -230,6 +230,17 @@ void mem_fault_watch_thread(void)
     stack_note_thread();
 }
 
+/* The program's own SIGSEGV handler, installed while dsm's runs: it takes
+ * the faults outside the region, as one installed before ours does; dsm's
+ * stays. old gets the program's last one. */
+void mem_fault_chain(const struct sigaction *act, struct sigaction *old)
+{
+    if (old)
+        *old = previous;
+    if (act)
+        previous = *act;
+}
+
 void mem_set_fault_ops(const struct mem_fault_ops *ops)
 {
     fault_ops = ops;

@@ -171,6 +171,7 @@ static void claim_socket(void)
 void *service_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     uint64_t lookback = LONG_WAIT_NS;
     bool looked = false;
     while (!atomic_load(&net_state.svc.stopping)) {

@@ -663,6 +663,7 @@ static void claim_worker(void)
 static void *ucx_service_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     uint64_t lookback = LONG_WAIT_NS;
     while (!atomic_load(&ux.stopping)) {
         bool on_efd = false;

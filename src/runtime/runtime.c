@@ -165,6 +165,7 @@ int dsm_startup(int *argc, char ***argv)
     parallel_start();
     fork_start();
     pthreads_start();
+    signals_start();
     globals_start();
     report_start();
     if (c->trace) {

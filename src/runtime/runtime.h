@@ -15,6 +15,7 @@ enum runtime_type {
     RUNTIME_EXIT,                   /* fork style is over; leave */
     RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
     RUNTIME_PTHREAD_START,          /* start a program's thread placed here (pthreads.c) */
+    RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -73,6 +74,9 @@ struct pthread_keys *pthreads_keys(void);
 /* The calling thread's destructors, as the C library runs them at a
  * thread's end (pthread_exit, or its routine's return). */
 void pthread_keys_exit(void);
+
+/* signals.c: the program's signal dispositions are the job's. */
+void signals_start(void);
 
 /* mmap.c: at the job's end, on the master: the program's writable shared
  * file mappings written back. */

@@ -276,3 +276,11 @@ int __wrap_pthread_getcpuclockid(pthread_t thread, clockid_t *clock) { return ds
 
 int __wrap_daemon(int nochdir, int noclose);
 int __wrap_daemon(int nochdir, int noclose) { return dsm_daemon(nochdir, noclose); }
+
+/* ---- signal dispositions, the job's (runtime/signals.c) ------------------ */
+
+int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return dsm_sigaction(sig, act, old); }
+
+void (*__wrap_signal(int sig, void (*handler)(int)))(int);
+void (*__wrap_signal(int sig, void (*handler)(int)))(int) { return dsm_signal(sig, handler); }

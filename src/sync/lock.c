@@ -165,6 +165,7 @@ static void batch_grant(int *ids, size_t n, uint64_t batch)
 static void *releaser_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     pthread_mutex_lock(&locks.lock);
     for (;;) {
         while (!locks.rel.n && !locks.rel.nlater && !locks.rel.stop)
