@@ -90,6 +90,8 @@ struct pt_thread {
 struct pt_start_msg {
     uint64_t record, table, stacksize;
     uint32_t index;                       /* smp_index: its number on the node mod T */
+    uint32_t pad;
+    sigset_t mask;                        /* the creator's signal mask, the thread's first */
 };
 
 static DSM_STATE struct {
@@ -247,12 +249,15 @@ static void exit_destructor(void *record)
     thread_end(record, exit_value);
 }
 
-struct pt_boot { struct pt_thread *record; uint32_t index; };
+struct pt_boot { struct pt_thread *record; uint32_t index; sigset_t mask; };
 
 static void *thread_main(void *arg)
 {
     struct pt_boot b = *(struct pt_boot *)arg;
     free(arg);
+    /* The creator's mask, as POSIX has it, not that of the thread that
+     * started this one here (the delivery thread blocks every signal). */
+    pthread_sigmask(SIG_SETMASK, &b.mask, NULL);
     smp_slot_take(); /* before it touches shared memory */
     smp_set_index((int)b.index);
     mem_fault_watch_thread();
@@ -276,12 +281,13 @@ static void *thread_main(void *arg)
     pthread_exit(exit_value);
 }
 
-static void start_here(struct pt_thread *r, uint32_t index, size_t stacksize)
+static void start_here(struct pt_thread *r, uint32_t index, size_t stacksize,
+                       const sigset_t *mask)
 {
     struct pt_boot *b = malloc(sizeof *b);
     if (!b)
         log_fatal("out of memory starting a thread");
-    *b = (struct pt_boot){r, index};
+    *b = (struct pt_boot){r, index, *mask};
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED); /* joined through its record */
@@ -305,7 +311,7 @@ static void on_start(int src, const void *msg, size_t len)
     pthread_mutex_lock(&pt.lock);
     pt.table = t;
     pthread_mutex_unlock(&pt.lock);
-    start_here(r, m.index, (size_t)m.stacksize);
+    start_here(r, m.index, (size_t)m.stacksize, &m.mask);
 }
 
 /* ---- the calls ------------------------------------------------------------ */
@@ -350,12 +356,14 @@ static void create_call(void *p)
                   "shared (a global, malloc, main's locals; docs/unmodified-programs.md)",
                   a.arg, job()->rank, node);
     *a.thread = (pthread_t)r;
+    sigset_t mask;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
     if (node == (uint32_t)job()->rank) {
-        start_here(r, index, stacksize);
+        start_here(r, index, stacksize, &mask);
         return;
     }
     struct pt_start_msg m = {.record = (uint64_t)(uintptr_t)r, .table = (uint64_t)(uintptr_t)t,
-                             .stacksize = stacksize, .index = index};
+                             .stacksize = stacksize, .index = index, .mask = mask};
     int rc = ipc_send((int)node, RUNTIME_PTHREAD_START, 0, &m, sizeof m);
     if (rc)
         log_fatal("pthread_create: cannot reach node %u: %s", node, strerror(-rc));
