@@ -19,11 +19,13 @@
  * - A node runs any number of them; at most T at once (run slots,
  *   base/smp.h), the others waiting for a turn while those wait on
  *   another thread.
- * - Thread-specific data keys are the job's; the CPU counts the program
- *   reads describe the job (nodes x T).
+ * - Thread-specific data keys, memory from mmap and signal dispositions
+ *   are the job's; the CPU counts the program reads describe the job
+ *   (nodes x T, or DSM_CPUS).
  * - What cannot work across nodes ends the job with one line: a
- *   process-shared object, fork, signals and cancellation between
- *   threads, a timed wait, a mutex trylock.
+ *   process-shared object, fork and daemon, signals and cancellation
+ *   between threads, another thread's C library record, a timed wait, a
+ *   mutex trylock, a device's memory, MAP_FIXED outside the region.
  * On one node, and after the job ends (exit handlers), every call is the
  * C library's.
  */
