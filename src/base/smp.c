@@ -12,16 +12,13 @@
 #include "base/state.h"
 
 DSM_STATE int smp_threads_per_node = 1;
-DSM_STATE bool smp_sync_threaded;
+DSM_STATE bool smp_slots_on; /* a pthreads program's node: its threads take turns */
 static __thread int my_index;
 static DSM_STATE atomic_bool parked;
 
-void smp_set_threads(int threads)
-{
-    smp_threads_per_node = threads > 1 ? threads : 1;
-    if (threads > 1)
-        smp_sync_threaded = true;
-}
+/* OpenMP sets it at every region (its share of the team) and back to 1
+ * after: smp_multi() and smp_threaded() follow it. */
+void smp_set_threads(int threads) { smp_threads_per_node = threads > 1 ? threads : 1; }
 int  smp_threads(void) { return smp_threads_per_node; }
 int  smp_index(void) { return my_index; }
 void smp_set_index(int index) { my_index = index; }
@@ -46,7 +43,7 @@ static __thread int  wait_depth; /* > 0: it waits without its slot */
 void smp_slots_enable(int n)
 {
     slots.free = n > 1 ? n : 1;
-    smp_sync_threaded = true;
+    smp_slots_on = true;
 }
 
 static void take(void)

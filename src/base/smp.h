@@ -29,8 +29,9 @@ static inline bool smp_multi(void)
  * the protocol keeps its one-thread paths unless smp_multi(). */
 static inline bool smp_threaded(void)
 {
-    extern bool smp_sync_threaded;
-    return smp_sync_threaded;
+    extern int smp_threads_per_node;
+    extern bool smp_slots_on;
+    return smp_threads_per_node > 1 || smp_slots_on;
 }
 
 /* The calling thread's index on its node, 0 .. T-1 (0: the thread that
