@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 
 #define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
 #define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
@@ -170,6 +171,7 @@ static void claim_socket(void)
 void *service_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     uint64_t lookback = LONG_WAIT_NS;
     bool looked = false;
     while (!atomic_load(&net_state.svc.stopping)) {
@@ -290,8 +292,10 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
         }
 
         /* Poll the socket ourselves for a while: a message for us is then
-         * handled without waking another thread. */
-        if (net_state.svc.spin_ns && (spin_until == 0 || now < spin_until)) {
+         * handled without waking another thread. Not while another thread
+         * runs in the run slot this one gave up (base/smp.h): the CPU is
+         * that thread's. */
+        if (net_state.svc.spin_ns && smp_may_spin() && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + (uint64_t)net_state.svc.spin_ns;
                 claim_socket();

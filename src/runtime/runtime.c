@@ -165,6 +165,7 @@ int dsm_startup(int *argc, char ***argv)
     parallel_start();
     fork_start();
     pthreads_start();
+    signals_start();
     globals_start();
     report_start();
     if (c->trace) {
@@ -224,6 +225,7 @@ static void finish_here(void *arg)
     if (!r->started)
         return;
     ipc_leave();          /* first: nodes still running may wait for its notifications */
+    mmap_finish();        /* the program's shared file mappings back to their files */
     sync_atomic_finish(); /* the program's atomics are the hardware's again */
     pthreads_finish();    /* and its pthread objects the C library's */
     fork_finish();
