@@ -134,7 +134,7 @@ extern _Atomic uint64_t stats_counters[STAT_COUNT];
 
 /* Messages and bytes sent, by message type (enum ipc_type; names from
  * ipc_type_name). */
-#define STATS_MSG_TYPES 64
+#define STATS_MSG_TYPES 96
 extern _Atomic uint64_t stats_msgs_by_type[STATS_MSG_TYPES];
 extern _Atomic uint64_t stats_bytes_by_type[STATS_MSG_TYPES];
 

@@ -45,7 +45,7 @@ enum ipc_type {
 };
 
 /* Slots in all: every layer's last type stays below it. */
-#define IPC_TYPE_MAX 64
+#define IPC_TYPE_MAX 96
 
 /* The name of a message type, for statistics, traces and errors: ipc's own
  * or the one it was registered with; NULL for a type nobody registered. */

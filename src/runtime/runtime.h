@@ -19,6 +19,7 @@ enum runtime_type {
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
+_Static_assert(IPC_TYPE_MAX <= 256, "ipc_hdr's type is one byte");
 
 struct runtime {
     bool              started;
