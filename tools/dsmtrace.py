@@ -1,8 +1,10 @@
 """dsmtrace.py — reading dsm's trace files (DSM_TRACE, dsmrun --trace).
 
-The format is src/base/trace.c's: a 1600-byte header (magic "DSMTRACE",
+The format is src/base/trace.c's: a 64-byte header (magic "DSMTRACE",
 version, rank, nodes, threads, page size, datagram size, injected delay,
-protocol, the message types' names), then per thread a 16-byte header
+protocol, the number of message types named and each name's length), the
+message types' names (src/base/trace.h's TRACE_TYPES, 256, of 24 bytes;
+earlier traces name 64), then per thread a 16-byte header
 (index, role, count) and its 32-byte records (src/base/trace.h). All
 little-endian. Python 3 standard library only.
 
@@ -14,10 +16,10 @@ import struct
 
 MAGIC = b"DSMTRACE"
 VERSION = 1
-HDR = struct.Struct("<8s4I2IQ16s2I1536s")
+HDR = struct.Struct("<8s4I2IQ16s2I")  # then ntypes names of name_len bytes
 THREAD = struct.Struct("<2IQ")
 REC = struct.Struct("<BBHIQQQ")
-assert HDR.size == 1600 and THREAD.size == 16 and REC.size == 32
+assert HDR.size == 64 and THREAD.size == 16 and REC.size == 32
 
 SEND, RECV, FAULT, BARRIER, LOCK, UNLOCK, COND, MARK, CALL, DGRAM_OUT, DGRAM_IN = range(1, 12)
 KIND_NAMES = {SEND: "send", RECV: "recv", FAULT: "fault", BARRIER: "barrier",
@@ -86,18 +88,23 @@ def parse(data, path="<trace>"):
         raise TraceError("%s: %d bytes, shorter than a trace header (%d); not a dsm trace "
                          "or cut short" % (path, len(data), HDR.size))
     (magic, version, rank, nodes, nthreads, page_size, datagram, delay_ns, proto, ntypes,
-     name_len, names) = HDR.unpack_from(data, 0)
+     name_len) = HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise TraceError("%s: not a dsm trace (bad magic %r)" % (path, magic))
     if version != VERSION:
         raise TraceError("%s: trace version %d, this tool reads %d" % (path, version, VERSION))
-    if not (1 <= nodes <= 65535 and rank < nodes and ntypes * name_len == len(names)
-            and nthreads <= 1024):
-        raise TraceError("%s: inconsistent header (rank %d of %d nodes, %d threads)"
-                         % (path, rank, nodes, nthreads))
+    if not (1 <= nodes <= 65535 and rank < nodes and 1 <= ntypes <= 256
+            and 1 <= name_len <= 256 and nthreads <= 1024):
+        raise TraceError("%s: inconsistent header (rank %d of %d nodes, %d threads, "
+                         "%d type names of %d bytes)"
+                         % (path, rank, nodes, nthreads, ntypes, name_len))
+    at = HDR.size + ntypes * name_len
+    if at > len(data):
+        raise TraceError("%s: cut short in the message types' names (%d bytes, %d needed)"
+                         % (path, len(data), at))
+    names = data[HDR.size:at]
     tnames = [names[i * name_len:(i + 1) * name_len].split(b"\0")[0].decode("ascii", "replace")
               for i in range(ntypes)]
-    at = HDR.size
     threads = []
     for _ in range(nthreads):
         if at + THREAD.size > len(data):

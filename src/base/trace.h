@@ -71,6 +71,10 @@ struct trace_info {
  * The file is `path`.<rank>. Returns 0 or a negative errno. */
 int trace_start(const char *path, const struct trace_info *info);
 
+/* The file names this many message types: every one the message header's
+ * type byte can number (the file's reader takes the count from the file). */
+#define TRACE_TYPES 256
+
 /* Writes the file and stops recording; every other thread that recorded
  * must have stopped. type_name names message types for the file. Returns 0
  * or a negative errno (the file is then incomplete). */

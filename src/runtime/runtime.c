@@ -218,6 +218,9 @@ void dsm_flush_object(const void *p, size_t n)
     sync_flush();
 }
 
+/* The trace names every message type (trace_finish(ipc_type_name) below). */
+_Static_assert(IPC_TYPE_MAX <= TRACE_TYPES, "the trace names fewer message types than ipc numbers");
+
 static void finish_here(void *arg)
 {
     (void)arg;
