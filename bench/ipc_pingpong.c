@@ -4,6 +4,7 @@
  * data by size).
  *
  *   dsmrun -n 2 build/bench/ipc_pingpong [--iters N] [--quick] [--pin app|node|none]
+ *   dsmrun -n 2 --trace FILE build/bench/ipc_pingpong --breakdown [--iters N]
  *
  * Node 0 sends inline data of 8 B, 440 B, 1 KiB, 8 KiB and 64 KiB to a port
  * on node 1, which sends the same bytes back to a port on node 0; one-way
@@ -23,6 +24,12 @@
  * at a time, where a blocking hand-off costs 2-5 µs instead of 24-30 µs and
  * busy-polling waits out time slices, so whole rounds come out several
  * times faster or slower at random (the spread table shows it).
+ *
+ * --breakdown (seed 004, Fig. 6: a 4-byte message's latency by protocol
+ * step): only dsm's ping-pong of 4 bytes, traced (dsmrun --trace), the
+ * statistics window (dsm_stats_reset) around the round trips after a
+ * warm-up; `bench/model fig6` runs it and splits each message's latency
+ * from the traces (tools/dsmtrace.py, breakdown).
  *
  * Node 0 prints; both exit 1 on any lost or late message (every wait is
  * bounded), 2 on a bad option.
@@ -273,16 +280,44 @@ static void report(struct bench *b)
            inline_max(), RAW_UDP_DGRAM_MAX);
 }
 
+/* ---- --breakdown ------------------------------------------------------------ */
+
+static void breakdown(struct bench *b, unsigned iters)
+{
+    if (!getenv("DSM_TRACE"))
+        bench_fail("--breakdown reads the trace: run it under dsmrun --trace FILE (bench/model "
+                   "fig6 does, and prints the table)");
+    unsigned warmup = iters / 10 < 20 ? 20 : iters / 10;
+    struct row r = {"4 B", 4, 4, false};
+    for (int phase = 0; phase < 2; phase++) {
+        b->warmup = 0;
+        b->per_round = phase ? iters : warmup;
+        dsm_barrier();
+        if (phase)
+            dsm_stats_reset(); /* the window the breakdown reads */
+        if (b->me == 0)
+            dsm_client(b, &r, b->rtt);
+        else
+            dsm_server(b, &r);
+    }
+    dsm_stats_freeze();
+    if (b->me == 0)
+        printf("ipc_pingpong --breakdown: %u round trips of 4 bytes traced (after %u of warm-up), "
+               "median %.1f us one way\n", iters, warmup, bench_median(b->rtt, iters) / 2);
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: dsmrun -n 2 ipc_pingpong [--iters N] [--quick] [--pin app|node|none]\n"
+               "       dsmrun -n 2 --trace FILE ipc_pingpong --breakdown [--iters N]\n"
                "  --iters N  round trips per size and method, over all rounds (default 20000)\n"
                "  --quick    few round trips (a ~1 s smoke test)\n"
                "  --pin app  each node's application thread on a CPU of its own (default)\n"
                "  --pin node all of each node's threads, dsm's included, on one CPU each\n"
-               "  --pin none leave every thread to the scheduler\n");
+               "  --pin none leave every thread to the scheduler\n"
+               "  --breakdown  4-byte messages only, traced, for bench/model fig6 (seed 004's Fig. 6)\n");
 }
 
 int main(int argc, char **argv)
@@ -293,12 +328,13 @@ int main(int argc, char **argv)
     dsm_startup(&argc, &argv);
     static struct bench b;
     b.me = dsm_rank();
-    int iters = 20000, rounds = 16;
+    int iters = 20000, rounds = 16, split = 0;
     struct arg_option options[] = {
         {"--iters", ARG_INT, &iters, "a round-trip count 1..10000000", .lo = 1, .hi = 10000000},
         {"--quick", ARG_SET, &iters, .value = 1000},
         {"--quick", ARG_SET, &rounds, .value = 4},
         BENCH_PIN_OPTION(&b.pin),
+        {"--breakdown", ARG_SET, &split, .value = 1},
         {0}};
     int status = args_read(argc, argv, options, usage, b.me == 0);
     if (status != ARGS_RUN)
@@ -319,6 +355,14 @@ int main(int argc, char **argv)
 
     b.req = aligned_alloc(4096, raw_udp_span(MAX_BYTES));
     b.rep = aligned_alloc(4096, raw_udp_span(MAX_BYTES));
+    if (split) {
+        if (!(b.rtt = calloc((size_t)iters, sizeof *b.rtt)))
+            bench_fail("out of memory");
+        breakdown(&b, (unsigned)iters);
+        raw_udp_close(&b.udp);
+        dsm_finish();
+        return 0;
+    }
     b.rtt = calloc(b.per_round, sizeof *b.rtt);
     if (!b.req || !b.rep || !b.rtt)
         bench_fail("out of memory");

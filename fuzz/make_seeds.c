@@ -122,6 +122,60 @@ int main(int argc, char **argv)
         put("fuzz_ipc_msg", name, buf, fixed);
     }
 
+    /* fuzz_ipc_msg: a message with every extension and two rights, each
+     * rights operation, and a port's moved state */
+    {
+        struct ipc_hdr h = {.type = IPC_SMALL};
+        struct ipc_small b = {.d = {.slot = 3, .flow = IPC_NO_FLOW, .uid = 9, .seq = 1,
+                                    .flags = IPC_MF_ALL}};
+        struct ipc_call_ext call = {.reply_token = 1, .reply_cap = 8};
+        struct ipc_fwd_ext fwd = {.origin = 1, .provider = 1, .queued_index = 0,
+                                  .queued_count = 1, .ordinal = 1};
+        struct ipc_wire_right w[2] = {
+            {.uid = 7, .token = 5, .node = 1, .slot = 2, .kind = IPC_WR_SEND, .limit = 4},
+            {.uid = 8, .token = 6, .node = 0, .slot = 1, .kind = IPC_WR_RECV, .limit = 4}};
+        size_t n = 0;
+        memcpy(buf, &h, sizeof h);
+        n += sizeof h;
+        memcpy(buf + n, &b, sizeof b);
+        n += sizeof b;
+        n += ipc_ext_write(buf + n, b.d.flags, &call, &fwd, 3, w, 2);
+        memset(buf + n, 0, sizeof(struct dsm_notification));
+        n += sizeof(struct dsm_notification);
+        put("fuzz_ipc_msg", "small_all_ext", buf, n);
+        for (unsigned op = IPC_OP_NOTE; op <= IPC_OP_PORT_LAST; op++) {
+            struct ipc_hdr oh = {.type = IPC_PORT_OP, .aux = op};
+            struct ipc_op o = {.d = {.slot = 1, .flow = IPC_NO_FLOW, .uid = 9, .seq = 2},
+                               .token = 5};
+            if (op == IPC_OP_RELEASE) {
+                o.token = 0;
+                o.arg = 1;
+            }
+            if (op == IPC_OP_PULL || op == IPC_OP_DROP_RECV)
+                o.d.seq = 0;
+            memcpy(buf, &oh, sizeof oh);
+            memcpy(buf + sizeof oh, &o, sizeof o);
+            char name[32];
+            snprintf(name, sizeof name, "op%u", op);
+            put("fuzz_ipc_msg", name, buf, sizeof oh + sizeof o);
+        }
+        struct ipc_hdr mh = {.type = IPC_PORT_OP, .aux = IPC_OP_MIGRATE};
+        struct ipc_migrate mig = {.uid = 9, .slot = 1, .limit = 4, .epoch = 1, .nodes = 2,
+                                  .ntokens = 1};
+        struct ipc_migrate_peer peers[2] = {{.next_seq = 1}, {.next_seq = 3, .send = 1}};
+        struct ipc_migrate_token tok = {.token = 5, .kind = IPC_TOK_SEND, .node = -1};
+        n = 0;
+        memcpy(buf, &mh, sizeof mh);
+        n += sizeof mh;
+        memcpy(buf + n, &mig, sizeof mig);
+        n += sizeof mig;
+        memcpy(buf + n, peers, sizeof peers);
+        n += sizeof peers;
+        memcpy(buf + n, &tok, sizeof tok);
+        n += sizeof tok;
+        put("fuzz_ipc_msg", "migrate", buf, n);
+    }
+
     /* fuzz_config: [setting index][value] */
     static const struct { int i; const char *v; } cfg[] = {
         {0, "10"}, {1, "0.3"}, {6, "61440"}, {7, "64"}, {8, "token"}, {12, "4G"},

@@ -264,12 +264,12 @@ void dsm_stats_freeze(void);
 
 /* ---- Ports and messages (seed 004, NORMA IPC/DE semantics) --------------
  *
- * A port is a message queue owned by one node and named (node, name). Any
- * number of nodes may send to it at once. A message has inline data and
- * optional out-of-line (OOL) regions. Before any large transfer the
- * receiver reserves all the memory the message needs (request -> grant), so
- * no transfer stalls half-way; OOL pages then travel in windows straight into
- * the reserved buffers. Small inline-only messages take a one-message path.
+ * A port is a message queue. Any number of nodes may send to it at once. A
+ * message has inline data, optional out-of-line (OOL) regions, and may
+ * carry port rights. Before any large transfer the receiver reserves all
+ * the memory the message needs (request -> grant), so no transfer stalls
+ * half-way; OOL pages then travel in windows straight into the reserved
+ * buffers. Small inline-only messages take a one-message path.
  *
  * Flow control: a port has a queue limit. A message counts against it from
  * the moment it is sent until the receiving program takes it (dsm_msg_recv),
@@ -277,16 +277,61 @@ void dsm_stats_freeze(void);
  * sender whose unaccepted messages to a port reach the limit blocks, or gets
  * -ETIMEDOUT when its timeout passes.
  *
+ * Rights (Mach's): only a node that holds a right to a port may use it.
+ * The receive right (one holder: the node whose program takes the
+ * messages), send rights (any number of holders, counted), send-once
+ * rights (consumed by the one message sent through them: the natural
+ * reply right). A right belongs to a node and any of its threads may use
+ * it; the program names it by a handle, a dsm_port_ref, that means nothing
+ * on another node and cannot be made up: a handle the program forged, or
+ * one whose right is gone (released, moved away in a message), is refused
+ * with -EPERM. Rights travel in messages (dsm_msg_send_rights); moving a
+ * receive right moves the port, its queued messages with it, while its
+ * senders' rights keep working. A port registered under a name on a node
+ * (dsm_port_create, dsm_port_register) gives a send right to whoever looks
+ * it up there; any other port is reached only through a right someone
+ * sent you. docs/api.md has the whole model.
+ *
  * Timeouts are in seconds; DSM_FOREVER waits without limit.
  */
 #define DSM_FOREVER (-1.0)
 #define DSM_PORT_NAME_MAX 31
 
+/* Kinds of right. */
+#define DSM_RIGHT_RECEIVE   1
+#define DSM_RIGHT_SEND      2
+#define DSM_RIGHT_SEND_ONCE 3
+
+/* A handle: this node's name for a right it holds. Copy it freely within
+ * the node; only `name` and `nonce` count when it is used, and they are
+ * checked against the node's table at every use. */
 typedef struct dsm_port_ref {
-    int32_t  node;        /* owning node */
-    int32_t  port;        /* port number on that node */
-    uint32_t queue_limit; /* the port's queue limit, learnt at lookup */
+    int32_t  node;        /* where the port lived when the handle was made (ports move) */
+    int32_t  port;        /* a receive right's port number (dsm_msg_recv); else -1 */
+    uint32_t queue_limit; /* the port's queue limit */
+    uint32_t kind;        /* DSM_RIGHT_* */
+    uint64_t id;          /* the port's identity, the same on every node: names no right */
+    uint32_t name;        /* the right's entry on this node */
+    uint32_t reserved_;
+    uint64_t nonce;       /* the handle's secret */
 } dsm_port_ref;
+
+/* What a message does with a right it carries (Mach's dispositions). A
+ * right moved leaves this node (its handle is revoked); one copied or
+ * made stays. */
+enum dsm_disposition {
+    DSM_MOVE_RECEIVE = 1, /* the receive right, and with it the port */
+    DSM_MOVE_SEND,        /* one reference of a send right */
+    DSM_MOVE_SEND_ONCE,
+    DSM_COPY_SEND,        /* a new send right from a send right */
+    DSM_MAKE_SEND,        /* a new send right from the receive right */
+    DSM_MAKE_SEND_ONCE,   /* a new send-once right from the receive right */
+};
+
+struct dsm_msg_right {
+    const dsm_port_ref *right;
+    int                 disposition; /* enum dsm_disposition */
+};
 
 struct dsm_ool {
     void  *addr;          /* page-aligned (sysconf(_SC_PAGESIZE)) */
@@ -295,50 +340,128 @@ struct dsm_ool {
 
 struct dsm_msg {
     int             src_node;   /* sender */
-    uint64_t        seq;        /* sender's sequence number for this port */
+    uint64_t        seq;        /* its number among the sender's messages to the port (0: sent
+                                   through a send-once right) */
     void           *data;       /* inline data (owned by the message) */
     size_t          len;
     struct dsm_ool *ool;        /* received OOL regions (page-aligned, owned) */
     int             nool;
     uint64_t        reply_token;/* nonzero when the sender waits for a reply */
+    dsm_port_ref   *rights;     /* the rights it carried, now this node's (handles) */
+    int             nrights;
+    int             notification; /* DSM_NOTIFY_* for a notification (data: struct dsm_notification) */
     void           *internal_;  /* owned by dsm */
 };
 
-/* Creates a port on this node with the given name and queue limit (>= 1).
- * Returns its port number (>= 0), or -EEXIST, -EINVAL, -ENOSPC. */
+/* Notifications, sent as messages through a send-once right: the program
+ * asks for no-senders and dead-name ones (dsm_port_request_notification);
+ * a send-once notification goes to a port whenever a send-once right to it
+ * is destroyed unused. */
+#define DSM_NOTIFY_NO_SENDERS 1 /* the port's last send right is gone */
+#define DSM_NOTIFY_DEAD_NAME  2 /* the port of a send (or send-once) right was destroyed */
+#define DSM_NOTIFY_SEND_ONCE  3 /* a send-once right to the port was destroyed unused */
+
+struct dsm_notification {
+    uint32_t     kind;    /* DSM_NOTIFY_* */
+    uint32_t     reserved;
+    uint64_t     cookie;  /* the request's; 0 for a send-once notification */
+    uint64_t     count;   /* no-senders: send rights made from the receive right so far */
+    uint64_t     port_id; /* the port it is about (dsm_port_ref.id) */
+    dsm_port_ref right;   /* dead name: the dead right's handle at the node that asked
+                             (a dead name until released); else zero */
+};
+
+/* Creates a port on this node with the given name and queue limit (1 ..
+ * 1048576), registered with this node's name server. Returns its port
+ * number (>= 0), or -EEXIST, -EINVAL, -ENOSPC. */
 int dsm_port_create(const char *name, unsigned queue_limit);
 
-/* Finds the port `name` on `node`, waiting up to `timeout` for it to be
- * created there. Returns 0, -ENOENT (timed out), or -EINVAL. */
+/* Asks node `node`'s name server for a send right to the port registered
+ * there as `name`, waiting up to `timeout` for it to be registered.
+ * Returns 0 with the right's handle in *out, -ENOENT (timed out), or
+ * -EINVAL. Asking again gives the same handle, one reference more. */
 int dsm_port_lookup(int node, const char *name, double timeout, dsm_port_ref *out);
 
-/* Sends a message. Returns 0 and its sequence number in *seq (may be NULL)
- * once the message is on its way: handed to the reliable transport, or, for
- * a large message, copied (the receiver's grants then drive its transfer).
- * The caller may reuse its buffers at once. Returns -ETIMEDOUT if the
- * port's queue stayed full, -EINVAL for bad arguments. */
+/* A new port on this node, named nowhere: whoever sends to it must get a
+ * right from its holder. Returns 0 and its receive right, or -EINVAL,
+ * -ENOSPC. */
+int dsm_port_allocate(unsigned queue_limit, dsm_port_ref *recv);
+
+/* The receive right of port number `port` (dsm_port_create's). 0, -EINVAL. */
+int dsm_port_receive_right(int port, dsm_port_ref *recv);
+
+/* A send right (one more reference of it) or a new send-once right, made
+ * from a receive right this node holds. 0, -EPERM, -EINVAL. */
+int dsm_port_make_send(const dsm_port_ref *recv, dsm_port_ref *send);
+int dsm_port_make_send_once(const dsm_port_ref *recv, dsm_port_ref *once);
+
+/* Gives up a right: one reference of a send right (the last gives it back
+ * to the port), a send-once right (a send-once notification goes to its
+ * port), a dead name, or the receive right, which destroys the port (its
+ * queued messages and their rights; the holders of its send rights get
+ * dead names). The handle is revoked when nothing is left. 0, -EPERM,
+ * -EINVAL. */
+int dsm_port_release(const dsm_port_ref *right);
+
+/* Registers the port of a receive or send right with this node's name
+ * server under `name` (it keeps a send right); dsm_port_unregister gives
+ * it up. 0, -EEXIST, -EPERM, -EINVAL; -ENOENT (unregister: no such name). */
+int dsm_port_register(const dsm_port_ref *right, const char *name);
+int dsm_port_unregister(const char *name);
+
+/* Asks for a notification, sent through a send-once right to `notify`: a
+ * receive right held here (a send-once right is made from it) or a
+ * send-once right (moved into the request). `cookie` comes back in it.
+ *   DSM_NOTIFY_NO_SENDERS: `right` is a receive right; sent once the port
+ *     has had send rights and has none (at once if that is already so).
+ *     The request moves with the port.
+ *   DSM_NOTIFY_DEAD_NAME: `right` is a send or send-once right; sent when
+ *     its port is destroyed (at once if it already is), or its node ends.
+ * A new request replaces the right's earlier one (whose send-once right is
+ * destroyed). 0, -EPERM, -EINVAL. */
+int dsm_port_request_notification(const dsm_port_ref *right, int kind, const dsm_port_ref *notify,
+                                  uint64_t cookie);
+
+/* Sends a message through a send or send-once right (the latter is
+ * consumed). Returns 0 and its sequence number in *seq (may be NULL; 0
+ * through a send-once right) once the message is on its way: handed to
+ * the reliable transport, or, for a large message, copied (the receiver's
+ * grants then drive its transfer). The caller may reuse its buffers at
+ * once. Returns -ETIMEDOUT if the port's queue stayed full, -EPIPE if the
+ * port is dead, -EPERM for a forged or revoked handle, -EINVAL for bad
+ * arguments. */
 int dsm_msg_send(const dsm_port_ref *dst, const void *data, size_t len,
                  const struct dsm_ool *ool, int nool, double timeout,
                  uint64_t *seq);
 
-/* Takes the next message from a local port. Returns 0, or -ETIMEDOUT,
- * -EINVAL. The message must be released with dsm_msg_free. */
+/* dsm_msg_send carrying up to 64 rights, each with its disposition. The
+ * rights are checked before anything is sent: with an error, nothing left. */
+int dsm_msg_send_rights(const dsm_port_ref *dst, const void *data, size_t len,
+                        const struct dsm_ool *ool, int nool, const struct dsm_msg_right *rights,
+                        int nrights, double timeout, uint64_t *seq);
+
+/* Takes the next message from a port whose receive right this node holds
+ * (its port number). Returns 0, or -ETIMEDOUT, -EINVAL. The message must be
+ * released with dsm_msg_free; the rights it carried are this node's. */
 int dsm_msg_recv(int port, struct dsm_msg *msg, double timeout);
 
-/* Releases a received message and its buffers. */
+/* Releases a received message and its buffers (not its rights). */
 void dsm_msg_free(struct dsm_msg *msg);
 
-/* Waits until the receiver has taken message `seq` sent to `dst`
- * (message-accept notification). Returns 0 or -ETIMEDOUT. */
+/* Waits until the receiver has taken message `seq` sent through `dst`
+ * (message-accept notification). Returns 0, -ETIMEDOUT, -EPIPE (the port
+ * died), -EPERM, -EINVAL. */
 int dsm_msg_wait_accepted(const dsm_port_ref *dst, uint64_t seq, double timeout);
 
-/* Number of messages this node sent to `dst` that the receiver has taken. */
+/* Number of this node's messages to the port of `dst` that the receiver
+ * has taken. */
 uint64_t dsm_msg_accepted(const dsm_port_ref *dst);
 
 /* RPC: sends a request and waits for its reply. The request carries a
  * pre-grant for `reply_cap` bytes at `reply`, so the reply lands straight in
  * place in one message. Returns the reply's length (>= 0), or -ETIMEDOUT,
- * -EMSGSIZE (reply larger than reply_cap; truncated), -EINVAL. */
+ * -EMSGSIZE (reply larger than reply_cap; truncated), -EPIPE, -EPERM,
+ * -EINVAL. */
 long dsm_msg_call(const dsm_port_ref *dst, const void *req, size_t len,
                   void *reply, size_t reply_cap, double timeout);
 

@@ -1,8 +1,10 @@
 """dsmtrace.py — reading dsm's trace files (DSM_TRACE, dsmrun --trace).
 
-The format is src/base/trace.c's: a 1600-byte header (magic "DSMTRACE",
+The format is src/base/trace.c's: a 64-byte header (magic "DSMTRACE",
 version, rank, nodes, threads, page size, datagram size, injected delay,
-protocol, the message types' names), then per thread a 16-byte header
+protocol, the number of message types named and each name's length), the
+message types' names (src/base/trace.h's TRACE_TYPES, 256, of 24 bytes;
+earlier traces name 64), then per thread a 16-byte header
 (index, role, count) and its 32-byte records (src/base/trace.h). All
 little-endian. Python 3 standard library only.
 
@@ -14,14 +16,15 @@ import struct
 
 MAGIC = b"DSMTRACE"
 VERSION = 1
-HDR = struct.Struct("<8s4I2IQ16s2I1536s")
+HDR = struct.Struct("<8s4I2IQ16s2I")  # then ntypes names of name_len bytes
 THREAD = struct.Struct("<2IQ")
 REC = struct.Struct("<BBHIQQQ")
-assert HDR.size == 1600 and THREAD.size == 16 and REC.size == 32
+assert HDR.size == 64 and THREAD.size == 16 and REC.size == 32
 
-SEND, RECV, FAULT, BARRIER, LOCK, UNLOCK, COND, MARK = range(1, 9)
+SEND, RECV, FAULT, BARRIER, LOCK, UNLOCK, COND, MARK, CALL, DGRAM_OUT, DGRAM_IN = range(1, 12)
 KIND_NAMES = {SEND: "send", RECV: "recv", FAULT: "fault", BARRIER: "barrier",
-              LOCK: "lock", UNLOCK: "unlock", COND: "cond", MARK: "mark"}
+              LOCK: "lock", UNLOCK: "unlock", COND: "cond", MARK: "mark", CALL: "call",
+              DGRAM_OUT: "datagram out", DGRAM_IN: "datagram in"}
 MARK_START, MARK_RESET, MARK_FREEZE, MARK_TAKEN, MARK_FINISH = range(1, 6)
 MARK_NAMES = {MARK_START: "start", MARK_RESET: "stats reset", MARK_FREEZE: "stats freeze",
               MARK_TAKEN: "stats taken", MARK_FINISH: "finish"}
@@ -85,18 +88,23 @@ def parse(data, path="<trace>"):
         raise TraceError("%s: %d bytes, shorter than a trace header (%d); not a dsm trace "
                          "or cut short" % (path, len(data), HDR.size))
     (magic, version, rank, nodes, nthreads, page_size, datagram, delay_ns, proto, ntypes,
-     name_len, names) = HDR.unpack_from(data, 0)
+     name_len) = HDR.unpack_from(data, 0)
     if magic != MAGIC:
         raise TraceError("%s: not a dsm trace (bad magic %r)" % (path, magic))
     if version != VERSION:
         raise TraceError("%s: trace version %d, this tool reads %d" % (path, version, VERSION))
-    if not (1 <= nodes <= 65535 and rank < nodes and ntypes * name_len == len(names)
-            and nthreads <= 1024):
-        raise TraceError("%s: inconsistent header (rank %d of %d nodes, %d threads)"
-                         % (path, rank, nodes, nthreads))
+    if not (1 <= nodes <= 65535 and rank < nodes and 1 <= ntypes <= 256
+            and 1 <= name_len <= 256 and nthreads <= 1024):
+        raise TraceError("%s: inconsistent header (rank %d of %d nodes, %d threads, "
+                         "%d type names of %d bytes)"
+                         % (path, rank, nodes, nthreads, ntypes, name_len))
+    at = HDR.size + ntypes * name_len
+    if at > len(data):
+        raise TraceError("%s: cut short in the message types' names (%d bytes, %d needed)"
+                         % (path, len(data), at))
+    names = data[HDR.size:at]
     tnames = [names[i * name_len:(i + 1) * name_len].split(b"\0")[0].decode("ascii", "replace")
               for i in range(ntypes)]
-    at = HDR.size
     threads = []
     for _ in range(nthreads):
         if at + THREAD.size > len(data):
@@ -109,7 +117,7 @@ def parse(data, path="<trace>"):
                              % (path, index, count))
         recs = list(REC.iter_unpack(data[at:end]))
         for r in recs:
-            if not SEND <= r[0] <= MARK:
+            if not SEND <= r[0] <= DGRAM_IN:
                 raise TraceError("%s: record of unknown kind %d in thread %d"
                                  % (path, r[0], index))
         threads.append(Thread(index, role, recs))
@@ -241,3 +249,104 @@ def lock_summary(nodes, slow_ns=1000000, top=5):
             "top": sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[:top],
         }
     return out
+
+
+# ---- the latency of one message, step by step (seed 004, Fig. 6) ------------
+
+# The steps of a port message from the sender's dsm_msg_send to the
+# receiver's dsm_msg_recv returning it, each from one stamp to the next:
+BREAKDOWN_STEPS = [
+    ("send call", "dsm_msg_send: the right checked, flow control, the message's header"),
+    ("encode and authentication", "ipc header, datagram, payload MAC, send window, header seal"),
+    ("kernel send and wire", "sendmmsg until the datagram is in the receiving socket (the "
+                             "kernel's stamp); on loopback the wire is that copy, inside the call"),
+    ("receive wake-up", "until the receiving thread's recvmmsg returns it"),
+    ("decode", "datagram check (MAC), order, delivery, ipc parse and dispatch"),
+    ("queue", "the port: its turn, the sender's right, onto the queue, waiters woken"),
+    ("receive call", "dsm_msg_recv sees it, takes it, returns"),
+]
+
+
+def breakdown(nodes, msg_type, lo=None, hi=None):
+    """Every port message (type msg_type) between two nodes, matched end to
+    end: [(step durations in ns, ...)] in BREAKDOWN_STEPS' order, for the
+    messages whose dsm_msg_send began within [lo, hi) (default: each node's
+    statistics window). Needs the TRACE_CALL and datagram records (a UDP
+    run traced with this version). Matching: the sender's call holds its
+    ipc send and the datagram's system call (each recorded as it ended,
+    so just before the call's record); the datagram's sequence
+    number finds it at the receiver, whose handler runs next on the same
+    thread; the receiver's first dsm_msg_recv that took a message of that
+    sender after the handler ended is the one that got it."""
+    import bisect
+    dgram_in, takes = {}, {}
+    for n in nodes:
+        for th in n.threads:
+            for j, r in enumerate(th.recs):
+                if r[0] == DGRAM_IN:
+                    dgram_in.setdefault((n.rank, r[2], r[3]), (th, j))
+                elif r[0] == CALL and r[1] == 1:
+                    takes.setdefault((n.rank, r[2]), []).append(r)
+    for v in takes.values():
+        v.sort(key=lambda r: r[5])
+    take_t1 = {k: [r[5] for r in v] for k, v in takes.items()}
+    out = []
+    for a in nodes:
+        wlo, whi = a.window()
+        lo_a = wlo if lo is None else lo
+        hi_a = whi if hi is None else hi
+        for th in a.threads:
+            recs = th.recs
+            for i, call in enumerate(recs):
+                if call[0] != CALL or call[1] != 0 or not lo_a <= call[4] < hi_a:
+                    continue
+                if call[2] >= len(nodes) or call[2] == a.rank:
+                    continue
+                b = call[2]
+                # Recorded as they ended: the datagram, the ipc send, the call.
+                send = _before(recs, i, lambda r: r[0] == SEND and r[2] == b)
+                if not send or send[1] != msg_type or send[4] < call[4]:
+                    continue
+                dout = _before(recs, i, lambda r: r[0] == DGRAM_OUT and r[2] == b,
+                               first=True)
+                if not dout or dout[4] < send[4]:
+                    continue
+                hit = dgram_in.get((b, a.rank, dout[3]))
+                if not hit:
+                    continue
+                rth, j = hit
+                din = rth.recs[j]
+                handler = _after(rth.recs, j + 1, lambda r: r[0] == RECV and r[2] == a.rank)
+                if not handler or handler[1] != msg_type or not din[4]:
+                    continue
+                key = (b, a.rank)
+                k = bisect.bisect_left(take_t1.get(key, []), handler[6])
+                if k >= len(take_t1.get(key, [])):
+                    continue
+                take = takes[key][k]
+                stamps = [call[4], send[4], dout[4], din[4], din[5], handler[5], handler[6],
+                          take[6]]
+                if any(y < x for x, y in zip(stamps, stamps[1:])):
+                    continue  # a clock step, or a match gone wrong: left out
+                out.append(tuple(y - x for x, y in zip(stamps, stamps[1:])))
+    return out
+
+
+def _before(recs, end, pred, limit=16, first=False):
+    """The last record before `end` (within `limit`) for which pred holds;
+    with `first`, the first of the run of such records that ends there (a
+    datagram sent twice at once, on a path that lost some)."""
+    for j in range(end - 1, max(-1, end - 1 - limit), -1):
+        if pred(recs[j]):
+            while first and j > 0 and pred(recs[j - 1]):
+                j -= 1
+            return recs[j]
+    return None
+
+
+def _after(recs, start, pred, limit=64):
+    """The first record from `start` (within `limit`) for which pred holds."""
+    for j in range(start, min(len(recs), start + limit)):
+        if pred(recs[j]):
+            return recs[j]
+    return None

@@ -6,8 +6,8 @@
  *
  * In a job of two or more nodes (a dsmcc program that is not OpenMP):
  * - pthread_create places the thread on a node, round-robin over the
- *   nodes, each node holding at most T threads at once (T: dsmrun
- *   --threads, DSM_THREADS, default 1), main taking one of node 0's; its
+ *   nodes with fewer than T threads (T: dsmrun --threads, DSM_THREADS,
+ *   default 1; main is one of node 0's), else on the node with fewest; its
  *   start routine runs there with its argument, and pthread_join returns
  *   its value. The pthread_t is dsm's, the same on every node.
  * - Mutexes, conditions, barriers, read-write locks, spin locks, once
@@ -16,9 +16,16 @@
  *   and condition ids 0x20000000 to 0x3fffffff (a program calling
  *   dsm_lock itself keeps below). In private memory they stay the C
  *   library's.
+ * - A node runs any number of them; at most T at once (run slots,
+ *   base/smp.h), the others waiting for a turn while those wait on
+ *   another thread.
+ * - Thread-specific data keys, memory from mmap and signal dispositions
+ *   are the job's; the CPU counts the program reads describe the job
+ *   (nodes x T, or DSM_CPUS).
  * - What cannot work across nodes ends the job with one line: a
- *   process-shared object, fork, signals and cancellation between
- *   threads, a timed wait, a mutex trylock.
+ *   process-shared object, fork and daemon, signals and cancellation
+ *   between threads, another thread's C library record, a timed wait, a
+ *   mutex trylock, a device's memory, MAP_FIXED outside the region.
  * On one node, and after the job ends (exit handlers), every call is the
  * C library's.
  */
@@ -26,7 +33,10 @@
 #define DSM_PTHREAD_H
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/types.h>
+#include <threads.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -43,6 +53,20 @@ int       dsm_pthread_equal(pthread_t a, pthread_t b);
 int       dsm_pthread_kill(pthread_t thread, int sig);
 int       dsm_pthread_cancel(pthread_t thread);
 pid_t     dsm_fork(void);
+int       dsm_daemon(int nochdir, int noclose);
+int       dsm_pthread_tryjoin_np(pthread_t thread, void **value);
+int       dsm_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime);
+int       dsm_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock,
+                                   const struct timespec *abstime);
+int       dsm_pthread_sigqueue(pthread_t thread, int sig, const union sigval value);
+/* The C library's view of a thread: the caller's own, or refused. */
+int       dsm_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr);
+int       dsm_pthread_setname_np(pthread_t thread, const char *name);
+int       dsm_pthread_getname_np(pthread_t thread, char *name, size_t len);
+int       dsm_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param);
+int       dsm_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
+int       dsm_pthread_setschedprio(pthread_t thread, int prio);
+int       dsm_pthread_getcpuclockid(pthread_t thread, clockid_t *clock);
 
 int dsm_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr);
 int dsm_pthread_mutex_destroy(pthread_mutex_t *m);
@@ -90,6 +114,54 @@ int dsm_sem_timedwait(sem_t *s, const struct timespec *abstime);
 int dsm_sem_post(sem_t *s);
 int dsm_sem_getvalue(sem_t *s, int *value);
 sem_t *dsm_sem_open(const char *name, int oflag, ...);
+
+/* Thread-specific data: keys are the job's, values each thread's own on
+ * its node; destructors run at a thread's end (runtime/pthread_key.c). */
+int   dsm_pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+int   dsm_pthread_key_delete(pthread_key_t key);
+void *dsm_pthread_getspecific(pthread_key_t key);
+int   dsm_pthread_setspecific(pthread_key_t key, const void *value);
+int   dsm_tss_create(tss_t *key, tss_dtor_t destructor);
+void  dsm_tss_delete(tss_t key);
+void *dsm_tss_get(tss_t key);
+int   dsm_tss_set(tss_t key, void *value);
+
+/* The CPUs the program is told it has (runtime/cpus.c): nodes x
+ * DSM_THREADS, or DSM_CPUS; 0 from dsm_job_cpus where the calls are the C
+ * library's (one node, not OpenMP; before the job). The masks are
+ * cpu_set_t of `size` bytes. */
+int  dsm_job_cpus(void);
+long dsm_sysconf(int name);
+int  dsm_get_nprocs(void);
+int  dsm_get_nprocs_conf(void);
+int  dsm_sched_getaffinity(pid_t pid, size_t size, void *mask);
+int  dsm_sched_setaffinity(pid_t pid, size_t size, const void *mask);
+int  dsm_pthread_getaffinity_np(pthread_t thread, size_t size, void *mask);
+int  dsm_pthread_setaffinity_np(pthread_t thread, size_t size, const void *mask);
+
+/* The program's mappings (runtime/mmap.c): in a job of several nodes,
+ * shared memory in the region, a file's contents read in at the call and
+ * a writable MAP_SHARED file's written back at msync, munmap and the
+ * job's end. */
+void *dsm_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset);
+int   dsm_munmap(void *addr, size_t len);
+void *dsm_mremap(void *addr, size_t old_len, size_t new_len, int flags, void *new_addr);
+int   dsm_madvise(void *addr, size_t len, int advice);
+int   dsm_posix_madvise(void *addr, size_t len, int advice);
+int   dsm_msync(void *addr, size_t len, int flags);
+int   dsm_mprotect(void *addr, size_t len, int prot);
+
+/* Signal dispositions are the job's: installed on every node
+ * (runtime/signals.c); SIGSEGV's kept beside dsm's own. */
+int  dsm_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+void (*dsm_signal(int sig, void (*handler)(int)))(int);
+
+/* Around a call that blocks the calling thread (a sleep): the node's
+ * run slot goes to another of its threads meanwhile (base/smp.h);
+ * dsm_sched_yield lets those waiting for one run first. */
+void dsm_block_begin(void);
+void dsm_block_end(void);
+int  dsm_sched_yield(void);
 
 #ifdef __cplusplus
 }

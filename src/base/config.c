@@ -102,6 +102,8 @@ static const struct config_entry table[] = {
      "hlrc: acquires that refresh a page re-read after an invalidation in place, before it must fault again (0: never; a notice invalidates)"},
     {"DSM_THREADS", CFG_INT, "1", 1, 256, NULL, OFF(threads),
      "application threads per node (dsmrun --threads sets it): fork-style programs run dsm_create's function on every thread of every node; an OpenMP region's team is laid over nodes x threads, at most nodes x DSM_THREADS (hlrc only; docs/design.md, SMP nodes; docs/openmp.md)"},
+    {"DSM_CPUS", CFG_INT, "auto", 1, 65536, "auto", OFF(cpus),
+     "the CPUs a dsmcc program is told it has (sysconf(_SC_NPROCESSORS_ONLN), get_nprocs, sched_getaffinity, std::thread::hardware_concurrency, omp_get_num_procs; auto: nodes x DSM_THREADS, the threads the job runs at once; on one node, the host's unless OpenMP; docs/unmodified-programs.md)"},
     {"DSM_BARRIER_FANOUT", CFG_INT, "8", 2, 32, NULL, OFF(barrier_fanout),
      "children per node in the barrier's tree (a fan-out of nodes - 1 or more is a star)"},
     {"DSM_SHARED_GLOBALS", CFG_BOOL, "0", 0, 1, NULL, OFF(shared_globals),
@@ -456,7 +458,7 @@ void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen
 static const char *const job_wide[] = {
     "DSM_NET",          "DSM_NET_AUTH",       "DSM_NET_ONE_SIDED", "DSM_IPC_WINDOW",
     "DSM_REGION_SIZE",  "DSM_REGION_BASE",    "DSM_PAGE_SIZE",     "DSM_HOME",
-    "DSM_PROTOCOL",     "DSM_THREADS",        "DSM_BARRIER_FANOUT", "DSM_SHARED_GLOBALS",
+    "DSM_PROTOCOL",     "DSM_THREADS",        "DSM_CPUS",          "DSM_BARRIER_FANOUT", "DSM_SHARED_GLOBALS",
     "DSM_OMP_STATIC",   "DSM_ATOMIC_AT_HOME", "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES",
     "DSM_MIGRATE_PERIOD", "DSM_CHECK",
 };

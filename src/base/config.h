@@ -44,6 +44,7 @@ struct dsm_config {
     int64_t  lrc_gc_notices;   /* DSM_LRC_GC_NOTICES */
     int64_t  barrier_fanout;   /* DSM_BARRIER_FANOUT */
     int64_t  threads;          /* DSM_THREADS */
+    int64_t  cpus;             /* DSM_CPUS, 0 = auto */
     int64_t  sc_window_us;     /* DSM_SC_WINDOW_US */
     int64_t  read_ahead;       /* DSM_READ_AHEAD */
     int64_t  write_ahead;      /* DSM_WRITE_AHEAD */

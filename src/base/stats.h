@@ -36,6 +36,11 @@
     X(IPC_ACCEPTS_SENT,    "ipc message-accept notifications sent")            \
     X(IPC_FLOW_BLOCKS,     "ipc sends that waited for queue space")            \
     X(IPC_RPCS,            "ipc calls made")                                   \
+    X(IPC_RIGHTS_SENT,     "ipc port rights sent in messages")                 \
+    X(IPC_REFUSED,         "ipc messages refused (no right held, or an unknown port)") \
+    X(IPC_PORTS_MOVED,     "ipc ports moved away with their receive right")    \
+    X(IPC_FORWARDED,       "ipc messages forwarded after their port moved")    \
+    X(IPC_NOTIFICATIONS,   "ipc notifications sent (no-senders, dead name, send-once)") \
     X(READ_FAULTS,         "read faults")                                      \
     X(WRITE_FAULTS,        "write faults")                                     \
     X(PAGES_FETCHED,       "pages fetched from their home")                    \
@@ -130,7 +135,7 @@ extern _Atomic uint64_t stats_counters[STAT_COUNT];
 
 /* Messages and bytes sent, by message type (enum ipc_type; names from
  * ipc_type_name). */
-#define STATS_MSG_TYPES 64
+#define STATS_MSG_TYPES 96
 extern _Atomic uint64_t stats_msgs_by_type[STATS_MSG_TYPES];
 extern _Atomic uint64_t stats_bytes_by_type[STATS_MSG_TYPES];
 

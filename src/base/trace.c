@@ -38,7 +38,6 @@ struct thread_buf {
 
 #define TRACE_MAGIC "DSMTRACE"
 #define TRACE_VERSION 1
-#define TRACE_TYPES 64
 #define TRACE_NAME 24
 
 struct trace_file_hdr {

@@ -25,6 +25,13 @@ enum trace_kind {
     TRACE_UNLOCK,   /* release. arg: lock id; t0 entry, t1 release done, t2 exit */
     TRACE_COND,     /* condition wait. arg: condition id; t0..t2 */
     TRACE_MARK,     /* sub: enum trace_mark; t0 */
+    /* For the breakdown of a message's latency (seed 004's Fig. 6): */
+    TRACE_CALL,     /* sub: 0 dsm_msg_send, 1 dsm_msg_recv; peer; arg: bytes; t0 entry,
+                       t1 send: handed to ipc (recv: message taken), t2 return */
+    TRACE_DGRAM_OUT,/* a data datagram's first transmission. peer: to, arg: its sequence
+                       number; t0..t1: the system call that sent it */
+    TRACE_DGRAM_IN, /* a data datagram received. peer: from, arg: its sequence number; t0: the
+                       kernel's receive time stamp, t1: the receive call returned, t2: checked */
 };
 
 enum trace_mark {
@@ -63,6 +70,10 @@ struct trace_info {
 /* Starts recording for this node; the calling thread is the application's.
  * The file is `path`.<rank>. Returns 0 or a negative errno. */
 int trace_start(const char *path, const struct trace_info *info);
+
+/* The file names this many message types: every one the message header's
+ * type byte can number (the file's reader takes the count from the file). */
+#define TRACE_TYPES 256
 
 /* Writes the file and stops recording; every other thread that recorded
  * must have stopped. type_name names message types for the file. Returns 0

@@ -9,9 +9,12 @@
  * once, so both paths look the same to the handler.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/job.h"
 #include "base/log.h"
@@ -27,7 +30,7 @@ void ipc_register(unsigned type, const char *name, ipc_handler fn, ipc_placer pl
 {
     if (type < IPC_TYPE_NEXT || type >= IPC_TYPE_MAX || !name)
         log_fatal("internal error: message type %u cannot be registered", type);
-    ipc.names[type] = name;
+    ipc.names_of[type] = name;
     ipc.handlers[type] = fn;
     ipc.placers[type] = place;
 }
@@ -39,7 +42,39 @@ void ipc_timer_at(uint64_t t) { net_timer_at(t); }
 const char *ipc_type_name(unsigned type)
 {
     const char *own = ipc_own_type_name(type);
-    return own ? own : type < IPC_TYPE_MAX ? ipc.names[type] : NULL;
+    return own ? own : type < IPC_TYPE_MAX ? ipc.names_of[type] : NULL;
+}
+
+/* splitmix64 over a seed from the kernel: the values need only be
+ * unguessable to a program that reads no other node's memory. */
+uint64_t ipc_nonce(void)
+{
+    for (;;) {
+        uint64_t z = (ipc.rng += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        if (z)
+            return z;
+    }
+}
+
+#define REFUSALS_PRINTED 10
+
+void ipc_refuse(const char *fmt, ...)
+{
+    stats_add(STAT_IPC_REFUSED, 1);
+    if (ipc.refusals >= REFUSALS_PRINTED)
+        return;
+    char line[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (++ipc.refusals == REFUSALS_PRINTED)
+        log_warn("%s (further refusals are only counted: \"messages refused\" in --stats)", line);
+    else
+        log_warn("%s", line);
 }
 
 /* Attaches the accept notification pending for `peer`, if any. */
@@ -51,17 +86,17 @@ static void attach_accept(int peer, struct ipc_hdr *h)
     struct pending_accept *a = &ipc.accepts[peer];
     if (a->set) {
         h->flags |= IPC_HF_ACCEPT;
-        h->acc_port = a->port;
-        h->acc_seq = a->seq;
+        h->acc_port = a->flow;
+        h->acc_seq = a->ordinal;
         a->set = false;
         atomic_fetch_sub(&ipc.accepts_pending, 1);
     }
     pthread_mutex_unlock(&ipc.accept_lock);
 }
 
-static void send_accept(int peer, uint16_t port, uint64_t seq)
+static void send_accept(int peer, uint16_t flow, uint64_t ordinal)
 {
-    struct ipc_accept a = {.port = port, .seq = seq};
+    struct ipc_accept a = {.flow = flow, .ordinal = ordinal};
     struct ipc_hdr h = {.type = IPC_ACCEPT};
     struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof h},
                            {.iov_base = &a, .iov_len = sizeof a}};
@@ -73,17 +108,17 @@ static void send_accept(int peer, uint16_t port, uint64_t seq)
     stats_msg(IPC_ACCEPT, sizeof h + sizeof a);
 }
 
-void ipc_defer_accept(int peer, int32_t port, uint64_t seq)
+void ipc_defer_accept(int peer, uint16_t flow, uint64_t ordinal)
 {
     pthread_mutex_lock(&ipc.accept_lock);
     struct pending_accept *a = &ipc.accepts[peer];
-    if (a->set && a->port != port) /* one slot per peer: the older one goes alone */
-        send_accept(peer, a->port, a->seq);
+    if (a->set && a->flow != flow) /* one slot per peer: the older one goes alone */
+        send_accept(peer, a->flow, a->ordinal);
     if (!a->set)
         atomic_fetch_add(&ipc.accepts_pending, 1);
     a->set = true;
-    a->port = (uint16_t)port;
-    a->seq = seq;
+    a->flow = flow;
+    a->ordinal = ordinal;
     pthread_mutex_unlock(&ipc.accept_lock);
 }
 
@@ -95,7 +130,7 @@ void ipc_flush_accepts(void)
     for (int i = 0; i < job()->nodes; i++) {
         struct pending_accept *a = &ipc.accepts[i];
         if (a->set) {
-            send_accept(i, a->port, a->seq);
+            send_accept(i, a->flow, a->ordinal);
             a->set = false;
             atomic_fetch_sub(&ipc.accepts_pending, 1);
         }
@@ -149,6 +184,15 @@ int ipc_send3(int peer, unsigned type, uint32_t aux, const void *body, size_t bl
     return send_msg(peer, type, aux, iov, 2, NULL, 0, NULL);
 }
 
+int ipc_send4(int peer, unsigned type, uint32_t aux, const void *a, size_t alen, const void *b,
+              size_t blen, const void *c, size_t clen)
+{
+    struct iovec iov[3] = {{.iov_base = (void *)a, .iov_len = alen},
+                           {.iov_base = (void *)b, .iov_len = blen},
+                           {.iov_base = (void *)c, .iov_len = clen}};
+    return send_msg(peer, type, aux, iov, 3, NULL, 0, NULL);
+}
+
 int ipc_send3_lent(int peer, unsigned type, uint32_t aux, const void *body, size_t blen,
                    const void *data, size_t dlen, struct net_ref *ref)
 {
@@ -198,9 +242,8 @@ static void take_accept(int peer, const struct ipc_hdr *h)
 {
     if (!(h->flags & IPC_HF_ACCEPT))
         return;
-    struct ipc_accept a = {.port = h->acc_port, .seq = h->acc_seq};
     pthread_mutex_lock(&ipc.lock);
-    port_on_accept(peer, &a);
+    port_on_accept(peer, h->acc_port, h->acc_seq);
     pthread_mutex_unlock(&ipc.lock);
 }
 
@@ -346,14 +389,19 @@ static void dispatch(int peer, const void *msg, size_t len)
             size_t skip = 0;
             void *buf = ipc.placers[h.type](peer, msg, len, len, &skip);
             if (!buf || skip > len)
-                log_fatal("no memory to place a %s message from node %d", ipc.names[h.type], peer);
+                log_fatal("no memory to place a %s message from node %d", ipc.names_of[h.type], peer);
             memcpy(buf, (const char *)msg + skip, len - skip);
             ipc.handlers[h.type](peer, msg, skip);
         } else
             ipc.handlers[h.type](peer, msg, len);
         return;
     }
-    if (ipc_msg_check(msg, len))
+    /* A message to a port is taken apart once: ipc_parse checks all that
+     * ipc_msg_check would. */
+    struct ipc_parsed p;
+    bool to_port = h.type == IPC_SMALL || h.type == IPC_REQ ||
+                   (h.type == IPC_PORT_OP && h.aux >= IPC_OP_NOTE && h.aux <= IPC_OP_PORT_LAST);
+    if (to_port ? ipc_parse(msg, len, &p) : ipc_msg_check(msg, len))
         malformed(peer, h.type);
     const char *body = (const char *)msg + sizeof h;
     size_t fixed = ipc_fixed_size(h.type);
@@ -365,29 +413,21 @@ static void dispatch(int peer, const void *msg, size_t len)
     case IPC_LOOKUP_REQ: {
         struct ipc_lookup_req b;
         memcpy(&b, body, sizeof b);
-        port_on_lookup_req(peer, &b);
+        names_on_lookup_req(peer, &b);
         break;
     }
     case IPC_LOOKUP_REP: {
         struct ipc_lookup_rep b;
         memcpy(&b, body, sizeof b);
-        port_on_lookup_rep(&b);
+        names_on_lookup_rep(peer, &b, data, dlen);
         break;
     }
-    case IPC_SMALL: {
-        struct ipc_small b;
-        memcpy(&b, body, sizeof b);
-        port_on_small(peer, &b, data, dlen);
+    case IPC_SMALL:
+        port_on_small(peer, &p);
         break;
-    }
-    case IPC_REQ: {
-        struct ipc_req b;
-        uint64_t lens[IPC_MAX_OOL];
-        memcpy(&b, body, sizeof b);
-        memcpy(lens, data, dlen);
-        port_on_req(peer, &b, lens);
+    case IPC_REQ:
+        port_on_req(peer, &p);
         break;
-    }
     case IPC_GRANT: {
         struct ipc_grant b;
         memcpy(&b, body, sizeof b);
@@ -409,7 +449,7 @@ static void dispatch(int peer, const void *msg, size_t len)
     case IPC_ACCEPT: {
         struct ipc_accept b;
         memcpy(&b, body, sizeof b);
-        port_on_accept(peer, &b);
+        port_on_accept(peer, (uint16_t)b.flow, b.ordinal);
         break;
     }
     case IPC_REPLY: {
@@ -418,6 +458,20 @@ static void dispatch(int peer, const void *msg, size_t len)
         rpc_on_reply(peer, &b, data, dlen);
         break;
     }
+    case IPC_PORT_OP:
+        if (to_port) {
+            port_on_op(peer, &p);
+        } else if (h.aux == IPC_OP_MIGRATE) {
+            migrate_on_state(peer, body, len - sizeof h);
+        } else {
+            struct ipc_loc l;
+            memcpy(&l, body, sizeof l);
+            if (h.aux == IPC_OP_REDIRECT)
+                migrate_on_redirect(peer, &l);
+            else
+                notify_on_dead(peer, l.uid);
+        }
+        break;
     }
     pthread_mutex_unlock(&ipc.lock);
 }
@@ -455,7 +509,8 @@ int ipc_start(const struct net_params *np, const struct ipc_params *ip)
 {
     pthread_mutex_init(&ipc.lock, NULL);
     ipc.prm = *ip;
-    ipc.next_token = 1;
+    if (getrandom(&ipc.rng, sizeof ipc.rng, 0) != sizeof ipc.rng)
+        return -EIO;
     pthread_mutex_init(&ipc.accept_lock, NULL);
     ipc.placing = calloc((size_t)job()->nodes, sizeof *ipc.placing);
     ipc.accepts = calloc((size_t)job()->nodes, sizeof *ipc.accepts);

@@ -28,7 +28,8 @@
     X(KMSG)        /* the inline data of a granted message */                  \
     X(PAGE)        /* one out-of-line page of a granted message */             \
     X(ACCEPT)      /* message-accept notification: the receiver took it */     \
-    X(REPLY)       /* an RPC reply, into the caller's pre-granted buffer */
+    X(REPLY)       /* an RPC reply, into the caller's pre-granted buffer */       \
+    X(PORT_OP)     /* port rights: claims, releases, moves, redirects (aux: the operation) */
 
 /* Message types are numbered slots of one byte. ipc owns the first; each
  * layer above declares its own types in its own header, numbered on from
@@ -44,7 +45,7 @@ enum ipc_type {
 };
 
 /* Slots in all: every layer's last type stays below it. */
-#define IPC_TYPE_MAX 64
+#define IPC_TYPE_MAX 96
 
 /* The name of a message type, for statistics, traces and errors: ipc's own
  * or the one it was registered with; NULL for a type nobody registered. */
@@ -109,6 +110,10 @@ struct ipc_params {
  * above has registered its handlers (a peer may already be sending). */
 int  ipc_start(const struct net_params *np, const struct ipc_params *ip);
 int  ipc_run(void);
+/* The program is done with ports (dsm_finish, before anything waits on
+ * another node): this node's ports die and its rights go back, so that
+ * nodes still running get their dead-name and no-senders notifications. */
+void ipc_leave(void);
 void ipc_finish(void);
 
 /* Sends a message of a registered type: header then body (ipc_sendv: the

@@ -51,13 +51,13 @@ long dsm_msg_call(const dsm_port_ref *dst, const void *req, size_t len,
     uint64_t deadline = clock_deadline(timeout);
     struct pending_call c = {.buf = reply, .cap = reply_cap};
     pthread_mutex_lock(&ipc.lock);
-    c.token = ipc.next_token++;
+    c.token = ipc_nonce();
     c.next = ipc.calls;
     ipc.calls = &c;
     pthread_mutex_unlock(&ipc.lock);
     stats_add(STAT_IPC_RPCS, 1);
 
-    int rc = port_send(dst, req, len, NULL, 0, timeout, NULL, c.token, reply_cap);
+    int rc = port_send(dst, req, len, NULL, 0, NULL, 0, timeout, NULL, c.token, reply_cap);
     if (rc == 0)
         rc = ipc_wait(call_done, &c, deadline) ? -ETIMEDOUT : 0;
 

@@ -37,7 +37,7 @@ static DSM_STATE struct sigaction previous; /* the handler before ours */
 /* async-signal-safe formatting: "dsm: node R: segmentation fault at 0xADDR (why)\n" */
 static size_t put_str(char *buf, size_t at, const char *s)
 {
-    while (*s && at < 255)
+    while (*s && at < 511)
         buf[at++] = *s++;
     return at;
 }
@@ -50,7 +50,7 @@ static size_t put_num(char *buf, size_t at, uint64_t v, unsigned base)
         tmp[n++] = "0123456789abcdef"[v % base];
         v /= base;
     } while (v && n < 24);
-    while (n && at < 255)
+    while (n && at < 511)
         buf[at++] = tmp[--n];
     return at;
 }
@@ -60,7 +60,7 @@ static size_t put_num(char *buf, size_t at, uint64_t v, unsigned base)
 __attribute__((noreturn)) static void die_of(int sig, const char *what, void *addr,
                                              const char *const *tail)
 {
-    char buf[256];
+    char buf[512];
     size_t at = put_str(buf, 0, "dsm: node ");
     at = put_num(buf, at, (uint64_t)(log_rank() < 0 ? 0 : log_rank()), 10);
     at = put_str(buf, at, ": ");
@@ -118,6 +118,24 @@ static int fault_is_write(const void *uctx)
 #endif
 }
 
+/* Why a fault outside the region happened, as far as the signal says:
+ * nothing mapped there (a null pointer; else, under dsm, most often a
+ * pointer into memory private to another node), or mapped without the
+ * access. */
+static const char *outside_why(const void *addr, int code)
+{
+    if (code == SEGV_MAPERR && (uintptr_t)addr < 65536)
+        return "a null pointer: nothing is mapped at 0 or just above it";
+    if (code == SEGV_MAPERR)
+        return "outside the shared region, where nothing is mapped on this node: a pointer to "
+               "memory private to another node (another thread's stack or thread_local "
+               "variables, a library's own allocations), or to memory freed";
+    if (code == SEGV_ACCERR)
+        return "outside the shared region, where this node maps it without that access: a "
+               "write to read-only data or code, or a guard page";
+    return "outside the shared region";
+}
+
 static void on_segv(int sig, siginfo_t *si, void *uctx)
 {
     void *addr = si->si_addr;
@@ -135,7 +153,7 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
         const void *end = stack_overflow_end(addr, fault_sp(uctx));
         if (end)
             overflow(addr, end);
-        crash(addr, "outside the shared region");
+        crash(addr, outside_why(addr, si->si_code));
     }
     if (si->si_code != SEGV_ACCERR)
         crash(addr, "inside the shared region, unmapped");
@@ -210,6 +228,17 @@ void mem_fault_watch_thread(void)
             log_fatal("cannot set up the fault handler's stack");
     }
     stack_note_thread();
+}
+
+/* The program's own SIGSEGV handler, installed while dsm's runs: it takes
+ * the faults outside the region, as one installed before ours does; dsm's
+ * stays. old gets the program's last one. */
+void mem_fault_chain(const struct sigaction *act, struct sigaction *old)
+{
+    if (old)
+        *old = previous;
+    if (act)
+        previous = *act;
 }
 
 void mem_set_fault_ops(const struct mem_fault_ops *ops)

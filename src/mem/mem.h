@@ -147,6 +147,11 @@ struct mem_fault_ops {
     void (*write_fault)(size_t page);
 };
 void mem_set_fault_ops(const struct mem_fault_ops *ops);
+/* A SIGSEGV handler the program installs while dsm's runs: kept for the
+ * faults outside the region (dsm's own stays installed); old gets the
+ * program's previous one. */
+struct sigaction;
+void mem_fault_chain(const struct sigaction *act, struct sigaction *old);
 /* Reports an access to a page no allocation covers, as a crash. */
 __attribute__((noreturn)) void mem_crash_unallocated(void *addr);
 /* Gives the calling thread (a node's application thread) an alternate

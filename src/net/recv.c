@@ -25,6 +25,7 @@
 #include "base/job.h"
 #include "base/log.h"
 #include "base/stats.h"
+#include "base/trace.h"
 
 #define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 
@@ -134,7 +135,7 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
     pthread_mutex_unlock(&net_state.lock);
 }
 
-static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from)
+static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from, int index)
 {
     enum wire_verdict v = wire_check(&net_state.sock.keys, d, len, net_state.sock.job, job()->rank, job()->nodes,
                                      net_state.sock.max_payload);
@@ -159,6 +160,9 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
     }
     stats_add(STAT_NET_DGRAMS_RECV, 1);
     stats_add(STAT_NET_BYTES_RECV, len);
+    if (TRACE_ON && h.kind == WIRE_DATA && !(h.flags & WIRE_NOP))
+        trace_put(TRACE_DGRAM_IN, 0, h.src, h.seq, net_state.sock.rx_kernel_ns[index],
+                  net_state.sock.rx_return_ns, clock_ns());
 
     uint64_t now = clock_ns();
     pthread_mutex_lock(&net_state.lock);
@@ -201,7 +205,7 @@ static int rx_drain(void)
                 continue;
             }
             on_datagram(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len,
-                        &net_state.sock.from[i]);
+                        &net_state.sock.from[i], i);
         }
         udp_cork_end(); /* carries acknowledgements with it */
         total += n;

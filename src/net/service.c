@@ -18,11 +18,13 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
 
@@ -62,7 +64,10 @@ void service_plan_decide(int setting, int threads, int nodes, int nodes_here, in
     int cpus[CPU_SETSIZE];
     cpu_set_t set;
     int n = 0;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
+    CPU_ZERO(&set);
+    /* The system calls themselves: a program linked statically with dsmcc
+     * wraps the C library's, which report the job's CPUs, not this host's. */
+    if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) > 0)
         for (int c = 0; c < CPU_SETSIZE; c++)
             if (CPU_ISSET(c, &set))
                 cpus[n++] = c;
@@ -78,9 +83,8 @@ void service_pin(void)
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(service_plan.cpu, &one);
-    int err = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-    if (err) /* it polls unpinned: slower for others, still right */
-        log_warn("cannot pin the service thread to CPU %d: %s", service_plan.cpu, strerror(err));
+    if (syscall(SYS_sched_setaffinity, 0, sizeof one, &one) < 0) /* it polls unpinned: still right */
+        log_warn("cannot pin the service thread to CPU %d: %s", service_plan.cpu, strerror(errno));
 }
 
 /* A yield, even on a CPU of its own: a poll is a system call anyway (the
@@ -265,6 +269,7 @@ static void claim_socket(void)
 void *service_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     service_pin();
     if (service_plan.polls)
         return service_poll_main();
@@ -388,8 +393,10 @@ int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
         }
 
         /* Poll the socket ourselves for a while: a message for us is then
-         * handled without waking another thread. */
-        if (net_state.svc.spin_ns && (spin_until == 0 || now < spin_until)) {
+         * handled without waking another thread. Not while another thread
+         * runs in the run slot this one gave up (base/smp.h): the CPU is
+         * that thread's. */
+        if (net_state.svc.spin_ns && smp_may_spin() && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + (uint64_t)net_state.svc.spin_ns;
                 claim_socket();

@@ -31,6 +31,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/state.h"
+#include "base/trace.h"
 #include "base/tree.h"
 
 #define LINGER_SILENCE_NS (2000ull * 1000000) /* see net_finish */
@@ -136,6 +137,8 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     int sndbuf = 4 << 20;
     if (setsockopt(net_state.sock.fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
         setsockopt(net_state.sock.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    if (TRACE_ON)
+        udp_trace_start(); /* the kernel's receive stamps, for the latency breakdown */
     socklen_t sl = sizeof rcvbuf;
     getsockopt(net_state.sock.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &sl);
     size_t share = (size_t)rcvbuf / 2 / (size_t)(job()->nodes > 1 ? job()->nodes - 1 : 1);

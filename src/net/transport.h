@@ -109,6 +109,11 @@ struct net_socket {
     struct iovec       iovs[RX_BATCH];
     struct sockaddr_in from[RX_BATCH];
     unsigned char     *rxbuf;
+    /* DSM_TRACE: each datagram's kernel receive time (SO_TIMESTAMPNS, as
+     * clock_ns() time), and when the batch's receive call returned. */
+    char               rx_cmsg[RX_BATCH][64];
+    uint64_t           rx_kernel_ns[RX_BATCH];
+    uint64_t           rx_return_ns;
     /* When the socket was last seen empty: every datagram that arrived
      * before has been read. A peer is declared dead only if it had been
      * silent for the timeout by then, so a node that was not scheduled
@@ -232,6 +237,8 @@ void udp_send(const struct sockaddr_in *to, const void *buf, size_t len, const v
  * without waiting. Returns how many; 0 when none waits. Caller holds
  * rx_lock. */
 int udp_recv(void);
+/* DSM_TRACE: has the kernel stamp each received datagram. */
+void udp_trace_start(void);
 
 /* While a delivery thread handles one batch of received datagrams, what its
  * handlers send is queued, not sent; the batch's end sends it all with one

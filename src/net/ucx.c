@@ -57,6 +57,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "base/tree.h"
@@ -664,6 +665,7 @@ static void claim_worker(void)
 static void *ucx_service_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     service_pin();
     while (service_plan.polls && !atomic_load(&ux.stopping)) { /* a CPU of its own */
         int n = 0;
@@ -764,7 +766,7 @@ int ucx_wait(bool (*done)(void *), void *arg, uint64_t deadline)
             rc = -ETIMEDOUT;
             break;
         }
-        if (ux.spin_ns && (spin_until == 0 || now < spin_until)) {
+        if (ux.spin_ns && smp_may_spin() && (spin_until == 0 || now < spin_until)) {
             if (!spin_until) {
                 spin_until = now + ux.spin_ns;
                 claim_worker();

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <dsm/pthread.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,13 @@ typedef enum omp_sched_t {
 int omp_get_thread_num(void) { return omp_self()->tid; }
 int omp_get_num_threads(void) { return omp_self()->nthreads; }
 int omp_get_max_threads(void) { return omp_self()->icv.nthreads; }
-int omp_get_num_procs(void) { return job()->nodes; }
+/* The job's CPUs: nodes x DSM_THREADS, or DSM_CPUS (runtime/cpus.c), as
+ * sysconf and get_nprocs report them to a dsmcc program. */
+int omp_get_num_procs(void)
+{
+    int n = dsm_job_cpus();
+    return n > 0 ? n : job()->nodes;
+}
 int omp_get_thread_limit(void)
 {
     struct omp_thread *t = omp_self();

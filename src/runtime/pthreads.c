@@ -2,12 +2,17 @@
  * pthreads.c — a dsmcc program's POSIX threads spread over the nodes
  * (include/dsm/pthread.h; docs/unmodified-programs.md, "pthreads").
  *
- * Placement. Every node runs at most T of the program's threads at once
- * (T = DSM_THREADS, dsmrun --threads; main is one of node 0's). A
- * pthread_create takes the next node round-robin, starting after node 0,
- * that has a free slot; with none free the job ends in one line naming
- * the fix. With T = 1 each node runs one program thread, so every protocol
- * works; T > 1 is hlrc's SMP nodes (docs/design.md).
+ * Placement. Every node has T slots (T = DSM_THREADS, dsmrun --threads;
+ * main holds one of node 0's). A pthread_create takes the next node
+ * round-robin, starting after node 0, that runs fewer than T of the
+ * program's threads; when every node runs T, the node that runs fewest
+ * (the next round-robin among those): a node then holds more threads than
+ * slots, as one process may run more threads than it has CPUs. At most T
+ * of a node's threads run at once, on its run slots (base/smp.h): a thread
+ * gives its slot up while it waits on another (a lock, a condition, a
+ * join, a sleep) and takes one again before it goes on. With T = 1 the
+ * node is thus one thread to the protocol, so every protocol works; T > 1
+ * is hlrc's SMP nodes (docs/design.md).
  *
  * The thread table. The placement (slots in use per node, the cursor) and
  * one record per thread lie in shared memory under one dsm lock of the
@@ -21,16 +26,23 @@
  * value and unlocks, and a joiner takes the lock to read it.
  *
  * Starting remotely. The creator sends the chosen node one message naming
- * the record and the slot. That node's delivery thread starts an OS
- * thread for it (it may not touch shared memory itself: a fault there
- * would wait for a reply only it can deliver); the thread then waits for
- * the last occupant of its slot to be wholly gone, so that with T = 1 no
- * two program threads of a node ever run the protocol at once.
+ * the record. That node's delivery thread starts an OS thread for it (it
+ * may not touch shared memory itself: a fault there would wait for a reply
+ * only it can deliver); the thread then waits for a run slot before it
+ * touches shared memory, and gives it up only once its end is wholly done.
+ *
+ * A thread's end (its routine returned, or pthread_exit) goes through the
+ * C library's: cleanup handlers, then C++ thread_local destructors, then
+ * thread-specific data's, among which ours (exit_key) runs the program's
+ * keys' destructors (pthread_key.c) and then records the value, so a
+ * joiner sees the thread wholly ended.
  */
 #include <dsm.h>
 #include <dsm/pthread.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +65,6 @@ extern const int dsm_openmp_program __attribute__((weak));
 
 #define PT_MAGIC   0x70746872u /* "pthr": a live record */
 #define PT_TABLE_LOCK SYNC_PTHREAD_THREADS_ID
-#define MAX_SLOTS  256         /* DSM_THREADS's largest */
 
 enum pt_state { PT_STARTING = 1, PT_RUNNING, PT_EXITED };
 
@@ -61,14 +72,15 @@ enum pt_state { PT_STARTING = 1, PT_RUNNING, PT_EXITED };
 struct pt_table {
     uint32_t nodes, slots;
     uint32_t next;                        /* the node to try first */
-    uint32_t live;                        /* placed threads not yet ended */
-    uint64_t used[VT_MAX_NODES][MAX_SLOTS / 64];
+    uint32_t live;                        /* placed threads not yet ended (main not counted) */
+    uint32_t on_node[VT_MAX_NODES];       /* threads running on each node, main included */
+    struct pthread_keys keys;             /* the program's keys (pthread_key.c) */
 };
 
 /* Shared, under PT_TABLE_LOCK; a pthread_t points here. */
 struct pt_thread {
     uint32_t          magic;
-    uint32_t          node, slot, state, detached;
+    uint32_t          node, index, state, detached;
     uint64_t          start, arg, value;  /* the routine, its argument, its result */
     struct pt_table  *table;
 };
@@ -77,20 +89,20 @@ struct pt_thread {
  * memory (the delivery thread starts the thread). */
 struct pt_start_msg {
     uint64_t record, table, stacksize;
-    uint32_t slot;
+    uint32_t index;                       /* smp_index: its number on the node mod T */
+    uint32_t pad;
+    sigset_t mask;                        /* the creator's signal mask, the thread's first */
 };
 
 static DSM_STATE struct {
     pthread_mutex_t   lock;
-    pthread_cond_t    cv;
     bool              on;
     struct pt_table  *table;              /* node 0: made at first use; others: from a start */
     struct pt_thread *main_record;        /* node 0 */
-    bool              slot_busy[MAX_SLOTS]; /* an OS thread still in that slot here */
-    pthread_key_t     exit_key;           /* pthread_exit's way to the thread's end */
+    pthread_key_t     exit_key;           /* the thread's end, after its destructors */
     int               live_here;          /* placed threads running on this node */
     uint64_t          busy_ns, busy_since;
-} pt = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+} pt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct pt_thread *self_record;
 static __thread void *exit_value;
@@ -119,7 +131,7 @@ static void table_make(void)
         t->nodes = (uint32_t)job()->nodes;
         t->slots = (uint32_t)smp_threads();
         t->next = 1;
-        t->used[0][0] = 1;
+        t->on_node[0] = 1;
         *m = (struct pt_thread){.magic = PT_MAGIC, .state = PT_RUNNING, .table = t};
         pt.main_record = m;
         pt.table = t;
@@ -133,25 +145,33 @@ static void table_make_call(void *arg)
     table_make();
 }
 
-/* The next node round-robin with a free slot, and the slot; under the
- * table's lock. */
-static void place(struct pt_table *t, uint32_t *node, uint32_t *slot)
+struct pthread_keys *pthreads_keys(void)
 {
+    if (!pt.table && job()->rank == 0)
+        stack_private(table_make_call, NULL);
+    return pt.table ? &pt.table->keys : NULL;
+}
+
+/* The node of a new thread: the next round-robin that runs fewer threads
+ * than it has slots, else the one that runs fewest (the first round-robin
+ * among them); and the thread's index there. Under the table's lock. */
+static uint32_t place(struct pt_table *t, uint32_t *index)
+{
+    uint32_t best = 0;
     for (uint32_t i = 0; i < t->nodes; i++) {
         uint32_t n = (t->next + i) % t->nodes;
-        for (uint32_t s = 0; s < t->slots; s++)
-            if (!(t->used[n][s / 64] & (1ull << (s % 64)))) {
-                t->used[n][s / 64] |= 1ull << (s % 64);
-                t->next = (n + 1) % t->nodes;
-                t->live++;
-                *node = n;
-                *slot = s;
-                return;
-            }
+        if (t->on_node[n] < t->slots) {
+            best = n;
+            break;
+        }
+        if (i == 0 || t->on_node[n] < t->on_node[best])
+            best = n;
     }
-    log_fatal("pthread_create: all %u thread slots of the job are taken (%u nodes x %u per node, "
-              "main's included): run with more nodes, or more threads per node (dsmrun --threads "
-              "T; docs/unmodified-programs.md)", t->nodes * t->slots, t->nodes, t->slots);
+    *index = t->on_node[best] % t->slots;
+    t->on_node[best]++;
+    t->next = (best + 1) % t->nodes;
+    t->live++;
+    return best;
 }
 
 /* Whether p lies in the calling thread's own stack (private to its node). */
@@ -190,16 +210,16 @@ uint64_t pthreads_busy_ns(void)
     return ns;
 }
 
-/* The thread's end: its value and its slot, under the table's lock, whose
- * release carries every write it made; then its slot here is free. */
+/* The thread's end, once its destructors have run: its value, under the
+ * table's lock, whose release carries every write it made; then its run
+ * slot here is free. */
 static void thread_end(struct pt_thread *r, void *value)
 {
-    uint32_t slot = r->slot;
     sync_pthread_lock(PT_TABLE_LOCK);
     r->value = (uint64_t)(uintptr_t)value;
     r->state = PT_EXITED;
     struct pt_table *t = r->table;
-    t->used[r->node][slot / 64] &= ~(1ull << (slot % 64));
+    t->on_node[r->node]--;
     t->live--;
     bool detached = r->detached;
     if (detached)
@@ -217,31 +237,29 @@ static void thread_end(struct pt_thread *r, void *value)
         if (sigaltstack(&off, NULL) == 0)
             munmap(alt.ss_sp, alt.ss_size);
     }
-    pthread_mutex_lock(&pt.lock);
-    pt.slot_busy[slot] = false;
-    pthread_cond_broadcast(&pt.cv);
-    pthread_mutex_unlock(&pt.lock);
+    smp_slot_give();
 }
 
-/* pthread_exit in a placed thread: its end runs among the thread-specific
- * destructors, after its cleanup handlers. */
+/* A placed thread's end, among the C library's thread-specific
+ * destructors: after its cleanup handlers and thread_local destructors,
+ * the program's keys' destructors (pthread_key.c), then the end. */
 static void exit_destructor(void *record)
 {
+    pthread_keys_exit();
     thread_end(record, exit_value);
 }
 
-struct pt_boot { struct pt_thread *record; uint32_t slot; };
+struct pt_boot { struct pt_thread *record; uint32_t index; sigset_t mask; };
 
 static void *thread_main(void *arg)
 {
     struct pt_boot b = *(struct pt_boot *)arg;
     free(arg);
-    pthread_mutex_lock(&pt.lock);
-    while (pt.slot_busy[b.slot])
-        pthread_cond_wait(&pt.cv, &pt.lock);
-    pt.slot_busy[b.slot] = true;
-    pthread_mutex_unlock(&pt.lock);
-    smp_set_index((int)b.slot);
+    /* The creator's mask, as POSIX has it, not that of the thread that
+     * started this one here (the delivery thread blocks every signal). */
+    pthread_sigmask(SIG_SETMASK, &b.mask, NULL);
+    smp_slot_take(); /* before it touches shared memory */
+    smp_set_index((int)b.index);
     mem_fault_watch_thread();
     busy_change(+1);
     stats_add(STAT_PTHREADS_RUN, 1);
@@ -258,18 +276,18 @@ static void *thread_main(void *arg)
     self_record = r;
     sync_pthread_placed = true;
     pthread_setspecific(pt.exit_key, r);
-    void *value = start(start_arg);
-    pthread_setspecific(pt.exit_key, NULL);
-    thread_end(r, value);
-    return NULL;
+    /* Returning is pthread_exit (POSIX): the same way to the end. */
+    exit_value = start(start_arg);
+    pthread_exit(exit_value);
 }
 
-static void start_here(struct pt_thread *r, uint32_t slot, size_t stacksize)
+static void start_here(struct pt_thread *r, uint32_t index, size_t stacksize,
+                       const sigset_t *mask)
 {
     struct pt_boot *b = malloc(sizeof *b);
     if (!b)
         log_fatal("out of memory starting a thread");
-    *b = (struct pt_boot){r, slot};
+    *b = (struct pt_boot){r, index, *mask};
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED); /* joined through its record */
@@ -288,12 +306,12 @@ static void on_start(int src, const void *msg, size_t len)
     ipc_body(src, msg, len, &m, sizeof m, NULL, "thread start");
     struct pt_thread *r = (struct pt_thread *)(uintptr_t)m.record;
     struct pt_table *t = (struct pt_table *)(uintptr_t)m.table;
-    if (!pt.on || !mem_contains(r) || !mem_contains(t) || m.slot >= (uint32_t)smp_threads())
+    if (!pt.on || !mem_contains(r) || !mem_contains(t) || m.index >= (uint32_t)smp_threads())
         log_fatal("node %d sent a thread start that does not fit this job", src);
     pthread_mutex_lock(&pt.lock);
     pt.table = t;
     pthread_mutex_unlock(&pt.lock);
-    start_here(r, m.slot, (size_t)m.stacksize);
+    start_here(r, m.index, (size_t)m.stacksize, &m.mask);
 }
 
 /* ---- the calls ------------------------------------------------------------ */
@@ -324,10 +342,10 @@ static void create_call(void *p)
     }
     struct pt_table *t = pt.table;
     struct pt_thread *r = dsm_malloc(sizeof *r);
-    uint32_t node, slot;
+    uint32_t index;
     sync_pthread_lock(PT_TABLE_LOCK);
-    place(t, &node, &slot);
-    *r = (struct pt_thread){.magic = PT_MAGIC, .node = node, .slot = slot, .state = PT_STARTING,
+    uint32_t node = place(t, &index);
+    *r = (struct pt_thread){.magic = PT_MAGIC, .node = node, .index = index, .state = PT_STARTING,
                             .detached = detach == PTHREAD_CREATE_DETACHED,
                             .start = (uint64_t)(uintptr_t)a.start,
                             .arg = (uint64_t)(uintptr_t)a.arg, .table = t};
@@ -338,12 +356,14 @@ static void create_call(void *p)
                   "shared (a global, malloc, main's locals; docs/unmodified-programs.md)",
                   a.arg, job()->rank, node);
     *a.thread = (pthread_t)r;
+    sigset_t mask;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask);
     if (node == (uint32_t)job()->rank) {
-        start_here(r, slot, stacksize);
+        start_here(r, index, stacksize, &mask);
         return;
     }
     struct pt_start_msg m = {.record = (uint64_t)(uintptr_t)r, .table = (uint64_t)(uintptr_t)t,
-                             .stacksize = stacksize, .slot = slot};
+                             .stacksize = stacksize, .index = index, .mask = mask};
     int rc = ipc_send((int)node, RUNTIME_PTHREAD_START, 0, &m, sizeof m);
     if (rc)
         log_fatal("pthread_create: cannot reach node %u: %s", node, strerror(-rc));
@@ -362,11 +382,9 @@ int dsm_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*st
     return 0;
 }
 
-int dsm_pthread_join(pthread_t thread, void **value)
+/* A join: waits for the thread's end unless `try` (EBUSY while it runs). */
+static int join(struct pt_thread *r, void **value, bool try)
 {
-    struct pt_thread *r = record_of(thread);
-    if (!r)
-        return pthread_join(thread, value);
     if (r == self_record || (r == pt.main_record && is_main_thread()))
         return EDEADLK;
     sync_pthread_lock(PT_TABLE_LOCK);
@@ -375,6 +393,8 @@ int dsm_pthread_join(pthread_t thread, void **value)
         ret = ESRCH;
     else if (r->detached)
         ret = EINVAL;
+    else if (try && r->state != PT_EXITED)
+        ret = EBUSY;
     else {
         while (r->state != PT_EXITED)
             sync_cond_wait(PT_TABLE_LOCK, PT_TABLE_LOCK);
@@ -386,6 +406,56 @@ int dsm_pthread_join(pthread_t thread, void **value)
     if (!ret)
         dsm_free(r);
     return ret;
+}
+
+int dsm_pthread_join(pthread_t thread, void **value)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join(r, value, false) : pthread_join(thread, value);
+}
+
+int dsm_pthread_tryjoin_np(pthread_t thread, void **value)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join(r, value, true) : pthread_tryjoin_np(thread, value);
+}
+
+/* A join with a time limit: tries, and sleeps a millisecond between tries
+ * (dsm's conditions have no timed wait), giving the node's run slot to
+ * its other threads meanwhile. */
+static int join_until(struct pt_thread *r, void **value, clockid_t clock,
+                      const struct timespec *abstime)
+{
+    if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L)
+        return EINVAL;
+    for (;;) {
+        int ret = join(r, value, true);
+        if (ret != EBUSY)
+            return ret;
+        struct timespec now;
+        clock_gettime(clock, &now);
+        if (now.tv_sec > abstime->tv_sec ||
+            (now.tv_sec == abstime->tv_sec && now.tv_nsec >= abstime->tv_nsec))
+            return ETIMEDOUT;
+        smp_wait_begin();
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        smp_wait_end();
+    }
+}
+
+int dsm_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join_until(r, value, CLOCK_REALTIME, abstime)
+             : pthread_timedjoin_np(thread, value, abstime);
+}
+
+int dsm_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock,
+                             const struct timespec *abstime)
+{
+    struct pt_thread *r = record_of(thread);
+    return r ? join_until(r, value, clock, abstime)
+             : pthread_clockjoin_np(thread, value, clock, abstime);
 }
 
 int dsm_pthread_detach(pthread_t thread)
@@ -431,6 +501,7 @@ void dsm_pthread_exit(void *value)
         pthread_exit(value);
     }
     if (pt.on && is_main_thread()) {
+        pthread_keys_exit(); /* main's destructors run at its pthread_exit too */
         stack_private(main_exit_call, NULL);
         exit(0);
     }
@@ -470,6 +541,75 @@ int dsm_pthread_cancel(pthread_t thread)
               "supported by dsm (docs/unmodified-programs.md, pthreads)");
 }
 
+int dsm_pthread_sigqueue(pthread_t thread, int sig, const union sigval value)
+{
+    if (!record_of(thread))
+        return pthread_sigqueue(thread, sig, value);
+    if (sig == 0)
+        return 0;
+    log_fatal("pthread_sigqueue(thread, %d): signals between a program's threads, which run on "
+              "different nodes, are not delivered by dsm (docs/unmodified-programs.md, pthreads)",
+              sig);
+}
+
+/* The C library's own view of a thread (its attributes and stack, its
+ * name, its scheduling, its CPU clock) is its node's: the calling
+ * thread's own is answered there, another's cannot be. */
+static pthread_t own_or_refuse(pthread_t thread, const char *call)
+{
+    struct pt_thread *r = record_of(thread);
+    if (!r)
+        return thread;
+    if (r == self_record || (r == pt.main_record && is_main_thread()))
+        return pthread_self(); /* the C library's id of this very thread */
+    log_fatal("%s of another thread: the C library's record of a thread is its node's, and "
+              "the thread may run on another node; call it in the thread itself "
+              "(docs/unmodified-programs.md, pthreads)", call);
+}
+
+int dsm_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
+{
+    return pthread_getattr_np(own_or_refuse(thread, "pthread_getattr_np"), attr);
+}
+
+int dsm_pthread_setname_np(pthread_t thread, const char *name)
+{
+    return pthread_setname_np(own_or_refuse(thread, "pthread_setname_np"), name);
+}
+
+int dsm_pthread_getname_np(pthread_t thread, char *name, size_t len)
+{
+    return pthread_getname_np(own_or_refuse(thread, "pthread_getname_np"), name, len);
+}
+
+int dsm_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param)
+{
+    return pthread_getschedparam(own_or_refuse(thread, "pthread_getschedparam"), policy, param);
+}
+
+int dsm_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param)
+{
+    return pthread_setschedparam(own_or_refuse(thread, "pthread_setschedparam"), policy, param);
+}
+
+int dsm_pthread_setschedprio(pthread_t thread, int prio)
+{
+    return pthread_setschedprio(own_or_refuse(thread, "pthread_setschedprio"), prio);
+}
+
+int dsm_pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
+{
+    return pthread_getcpuclockid(own_or_refuse(thread, "pthread_getcpuclockid"), clock);
+}
+
+int dsm_daemon(int nochdir, int noclose)
+{
+    if (rt()->started)
+        log_fatal("daemon: it forks, and the child would share this node's view of the shared "
+                  "memory without being a node of the job (docs/unmodified-programs.md, pthreads)");
+    return daemon(nochdir, noclose);
+}
+
 pid_t dsm_fork(void)
 {
     if (rt()->started)
@@ -479,19 +619,33 @@ pid_t dsm_fork(void)
     return fork();
 }
 
+/* A sleep, a yield: the node's other threads may run meanwhile. */
+void dsm_block_begin(void) { smp_wait_begin(); }
+void dsm_block_end(void) { smp_wait_end(); }
+
+int dsm_sched_yield(void)
+{
+    smp_yield();
+    return sched_yield();
+}
+
 /* ---- start and end ---------------------------------------------------------- */
 
 void pthreads_start(void)
 {
     ipc_register(RUNTIME_PTHREAD_START, "PTHREAD_START", on_start, NULL);
-    if (smp_threads() > MAX_SLOTS)
-        log_fatal("internal error: DSM_THREADS above %d", MAX_SLOTS);
     /* dsmcc's programs (shared globals, master-only start) other than
      * OpenMP's, whose runtime owns the nodes, on two or more nodes. */
     pt.on = rt()->share_globals && !&dsm_openmp_program && job()->nodes > 1;
     if (pt.on && pthread_key_create(&pt.exit_key, exit_destructor))
         log_fatal("cannot make the key of pthread_exit");
-    pt.slot_busy[0] = job()->rank == 0; /* main's */
+    if (pt.on) {
+        /* A node's threads take turns on its T run slots; main holds one
+         * of node 0's (this is main: dsm_startup runs on it). */
+        smp_slots_enable(smp_threads());
+        if (job()->rank == 0)
+            smp_slot_take();
+    }
     sync_pthreads_on = pt.on;
 }
 

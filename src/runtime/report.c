@@ -26,6 +26,8 @@
 #include "ipc/ipc.h"
 #include "runtime/runtime.h"
 
+/* Every message type ipc can number has its statistics slot. */
+_Static_assert(STATS_MSG_TYPES >= IPC_TYPE_MAX, "fewer statistics slots than message types");
 
 /* One node's report: the body of its RUNTIME_STATS message. Only uint64_t
  * fields, so the layout has no padding and is the same on every node. */

@@ -166,6 +166,7 @@ int dsm_startup(int *argc, char ***argv)
     parallel_start();
     fork_start();
     pthreads_start();
+    signals_start();
     globals_start();
     report_start();
     if (c->trace) {
@@ -218,12 +219,17 @@ void dsm_flush_object(const void *p, size_t n)
     sync_flush();
 }
 
+/* The trace names every message type (trace_finish(ipc_type_name) below). */
+_Static_assert(IPC_TYPE_MAX <= TRACE_TYPES, "the trace names fewer message types than ipc numbers");
+
 static void finish_here(void *arg)
 {
     (void)arg;
     struct runtime *r = rt();
     if (!r->started)
         return;
+    ipc_leave();          /* first: nodes still running may wait for its notifications */
+    mmap_finish();        /* the program's shared file mappings back to their files */
     sync_atomic_finish(); /* the program's atomics are the hardware's again */
     pthreads_finish();    /* and its pthread objects the C library's */
     fork_finish();

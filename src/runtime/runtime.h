@@ -15,9 +15,11 @@ enum runtime_type {
     RUNTIME_EXIT,                   /* fork style is over; leave */
     RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
     RUNTIME_PTHREAD_START,          /* start a program's thread placed here (pthreads.c) */
+    RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
+_Static_assert(IPC_TYPE_MAX <= 256, "ipc_hdr's type is one byte");
 
 struct runtime {
     bool              started;
@@ -54,6 +56,32 @@ void threads_join(void);
 void pthreads_start(void);
 void pthreads_finish(void);
 uint64_t pthreads_busy_ns(void);
+
+/* pthread_key.c: a dsmcc program's thread-specific data keys are the
+ * job's, in this table (shared memory, in pthreads.c's thread table,
+ * under SYNC_PTHREAD_KEYS_ID). A key is PTHREAD_KEY_TAG | generation << 10
+ * | index: never one of the C library's (below 1024), and a key made
+ * again at an index holds no value a thread set for the one before. */
+#define PTHREAD_KEYS    1024
+#define PTHREAD_KEY_TAG 0x40000000u
+struct pthread_keys {
+    uint32_t key[PTHREAD_KEYS];        /* the live key at each index; 0: free */
+    uint32_t gen[PTHREAD_KEYS];        /* the generation of its last key */
+    uint64_t destructor[PTHREAD_KEYS];
+};
+/* The job's table, made on node 0 if need be; NULL where no thread of the
+ * program has run (a worker node's own thread). */
+struct pthread_keys *pthreads_keys(void);
+/* The calling thread's destructors, as the C library runs them at a
+ * thread's end (pthread_exit, or its routine's return). */
+void pthread_keys_exit(void);
+
+/* signals.c: the program's signal dispositions are the job's. */
+void signals_start(void);
+
+/* mmap.c: at the job's end, on the master: the program's writable shared
+ * file mappings written back. */
+void mmap_finish(void);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);

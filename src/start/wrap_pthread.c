@@ -11,6 +11,8 @@
 #include <dsm/pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <threads.h>
+#include <unistd.h>
 
 int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg);
 int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) { return dsm_pthread_create(thread, attr, start, arg); }
@@ -162,3 +164,123 @@ sem_t *__wrap_sem_open(const char *name, int oflag, ...)
     va_end(ap);
     return dsm_sem_open(name, oflag, mode, value);
 }
+
+/* ---- thread-specific data (runtime/pthread_key.c) ------------------------ */
+
+int __wrap_pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+int __wrap_pthread_key_create(pthread_key_t *key, void (*destructor)(void *)) { return dsm_pthread_key_create(key, destructor); }
+
+int __wrap_pthread_key_delete(pthread_key_t key);
+int __wrap_pthread_key_delete(pthread_key_t key) { return dsm_pthread_key_delete(key); }
+
+void *__wrap_pthread_getspecific(pthread_key_t key);
+void *__wrap_pthread_getspecific(pthread_key_t key) { return dsm_pthread_getspecific(key); }
+
+int __wrap_pthread_setspecific(pthread_key_t key, const void *value);
+int __wrap_pthread_setspecific(pthread_key_t key, const void *value) { return dsm_pthread_setspecific(key, value); }
+
+int __wrap_tss_create(tss_t *key, tss_dtor_t destructor);
+int __wrap_tss_create(tss_t *key, tss_dtor_t destructor) { return dsm_tss_create(key, destructor); }
+
+void __wrap_tss_delete(tss_t key);
+void __wrap_tss_delete(tss_t key) { dsm_tss_delete(key); }
+
+void *__wrap_tss_get(tss_t key);
+void *__wrap_tss_get(tss_t key) { return dsm_tss_get(key); }
+
+int __wrap_tss_set(tss_t key, void *value);
+int __wrap_tss_set(tss_t key, void *value) { return dsm_tss_set(key, value); }
+
+/* ---- sleeping and yielding: another thread of the node runs meanwhile ---- */
+
+int __wrap_sched_yield(void);
+int __wrap_sched_yield(void) { return dsm_sched_yield(); }
+
+int __wrap_pthread_yield(void);
+int __wrap_pthread_yield(void) { return dsm_sched_yield(); }
+
+unsigned __real_sleep(unsigned seconds);
+unsigned __wrap_sleep(unsigned seconds);
+unsigned __wrap_sleep(unsigned seconds)
+{
+    dsm_block_begin();
+    unsigned left = __real_sleep(seconds);
+    dsm_block_end();
+    return left;
+}
+
+int __real_usleep(useconds_t us);
+int __wrap_usleep(useconds_t us);
+int __wrap_usleep(useconds_t us)
+{
+    dsm_block_begin();
+    int rc = __real_usleep(us);
+    dsm_block_end();
+    return rc;
+}
+
+int __real_nanosleep(const struct timespec *req, struct timespec *rem);
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem);
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    dsm_block_begin();
+    int rc = __real_nanosleep(req, rem);
+    dsm_block_end();
+    return rc;
+}
+
+int __real_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem);
+int __wrap_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem);
+int __wrap_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+{
+    dsm_block_begin();
+    int rc = __real_clock_nanosleep(clock, flags, req, rem);
+    dsm_block_end();
+    return rc;
+}
+
+/* ---- joins with a limit; what is a thread's own node's ------------------- */
+
+int __wrap_pthread_tryjoin_np(pthread_t thread, void **value);
+int __wrap_pthread_tryjoin_np(pthread_t thread, void **value) { return dsm_pthread_tryjoin_np(thread, value); }
+
+int __wrap_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime);
+int __wrap_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime) { return dsm_pthread_timedjoin_np(thread, value, abstime); }
+
+int __wrap_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock, const struct timespec *abstime);
+int __wrap_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock, const struct timespec *abstime) { return dsm_pthread_clockjoin_np(thread, value, clock, abstime); }
+
+int __wrap_pthread_sigqueue(pthread_t thread, int sig, const union sigval value);
+int __wrap_pthread_sigqueue(pthread_t thread, int sig, const union sigval value) { return dsm_pthread_sigqueue(thread, sig, value); }
+
+int __wrap_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr);
+int __wrap_pthread_getattr_np(pthread_t thread, pthread_attr_t *attr) { return dsm_pthread_getattr_np(thread, attr); }
+
+int __wrap_pthread_setname_np(pthread_t thread, const char *name);
+int __wrap_pthread_setname_np(pthread_t thread, const char *name) { return dsm_pthread_setname_np(thread, name); }
+
+int __wrap_pthread_getname_np(pthread_t thread, char *name, size_t len);
+int __wrap_pthread_getname_np(pthread_t thread, char *name, size_t len) { return dsm_pthread_getname_np(thread, name, len); }
+
+int __wrap_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param);
+int __wrap_pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *param) { return dsm_pthread_getschedparam(thread, policy, param); }
+
+int __wrap_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param);
+int __wrap_pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *param) { return dsm_pthread_setschedparam(thread, policy, param); }
+
+int __wrap_pthread_setschedprio(pthread_t thread, int prio);
+int __wrap_pthread_setschedprio(pthread_t thread, int prio) { return dsm_pthread_setschedprio(thread, prio); }
+
+int __wrap_pthread_getcpuclockid(pthread_t thread, clockid_t *clock);
+int __wrap_pthread_getcpuclockid(pthread_t thread, clockid_t *clock) { return dsm_pthread_getcpuclockid(thread, clock); }
+
+int __wrap_daemon(int nochdir, int noclose);
+int __wrap_daemon(int nochdir, int noclose) { return dsm_daemon(nochdir, noclose); }
+
+/* ---- signal dispositions, the job's (runtime/signals.c) ------------------ */
+
+int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old) { return dsm_sigaction(sig, act, old); }
+
+void (*__wrap_signal(int sig, void (*handler)(int)))(int);
+void (*__wrap_signal(int sig, void (*handler)(int)))(int) { return dsm_signal(sig, handler); }

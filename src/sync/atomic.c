@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "base/job.h"
+#include "base/smp.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -130,9 +131,21 @@ static inline bool coherent(const volatile void *addr)
 
 bool sync_atomic_applies(const volatile void *addr) { return coherent(addr); }
 
+/* A thread that spins on an atomic (a flag another thread sets) must let
+ * that thread run when the node's threads take turns on its run slots
+ * (base/smp.h): while others wait for a slot, every 64th atomic a thread
+ * makes yields its slot first. */
+static inline void let_others_run(void)
+{
+    static __thread unsigned n;
+    if (smp_slot_waiters() && (++n & 63) == 0)
+        smp_yield();
+}
+
 /* Returns the id taken; its local stripe is held until atomic_end. */
 static int atomic_begin(const volatile void *addr)
 {
+    let_others_run();
     int id = sync_atomic_lock_id(addr);
     pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
     sync_lock(id);
@@ -171,6 +184,7 @@ static int atomic_begin_op(const volatile void *addr, struct coh_atomic *a, bool
     *done = false;
     if (!at.at_home)
         return atomic_begin(addr);
+    let_others_run();
     int id = sync_atomic_lock_id(addr);
     pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
     struct begin_call c = {.addr = addr, .id = id, .a = *a};

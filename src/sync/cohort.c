@@ -10,7 +10,9 @@
  * the node per lock id is taken first, then lock.c's lock of the node,
  * which stays here without a message until another node asks for it
  * (ArgoDSM's cohort locks; lock.c keeps the release on the node). Only
- * with T > 1: the public calls take these paths behind smp_multi().
+ * with T > 1, or a pthreads program's threads taking turns on a node's run
+ * slots: the public calls take these paths behind smp_threaded(). A lock's
+ * waits (the node's mutex, the grant) give the waiter's run slot up.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -199,10 +201,19 @@ void sync_cohort_lock(int id)
     if (c->held && pthread_equal(c->owner, pthread_self()))
         log_fatal("dsm_lock(%d): this thread already holds it", id);
     static __thread struct spin spin;
-    spin_mutex_lock(&spin, &c->mutex);
+    if (pthread_mutex_trylock(&c->mutex)) {
+        /* Held by another thread of the node, which may need our run slot
+         * to get to its unlock. */
+        smp_wait_begin();
+        if (smp_may_spin())
+            spin_mutex_lock(&spin, &c->mutex);
+        else
+            pthread_mutex_lock(&c->mutex);
+        smp_wait_end();
+    }
     c->owner = pthread_self();
     c->held = true;
-    sync_lock(id);
+    sync_lock_yielding(id);
 }
 
 void sync_cohort_unlock(int id)

@@ -287,8 +287,9 @@ static void cond_wait_here(int cond, int lock)
     sync_lock(lock);
 }
 
-/* With DSM_THREADS > 1: the calling thread's wait, under the node's hold
- * of `lock` (cohort.c), which it gives up and takes again. */
+/* With DSM_THREADS > 1, or threads taking turns on run slots
+ * (smp_threaded): the calling thread's wait, under the node's hold of
+ * `lock` (cohort.c), which it gives up and takes again. */
 static void cond_wait_threads(int cond, int lock)
 {
     if (cond < 0)
@@ -309,11 +310,15 @@ static void cond_wait_threads(int cond, int lock)
         int32_t id = cond;
         ipc_send(manager, SYNC_COND_WAIT, w.token, &id, sizeof id);
     }
+    smp_wait_begin(); /* a run slot's turn to another thread (base/smp.h) */
     ipc_wait(flag_set, &w.queued, 0);
+    smp_wait_end();
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
     sync_cohort_unlock(lock);
     uint64_t t1 = clock_ns();
+    smp_wait_begin();
     ipc_wait(flag_set, &w.woken, 0);
+    smp_wait_end();
     stats_add(STAT_T_LOCK_NS, clock_ns() - t1);
     pthread_mutex_lock(&conds.lock);
     struct thread_wait **pp = &conds.waits;
@@ -374,7 +379,7 @@ struct cond_args { int cond, lock; bool all; };
 static void cond_wait_call(void *arg)
 {
     struct cond_args a = *(struct cond_args *)arg;
-    if (smp_multi())
+    if (smp_threaded())
         cond_wait_threads(a.cond, a.lock);
     else
         cond_wait_here(a.cond, a.lock);

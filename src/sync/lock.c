@@ -165,6 +165,7 @@ static void batch_grant(int *ids, size_t n, uint64_t batch)
 static void *releaser_main(void *arg)
 {
     (void)arg;
+    smp_internal_thread(); /* the program's signals go to its threads */
     pthread_mutex_lock(&locks.lock);
     for (;;) {
         while (!locks.rel.n && !locks.rel.nlater && !locks.rel.stop)
@@ -497,8 +498,11 @@ static void done_here(enum trace_kind kind, int id, uint64_t t0)
 }
 
 /* Takes lock id; `op`, when on, rides on the request if one goes out.
- * Returns true when the granter performed it (l->grant_head says how). */
-static bool lock_here(int id, const struct lock_atomic *op)
+ * Returns true when the granter performed it (l->grant_head says how).
+ * `yield`: the calling thread gives its run slot up while it waits for the
+ * grant (base/smp.h), and takes one again before it applies the grant's
+ * notices, which is protocol work. */
+static bool lock_here(int id, const struct lock_atomic *op, bool yield)
 {
     if (id < 0)
         log_fatal("dsm_lock(%d): lock ids are >= 0", id);
@@ -528,7 +532,11 @@ static bool lock_here(int id, const struct lock_atomic *op)
     else
         send_request(manager, SYNC_LOCK_ACQ, id, job()->rank, vt, op);
     pthread_mutex_unlock(&locks.lock);
+    if (yield)
+        smp_wait_begin();
     ipc_wait(granted, l, 0);
+    if (yield)
+        smp_wait_end();
     uint64_t t_granted = TRACE_ON ? clock_ns() : 0;
 
     pthread_mutex_lock(&locks.lock);
@@ -643,9 +651,11 @@ void sync_lock_start(void)
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */
-static void lock_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}); }
+static void lock_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, false); }
+static void lock_yield_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, true); }
 static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
 void sync_lock(int id) { stack_private(lock_call, &id); }
+void sync_lock_yielding(int id) { stack_private(lock_yield_call, &id); }
 void sync_unlock(int id) { stack_private(unlock_call, &id); }
 
 struct lock_atomic_call {
@@ -663,7 +673,7 @@ static void lock_atomic_call(void *arg)
     struct lock_atomic op = {.page = (uint32_t)c.page, .offset = (uint32_t)c.offset, .need = c.need,
                              .op = a.op, .size = a.size, .on = 1, .value = a.value,
                              .expected = a.expected};
-    c.done = lock_here(c.id, &op);
+    c.done = lock_here(c.id, &op, false);
     if (c.done) {
         pthread_mutex_lock(&locks.lock);
         struct grant_head head = state_of(c.id)->grant_head;
@@ -707,7 +717,7 @@ void sync_check_user_id(const char *call, const char *what, int id)
 void dsm_lock(int id)
 {
     sync_check_user_id("dsm_lock", "lock", id);
-    if (smp_multi())
+    if (smp_threaded())
         sync_cohort_lock(id);
     else
         sync_lock(id);
@@ -716,7 +726,7 @@ void dsm_lock(int id)
 void dsm_unlock(int id)
 {
     sync_check_user_id("dsm_unlock", "lock", id);
-    if (smp_multi())
+    if (smp_threaded())
         sync_cohort_unlock(id);
     else
         sync_unlock(id);

@@ -49,6 +49,10 @@ struct shared_mutex {
     uint32_t depth;       /* a recursive mutex's locks by its holder */
 };
 _Static_assert(sizeof(struct shared_mutex) <= sizeof(pthread_mutex_t), "pthread_mutex_t too small");
+/* glibc's __kind bit of a process-shared mutex (PTHREAD_MUTEX_PSHARED_BIT):
+ * one another process initialised, in a file both map, which our
+ * pthread_mutex_init (refusing PTHREAD_PROCESS_SHARED) never made. */
+#define GLIBC_MUTEX_PSHARED 128
 _Static_assert(offsetof(struct shared_mutex, id) >= 24, "the id must leave glibc's lock alone");
 
 __thread bool sync_pthread_placed;
@@ -105,7 +109,7 @@ uint32_t sync_pthread_me(void)
 
 void sync_pthread_lock(uint32_t id)
 {
-    if (smp_multi())
+    if (smp_threaded())
         sync_cohort_lock((int)id);
     else
         sync_lock((int)id);
@@ -113,7 +117,7 @@ void sync_pthread_lock(uint32_t id)
 
 void sync_pthread_unlock(uint32_t id)
 {
-    if (smp_multi())
+    if (smp_threaded())
         sync_cohort_unlock((int)id);
     else
         sync_unlock((int)id);
@@ -164,6 +168,9 @@ int dsm_pthread_mutex_lock(pthread_mutex_t *m)
     if (!sync_pthread_object(m))
         return pthread_mutex_lock(m);
     struct shared_mutex *s = (struct shared_mutex *)m;
+    if (s->kind & GLIBC_MUTEX_PSHARED)
+        sync_pthread_refuse("pthread_mutex_lock", "a process-shared mutex (made by another "
+                            "process, in a file both map) is for other processes");
     uint32_t me = sync_pthread_me(), id = sync_pthread_id_of(&s->id);
     if (s->owner == me) {
         if (type_of(s) == PTHREAD_MUTEX_RECURSIVE) {

@@ -44,6 +44,11 @@ enum sync_type {
 #define SYNC_USER_ID_MAX 0x5fffffff
 void sync_lock(int id);
 void sync_unlock(int id);
+/* sync_lock by a thread that may give its node's run slot up while it
+ * waits for the grant (base/smp.h): cohort.c's, for the program's locks.
+ * Not for a lock taken under a node-local mutex that a slot holder may
+ * wait for (atomic.c's block locks). */
+void sync_lock_yielding(int id);
 /* sync_lock with an atomic riding on the request, should one go out
  * (atomic.c): the word at `offset` of `page`, which is not valid here
  * and of which this node needs version `need`. The node that grants the
@@ -170,7 +175,9 @@ void idmap_free(struct idmap *m);
 #define SYNC_PTHREAD_FIXED_IDS 16
 enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's table */
        SYNC_PTHREAD_NAMING_ID,                        /* naming a statically initialised object */
-       SYNC_PTHREAD_ONCE_ID };                        /* every pthread_once */
+       SYNC_PTHREAD_ONCE_ID,                          /* every pthread_once */
+       SYNC_PTHREAD_KEYS_ID,                          /* thread-specific data keys */
+       SYNC_PTHREAD_MMAP_ID };                        /* the program's mappings */
 extern bool sync_pthreads_on;
 /* Whether an object at addr is the job's (sync_pthreads_on, in shared
  * memory); the caller must be a thread dsm knows: the process's first (main,

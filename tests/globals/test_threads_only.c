@@ -1,9 +1,9 @@
 /*
  * test_threads_only — an ordinary pthreads program built with dsmcc: its
  * THREADS threads sum a global array's slices under a mutex. dsm places
- * them on the nodes (include/dsm/pthread.h): with enough slots (dsmrun
- * --threads) every node runs some and the answer is right; with too few,
- * the first pthread_create beyond them ends the job in one line.
+ * them on the nodes (include/dsm/pthread.h): every node runs some and the
+ * answer is right, with enough slots (dsmrun --threads) and with fewer
+ * (a node then runs more threads than slots, in turns).
  */
 #include <pthread.h>
 #include <stdio.h>

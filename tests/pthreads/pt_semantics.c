@@ -2,8 +2,10 @@
  * pt_semantics — the return values POSIX gives, the same on threads placed
  * on other nodes as in one process: recursive and error-checking mutexes,
  * the try forms of read-write locks and semaphores, joining oneself, a
- * detached thread, and a condition signalled by a thread of another node
- * while main waits. main prints each check's name and result; the output
+ * detached thread, a condition signalled by a thread of another node
+ * while main waits, and joins that try or have a time limit
+ * (pthread_tryjoin_np, pthread_timedjoin_np), the thread's name set by
+ * itself (pthread_setname_np, pthread_getname_np). main prints each check's name and result; the output
  * is compared with the same source built plainly.
  *
  *   pt_semantics
@@ -13,6 +15,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 static pthread_mutex_t recursive = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t checking;
@@ -66,6 +70,23 @@ static void *detached(void *arg)
     return arg;
 }
 
+static pthread_mutex_t go_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t go_cond = PTHREAD_COND_INITIALIZER;
+static int go;
+
+/* Runs until main says go: joins that try or time out meanwhile. */
+static void *waits_for_go(void *arg)
+{
+    char name[16] = "";
+    long named = pthread_setname_np(pthread_self(), "waiter") == 0 &&
+                 pthread_getname_np(pthread_self(), name, sizeof name) == 0 && !strcmp(name, "waiter");
+    pthread_mutex_lock(&go_lock);
+    while (!go)
+        pthread_cond_wait(&go_cond, &go_lock);
+    pthread_mutex_unlock(&go_lock);
+    return (void *)(named + (long)arg);
+}
+
 int main(void)
 {
     check("recursive: lock", pthread_mutex_lock(&recursive), 0);
@@ -117,6 +138,28 @@ int main(void)
     int v = -1;
     sem_getvalue(&sem, &v);
     check("sem: value", v, 0);
+
+    pthread_t w;
+    pthread_create(&w, NULL, waits_for_go, (void *)10L);
+    check("tryjoin: running", pthread_tryjoin_np(w, NULL), EBUSY);
+    struct timespec soon;
+    clock_gettime(CLOCK_REALTIME, &soon);
+    soon.tv_nsec += 20000000;
+    if (soon.tv_nsec >= 1000000000L) {
+        soon.tv_sec++;
+        soon.tv_nsec -= 1000000000L;
+    }
+    check("timedjoin: running, 20 ms", pthread_timedjoin_np(w, NULL, &soon), ETIMEDOUT);
+    pthread_mutex_lock(&go_lock);
+    go = 1;
+    pthread_cond_signal(&go_cond);
+    pthread_mutex_unlock(&go_lock);
+    struct timespec later;
+    clock_gettime(CLOCK_REALTIME, &later);
+    later.tv_sec += 60;
+    void *wv = NULL;
+    check("timedjoin: ends, value (named itself)",
+          pthread_timedjoin_np(w, &wv, &later) == 0 ? (long)wv : -1, 11);
     for (int i = 0; i < checks; i++) {
         printf("%-40s %ld%s\n", names[i], gots[i], gots[i] == wants[i] ? "" : " (WRONG)");
         failures += gots[i] != wants[i];

@@ -5,7 +5,8 @@
 # THREADS per node (dsmrun --threads), and every node ran some of them
 # (--stats: "program threads (pthread_create) run on this node", nonzero
 # in every node's column; with one thread per node, node 0's is main, which
-# the count leaves out: nonzero in every other node's).
+# the count leaves out: nonzero in every other node's). On one node the
+# threads are the C library's, one process's: the outputs alone.
 set -eu
 plain=$1 prog=$2 dsmrun=$3 nodes=$4 threads=$5
 shift 5
@@ -18,6 +19,7 @@ echo "plain: $want"
 echo "dsm:   $got"
 [ "$got" = "$want" ] || { echo "FAILED: the outputs differ"; exit 1; }
 case $(printf '%s\n' "$want" | tail -n 1) in *": ok") ;; *) echo "FAILED: the program's own check"; exit 1 ;; esac
+[ "$nodes" -gt 1 ] || { echo "PASSED"; exit 0; }
 line=$(printf '%s\n' "$out" | grep "program threads (pthread_create) run on this node") || {
     echo "FAILED: no per-node thread count in --stats"; exit 1; }
 echo "stats: $line"

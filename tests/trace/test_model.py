@@ -16,11 +16,13 @@ import dsmmodel as dm  # noqa: E402
 US = 1000  # ns
 
 
-def trace_bytes(rank, nodes, threads, names=None, delay_ns=0, magic=b"DSMTRACE", version=1):
-    """A trace file as src/base/trace.c writes it; threads: [(role, [rec, ...])]."""
-    tn = b"".join((names or {}).get(i, "").encode().ljust(24, b"\0") for i in range(64))
+def trace_bytes(rank, nodes, threads, names=None, delay_ns=0, magic=b"DSMTRACE", version=1,
+                ntypes=256):
+    """A trace file as src/base/trace.c writes it (ntypes=64: as it wrote them before
+    message types numbered beyond 63); threads: [(role, [rec, ...])]."""
+    tn = b"".join((names or {}).get(i, "").encode().ljust(24, b"\0") for i in range(ntypes))
     out = dt.HDR.pack(magic, version, rank, nodes, len(threads), 8192, 61440, delay_ns,
-                      b"hlrc".ljust(16, b"\0"), 64, 24, tn)
+                      b"hlrc".ljust(16, b"\0"), ntypes, 24) + tn
     for i, (role, recs) in enumerate(threads):
         out += dt.THREAD.pack(i, role, len(recs))
         out += b"".join(dt.REC.pack(*r) for r in recs)
@@ -167,12 +169,21 @@ class TestMalformed(unittest.TestCase):
                  (good[:-5], "claims 1 records"),
                  (good + b"junk", "4 bytes after the last thread"),
                  (good[:-32] + dt.REC.pack(99, 0, 0, 0, 0, 0, 0), "unknown kind 99"),
-                 (trace_bytes(3, 2, []), "inconsistent header")]
+                 (trace_bytes(3, 2, []), "inconsistent header"),
+                 (trace_bytes(0, 1, [], ntypes=0), "inconsistent header"),
+                 (good[:dt.HDR.size + 100], "cut short in the message types' names")]
         for data, msg in cases:
             with self.assertRaises(dt.TraceError) as c:
                 dt.parse(data, "f")
             self.assertIn(msg, str(c.exception))
             self.assertNotIn("\n", str(c.exception))
+
+    def test_names_beyond_64_types(self):
+        for ntypes in (64, 256):
+            n = dt.parse(trace_bytes(0, 1, [], {1: "PAGE_REQ", 63: "LAST_OLD", 64: "SIGACTION"},
+                                     ntypes=ntypes), "f")
+            self.assertEqual((n.type_name(1), n.type_name(63)), ("PAGE_REQ", "LAST_OLD"))
+            self.assertEqual(n.type_name(64), "SIGACTION" if ntypes > 64 else "type_64")
 
     def test_tools_exit_2_with_one_line(self):
         tmp = tempfile.mkdtemp()

@@ -1,6 +1,8 @@
 /*
- * test_ipc_msg.c — the port protocol's message sizes, their validation, and
- * the mapping of out-of-line pages onto regions.
+ * test_ipc_msg.c — the port protocol's message sizes, their validation
+ * (the extensions a message's flags announce, rights carried, rights
+ * operations and a port's moved state included), and the mapping of
+ * out-of-line pages onto regions.
  */
 #include "check.h"
 #include "ipc/msg.h"
@@ -48,13 +50,18 @@ static void test_fixed_size_is_header_plus_body_for_every_type(void)
     /* The bodies' wire layout: these numbers change only with the protocol. */
     CHECK_EQ(ipc_fixed_size(IPC_LOOKUP_REQ), HDR + 8 + DSM_PORT_NAME_MAX + 1);
     CHECK_EQ(ipc_fixed_size(IPC_LOOKUP_REP), HDR + 16);
-    CHECK_EQ(ipc_fixed_size(IPC_SMALL), HDR + 32);
+    CHECK_EQ(ipc_fixed_size(IPC_SMALL), HDR + 24);
     CHECK_EQ(ipc_fixed_size(IPC_REQ), HDR + 48);
     CHECK_EQ(ipc_fixed_size(IPC_GRANT), HDR + 24);
     CHECK_EQ(ipc_fixed_size(IPC_KMSG), HDR + 8);
     CHECK_EQ(ipc_fixed_size(IPC_PAGE), HDR + 16);
     CHECK_EQ(ipc_fixed_size(IPC_ACCEPT), HDR + 16);
     CHECK_EQ(ipc_fixed_size(IPC_REPLY), HDR + 16);
+    CHECK_EQ(ipc_fixed_size(IPC_PORT_OP), HDR); /* its body's size goes by the operation */
+    CHECK_EQ(sizeof(struct ipc_op), 40);
+    CHECK_EQ(sizeof(struct ipc_wire_right), 40);
+    CHECK_EQ(sizeof(struct ipc_fwd_ext), 24);
+    CHECK_EQ(ipc_ext_size(IPC_MF_ALL, 2), 16 + 24 + 8 + 8 + 2 * 40);
     CHECK_EQ(ipc_fixed_size(IPC_LOOKUP_REQ), HDR + sizeof(struct ipc_lookup_req));
     CHECK_EQ(ipc_fixed_size(IPC_LOOKUP_REP), HDR + sizeof(struct ipc_lookup_rep));
     CHECK_EQ(ipc_fixed_size(IPC_SMALL), HDR + sizeof(struct ipc_small));
@@ -82,19 +89,72 @@ static size_t lookup_req(const char *name, size_t trailing)
     return build(IPC_LOOKUP_REQ, &b, sizeof b, trailing);
 }
 
-static size_t small(int32_t port, uint64_t token, uint64_t cap, size_t inline_len)
+static struct ipc_dst dst(uint32_t slot)
 {
-    struct ipc_small b = {.port = port, .seq = 9, .reply_token = token, .reply_cap = cap};
-    return build(IPC_SMALL, &b, sizeof b, inline_len);
+    return (struct ipc_dst){.slot = slot, .flow = 3, .uid = 0x1234, .seq = 9};
+}
+
+/* A SMALL to `slot`, an RPC (with its reply buffer) when token is set. */
+static size_t small(uint32_t slot, uint64_t token, uint64_t cap, size_t inline_len)
+{
+    struct ipc_small b = {.d = dst(slot)};
+    struct ipc_call_ext call = {.reply_token = token, .reply_cap = cap};
+    if (token || cap)
+        b.d.flags |= IPC_MF_CALL;
+    size_t len = build(IPC_SMALL, &b, sizeof b, 0);
+    len += ipc_ext_write(msgbuf + len, b.d.flags, &call, NULL, 0, NULL, 0);
+    for (size_t i = 0; i < inline_len; i++)
+        msgbuf[len + i] = (unsigned char)(i * 7 + 1);
+    return len + inline_len;
+}
+
+static struct ipc_wire_right wire_right(uint32_t kind)
+{
+    return (struct ipc_wire_right){.uid = 77, .token = 5, .node = 2, .slot = 9, .kind = kind,
+                                   .limit = 4, .epoch = 1};
+}
+
+/* A SMALL with the extensions of `flags`, and nrights copies of w. */
+static size_t small_ext(unsigned flags, const struct ipc_wire_right *w, uint32_t nrights,
+                        size_t inline_len)
+{
+    struct ipc_small b = {.d = dst(1)};
+    b.d.flags = (uint16_t)flags;
+    if (flags & IPC_MF_ONCE)
+        b.d.flow = IPC_NO_FLOW;
+    struct ipc_call_ext call = {.reply_token = 1, .reply_cap = 8};
+    struct ipc_fwd_ext fwd = {.origin = 1, .provider = 2};
+    if (flags & IPC_MF_QUEUED)
+        fwd = (struct ipc_fwd_ext){.origin = 1, .provider = 2, .queued_index = 0,
+                                   .queued_count = 2, .ordinal = 5};
+    struct ipc_wire_right rights[IPC_MAX_RIGHTS + 1];
+    for (uint32_t i = 0; i < nrights; i++)
+        rights[i] = *w;
+    size_t len = build(IPC_SMALL, &b, sizeof b, 0);
+    len += ipc_ext_write(msgbuf + len, flags, &call, &fwd, 42, rights, nrights);
+    memset(msgbuf + len, 0, inline_len);
+    return len + inline_len;
 }
 
 /* A REQ whose header says nool regions and that carries nlens lengths. */
-static size_t req(int32_t port, uint32_t nool, const uint64_t *lens, uint32_t nlens)
+static size_t req(uint32_t slot, uint32_t nool, const uint64_t *lens, uint32_t nlens)
 {
-    struct ipc_req b = {.port = port, .nool = nool, .seq = 1, .xfer = 2, .inline_len = 100};
+    struct ipc_req b = {.d = dst(slot), .nool = nool, .xfer = 2, .inline_len = 100};
     size_t len = build(IPC_REQ, &b, sizeof b, 0);
     memcpy(msgbuf + len, lens, nlens * sizeof(uint64_t));
     return len + nlens * sizeof(uint64_t);
+}
+
+static size_t op(unsigned code, uint64_t token, uint64_t arg)
+{
+    struct ipc_op b = {.d = dst(4), .token = token, .arg = arg};
+    b.d.flow = IPC_NO_FLOW;
+    if (code == IPC_OP_PULL || code == IPC_OP_DROP_RECV)
+        b.d.seq = 0; /* the two not numbered in their sender's order */
+    size_t len = build(IPC_PORT_OP, &b, sizeof b, 0);
+    struct ipc_hdr h = {.type = IPC_PORT_OP, .aux = code};
+    memcpy(msgbuf, &h, HDR);
+    return len;
 }
 
 static size_t grant(uint32_t count, uint32_t send_inline, size_t trailing)
@@ -126,16 +186,40 @@ static void test_well_formed_messages_of_each_type_pass(void)
     longest[DSM_PORT_NAME_MAX] = 0;
     ACCEPTS(lookup_req(longest, 0));
 
-    struct ipc_lookup_rep rep = {.token = 42, .port = 3, .limit = 16};
+    struct ipc_lookup_rep rep = {.token = 42, .status = -ENOENT}; /* a failed lookup */
     ACCEPTS(build(IPC_LOOKUP_REP, &rep, sizeof rep, 0));
-    rep.port = -ENOENT; /* a failed lookup is answered too */
-    ACCEPTS(build(IPC_LOOKUP_REP, &rep, sizeof rep, 0));
+    rep.status = 0; /* found: the send right follows */
+    struct ipc_wire_right w = wire_right(IPC_WR_SEND);
+    size_t len = build(IPC_LOOKUP_REP, &rep, sizeof rep, 0);
+    memcpy(msgbuf + len, &w, sizeof w);
+    ACCEPTS(len + sizeof w);
 
     ACCEPTS(small(0, 0, 0, 0));
     ACCEPTS(small(7, 0, 0, 1000));
     ACCEPTS(small(7, 99, 4096, 10)); /* an RPC with its reply buffer */
     ACCEPTS(small(7, 99, 0, 10));
     ACCEPTS(small(7, 99, IPC_MAX_BYTES, 10));
+    ACCEPTS(small(IPC_MAX_SLOTS - 1, 0, 0, 1));
+
+    /* Every extension, alone and together. */
+    struct ipc_wire_right send = wire_right(IPC_WR_SEND), once = wire_right(IPC_WR_ONCE),
+                          recv = wire_right(IPC_WR_RECV);
+    ACCEPTS(small_ext(IPC_MF_RIGHTS, &send, 1, 8));
+    ACCEPTS(small_ext(IPC_MF_RIGHTS, &once, 3, 0));
+    ACCEPTS(small_ext(IPC_MF_RIGHTS, &recv, IPC_MAX_RIGHTS, 0));
+    ACCEPTS(small_ext(IPC_MF_FWD, NULL, 0, 100));
+    ACCEPTS(small_ext(IPC_MF_FWD | IPC_MF_QUEUED, NULL, 0, 100));
+    ACCEPTS(small_ext(IPC_MF_ONCE, NULL, 0, 100));
+    ACCEPTS(small_ext(IPC_MF_ONCE | IPC_MF_NOTIFY, NULL, 0, sizeof(struct dsm_notification)));
+    ACCEPTS(small_ext(IPC_MF_ALL, &send, 2, sizeof(struct dsm_notification)));
+
+    /* Rights operations addressed to a port. */
+    ACCEPTS(op(IPC_OP_NOTE, 5, 0));
+    ACCEPTS(op(IPC_OP_CLAIM, 5, 0));
+    ACCEPTS(op(IPC_OP_RELEASE, 0, 3));
+    ACCEPTS(op(IPC_OP_DROP, 5, 0));
+    ACCEPTS(op(IPC_OP_PULL, 5, IPC_MAX_SLOTS - 1));
+    ACCEPTS(op(IPC_OP_DROP_RECV, 5, 0));
 
     uint64_t lens[IPC_MAX_OOL];
     for (int i = 0; i < IPC_MAX_OOL; i++)
@@ -161,7 +245,7 @@ static void test_well_formed_messages_of_each_type_pass(void)
     ACCEPTS(page(1));
     ACCEPTS(page(IPC_PAGE_BYTES));
 
-    struct ipc_accept acc = {.port = 2, .seq = 11};
+    struct ipc_accept acc = {.flow = 2, .ordinal = 11};
     ACCEPTS(build(IPC_ACCEPT, &acc, sizeof acc, 0));
 
     ACCEPTS(reply(0, 0));
@@ -177,7 +261,8 @@ static void test_messages_shorter_than_their_type_are_rejected(void)
     for (size_t len = 0; len < HDR; len++)
         REJECTS(len);
     static const unsigned types[] = {IPC_LOOKUP_REQ, IPC_LOOKUP_REP, IPC_SMALL, IPC_REQ,
-                                     IPC_GRANT, IPC_KMSG, IPC_PAGE, IPC_ACCEPT, IPC_REPLY};
+                                     IPC_GRANT, IPC_KMSG, IPC_PAGE, IPC_ACCEPT, IPC_REPLY,
+                                     IPC_PORT_OP};
     unsigned char zero[64] = {0};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         size_t fixed = ipc_fixed_size(types[t]);
@@ -211,20 +296,190 @@ static void test_lookup_with_bad_name_or_trailing_bytes_is_rejected(void)
     REJECTS(lookup_req("ok", 1));
     REJECTS(lookup_req("ok", 8));
 
-    struct ipc_lookup_rep rep = {.token = 1, .port = 1, .limit = 1};
+    struct ipc_lookup_rep rep = {.token = 1, .status = -ENOENT};
     REJECTS(build(IPC_LOOKUP_REP, &rep, sizeof rep, 1));
-    struct ipc_accept acc = {.port = 1};
+    rep.status = -EINVAL; /* only "not there" is an answer without a right */
+    REJECTS(build(IPC_LOOKUP_REP, &rep, sizeof rep, 0));
+    rep.status = 0; /* found, and no right, or a short one, or one not a send right */
+    REJECTS(build(IPC_LOOKUP_REP, &rep, sizeof rep, 0));
+    REJECTS(build(IPC_LOOKUP_REP, &rep, sizeof rep, sizeof(struct ipc_wire_right) - 1));
+    struct ipc_wire_right w = wire_right(IPC_WR_ONCE);
+    len = build(IPC_LOOKUP_REP, &rep, sizeof rep, 0);
+    memcpy(msgbuf + len, &w, sizeof w);
+    REJECTS(len + sizeof w);
+    struct ipc_accept acc = {.flow = 1, .ordinal = 1};
     REJECTS(build(IPC_ACCEPT, &acc, sizeof acc, 4));
+    acc.flow = IPC_NO_FLOW; /* no flow answers there */
+    REJECTS(build(IPC_ACCEPT, &acc, sizeof acc, 0));
+    acc = (struct ipc_accept){.flow = 1};
+    REJECTS(build(IPC_ACCEPT, &acc, sizeof acc, 0));
 }
 
 static void test_small_with_bad_port_or_unbacked_reply_is_rejected(void)
 {
-    REJECTS(small(-1, 0, 0, 0));
-    REJECTS(small(INT32_MIN, 99, 100, 10));
+    REJECTS(small(IPC_MAX_SLOTS, 0, 0, 0));
+    REJECTS(small(UINT32_MAX, 99, 100, 10));
     REJECTS(small(3, 0, 1, 0));              /* a reply buffer but no token */
     REJECTS(small(3, 0, 4096, 10));
     REJECTS(small(3, 99, IPC_MAX_BYTES + 1, 0));
     REJECTS(small(3, 99, UINT64_MAX, 0));
+    /* No port, or no place in its sender's order. */
+    size_t len = small(3, 0, 0, 4);
+    struct ipc_small b;
+    memcpy(&b, msgbuf + HDR, sizeof b);
+    b.d.uid = 0;
+    memcpy(msgbuf + HDR, &b, sizeof b);
+    REJECTS(len);
+    b.d.uid = 1;
+    b.d.seq = 0;
+    memcpy(msgbuf + HDR, &b, sizeof b);
+    REJECTS(len);
+    /* An aux where ipc's own types have none. */
+    len = small(3, 0, 0, 4);
+    struct ipc_hdr h = {.type = IPC_SMALL, .aux = 1};
+    memcpy(msgbuf, &h, HDR);
+    REJECTS(len);
+}
+
+static void test_bad_extensions_and_rights_are_rejected(void)
+{
+    struct ipc_wire_right w = wire_right(IPC_WR_SEND);
+    /* Unknown flags; a flag's extension cut short. */
+    REJECTS(small_ext(0x40, NULL, 0, 0));
+    REJECTS(small_ext(0x8000, NULL, 0, 0));
+    REJECTS(small_ext(IPC_MF_FWD, NULL, 0, 0) - 1);
+    REJECTS(small_ext(IPC_MF_RIGHTS, &w, 1, 0) - 1);
+    /* QUEUED only forwarded, NOTIFY only through a send-once right, and a
+     * notification is exactly one. */
+    REJECTS(small_ext(IPC_MF_QUEUED, NULL, 0, 0));
+    REJECTS(small_ext(IPC_MF_NOTIFY, NULL, 0, sizeof(struct dsm_notification)));
+    REJECTS(small_ext(IPC_MF_ONCE | IPC_MF_NOTIFY, NULL, 0, sizeof(struct dsm_notification) + 1));
+    REJECTS(small_ext(IPC_MF_ONCE | IPC_MF_NOTIFY, NULL, 0, 0));
+    /* Sent through a send-once right: no flow for accepts. */
+    size_t len = small_ext(IPC_MF_ONCE, NULL, 0, 0);
+    struct ipc_small b;
+    memcpy(&b, msgbuf + HDR, sizeof b);
+    b.d.flow = 1;
+    memcpy(msgbuf + HDR, &b, sizeof b);
+    REJECTS(len);
+    /* Rights: none, too many, or any field out of range. */
+    REJECTS(small_ext(IPC_MF_RIGHTS, &w, 0, 0));
+    REJECTS(small_ext(IPC_MF_RIGHTS, &w, IPC_MAX_RIGHTS + 1, 0));
+    struct ipc_wire_right bad[] = {w, w, w, w, w, w, w, w};
+    bad[0].uid = 0;
+    bad[1].token = 0;
+    bad[2].node = -1;
+    bad[3].node = NET_MAX_NODES;
+    bad[4].slot = IPC_MAX_SLOTS;
+    bad[5].kind = 0;
+    bad[6].kind = IPC_WR_RECV + 1;
+    bad[7].limit = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        REJECTS(small_ext(IPC_MF_RIGHTS, &bad[i], 1, 0));
+    /* A forward from beyond the job's largest size; a queued place outside
+     * its count. */
+    len = small_ext(IPC_MF_FWD | IPC_MF_QUEUED, NULL, 0, 0);
+    struct ipc_fwd_ext fwd;
+    size_t at = HDR + sizeof b;
+    memcpy(&fwd, msgbuf + at, sizeof fwd);
+    fwd.queued_index = fwd.queued_count;
+    memcpy(msgbuf + at, &fwd, sizeof fwd);
+    REJECTS(len);
+    fwd.queued_index = 0;
+    fwd.origin = NET_MAX_NODES;
+    memcpy(msgbuf + at, &fwd, sizeof fwd);
+    REJECTS(len);
+
+    /* Operations: unknown codes, missing tokens, trailing bytes, a port's
+     * extensions other than a forward. */
+    REJECTS(op(0, 5, 0));
+    REJECTS(op(IPC_OP_LAST + 1, 5, 0));
+    REJECTS(op(IPC_OP_CLAIM, 0, 0));
+    REJECTS(op(IPC_OP_CLAIM, 5, 1));
+    REJECTS(op(IPC_OP_RELEASE, 0, 0));
+    REJECTS(op(IPC_OP_RELEASE, 5, 1));
+    REJECTS(op(IPC_OP_RELEASE, 0, (uint64_t)UINT32_MAX + 1));
+    REJECTS(op(IPC_OP_PULL, 5, IPC_MAX_SLOTS));
+    size_t at_seq = HDR + offsetof(struct ipc_op, d) + offsetof(struct ipc_dst, seq);
+    uint64_t one = 1, zero = 0;
+    len = op(IPC_OP_PULL, 5, 1);
+    memcpy(msgbuf + at_seq, &one, sizeof one); /* a pull in its sender's order */
+    REJECTS(len);
+    len = op(IPC_OP_CLAIM, 5, 0);
+    memcpy(msgbuf + at_seq, &zero, sizeof zero); /* a claim in none */
+    REJECTS(len);
+    REJECTS(op(IPC_OP_NOTE, 5, 0) + 1);
+    len = op(IPC_OP_NOTE, 5, 0);
+    struct ipc_op o;
+    memcpy(&o, msgbuf + HDR, sizeof o);
+    o.d.flags = IPC_MF_RIGHTS;
+    memcpy(msgbuf + HDR, &o, sizeof o);
+    REJECTS(len);
+}
+
+static size_t loc(unsigned code, struct ipc_loc l)
+{
+    size_t len = build(IPC_PORT_OP, &l, sizeof l, 0);
+    struct ipc_hdr h = {.type = IPC_PORT_OP, .aux = code};
+    memcpy(msgbuf, &h, HDR);
+    return len;
+}
+
+static size_t migrate(struct ipc_migrate m, uint32_t nodes_given, uint32_t tokens_given,
+                      struct ipc_migrate_token tok)
+{
+    size_t len = build(IPC_PORT_OP, &m, sizeof m, 0);
+    struct ipc_hdr h = {.type = IPC_PORT_OP, .aux = IPC_OP_MIGRATE};
+    memcpy(msgbuf, &h, HDR);
+    memset(msgbuf + len, 0, nodes_given * sizeof(struct ipc_migrate_peer));
+    len += nodes_given * sizeof(struct ipc_migrate_peer);
+    for (uint32_t i = 0; i < tokens_given; i++, len += sizeof tok)
+        memcpy(msgbuf + len, &tok, sizeof tok);
+    return len;
+}
+
+static void test_redirect_dead_and_port_state_are_checked(void)
+{
+    struct ipc_loc l = {.uid = 9, .node = 3, .slot = 2, .epoch = 1};
+    ACCEPTS(loc(IPC_OP_REDIRECT, l));
+    REJECTS(loc(IPC_OP_REDIRECT, l) + 1);
+    l.slot = IPC_MAX_SLOTS;
+    REJECTS(loc(IPC_OP_REDIRECT, l));
+    ACCEPTS(loc(IPC_OP_DEAD, (struct ipc_loc){.uid = 9}));
+    REJECTS(loc(IPC_OP_DEAD, (struct ipc_loc){.uid = 0}));
+    REJECTS(loc(IPC_OP_DEAD, (struct ipc_loc){.uid = 9, .node = 1}));
+
+    struct ipc_migrate m = {.uid = 7, .slot = 3, .limit = 4, .epoch = 1, .nodes = 4,
+                            .ntokens = 2};
+    struct ipc_migrate_token tok = {.token = 11, .kind = IPC_TOK_CLAIM, .node = 3};
+    ACCEPTS(migrate(m, 4, 2, tok));
+    REJECTS(migrate(m, 4, 1, tok));       /* fewer rights than it says */
+    REJECTS(migrate(m, 3, 3, tok));       /* fewer nodes */
+    REJECTS(migrate(m, 4, 2, tok) + 1);
+    struct ipc_migrate_token far = tok;
+    far.node = 4;                          /* a claimer beyond its nodes */
+    REJECTS(migrate(m, 4, 2, far));
+    far = tok;
+    far.kind = IPC_TOK_DROPPED + 1;
+    REJECTS(migrate(m, 4, 2, far));
+    struct ipc_migrate b = m;
+    b.flags = IPC_MIG_IN_TRANSIT;          /* in transit, without its token */
+    REJECTS(migrate(b, 4, 2, tok));
+    b.recv_token = 5;
+    ACCEPTS(migrate(b, 4, 2, tok));
+    b = m;
+    b.flags = IPC_MIG_NS_ARMED;            /* a request without its send-once right */
+    REJECTS(migrate(b, 4, 2, tok));
+    b.ns_right = wire_right(IPC_WR_ONCE);
+    ACCEPTS(migrate(b, 4, 2, tok));
+    b.ns_right = wire_right(IPC_WR_SEND);
+    REJECTS(migrate(b, 4, 2, tok));
+    b = m;
+    b.nodes = NET_MAX_NODES + 1;
+    REJECTS(migrate(b, NET_MAX_NODES + 1, 2, tok));
+    b = m;
+    b.limit = 0;
+    REJECTS(migrate(b, 4, 2, tok));
 }
 
 static void test_req_with_bad_regions_is_rejected(void)
@@ -268,7 +523,7 @@ static void test_req_with_bad_regions_is_rejected(void)
 
     /* The fixed fields. */
     uint64_t ok[1] = {100};
-    len = req(-1, 1, ok, 1);
+    len = req(IPC_MAX_SLOTS, 1, ok, 1);
     REJECTS(len);
     struct ipc_req b;
     len = req(1, 1, ok, 1);
@@ -277,15 +532,28 @@ static void test_req_with_bad_regions_is_rejected(void)
     memcpy(msgbuf + HDR, &b, sizeof b);
     REJECTS(len);
     b.inline_len = 0;
-    b.reply_cap = 10; /* no token */
+    b.xfer = 0; /* no transfer to grant */
     memcpy(msgbuf + HDR, &b, sizeof b);
     REJECTS(len);
-    b.reply_token = 7;
-    memcpy(msgbuf + HDR, &b, sizeof b);
-    ACCEPTS(len);
-    b.reply_cap = IPC_MAX_BYTES + 1;
+    b.xfer = 2;
+    b.reserved = 1;
     memcpy(msgbuf + HDR, &b, sizeof b);
     REJECTS(len);
+    /* The extensions come before the lengths. */
+    b.reserved = 0;
+    b.d.flags = IPC_MF_CALL;
+    len = build(IPC_REQ, &b, sizeof b, 0);
+    struct ipc_call_ext call = {.reply_token = 7, .reply_cap = 10};
+    len += ipc_ext_write(msgbuf + len, b.d.flags, &call, NULL, 0, NULL, 0);
+    memcpy(msgbuf + len, ok, sizeof ok);
+    ACCEPTS(len + sizeof ok);
+    REJECTS(len + sizeof ok - 1);
+    call.reply_token = 0; /* a reply buffer but no token */
+    ipc_ext_write(msgbuf + HDR + sizeof b, b.d.flags, &call, NULL, 0, NULL, 0);
+    REJECTS(len + sizeof ok);
+    call = (struct ipc_call_ext){.reply_token = 7, .reply_cap = IPC_MAX_BYTES + 1};
+    ipc_ext_write(msgbuf + HDR + sizeof b, b.d.flags, &call, NULL, 0, NULL, 0);
+    REJECTS(len + sizeof ok);
 }
 
 static void test_grant_page_and_reply_bounds_are_enforced(void)
@@ -433,6 +701,7 @@ static void test_random_messages_never_read_outside_the_buffer(void)
     int accepted = 0, consistent = 1;
     for (int i = 0; i < 100000; i++) {
         unsigned type = rng() % 8 ? 1 + (unsigned)(rng() % 10) : (unsigned)(rng() % 256);
+        unsigned aux = type == IPC_PORT_OP ? (unsigned)(rng() % 12) : 0;
         size_t fixed = ipc_fixed_size(type);
         size_t len;
         switch (rng() % 4) {
@@ -444,8 +713,12 @@ static void test_random_messages_never_read_outside_the_buffer(void)
         unsigned char *m = malloc(len ? len : 1);
         for (size_t j = 0; j < len; j++)
             m[j] = (unsigned char)(rng() % 4 ? rng() % 3 : rng()); /* small values pass more */
-        if (len)
+        if (len >= HDR) {
+            struct ipc_hdr h = {.type = (uint8_t)type, .aux = aux};
+            memcpy(m, &h, HDR);
+        } else if (len) {
             m[0] = (unsigned char)type;
+        }
         if (type == IPC_REQ && len >= fixed) { /* a plausible region count */
             uint32_t nool = (uint32_t)((len - fixed) / 8);
             memcpy(m + HDR + offsetof(struct ipc_req, nool), &nool, 4);
@@ -455,13 +728,15 @@ static void test_random_messages_never_read_outside_the_buffer(void)
             if (len < HDR || !fixed || len < fixed)
                 consistent = 0;
             if (type == IPC_REQ) {
+                struct ipc_parsed p;
                 struct ipc_req b;
                 memcpy(&b, m + HDR, sizeof b);
                 uint64_t lens[IPC_MAX_OOL];
-                if (b.nool > IPC_MAX_OOL || len != fixed + 8 * (size_t)b.nool)
+                if (ipc_parse(m, len, &p) || b.nool > IPC_MAX_OOL ||
+                    p.dlen != 8 * (size_t)b.nool || p.data + p.dlen != m + len)
                     consistent = 0;
                 else {
-                    memcpy(lens, m + fixed, 8 * (size_t)b.nool);
+                    memcpy(lens, p.data, 8 * (size_t)b.nool);
                     uint64_t pages = ipc_ool_pages(lens, b.nool);
                     uint32_t region;
                     uint64_t off, bytes;
@@ -485,6 +760,8 @@ int main(void)
     test_unknown_types_are_rejected();
     test_lookup_with_bad_name_or_trailing_bytes_is_rejected();
     test_small_with_bad_port_or_unbacked_reply_is_rejected();
+    test_bad_extensions_and_rights_are_rejected();
+    test_redirect_dead_and_port_state_are_checked();
     test_req_with_bad_regions_is_rejected();
     test_grant_page_and_reply_bounds_are_enforced();
     test_ool_pages_map_onto_regions();
