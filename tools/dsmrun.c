@@ -132,7 +132,8 @@ static void print_usage(FILE *out)
         "exits 0 without joining the job (prog is not a dsm program) or before\n"
         "dsm_finish, 124 after --timeout, 125 when dsmrun itself fails, 255 when a\n"
         "host is lost (--hosts), 2 for a usage error (bad options and settings, an\n"
-        "unwritable --stats-json, before any node starts).\n",
+        "unwritable --stats-json, before any node starts), 127 when prog cannot be\n"
+        "run (not found or not executable, as a shell says; before any node starts).\n",
         BOOT_MAX_NODES);
     fprintf(out, "\nCoherence protocols (docs/protocols.md):\n");
     for (size_t i = 0; i < NPROTOCOLS; i++)
@@ -603,6 +604,16 @@ static int check_settings(const struct options *o)
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     free(over);
     if (r < 0) {
+        /* What the user typed was an option, not the variable it sets. */
+        const struct { const char *var, *opt, *given; } typed[] = {
+            {"DSM_THREADS=", "--threads ", o->threads}, {"DSM_PROTOCOL=", "--protocol ", o->protocol}};
+        for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
+            size_t len = strlen(typed[i].var);
+            if (typed[i].given && !strncmp(err, typed[i].var, len)) {
+                fprintf(stderr, "dsmrun: %s%s (see dsmrun --help)\n", typed[i].opt, err + len);
+                return r;
+            }
+        }
         fprintf(stderr, "dsmrun: %s (see dsmrun --help-env)\n", err);
         return r;
     }
