@@ -201,24 +201,8 @@ def load(prefix):
 def runs_of(rec, page_size):
     """The byte ranges [start, end) a diff record wrote, in order."""
     if rec.sub & BITMAP:
-        out = []
-        start = None
-        for w, word in enumerate(rec.extra):
-            if word == 0 and start is None:
-                continue
-            if word == 0xFFFFFFFFFFFFFFFF and start is not None:
-                continue
-            for bit in range(64):
-                b = w * 64 + bit
-                on = (word >> bit) & 1
-                if on and start is None:
-                    start = b
-                elif not on and start is not None:
-                    out.append((start, b))
-                    start = None
-        if start is not None:
-            out.append((start, page_size))
-        return out
+        bits = "".join(format(w, "064b")[::-1] for w in rec.extra)[:page_size]
+        return [m.span() for m in re.finditer("1+", bits)]
     return [(w & 0xFFFFFFFF, w >> 32) for w in rec.extra]
 
 
@@ -275,33 +259,35 @@ def classify_writers(by_node):
 
 
 def interleave(by_node):
-    """How the writers' bytes of one page interleave: the shortest stretch
-    of the page that one node wrote before another node's bytes begin (the
-    grain a layout change must separate), and whether each node's bytes
-    form one stretch (a block per node whose border lies inside the page)."""
+    """How the writers' bytes of one page interleave: (grain, blocks,
+    borders). grain: the shortest stretch of the page that one node wrote
+    before another node's bytes begin (what a layout change must
+    separate); blocks: whether each node's bytes form one stretch (a block
+    per node, with borders inside the page); borders: the offsets where one
+    node's stretch ends and another's begins."""
     marks = []
     for n, runs in by_node.items():
         for s, e in runs:
             marks.append((s, e, n))
     marks.sort()
-    # stretches: maximal sequences of runs of one node
-    stretches = []
+    stretches = []  # maximal sequences of one node's runs
     for s, e, n in marks:
         if stretches and stretches[-1][2] == n:
             stretches[-1][1] = e
         else:
             stretches.append([s, e, n])
     if len(stretches) < 2:
-        return None, True
-    # a stretch's grain: from its start to the next stretch's start
+        return None, True, []
+    borders = [stretches[i + 1][0] for i in range(len(stretches) - 1)]
     grains = [stretches[i + 1][0] - stretches[i][0] for i in range(len(stretches) - 1)]
     nodes_seen = collections.Counter(st[2] for st in stretches)
-    return min(grains), all(c == 1 for c in nodes_seen.values())
+    return min(grains), all(c == 1 for c in nodes_seen.values()), borders
 
 
-def advice(kind, page_size, grain=None, blocks=False, nodes=2, elem_hint=None):
-    """What a user can change, in one or two sentences, for a site whose
-    pages are shared `kind` ("false" or "true") with the given grain."""
+def advice(kind, page_size, grain=None, blocks=False, borders=()):
+    """What a user can change, in a sentence or two, for data whose pages
+    are shared `kind` ("false" or "true"): grain, blocks and borders as
+    interleave() gives them."""
     if kind == "true":
         return ("the nodes write the same bytes between two synchronisations: they communicate "
                 "through them, and padding will not help; write them less often (accumulate "
@@ -311,21 +297,22 @@ def advice(kind, page_size, grain=None, blocks=False, nodes=2, elem_hint=None):
         return ""
     small = 4096
     parts = []
-    if grain is not None and grain < page_size and not blocks:
+    if blocks:
+        parts.append("each node writes one stretch of the page, and the border between two "
+                     "nodes' parts lies inside it: align each node's part to %d bytes "
+                     "(DSM_PAGE_SIZE), e.g. by rounding the per-node block up to a multiple of "
+                     "it, or let one node write the page holding the border" % page_size)
+    elif grain is not None:
         parts.append("the nodes' bytes alternate every %d bytes of a %d-byte page: give each "
                      "node a contiguous part of whole pages (a block schedule, e.g. "
                      "schedule(static) without a chunk, or chunks of %d bytes), or pad each "
-                     "node's element to %d bytes"
-                     % (grain, page_size, page_size, page_size))
-    elif blocks:
-        parts.append("each node writes one stretch of the page, and a border between two "
-                     "nodes' parts lies inside it: align each node's part to %d bytes "
-                     "(DSM_PAGE_SIZE), e.g. by rounding the per-node block size up to a "
-                     "multiple of it" % page_size)
-    if grain is not None and grain >= small and grain % small == 0 and page_size > small:
-        parts.append("DSM_PAGE_SIZE=%d would put the writers on different pages" % small)
-    elif page_size > small and grain is not None and grain < page_size:
-        parts.append("a smaller DSM_PAGE_SIZE (4096) halves the pages each node shares")
+                     "node's element to %d bytes" % (grain, page_size, page_size, page_size))
+    if page_size > small and borders:
+        if all(b % small == 0 for b in borders):
+            parts.append("DSM_PAGE_SIZE=%d would put the writers on different pages" % small)
+        elif blocks:
+            parts.append("with DSM_PAGE_SIZE=%d only the 4 KiB around a border would be shared"
+                         % small)
     if not parts:
         parts.append("separate the nodes' data by DSM_PAGE_SIZE (%d bytes)" % page_size)
     return "; ".join(parts) + "."
@@ -577,6 +564,7 @@ class Site(Stats):
         self.example = {}       # kind -> (page, epoch, {node: runs}, shared runs, base offset)
         self.grain = None
         self.blocks_per_node = True
+        self.borders = set()
         self.writers = set()
 
 
@@ -610,7 +598,7 @@ class Profile:
         self.maps = nodes[0].maps
         self.sites = {}
         self.lines = {}
-        self._stack_cache = {}
+        self._pieces = {}
         self._symbolize_all()
         self._allocations()
         self._faults()
@@ -639,32 +627,44 @@ class Profile:
     def loc(self, node, pc, ret=True):
         return self.sym.loc(self.nodes[node].maps, pc - 1 if ret and pc else pc)
 
+    def expand(self, node, frames):
+        """The source locations of a stack's return addresses, each
+        followed by the functions it was inlined into (innermost first)."""
+        out = []
+        for pc in frames:
+            l = self.loc(node, pc)
+            out.append(l)
+            out.extend(Loc(f, fl, ln, l.obj) for f, fl, ln in l.inlined)
+        return out
+
     def program_frame(self, node, frames):
         """The first frame of a stack (return addresses) in the program's
-        own code, and the frames after it (its callers)."""
-        locs = [self.loc(node, pc) for pc in frames]
+        own code, and the program's frames after it (its callers)."""
+        locs = self.expand(node, frames)
         for i, l in enumerate(locs):
             if not l.runtime():
-                return l, locs[i + 1:]
+                return l, [c for c in locs[i + 1:] if not c.runtime()]
         return None, []
 
     def site_loc(self, node, site_pc, stack, samples):
-        """Where the program called: the site's return address when it is
-        in the program's code, else the first program frame of a sampled
-        stack (this event's, or the most common of its site's)."""
+        """Where the program called, and its callers: the first program
+        frame of this event's sampled stack; else the site's return address
+        (and the functions it was inlined into) when it is in the program's
+        code, with the callers of a sampled stack through the same place;
+        else the most common program frame of the site's sampled stacks."""
         if stack:
             l, callers = self.program_frame(node, stack)
             if l:
                 return l, callers
         if site_pc:
-            l = self.loc(node, site_pc)
-            if not l.runtime():
-                # context: a sampled stack from this site, if any
+            l, callers = self.program_frame(node, [site_pc])
+            if l:
                 for st in samples.get(site_pc, ()):
-                    pl, callers = self.program_frame(node, st)
-                    if pl and pl.key() == l.key():
-                        return l, callers
-                return l, []
+                    pl, more = self.program_frame(node, st)
+                    if pl and pl.key() == l.key() and len(more) > len(callers):
+                        callers = more
+                        break
+                return l, callers
         best = collections.Counter()
         keep = {}
         for st in samples.get(site_pc, ()):
@@ -705,10 +705,16 @@ class Profile:
                         l, callers = self.site_loc(nd.rank, r.site,
                                                    r.extra if r.sub & STACKED else (), samples)
                         if l:
-                            s = self.site(("heap",) + l.key(), "heap", "allocated at " + l.text())
+                            # a site is the call and its two callers: a
+                            # program's own xmalloc is called from many
+                            key = ("heap",) + l.key() + tuple(c.key() for c in callers[:2])
+                            label = "allocated at " + l.text()
+                            if callers:
+                                label += " from " + callers[0].text()
+                            s = self.site(key, "heap", label)
                         else:
                             s = self.site(("heap", "?"), "heap", "allocated at an unknown call")
-                        ctx = [c.text() for c in callers[:3] if not c.runtime()]
+                        ctx = [c.text() for c in callers[1:4]]
                     if ctx and not s.context:
                         s.context = ctx
                     s.blocks += 1
@@ -887,18 +893,74 @@ class Profile:
             lst.sort(key=lambda x: x[0])
 
     def _split(self, base, runs, t):
-        """{site: runs} of a page's byte ranges, split at allocations' ends."""
+        """{site: runs} of a page's byte ranges (merged, in order): each
+        run's bytes go to the allocation (or global) that holds them."""
         out = collections.defaultdict(list)
-        for s, e in runs:
-            while s < e:
-                site, off = self.lookup(base + s, t)
-                end = e
-                a = self._alloc_at(base + s, t)
-                if a is not None and a.end - base < end:
-                    end = max(a.end - base, s + 1)
-                out[site].append((s, end))
-                s = end
+        ps = self.page_size
+        pieces = self._page_pieces(base, t)  # [(start, end, site)] within the page, sorted
+        rest = list(runs)
+        for lo, hi, site in pieces:
+            keep = []
+            for s, e in rest:
+                if e <= lo or s >= hi:
+                    keep.append((s, e))
+                    continue
+                if s < lo:
+                    keep.append((s, lo))
+                out[site].append((max(s, lo), min(e, hi)))
+                if e > hi:
+                    keep.append((hi, e))
+            rest = keep
+            if not rest:
+                break
+        if rest:
+            site, _ = self.lookup(base + rest[0][0], t)
+            out[site].extend(rest)
+        del ps
         return out
+
+    def _page_pieces(self, base, t):
+        """The allocations and globals that overlap the page at `base`, as
+        (start, end, site) in page offsets, sorted, at time t."""
+        key = (base, t is None)
+        if t is None and key in self._pieces:
+            return self._pieces[key]
+        ps = self.page_size
+        end = base + ps
+        found = []
+        i = bisect.bisect_left(self.alloc_starts, end) - 1
+        for j in range(i, max(i - 256, -1), -1):
+            a = self.allocs[j]
+            if a.end <= base:
+                if a.start <= base - (1 << 30):
+                    break
+                continue
+            alive = t is None or (a.t <= t and (a.t_free is None or t < a.t_free))
+            if alive and a.start < end:
+                found.append((max(a.start, base) - base, min(a.end, end) - base, a.site))
+        n0 = self.nodes[0]
+        if self.globals and n0.gsize and base < n0.gbase + n0.gsize and end > n0.gbase:
+            vlo, vhi = base - self.global_bias, end - self.global_bias
+            k = bisect.bisect_left(self.global_starts, vhi) - 1
+            while k >= 0:
+                g = self.globals[k]
+                if g[0] + max(g[1], 1) > vlo:
+                    site = self.site(("global", g[2]), "global", "global %s" % g[2])
+                    found.append((max(g[0], vlo) - vlo, min(g[0] + max(g[1], 1), vhi) - vlo, site))
+                elif g[0] < vlo - (1 << 24):
+                    break
+                k -= 1
+        found.sort(key=lambda x: x[0])
+        # overlaps (a block freed and reused): the latest start wins a byte
+        pieces = []
+        for lo, hi, site in found:
+            if pieces and lo < pieces[-1][1]:
+                lo = pieces[-1][1]
+            if lo < hi:
+                pieces.append((lo, hi, site))
+        if t is None:
+            self._pieces[key] = pieces
+        return pieces
 
     def _alloc_at(self, addr, t):
         i = bisect.bisect_right(self.alloc_starts, addr) - 1
@@ -975,10 +1037,12 @@ class Profile:
                     origin = (a.start - base) if a else 0
                     site.example[k] = (page, epoch, by_node, shared, origin)
                 if k == "false":
-                    g, blocks = interleave(by_node)
+                    g, blocks, borders = interleave(by_node)
                     if g is not None and (site.grain is None or g < site.grain):
                         site.grain = g
                     site.blocks_per_node = site.blocks_per_node and blocks
+                    if len(site.borders) < 64:
+                        site.borders.update(borders)
 
     # -- misses --
 
@@ -1179,7 +1243,9 @@ def site_dict(p, site, top_pages=3):
     kind = site_sharing(site)
     if kind in ("false", "both"):
         d["sharing"]["grain"] = site.grain
-        d["advice_false"] = advice("false", p.page_size, site.grain, site.blocks_per_node, p.n)
+        d["sharing"]["blocks"] = site.blocks_per_node
+        d["advice_false"] = advice("false", p.page_size, site.grain, site.blocks_per_node,
+                                   sorted(site.borders))
     if kind in ("true", "both"):
         d["advice_true"] = advice("true", p.page_size)
     pages = sorted(site.pages.items(), key=lambda kv: -(kv[1].waited_ns() + kv[1].total("fetched")))
@@ -1274,7 +1340,7 @@ def sharing_lines(p, d):
                 out.append("  e.g. page %d, interval %d: node %s wrote bytes %s of the block"
                            % (e["page"], e["interval"], n,
                               ranges_text([tuple(x) for x in r])))
-        if sh.get("grain"):
+        if sh.get("grain") and not sh.get("blocks"):
             out.append("  the writers alternate every %d bytes" % sh["grain"])
     if sh["true_page_intervals"]:
         e = ex.get("true")

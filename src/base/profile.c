@@ -322,10 +322,16 @@ void profile_free(const void *p)
     put(&r, NULL, 0);
 }
 
+/* Barriers this thread has passed. Every thread of the job passes every
+ * barrier, and the node's epoch is the most any of its threads has passed:
+ * the first thread out of a barrier starts the next interval for the node
+ * (its siblings' records after it belong to it too). */
+static __thread uint32_t barriers_passed;
+
 void profile_barrier(uint64_t t0, uint64_t wait)
 {
     struct profile_rec r = rec(PROF_BARRIER, 0, 0);
-    r.page = r.epoch;
+    r.page = barriers_passed;
     r.t = t0;
     r.dur = wait;
     r.site = (uint64_t)(uintptr_t)profile_site_pc;
@@ -334,7 +340,12 @@ void profile_barrier(uint64_t t0, uint64_t wait)
     if (k)
         r.sub |= PROF_STACKED;
     put(&r, st, k);
-    atomic_fetch_add_explicit(&pr.epoch, 1, memory_order_relaxed);
+    uint32_t mine_now = ++barriers_passed;
+    uint32_t e = atomic_load_explicit(&pr.epoch, memory_order_relaxed);
+    while (e < mine_now && !atomic_compare_exchange_weak_explicit(&pr.epoch, &e, mine_now,
+                                                                    memory_order_relaxed,
+                                                                    memory_order_relaxed)) {
+    }
 }
 
 static struct lock_count *lock_slot(int id, uintptr_t site)

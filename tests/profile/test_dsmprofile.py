@@ -53,7 +53,7 @@ class Classify(unittest.TestCase):
               1: [(i, i + 64) for i in range(64, 8192, 128)]}
         kind, shared, writers = dp.classify_writers(by)
         self.assertEqual((kind, shared, writers), ("false", [], [0, 1]))
-        self.assertEqual(dp.interleave(by), (64, False))
+        self.assertEqual(dp.interleave(by)[:2], (64, False))
 
     def test_same_bytes_are_true_sharing(self):
         kind, shared, writers = dp.classify_writers({0: [(0, 8)], 1: [(0, 8)], 2: [(64, 72)]})
@@ -69,14 +69,17 @@ class Classify(unittest.TestCase):
     def test_blocks_with_a_border_inside_the_page(self):
         by = {0: [(0, 3000)], 1: [(3000, 8192)]}
         self.assertEqual(dp.classify_writers(by)[0], "false")
-        self.assertEqual(dp.interleave(by), (3000, True))
+        self.assertEqual(dp.interleave(by), (3000, True, [3000]))
 
     def test_advice(self):
-        a = dp.advice("false", 8192, 64, False)
+        a = dp.advice("false", 8192, 64, False, [64, 128])
         self.assertIn("every 64 bytes", a)
         self.assertIn("8192", a)
-        self.assertIn("DSM_PAGE_SIZE=4096 would", dp.advice("false", 8192, 4096, True))
-        self.assertIn("align", dp.advice("false", 8192, 3000, True))
+        self.assertNotIn("DSM_PAGE_SIZE=4096", a)
+        self.assertIn("DSM_PAGE_SIZE=4096 would", dp.advice("false", 8192, 4096, True, [4096]))
+        b = dp.advice("false", 8192, 3000, True, [3000])
+        self.assertIn("align", b)
+        self.assertIn("only the 4 KiB around a border", b)
         self.assertIn("communicate", dp.advice("true", 8192))
         self.assertEqual(dp.advice(None, 8192), "")
 
