@@ -39,11 +39,11 @@ REC = struct.Struct("<BBHIIiQQQQQ")
 assert HDR.size == 384 and THREAD.size == 16 and REC.size == 56
 
 (FAULT, FETCH, DIFF, INVAL, MIGRATE, ALLOC, FREE, BARRIER, LOCK, LOCKSTAT, RELEASE,
- STACK, INTERVAL) = range(1, 14)
+ STACK, INTERVAL, DIFFSUM) = range(1, 15)
 KIND_NAMES = {FAULT: "fault", FETCH: "fetch", DIFF: "diff", INVAL: "invalidation",
               MIGRATE: "migration", ALLOC: "alloc", FREE: "free", BARRIER: "barrier",
               LOCK: "lock", LOCKSTAT: "lock counts", RELEASE: "release", STACK: "stack",
-              INTERVAL: "interval"}
+              INTERVAL: "interval", DIFFSUM: "diff counts"}
 WRITE = 0x01
 STACKED = 0x80
 BITMAP = 0x80
@@ -51,6 +51,7 @@ FETCH_FAULT, FETCH_AHEAD, FETCH_WRITE_AHEAD, FETCH_PULL, FETCH_GET = range(5)
 DIFF_SENT, DIFF_HOME, DIFF_LAZY = range(3)
 ALLOC_HEAP, ALLOC_STACK = range(2)
 SYNC_USER_ID_MAX = 0x5fffffff  # src/sync/sync.h: ids above are dsm's own
+BYTES_ALL = 32                 # src/base/profile.h: PROFILE_BYTES_ALL
 
 
 class ProfileError(Exception):
@@ -143,7 +144,7 @@ def parse_records(data, node, thread):
             pos += 8 * nextra
         else:
             extra = ()
-        if not 1 <= f[0] <= INTERVAL:
+        if not 1 <= f[0] <= DIFFSUM:
             raise ProfileError("node %d: a record of unknown kind %d (thread %d)"
                                % (node, f[0], thread))
         out.append(Rec(f, extra, node, thread))
@@ -204,6 +205,24 @@ def runs_of(rec, page_size):
         bits = "".join(format(w, "064b")[::-1] for w in rec.extra)[:page_size]
         return [m.span() for m in re.finditer("1+", bits)]
     return [(w & 0xFFFFFFFF, w >> 32) for w in rec.extra]
+
+
+M64 = (1 << 64) - 1
+
+
+def bytes_wanted(page, epoch):
+    """src/base/profile.c's profile_bytes_wanted: whether the nodes kept
+    the bytes of their diffs of `page` in interval `epoch`."""
+    if epoch < BYTES_ALL:
+        return True
+    r = 1
+    while r * 2 <= epoch // BYTES_ALL:
+        r *= 2
+    h = ((page * 0x9E3779B97F4A7C15) & M64) ^ ((epoch * 0xC2B2AE3D27D4EB4F) & M64)
+    h ^= h >> 31
+    h = (h * 0xFF51AFD7ED558CCD) & M64
+    h ^= h >> 33
+    return (h & (r - 1)) == 0
 
 
 def merge_runs(runs):
@@ -787,7 +806,7 @@ class Profile:
                 if r.sub & STACKED:
                     fault_stacks[r.a].append(r.extra)
         self.page_fault_sites = collections.defaultdict(collections.Counter)
-        self.faults = []  # (node, page, offset, t, t_end, fetched, write, site, line)
+        self.faults = []  # (node, page, offset, t, t_end, fetched, write, site, line, epoch)
         for nd in self.nodes:
             for r in nd.records(FAULT):
                 offset = r.b & 0xFFFFFFFF
@@ -802,7 +821,7 @@ class Profile:
                     st.add("wait_ns", nd.rank, r.dur)
                 line.sites[site.key] += 1
                 self.faults.append((nd.rank, r.page, offset, r.t, r.t + r.dur, fetched, write,
-                                    site, line))
+                                    site, line, r.epoch))
 
     def _page(self, site, page):
         p = site.pages.get(page)
@@ -889,6 +908,18 @@ class Profile:
                 self.written[(r.page, r.epoch)][nd.rank].extend(runs)
                 self.writes_by_page[r.page].append((r.t, nd.rank, runs))
                 self.diff_recs.append((nd.rank, r, runs))
+        # the diffs whose bytes were not kept (a long run's intervals
+        # outside the sample): counted by page
+        self.diffs_counted = 0
+        for nd in self.nodes:
+            for r in nd.records(DIFFSUM):
+                self.diffs_counted += r.a
+                if r.page == 0xFFFFFFFF or r.sub == DIFF_HOME:
+                    continue
+                site = self.page_site(r.page, nd.rank)
+                for st in (site, self._page(site, r.page)):
+                    st.add("diffs", nd.rank, r.a)
+                    st.add("diff_bytes", nd.rank, r.b)
         for lst in self.writes_by_page.values():
             lst.sort(key=lambda x: x[0])
 
@@ -1060,7 +1091,7 @@ class Profile:
         for v in invals.values():
             v.sort()
         last = {}
-        for node, page, offset, t, t_end, fetched, write, site, line in sorted(
+        for node, page, offset, t, t_end, fetched, write, site, line, epoch in sorted(
                 self.faults, key=lambda f: f[3]):
             prev = last.get((node, page))
             last[(node, page)] = t_end
@@ -1068,6 +1099,9 @@ class Profile:
             invalidated = bisect.bisect_right(iv, t) > bisect.bisect_right(iv, prev or 0)
             if not (fetched or invalidated or (prev is None and not write)):
                 continue
+            # the writes that made it a miss are this interval's or the last
+            # one's: outside the sample of kept bytes, it cannot be told
+            sampled = bytes_wanted(page, epoch) and (epoch == 0 or bytes_wanted(page, epoch - 1))
             # writes whose diffs were made since this node's last fault on
             # the page ended, and before this one ended (lrc makes a diff
             # when the fault asks for it)
@@ -1083,6 +1117,8 @@ class Profile:
                     kind = "true"
                     break
                 kind = "false"
+            if kind != "true" and not sampled:
+                kind = "unsampled"
             for st in (site, line, self._page(site, page)):
                 st.misses[kind] += 1
 
@@ -1226,7 +1262,7 @@ def site_dict(p, site, top_pages=3):
          "blocks": site.blocks, "bytes": site.bytes,
          "waited_ms": round(ms(site.waited_ns()), 3),
          "per_node": {c: site.c[c] for c in COUNTS},
-         "misses": {k: site.misses[k] for k in MISS_KINDS},
+         "misses": {k: site.misses[k] for k in MISS_KINDS + ("unsampled",)},
          "sharing": {"kind": site_sharing(site),
                      "true_page_intervals": site.sharing["true"],
                      "false_page_intervals": site.sharing["false"],
@@ -1254,7 +1290,7 @@ def site_dict(p, site, top_pages=3):
         d["hottest_pages"].append({"page": page, "address": "%#x" % p.addr(0, page),
                                    "waited_ms": round(ms(st.waited_ns()), 3),
                                    "per_node": {c: st.c[c] for c in COUNTS},
-                                   "misses": {k: st.misses[k] for k in MISS_KINDS},
+                                   "misses": {k: st.misses[k] for k in MISS_KINDS + ("unsampled",)},
                                    "sharing": {k: st.misses["interval_" + k]
                                                for k in ("true", "false")}})
     return d
@@ -1265,7 +1301,7 @@ def line_dict(p, line):
             "file": line.loc.file, "lineno": line.loc.line,
             "via": dict(line.via), "waited_ms": round(ms(line.waited_ns()), 3),
             "per_node": {c: line.c[c] for c in ("read_faults", "write_faults", "wait_ns")},
-            "misses": {k: line.misses[k] for k in MISS_KINDS},
+            "misses": {k: line.misses[k] for k in MISS_KINDS + ("unsampled",)},
             "sites": [p.sites[k].label for k, _ in line.sites.most_common(3)]}
 
 
@@ -1309,6 +1345,8 @@ def to_json(p, top=10):
     barriers = sorted(p.barriers.values(), key=lambda B: -sum(B["wait_ns"]))
     return {"nodes": p.n, "protocol": p.protocol, "page_size": p.page_size,
             "totals": {"run_s": [round(x, 3) for x in t["run_s"]],
+                       "diffs_with_bytes": len(p.diff_recs),
+                       "diffs_counted_only": p.diffs_counted,
                        "faults": t["faults"],
                        "fault_wait_ms": [round(ms(x), 3) for x in t["fault_ns"]],
                        "barrier_wait_ms": [round(ms(x), 3) for x in t["barrier_ns"]],
@@ -1355,9 +1393,11 @@ def sharing_lines(p, d):
     m = d["misses"]
     total = sum(m.values())
     if total:
-        out.append("misses (faults that fetched): %d true (read or wrote bytes another node had "
-                   "written), %d false (others wrote only other bytes of the page), %d cold"
-                   % (m["true"], m["false"], m["cold"]))
+        out.append("misses (faults that brought the page): %d true (read or wrote bytes another node had "
+                   "written), %d false (others wrote only other bytes of the page), %d cold%s"
+                   % (m["true"], m["false"], m["cold"],
+                      " (and %d outside the sample of kept bytes)" % m["unsampled"]
+                      if m.get("unsampled") else ""))
     return out
 
 
@@ -1377,6 +1417,11 @@ def to_text(p, top=10):
     out.append(_row("for remote locks, ms", tt["lock_wait_ms"], "%.1f"))
     out.append(_row("in releases (diffs), ms", tt["release_wait_ms"], "%.1f"))
     out.append("    (releases run inside barriers and unlocks: that time is in both rows)")
+    if tt["diffs_counted_only"]:
+        out.append("    diffs' bytes kept for %d diffs (every page's first %d intervals, then a "
+                   "sample of its intervals),\n    %d more counted only: the sharing counts "
+                   "below are of the sample" % (tt["diffs_with_bytes"], BYTES_ALL,
+                                                tt["diffs_counted_only"]))
 
     out.append("")
     out.append("-- by data: where the shared data came from, by time waited --")

@@ -84,6 +84,21 @@ struct lock_count {
     uint64_t  acquires, remote, wait_ns;
 };
 
+/* Diffs whose bytes were not kept, counted by page and kind (under
+ * diff_mu; mmap'ed: a release in a fault, evicting a page, may diff). */
+#define DIFF_SLOTS (1u << 18)
+struct diff_count {
+    uint32_t page1;  /* page + 1; 0: empty */
+    uint32_t how;
+    uint64_t diffs, sent, payload;
+};
+
+/* lrc's intervals' epochs, by stamp (the last STAMPS of them). */
+#define STAMPS 65536
+struct stamp_epoch {
+    uint32_t stamp, epoch;
+};
+
 static DSM_STATE struct {
     pthread_mutex_t      lock;
     struct thread_buf   *threads;
@@ -98,7 +113,12 @@ static DSM_STATE struct {
     pthread_mutex_t      lock_mu;
     struct lock_count   *locks;   /* LOCK_SLOTS, mmap'ed */
     struct lock_count    lock_other; /* when the table is full */
-} pr = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_mu = PTHREAD_MUTEX_INITIALIZER};
+    pthread_mutex_t      diff_mu;
+    struct diff_count   *diffs;      /* DIFF_SLOTS, mmap'ed */
+    struct diff_count    diff_other; /* when the table is full */
+    struct stamp_epoch  *stamps;     /* STAMPS, mmap'ed */
+} pr = {.lock = PTHREAD_MUTEX_INITIALIZER, .lock_mu = PTHREAD_MUTEX_INITIALIZER,
+        .diff_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread struct thread_buf *mine;
 /* The locks this thread holds (innermost last) and the one whose release
@@ -237,7 +257,9 @@ int profile_start(const char *path, const struct profile_info *info)
     fclose(f);
     pr.sites = map_zeroed(SITES * sizeof *pr.sites);
     pr.locks = map_zeroed(LOCK_SLOTS * sizeof *pr.locks);
-    if (!pr.sites || !pr.locks)
+    pr.diffs = map_zeroed(DIFF_SLOTS * sizeof *pr.diffs);
+    pr.stamps = map_zeroed(STAMPS * sizeof *pr.stamps);
+    if (!pr.sites || !pr.locks || !pr.diffs || !pr.stamps)
         return -ENOMEM;
     for (size_t i = 0; i < LOCK_SLOTS; i++)
         pr.locks[i].id = -1;
@@ -279,10 +301,67 @@ void profile_page(enum profile_kind kind, unsigned sub, size_t page, uint64_t a)
     put(&r, NULL, 0);
 }
 
+/* The epoch of lrc's interval `stamp` (0: the current one). */
+static uint32_t epoch_of(uint32_t stamp)
+{
+    uint32_t now = atomic_load_explicit(&pr.epoch, memory_order_relaxed);
+    if (!stamp)
+        return now;
+    const struct stamp_epoch *s = &pr.stamps[stamp % STAMPS];
+    return s->stamp == stamp ? s->epoch : now;
+}
+
+void profile_interval(uint32_t stamp)
+{
+    uint32_t epoch = atomic_load_explicit(&pr.epoch, memory_order_relaxed);
+    pr.stamps[stamp % STAMPS] = (struct stamp_epoch){stamp, epoch};
+    profile_page(PROF_INTERVAL, 0, stamp, 0);
+}
+
+bool profile_bytes_wanted(size_t page, uint32_t stamp)
+{
+    uint32_t epoch = epoch_of(stamp);
+    if (epoch < PROFILE_BYTES_ALL)
+        return true;
+    uint64_t r = 1;
+    while (r * 2 <= epoch / PROFILE_BYTES_ALL)
+        r *= 2;
+    uint64_t h = (uint64_t)page * 0x9E3779B97F4A7C15ull ^ (uint64_t)epoch * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 31;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    return (h & (r - 1)) == 0;
+}
+
+void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent, uint64_t payload)
+{
+    uint64_t h = ((uint64_t)page * 0x9E3779B97F4A7C15ull + how) >> 40;
+    pthread_mutex_lock(&pr.diff_mu);
+    struct diff_count *c = &pr.diff_other;
+    for (uint32_t i = 0; i < 64; i++) {
+        struct diff_count *d = &pr.diffs[(h + i) & (DIFF_SLOTS - 1)];
+        if (d->page1 == page + 1 && d->how == how) {
+            c = d;
+            break;
+        }
+        if (!d->page1) {
+            d->page1 = (uint32_t)page + 1;
+            d->how = how;
+            c = d;
+            break;
+        }
+    }
+    c->diffs++;
+    c->sent += sent;
+    c->payload += payload;
+    pthread_mutex_unlock(&pr.diff_mu);
+}
+
 void profile_written(enum profile_diff how, size_t page, uint64_t stamp, uint64_t sent,
                      uint64_t payload, const uint64_t *words, size_t n, bool bitmap)
 {
     struct profile_rec r = rec(PROF_DIFF, how | (bitmap ? PROF_BITMAP : 0), page);
+    r.epoch = epoch_of((uint32_t)stamp);
     r.t = clock_ns();
     r.site = stamp;
     r.a = sent;
@@ -421,6 +500,20 @@ void profile_release(bool aside, uint64_t t0, uint64_t wait)
 
 /* ---- the file ------------------------------------------------------------ */
 
+/* The diffs counted without their bytes, as records. */
+static void put_diff_table(void)
+{
+    for (size_t i = 0; i <= DIFF_SLOTS; i++) {
+        const struct diff_count *c = i < DIFF_SLOTS ? &pr.diffs[i] : &pr.diff_other;
+        if (!c->diffs)
+            continue;
+        struct profile_rec r = {.kind = PROF_DIFFSUM, .sub = (uint8_t)c->how,
+                                .page = c->page1 ? c->page1 - 1 : UINT32_MAX,
+                                .a = c->diffs, .b = c->sent, .dur = c->payload};
+        put(&r, NULL, 0);
+    }
+}
+
 /* The lock table, as records of the application thread's buffer. */
 static void put_lock_table(void)
 {
@@ -475,6 +568,7 @@ int profile_finish(void)
         return 0;
     mine = mine ? mine : register_thread(1);
     put_lock_table();
+    put_diff_table();
     profile_enabled = false;
     struct profile_file_hdr h;
     memset(&h, 0, sizeof h);
@@ -538,8 +632,12 @@ out:
     mine = NULL;
     munmap(pr.sites, SITES * sizeof *pr.sites);
     munmap(pr.locks, LOCK_SLOTS * sizeof *pr.locks);
+    munmap(pr.diffs, DIFF_SLOTS * sizeof *pr.diffs);
+    munmap(pr.stamps, STAMPS * sizeof *pr.stamps);
     pr.sites = NULL;
     pr.locks = NULL;
+    pr.diffs = NULL;
+    pr.stamps = NULL;
     free(pr.path);
     pr.path = NULL;
     return rc;

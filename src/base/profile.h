@@ -60,6 +60,9 @@ enum profile_kind {
     PROF_INTERVAL,  /* lrc: page: the stamp of an interval this node made
                        (its release), in epoch: its diffs, made later when
                        asked for, belong to that epoch */
+    PROF_DIFFSUM,   /* at the end, per page and enum profile_diff (sub): the
+                       diffs whose bytes were not kept (profile_bytes_wanted):
+                       a: how many, b: bytes sent, dur: bytes of page data */
 };
 
 #define PROF_WRITE  0x01 /* PROF_FAULT: a write fault */
@@ -150,12 +153,28 @@ void profile_page(enum profile_kind kind, unsigned sub, size_t page, uint64_t a)
         if (PROFILE_ON)                              \
             profile_page((kind), (sub), (page), (a)); \
     } while (0)
-/* A diff (or the home's own writes): lrc's interval `stamp`, `sent` bytes on the wire, `payload`
- * bytes of page data; the bytes it writes as `n` words: runs, each
- * start | end << 32, or (bitmap) a bit per byte of the page. The mem
- * layer decodes its diffs into these (mem_profile_diff). */
+/* Whether the bytes of a diff of `page` are worth recording (then
+ * profile_written), or only its count (profile_diff_counted). Every page's
+ * are, in the first PROFILE_BYTES_ALL intervals; after that a page's are in
+ * one of R of its intervals, R the power of two below the interval's
+ * number / PROFILE_BYTES_ALL, chosen by a hash of the page and the
+ * interval: every node chooses alike, so the writers of a page in a chosen
+ * interval all record it, and a long run keeps about
+ * PROFILE_BYTES_ALL x log2(intervals / PROFILE_BYTES_ALL) intervals of each
+ * page. lrc's diffs belong to the interval of their release (stamp, as
+ * profile_interval recorded it); other protocols' pass 0: the current one. */
+#define PROFILE_BYTES_ALL 32
+bool profile_bytes_wanted(size_t page, uint32_t stamp);
+/* A diff (or the home's own writes): lrc's interval `stamp`, `sent`
+ * bytes on the wire, `payload` bytes of page data; the bytes it writes as
+ * `n` words: runs, each start | end << 32, or (bitmap) a bit per byte of
+ * the page. The mem layer decodes its diffs into these (mem_profile_diff). */
 void profile_written(enum profile_diff how, size_t page, uint64_t stamp, uint64_t sent,
                      uint64_t payload, const uint64_t *words, size_t n, bool bitmap);
+/* A diff whose bytes are not recorded: counted by page. */
+void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent, uint64_t payload);
+/* lrc: this node's release of interval `stamp` (its diffs come later). */
+void profile_interval(uint32_t stamp);
 void profile_alloc(enum profile_alloc how, const void *p, size_t size);
 void profile_free(const void *p);
 /* Synchronisation: a barrier passed (wait: ns in it); a lock acquired

@@ -500,7 +500,8 @@ static void lrc_release(void)
     page_list_sort(lrc.dirty, lrc.ndirty);
     pthread_mutex_lock(&lrc.lock);
     uint32_t stamp = ++lrc.clock;
-    PROFILE_PAGE(PROF_INTERVAL, 0, stamp, 0); /* its diffs are made later: their epoch */
+    if (PROFILE_ON)
+        profile_interval(stamp); /* its diffs are made later: their epoch */
     for (size_t i = 0; i < lrc.ndirty; i++) {
         size_t page = lrc.dirty[i];
         struct page_entry *e = &mem.pages[page];

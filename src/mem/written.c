@@ -5,7 +5,8 @@
  * nodes' diffs of one page in one interval tell true sharing (the same
  * bytes) from false (disjoint bytes of the page) with no guess. The
  * profile keeps them as ranges while they are few, else as a bitmap of the
- * page (an eighth of it).
+ * page (an eighth of it); in long runs, for a sample of each page's
+ * intervals (profile_bytes_wanted), the others' diffs only counted.
  */
 #include <errno.h>
 
@@ -18,8 +19,12 @@ void mem_profile_diff(int how, size_t page, uint32_t stamp, const void *diff, si
 {
     if (!len)
         return;
-    uint64_t words[MEM_DIFF_MAX_PAGE / 64];
     long payload = mem_diff_payload(diff, len);
+    if (!profile_bytes_wanted(page, stamp)) {
+        profile_diff_counted((enum profile_diff)how, page, len, (uint64_t)payload);
+        return;
+    }
+    uint64_t words[MEM_DIFF_MAX_PAGE / 64];
     long n = mem_diff_bytes(diff, len, mem.page_size, words, RUNS_MAX);
     if (n >= 0) {
         profile_written((enum profile_diff)how, page, stamp, len, (uint64_t)payload, words,
@@ -32,6 +37,10 @@ void mem_profile_diff(int how, size_t page, uint32_t stamp, const void *diff, si
 
 void mem_profile_home_writes(size_t page, const void *now, const void *snapshot, void *scratch)
 {
+    if (!profile_bytes_wanted(page, 0)) { /* not encoded at all: counted, no bytes known */
+        profile_diff_counted(PROF_DIFF_HOME, page, 0, 0);
+        return;
+    }
     size_t cap = mem_diff_bound(mem.page_size);
     long len = mem_diff_create(now, snapshot, mem.page_size, scratch, cap);
     if (len > 0)

@@ -2,7 +2,7 @@
 """check_profile.py — profiles a program whose sharing is known, and checks
 that the report says what is known (tests/profile/sharing.c).
 
-  check_profile.py DSMRUN PROGRAM SOURCE PROTOCOL NODES
+  check_profile.py DSMRUN PROGRAM SOURCE PROTOCOL NODES [ROUNDS]
       runs `dsmrun -n NODES --protocol PROTOCOL --profile P PROGRAM`, then
       checks the report: the false-sharing array is named by its
       allocation line and said to be false sharing, with the 64-byte grain
@@ -10,8 +10,10 @@ that the report says what is known (tests/profile/sharing.c).
       the buffer a producer fills is read by true misses; the source lines
       that write and read them are named, with their data; lock 1's
       acquires, its call site and the counter it protects; both barriers'
-      sites, passed `rounds` times by every node; the text, the JSON of
-      tools/dsm-profile and the HTML.
+      sites, passed ROUNDS (default 12) times by every node; the text, the
+      JSON of tools/dsm-profile and the HTML. With more rounds than
+      PROFILE_BYTES_ALL the diffs' bytes are sampled: every diff kept is
+      in the sample the tool computes, and the verdicts stay right.
   check_profile.py DSMRUN PROGRAM SOURCE --bad-path
       a profile that cannot be written ends the job with one clear line.
 """
@@ -27,7 +29,6 @@ TOOLS = os.path.join(HERE, "..", "..", "tools")
 sys.path.insert(0, TOOLS)
 import dsmprofile as dp  # noqa: E402
 
-ROUNDS = 12
 failures = []
 
 
@@ -76,6 +77,8 @@ def main():
               "no clear error line: %r" % r.stderr[-300:])
         return finish()
     protocol, nodes = sys.argv[4], int(sys.argv[5])
+    global ROUNDS
+    ROUNDS = int(sys.argv[6]) if len(sys.argv) > 6 else 12
     mk = markers(src)
     # an update protocol keeps copies current: no misses after the first
     invalidates = protocol != "erc-upd"
@@ -86,7 +89,11 @@ def main():
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=260)
     if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
         return finish()
-    p = dp.Profile(dp.load(prefix))
+    loaded = dp.load(prefix)
+    outside = [(n.rank, r.page, r.epoch) for n in loaded for r in n.records(dp.DIFF)
+               if not dp.bytes_wanted(r.page, r.epoch)]
+    check(not outside, "diffs kept outside the sample (node, page, interval): %s" % outside[:5])
+    p = dp.Profile(loaded)
     j = dp.to_json(p, top=50)
     text = dp.to_text(p, top=50)
 

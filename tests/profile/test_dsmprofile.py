@@ -84,6 +84,17 @@ class Classify(unittest.TestCase):
         self.assertEqual(dp.advice(None, 8192), "")
 
 
+class Sample(unittest.TestCase):
+    def test_every_page_in_the_first_intervals_then_fewer(self):
+        self.assertTrue(all(dp.bytes_wanted(p, e) for p in range(50) for e in range(dp.BYTES_ALL)))
+        for e, r in ((64, 2), (256, 8), (4096, 128)):
+            kept = sum(dp.bytes_wanted(p, e) for p in range(20000))
+            self.assertAlmostEqual(kept / 20000, 1 / r, delta=0.3 / r)
+        # the same choice for a page and interval wherever it is made
+        self.assertEqual([dp.bytes_wanted(7, e) for e in range(1000)],
+                         [dp.bytes_wanted(7, e) for e in range(1000)])
+
+
 class Files(unittest.TestCase):
     def write(self, data, rank=0):
         d = tempfile.mkdtemp(prefix="test_dsmprofile-")
