@@ -8,9 +8,10 @@ then per thread a 16-byte header (index, role, bytes) and its records: a
 64-bit words (a call stack, or the bytes a diff wrote). All little-endian.
 
 What this module adds to the records:
-- program counters become functions and source lines (binutils' addr2line
-  over the binary's debug information, one call per object; nm for the
-  names of shared globals), frames inside dsm and the C library left out;
+- program counters become functions and source lines (LLVM's addr2line,
+  else binutils', over the binary's debug information, one call per
+  object; nm for the names of shared globals), frames inside dsm and the
+  C library left out;
 - addresses become allocation sites (the program's call of malloc,
   dsm_malloc, G_MALLOC, or the global variable, or the master's stack);
 - diffs become sharing: in one interval between barriers, the pages two
@@ -20,7 +21,7 @@ What this module adds to the records:
   fetched the page, *false* when others wrote only other bytes of it, and
   *cold* when nobody else wrote it (a first touch).
 
-Python 3 standard library and binutils only. Every malformed input raises
+Python 3 standard library, and addr2line and nm. Every malformed input raises
 ProfileError with a one-line message.
 """
 import bisect
@@ -412,13 +413,26 @@ def short_path(p):
     return "/".join(parts[-2:])
 
 
+def find_addr2line():
+    """LLVM's addr2line where it is (dsmcc needs LLVM anyway), else
+    binutils'. binutils 2.40 names the compile unit's file for every line
+    of clang's DWARF 5 whose #line directives name another (dsmcc's
+    m4-expanded PARMACS sources: /tmp/dsmcc.X/fft.c for fft.C); LLVM's
+    names the file the line is in."""
+    for name in ("llvm-addr2line", "llvm-addr2line-19", "llvm-addr2line-14", "addr2line"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
 class Symbols:
     """Program counters to source locations, and addresses to global
-    variables, through addr2line and nm (binutils). One addr2line process
-    per object, for all its addresses at once."""
+    variables, through addr2line (LLVM's or binutils') and nm. One
+    addr2line process per object, for all its addresses at once."""
 
     def __init__(self, addr2line=None, nm=None):
-        self.addr2line = addr2line or shutil.which("addr2line")
+        self.addr2line = addr2line or find_addr2line()
         self.nm = nm or shutil.which("nm")
         self.loads = {}
         self.cache = {}   # (obj, vaddr) -> Loc
