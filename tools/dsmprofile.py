@@ -667,7 +667,11 @@ class Profile:
         for pc in frames:
             l = self.loc(node, pc)
             out.append(l)
-            out.extend(Loc(f, fl, ln, l.obj) for f, fl, ln in l.inlined)
+            for f, fl, ln in l.inlined:
+                # gcc's partial inlining names a function inside itself
+                # (lock at its call, then lock at its first line): once
+                if f != out[-1].func:
+                    out.append(Loc(f, fl, ln, l.obj))
         return out
 
     def program_frame(self, node, frames):
@@ -1138,21 +1142,59 @@ class Profile:
 
     # -- synchronisation --
 
+    def chain_label(self, node, stack):
+        """A sampled stack as "function (file:line) from caller (file:line)":
+        its first program frame and that frame's caller in the program."""
+        l, callers = self.program_frame(node, stack)
+        if not l:
+            return None
+        return l.text() + (" from " + callers[0].text() if callers else "")
+
+    def apportion(self, node, site_pc, stack, samples):
+        """[(label, share)] of one event at a call site: its own sampled
+        stack's, else shared among the stacks sampled at that site (a
+        program's own wrapper of dsm_lock or dsm_barrier is one site for
+        every caller), else the site's own line."""
+        if stack:
+            lab = self.chain_label(node, stack)
+            if lab:
+                return [(lab, 1.0)]
+        key = (node, site_pc, id(samples))
+        got = self._shares.get(key)
+        if got is None:
+            c = collections.Counter()
+            for st in samples.get(site_pc, ()):
+                lab = self.chain_label(node, st)
+                if lab:
+                    c[lab] += 1
+            if c:
+                total = sum(c.values())
+                got = [(lab, n / total) for lab, n in c.most_common()]
+            else:
+                l, _ = self.site_loc(node, site_pc, (), {})
+                got = [(l.text() if l else "an unknown call", 1.0)]
+            self._shares[key] = got
+        return got
+
     def _locks(self):
         self.locks = {}
-        samples = collections.defaultdict(list)
+        self._shares = {}
+        by_lock = collections.defaultdict(lambda: collections.defaultdict(list))
+        by_site = collections.defaultdict(list)
         for nd in self.nodes:
             for r in nd.records(STACK):
-                samples[r.site].append(r.extra)
+                by_lock[r.page][r.site].append(r.extra)
+                by_site[r.site].append(r.extra)
         for nd in self.nodes:
             for r in nd.records(LOCKSTAT):
                 L = self._lock(r.page)
                 L["acquires"][nd.rank] += r.a
                 L["remote"][nd.rank] += r.b
                 L["wait_ns"][nd.rank] += r.dur
-                l, _ = self.site_loc(nd.rank, r.site, (), samples)
-                label = l.text() if l else "an unknown call"
-                L["sites"][label] += r.a
+                # this lock's stacks from the site, else any lock's from it
+                samples = by_lock[r.page] if r.site in by_lock[r.page] else by_site
+                for label, share in self.apportion(nd.rank, r.site, (), samples):
+                    L["sites"][label] += r.a * share
             for r in nd.records(LOCK):
                 L = self._lock(r.page)
                 L["from"][(int(r.a), nd.rank)] += 1
@@ -1205,15 +1247,17 @@ class Profile:
                     samples[r.site].append(r.extra)
         for nd in self.nodes:
             for r in nd.records(BARRIER):
-                l, _ = self.site_loc(nd.rank, r.site, r.extra if r.sub & STACKED else (), samples)
-                label = l.text() if l else "an unknown call"
-                B = self.barriers.get(label)
-                if B is None:
-                    B = self.barriers[label] = {"site": label, "count": [0] * self.n,
-                                                "wait_ns": [0] * self.n, "max_ns": [0] * self.n}
-                B["count"][nd.rank] += 1
-                B["wait_ns"][nd.rank] += r.dur
-                B["max_ns"][nd.rank] = max(B["max_ns"][nd.rank], r.dur)
+                stack = r.extra if r.sub & STACKED else ()
+                for label, share in self.apportion(nd.rank, r.site, stack, samples):
+                    B = self.barriers.get(label)
+                    if B is None:
+                        B = self.barriers[label] = {"site": label, "count": [0] * self.n,
+                                                    "wait_ns": [0] * self.n,
+                                                    "max_ns": [0] * self.n}
+                    B["count"][nd.rank] += share
+                    B["wait_ns"][nd.rank] += r.dur * share
+                    if share >= 0.5 or stack:
+                        B["max_ns"][nd.rank] = max(B["max_ns"][nd.rank], r.dur)
 
     # -- totals --
 
@@ -1336,13 +1380,13 @@ def lock_dict(p, L):
             "handover_pairs": {"%d->%d" % k: v for k, v in sorted(L["from"].items())},
             "wait_ms": [round(ms(w), 3) for w in L["wait_ns"]],
             "max_wait_ms": round(ms(L["max_wait_ns"]), 3),
-            "sites": [{"site": s, "acquires": c} for s, c in L["sites"].most_common(5)],
+            "sites": [{"site": s, "acquires": round(c)} for s, c in L["sites"].most_common(5)],
             "protects": data}
 
 
 def barrier_dict(B):
     waits = B["wait_ns"]
-    return {"site": B["site"], "count": B["count"],
+    return {"site": B["site"], "count": [round(c) for c in B["count"]],
             "wait_ms": [round(ms(w), 3) for w in waits],
             "mean_ms": [round(ms(w) / c, 4) if c else 0 for w, c in zip(waits, B["count"])],
             "imbalance_ms": round(ms(max(waits) - min(waits)), 3),

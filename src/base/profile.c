@@ -187,9 +187,23 @@ static struct profile_rec rec(enum profile_kind kind, unsigned sub, size_t page)
                                 .lock = lock_now()};
 }
 
+/* How often each kind of event carries a call stack (about 3.6 µs to
+ * unwind 8 frames here): the first ones of each site, then one in so
+ * many. A fault costs 4 µs and more; a barrier 10 µs and more; a lock
+ * kept on the node 50 ns, so its stacks are rare; an allocation's stack is
+ * what names its site. */
+#define FAULT_FIRST 4
+#define FAULT_EVERY 64
+#define ALLOC_FIRST 64
+#define ALLOC_EVERY 16
+#define BARRIER_FIRST 16
+#define BARRIER_EVERY 8
+#define LOCK_FIRST 16
+#define LOCK_EVERY 1024
+
 /* Whether this event of `key`'s should carry a call stack: the first
- * `first` of each key, then one in PROFILE_STACK_EVERY. */
-static bool sample(uintptr_t key, uint32_t first)
+ * `first` of each key, then one in `every`. */
+static bool sample(uintptr_t key, uint32_t first, uint32_t every)
 {
     uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 52) & (SITES - 1);
     for (uint32_t i = 0; i < 64; i++) {
@@ -203,11 +217,11 @@ static bool sample(uintptr_t key, uint32_t first)
         }
         if (k == key) {
             uint32_t c = atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
-            return c < first || c % PROFILE_STACK_EVERY == 0;
+            return c < first || c % every == 0;
         }
     }
     uint64_t c = atomic_fetch_add_explicit(&pr.unsited, 1, memory_order_relaxed);
-    return c % PROFILE_STACK_EVERY == 0;
+    return c % every == 0;
 }
 
 /* The calling thread's stack into out (at most PROFILE_STACK_MAX frames),
@@ -285,7 +299,7 @@ void profile_fault(size_t page, const void *addr, const void *pc, bool write, ui
     r.b = ((uint64_t)(uintptr_t)addr & (pr.info.page_size - 1)) | fetched << 32;
     uint64_t st[PROFILE_STACK_MAX];
     size_t k = 0;
-    if (sample((uintptr_t)pc, 4)) {
+    if (sample((uintptr_t)pc, FAULT_FIRST, FAULT_EVERY)) {
         k = stack_of(st, pc, 0);
         if (k)
             r.sub |= PROF_STACKED;
@@ -371,10 +385,10 @@ void profile_written(enum profile_diff how, size_t page, uint64_t stamp, uint64_
 
 /* A sampled stack of the calling thread's site into out; 0 frames when
  * not sampled. skip: our own frames (this and the hook). */
-static size_t site_stack(uint64_t *out, uint32_t first)
+static size_t site_stack(uint64_t *out, uint32_t first, uint32_t every)
 {
     uintptr_t site = (uintptr_t)profile_site_pc;
-    if (!sample(site ? site : 1, first))
+    if (!sample(site ? site : 1, first, every))
         return 0;
     return stack_of(out, NULL, 2);
 }
@@ -387,7 +401,7 @@ void profile_alloc(enum profile_alloc how, const void *p, size_t size)
     r.b = size;
     r.site = (uint64_t)(uintptr_t)profile_site_pc;
     uint64_t st[PROFILE_STACK_MAX];
-    size_t k = site_stack(st, 64); /* a site's allocations are its program's objects */
+    size_t k = site_stack(st, ALLOC_FIRST, ALLOC_EVERY);
     if (k)
         r.sub |= PROF_STACKED;
     put(&r, st, k);
@@ -415,7 +429,7 @@ void profile_barrier(uint64_t t0, uint64_t wait)
     r.dur = wait;
     r.site = (uint64_t)(uintptr_t)profile_site_pc;
     uint64_t st[PROFILE_STACK_MAX];
-    size_t k = site_stack(st, 4);
+    size_t k = site_stack(st, BARRIER_FIRST, BARRIER_EVERY);
     if (k)
         r.sub |= PROF_STACKED;
     put(&r, st, k);
@@ -466,7 +480,7 @@ void profile_lock(int id, bool remote, int from, uint64_t t0, uint64_t wait)
         r.site = site;
         put(&r, NULL, 0);
     }
-    size_t k = site_stack(st, 4);
+    size_t k = site_stack(st, LOCK_FIRST, LOCK_EVERY);
     if (k) {
         struct profile_rec r = rec(PROF_STACK, 0, (size_t)id);
         r.site = site;

@@ -15,7 +15,7 @@
  * What is too frequent to record one by one is counted here instead: lock
  * acquires (a lock kept on the node is taken by the million, at ~50 ns) by
  * lock and call site. Call stacks cost microseconds to unwind, so they are
- * sampled: the first few of each call site, then one in PROFILE_STACK_EVERY.
+ * sampled: the first few of each call site, then one in so many (profile.c).
  * An event's own site, the return address at the public call the program
  * made (dsm_malloc, dsm_lock, dsm_barrier, __kmpc_barrier, ...), is exact
  * and free: PROFILE_SITE() at the top of such a call notes it for the
@@ -103,7 +103,6 @@ struct profile_rec {
 _Static_assert(sizeof(struct profile_rec) == 56, "profile records are 56 bytes");
 
 #define PROFILE_STACK_MAX 12  /* frames kept of a sampled stack */
-#define PROFILE_STACK_EVERY 64 /* after the first few of a site, one in this many */
 
 extern bool profile_enabled;
 #define PROFILE_ON __builtin_expect(profile_enabled, 0)
