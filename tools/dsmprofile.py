@@ -1416,7 +1416,20 @@ def to_json(p, top=10):
             "barriers": [barrier_dict(B) for B in barriers[:top]]}
 
 
+def compact(v):
+    """A count in at most 7 characters: exact below a million, else k, M, G
+    (powers of 1000), as the statistics' report shortens them."""
+    if v < 1000000:
+        return "%d" % v
+    for unit, div in (("G", 1e9), ("M", 1e6)):
+        if v >= div:
+            return "%.1f%s" % (v / div, unit)
+    return "%d" % v
+
+
 def _row(label, vals, fmt="%d", width=10):
+    if fmt == "%d":
+        return "    %-28s" % label + "".join(("%" + str(width) + "s") % compact(v) for v in vals)
     return "    %-28s" % label + "".join(("%" + str(width) + "s") % (fmt % v) for v in vals)
 
 

@@ -9,7 +9,9 @@
  * page), adds one to a counter under lock 1 (true sharing: the same bytes),
  * and passes a barrier; then one node, a different one each round, fills
  * a buffer that the others read after the next barrier (a producer and its
- * consumers: true sharing by reads). Each node reads back only its own
+ * consumers: true sharing by reads). Every value written differs from the
+ * one before it (a diff carries the bytes that changed: a zero written
+ * over a zero is no write to the profile either). Each node reads back only its own
  * blocks until the end, so that the array's misses are false ones. The comments in capitals mark the
  * lines the test expects the report to name. Ends 0 when every write
  * arrived.
@@ -46,11 +48,11 @@ int main(int argc, char **argv)
         int producer = r % n;
         if (me == producer)
             for (int i = 0; i < RING_INTS; i++)
-                s.ring[i] = r * 100000 + i;                /* PRODUCER WRITE */
+                s.ring[i] = r * 100000 + i + 1;            /* PRODUCER WRITE */
         dsm_barrier();                                     /* BARRIER SITE */
         if (me != producer)
             for (int i = 0; i < RING_INTS; i++)
-                bad += s.ring[i] != r * 100000 + i;        /* CONSUMER READ */
+                bad += s.ring[i] != r * 100000 + i + 1;    /* CONSUMER READ */
         for (size_t b = (size_t)me; b < bytes / BLOCK; b += (size_t)n)
             bad += s.blocks[b * BLOCK] != (unsigned char)(r + me + 1);
         dsm_barrier();                                     /* SECOND BARRIER */
