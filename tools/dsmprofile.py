@@ -1299,6 +1299,13 @@ def kib(b):
     return "%d B" % b
 
 
+def bytes_text(runs, origin=0, limit=4):
+    """The bytes of runs in words: 'byte 7', or 'bytes 0-63, 128-191, ...'."""
+    if len(runs) == 1 and runs[0][1] - runs[0][0] == 1:
+        return "byte %d" % (runs[0][0] - origin)
+    return "bytes " + ranges_text(runs, origin, limit)
+
+
 def ranges_text(runs, origin=0, limit=4):
     """Byte ranges as "0-63, 128-191, ..." relative to origin."""
     parts = [("%d-%d" % (s - origin, e - origin - 1)) if e - s > 1 else "%d" % (s - origin)
@@ -1446,9 +1453,9 @@ def sharing_lines(p, d):
                       "" if sh["false_page_intervals"] == 1 else "s"))
         if e:
             for n, r in sorted(e["bytes_by_node"].items()):
-                out.append("  e.g. page %d, interval %d: node %s wrote bytes %s of the block"
+                out.append("  e.g. page %d, interval %d: node %s wrote %s of the block"
                            % (e["page"], e["interval"], n,
-                              ranges_text([tuple(x) for x in r])))
+                              bytes_text([tuple(x) for x in r])))
         if sh.get("grain") and not sh.get("blocks"):
             out.append("  the writers alternate every %d bytes" % sh["grain"])
     if sh["true_page_intervals"]:
@@ -1458,9 +1465,9 @@ def sharing_lines(p, d):
                       "" if sh["true_pages"] == 1 else "s", sh["true_page_intervals"],
                       "" if sh["true_page_intervals"] == 1 else "s"))
         if e:
-            out.append("  e.g. page %d, interval %d: bytes %s of the block written by more than "
+            out.append("  e.g. page %d, interval %d: %s of the block written by more than "
                        "one node" % (e["page"], e["interval"],
-                                     ranges_text([tuple(x) for x in e["shared"]])))
+                                     bytes_text([tuple(x) for x in e["shared"]])))
     m = d["misses"]
     total = sum(m.values())
     if total:
@@ -1566,7 +1573,7 @@ def to_text(p, top=10):
         for s in L["sites"]:
             out.append("    taken at %s (%d)" % (s["site"], s["acquires"]))
         for dd in L["protects"]:
-            rng = (", bytes %s" % ranges_text([tuple(x) for x in dd["byte_ranges"]])
+            rng = (", " + bytes_text([tuple(x) for x in dd["byte_ranges"]])
                    if dd["byte_ranges"] else "")
             out.append("    protects %s%s" % (dd["site"], rng))
 
