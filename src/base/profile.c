@@ -127,6 +127,11 @@ static __thread struct thread_buf *mine;
 static __thread int held[HELD_MAX];
 static __thread int nheld;
 static __thread int releasing; /* lock id + 1; 0: none */
+/* Barriers this thread has passed. Every thread of the job passes every
+ * barrier, and the node's epoch is the most any of its threads has passed:
+ * the first thread out of a barrier starts the next interval for the node
+ * (its siblings' records after it belong to it too). */
+static __thread uint32_t barriers_passed;
 
 static void *map_zeroed(size_t bytes)
 {
@@ -281,6 +286,8 @@ int profile_start(const char *path, const struct profile_info *info)
     void *prime[2];
     backtrace(prime, 2); /* loads the unwinder now, not in a signal handler */
     mine = register_thread(0);
+    atomic_store(&pr.epoch, 0);
+    barriers_passed = 0;
     pr.t_start = clock_ns();
     profile_enabled = true;
     return 0;
@@ -415,11 +422,6 @@ void profile_free(const void *p)
     put(&r, NULL, 0);
 }
 
-/* Barriers this thread has passed. Every thread of the job passes every
- * barrier, and the node's epoch is the most any of its threads has passed:
- * the first thread out of a barrier starts the next interval for the node
- * (its siblings' records after it belong to it too). */
-static __thread uint32_t barriers_passed;
 
 void profile_barrier(uint64_t t0, uint64_t wait)
 {

@@ -62,7 +62,7 @@ enum profile_kind {
                        asked for, belong to that epoch */
     PROF_DIFFSUM,   /* at the end, per page and enum profile_diff (sub): the
                        diffs whose bytes were not kept (profile_bytes_wanted):
-                       a: how many, b: bytes sent, dur: bytes of page data */
+                       a: how many, b: bytes sent */
 };
 
 #define PROF_WRITE  0x01 /* PROF_FAULT: a write fault */
@@ -170,7 +170,8 @@ bool profile_bytes_wanted(size_t page, uint32_t stamp);
  * the page. The mem layer decodes its diffs into these (mem_profile_diff). */
 void profile_written(enum profile_diff how, size_t page, uint64_t stamp, uint64_t sent,
                      uint64_t payload, const uint64_t *words, size_t n, bool bitmap);
-/* A diff whose bytes are not recorded: counted by page. */
+/* A diff whose bytes are not recorded: counted by page (payload: its
+ * bytes of page data where known, else 0). */
 void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent, uint64_t payload);
 /* lrc: this node's release of interval `stamp` (its diffs come later). */
 void profile_interval(uint32_t stamp);

@@ -476,11 +476,14 @@ static long diff_bytes_walk(const unsigned char *d, size_t len, size_t page_size
             const unsigned char *mask = d + pos;
             for (size_t i = 0; i < count; i++) {
                 unsigned m = (mask[i / 2] >> (4 * (i % 2))) & 0xFu;
+                size_t w = (off + i) * WORD;
+                if (m == 0xFu) { /* the whole word: one range */
+                    BYTES_ADD(w, w + WORD);
+                    continue;
+                }
                 for (unsigned j = 0; j < WORD; j++)
-                    if (m & (1u << j)) {
-                        size_t b = (off + i) * WORD + j;
-                        BYTES_ADD(b, b + 1);
-                    }
+                    if (m & (1u << j))
+                        BYTES_ADD(w + j, w + j + 1);
             }
         }
         pos += mbytes + count * WORD;
@@ -510,14 +513,43 @@ long mem_diff_bytes(const void *diff, size_t len, size_t page_size, uint64_t *ru
 static long emit_bits(size_t start, size_t end, void *ctx)
 {
     unsigned char *bits = ctx;
-    for (size_t b = start; b < end; b++)
+    size_t b = start;
+    for (; b < end && b % 8; b++)
+        bits[b / 8] |= (unsigned char)(1u << (b % 8));
+    if (end - b >= 8) { /* whole bytes of the bitmap */
+        memset(bits + b / 8, 0xFF, (end - b) / 8);
+        b += (end - b) / 8 * 8;
+    }
+    for (; b < end; b++)
         bits[b / 8] |= (unsigned char)(1u << (b % 8));
     return 0;
 }
 
+/* A masked run's nibbles are the bitmap's (bit j of word w's nibble is byte
+ * 4w + j): copied, not walked a byte at a time. */
 int mem_diff_bitmap(const void *diff, size_t len, size_t page_size, void *bits)
 {
-    if (page_size_ok(page_size))
-        memset(bits, 0, page_size / 8);
-    return (int)diff_bytes_walk(diff, len, page_size, emit_bits, bits);
+    if (!page_size_ok(page_size) || diff_walk(NULL, diff, len, page_size / WORD) < 0)
+        return -EINVAL;
+    unsigned char *out = bits;
+    const unsigned char *d = diff;
+    memset(out, 0, page_size / 8);
+    size_t pos = 0;
+    while (pos < len) {
+        size_t off = get16(d + pos), count = get16(d + pos + 2), mbytes = 0;
+        pos += RUN_HEADER;
+        if (count & RUN_MASKED) {
+            count &= ~(size_t)RUN_MASKED;
+            mbytes = mask_bytes(count);
+            for (size_t i = 0; i < count; i++) {
+                unsigned m = (d[pos + i / 2] >> (4 * (i % 2))) & 0xFu;
+                size_t w = off + i;
+                out[w / 2] |= (unsigned char)(m << (4 * (w % 2)));
+            }
+        } else {
+            emit_bits(off * WORD, (off + count) * WORD, out);
+        }
+        pos += mbytes + count * WORD;
+    }
+    return 0;
 }

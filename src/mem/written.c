@@ -19,11 +19,11 @@ void mem_profile_diff(int how, size_t page, uint32_t stamp, const void *diff, si
 {
     if (!len)
         return;
-    long payload = mem_diff_payload(diff, len);
-    if (!profile_bytes_wanted(page, stamp)) {
-        profile_diff_counted((enum profile_diff)how, page, len, (uint64_t)payload);
+    if (!profile_bytes_wanted(page, stamp)) { /* counted: not even walked */
+        profile_diff_counted((enum profile_diff)how, page, len, 0);
         return;
     }
+    long payload = mem_diff_payload(diff, len);
     uint64_t words[MEM_DIFF_MAX_PAGE / 64];
     long n = mem_diff_bytes(diff, len, mem.page_size, words, RUNS_MAX);
     if (n >= 0) {
