@@ -40,7 +40,7 @@ static const char *const names[NHOOKS] = {
     "fault (record; stack 1 in 64 after 4 per pc)",
     "fetch, pull or invalidation (record)",
     "diff kept: 64 runs of 64 bytes",
-    "diff kept: doubles, masked (bitmap)",
+    "diff kept: 1024 one-word runs (a bitmap)",
     "diff counted, bytes not kept",
     "lock acquire and release, kept on the node",
     "barrier (record; stack 1 in 8 after 16)",
@@ -104,10 +104,12 @@ int main(int argc, char **argv)
     for (size_t b = 0; b < PAGE / 64; b += 2)
         memset(page + b * 64, 7, 64);
     len64 = mem_diff_create(page, twin, PAGE, diff64, sizeof diff64);
+    /* doubles scaled a little: their low words change, most high words
+     * not (a solver's update): every other word, 1024 runs */
     double *d = (double *)(void *)page, *dt = (double *)(void *)twin;
     for (size_t i = 0; i < PAGE / sizeof *d; i++) {
         dt[i] = 1.0 + (double)i;
-        d[i] = dt[i] * 1.0000001; /* the exponent's bytes unchanged */
+        d[i] = dt[i] * 1.0000001;
     }
     lend = mem_diff_create(page, twin, PAGE, diffd, sizeof diffd);
 
