@@ -32,9 +32,9 @@
 /* A record's kind. The file format (docs/profile.md, tools/dsmprofile.py)
  * is a struct profile_rec followed by `nextra` 64-bit words. */
 enum profile_kind {
-    PROF_FAULT = 1, /* sub: PROF_WRITE bit, PROF_STACK bit (extra: the callers
-                       of pc); page; a: pc; b: offset in page | pages fetched
-                       during it << 32; dur: time in the fault */
+    PROF_FAULT = 1, /* sub: PROF_WRITE bit, PROF_STACKED bit (extra: the
+                       callers of pc); page; a: pc; b: offset in page | pages
+                       fetched during it << 32; dur: time in the fault */
     PROF_FETCH,     /* sub: enum profile_fetch; page: fetched (its bytes: a page) */
     PROF_DIFF,      /* sub: enum profile_diff, PROF_BITMAP bit; page; a: bytes
                        sent (encoded); b: bytes of page data; site: lrc, the
@@ -45,18 +45,18 @@ enum profile_kind {
     PROF_INVAL,     /* page: invalidated by another node's write notice */
     PROF_MIGRATE,   /* sub: 0 given to node a, 1 received from node a; page */
     PROF_ALLOC,     /* sub: enum profile_alloc; a: address; b: bytes; site;
-                       extra: a sampled call stack (PROF_STACK in sub) */
+                       extra: a sampled call stack (PROF_STACKED in sub) */
     PROF_FREE,      /* a: address */
     PROF_BARRIER,   /* page: barriers passed before it; dur: time in it; site;
-                       extra: a sampled call stack */
+                       extra: a sampled call stack (PROF_STACKED in sub) */
     PROF_LOCK,      /* an acquire that needed another node. page: lock id;
                        a: the node that granted it; dur: the wait; site */
     PROF_LOCKSTAT,  /* at the end, per lock and call site: page: lock id;
                        a: acquires; b: of which remote; dur: their wait; site */
     PROF_RELEASE,   /* sub: 1 when run aside (the program did not wait);
                        dur: time sending diffs and waiting for their acks */
-    PROF_STACK,     /* a sampled call stack of an event's site (lock
-                       acquires): site; extra: the frames */
+    PROF_STACK,     /* a sampled call stack of a lock acquire: page: lock
+                       id; site; extra: the frames */
     PROF_INTERVAL,  /* lrc: page: the stamp of an interval this node made
                        (its release), in epoch: its diffs, made later when
                        asked for, belong to that epoch */

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import xml.dom.minidom
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOLS = os.path.join(HERE, "..", "..", "tools")
@@ -174,7 +175,15 @@ def main():
         with open(out_json) as f:
             check(json.load(f)["nodes"] == nodes, "the tool's JSON names the wrong node count")
         with open(out_html) as f:
-            check("<svg" in f.read(), "the HTML has no picture")
+            html = f.read()
+        svgs = re.findall(r"<svg.*?</svg>", html, re.S)
+        check(svgs, "the HTML has no picture")
+        for svg in svgs:
+            try:
+                xml.dom.minidom.parseString(svg)
+            except Exception as e:  # noqa: BLE001 (any parse error is the failure)
+                check(False, "a picture is not well-formed SVG: %s" % e)
+                break
     print(text)
     return finish()
 
