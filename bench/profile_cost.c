@@ -69,7 +69,7 @@ static double run(enum hook h, long n)
             mem_profile_diff(PROF_DIFF_SENT, (size_t)(i & 1023), 0, diffd, (size_t)lend);
             break;
         case DIFF_COUNTED:
-            profile_diff_counted(PROF_DIFF_SENT, (size_t)(i & 1023), 1024, 1000);
+            profile_diff_counted(PROF_DIFF_SENT, (size_t)(i & 1023), 1024);
             break;
         case LOCK:
             profile_lock((int)(i & 63), false, 0, 0, 0);

@@ -90,7 +90,7 @@ struct lock_count {
 struct diff_count {
     uint32_t page1;  /* page + 1; 0: empty */
     uint32_t how;
-    uint64_t diffs, sent, payload;
+    uint64_t diffs, sent;
 };
 
 /* lrc's intervals' epochs, by stamp (the last STAMPS of them). */
@@ -181,7 +181,8 @@ static int32_t lock_now(void)
 {
     if (releasing)
         return releasing;
-    return nheld ? held[nheld - 1] + 1 : 0;
+    int n = nheld < HELD_MAX ? nheld : HELD_MAX; /* deeper nesting: the 8th lock */
+    return n ? held[n - 1] + 1 : 0;
 }
 
 static struct profile_rec rec(enum profile_kind kind, unsigned sub, size_t page)
@@ -270,16 +271,21 @@ int profile_start(const char *path, const struct profile_info *info)
     pr.info = *info;
     snprintf(pr.protocol, sizeof pr.protocol, "%s", info->protocol ? info->protocol : "");
     pr.info.protocol = pr.protocol;
+    int rc = 0;
     FILE *f = fopen(pr.path, "w"); /* fail now, not after the run */
-    if (!f)
-        return -errno;
+    if (!f) {
+        rc = -errno;
+        goto err;
+    }
     fclose(f);
     pr.sites = map_zeroed(SITES * sizeof *pr.sites);
     pr.locks = map_zeroed(LOCK_SLOTS * sizeof *pr.locks);
     pr.diffs = map_zeroed(DIFF_SLOTS * sizeof *pr.diffs);
     pr.stamps = map_zeroed(STAMPS * sizeof *pr.stamps);
-    if (!pr.sites || !pr.locks || !pr.diffs || !pr.stamps)
-        return -ENOMEM;
+    if (!pr.sites || !pr.locks || !pr.diffs || !pr.stamps) {
+        rc = -ENOMEM;
+        goto err;
+    }
     for (size_t i = 0; i < LOCK_SLOTS; i++)
         pr.locks[i].id = -1;
     pr.lock_other.id = -1;
@@ -291,6 +297,22 @@ int profile_start(const char *path, const struct profile_info *info)
     pr.t_start = clock_ns();
     profile_enabled = true;
     return 0;
+err:
+    if (pr.sites)
+        munmap(pr.sites, SITES * sizeof *pr.sites);
+    if (pr.locks)
+        munmap(pr.locks, LOCK_SLOTS * sizeof *pr.locks);
+    if (pr.diffs)
+        munmap(pr.diffs, DIFF_SLOTS * sizeof *pr.diffs);
+    if (pr.stamps)
+        munmap(pr.stamps, STAMPS * sizeof *pr.stamps);
+    pr.sites = NULL;
+    pr.locks = NULL;
+    pr.diffs = NULL;
+    pr.stamps = NULL;
+    free(pr.path);
+    pr.path = NULL;
+    return rc;
 }
 
 /* ---- hooks ---------------------------------------------------------------- */
@@ -354,7 +376,7 @@ bool profile_bytes_wanted(size_t page, uint32_t stamp)
     return (h & (r - 1)) == 0;
 }
 
-void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent, uint64_t payload)
+void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent)
 {
     uint64_t h = ((uint64_t)page * 0x9E3779B97F4A7C15ull + how) >> 40;
     pthread_mutex_lock(&pr.diff_mu);
@@ -374,7 +396,6 @@ void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent, uin
     }
     c->diffs++;
     c->sent += sent;
-    c->payload += payload;
     pthread_mutex_unlock(&pr.diff_mu);
 }
 
@@ -525,7 +546,7 @@ static void put_diff_table(void)
             continue;
         struct profile_rec r = {.kind = PROF_DIFFSUM, .sub = (uint8_t)c->how,
                                 .page = c->page1 ? c->page1 - 1 : UINT32_MAX,
-                                .a = c->diffs, .b = c->sent, .dur = c->payload};
+                                .a = c->diffs, .b = c->sent};
         put(&r, NULL, 0);
     }
 }

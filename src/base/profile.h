@@ -170,9 +170,8 @@ bool profile_bytes_wanted(size_t page, uint32_t stamp);
  * the page. The mem layer decodes its diffs into these (mem_profile_diff). */
 void profile_written(enum profile_diff how, size_t page, uint64_t stamp, uint64_t sent,
                      uint64_t payload, const uint64_t *words, size_t n, bool bitmap);
-/* A diff whose bytes are not recorded: counted by page (payload: its
- * bytes of page data where known, else 0). */
-void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent, uint64_t payload);
+/* A diff whose bytes are not recorded, of `sent` bytes: counted by page. */
+void profile_diff_counted(enum profile_diff how, size_t page, uint64_t sent);
 /* lrc: this node's release of interval `stamp` (its diffs come later). */
 void profile_interval(uint32_t stamp);
 void profile_alloc(enum profile_alloc how, const void *p, size_t size);

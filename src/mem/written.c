@@ -20,7 +20,7 @@ void mem_profile_diff(int how, size_t page, uint32_t stamp, const void *diff, si
     if (!len)
         return;
     if (!profile_bytes_wanted(page, stamp)) { /* counted: not even walked */
-        profile_diff_counted((enum profile_diff)how, page, len, 0);
+        profile_diff_counted((enum profile_diff)how, page, len);
         return;
     }
     long payload = mem_diff_payload(diff, len);
@@ -38,7 +38,7 @@ void mem_profile_diff(int how, size_t page, uint32_t stamp, const void *diff, si
 void mem_profile_home_writes(size_t page, const void *now, const void *snapshot, void *scratch)
 {
     if (!profile_bytes_wanted(page, 0)) { /* not encoded at all: counted, no bytes known */
-        profile_diff_counted(PROF_DIFF_HOME, page, 0, 0);
+        profile_diff_counted(PROF_DIFF_HOME, page, 0);
         return;
     }
     size_t cap = mem_diff_bound(mem.page_size);
