@@ -16,6 +16,10 @@ that the report says what is known (tests/profile/sharing.c).
       in the sample the tool computes, and the verdicts stay right.
   check_profile.py DSMRUN PROGRAM SOURCE --bad-path
       a profile that cannot be written ends the job with one clear line.
+  check_profile.py DSMRUN PROGRAM - --smoke NODES [DSMRUN_ARGS...] -- [ARGS...]
+      any program profiled (threads on a node, say): the job ends well, the
+      report reads every node's file, and every node faulted and passed
+      barriers in it.
 """
 import json
 import os
@@ -77,6 +81,8 @@ def main():
         check("cannot write the profile /nonexistent/dir/p." in r.stderr,
               "no clear error line: %r" % r.stderr[-300:])
         return finish()
+    if sys.argv[4] == "--smoke":
+        return smoke(dsmrun, prog, int(sys.argv[5]), sys.argv[6:])
     protocol, nodes = sys.argv[4], int(sys.argv[5])
     global ROUNDS
     ROUNDS = int(sys.argv[6]) if len(sys.argv) > 6 else 12
@@ -184,6 +190,28 @@ def main():
             except Exception as e:  # noqa: BLE001 (any parse error is the failure)
                 check(False, "a picture is not well-formed SVG: %s" % e)
                 break
+    print(text)
+    return finish()
+
+
+def smoke(dsmrun, prog, nodes, rest):
+    cut = rest.index("--") if "--" in rest else len(rest)
+    extra, args = rest[:cut], rest[cut + 1:]
+    prefix = os.path.join(tempfile.mkdtemp(prefix="check_profile-"), "p")
+    r = subprocess.run([dsmrun, "-n", str(nodes), "--timeout", "200", "--profile", prefix] +
+                       extra + [prog] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=260)
+    if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
+        return finish()
+    p = dp.Profile(dp.load(prefix))
+    t = p.totals()
+    check(all(t["faults"]), "a node recorded no fault: %s" % t["faults"])
+    check(all(sum(B["count"][n] for B in p.barriers.values()) for n in range(nodes)),
+          "a node recorded no barrier")
+    text = dp.to_text(p)
+    check("-- by data" in text and "-- barriers" in text, "the report lacks a section")
+    if p.protocol == "sc":
+        check("no diffs in this run" in text, "under sc the report does not say it has no diffs")
     print(text)
     return finish()
 
