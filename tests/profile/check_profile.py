@@ -65,6 +65,12 @@ def find_site(j, line):
     return None
 
 
+def text_section(text, line):
+    """The text report's block for the data allocated at sharing.c:LINE."""
+    m = re.search(r"(?ms)^\d+\. [^\n]*%s.*?(?=^\d+\. |^-- )" % re.escape(at(line)), text)
+    return m.group(0) if m else ""
+
+
 def find_line(j, line):
     for c in j["code"]:
         if c["file"].endswith("sharing.c") and c["lineno"] == line:
@@ -173,6 +179,24 @@ def main():
 
     check("FALSE SHARING" in text and "TRUE SHARING" in text,
           "the text does not say FALSE SHARING and TRUE SHARING")
+    # what a reader sees: the array's block names its allocation line, says
+    # false sharing and shows each node's bytes as 64-byte ranges; the
+    # counter's says true sharing; the buffer's reads are true misses
+    arr = text_section(text, mk["FALSE-SHARING ALLOC"])
+    check(re.search(r"FALSE SHARING: nodes [\d,]+ wrote disjoint bytes", arr),
+          "the array's block does not say false sharing:\n%s" % arr)
+    wrote = re.findall(r"node (\d+) wrote bytes (\d+)-(\d+)", arr)
+    check(len({n_ for n_, _, _ in wrote}) == nodes and
+          all(int(e) - int(s_) + 1 == 64 for _, s_, e in wrote),
+          "the array's block does not show every node's 64-byte ranges: %s" % wrote)
+    check("every 64 bytes" in arr, "the array's block does not say the 64-byte grain")
+    ctr = text_section(text, mk["TRUE-SHARING ALLOC"])
+    check("TRUE SHARING: nodes" in ctr and "FALSE SHARING" not in ctr,
+          "the counter's block does not say true sharing (only):\n%s" % ctr)
+    buf = text_section(text, mk["PRODUCER-CONSUMER ALLOC"])
+    mt = re.search(r"misses \(faults that brought the page\): (\d+) true", buf)
+    check(not invalidates or (mt and int(mt.group(1)) > 0),
+          "the buffer's block does not count true misses:\n%s" % buf)
     tool = os.path.join(TOOLS, "dsm-profile")
     out_json, out_html = os.path.join(tmp, "p.json"), os.path.join(tmp, "p.html")
     t = subprocess.run([sys.executable, tool, prefix, "--json", out_json, "--html", out_html],
