@@ -304,10 +304,11 @@ def interleave(by_node):
     return min(grains), all(c == 1 for c in nodes_seen.values()), borders
 
 
-def advice(kind, page_size, grain=None, blocks=False, borders=()):
+def advice(kind, page_size, grain=None, blocks=False, borders=(), neighbours=()):
     """What a user can change, in a sentence or two, for data whose pages
     are shared `kind` ("false" or "true"): grain, blocks and borders as
-    interleave() gives them."""
+    interleave() gives them; neighbours: the data that other nodes wrote
+    on its pages where they wrote none of its own bytes."""
     if kind == "true":
         return ("the nodes write the same bytes between two synchronisations: they communicate "
                 "through them, and padding will not help; write them less often (accumulate "
@@ -333,6 +334,10 @@ def advice(kind, page_size, grain=None, blocks=False, borders=()):
         elif blocks:
             parts.append("with DSM_PAGE_SIZE=%d only the 4 KiB around a border would be shared"
                          % small)
+    if neighbours:
+        parts.append("other nodes wrote only neighbouring data on its pages (%s): give it "
+                     "pages of its own (align it to %d bytes, or pad between it and its "
+                     "neighbours)" % (", ".join(neighbours[:3]), page_size))
     if not parts:
         parts.append("separate the nodes' data by DSM_PAGE_SIZE (%d bytes)" % page_size)
     return "; ".join(parts) + "."
@@ -595,6 +600,8 @@ class Site(Stats):
         self.sharing = collections.Counter()  # "true"/"false" -> page-intervals
         self.shared_pages = {"true": set(), "false": set()}
         self.example = {}       # kind -> (page, epoch, {node: runs}, shared runs, base offset)
+        self.sharing_within = collections.Counter()  # of those, among this data's own bytes
+        self.neighbours = collections.Counter()  # label -> page-intervals shared only with it
         self.grain = None
         self.blocks_per_node = True
         self.borders = set()
@@ -1071,22 +1078,42 @@ class Profile:
                 continue
             self.page_sharing[page][kind] += 1
             base = self.addr(0, page)
-            # which sites' bytes are involved
+            # which sites' bytes are involved; each site's verdict, example
+            # and grain from its own bytes of the page (a page may hold the
+            # end of one array and the start of the next)
             allbytes = merge_runs([x for r in by_node.values() for x in r])
             parts = self._split(base, allbytes, None_t(self))
-            shared_parts = self._split(base, shared, None_t(self)) if shared else {}
+            extent = collections.defaultdict(list)
+            for lo, hi, site in self._page_pieces(base, None_t(self)):
+                extent[site].append((lo, hi))
             for site, sruns in parts.items():
-                k = "true" if site in shared_parts else "false"
+                own = extent.get(site) or merge_runs(sruns)
+                site_by = {n: intersect(r, own) for n, r in by_node.items()}
+                site_by = {n: r for n, r in site_by.items() if r}
+                k, site_shared, _ = classify_writers(site_by)
+                neighbours = []
+                if not k:
+                    # one node wrote this data, others only other data on
+                    # the page: the page is shared falsely, across data
+                    k, site_shared = "false", []
+                    neighbours = [o for o in parts if o is not site and
+                                  any(n not in site_by for n, r in by_node.items()
+                                      if intersect(r, extent.get(o) or merge_runs(parts[o])))]
+                    for o in neighbours:
+                        site.neighbours[o.label] += 1
+                else:
+                    site.sharing_within[k] += 1
                 site.sharing[k] += 1
                 site.shared_pages[k].add(page)
                 site.writers.update(writers)
                 self._page(site, page).misses["interval_" + k] += 1
-                if k not in site.example or len(site.example[k][2]) < len(by_node):
+                if (k not in site.example or (not neighbours and
+                                              len(site.example[k][2]) < len(site_by))):
                     a = self._alloc_at(base + sruns[0][0], None_t(self))
                     origin = (a.start - base) if a else 0
-                    site.example[k] = (page, epoch, by_node, shared, origin)
-                if k == "false":
-                    g, blocks, borders = interleave(by_node)
+                    site.example[k] = (page, epoch, site_by, site_shared, origin)
+                if k == "false" and not neighbours:
+                    g, blocks, borders = interleave(site_by)
                     if g is not None and (site.grain is None or g < site.grain):
                         site.grain = g
                     site.blocks_per_node = site.blocks_per_node and blocks
@@ -1333,7 +1360,9 @@ def site_dict(p, site, top_pages=3):
                      "false_page_intervals": site.sharing["false"],
                      "true_pages": len(site.shared_pages["true"]),
                      "false_pages": len(site.shared_pages["false"]),
-                     "writers": sorted(site.writers)}}
+                     "writers": sorted(site.writers),
+                     "false_within_page_intervals": site.sharing_within["false"],
+                     "neighbours": dict(site.neighbours.most_common(3))}}
     examples = {}
     for k, (page, epoch, by_node, shared, origin) in site.example.items():
         examples[k] = {"page": page, "interval": epoch, "offset_of_block": -origin,
@@ -1345,8 +1374,10 @@ def site_dict(p, site, top_pages=3):
     if kind in ("false", "both"):
         d["sharing"]["grain"] = site.grain
         d["sharing"]["blocks"] = site.blocks_per_node
-        d["advice_false"] = advice("false", p.page_size, site.grain, site.blocks_per_node,
-                                   sorted(site.borders))
+        within = site.sharing_within["false"] > 0
+        d["advice_false"] = advice("false", p.page_size, site.grain if within else None,
+                                   within and site.blocks_per_node, sorted(site.borders),
+                                   neighbours=list(site.neighbours))
     if kind in ("true", "both"):
         d["advice_true"] = advice("true", p.page_size)
     pages = sorted(site.pages.items(), key=lambda kv: -(kv[1].waited_ns() + kv[1].total("fetched")))
@@ -1458,6 +1489,11 @@ def sharing_lines(p, d):
                               bytes_text([tuple(x) for x in r])))
         if sh.get("grain") and not sh.get("blocks"):
             out.append("  the writers alternate every %d bytes" % sh["grain"])
+        nb = sh.get("neighbours") or {}
+        if nb:
+            out.append("  in %d of them other nodes wrote only neighbouring data of the page: %s"
+                       % (sh["false_page_intervals"] - sh.get("false_within_page_intervals", 0),
+                          ", ".join("%s (%d)" % kv for kv in nb.items())))
     if sh["true_page_intervals"]:
         e = ex.get("true")
         out.append("TRUE SHARING: nodes %s wrote the same bytes of %d page%s in %d page-interval%s"

@@ -150,6 +150,68 @@ class Files(unittest.TestCase):
         self.assertIn("cannot read", str(e.exception))
 
 
+class FakeSymbols:
+    """Every program counter is main at line pc of prog.c; no globals."""
+
+    def want(self, maps, pc):
+        return None, pc
+
+    def resolve(self):
+        pass
+
+    def loc(self, maps, pc):
+        return dp.Loc("main", "/u/prog.c", pc, "/u/prog")
+
+    def globals_of(self, exe):
+        return []
+
+
+class Neighbours(unittest.TestCase):
+    """A page holding the end of one allocation and the start of the next,
+    each written by one node: both are false sharing across data, their
+    examples in their own bytes, no grain; inside one allocation the
+    alternating blocks are its own false sharing, with their grain."""
+
+    def profile(self, writes):
+        base = 0x200000000000
+        paths = []
+        tmp = tempfile.mkdtemp(prefix="test_dsmprofile-")
+        for rank in (0, 1):
+            recs = b""
+            if rank == 0:  # a at page offset 0, b at 4096, allocated at lines 10 and 20
+                recs += rec_bytes(dp.ALLOC, 0, t=1, a=base, b=4096, site=11)
+                recs += rec_bytes(dp.ALLOC, 0, t=2, a=base + 4096, b=4096, site=21)
+            for s_, e in writes[rank]:
+                recs += rec_bytes(dp.DIFF, 0, page=0, t=5, a=e - s_, b=e - s_,
+                                  extra=(s_ | e << 32,))
+            data = header(rank=rank, nodes=2) + dp.THREAD.pack(0, 0, len(recs)) + recs
+            path = os.path.join(tmp, "p.%d" % rank)
+            with open(path, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        j = dp.to_json(dp.Profile(dp.load(os.path.join(tmp, "p")), FakeSymbols()), top=10)
+        return {d["site"]: d for d in j["data"]}
+
+    def test_neighbouring_allocations(self):
+        d = self.profile({0: [(0, 64)], 1: [(4096, 4160)]})
+        a, b = d["allocated at main (u/prog.c:10)"], d["allocated at main (u/prog.c:20)"]
+        for x, other, node, runs in ((a, b, "0", [[0, 64]]), (b, a, "1", [[0, 64]])):
+            sh = x["sharing"]
+            self.assertEqual((sh["kind"], sh["false_within_page_intervals"]), ("false", 0))
+            self.assertEqual(sh["neighbours"], {other["site"]: 1})
+            self.assertEqual(sh["examples"]["false"]["bytes_by_node"], {node: runs})
+            self.assertIsNone(sh["grain"])
+            self.assertIn("neighbouring data", x["advice_false"])
+            self.assertNotIn("alternate", x["advice_false"])
+
+    def test_alternating_blocks_inside_one_allocation(self):
+        d = self.profile({0: [(0, 64), (128, 192)], 1: [(64, 128), (4096, 4160)]})
+        a = d["allocated at main (u/prog.c:10)"]["sharing"]
+        self.assertEqual((a["kind"], a["false_within_page_intervals"], a["grain"]), ("false", 1, 64))
+        self.assertEqual(a["neighbours"], {})
+        self.assertEqual(sorted(a["examples"]["false"]["bytes_by_node"]), ["0", "1"])
+
+
 class Locations(unittest.TestCase):
     def test_runtime_frames_are_told_from_the_programs(self):
         self.assertTrue(dp.Loc("dsm_malloc", "/x/src/mem/alloc.c", 3, "/a.out").runtime())
