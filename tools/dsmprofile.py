@@ -1515,6 +1515,14 @@ def sharing_lines(p, d):
     return out
 
 
+def section(out, title, items):
+    """A section's heading after a blank line, and "(none)" when it has no items."""
+    out.append("")
+    out.append("-- %s --" % title)
+    if not items:
+        out.append("    (none)")
+
+
 def to_text(p, top=10):
     j = to_json(p, top)
     n = p.n
@@ -1596,10 +1604,7 @@ def to_text(p, top=10):
         for s in l["sites"]:
             out.append("    on data %s" % s)
 
-    out.append("")
-    out.append("-- locks, by time waited and hand-overs --")
-    if not j["locks"]:
-        out.append("    (none)")
+    section(out, "locks, by time waited and hand-overs", j["locks"])
     for L in j["locks"]:
         out.append("%s: %s acquires by node, %s from another node (%d hand-overs), waited %s ms "
                    "(longest %.2f ms)"
@@ -1613,10 +1618,7 @@ def to_text(p, top=10):
                    if dd["byte_ranges"] else "")
             out.append("    protects %s%s" % (dd["site"], rng))
 
-    out.append("")
-    out.append("-- barriers, by time waited --")
-    if not j["barriers"]:
-        out.append("    (none)")
+    section(out, "barriers, by time waited", j["barriers"])
     for B in j["barriers"]:
         out.append("%s: %s passed, waited %s ms by node (%.2f ms the most at once); "
                    "imbalance %.1f ms, node %d arrives last"

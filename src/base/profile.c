@@ -261,6 +261,26 @@ const void *profile_site_enter(const void *pc)
     return pc;
 }
 
+/* Unmaps the tables profile_start made (those it made, where it failed
+ * half way) and forgets the file's name. */
+static void release_tables(void)
+{
+    if (pr.sites)
+        munmap(pr.sites, SITES * sizeof *pr.sites);
+    if (pr.locks)
+        munmap(pr.locks, LOCK_SLOTS * sizeof *pr.locks);
+    if (pr.diffs)
+        munmap(pr.diffs, DIFF_SLOTS * sizeof *pr.diffs);
+    if (pr.stamps)
+        munmap(pr.stamps, STAMPS * sizeof *pr.stamps);
+    pr.sites = NULL;
+    pr.locks = NULL;
+    pr.diffs = NULL;
+    pr.stamps = NULL;
+    free(pr.path);
+    pr.path = NULL;
+}
+
 int profile_start(const char *path, const struct profile_info *info)
 {
     size_t n = strlen(path) + 16;
@@ -298,20 +318,7 @@ int profile_start(const char *path, const struct profile_info *info)
     profile_enabled = true;
     return 0;
 err:
-    if (pr.sites)
-        munmap(pr.sites, SITES * sizeof *pr.sites);
-    if (pr.locks)
-        munmap(pr.locks, LOCK_SLOTS * sizeof *pr.locks);
-    if (pr.diffs)
-        munmap(pr.diffs, DIFF_SLOTS * sizeof *pr.diffs);
-    if (pr.stamps)
-        munmap(pr.stamps, STAMPS * sizeof *pr.stamps);
-    pr.sites = NULL;
-    pr.locks = NULL;
-    pr.diffs = NULL;
-    pr.stamps = NULL;
-    free(pr.path);
-    pr.path = NULL;
+    release_tables();
     return rc;
 }
 
@@ -667,15 +674,6 @@ out:
     pr.threads = NULL;
     pr.nthreads = 0;
     mine = NULL;
-    munmap(pr.sites, SITES * sizeof *pr.sites);
-    munmap(pr.locks, LOCK_SLOTS * sizeof *pr.locks);
-    munmap(pr.diffs, DIFF_SLOTS * sizeof *pr.diffs);
-    munmap(pr.stamps, STAMPS * sizeof *pr.stamps);
-    pr.sites = NULL;
-    pr.locks = NULL;
-    pr.diffs = NULL;
-    pr.stamps = NULL;
-    free(pr.path);
-    pr.path = NULL;
+    release_tables();
     return rc;
 }

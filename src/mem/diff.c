@@ -458,6 +458,20 @@ void mem_twin_copy(void *twin, const void *page, size_t page_size)
 
 /* ---- the bytes a diff writes (the sharing profile) ----------------------- */
 
+/* The run header at d + *pos of a diff diff_walk accepted: its first word
+ * (*off), its words (*count), and its mask's bytes (0: unmasked); moves
+ * *pos past the header. */
+static inline size_t run_header(const unsigned char *d, size_t *pos, size_t *off, size_t *count)
+{
+    *off = get16(d + *pos);
+    *count = get16(d + *pos + 2);
+    *pos += RUN_HEADER;
+    if (!(*count & RUN_MASKED))
+        return 0;
+    *count &= ~(size_t)RUN_MASKED;
+    return mask_bytes(*count);
+}
+
 /* Calls emit(start, end, ctx) for each maximal range of bytes the diff
  * writes, in order; stops at the first nonzero return and returns it.
  * Returns 0, or -EINVAL on a malformed diff. */
@@ -482,12 +496,7 @@ static long diff_bytes_walk(const unsigned char *d, size_t len, size_t page_size
         }                                                             \
     } while (0)
     while (pos < len) {
-        size_t off = get16(d + pos), count = get16(d + pos + 2), mbytes = 0;
-        pos += RUN_HEADER;
-        if (count & RUN_MASKED) {
-            count &= ~(size_t)RUN_MASKED;
-            mbytes = mask_bytes(count);
-        }
+        size_t off, count, mbytes = run_header(d, &pos, &off, &count);
         if (!mbytes) {
             BYTES_ADD(off * WORD, (off + count) * WORD);
         } else {
@@ -554,11 +563,8 @@ int mem_diff_bitmap(const void *diff, size_t len, size_t page_size, void *bits)
     memset(out, 0, page_size / 8);
     size_t pos = 0;
     while (pos < len) {
-        size_t off = get16(d + pos), count = get16(d + pos + 2), mbytes = 0;
-        pos += RUN_HEADER;
-        if (count & RUN_MASKED) {
-            count &= ~(size_t)RUN_MASKED;
-            mbytes = mask_bytes(count);
+        size_t off, count, mbytes = run_header(d, &pos, &off, &count);
+        if (mbytes) {
             for (size_t i = 0; i < count; i++) {
                 unsigned m = (d[pos + i / 2] >> (4 * (i % 2))) & 0xFu;
                 size_t w = off + i;
