@@ -1471,6 +1471,14 @@ def _row(label, vals, fmt="%d", width=10):
     return "    %-28s" % label + "".join(("%" + str(width) + "s") % (fmt % v) for v in vals)
 
 
+def verdict_line(sh, kind, title, which):
+    """'TITLE: nodes 0,1 wrote WHICH bytes of N pages in M page-intervals'."""
+    pages, intervals = sh[kind + "_pages"], sh[kind + "_page_intervals"]
+    return "%s: nodes %s wrote %s bytes of %d page%s in %d page-interval%s" % (
+        title, ",".join(map(str, sh["writers"])), which, pages, "" if pages == 1 else "s",
+        intervals, "" if intervals == 1 else "s")
+
+
 def sharing_lines(p, d):
     """The sharing verdict of a site's dict, in words."""
     out = []
@@ -1478,10 +1486,7 @@ def sharing_lines(p, d):
     ex = sh.get("examples", {})
     if sh["false_page_intervals"]:
         e = ex.get("false")
-        out.append("FALSE SHARING: nodes %s wrote disjoint bytes of %d page%s in %d page-interval%s"
-                   % (",".join(map(str, sh["writers"])), sh["false_pages"],
-                      "" if sh["false_pages"] == 1 else "s", sh["false_page_intervals"],
-                      "" if sh["false_page_intervals"] == 1 else "s"))
+        out.append(verdict_line(sh, "false", "FALSE SHARING", "disjoint"))
         if e:
             for n, r in sorted(e["bytes_by_node"].items()):
                 out.append("  e.g. page %d, interval %d: node %s wrote %s of the block"
@@ -1496,10 +1501,7 @@ def sharing_lines(p, d):
                           ", ".join("%s (%d)" % kv for kv in nb.items())))
     if sh["true_page_intervals"]:
         e = ex.get("true")
-        out.append("TRUE SHARING: nodes %s wrote the same bytes of %d page%s in %d page-interval%s"
-                   % (",".join(map(str, sh["writers"])), sh["true_pages"],
-                      "" if sh["true_pages"] == 1 else "s", sh["true_page_intervals"],
-                      "" if sh["true_page_intervals"] == 1 else "s"))
+        out.append(verdict_line(sh, "true", "TRUE SHARING", "the same"))
         if e:
             out.append("  e.g. page %d, interval %d: %s of the block written by more than "
                        "one node" % (e["page"], e["interval"],

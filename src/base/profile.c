@@ -428,18 +428,26 @@ static size_t site_stack(uint64_t *out, uint32_t first, uint32_t every)
     return stack_of(out, NULL, 2);
 }
 
+/* Puts a record made at the program's call site (profile_site_pc), with
+ * its call stack where site_stack samples it (the first `first` at a
+ * site, then one in `every`). */
+static void put_at_site(struct profile_rec *r, uint32_t first, uint32_t every)
+{
+    r->site = (uint64_t)(uintptr_t)profile_site_pc;
+    uint64_t st[PROFILE_STACK_MAX];
+    size_t k = site_stack(st, first, every);
+    if (k)
+        r->sub |= PROF_STACKED;
+    put(r, st, k);
+}
+
 void profile_alloc(enum profile_alloc how, const void *p, size_t size)
 {
     struct profile_rec r = rec(PROF_ALLOC, how, 0);
     r.t = clock_ns();
     r.a = (uint64_t)(uintptr_t)p;
     r.b = size;
-    r.site = (uint64_t)(uintptr_t)profile_site_pc;
-    uint64_t st[PROFILE_STACK_MAX];
-    size_t k = site_stack(st, ALLOC_FIRST, ALLOC_EVERY);
-    if (k)
-        r.sub |= PROF_STACKED;
-    put(&r, st, k);
+    put_at_site(&r, ALLOC_FIRST, ALLOC_EVERY);
 }
 
 void profile_free(const void *p)
@@ -457,12 +465,7 @@ void profile_barrier(uint64_t t0, uint64_t wait)
     r.page = barriers_passed;
     r.t = t0;
     r.dur = wait;
-    r.site = (uint64_t)(uintptr_t)profile_site_pc;
-    uint64_t st[PROFILE_STACK_MAX];
-    size_t k = site_stack(st, BARRIER_FIRST, BARRIER_EVERY);
-    if (k)
-        r.sub |= PROF_STACKED;
-    put(&r, st, k);
+    put_at_site(&r, BARRIER_FIRST, BARRIER_EVERY);
     uint32_t mine_now = ++barriers_passed;
     uint32_t e = atomic_load_explicit(&pr.epoch, memory_order_relaxed);
     while (e < mine_now && !atomic_compare_exchange_weak_explicit(&pr.epoch, &e, mine_now,
