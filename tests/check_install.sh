@@ -8,13 +8,15 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 fail=0
-for f in bin/dsmcc bin/dsmc++ bin/dsmfort bin/dsmrun bin/dsm-trace bin/dsm-model include/dsm.h include/tsm.h \
+for f in bin/dsmcc bin/dsmc++ bin/dsmfort bin/dsmrun bin/dsm-trace bin/dsm-model bin/dsm-profile \
+         include/dsm.h include/tsm.h \
          include/dsm/parmacs.m4 include/dsm/parmacs-threads.m4 lib/libdsm.so lib/libdsm.a \
          lib/libdsm-start.a lib/pkgconfig/dsm.pc libexec/dsm/dsmcc-asm; do
     [ -e "$prefix/$f" ] || { echo "install: $f missing"; fail=1; }
 done
 "$prefix/bin/dsm-trace" --help >/dev/null || { echo "install: dsm-trace does not run"; fail=1; }
 "$prefix/bin/dsm-model" nets >/dev/null || { echo "install: dsm-model does not run"; fail=1; }
+"$prefix/bin/dsm-profile" --help >/dev/null || { echo "install: dsm-profile does not run"; fail=1; }
 cat > "$prefix/t.c" <<'C'
 #include <stdio.h>
 #include <tsm.h>

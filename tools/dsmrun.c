@@ -50,7 +50,7 @@
 
 enum {
     OPT_TIMEOUT = 256, OPT_BIND, OPT_STATS, OPT_STATS_JSON, OPT_ENV,
-    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE, OPT_THREADS,
+    OPT_HELP_ENV, OPT_VERSION, OPT_PROTOCOL, OPT_LIST_PROTOCOLS, OPT_SHARED_GLOBALS, OPT_TRACE, OPT_PROFILE, OPT_THREADS,
     OPT_HOSTS, OPT_HOSTFILE, OPT_AGENT, OPT_SLOW,
 };
 
@@ -64,6 +64,7 @@ static const struct option long_options[] = {
     {"threads",    required_argument, NULL, OPT_THREADS},
     {"stats-json", required_argument, NULL, OPT_STATS_JSON},
     {"trace",      required_argument, NULL, OPT_TRACE},
+    {"profile",    required_argument, NULL, OPT_PROFILE},
     {"env",        required_argument, NULL, OPT_ENV},
     {"protocol",   required_argument, NULL, OPT_PROTOCOL},
     {"list-protocols", no_argument,   NULL, OPT_LIST_PROTOCOLS},
@@ -114,6 +115,9 @@ static void print_usage(FILE *out)
         "      --stats-json FILE  write the statistics as JSON to FILE (sets DSM_STATS_JSON)\n"
         "      --trace FILE       trace messages, faults and synchronisation into FILE.<rank>\n"
         "                         (sets DSM_TRACE; tools/dsm-trace and tools/dsm-model read it)\n"
+        "      --profile FILE     record the sharing profile into FILE.<rank>: faults by source\n"
+        "                         line, diffs' bytes by allocation site, locks, barriers (sets\n"
+        "                         DSM_PROFILE; tools/dsm-profile FILE prints the report)\n"
         "      --env NAME=VALUE   set an environment variable on every node (repeatable)\n"
         "      --protocol P       coherence protocol, one of those below (sets DSM_PROTOCOL)\n"
         "      --list-protocols   list the coherence protocols, one a line, and exit\n"
@@ -324,6 +328,13 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
                 return PARSE_ERROR;
             }
             o->trace = optarg;
+            break;
+        case OPT_PROFILE:
+            if (!*optarg) {
+                snprintf(err, errlen, "--profile needs a file name");
+                return PARSE_ERROR;
+            }
+            o->profile = optarg;
             break;
         case OPT_ENV:
             if (!strchr(optarg, '=') || *optarg == '=') {
@@ -554,6 +565,16 @@ static int export_job_env(const struct launcher *l, const char *peers)
         if (r < 0)
             return r;
         r = setenv("DSM_TRACE", abs, 1);
+        free(abs);
+        if (r < 0)
+            return -errno;
+    }
+    if (o->profile) {
+        char *abs;
+        int r = make_absolute(o->profile, &abs);
+        if (r < 0)
+            return r;
+        r = setenv("DSM_PROFILE", abs, 1);
         free(abs);
         if (r < 0)
             return -errno;

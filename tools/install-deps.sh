@@ -7,6 +7,10 @@ command -v cc    >/dev/null 2>&1 || need+=(gcc)
 command -v make  >/dev/null 2>&1 || need+=(make)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v m4    >/dev/null 2>&1 || need+=(m4)     # dsmcc expands PARMACS sources
+# tools/dsm-profile: program counters to source lines (addr2line: LLVM's,
+# which the llvm package below brings, where there, else binutils') and
+# addresses to shared globals (nm), from the programs' debug information.
+{ command -v addr2line >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; } || need+=(binutils)
 # OpenMP (dsmcc -fopenmp, bench/omp, tests/omp) and the fuzz targets: clang, and LLVM's libomp
 # with its omp.h (the reference runs use libomp).
 command -v clang >/dev/null 2>&1 || need+=(clang)

@@ -63,6 +63,7 @@ struct options {
     const char    *threads;        /* --threads T: DSM_THREADS */
     const char    *stats_json;
     const char    *trace;         /* --trace FILE: DSM_TRACE */
+    const char    *profile;       /* --profile FILE: DSM_PROFILE */
     const char    *protocol;      /* --protocol, NULL: DSM_PROTOCOL or its default */
     const char   **env;           /* NAME=VALUE from --env */
     int            nenv;

@@ -81,7 +81,11 @@ define(AGETL, `(($1)[$2])')
 
 define(BARDEC, `int $1;')
 define(BARINIT, `{($1) = 0;}')
-define(BARRIER, `dsm_parmacs_barrier((int)($2));')
+# The empty asm after the call keeps a barrier that ends a function from
+# being a tail call: its return address, the sharing profile's site of the
+# barrier (docs/profile.md), stays in the function that calls BARRIER
+# (Barnes's maketree ends in one). It emits no instruction.
+define(BARRIER, `{dsm_parmacs_barrier((int)($2)); __asm__ __volatile__("");}')
 
 define(PAUSEDEC, `struct { int lock, cond, flag; } $1;')
 define(PAUSEINIT, `{($1).lock = dsm_parmacs_ids(1); ($1).cond = dsm_parmacs_ids(1); ($1).flag = 0;}')

@@ -130,6 +130,8 @@ static const struct config_entry table[] = {
      "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes"},
     {"DSM_TRACE", CFG_PATH, "", 0, 0, NULL, OFF(trace),
      "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)"},
+    {"DSM_PROFILE", CFG_PATH, "", 0, 0, NULL, OFF(profile),
+     "record the sharing profile into FILE.<rank>: faults by source line, diffs' bytes, allocation sites, locks and barriers (dsmrun --profile sets it; tools/dsm-profile reads it; docs/profile.md)"},
 };
 
 #define NENTRIES (sizeof table / sizeof table[0])

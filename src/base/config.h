@@ -53,6 +53,7 @@ struct dsm_config {
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */
     const char *trace;         /* DSM_TRACE, NULL if unset */
+    const char *profile;       /* DSM_PROFILE, NULL if unset */
     const char *omp_static;    /* DSM_OMP_STATIC, NULL if unset */
     double      profiled_gain; /* DSM_PROFILED_GAIN */
     int64_t     atomic_at_home; /* DSM_ATOMIC_AT_HOME */

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -191,9 +192,12 @@ void coherence_release(void)
 {
     uint64_t k = atomic_load(&kept);
     if (coh->release) {
+        uint64_t t0 = PROFILE_ON ? clock_ns() : 0;
         coherence_release_begins();
         coh->release();
         coherence_release_ends();
+        if (PROFILE_ON)
+            profile_release(false, t0, clock_ns() - t0);
     }
     released_up_to(k);
 }
@@ -212,9 +216,12 @@ uint64_t coherence_release_kept(void) { return atomic_load(&kept); }
 void coherence_release_aside(void)
 {
     uint64_t k = atomic_load(&kept);
+    uint64_t t0 = PROFILE_ON ? clock_ns() : 0;
     coherence_release_begins();
     coh->release_aside();
     coherence_release_ends();
+    if (PROFILE_ON)
+        profile_release(true, t0, clock_ns() - t0);
     released_up_to(k);
 }
 

@@ -52,6 +52,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -310,8 +311,9 @@ static void erc_write_fault(size_t page)
                 /* A twin kept since an earlier write still tells every
                  * change the copies lack (a serve since then announced
                  * the writes and dropped it): keep it. (erc-inv takes one
-                 * only to measure the home's writes, for home migration.) */
-                if ((erc.update || migrate_counts_writes()) && !e->twin)
+                 * only to measure the home's writes, for home migration,
+                 * and for the profile, which tells their bytes.) */
+                if ((erc.update || migrate_counts_writes() || PROFILE_ON) && !e->twin)
                     mem_twin_make(page);
             }
         }
@@ -522,6 +524,7 @@ static void on_note(int src, const void *msg, size_t len, bool update)
             send_diff(n.page);
         }
         stats_add(STAT_INVALIDATIONS, 1);
+        PROFILE_PAGE(PROF_INVAL, 0, n.page, 0);
     }
     unlock();
     ipc_send(src, ERC_ACK, 0, &n, sizeof n);

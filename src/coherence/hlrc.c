@@ -83,6 +83,7 @@
 #include "base/check.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
@@ -309,6 +310,7 @@ static void invalidate(size_t page)
     h->reread = 1;
     mem_protect(page, PROT_NONE);
     stats_add(STAT_INVALIDATIONS, 1);
+    PROFILE_PAGE(PROF_INVAL, 0, page, 0);
 }
 
 static void pull_landed(struct hlrc_page *h, uint32_t version, bool unseen);
@@ -335,6 +337,9 @@ static void pull_mark(size_t page, enum stats_counter stat)
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_PAGES_FETCHED, 1);
     stats_add(stat, 1);
+    PROFILE_PAGE(PROF_FETCH, stat == STAT_PAGES_PULLED ? PROF_FETCH_PULL
+                             : stat == STAT_PAGES_WRITE_AHEAD ? PROF_FETCH_WRITE_AHEAD
+                                                              : PROF_FETCH_AHEAD, page, 0);
 }
 
 /* An acquire's pulls of consecutive pages of one home, gathered into one
@@ -579,6 +584,7 @@ static void make_valid(size_t page, enum ahead ahead)
                    !coherence_catching_up() && oneside_fetch(page, home, h->need, &version);
         if (got) {
             stats_add(STAT_PAGES_FETCHED, 1);
+            PROFILE_PAGE(PROF_FETCH, PROF_FETCH_GET, page, 0);
             if (also)
                 also(page, home);
         }
@@ -767,6 +773,8 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
         struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
             if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
+                if (PROFILE_ON)
+                    mem_profile_home_writes(page, mem_sys(page), e->twin, hlrc.diffbuf);
                 if (migrate_counts_writes())
                     migrate_note_write(page, job()->rank, changed_bytes(mem_sys(page), e->twin));
                 memcpy(e->twin, mem_sys(page), mem.page_size);

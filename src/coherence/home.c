@@ -29,6 +29,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -127,8 +128,10 @@ enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version
     pthread_mutex_unlock(&home.lock);
     if (status == HOME_UNALLOCATED)
         mem_crash_unallocated(mem_app(page));
-    if (status == HOME_DATA)
+    if (status == HOME_DATA) {
         stats_add(STAT_PAGES_FETCHED, 1);
+        PROFILE_PAGE(PROF_FETCH, PROF_FETCH_FAULT, page, 0);
+    }
     return status;
 }
 

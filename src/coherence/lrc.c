@@ -53,6 +53,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -194,7 +195,8 @@ static void note_written(size_t page, struct lpage *p, uint32_t stamp, int node)
 
 /* Stores the diff of `cur` against `before` as interval `stamp`'s. Caller
  * holds lrc.lock. */
-static void store_diff(struct lpage *p, uint32_t stamp, const void *cur, const void *before)
+static void store_diff(size_t page, struct lpage *p, uint32_t stamp, const void *cur,
+                       const void *before)
 {
     uint64_t t0 = clock_ns();
     long len = mem_diff_create(cur, before, mem.page_size, lrc.scratch, mem_diff_bound(mem.page_size));
@@ -210,6 +212,8 @@ static void store_diff(struct lpage *p, uint32_t stamp, const void *cur, const v
         p->diffs[p->ndiffs++] = (struct ldiff){stamp, (uint32_t)len, d};
         stats_add(STAT_DIFFS_CREATED, 1);
         stats_add(STAT_DIFF_BYTES, (uint64_t)len);
+        if (PROFILE_ON)
+            mem_profile_diff(PROF_DIFF_LAZY, page, stamp, d, (size_t)len);
     }
     stats_add(STAT_T_DIFF_NS, clock_ns() - t0);
 }
@@ -239,7 +243,7 @@ static void pend_free(struct lnote *pend, uint32_t n)
 static void lazy_take(size_t page, struct lpage *p, uint32_t i)
 {
     struct lazy z = p->lazy[i];
-    store_diff(p, z.stamp, z.after ? z.after : (unsigned char *)mem_sys(page), z.before);
+    store_diff(page, p, z.stamp, z.after ? z.after : (unsigned char *)mem_sys(page), z.before);
     memmove(&p->lazy[i], &p->lazy[i + 1], (p->nlazy - i - 1) * sizeof *p->lazy);
     p->nlazy--;
     release_copy(page, p, z.before);
@@ -252,7 +256,7 @@ static void open_diff(size_t page, struct lpage *p)
 {
     struct page_entry *e = &mem.pages[page];
     unsigned char *twin = e->twin;
-    store_diff(p, OPEN_STAMP, mem_sys(page), twin);
+    store_diff(page, p, OPEN_STAMP, mem_sys(page), twin);
     e->twin = NULL;
     release_copy(page, p, twin);
 }
@@ -445,6 +449,7 @@ static void make_valid(size_t page)
         p->base_from = -1;
         pthread_mutex_unlock(&lrc.lock);
         stats_add(STAT_PAGES_FETCHED, 1);
+        PROFILE_PAGE(PROF_FETCH, PROF_FETCH_FAULT, page, 0);
     }
     if (pending)
         fetch_diffs(page);
@@ -495,6 +500,8 @@ static void lrc_release(void)
     page_list_sort(lrc.dirty, lrc.ndirty);
     pthread_mutex_lock(&lrc.lock);
     uint32_t stamp = ++lrc.clock;
+    if (PROFILE_ON)
+        profile_interval(stamp); /* its diffs are made later: their epoch */
     for (size_t i = 0; i < lrc.ndirty; i++) {
         size_t page = lrc.dirty[i];
         struct page_entry *e = &mem.pages[page];
@@ -556,6 +563,7 @@ static void lrc_apply_notices(int node, const uint32_t *vt, const struct notice 
         e->state = PAGE_INVALID;
         mem_protect(page, PROT_NONE);
         stats_add(STAT_INVALIDATIONS, 1);
+        PROFILE_PAGE(PROF_INVAL, 0, page, 0);
     }
     pthread_mutex_unlock(&lrc.lock);
     mem_protect_flush();

@@ -33,6 +33,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -348,6 +349,7 @@ static void window(void)
             continue;
         moved++;
         stats_add(why[i] == MIGRATE_FOR_WRITES ? STAT_MIGRATE_HOMES : STAT_MIGRATE_PAGES, 1);
+        PROFILE_PAGE(PROF_MIGRATE, 0, list[i], (uint64_t)to[i]);
     }
     free(to);
     free(why);
@@ -424,6 +426,7 @@ static void on_migrate(int src, const void *msg, size_t len)
     g->division1 = stats_get(STAT_PAR_PROFILED_RUNS) ? (uint32_t)mig.repartitions + 1 : 0;
     pthread_mutex_unlock(&mig.lock);
     stats_add(STAT_MIGRATE_IN, 1);
+    PROFILE_PAGE(PROF_MIGRATE, 1, m.page, (uint64_t)src);
     /* The base node names this node from now on (it holds the page); so
      * does every node with a copy, before any invalidation or update from
      * here reaches it (per-peer order). */

@@ -55,6 +55,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
@@ -164,8 +165,10 @@ static void set_access(size_t page, enum page_state state)
     struct page_entry *e = &mem.pages[page];
     if (e->state == state)
         return;
-    if (state == PAGE_INVALID)
+    if (state == PAGE_INVALID) {
         stats_add(STAT_INVALIDATIONS, 1);
+        PROFILE_PAGE(PROF_INVAL, 0, page, 0);
+    }
     e->state = (uint8_t)state;
     mem_protect(page, state == PAGE_WRITE ? PROT_READ | PROT_WRITE
                       : state == PAGE_READ ? PROT_READ : PROT_NONE);
@@ -458,8 +461,10 @@ static void acquire(size_t page, bool write)
         pthread_mutex_unlock(&sc.lock);
         mem_crash_unallocated(mem_app(page));
     }
-    if (sc.fetch.status == ST_DATA)
+    if (sc.fetch.status == ST_DATA) {
         stats_add(STAT_PAGES_FETCHED, 1);
+        PROFILE_PAGE(PROF_FETCH, PROF_FETCH_FAULT, page, 0);
+    }
     home = mem_home(page);
     if (home == job()->rank)
         done(page, job()->rank);

@@ -34,6 +34,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "mem/mem.h"
@@ -467,10 +468,16 @@ void *mem_alloc_top(size_t size)
     return mem_app(arenas.top_page);
 }
 
+/* The profile's allocation sites (base/profile.h) are the program's calls
+ * of these: PROFILE_SITE notes the caller, and the call stack is sampled
+ * here, on the program's own stack (not stack_private's). */
 void *dsm_malloc(size_t size)
 {
+    PROFILE_SITE();
     struct alloc_args a = {size, SMALL_MIN, DSM_HOME_DEFAULT, NULL};
     stack_private(alloc_call, &a);
+    if (PROFILE_ON)
+        profile_alloc(PROF_ALLOC_HEAP, a.p, size);
     return a.p;
 }
 
@@ -478,15 +485,20 @@ void *mem_alloc_aligned(size_t size, size_t align)
 {
     struct alloc_args a = {size, align < SMALL_MIN ? SMALL_MIN : align, DSM_HOME_DEFAULT, NULL};
     stack_private(alloc_call, &a);
+    if (PROFILE_ON)
+        profile_alloc(PROF_ALLOC_HEAP, a.p, size);
     return a.p;
 }
 
 void *dsm_malloc_home(size_t size, enum dsm_home home)
 {
+    PROFILE_SITE();
     if (home < DSM_HOME_DEFAULT || home > DSM_HOME_FIRST_TOUCH)
         log_fatal("dsm_malloc_home: unknown home policy %d", (int)home);
     struct alloc_args a = {size, SMALL_MIN, home, NULL};
     stack_private(alloc_call, &a);
+    if (PROFILE_ON)
+        profile_alloc(PROF_ALLOC_HEAP, a.p, size);
     return a.p;
 }
 
@@ -494,6 +506,8 @@ void dsm_free(void *p)
 {
     struct alloc_args a = {0, SMALL_MIN, DSM_HOME_DEFAULT, p};
     stack_private(free_call, &a);
+    if (PROFILE_ON)
+        profile_free(p);
 }
 
 size_t dsm_page_size(void)

@@ -455,3 +455,125 @@ void mem_twin_copy(void *twin, const void *page, size_t page_size)
 {
     memcpy(twin, page, page_size);
 }
+
+/* ---- the bytes a diff writes (the sharing profile) ----------------------- */
+
+/* The run header at d + *pos of a diff diff_walk accepted: its first word
+ * (*off), its words (*count), and its mask's bytes (0: unmasked); moves
+ * *pos past the header. */
+static inline size_t run_header(const unsigned char *d, size_t *pos, size_t *off, size_t *count)
+{
+    *off = get16(d + *pos);
+    *count = get16(d + *pos + 2);
+    *pos += RUN_HEADER;
+    if (!(*count & RUN_MASKED))
+        return 0;
+    *count &= ~(size_t)RUN_MASKED;
+    return mask_bytes(*count);
+}
+
+/* Calls emit(start, end, ctx) for each maximal range of bytes the diff
+ * writes, in order; stops at the first nonzero return and returns it.
+ * Returns 0, or -EINVAL on a malformed diff. */
+static long diff_bytes_walk(const unsigned char *d, size_t len, size_t page_size,
+                            long (*emit)(size_t start, size_t end, void *ctx), void *ctx)
+{
+    if (!page_size_ok(page_size))
+        return -EINVAL;
+    if (diff_walk(NULL, d, len, page_size / WORD) < 0)
+        return -EINVAL;
+    size_t pos = 0, open_start = 0, open_end = 0; /* the range being built */
+    int open = 0;
+    long rc;
+#define BYTES_ADD(s, e)                                               \
+    do {                                                              \
+        if (open && (s) == open_end)                                  \
+            open_end = (e);                                           \
+        else {                                                        \
+            if (open && (rc = emit(open_start, open_end, ctx)) != 0)  \
+                return rc;                                            \
+            open = 1, open_start = (s), open_end = (e);               \
+        }                                                             \
+    } while (0)
+    while (pos < len) {
+        size_t off, count, mbytes = run_header(d, &pos, &off, &count);
+        if (!mbytes) {
+            BYTES_ADD(off * WORD, (off + count) * WORD);
+        } else {
+            const unsigned char *mask = d + pos;
+            for (size_t i = 0; i < count; i++) {
+                unsigned m = (mask[i / 2] >> (4 * (i % 2))) & 0xFu;
+                size_t w = (off + i) * WORD;
+                if (m == 0xFu) { /* the whole word: one range */
+                    BYTES_ADD(w, w + WORD);
+                    continue;
+                }
+                for (unsigned j = 0; j < WORD; j++)
+                    if (m & (1u << j))
+                        BYTES_ADD(w + j, w + j + 1);
+            }
+        }
+        pos += mbytes + count * WORD;
+    }
+#undef BYTES_ADD
+    return open ? emit(open_start, open_end, ctx) : 0;
+}
+
+struct runs_out { uint64_t *runs; size_t n, max; };
+
+static long emit_run(size_t start, size_t end, void *ctx)
+{
+    struct runs_out *o = ctx;
+    if (o->n == o->max)
+        return -ENOSPC;
+    o->runs[o->n++] = (uint64_t)start | (uint64_t)end << 32;
+    return 0;
+}
+
+long mem_diff_bytes(const void *diff, size_t len, size_t page_size, uint64_t *runs, size_t max)
+{
+    struct runs_out o = {runs, 0, max};
+    long rc = diff_bytes_walk(diff, len, page_size, emit_run, &o);
+    return rc < 0 ? rc : (long)o.n;
+}
+
+static long emit_bits(size_t start, size_t end, void *ctx)
+{
+    unsigned char *bits = ctx;
+    size_t b = start;
+    for (; b < end && b % 8; b++)
+        bits[b / 8] |= (unsigned char)(1u << (b % 8));
+    if (end - b >= 8) { /* whole bytes of the bitmap */
+        memset(bits + b / 8, 0xFF, (end - b) / 8);
+        b += (end - b) / 8 * 8;
+    }
+    for (; b < end; b++)
+        bits[b / 8] |= (unsigned char)(1u << (b % 8));
+    return 0;
+}
+
+/* A masked run's nibbles are the bitmap's (bit j of word w's nibble is byte
+ * 4w + j): copied, not walked a byte at a time. */
+int mem_diff_bitmap(const void *diff, size_t len, size_t page_size, void *bits)
+{
+    if (!page_size_ok(page_size) || diff_walk(NULL, diff, len, page_size / WORD) < 0)
+        return -EINVAL;
+    unsigned char *out = bits;
+    const unsigned char *d = diff;
+    memset(out, 0, page_size / 8);
+    size_t pos = 0;
+    while (pos < len) {
+        size_t off, count, mbytes = run_header(d, &pos, &off, &count);
+        if (mbytes) {
+            for (size_t i = 0; i < count; i++) {
+                unsigned m = (d[pos + i / 2] >> (4 * (i % 2))) & 0xFu;
+                size_t w = off + i;
+                out[w / 2] |= (unsigned char)(m << (4 * (w % 2)));
+            }
+        } else {
+            emit_bits(off * WORD, (off + count) * WORD, out);
+        }
+        pos += mbytes + count * WORD;
+    }
+    return 0;
+}

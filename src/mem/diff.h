@@ -27,6 +27,7 @@
 #define DSM_MEM_DIFF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Largest coherence unit a diff can describe (word offsets are 16-bit). */
 #define MEM_DIFF_MAX_PAGE ((size_t)64 * 1024)
@@ -61,6 +62,15 @@ long mem_diff_check(const void *diff, size_t len, size_t page_size);
  * statistics), or
  * -EINVAL if it is malformed for any page size up to MEM_DIFF_MAX_PAGE. */
 long mem_diff_payload(const void *diff, size_t len);
+
+/* The bytes an encoded diff writes, for the sharing profile: as ranges
+ * [start, end) of the page, each maximal (neighbouring bytes make one), in
+ * order, as start | end << 32 into runs (room for max). Returns how many,
+ * -ENOSPC when there are more than max, or -EINVAL for a malformed diff. */
+long mem_diff_bytes(const void *diff, size_t len, size_t page_size, uint64_t *runs, size_t max);
+/* The same as a bitmap of page_size / 8 bytes (bit b % 8 of byte b / 8:
+ * byte b is written). Returns 0 or -EINVAL (bits then unspecified). */
+int mem_diff_bitmap(const void *diff, size_t len, size_t page_size, void *bits);
 
 /* Makes a twin: a copy of `page` (page_size bytes) into `twin`. */
 void mem_twin_copy(void *twin, const void *page, size_t page_size);

@@ -26,8 +26,10 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/stack.h"
 #include "base/state.h"
+#include "base/stats.h"
 #include "base/trace.h"
 #include "mem/mem.h"
 
@@ -107,6 +109,20 @@ static const void *fault_sp(const void *uctx)
 #endif
 }
 
+/* The faulting instruction, for the profile. */
+static const void *fault_pc(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+#if defined(__x86_64__)
+    return (const void *)(uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (const void *)(uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return NULL;
+#endif
+}
+
 static int fault_is_write(const void *uctx)
 {
 #if defined(__x86_64__)
@@ -162,13 +178,18 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
     int w = fault_is_write(uctx);
     if (w < 0)
         w = mem.pages[page].state == PAGE_READ;
-    uint64_t t0 = TRACE_ON ? clock_ns() : 0;
+    bool profiled = PROFILE_ON;
+    uint64_t t0 = TRACE_ON || profiled ? clock_ns() : 0;
+    uint64_t fetched = profiled ? stats_get(STAT_PAGES_FETCHED) : 0;
     if (w)
         fault_ops->write_fault(page);
     else
         fault_ops->read_fault(page);
     if (TRACE_ON)
         trace_put(TRACE_FAULT, w != 0, 0, page, t0, clock_ns(), 0);
+    if (profiled)
+        profile_fault(page, addr, fault_pc(uctx), w != 0, t0,
+                      stats_get(STAT_PAGES_FETCHED) - fetched);
     errno = saved;
 }
 

@@ -168,6 +168,14 @@ void mem_twin_drop(size_t page);
  * nothing changed. The page must not be writable meanwhile. */
 size_t mem_twin_diff(size_t page, void *buf);
 
+/* The sharing profile (written.c; base/profile.h): the bytes a diff
+ * writes, recorded as `how` (enum profile_diff; lrc: of the interval of
+ * `stamp`, 0 for others); and a home's own writes
+ * to a page, found by diffing it with its snapshot into `scratch`
+ * (mem_diff_bound bytes). Only while PROFILE_ON. */
+void mem_profile_diff(int how, size_t page, uint32_t stamp, const void *diff, size_t len);
+void mem_profile_home_writes(size_t page, const void *now, const void *snapshot, void *scratch);
+
 /* Page copies (twins, snapshots; copies.c): mem.page_size bytes each, from
  * a pool whose memory is mapped populated. Any thread; never NULL (out of
  * memory is fatal). mem_copy_put(NULL) does nothing. */

@@ -13,6 +13,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "mem/mem.h"
@@ -217,6 +218,8 @@ size_t mem_twin_diff(size_t page, void *buf)
     if (len) {
         stats_add(STAT_DIFFS_CREATED, 1);
         stats_add(STAT_DIFF_BYTES, (uint64_t)len);
+        if (PROFILE_ON)
+            mem_profile_diff(PROF_DIFF_SENT, page, 0, buf, (size_t)len);
     }
     return (size_t)len;
 }

@@ -22,6 +22,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "omp/omp_state.h"
 
@@ -180,7 +181,10 @@ static void drop(int id)
 void omp_init_lock(omp_lock_t *l) { l->_lk = (void *)(uintptr_t)new_id(); }
 void omp_init_lock_with_hint(omp_lock_t *l, int hint) { (void)hint, omp_init_lock(l); }
 void omp_destroy_lock(omp_lock_t *l) { l->_lk = NULL; }
-void omp_set_lock(omp_lock_t *l) { take(id_of(l->_lk, "omp_set_lock")); }
+void omp_set_lock(omp_lock_t *l) {
+    PROFILE_SITE();
+    take(id_of(l->_lk, "omp_set_lock"));
+}
 void omp_unset_lock(omp_lock_t *l) { drop(id_of(l->_lk, "omp_unset_lock")); }
 int omp_test_lock(omp_lock_t *l) { return try_take(id_of(l->_lk, "omp_test_lock")); }
 
@@ -227,6 +231,7 @@ void omp_destroy_nest_lock(omp_nest_lock_t *l) { l->_lk = NULL; }
 
 void omp_set_nest_lock(omp_nest_lock_t *l)
 {
+    PROFILE_SITE();
     int id = id_of(l->_lk, "omp_set_nest_lock");
     struct nest_hold *d = hold_of(id);
     if (!held_here(d)) {

@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/stack.h"
 #include "base/stats.h"
@@ -465,6 +466,7 @@ static void team_barrier(struct omp_thread *t)
  * both. */
 void __kmpc_barrier(ident_t *loc, kmp_int32 gtid)
 {
+    PROFILE_SITE();
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self_owing();
     t->barrier_owed = false;
@@ -627,6 +629,7 @@ void __kmpc_flush(ident_t *loc)
 
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 {
+    PROFILE_SITE();
     (void)loc, (void)gtid;
     if (!omp_shared(omp_self()))
         return;
@@ -640,6 +643,7 @@ void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 void __kmpc_critical_with_hint(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit,
                                uint32_t hint)
 {
+    PROFILE_SITE();
     (void)hint;
     __kmpc_critical(loc, gtid, crit);
 }
@@ -660,6 +664,7 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
                                size_t reduce_size, void *reduce_data,
                                void (*reduce_func)(void *, void *), kmp_critical_name *lck)
 {
+    PROFILE_SITE();
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
@@ -694,6 +699,7 @@ kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t
                         void *reduce_data, void (*reduce_func)(void *, void *),
                         kmp_critical_name *lck)
 {
+    PROFILE_SITE();
     return __kmpc_reduce_nowait(loc, gtid, num_vars, reduce_size, reduce_data, reduce_func, lck);
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/state.h"
 #include "mem/mem.h"
 
@@ -104,6 +105,7 @@ int dsm_heap_prestart(void) { return mem_prestart_open(); }
 
 void *dsm_heap_alloc(size_t size, size_t align)
 {
+    PROFILE_SITE();
     if (mem_prestart_open()) /* a static initializer's: prestart.c */
         return mem_prestart_alloc(size, align);
     if (align > dsm_page_size() || (align & (align - 1))) { /* as glibc's aligned_alloc */
@@ -127,6 +129,7 @@ void dsm_heap_free(void *p)
 
 void *dsm_heap_realloc(void *p, size_t size)
 {
+    PROFILE_SITE();
     if (!p)
         return dsm_heap_alloc(size, 0);
     size_t old;

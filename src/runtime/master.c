@@ -31,6 +31,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/stack.h"
 #include "base/state.h"
 #include "mem/mem.h"
@@ -84,6 +85,8 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
      * dsm_startup gave this thread (mem_fault_watch_thread). */
     r->main_stack_len = stack_size();
     r->main_stack = mem_alloc_top(r->main_stack_len);
+    if (PROFILE_ON)
+        profile_alloc(PROF_ALLOC_STACK, r->main_stack, r->main_stack_len);
     /* The library runs below this frame on the process's own stack while
      * main is suspended on the shared one (base/stack.h). */
     stack_set_shared(r->main_stack, r->main_stack_len,

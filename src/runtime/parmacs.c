@@ -13,6 +13,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/state.h"
 #include "runtime/runtime.h"
@@ -79,6 +80,7 @@ void dsm_parmacs_wait_for_end(void)
 
 void dsm_parmacs_barrier(int procs)
 {
+    PROFILE_SITE();
     if (procs != job()->nodes || pm.excess)
         wrong_count("runs", pm.excess ? pm.created + pm.excess + 1 : procs);
     dsm_barrier();

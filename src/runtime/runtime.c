@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
@@ -179,6 +180,18 @@ int dsm_startup(int *argc, char ***argv)
             log_fatal("cannot write the trace %s.%d: %s (DSM_TRACE)", c->trace, j->rank,
                       strerror(-rc));
     }
+    if (c->profile) {
+        struct profile_info pi = {.rank = j->rank, .nodes = j->nodes, .protocol = name,
+                                  .page_size = mem.page_size, .npages = mem.npages,
+                                  .arena_pages = mem.arena_pages,
+                                  .base = (uint64_t)(uintptr_t)mem.base,
+                                  .gbase = (uint64_t)(uintptr_t)mem.gbase, .gsize = mem.gsize,
+                                  .gpages = mem.gpages, .prestart_size = mem.prestart_size};
+        rc = profile_start(c->profile, &pi);
+        if (rc)
+            log_fatal("cannot write the profile %s.%d: %s (DSM_PROFILE)", c->profile, j->rank,
+                      strerror(-rc));
+    }
     rc = ipc_run();
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
@@ -239,6 +252,10 @@ static void finish_here(void *arg)
     int rc = trace_finish(ipc_type_name); /* the service thread has stopped */
     if (rc)
         log_warn("cannot write the trace %s.%d: %s", job()->cfg.trace, job()->rank,
+                 strerror(-rc));
+    rc = profile_finish(); /* after the releaser thread, which records too */
+    if (rc)
+        log_warn("cannot write the profile %s.%d: %s", job()->cfg.profile, job()->rank,
                  strerror(-rc));
     coherence_finish();
     parallel_finish();

@@ -41,6 +41,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
@@ -453,7 +454,15 @@ static void barrier_call(void *arg)
         barrier_here();
 }
 
-void dsm_barrier(void) { stack_private(barrier_call, NULL); }
+void dsm_barrier(void)
+{
+    PROFILE_SITE();
+    bool profiled = PROFILE_ON;
+    uint64_t t0 = profiled ? clock_ns() : 0;
+    stack_private(barrier_call, NULL);
+    if (profiled) /* here, on the program's stack: its call stack is sampled */
+        profile_barrier(t0, clock_ns() - t0);
+}
 
 struct bcast_args { void *buf; size_t len; int root; };
 

@@ -27,6 +27,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/state.h"
 #include "base/stack.h"
@@ -497,6 +498,14 @@ static void done_here(enum trace_kind kind, int id, uint64_t t0)
         trace_put(kind, 0, 0, (uint32_t)id, t0 ? t0 : t1, t1, t1);
 }
 
+/* The profile's view of the calling thread's last acquire, for sync_lock
+ * to report once back on the program's stack (base/profile.h). */
+static __thread struct {
+    bool     remote;
+    int      from;
+    uint64_t t0, wait;
+} acquired;
+
 /* Takes lock id; `op`, when on, rides on the request if one goes out.
  * Returns true when the granter performed it (l->grant_head says how).
  * `yield`: the calling thread gives its run slot up while it waits for the
@@ -517,6 +526,8 @@ static bool lock_here(int id, const struct lock_atomic *op, bool yield)
         l->local = true;
         pthread_mutex_unlock(&locks.lock);
         done_here(TRACE_LOCK, id, t0);
+        if (PROFILE_ON)
+            acquired.remote = false;
         return false;
     }
     if (!t0)
@@ -556,6 +567,12 @@ static bool lock_here(int id, const struct lock_atomic *op, bool yield)
     stats_add(STAT_T_LOCK_NS, t1 - t0);
     if (TRACE_ON)
         trace_put(TRACE_LOCK, 1, 0, (uint32_t)id, t0, t_granted, t1);
+    if (PROFILE_ON) {
+        acquired.remote = true;
+        acquired.from = from;
+        acquired.t0 = t0;
+        acquired.wait = t1 - t0;
+    }
     return l->grant_head.atomic != GRANT_ATOMIC_NONE;
 }
 
@@ -593,6 +610,8 @@ static void unlock_here(int id)
     pthread_mutex_unlock(&locks.lock);
     if (!t0)
         t0 = clock_ns();
+    if (PROFILE_ON)
+        profile_releasing(id); /* its diffs are this lock's data */
     coherence_release();
     /* What a release costs when the lock was taken again here (issue 27:
      * the messages of a release whose lock stays on the node): its diffs,
@@ -654,9 +673,32 @@ void sync_lock_start(void)
 static void lock_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, false); }
 static void lock_yield_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, true); }
 static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
-void sync_lock(int id) { stack_private(lock_call, &id); }
-void sync_lock_yielding(int id) { stack_private(lock_yield_call, &id); }
-void sync_unlock(int id) { stack_private(unlock_call, &id); }
+/* The profile hears of an acquire here, on the program's stack, where
+ * the call's stack can be sampled. */
+static void profile_acquired(int id)
+{
+    if (PROFILE_ON)
+        profile_lock(id, acquired.remote, acquired.from, acquired.t0, acquired.wait);
+}
+
+void sync_lock(int id)
+{
+    stack_private(lock_call, &id);
+    profile_acquired(id);
+}
+
+void sync_lock_yielding(int id)
+{
+    stack_private(lock_yield_call, &id);
+    profile_acquired(id);
+}
+
+void sync_unlock(int id)
+{
+    stack_private(unlock_call, &id);
+    if (PROFILE_ON)
+        profile_unlock(id);
+}
 
 struct lock_atomic_call {
     int                id;
@@ -694,6 +736,7 @@ bool sync_lock_atomic(int id, size_t page, size_t offset, uint32_t need, struct 
 {
     struct lock_atomic_call c = {.id = id, .page = page, .offset = offset, .need = need, .a = a};
     stack_private(lock_atomic_call, &c);
+    profile_acquired(id);
     return c.done;
 }
 
@@ -716,6 +759,7 @@ void sync_check_user_id(const char *call, const char *what, int id)
 
 void dsm_lock(int id)
 {
+    PROFILE_SITE();
     sync_check_user_id("dsm_lock", "lock", id);
     if (smp_threaded())
         sync_cohort_lock(id);

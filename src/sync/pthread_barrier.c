@@ -14,6 +14,7 @@
 #include <errno.h>
 
 #include "base/log.h"
+#include "base/profile.h"
 #include "sync/sync.h"
 
 struct shared_barrier {
@@ -54,6 +55,7 @@ int dsm_pthread_barrier_destroy(pthread_barrier_t *b)
 
 int dsm_pthread_barrier_wait(pthread_barrier_t *b)
 {
+    PROFILE_SITE();
     if (!sync_pthread_object(b))
         return pthread_barrier_wait(b);
     struct shared_barrier *s = (struct shared_barrier *)b;

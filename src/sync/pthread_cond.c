@@ -15,6 +15,7 @@
 #include <errno.h>
 
 #include "base/log.h"
+#include "base/profile.h"
 #include "sync/sync.h"
 
 /* glibc's pthread_cond_t begins with a 64-bit sequence; its low word is
@@ -59,6 +60,7 @@ static bool both_shared(const void *c, const void *m, const char *call)
 
 int dsm_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
+    PROFILE_SITE();
     if (!both_shared(c, m, "pthread_cond_wait"))
         return pthread_cond_wait(c, m);
     uint32_t lock = sync_pthread_mutex_held(m, "pthread_cond_wait");

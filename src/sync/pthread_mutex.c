@@ -28,6 +28,7 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/state.h"
 #include "mem/mem.h"
@@ -165,6 +166,7 @@ static int type_of(const struct shared_mutex *s) { return s->kind & 3; }
 
 int dsm_pthread_mutex_lock(pthread_mutex_t *m)
 {
+    PROFILE_SITE();
     if (!sync_pthread_object(m))
         return pthread_mutex_lock(m);
     struct shared_mutex *s = (struct shared_mutex *)m;
@@ -278,6 +280,7 @@ static uint32_t spin_id(pthread_spinlock_t *l, const char *call)
 
 int dsm_pthread_spin_lock(pthread_spinlock_t *l)
 {
+    PROFILE_SITE();
     if (!sync_pthread_object(l))
         return pthread_spin_lock(l);
     sync_pthread_lock(spin_id(l, "pthread_spin_lock"));

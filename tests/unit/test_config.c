@@ -27,7 +27,7 @@ static const char *const names[] = {
     "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US", "DSM_CHECK",
     "DSM_THREADS", "DSM_CPUS", "DSM_NET_ONE_SIDED", "DSM_READ_AHEAD", "DSM_WRITE_AHEAD",
     "DSM_PULL_CREDIT",
-    "DSM_ATOMIC_AT_HOME", "DSM_SERVICE_POLL",
+    "DSM_ATOMIC_AT_HOME", "DSM_SERVICE_POLL", "DSM_PROFILE",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -432,6 +432,13 @@ static void test_paths_are_kept_and_empty_means_unset(void)
     setenv("DSM_TRACE", "", 1);
     CHECK_EQ(config_load(&c, err, sizeof err), 0);
     CHECK(c.trace == NULL);
+    setenv("DSM_PROFILE", "/tmp/run.profile", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.profile && strcmp(c.profile, "/tmp/run.profile") == 0);
+    CHECK(c.trace == NULL); /* each its own */
+    setenv("DSM_PROFILE", "", 1);
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(c.profile == NULL);
     clear_env();
 }
 

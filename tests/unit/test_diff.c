@@ -657,6 +657,80 @@ static void test_random_bytes_never_write_outside_page(void)
     CHECK(rejected > 100);
 }
 
+
+/* ---- the bytes a diff writes (the sharing profile) ----------------------- */
+
+/* The ranges mem_diff_bytes gives are exactly the bytes that differ, for
+ * random changes of whole words and of single bytes; the bitmap says the
+ * same. */
+static void test_diff_bytes_are_exactly_the_changed_bytes(void)
+{
+    static uint64_t runs[MAX_PAGE / 2];
+    static unsigned char bits[MAX_PAGE / 8];
+    for (size_t si = 0; si < NSIZES; si++) {
+        size_t size = page_sizes[si];
+        for (int round = 0; round < 30; round++) {
+            fill_random(twin, size);
+            memcpy(page, twin, size);
+            int changes = 1 + (int)(rng() % 200);
+            for (int c = 0; c < changes; c++) {
+                if (rng() % 2)
+                    flip_word(page, rng() % (size / 4));
+                else
+                    page[rng() % size] ^= (unsigned char)(1 + rng() % 255);
+            }
+            long len = mem_diff_create(page, twin, size, diff, sizeof diff);
+            CHECK(len > 0);
+            long n = mem_diff_bytes(diff, (size_t)len, size, runs, MAX_PAGE / 2);
+            CHECK(n > 0);
+            CHECK_EQ(mem_diff_bitmap(diff, (size_t)len, size, bits), 0);
+            /* every byte: in a range iff it changed iff its bit is set */
+            size_t r = 0, wrong = 0, wrong_bits = 0, prev_end = 0;
+            for (long i = 0; i < n; i++) {
+                size_t s = runs[i] & 0xFFFFFFFFu, e = runs[i] >> 32;
+                if (!(s < e && e <= size && (i == 0 || s > prev_end)))
+                    wrong++; /* empty, outside, out of order or touching the last */
+                prev_end = e;
+            }
+            for (size_t b = 0; b < size; b++) {
+                while (r < (size_t)n && (runs[r] >> 32) <= b)
+                    r++;
+                int in = r < (size_t)n && (runs[r] & 0xFFFFFFFFu) <= b;
+                int changed = page[b] != twin[b];
+                wrong += in != changed;
+                wrong_bits += ((bits[b / 8] >> (b % 8)) & 1) != changed;
+            }
+            CHECK_EQ(wrong, 0);
+            CHECK_EQ(wrong_bits, 0);
+        }
+    }
+}
+
+/* Alternating 64-byte blocks are one range each; too many ranges for the
+ * room given is -ENOSPC; a malformed diff is -EINVAL; an empty diff has none. */
+static void test_diff_bytes_alternating_blocks_and_limits(void)
+{
+    static uint64_t runs[256];
+    size_t size = 8192;
+    memset(twin, 0, size);
+    memset(page, 0, size);
+    for (size_t b = 0; b < size / 64; b += 2)
+        memset(page + b * 64, 7, 64);
+    long len = mem_diff_create(page, twin, size, diff, sizeof diff);
+    CHECK_EQ(mem_diff_bytes(diff, (size_t)len, size, runs, 256), 64);
+    CHECK_EQ(runs[0], (uint64_t)0 | (uint64_t)64 << 32);
+    CHECK_EQ(runs[1], (uint64_t)128 | (uint64_t)192 << 32);
+    CHECK_EQ(mem_diff_bytes(diff, (size_t)len, size, runs, 63), -ENOSPC);
+    CHECK_EQ(mem_diff_bytes(diff, 0, size, runs, 256), 0);
+    CHECK_EQ(mem_diff_bytes(diff, 3, size, runs, 256), -EINVAL);
+    /* one byte changed in the middle of a word: one one-byte range */
+    memcpy(page, twin, size);
+    page[4097] = 1;
+    len = mem_diff_create(page, twin, size, diff, sizeof diff);
+    CHECK_EQ(mem_diff_bytes(diff, (size_t)len, size, runs, 256), 1);
+    CHECK_EQ(runs[0], (uint64_t)4097 | (uint64_t)4098 << 32);
+}
+
 int main(void)
 {
     test_twin_copy_is_exact();
@@ -676,5 +750,7 @@ int main(void)
     test_apply_rejects_malformed_diffs();
     test_apply_reads_unaligned_diff();
     test_random_bytes_never_write_outside_page();
+    test_diff_bytes_are_exactly_the_changed_bytes();
+    test_diff_bytes_alternating_blocks_and_limits();
     return check_report("test_diff");
 }

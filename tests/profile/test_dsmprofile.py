@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""test_dsmprofile.py — the profile tool's pure pieces (tools/dsmprofile.py):
+byte ranges and bitmaps, the true/false classifier, the interleave and the
+advice, /proc maps, and the file's parser on good and broken input."""
+import os
+import struct
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import dsmprofile as dp  # noqa: E402
+
+
+def rec_bytes(kind, sub=0, page=0, epoch=0, lock=0, t=0, dur=0, a=0, b=0, site=0, extra=()):
+    return dp.REC.pack(kind, sub, len(extra), page, epoch, lock, t, dur, a, b, site) + \
+        struct.pack("<%dQ" % len(extra), *extra)
+
+
+def header(rank=0, nodes=1, nthreads=1, maps=b"", page_size=8192):
+    return dp.HDR.pack(dp.MAGIC, dp.VERSION, rank, nodes, nthreads, page_size, 1000, 100,
+                       0x200000000000, 0, 0, 0, 0, 1, 2, b"hlrc", b"/bin/true", len(maps)) + maps
+
+
+class Bytes(unittest.TestCase):
+    def test_runs_from_words(self):
+        r = dp.Rec((dp.DIFF, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0), (0 | 64 << 32, 128 | 192 << 32), 0, 0)
+        self.assertEqual(dp.runs_of(r, 8192), [(0, 64), (128, 192)])
+
+    def test_runs_from_bitmap(self):
+        words = [0] * (8192 // 64)
+        words[0] = 0xFF  # bytes 0-7
+        words[1] = 1 << 63  # byte 127
+        words[2] = 1  # byte 128: joins 127
+        words[-1] = 1 << 63  # the last byte
+        r = dp.Rec((dp.DIFF, dp.BITMAP, len(words), 0, 0, 0, 0, 0, 0, 0, 0), tuple(words), 0, 0)
+        self.assertEqual(dp.runs_of(r, 8192), [(0, 8), (127, 129), (8191, 8192)])
+
+    def test_merge_intersect_covers(self):
+        self.assertEqual(dp.merge_runs([(10, 20), (0, 5), (5, 8), (15, 30)]), [(0, 8), (10, 30)])
+        self.assertEqual(dp.intersect([(0, 10), (20, 30)], [(5, 25)]), [(5, 10), (20, 25)])
+        self.assertEqual(dp.intersect([(0, 10)], [(10, 20)]), [])
+        runs = [(0, 8), (100, 104)]
+        self.assertTrue(dp.covers(runs, 0) and dp.covers(runs, 7) and dp.covers(runs, 103))
+        self.assertFalse(dp.covers(runs, 8) or dp.covers(runs, 99) or dp.covers(runs, 104))
+        self.assertFalse(dp.covers([], 0))
+
+
+class Classify(unittest.TestCase):
+    def test_alternating_blocks_are_false_sharing(self):
+        by = {0: [(i, i + 64) for i in range(0, 8192, 128)],
+              1: [(i, i + 64) for i in range(64, 8192, 128)]}
+        kind, shared, writers = dp.classify_writers(by)
+        self.assertEqual((kind, shared, writers), ("false", [], [0, 1]))
+        self.assertEqual(dp.interleave(by)[:2], (64, False))
+
+    def test_same_bytes_are_true_sharing(self):
+        kind, shared, writers = dp.classify_writers({0: [(0, 8)], 1: [(0, 8)], 2: [(64, 72)]})
+        self.assertEqual((kind, shared, writers), ("true", [(0, 8)], [0, 1, 2]))
+
+    def test_one_byte_in_common_is_true(self):
+        kind, shared, _ = dp.classify_writers({0: [(0, 101)], 1: [(100, 200)]})
+        self.assertEqual((kind, shared), ("true", [(100, 101)]))
+
+    def test_one_writer_is_no_sharing(self):
+        self.assertEqual(dp.classify_writers({0: [(0, 8)], 1: []})[0], None)
+
+    def test_blocks_with_a_border_inside_the_page(self):
+        by = {0: [(0, 3000)], 1: [(3000, 8192)]}
+        self.assertEqual(dp.classify_writers(by)[0], "false")
+        self.assertEqual(dp.interleave(by), (3000, True, [3000]))
+
+    def test_advice(self):
+        a = dp.advice("false", 8192, 64, False, [64, 128])
+        self.assertIn("every 64 bytes", a)
+        self.assertIn("8192", a)
+        self.assertNotIn("DSM_PAGE_SIZE=4096", a)
+        self.assertIn("DSM_PAGE_SIZE=4096 would", dp.advice("false", 8192, 4096, True, [4096]))
+        b = dp.advice("false", 8192, 3000, True, [3000])
+        self.assertIn("align", b)
+        self.assertIn("only the 4 KiB around a border", b)
+        self.assertIn("communicate", dp.advice("true", 8192))
+        self.assertEqual(dp.advice(None, 8192), "")
+
+
+class Sample(unittest.TestCase):
+    def test_every_page_in_the_first_intervals_then_fewer(self):
+        self.assertTrue(all(dp.bytes_wanted(p, e) for p in range(50) for e in range(dp.BYTES_ALL)))
+        for e, r in ((64, 2), (256, 8), (4096, 128)):
+            kept = sum(dp.bytes_wanted(p, e) for p in range(20000))
+            self.assertAlmostEqual(kept / 20000, 1 / r, delta=0.3 / r)
+        # the same choice for a page and interval wherever it is made
+        self.assertEqual([dp.bytes_wanted(7, e) for e in range(1000)],
+                         [dp.bytes_wanted(7, e) for e in range(1000)])
+
+
+class Files(unittest.TestCase):
+    def write(self, data, rank=0):
+        d = tempfile.mkdtemp(prefix="test_dsmprofile-")
+        path = os.path.join(d, "p")
+        with open("%s.%d" % (path, rank), "wb") as f:
+            f.write(data)
+        return path
+
+    def test_maps(self):
+        text = ("555555554000-555555556000 r--p 00000000 08:01 10 /usr/bin/prog\n"
+                "555555556000-555555558000 r-xp 00002000 08:01 10 /usr/bin/prog\n"
+                "7ffff7dd0000-7ffff7df0000 r-xp 00000000 00:00 0 \n"
+                "7ffff7e00000-7ffff7e10000 r-xp 00001000 08:01 11 /lib/libc.so.6\n")
+        m = dp.parse_maps(text)
+        self.assertEqual([(x.start, x.offset, x.path) for x in m],
+                         [(0x555555556000, 0x2000, "/usr/bin/prog"),
+                          (0x7ffff7e00000, 0x1000, "/lib/libc.so.6")])
+
+    def test_a_good_file_reads_back(self):
+        recs = rec_bytes(dp.FAULT, dp.WRITE, page=3, t=10, dur=5, a=0x401000, b=72 | 1 << 32) + \
+            rec_bytes(dp.DIFF, 0, page=3, a=12, b=8, extra=(64 | 72 << 32,))
+        data = header(maps=b"") + dp.THREAD.pack(0, 0, len(recs)) + recs
+        nodes = dp.load(self.write(data))
+        self.assertEqual(len(nodes), 1)
+        rs = list(nodes[0].records())
+        self.assertEqual([r.kind for r in rs], [dp.FAULT, dp.DIFF])
+        self.assertEqual((rs[0].page, rs[0].b >> 32, rs[0].b & 0xFFFFFFFF), (3, 1, 72))
+        self.assertEqual(dp.runs_of(rs[1], 8192), [(64, 72)])
+        self.assertEqual(nodes[0].page_addr(3), 0x200000000000 + 3 * 8192)
+
+    def test_broken_files_are_one_line_errors(self):
+        good = rec_bytes(dp.FAULT)
+        cases = {
+            "not a dsm profile": b"DSMTRACE" + header()[8:],
+            "too short": b"DSMPROF1",
+            "cut short": header() + dp.THREAD.pack(0, 0, len(good)) + good[:-3],
+            "unknown kind": header() + dp.THREAD.pack(0, 0, len(good)) + b"\x63" + good[1:],
+            "extra words cut short": header() + dp.THREAD.pack(0, 0, 56) + rec_bytes(
+                dp.DIFF, extra=(1,))[:56],
+            "profile version": dp.HDR.pack(dp.MAGIC, 99, 0, 1, 0, 8192, 1, 1, 0, 0, 0, 0, 0, 0,
+                                           0, b"", b"", 0),
+        }
+        for want, data in cases.items():
+            with self.assertRaises(dp.ProfileError) as e:
+                dp.load(self.write(data))
+            self.assertIn(want, str(e.exception))
+            self.assertNotIn("\n", str(e.exception))
+
+    def test_missing_node_is_an_error(self):
+        path = self.write(header(nodes=2) + dp.THREAD.pack(0, 0, 0))
+        with self.assertRaises(dp.ProfileError) as e:
+            dp.load(path)
+        self.assertIn("cannot read", str(e.exception))
+
+
+class FakeSymbols:
+    """Every program counter is main at line pc of prog.c; no globals."""
+
+    def want(self, maps, pc):
+        return None, pc
+
+    def resolve(self):
+        pass
+
+    def loc(self, maps, pc):
+        return dp.Loc("main", "/u/prog.c", pc, "/u/prog")
+
+    def globals_of(self, exe):
+        return []
+
+
+class Neighbours(unittest.TestCase):
+    """A page holding the end of one allocation and the start of the next,
+    each written by one node: both are false sharing across data, their
+    examples in their own bytes, no grain; inside one allocation the
+    alternating blocks are its own false sharing, with their grain."""
+
+    def profile(self, writes):
+        base = 0x200000000000
+        paths = []
+        tmp = tempfile.mkdtemp(prefix="test_dsmprofile-")
+        for rank in (0, 1):
+            recs = b""
+            if rank == 0:  # a at page offset 0, b at 4096, allocated at lines 10 and 20
+                recs += rec_bytes(dp.ALLOC, 0, t=1, a=base, b=4096, site=11)
+                recs += rec_bytes(dp.ALLOC, 0, t=2, a=base + 4096, b=4096, site=21)
+            for s_, e in writes[rank]:
+                recs += rec_bytes(dp.DIFF, 0, page=0, t=5, a=e - s_, b=e - s_,
+                                  extra=(s_ | e << 32,))
+            data = header(rank=rank, nodes=2) + dp.THREAD.pack(0, 0, len(recs)) + recs
+            path = os.path.join(tmp, "p.%d" % rank)
+            with open(path, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        j = dp.to_json(dp.Profile(dp.load(os.path.join(tmp, "p")), FakeSymbols()), top=10)
+        return {d["site"]: d for d in j["data"]}
+
+    def test_neighbouring_allocations(self):
+        d = self.profile({0: [(0, 64)], 1: [(4096, 4160)]})
+        a, b = d["allocated at main (u/prog.c:10)"], d["allocated at main (u/prog.c:20)"]
+        for x, other, node, runs in ((a, b, "0", [[0, 64]]), (b, a, "1", [[0, 64]])):
+            sh = x["sharing"]
+            self.assertEqual((sh["kind"], sh["false_within_page_intervals"]), ("false", 0))
+            self.assertEqual(sh["neighbours"], {other["site"]: 1})
+            self.assertEqual(sh["examples"]["false"]["bytes_by_node"], {node: runs})
+            self.assertIsNone(sh["grain"])
+            self.assertIn("neighbouring data", x["advice_false"])
+            self.assertNotIn("alternate", x["advice_false"])
+
+    def test_alternating_blocks_inside_one_allocation(self):
+        d = self.profile({0: [(0, 64), (128, 192)], 1: [(64, 128), (4096, 4160)]})
+        a = d["allocated at main (u/prog.c:10)"]["sharing"]
+        self.assertEqual((a["kind"], a["false_within_page_intervals"], a["grain"]), ("false", 1, 64))
+        self.assertEqual(a["neighbours"], {})
+        self.assertEqual(sorted(a["examples"]["false"]["bytes_by_node"]), ["0", "1"])
+
+
+class Locations(unittest.TestCase):
+    def test_runtime_frames_are_told_from_the_programs(self):
+        self.assertTrue(dp.Loc("dsm_malloc", "/x/src/mem/alloc.c", 3, "/a.out").runtime())
+        self.assertTrue(dp.Loc("memset", "??", 0, "/lib/x86_64-linux-gnu/libc.so.6").runtime())
+        self.assertTrue(dp.Loc("__kmpc_barrier", "??", 0, "/a.out").runtime())
+        self.assertFalse(dp.Loc("main", "/home/u/sharing.c", 40, "/home/u/a.out").runtime())
+        self.assertFalse(dp.Loc(".omp_outlined.", "/home/u/bt.c", 40, "/home/u/bt").runtime())
+        self.assertEqual(dp.Loc("main", "/nowhere/x/y.c", 4, "/a").text(), "main (x/y.c:4)")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
