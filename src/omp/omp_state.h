@@ -36,6 +36,11 @@ struct omp_region {
     struct sched_spec run_sched;        /* the master's run-sched-var */
     int32_t           max_task_priority, target_offload; /* the master's job-wide ICVs */
     int32_t           nthreads_var, dynamic, max_active_levels; /* the master's, inherited */
+    int32_t           thread_limit_var, blocktime;              /* the master's, inherited */
+    int8_t            bind, child_bind[8], nchild_bind; /* its binding, its threads' bind-var */
+    int32_t           master_place, part_first, part_count; /* the master's, on node 0 */
+    uint32_t          affinity_gen;     /* the master's affinity format (affinity.c) */
+    uint64_t          affinity_fmt;
     int32_t           nested;           /* inner regions may have teams of a node's threads */
     int32_t           local;            /* a team of one node's threads, nested (region.c) */
     int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's, at level 1 */
@@ -75,6 +80,11 @@ struct omp_icv {
     int               target_offload;  /* target-offload-var: OMP_TARGET_OFFLOAD */
     int               nteams;          /* nteams-var: OMP_NUM_TEAMS (0: one team per node) */
     int               teams_thread_limit; /* teams-thread-limit-var: OMP_TEAMS_THREAD_LIMIT (0: none) */
+    int               thread_limit;    /* thread-limit-var: OMP_THREAD_LIMIT (0: none but the job's) */
+    int               blocktime;       /* ms a waiting thread may spin: KMP_BLOCKTIME, OMP_WAIT_POLICY,
+                                        * kmp_set_blocktime (-1: dsm's own, 50 µs at most) */
+    int8_t            bind[8];         /* bind-var, one per nesting level: OMP_PROC_BIND (affinity.c) */
+    int               nbind;
 };
 
 /* Two levels of active regions: the job's teams, and inside them teams of
@@ -127,7 +137,26 @@ struct omp_thread {
      * waits for the team first (region.c, __kmpc_reduce_nowait). */
     int                since_barrier;
     char              *stack_hi;        /* at a member: its stack above the region's frames */
+    int                place;           /* the place it is bound to, -1: none (affinity.c) */
+    int                part_first, part_count; /* place-partition-var */
+    int                pushed_bind;     /* proc_bind clause for the next fork (0: none) */
 };
+
+/* ---- places and affinity (affinity.c) ---- */
+
+/* bind-var and the place partition of a thread's first use. */
+void omp_affinity_init_icvs(struct omp_thread *t);
+/* A thread enters a region as the k-th of its node's `count` threads of
+ * the team: its place and partition, and its binding. */
+void omp_affinity_enter(struct omp_thread *t, int bind, int master_place, int part_first,
+                        int part_count, int k, int count);
+/* OMP_DISPLAY_AFFINITY's line for the thread at a region's start. */
+void omp_affinity_display(struct omp_thread *t, int bind);
+/* The master's affinity format for the other nodes, and their taking it. */
+void omp_affinity_publish(uint64_t *fmt, uint32_t *gen);
+void omp_affinity_take(uint64_t fmt, uint32_t gen);
+int  omp_affinity_num_places(void);
+int  omp_affinity_place_num(void);
 
 /* This node's state, made ready (settings read, checked) on first use.
  * It first runs a barrier a blocking reduction left owed (region.c):
@@ -168,8 +197,12 @@ void __kmpc_barrier(struct ident *loc, int32_t gtid);
  * §2.6.1: dyn-var, the thread limit); ends the job in one line when dyn-var
  * is false and they cannot be given. */
 int omp_team_size(const struct omp_thread *t, int asked);
-/* The most threads a region may have: nodes × threads per node. */
-int omp_thread_limit(void);
+/* The most threads a region may have: nodes × threads per node, less
+ * where thread-limit-var (OMP_THREAD_LIMIT) says less. */
+int omp_thread_limit(const struct omp_thread *t);
+/* The spin a waiting thread of this node may make before it sleeps, as
+ * blocktime-var says (ms; -1: dsm's own). */
+void omp_apply_blocktime(int ms);
 /* The most threads a node runs: DSM_THREADS, else 256. */
 int omp_node_thread_limit(void);
 /* Threads per node for a team of n, and the team's threads on `node`. */

@@ -77,6 +77,8 @@ static void serialized_begin(struct omp_thread *t)
     t->loop = 0;
     t->level++;
     t->pushed_threads = 0;
+    t->pushed_bind = 0;
+    omp_affinity_display(t, t->icv.nbind > 0 ? t->icv.bind[0] : 0);
 }
 
 static void serialized_end(struct omp_thread *t)
@@ -114,6 +116,10 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->icv.nthreads = r->nthreads_var;
     t->icv.dynamic = r->dynamic;
     t->icv.max_active_levels = r->max_active_levels;
+    t->icv.thread_limit = r->thread_limit_var;
+    if (t->icv.blocktime != r->blocktime)
+        omp_apply_blocktime(r->blocktime);
+    t->icv.blocktime = r->blocktime;
     t->local_team = r->local;
     if (r->local) { /* a nested team of this node's threads (fork_local) */
         t->level = t->active_level = 2;
@@ -128,7 +134,47 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
         t->tid = 0;
         t->nthreads = 1;
         t->level = t->active_level = 0;
+        return;
     }
+    /* Its place: the k-th of the node's threads of the team, bound as the
+     * region says (affinity.c); node 0's first from the master's place. */
+    t->icv.nbind = r->nchild_bind;
+    memcpy(t->icv.bind, r->child_bind, sizeof t->icv.bind);
+    int k, count, master_place = -1;
+    if (r->local) {
+        k = tid, count = r->nthreads, master_place = r->master_place;
+    } else {
+        k = tid % r->per_node;
+        count = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
+        if (job()->rank == 0)
+            master_place = r->master_place;
+    }
+    omp_affinity_enter(t, r->bind, master_place, r->part_first, r->part_count, k, count);
+    omp_affinity_display(t, r->bind);
+}
+
+/* The region's binding (the proc_bind clause, else bind-var's first
+ * value; none while bind-var is false, as libomp) and its threads'
+ * bind-var (the rest of the list, or the list itself when it has one). */
+static void region_takes_binding(struct omp_thread *t, struct omp_region *r)
+{
+    int bind = t->icv.nbind > 0 ? t->icv.bind[0] : 0;
+    if (t->pushed_bind && bind != 0)
+        bind = t->pushed_bind;
+    t->pushed_bind = 0;
+    r->bind = (int8_t)bind;
+    int n = t->icv.nbind;
+    memset(r->child_bind, 0, sizeof r->child_bind);
+    if (n > 1) {
+        memcpy(r->child_bind, t->icv.bind + 1, (size_t)(n - 1));
+        r->nchild_bind = (int8_t)(n - 1);
+    } else {
+        memcpy(r->child_bind, t->icv.bind, sizeof r->child_bind);
+        r->nchild_bind = (int8_t)n;
+    }
+    r->master_place = t->place;
+    r->part_first = t->part_first;
+    r->part_count = t->part_count;
 }
 
 /* One thread of a node, in the region: thread i of node r is team thread
@@ -160,6 +206,7 @@ static void run_member(void *arg)
     struct omp_region *r = arg;
     if (r->nested)
         omp_migration_stop(); /* threads may run here: as omp_node_threads_begin */
+    omp_affinity_take(r->affinity_fmt, r->affinity_gen);
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
     omp_node_threads_begin(r->per_node, local, run_thread, r);
     if (local > 0)
@@ -210,18 +257,34 @@ static void region_takes_icvs(struct omp_region *r, const struct omp_icv *icv)
     r->nthreads_var = icv->nthreads;
     r->dynamic = icv->dynamic;
     r->max_active_levels = icv->max_active_levels;
+    r->thread_limit_var = icv->thread_limit;
+    r->blocktime = icv->blocktime;
 }
 
 static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, int argc,
                        const uint64_t *args)
 {
     int n = asked, limit = omp_node_thread_limit();
+    /* thread-limit-var counts every thread of the contention group: the
+     * outer team's others are busy (OpenMP 5.1 §2.6.1, ThreadsBusy), and
+     * OMP_THREAD_LIMIT gives what is left, as libomp, dyn-var or not. */
+    if (t->icv.thread_limit > 0) {
+        int left = t->icv.thread_limit - (t->nthreads - 1);
+        if (n > left)
+            n = left > 1 ? left : 1;
+    }
     if (n > limit) {
         if (!t->icv.dynamic)
             log_fatal("a nested parallel region asks for %d threads with dynamic adjustment off: "
                       "a nested team is one node's threads, at most %d (dsmrun --threads)",
                       n, limit);
         n = limit;
+    }
+    if (n <= 1) {
+        serialized_begin(t);
+        invoke(microtask, t->tid, 0, argc, args);
+        serialized_end(t);
+        return;
     }
     struct omp_region *r = calloc(1, sizeof *r);
     if (!r)
@@ -233,6 +296,7 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
      * the master's teams (counted up from 1) never reach. */
     r->team = 0x80000000u | ((uint32_t)job()->rank << 20) | (++t->local_teams & 0xfffffu);
     region_takes_icvs(r, &t->icv);
+    region_takes_binding(t, r);
     r->local = 1;
     r->outer_tid = t->tid;
     r->outer_nthreads = t->nthreads;
@@ -329,6 +393,8 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->league = league;
     r->thread_limit = thread_limit;
     region_takes_icvs(r, &t->icv);
+    region_takes_binding(t, r);
+    omp_affinity_publish(&r->affinity_fmt, &r->affinity_gen);
     r->nested = !league && omp_nesting_possible(t);
     r->local = 0;
     if (r->nested)
@@ -366,7 +432,8 @@ void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 num_threads
 
 void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int proc_bind)
 {
-    (void)loc, (void)gtid, (void)proc_bind; /* the node's threads float over its cores */
+    (void)loc, (void)gtid;
+    omp_self()->pushed_bind = proc_bind; /* affinity.c binds the next region's threads */
 }
 
 /* The region's `if` clause was false: the encountering thread runs it. */

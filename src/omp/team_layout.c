@@ -52,9 +52,11 @@ static int node_threads_max(void)
 
 int omp_node_thread_limit(void) { return node_threads_max(); }
 
-int omp_thread_limit(void)
+int omp_thread_limit(const struct omp_thread *t)
 {
-    return rt()->started ? job()->nodes * node_threads_max() : 1;
+    int job_limit = rt()->started ? job()->nodes * node_threads_max() : 1;
+    return t->icv.thread_limit > 0 && t->icv.thread_limit < job_limit ? t->icv.thread_limit
+                                                                       : job_limit;
 }
 
 int omp_team_size(const struct omp_thread *t, int asked)
@@ -63,6 +65,13 @@ int omp_team_size(const struct omp_thread *t, int asked)
         return 1; /* not in a job: the program's one thread */
     int nodes = job()->nodes;
     int limit = nodes * node_threads_max();
+    /* OMP_THREAD_LIMIT below the job's: the team gets it, dyn-var or
+     * not, as libomp gives it (OpenMP leaves dyn-var false to the
+     * implementation). */
+    if (t->icv.thread_limit > 0 && t->icv.thread_limit < limit) {
+        limit = t->icv.thread_limit;
+        return asked < limit ? asked : limit;
+    }
     if (asked <= limit)
         return asked;
     if (!t->icv.dynamic)
