@@ -31,9 +31,30 @@
 
 enum cancel_kind { CANCEL_PARALLEL = 1, CANCEL_LOOP = 2, CANCEL_SECTIONS = 3, CANCEL_TASKGROUP = 4 };
 
+/* OMPT's flags for a kind of construct (ompt_cancel_flag_t). */
+static int tool_flag(kmp_int32 kind)
+{
+    switch (kind) {
+    case CANCEL_PARALLEL: return 0x01;
+    case CANCEL_SECTIONS: return 0x02;
+    case CANCEL_LOOP: return 0x04;
+    default: return 0x08; /* taskgroup */
+    }
+}
+
+static kmp_int32 cancel(kmp_int32 kind);
+
 kmp_int32 __kmpc_cancel(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
 {
     (void)loc, (void)gtid;
+    kmp_int32 r = cancel(kind);
+    if (r && omp_tool_on) /* ompt_cancel_activated */
+        omp_tool_cancel(tool_flag(kind) | 0x10, __builtin_return_address(0));
+    return r;
+}
+
+static kmp_int32 cancel(kmp_int32 kind)
+{
     struct omp_thread *t = omp_self();
     if (!t->icv.cancellation)
         return 0;
@@ -56,9 +77,19 @@ kmp_int32 __kmpc_cancel(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
     }
 }
 
+static kmp_int32 cancellation_point(kmp_int32 kind);
+
 kmp_int32 __kmpc_cancellationpoint(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
 {
     (void)loc, (void)gtid;
+    kmp_int32 r = cancellation_point(kind);
+    if (r && omp_tool_on) /* ompt_cancel_detected */
+        omp_tool_cancel(tool_flag(kind) | 0x20, __builtin_return_address(0));
+    return r;
+}
+
+static kmp_int32 cancellation_point(kmp_int32 kind)
+{
     struct omp_thread *t = omp_self();
     if (!t->icv.cancellation)
         return 0;

@@ -66,6 +66,7 @@ static void omp_init(struct omp_thread *t)
             log_fatal("DSM_OMP_STATIC=%s: static loops may be divided static or profiled", st);
     }
     t->ready = true;
+    omp_tool_thread_begin(); /* the node's tool starts with its runtime (ompt.c) */
 }
 
 struct omp_thread *omp_self_owing(void)

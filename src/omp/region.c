@@ -17,20 +17,26 @@
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/stack.h"
+#include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
 
 /* Calls the outlined region with its arguments: clang's outlined functions
- * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized. */
-static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid, int argc, const uint64_t *a)
+ * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized.
+ * Its frame is the implicit task's exit frame for a tool (ompt.c): the
+ * region's code sees it as its caller's, so no call here is a tail call. */
+__attribute__((noinline)) static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid,
+                                             int argc, const uint64_t *a)
 {
+    if (omp_tool_on)
+        omp_tool_exit_frame(__builtin_frame_address(0));
 #define A(i) (void *)(uintptr_t)a[i]
 #define CASE(n, ...)                                                                   \
     case n:                                                                          \
         fn(&gtid, &btid, ##__VA_ARGS__);                                             \
-        return;
+        goto done;
 #define A8(i) A(i), A(i + 1), A(i + 2), A(i + 3), A(i + 4), A(i + 5), A(i + 6), A(i + 7)
     switch (argc) {
     CASE(0)
@@ -63,15 +69,37 @@ static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid, int argc, cons
 #undef A
 #undef A8
 #undef CASE
+done:
+    if (omp_tool_on)
+        omp_tool_exit_frame(NULL);
 }
 
-/* A region on this node alone begins: tid 0 of a team of 1. */
-static void serialized_begin(struct omp_thread *t)
+/* OMPT: what the threads of the region a node started last report (the
+ * node's first thread sets it before the others start): the region and
+ * the task that encountered it (the master's, or another node's copy). */
+static DSM_STATE struct {
+    struct omp_tool_par  *par;
+    struct omp_tool_task *enc;
+} tool_ctx;
+
+/* A region on this node alone begins: tid 0 of a team of 1 (`requested`
+ * asked for; codeptr and frame: where the program entered the runtime). */
+static void serialized_begin(struct omp_thread *t, int requested, const void *codeptr, void *frame,
+                             bool program)
 {
     if (t->serialized == OMP_MAX_NESTING)
         log_fatal("OpenMP regions nested more than %d deep", OMP_MAX_NESTING);
-    t->outer[t->serialized++] = (struct omp_outer){.icv = t->icv, .tid = t->tid, .nthreads = t->nthreads,
-                                                   .loop = t->loop, .loop_state = t->loop_state};
+    struct omp_outer *o = &t->outer[t->serialized++];
+    *o = (struct omp_outer){.icv = t->icv, .tid = t->tid, .nthreads = t->nthreads,
+                            .loop = t->loop, .loop_state = t->loop_state, .tool_codeptr = codeptr,
+                            .tool_program = program};
+    if (omp_tool_on) {
+        struct omp_tool_task *enc = omp_tool_current();
+        omp_tool_parallel_begin(&o->tool_par, requested, false, program, codeptr, frame);
+        omp_tool_implicit_begin(&o->tool_task, &o->tool_par, enc, 1, 0, false);
+        if (program) /* the program's frame calls the code */
+            omp_tool_exit_frame(frame);
+    }
     t->tid = 0;
     t->nthreads = 1;
     t->loop = 0;
@@ -86,6 +114,10 @@ static void serialized_end(struct omp_thread *t)
     if (t->serialized == 0)
         log_fatal("__kmpc_end_serialized_parallel without a serialized region");
     struct omp_outer *o = &t->outer[--t->serialized];
+    if (omp_tool_on) {
+        omp_tool_implicit_end(&o->tool_task, 1, o->tool_codeptr, false, false);
+        omp_tool_parallel_end(&o->tool_par, false, o->tool_program, o->tool_codeptr);
+    }
     t->icv = o->icv;
     t->tid = o->tid;
     t->nthreads = o->nthreads;
@@ -192,8 +224,15 @@ static void run_thread(void *arg)
     int argc = r->argc;
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)argc * sizeof args[0]);
+    struct omp_tool_task tool_task;
+    bool tool = r->tool_on && omp_tool_on;
+    if (tool)
+        omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid,
+                                r->league);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
     omp_tasks_complete(); /* the region's end is a barrier for its tasks */
+    if (tool)
+        omp_tool_implicit_end(&tool_task, 0, NULL, !r->league, r->league);
     *t = saved;
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -208,6 +247,21 @@ static void run_member(void *arg)
         omp_migration_stop(); /* threads may run here: as omp_node_threads_begin */
     omp_affinity_take(r->affinity_fmt, r->affinity_gen);
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
+    /* OMPT: this node's copies of the master's region and its task. */
+    struct omp_tool_par par, enc_par;
+    struct omp_tool_task enc;
+    if (r->tool_on && local > 0) {
+        (void)omp_self(); /* the node's tool starts, this thread begins */
+        enc_par = (struct omp_tool_par){.data = r->tool_enc_par, .team_size = r->tool_enc_team_size};
+        enc = (struct omp_tool_task){.data = r->tool_enc_data, .exit_frame = r->tool_enc_exit,
+                                     .enter_frame = r->tool_enc_enter, .type = r->tool_enc_type,
+                                     .thread_num = r->tool_enc_thread_num, .par = &enc_par};
+        enc.exit_flags = enc.enter_flags = 0x11; /* ompt_frame_runtime | framepointer */
+        par = (struct omp_tool_par){.data = r->tool_par, .team_size = r->nthreads,
+                                    .outer = &enc_par};
+        tool_ctx.par = &par;
+        tool_ctx.enc = &enc;
+    }
     omp_node_threads_begin(r->per_node, local, run_thread, r);
     if (local > 0)
         run_thread(r);
@@ -243,8 +297,14 @@ static void run_local_thread(void *arg)
     t->icv.run_sched = r->run_sched;
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)r->argc * sizeof args[0]);
+    struct omp_tool_task tool_task;
+    bool tool = r->tool_on && omp_tool_on;
+    if (tool)
+        omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, r->argc, args);
     omp_tasks_complete();
+    if (tool)
+        omp_tool_implicit_end(&tool_task, 0, NULL, true, false);
     *t = saved;
 }
 
@@ -262,7 +322,7 @@ static void region_takes_icvs(struct omp_region *r, const struct omp_icv *icv)
 }
 
 static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, int argc,
-                       const uint64_t *args)
+                       const uint64_t *args, const void *codeptr, void *frame)
 {
     int n = asked, limit = omp_node_thread_limit();
     /* thread-limit-var counts every thread of the contention group: the
@@ -281,7 +341,7 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
         n = limit;
     }
     if (n <= 1) {
-        serialized_begin(t);
+        serialized_begin(t, asked, codeptr, frame, false);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
@@ -302,13 +362,28 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     r->outer_nthreads = t->nthreads;
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     uint64_t t0 = clock_ns();
+    struct omp_tool_par tool_par;
+    struct omp_tool_task tool_task, *enc = NULL;
+    r->tool_on = omp_tool_on;
+    if (r->tool_on) {
+        enc = omp_tool_current();
+        omp_tool_parallel_begin(&tool_par, asked, false, false, codeptr, frame);
+        tool_ctx.par = &tool_par;
+        tool_ctx.enc = enc;
+    }
     omp_node_threads_begin(n, n, run_local_thread, r);
     struct omp_thread saved = *t;
     enter(t, r, 0);
+    if (r->tool_on)
+        omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, false);
     invoke(microtask, 0, 0, argc, args);
     omp_tasks_complete();
+    if (r->tool_on)
+        omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved;
     omp_node_threads_end(n);
+    if (r->tool_on)
+        omp_tool_parallel_end(&tool_par, false, false, codeptr);
     omp_doacross_region_end(r);
     free(r);
     stats_add(STAT_PAR_REGIONS, 1);
@@ -326,6 +401,8 @@ void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args)
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 {
     (void)loc;
+    const void *codeptr = __builtin_return_address(0);
+    void *frame = __builtin_frame_address(0);
     struct omp_thread *t = omp_self();
     uint64_t args[OMP_MAX_ARGS];
     va_list ap;
@@ -336,7 +413,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
     if (nests_here(t, asked)) {
-        fork_local(t, asked, microtask, argc, args);
+        fork_local(t, asked, microtask, argc, args, codeptr, frame);
         return;
     }
     /* Nested in another region, or in a teams region (whose teams'
@@ -344,7 +421,7 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
      * master): a team of one, as OpenMP allows; so with
      * max-active-levels 0, as OpenMP asks. */
     if (t->level > 0 || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
-        serialized_begin(t);
+        serialized_begin(t, asked, codeptr, frame, false);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
@@ -365,16 +442,16 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         n = 1;
     }
     if (n <= 1) {
-        serialized_begin(t);
+        serialized_begin(t, asked, codeptr, frame, false);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
-    omp_fork(t, n, false, 0, (void *)microtask, argc, args);
+    omp_fork(t, n, false, 0, (void *)microtask, argc, args, asked, codeptr, frame);
 }
 
 void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
-              int argc, const uint64_t *args)
+              int argc, const uint64_t *args, int requested, const void *codeptr, void *frame)
 {
     int per_node = omp_team_per_node(n);
     omp_team_check_threads(t, per_node);
@@ -403,6 +480,25 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
+    /* OMPT: the region begins; its data and the encountering task's go
+     * to the other nodes in the description (ompt.c). */
+    struct omp_tool_par tool_par;
+    struct omp_tool_task tool_task, *enc = NULL;
+    r->tool_on = omp_tool_on;
+    if (r->tool_on) {
+        enc = omp_tool_current();
+        omp_tool_parallel_begin(&tool_par, requested, league, false, codeptr, frame);
+        r->tool_par = tool_par.data;
+        r->tool_enc_data = enc ? enc->data : 0;
+        r->tool_enc_exit = enc ? enc->exit_frame : 0;
+        r->tool_enc_enter = enc ? enc->enter_frame : 0;
+        r->tool_enc_type = enc ? enc->type : 0;
+        r->tool_enc_thread_num = enc ? enc->thread_num : 0;
+        r->tool_enc_par = enc && enc->par ? enc->par->data : 0;
+        r->tool_enc_team_size = enc && enc->par ? enc->par->team_size : 1;
+        tool_ctx.par = &tool_par;
+        tool_ctx.enc = enc;
+    }
     bool others = job()->nodes > 1;
     if (others)
         dsm_create(run_member, r);
@@ -411,12 +507,18 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
 
     struct omp_thread saved = *t;
     enter(t, r, 0);
+    if (r->tool_on)
+        omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, league);
     invoke((kmpc_micro)microtask, 0, 0, argc, args);
     omp_tasks_complete();
+    if (r->tool_on)
+        omp_tool_implicit_end(&tool_task, n, codeptr, !league, league);
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
     if (others)
         dsm_wait_for_end();
+    if (r->tool_on)
+        omp_tool_parallel_end(&tool_par, league, false, codeptr);
     omp_doacross_region_end(r);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -440,7 +542,12 @@ void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int proc_bind)
 void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    serialized_begin(omp_self());
+    struct omp_thread *t = omp_self();
+    t->pushed_threads = 0;
+    /* The program calls the region's code from its own frame (the saved
+     * frame pointer: src/omp is built with them). */
+    serialized_begin(t, 1, __builtin_return_address(0), *(void **)__builtin_frame_address(0),
+                     true);
 }
 
 void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid)
@@ -532,10 +639,23 @@ static void team_barrier(struct omp_thread *t)
  * both. */
 void __kmpc_barrier(ident_t *loc, kmp_int32 gtid)
 {
-    (void)loc, (void)gtid;
+    (void)gtid;
     struct omp_thread *t = omp_self_owing();
     t->barrier_owed = false;
+    if (!omp_tool_on) {
+        team_barrier(t);
+        return;
+    }
+    /* kmp.h's KMP_IDENT_BARRIER_EXPL: the program's own barrier; else the
+     * implicit one at a worksharing construct's end (ompt_sync_region_t
+     * 3 and 2, as libomp reports them). */
+    int kind = loc && (loc->flags & 0x20) ? 3 : 2;
+    const void *codeptr = __builtin_return_address(0);
+    omp_tool_enter_frame(__builtin_frame_address(0));
+    omp_tool_sync(kind, true, codeptr);
     team_barrier(t);
+    omp_tool_sync(kind, false, codeptr);
+    omp_tool_enter_frame(NULL);
 }
 
 void omp_pay_barrier(struct omp_thread *t)
@@ -553,34 +673,61 @@ kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
-    if (t->nthreads <= 1)
-        return 1;
-    t->loop++;
-    t->since_barrier++;
-    return parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
+    int mine = 1;
+    if (t->nthreads > 1) {
+        t->loop++;
+        t->since_barrier++;
+        mine = parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
+    }
+    if (omp_tool_on) { /* ompt_work_single_executor 3, single_other 4 */
+        const void *codeptr = __builtin_return_address(0);
+        omp_tool_work(mine ? 3 : 4, true, 1, codeptr);
+        if (!mine)
+            omp_tool_work(4, false, 1, codeptr);
+    }
+    return mine;
 }
 
-void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_end_single(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    if (omp_tool_on)
+        omp_tool_work(3, false, 1, __builtin_return_address(0));
+}
 
 kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     t->since_barrier++;
+    if (t->tid == 0 && omp_tool_on)
+        omp_tool_masked(true, __builtin_return_address(0));
     return t->tid == 0;
 }
 
-void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_end_master(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    if (omp_tool_on)
+        omp_tool_masked(false, __builtin_return_address(0));
+}
 
 kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     t->since_barrier++;
+    if (t->tid == filter && omp_tool_on)
+        omp_tool_masked(true, __builtin_return_address(0));
     return t->tid == filter;
 }
 
-void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    if (omp_tool_on)
+        omp_tool_masked(false, __builtin_return_address(0));
+}
 
 /* copyprivate: the thread that ran the single publishes where its
  * variables are, the others copy them (cpy_func, the compiler's) after a
@@ -690,25 +837,36 @@ void __kmpc_flush(ident_t *loc)
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the node's threads share memory in hardware */
     if (omp_self()->distributed)
         sync_flush();
+    if (omp_tool_on)
+        omp_tool_flush(__builtin_return_address(0));
+}
+
+static void critical(kmp_critical_name *crit, uint32_t hint, const void *codeptr)
+{
+    if (omp_tool_on) /* ompt_mutex_critical: its wait id is its name */
+        omp_tool_mutex_acquire(5, hint, (uint64_t)(uintptr_t)crit, codeptr);
+    if (omp_shared(omp_self())) {
+        uint64_t t0 = clock_ns();
+        omp_lock_take(omp_lock_id_of(crit));
+        sync_flush_implied(); /* the entry's flush (sync/flush.c) */
+        stats_add(STAT_PAR_CRITICALS, 1);
+        stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
+    }
+    if (omp_tool_on)
+        omp_tool_mutex_acquired(5, (uint64_t)(uintptr_t)crit, codeptr);
 }
 
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 {
     (void)loc, (void)gtid;
-    if (!omp_shared(omp_self()))
-        return;
-    uint64_t t0 = clock_ns();
-    omp_lock_take(omp_lock_id_of(crit));
-    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
-    stats_add(STAT_PAR_CRITICALS, 1);
-    stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
+    critical(crit, 0, __builtin_return_address(0));
 }
 
 void __kmpc_critical_with_hint(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit,
                                uint32_t hint)
 {
-    (void)hint;
-    __kmpc_critical(loc, gtid, crit);
+    (void)loc, (void)gtid;
+    critical(crit, hint, __builtin_return_address(0));
 }
 
 void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
@@ -716,6 +874,8 @@ void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
     (void)loc, (void)gtid;
     if (omp_shared(omp_self()))
         omp_lock_give(omp_lock_id_of(crit));
+    if (omp_tool_on)
+        omp_tool_mutex_released(5, (uint64_t)(uintptr_t)crit, __builtin_return_address(0));
 }
 
 /* Reductions: always the "critical" method (return 1): each thread merges

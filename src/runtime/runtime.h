@@ -26,6 +26,10 @@ struct runtime {
     bool              fork_asked;    /* dsm_startup_fork or dsm_main: fork style to come */
     char             *main_stack;    /* the master's main runs here, in the region */
     size_t            main_stack_len;
+    /* Run on the master once the job has started, before main: the
+     * OpenMP runtime's start (src/omp sets it), so that a tool is
+     * initialized before the program's first line, as libomp's is. */
+    void            (*before_main)(void);
 };
 
 struct runtime *rt(void);
@@ -47,6 +51,8 @@ void fork_create_on(int node, void (*fn)(void *), void *arg);
  * threads (nothing when T = 1); and the wait for them to return. */
 void threads_run(void (*fn)(void *), void *arg);
 void threads_join(void);
+/* The node's helper threads started so far (they live until the end). */
+int  threads_started(void);
 
 /* pthreads.c: a dsmcc program's threads spread over the nodes; and the
  * time this node ran any of them so far (a worker waiting for the master's

@@ -138,3 +138,11 @@ void threads_join(void)
     team.joiner_asleep = false;
     pthread_mutex_unlock(&team.lock);
 }
+
+int threads_started(void)
+{
+    pthread_mutex_lock(&team.lock);
+    int n = team.started;
+    pthread_mutex_unlock(&team.lock);
+    return n;
+}
