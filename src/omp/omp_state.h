@@ -48,6 +48,14 @@ struct omp_tool_task {
     size_t                memory_size;
 };
 
+/* A team of a teams region, as a tool sees it (libomp's shape): the
+ * team's initial task in a region of its own, and in it a region of one
+ * thread whose implicit task runs the team's code. */
+struct omp_tool_team {
+    struct omp_tool_par  team_par, inner_par;
+    struct omp_tool_task initial, implicit;
+};
+
 /* A region, as the master describes it to the team: in shared memory. */
 struct omp_region {
     uint64_t          microtask;
@@ -222,6 +230,12 @@ void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void
                            bool barrier, bool initial);
 /* ompt_sync_region_t kinds: barrier_explicit 3, implementation 4,
  * taskwait 5, taskgroup 6, implicit_workshare 8, implicit_parallel 9. */
+/* A teams region's team on this thread: its initial task and what runs
+ * in it (team_num: the index reported). */
+void omp_tool_team_begin(struct omp_tool_team *tt, struct omp_tool_task *enc,
+                         struct omp_tool_par *league, int num_teams, int team_num);
+void omp_tool_team_end(struct omp_tool_team *tt, int num_teams, int team_num,
+                       const void *codeptr);
 void omp_tool_sync(int kind, bool begin, const void *codeptr);
 void omp_tool_sync_region(int kind, bool begin, const void *codeptr);
 void omp_tool_sync_wait(int kind, bool begin, const void *codeptr);

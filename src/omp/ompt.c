@@ -241,7 +241,7 @@ static int get_task_memory(void **addr, size_t *size, int block)
         return 0;
     *addr = me.task->memory;
     *size = me.task->memory_size;
-    return 0; /* no further block */
+    return 1; /* a block, as libomp answers (its one block) */
 }
 
 int omp_get_num_procs(void);
@@ -464,6 +464,8 @@ void omp_tool_finish(void)
 
 /* ---- events ------------------------------------------------------------------ */
 
+static void region_end_barrier(struct omp_tool_task *task, const void *codeptr);
+
 struct omp_tool_task *omp_tool_current(void) { return me.task; }
 
 void omp_tool_set_state(int state) { me.state = state; }
@@ -535,28 +537,8 @@ void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void
                            bool barrier, bool initial)
 {
     omp_tool_exit_frame(NULL);
-    if (barrier) {
-        ompt_data_t *pd = task->par ? (ompt_data_t *)&task->par->data : NULL;
-        me.state = ompt_state_wait_barrier_implicit_parallel;
-        /* kind 2 (barrier_implicit, deprecated in 5.1) as libomp reports
-         * every implicit barrier: tools written for 5.0 know no other. */
-        if (CB(ompt_callback_sync_region))
-            CB(ompt_callback_sync_region)(ompt_sync_region_barrier_implicit,
-                                          ompt_scope_begin, pd, (ompt_data_t *)&task->data,
-                                          codeptr);
-        if (CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t)) {
-            CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t)(ompt_sync_region_barrier_implicit,
-                                               ompt_scope_begin, pd, (ompt_data_t *)&task->data,
-                                               codeptr);
-            CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t)(ompt_sync_region_barrier_implicit,
-                                               ompt_scope_end, NULL, (ompt_data_t *)&task->data,
-                                               codeptr);
-        }
-        if (CB(ompt_callback_sync_region))
-            CB(ompt_callback_sync_region)(ompt_sync_region_barrier_implicit,
-                                          ompt_scope_end, NULL, (ompt_data_t *)&task->data,
-                                          codeptr);
-    }
+    if (barrier)
+        region_end_barrier(task, codeptr);
     if (CB(ompt_callback_implicit_task))
         CB(ompt_callback_implicit_task)(ompt_scope_end, NULL, (ompt_data_t *)&task->data,
                                         (unsigned)team_size,
@@ -564,6 +546,85 @@ void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void
                                         initial ? ompt_task_initial : ompt_task_implicit);
     me.task = task->saved;
     me.state = task->saved_state;
+}
+
+/* The implicit barrier that ends a region (its wait is the join); the
+ * region has ended for the barrier's end, whose parallel data is none,
+ * as libomp reports it. */
+static void region_end_barrier(struct omp_tool_task *task, const void *codeptr)
+{
+    ompt_data_t *pd = task->par ? (ompt_data_t *)&task->par->data : NULL;
+    ompt_data_t *td = (ompt_data_t *)&task->data;
+    ompt_callback_sync_region_t wait =
+        CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t);
+    me.state = ompt_state_wait_barrier_implicit_parallel;
+    /* kind 2 (barrier_implicit, deprecated in 5.1) as libomp reports
+     * every implicit barrier: tools written for 5.0 know no other. */
+    if (CB(ompt_callback_sync_region))
+        CB(ompt_callback_sync_region)(ompt_sync_region_barrier_implicit, ompt_scope_begin, pd, td,
+                                      codeptr);
+    if (wait) {
+        wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, pd, td, codeptr);
+        wait(ompt_sync_region_barrier_implicit, ompt_scope_end, NULL, td, codeptr);
+    }
+    if (CB(ompt_callback_sync_region))
+        CB(ompt_callback_sync_region)(ompt_sync_region_barrier_implicit, ompt_scope_end, NULL, td,
+                                      codeptr);
+}
+
+/* A league of several teams: every team's initial task is in the
+ * league's region (its data), which ends with their barrier; one team:
+ * the initial task is in a region of its own, as libomp reports them. */
+void omp_tool_team_begin(struct omp_tool_team *tt, struct omp_tool_task *enc,
+                         struct omp_tool_par *league, int num_teams, int team_num)
+{
+    *tt = (struct omp_tool_team){0};
+    tt->team_par = (struct omp_tool_par){.team_size = 1, .outer = enc ? enc->par : NULL};
+    struct omp_tool_par *in = num_teams > 1 && league ? league : &tt->team_par;
+    tt->initial = (struct omp_tool_task){.type = ompt_task_initial, .par = in,
+                                         .thread_num = team_num, .parent = enc,
+                                         .saved = me.task, .saved_state = me.state};
+    me.task = &tt->initial;
+    me.state = ompt_state_work_parallel;
+    if (CB(ompt_callback_implicit_task))
+        CB(ompt_callback_implicit_task)(ompt_scope_begin, (ompt_data_t *)&in->data,
+                                        (ompt_data_t *)&tt->initial.data, (unsigned)num_teams,
+                                        (unsigned)team_num, ompt_task_initial);
+    tt->inner_par = (struct omp_tool_par){.team_size = 1, .outer = &tt->team_par};
+    if (CB(ompt_callback_parallel_begin))
+        CB(ompt_callback_parallel_begin)((ompt_data_t *)&tt->initial.data,
+                                         (ompt_frame_t *)&tt->initial.exit_frame,
+                                         (ompt_data_t *)&tt->inner_par.data, 1,
+                                         ompt_parallel_invoker_runtime | ompt_parallel_team, NULL);
+    tt->implicit = (struct omp_tool_task){.type = ompt_task_implicit | ompt_task_undeferred,
+                                          .par = &tt->inner_par, .parent = &tt->initial,
+                                          .saved = &tt->initial, .saved_state = me.state};
+    me.task = &tt->implicit;
+    if (CB(ompt_callback_implicit_task))
+        CB(ompt_callback_implicit_task)(ompt_scope_begin, (ompt_data_t *)&tt->inner_par.data,
+                                        (ompt_data_t *)&tt->implicit.data, 1, 0,
+                                        ompt_task_implicit);
+}
+
+void omp_tool_team_end(struct omp_tool_team *tt, int num_teams, int team_num,
+                       const void *codeptr)
+{
+    omp_tool_exit_frame(NULL);
+    if (CB(ompt_callback_implicit_task))
+        CB(ompt_callback_implicit_task)(ompt_scope_end, NULL, (ompt_data_t *)&tt->implicit.data,
+                                        1, 0, ompt_task_implicit);
+    me.task = &tt->initial;
+    if (CB(ompt_callback_parallel_end))
+        CB(ompt_callback_parallel_end)((ompt_data_t *)&tt->inner_par.data,
+                                       (ompt_data_t *)&tt->initial.data,
+                                       ompt_parallel_invoker_runtime | ompt_parallel_team, NULL);
+    if (num_teams > 1) /* the league's teams meet: its implicit barrier */
+        region_end_barrier(&tt->initial, codeptr);
+    if (CB(ompt_callback_implicit_task))
+        CB(ompt_callback_implicit_task)(ompt_scope_end, NULL, (ompt_data_t *)&tt->initial.data, 0,
+                                        (unsigned)team_num, ompt_task_initial);
+    me.task = tt->initial.saved;
+    me.state = tt->initial.saved_state;
 }
 
 static int wait_state(int kind)

@@ -225,14 +225,18 @@ static void run_thread(void *arg)
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)argc * sizeof args[0]);
     struct omp_tool_task tool_task;
+    struct omp_tool_team tool_team;
     bool tool = r->tool_on && omp_tool_on;
-    if (tool)
-        omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid,
-                                r->league);
+    if (tool && r->league)
+        omp_tool_team_begin(&tool_team, tool_ctx.enc, tool_ctx.par, r->nthreads, tid);
+    else if (tool)
+        omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
     omp_tasks_complete(); /* the region's end is a barrier for its tasks */
-    if (tool)
-        omp_tool_implicit_end(&tool_task, 0, NULL, !r->league, r->league);
+    if (tool && r->league)
+        omp_tool_team_end(&tool_team, r->nthreads, tid, NULL);
+    else if (tool)
+        omp_tool_implicit_end(&tool_task, 0, NULL, true, false);
     *t = saved;
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -456,7 +460,12 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     int per_node = omp_team_per_node(n);
     omp_team_check_threads(t, per_node);
     uint64_t t0 = clock_ns();
-    struct omp_region *r = t->own_region;
+    /* A league of one team is the master's alone (as libomp serializes
+     * it): no other node takes part, so a parallel region in it starts
+     * the job's team as any region does; its description is private. */
+    bool solo = league && n == 1;
+    struct omp_region solo_region;
+    struct omp_region *r = solo ? &solo_region : t->own_region;
     if (!r) {
         r = t->own_region = dsm_malloc(sizeof *r);
         if (!r)
@@ -499,7 +508,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
         tool_ctx.par = &tool_par;
         tool_ctx.enc = enc;
     }
-    bool others = job()->nodes > 1;
+    bool others = job()->nodes > 1 && !solo;
     if (others)
         dsm_create(run_member, r);
     int local = omp_team_on_node(n, per_node, 0);
@@ -507,12 +516,17 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
 
     struct omp_thread saved = *t;
     enter(t, r, 0);
-    if (r->tool_on)
-        omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, league);
+    struct omp_tool_team tool_team;
+    if (r->tool_on && league)
+        omp_tool_team_begin(&tool_team, enc, &tool_par, n, 0);
+    else if (r->tool_on)
+        omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, false);
     invoke((kmpc_micro)microtask, 0, 0, argc, args);
     omp_tasks_complete();
-    if (r->tool_on)
-        omp_tool_implicit_end(&tool_task, n, codeptr, !league, league);
+    if (r->tool_on && league)
+        omp_tool_team_end(&tool_team, n, 0, codeptr);
+    else if (r->tool_on)
+        omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
     if (others)

@@ -880,6 +880,7 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
         if (task_dup)
             ((kmp_task_dup_t)task_dup)(c, task, k == ntasks - 1);
         prefix_of(c)->tool = NULL; /* the copy's own, below */
+        prefix_of(c)->flags = p->flags;
         if (omp_tool_on)
             tool_create(c, false, false, codeptr);
         run(gtid, c);

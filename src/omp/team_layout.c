@@ -65,11 +65,12 @@ int omp_team_size(const struct omp_thread *t, int asked)
         return 1; /* not in a job: the program's one thread */
     int nodes = job()->nodes;
     int limit = nodes * node_threads_max();
-    /* OMP_THREAD_LIMIT below the job's: the team gets it, dyn-var or
-     * not, as libomp gives it (OpenMP leaves dyn-var false to the
-     * implementation). */
-    if (t->icv.thread_limit > 0 && t->icv.thread_limit < limit) {
-        limit = t->icv.thread_limit;
+    /* OMP_THREAD_LIMIT, or a teams region's thread_limit, below the
+     * job's: the team gets it, dyn-var or not, as libomp gives it
+     * (OpenMP leaves dyn-var false to the implementation). */
+    int set = t->thread_limit > 0 ? t->thread_limit : t->icv.thread_limit;
+    if (set > 0 && set < limit) {
+        limit = set;
         return asked < limit ? asked : limit;
     }
     if (asked <= limit)
