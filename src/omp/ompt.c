@@ -11,9 +11,12 @@
  * further: dlsym(RTLD_NEXT)), else the first of OMP_TOOL_LIBRARIES whose
  * ompt_start_tool returns a result; OMP_TOOL=disabled starts none. The
  * tool tells nodes and threads apart by what dsm gives it: a thread's
- * unique ids (ompt_get_unique_id) carry its node and its number on the
- * node in their top bits — (node × 4096 + thread + 1) << 40 — so ids
- * never meet across the job, and the initial thread's are the smallest;
+ * unique ids (ompt_get_unique_id) carry its number on its node (in the
+ * order the node's threads first asked for one) and its node in their
+ * top bits — (thread × 4096 + node + 1) << 40 — so ids never meet across
+ * the job, the initial thread's are the smallest, and every node's first
+ * thread (the job's first team) comes before any node's second, as a
+ * process's threads are numbered in the order they start;
  * only node 0's first thread is ompt_thread_initial (it runs main), every
  * other thread of the job, another node's first included, is a worker.
  *
@@ -91,7 +94,7 @@ static uint64_t unique_id(void)
 {
     if (!me.ids) {
         uint64_t seq = atomic_fetch_add(&tool.threads, 1);
-        uint64_t who = (uint64_t)job()->rank * 4096 + (seq % 4096) + 1;
+        uint64_t who = (seq % 4096) * 4096 + (uint64_t)job()->rank % 4096 + 1;
         me.ids = who << 40;
     }
     return ++me.ids;
