@@ -7,7 +7,7 @@ once against libomp (the reference) and once against dsm per layout.
 RUNTIME_DIR is a checkout's openmp/runtime (or its test/ folder), fetched
 outside this repository: the tests include ../../src/kmp_platform.h, so the
 folder above test/ must hold src/kmp_platform.h. A LAYOUT is N (N nodes,
-one thread each) or NxT (N nodes, T threads each: dsmrun --threads T).
+one thread each) or NxT (N nodes, T threads each by default).
 
 Every *.c file under test/ is a test, as lit's config (suffixes .c and
 .cpp; the .cpp ones are C++ and not counted here, and the header says how
@@ -34,10 +34,12 @@ pass on the reference at its thread count; every other test is listed as
 excluded with the reason its reference run gave (UNSUPPORTED ones too).
 
 dsm: %libomp-compile is `dsmcc -fopenmp -pthread %flags %s -o %t -lm`,
-%libomp-run is `dsmrun -n N [--threads T] --timeout TIMEOUT %t`; %clang
-alone (a tool's shared library, built without -fopenmp) stays clang.
-OMP_NUM_THREADS is not set: dsm's default team is N x T. One line per test
-and layout:
+%libomp-run is `dsmrun -n N --timeout TIMEOUT %t`; %clang alone (a tool's
+shared library, built without -fopenmp) stays clang. The environment is
+the reference's: OMP_NUM_THREADS=N x T (a test's own env prefix wins), so
+NxT is a default team of T threads on each of N nodes; as on libomp, a
+test that asks for more threads gets them (dsmrun --threads T would cap
+them at N x T: docs/openmp.md). One line per test and layout:
   PASS | XFAIL | XPASS | FAIL (a wrong result: the test's status or
   FileCheck) | CRASH (a signal) | HANG (past the time limit) |
   NOLINK (refused at build: the first undefined reference) |
@@ -74,9 +76,8 @@ import threading
 
 KEYWORDS = ("RUN:", "REQUIRES:", "UNSUPPORTED:", "XFAIL:")
 # dsm's one-line refusals of what it does not run (docs/openmp.md).
-REFUSAL = re.compile(r"dsm: node \d+: .*(not supported|does not support|"
-                     r"not implemented|not honoured|from main's thread only|"
-                     r"dsm runs no |refus)")
+REFUSAL = re.compile(r"dsm: node \d+: (?!warning:).*(not supported|does not support|"
+                     r"not implemented|from main's thread only|dsm runs no |refus)")
 
 
 def parse_test(path):
@@ -224,9 +225,7 @@ class Runner:
         else:
             nodes, threads = layout
             cc = q(os.path.abspath(self.dsmcc))
-            th = " --threads %d" % threads if threads > 1 else ""
-            run = '%s -n %d%s --timeout %d "$@"' % (
-                q(os.path.abspath(self.dsmrun)), nodes, th, timeout)
+            run = '%s -n %d --timeout %d "$@"' % (q(os.path.abspath(self.dsmrun)), nodes, timeout)
             run = "timeout -k 5 %d %s" % (timeout + 30, run)
         for name, cmd, what in ((".cc", cc + ' "$@"', "build"),
                                 (".tcc", 'clang "$@"', "tool"),
@@ -261,9 +260,7 @@ class Runner:
         with open(os.path.join(base, ".script"), "w") as f:
             f.write("set -o pipefail\n" + script + "\n")
         env = dict(os.environ)
-        env.pop("OMP_NUM_THREADS", None)
-        if layout is None:
-            env["OMP_NUM_THREADS"] = str(nthreads)
+        env["OMP_NUM_THREADS"] = str(nthreads)
         nrun = sum(r.count("%libomp-run") + r.count("%libomp-compile-and-run") for r in runs)
         limit = (timeout + 35) * max(nrun, 1) + 300
         try:

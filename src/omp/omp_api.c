@@ -228,7 +228,7 @@ static void ancestor(const struct omp_thread *t, int level, int *tid, int *size)
         *tid = t->tid, *size = t->nthreads;
     else if (level == active_top && active_top > 0)
         *tid = t->outer[0].tid, *size = t->outer[0].nthreads;
-    else if (level == active_top - 1 && level > 0 && t->local_team)
+    else if (t->local_team && level == t->outer_level && level > 0)
         *tid = t->outer_tid, *size = t->outer_nthreads;
 }
 

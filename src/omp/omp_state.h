@@ -78,7 +78,10 @@ struct omp_region {
     uint64_t          tool_par, tool_enc_data, tool_enc_par, tool_enc_exit, tool_enc_enter;
     int32_t           nested;           /* inner regions may have teams of a node's threads */
     int32_t           local;            /* a team of one node's threads, nested (region.c) */
-    int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's, at level 1 */
+    int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's in its active team */
+    int32_t           level_base, outer_level; /* the encountering thread's level; local: its team's */
+    uint64_t          group_barrier;    /* local, beside other teams of the node: its own barrier */
+    uint64_t          tool_local_par, tool_local_enc; /* local: OMPT's records (node pointers) */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
     uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
@@ -158,7 +161,8 @@ struct omp_thread {
     int                thread_limit;    /* a teams region's thread_limit (0: none) */
     int                pushed_teams, pushed_team_threads; /* num_teams, thread_limit for the next teams */
     bool               local_team;      /* in a nested team of this node's threads (region.c) */
-    int                outer_tid, outer_nthreads; /* then: the level-1 thread that started it */
+    int                outer_tid, outer_nthreads; /* then: the outer team's thread that started it */
+    int                outer_level;     /* then: the outer team's level */
     uint32_t           local_teams;     /* nested teams this thread started */
     uint32_t           team;            /* the active region's number */
     uint32_t           loop;            /* worksharing loops met in it */

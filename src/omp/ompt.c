@@ -459,6 +459,7 @@ void omp_tool_finish(void)
     } else {
         thread_end_here(NULL);
     }
+    threads_group_each(thread_end_here, NULL); /* nested teams' helpers */
     if (tool.result->finalize)
         tool.result->finalize(&tool.result->tool_data);
     log_flush_output();

@@ -8,6 +8,7 @@
  * of one thread, run on the calling thread alone ("serialized", as OpenMP
  * allows for nested regions).
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "coherence/coherence.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
+#include "runtime/runtime.h"
 
 /* Calls the outlined region with its arguments: clang's outlined functions
  * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized.
@@ -138,8 +140,11 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->tid = t->gtid = tid;
     t->nthreads = r->nthreads;
     t->team_nodes = (r->nthreads + r->per_node - 1) / r->per_node;
-    t->level = 1;
+    /* one level below the encountering thread's: a region started inside
+     * serialized ones (the master's) is still the first active level */
+    t->level = r->level_base + 1;
     t->active_level = 1;
+    t->serialized = 0; /* those of the encountering thread are outside it */
     t->team = r->team;
     t->loop = 0;
     t->region = (struct omp_region *)r;
@@ -154,10 +159,11 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->icv.blocktime = r->blocktime;
     t->local_team = r->local;
     if (r->local) { /* a nested team of this node's threads (fork_local) */
-        t->level = t->active_level = 2;
+        t->active_level = 2;
         t->team_nodes = 1;
         t->outer_tid = r->outer_tid;
         t->outer_nthreads = r->outer_nthreads;
+        t->outer_level = r->outer_level;
     }
     if (r->league) {
         t->team_num = tid;
@@ -286,16 +292,41 @@ static void run_member(void *arg)
  * number no other team has. Otherwise the region is serialized. */
 static bool nests_here(const struct omp_thread *t, int asked)
 {
-    return asked > 1 && t->level == 1 && t->active_level == 1 && t->serialized == 0 &&
-           !t->local_team && t->num_teams <= 1 && t->region && t->region->nested &&
-           t->icv.max_active_levels >= 2 && !smp_multi();
+    return asked > 1 && t->active_level == 1 && !t->local_team && t->num_teams <= 1 &&
+           t->region && t->region->nested && t->icv.max_active_levels >= 2;
+}
+
+/* A nested team's own barrier, when the node runs several threads of the
+ * outer team (each may start a nested team: their threads must not meet
+ * at the node's barrier). Its threads share memory in hardware. */
+struct group_barrier {
+    pthread_mutex_t lock;
+    pthread_cond_t  cv;
+    int             count, arrived;
+    uint64_t        generation;
+};
+
+static void group_barrier_wait(struct group_barrier *b)
+{
+    pthread_mutex_lock(&b->lock);
+    uint64_t gen = b->generation;
+    if (++b->arrived == b->count) {
+        b->arrived = 0;
+        b->generation++;
+        pthread_mutex_unlock(&b->lock);
+        pthread_cond_broadcast(&b->cv);
+        return;
+    }
+    while (b->generation == gen)
+        pthread_cond_wait(&b->cv, &b->lock);
+    pthread_mutex_unlock(&b->lock);
 }
 
 static void run_local_thread(void *arg)
 {
     struct omp_region *r = arg;
     struct omp_thread *t = omp_self();
-    int tid = smp_index();
+    int tid = r->group_barrier ? threads_group_position() : smp_index();
     struct omp_thread saved = *t;
     enter(t, r, tid);
     t->icv.run_sched = r->run_sched;
@@ -304,7 +335,9 @@ static void run_local_thread(void *arg)
     struct omp_tool_task tool_task;
     bool tool = r->tool_on && omp_tool_on;
     if (tool)
-        omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
+        omp_tool_implicit_begin(&tool_task, (struct omp_tool_par *)(uintptr_t)r->tool_local_par,
+                                (struct omp_tool_task *)(uintptr_t)r->tool_local_enc, r->nthreads,
+                                tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, r->argc, args);
     omp_tasks_complete();
     if (tool)
@@ -357,13 +390,19 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     r->argc = argc;
     r->nthreads = r->per_node = n;
     /* Dynamic chunks and singles are node 0's, keyed by team: a number
-     * the master's teams (counted up from 1) never reach. */
-    r->team = 0x80000000u | ((uint32_t)job()->rank << 20) | (++t->local_teams & 0xfffffu);
+     * the master's teams (counted up from 1) never reach, and no other
+     * thread of any node makes (its node and smp index are in it). */
+    r->team = 0x80000000u | ((uint32_t)(job()->rank & 0xff) << 23) |
+              ((uint32_t)(smp_index() & 0xff) << 15) | (++t->local_teams & 0x7fffu);
     region_takes_icvs(r, &t->icv);
     region_takes_binding(t, r);
     r->local = 1;
-    r->outer_tid = t->tid;
-    r->outer_nthreads = t->nthreads;
+    /* the thread's place in its active team: under serialized regions,
+     * what the first of them hides */
+    r->outer_tid = t->serialized ? t->outer[0].tid : t->tid;
+    r->outer_nthreads = t->serialized ? t->outer[0].nthreads : t->nthreads;
+    r->outer_level = t->level - t->serialized;
+    r->level_base = t->level;
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     uint64_t t0 = clock_ns();
     struct omp_tool_par tool_par;
@@ -372,10 +411,29 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     if (r->tool_on) {
         enc = omp_tool_current();
         omp_tool_parallel_begin(&tool_par, asked, false, false, codeptr, frame);
-        tool_ctx.par = &tool_par;
-        tool_ctx.enc = enc;
+        r->tool_local_par = (uint64_t)(uintptr_t)&tool_par;
+        r->tool_local_enc = (uint64_t)(uintptr_t)enc;
     }
-    omp_node_threads_begin(n, n, run_local_thread, r);
+    /* The node runs one thread of the outer team: the node's round of
+     * helpers is the nested team's (the node's barrier is its barrier).
+     * Several: a group of helpers of its own, and a barrier of its own. */
+    struct threads_group *group = NULL;
+    struct group_barrier gb;
+    if (smp_multi()) {
+        gb = (struct group_barrier){.lock = PTHREAD_MUTEX_INITIALIZER,
+                                    .cv = PTHREAD_COND_INITIALIZER, .count = n};
+        r->group_barrier = (uint64_t)(uintptr_t)&gb;
+        group = threads_group_run(n - 1, run_local_thread, r);
+        if (!group) { /* no thread slots left on the node: a team of one */
+            free(r);
+            serialized_begin(t, asked, codeptr, frame, false);
+            invoke(microtask, t->tid, 0, argc, args);
+            serialized_end(t);
+            return;
+        }
+    } else {
+        omp_node_threads_begin(n, n, run_local_thread, r);
+    }
     struct omp_thread saved = *t;
     enter(t, r, 0);
     if (r->tool_on)
@@ -385,7 +443,10 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     if (r->tool_on)
         omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved;
-    omp_node_threads_end(n);
+    if (group)
+        threads_group_join(group);
+    else
+        omp_node_threads_end(n);
     if (r->tool_on)
         omp_tool_parallel_end(&tool_par, false, false, codeptr);
     omp_doacross_region_end(r);
@@ -400,6 +461,12 @@ void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args)
         log_fatal("%s shares %d variables; dsm supports at most %d", what, argc, OMP_MAX_ARGS);
     for (int i = 0; i < argc; i++)
         args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
+}
+
+/* The job's initial thread: node 0's first, on main's stack. */
+static bool master_thread(void)
+{
+    return job()->rank == 0 && smp_index() == 0 && (!rt()->started || stack_on_shared());
 }
 
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
@@ -420,11 +487,13 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         fork_local(t, asked, microtask, argc, args, codeptr, frame);
         return;
     }
-    /* Nested in another region, or in a teams region (whose teams'
-     * initial threads run on every node; dsm starts regions from the
-     * master): a team of one, as OpenMP allows; so with
-     * max-active-levels 0, as OpenMP asks. */
-    if (t->level > 0 || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
+    /* Nested in another active region, or in a teams region (whose
+     * teams' initial threads run on every node; dsm starts regions from
+     * the master): a team of one, as OpenMP allows; so with
+     * max-active-levels 0, as OpenMP asks. Under serialized regions only
+     * (the master's), a region is the first active level: the job's team. */
+    bool first_active = t->active_level == 0 && (t->level == 0 || master_thread());
+    if (!first_active || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
         serialized_begin(t, asked, codeptr, frame, false);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
@@ -480,6 +549,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->thread_limit = thread_limit;
     region_takes_icvs(r, &t->icv);
     region_takes_binding(t, r);
+    r->level_base = league ? -1 : t->level; /* a league's teams are at level 0 */
     omp_affinity_publish(&r->affinity_fmt, &r->affinity_gen);
     r->nested = !league && omp_nesting_possible(t);
     r->local = 0;
@@ -632,7 +702,10 @@ static void team_barrier(struct omp_thread *t)
     if (t->nthreads <= 1)
         return;
     if (t->local_team) { /* a nested team of this node's threads: they meet in memory */
-        sync_node_barrier(no_node_barrier);
+        if (t->region->group_barrier)
+            group_barrier_wait((struct group_barrier *)(uintptr_t)t->region->group_barrier);
+        else
+            sync_node_barrier(no_node_barrier);
         return;
     }
     if (t->icv.cancellation)

@@ -53,6 +53,18 @@ void threads_run(void (*fn)(void *), void *arg);
 void threads_join(void);
 /* The node's helper threads started so far (they live until the end). */
 int  threads_started(void);
+/* A group of helpers beside the node's round (an OpenMP team nested in
+ * one of the several threads the node runs for the outer team): count
+ * threads run fn(arg) at once, with smp indices the node does not use now
+ * (taken from the top, above every round's); the k-th of them (1 ..
+ * count) finds k in threads_group_position(). NULL when the node has not
+ * that many indices free: the caller runs without them. */
+struct threads_group;
+struct threads_group *threads_group_run(int count, void (*fn)(void *), void *arg);
+void threads_group_join(struct threads_group *g);
+int  threads_group_position(void);
+/* fn(arg) once on every group helper started so far, and the wait. */
+void threads_group_each(void (*fn)(void *), void *arg);
 
 /* pthreads.c: a dsmcc program's threads spread over the nodes; and the
  * time this node ran any of them so far (a worker waiting for the master's
