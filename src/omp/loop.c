@@ -370,6 +370,8 @@ static void dispatch_fini(void)
                 omp_tool_work(tool_work_kind(loc, false), false, 0, __builtin_return_address(0)); \
             return 0;                                                                            \
         }                                                                                        \
+        if (omp_tool_on) /* the chunk, named by its first iteration */                           \
+            omp_tool_dispatch(false, (uint64_t)lo, __builtin_return_address(0));                 \
         *p_lb = (T)lo;                                                                           \
         *p_ub = (T)hi;                                                                           \
         if (p_st)                                                                                \

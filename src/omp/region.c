@@ -977,6 +977,8 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
+    if (omp_tool_on) /* the merge, as OMPT's reduction (ended at the end entry) */
+        omp_tool_reduction(true, __builtin_return_address(0));
     /* A teams region's reduction merges the teams' values: its initial
      * threads take the lock as a team's threads do (teams.c). */
     int merging = omp_in_league(t) ? t->num_teams : t->nthreads;
@@ -1002,6 +1004,8 @@ void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *l
     struct omp_thread *t = omp_self();
     if (t->nthreads > 1 || omp_in_league(t) || smp_multi())
         omp_lock_give(omp_lock_id_of(lck));
+    if (omp_tool_on)
+        omp_tool_reduction(false, __builtin_return_address(0));
 }
 
 kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t reduce_size,
