@@ -708,11 +708,12 @@ static void team_barrier(struct omp_thread *t)
             sync_node_barrier(no_node_barrier);
         return;
     }
-    if (t->icv.cancellation)
+    if (t->icv.cancellation && !smp_multi())
         /* A member may have left by `cancel parallel` (cancel.c): the
          * barrier must not wait for it. Where OpenMP's barrier is no
          * cancellation point, the caller goes on to its next one. (One
-         * thread per node: team_layout.c refuses cancellation beyond.) */
+         * thread per node: with several, cancel.c refuses `cancel
+         * parallel`, and the barriers are the usual ones.) */
         parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
     else if (t->team_nodes == job()->nodes)
         dsm_barrier(); /* the node's threads meet first (cohort.c) */
