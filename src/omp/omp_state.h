@@ -354,6 +354,9 @@ int omp_taskgroup_cancelled(void);
 /* Runs the node's queued tasks until none is left (task.c): at a barrier
  * and at the region's end, where every task of the team must be done. */
 void omp_tasks_complete(void);
+/* KMP_ENABLE_TASK_THROTTLING: true (the default) lets a node of one
+ * thread run a task at once; false queues every task (task.c). */
+void omp_tasks_throttle(bool on);
 
 /* The bytes from p to the end of this node's threadprivate copy holding
  * it; 0 when p is in none. */

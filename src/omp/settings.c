@@ -189,6 +189,17 @@ static void set_wait_policy(struct omp_thread *t, const char *name, const char *
         log_fatal("%s=%s: expected active or passive", name, v);
 }
 
+/* KMP_ENABLE_TASK_THROTTLING, libomp's: 1 (its default, and dsm's) lets
+ * the runtime run a task at once rather than queue it (dsm does so with one
+ * thread on a node); 0 queues every task, to run at the next scheduling
+ * point (task.c). */
+static void set_task_throttling(struct omp_thread *t, const char *name, const char *v,
+                                bool at_start)
+{
+    (void)t, (void)at_start;
+    omp_tasks_throttle(parse_bool(name, v));
+}
+
 static const struct setting {
     const char *name;
     void (*set)(struct omp_thread *t, const char *name, const char *value, bool at_start);
@@ -206,6 +217,7 @@ static const struct setting {
     {"OMP_THREAD_LIMIT", set_thread_limit},
     {"OMP_WAIT_POLICY", set_wait_policy},
     {"KMP_BLOCKTIME", set_blocktime},
+    {"KMP_ENABLE_TASK_THROTTLING", set_task_throttling},
 };
 
 static const struct setting *setting_named(const char *name, size_t len);
@@ -233,7 +245,6 @@ static const struct unhonoured {
     {"KMP_DISP_NUM_BUFFERS", "dsm has no dispatch buffers: node 0 keeps each dynamic loop's "
                              "chunks, any number of loops at once"},
     {"KMP_TASKLOOP_MIN_TASKS", "taskloop cuts ten tasks per thread without grainsize or num_tasks"},
-    {"KMP_ENABLE_TASK_THROTTLING", "dsm runs tasks at once or queues them all"},
     {"KMP_LIBRARY", "libomp's wait modes: KMP_BLOCKTIME and OMP_WAIT_POLICY are honoured"},
     {"KMP_ALL_THREADS", "use OMP_THREAD_LIMIT"},
     {"KMP_DEVICE_THREAD_LIMIT", "use OMP_THREAD_LIMIT"},

@@ -81,6 +81,13 @@ _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alig
 /* kmp_tasking_flags bits that matter here. */
 enum { TASK_FINAL = 0x2, TASK_PROXY = 0x10, TASK_DETACHABLE = 0x40 };
 
+/* KMP_ENABLE_TASK_THROTTLING=0: every task is queued, even on a node of
+ * one thread, and runs at the next scheduling point (a barrier, taskwait,
+ * the region's end), as libomp without throttling. */
+static DSM_STATE bool queue_all;
+
+void omp_tasks_throttle(bool on) { queue_all = !on; }
+
 /* Final tasks running on this thread (omp_in_final). */
 static __thread int in_final;
 
@@ -300,7 +307,7 @@ static void defer(kmp_int32 gtid, kmp_task_t *task)
  * otherwise runs every task at once and has nothing to wait for). */
 static bool queue_in_use(void)
 {
-    return smp_multi() || __atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0;
+    return smp_multi() || queue_all || __atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0;
 }
 
 /* The current task's children, all done (taskwait; before a task with
@@ -633,7 +640,7 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
         return 0;
     }
     /* In a final task, a new task is included: run now by this thread. */
-    if (smp_multi() && !cancelled_group && !in_final) {
+    if ((smp_multi() || queue_all) && !cancelled_group && !in_final) {
         defer(gtid, task);
         return 0;
     }
