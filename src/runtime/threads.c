@@ -218,8 +218,9 @@ struct threads_group *threads_group_run(int count, void (*fn)(void *), void *arg
         log_fatal("out of memory for a group of this node's threads");
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->done, NULL);
+    int started = threads_started(); /* the round's helpers: 1 .. started */
     pthread_mutex_lock(&groups.lock);
-    int low = smp_threads() > team.started ? smp_threads() : team.started + 1;
+    int low = smp_threads() > started ? smp_threads() : started + 1;
     /* The caller's own block first (16 a thread of the outer team, from
      * the top): a thread's nested teams have the same helpers each time,
      * as libomp's hot teams do, so what a helper showed (its affinity
