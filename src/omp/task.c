@@ -700,7 +700,7 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
         submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias);
         return 0;
     }
-    if (smp_multi()) { /* its siblings first, then it, at once: every dependence met */
+    if (smp_multi() || queue_all) { /* its siblings first, then it, at once: every dependence met */
         wait_children();
         if (!cancelled_group)
             run_now(gtid, task);
