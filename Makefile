@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 # multi-node test's time is its processes waiting on each other.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test test-ucx test-scale test-slurm demo bench sanitize fuzz fuzz-smoke torture clean install
+.PHONY: all deps test test-ucx test-scale test-slurm demo bench scale-bundle sanitize fuzz fuzz-smoke torture clean install
 
 # CMake's own progress lines ([ 42%] Building C object ...), one job per
 # core, and a copy in $(BUILD)/build.log.
@@ -86,6 +86,13 @@ torture: all
 # The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
 bench: all
 	@bench/run --build $(BUILD) $(BENCH_ARGS)
+
+# The many-core bundle (issue 60): everything bench/scale runs, with the
+# libraries it loads, in scale-bundle/ (docs/performance.md "Many cores").
+# SPLASH3=, NPB_C=, NPB_F= name the fetched source trees (each optional).
+scale-bundle: all
+	@bench/scale-bundle --build $(BUILD) $(if $(SPLASH3),--splash3 $(SPLASH3)) \
+	    $(if $(NPB_C),--npb-c $(NPB_C)) $(if $(NPB_F),--npb-f $(NPB_F))
 
 # dsmrun, dsmcc, libdsm (shared and static), libdsm-start, the headers and
 # macro files, dsm.pc: under PREFIX (default CMake's, /usr/local).

@@ -11,7 +11,7 @@ set(DSMCC_DEPENDS ${CMAKE_SOURCE_DIR}/tools/dsmcc.in ${CMAKE_SOURCE_DIR}/include
     ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs.h
     ${CMAKE_SOURCE_DIR}/include/dsm/parmacs-threads.m4 ${CMAKE_SOURCE_DIR}/include/dsm/parmacs-threads.h
     ${CMAKE_SOURCE_DIR}/include/dsm/pthread.h
-    ${CMAKE_SOURCE_DIR}/src/start/globals.ld)
+    ${CMAKE_SOURCE_DIR}/src/start/globals.ld dsmcc-asm)
 function(dsmcc_program name)
   cmake_parse_arguments(D "THREADS" "LANG" "SOURCES;FLAGS;DEPENDS" ${ARGN})
   set(mode)

@@ -1,5 +1,5 @@
 /*
- * fuzz_diff.c — word-granularity diffs (src/mem/diff.c), which homes and
+ * fuzz_diff.c — byte-exact diffs (src/mem/diff.c), which homes and
  * lrc's writers apply from the network.
  *
  * Input: [page size][mode][bytes...]. Mode bit 0 set: the bytes are a diff
@@ -31,20 +31,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc = mem_diff_apply(page, ps, diff, size);
         if ((payload < 0) != (rc != 0))
             abort(); /* check and apply disagree */
-        if (payload >= 0 && (size_t)payload + 4 * ((size - (size_t)payload) / 4) != size)
-            abort(); /* payload plus 4-byte headers is the whole diff */
+        if (payload >= 0 && (payload % 4 || (size_t)payload > size || (size == 0) != (payload == 0) ||
+                             (size && size - (size_t)payload < 4)))
+            abort(); /* whole words, under 4-byte headers (and masks) */
         if (payload > (long)ps || (payload >= 0 && mem_diff_payload(diff, size) != payload))
             abort();
         free(diff);
     } else {
-        /* page: the bytes, cycled; twin: the page with every third word
-         * changed where the bytes say */
+        /* page: the bytes, cycled; twin: the page with a third of the
+         * words changed where the bytes say, in one byte or in all four */
         for (size_t i = 0; i < ps; i++)
             page[i] = size ? data[i % size] : 0;
         memcpy(twin, page, ps);
         for (size_t w = 0; w < ps / 4; w++)
-            if (size && data[w % size] % 3 == 0)
-                twin[w * 4] ^= 1 + (unsigned char)w;
+            if (size && data[w % size] % 3 == 0) {
+                unsigned b = data[w % size] % 5; /* byte b, or (4) every byte */
+                for (unsigned k = 0; k < 4; k++)
+                    if (b == 4 || b == k)
+                        twin[w * 4 + k] ^= 1 + (unsigned char)w;
+            }
         size_t cap = mem_diff_bound(ps);
         unsigned char *diff = malloc(cap);
         long len = mem_diff_create(page, twin, ps, diff, cap);

@@ -10,7 +10,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 fail=0
 for f in bin/dsmcc bin/dsmc++ bin/dsmfort bin/dsmrun bin/dsm-trace bin/dsm-model include/dsm.h include/tsm.h \
          include/dsm/parmacs.m4 include/dsm/parmacs-threads.m4 lib/libdsm.so lib/libdsm.a \
-         lib/libdsm-start.a lib/pkgconfig/dsm.pc; do
+         lib/libdsm-start.a lib/pkgconfig/dsm.pc libexec/dsm/dsmcc-asm; do
     [ -e "$prefix/$f" ] || { echo "install: $f missing"; fail=1; }
 done
 "$prefix/bin/dsm-trace" --help >/dev/null || { echo "install: dsm-trace does not run"; fail=1; }
@@ -24,6 +24,10 @@ C
 "$prefix/bin/dsmcc" -O2 -o "$prefix/t" "$prefix/t.c"
 out=$("$prefix/bin/dsmrun" -n 2 "$prefix/t")
 [ "$out" = "installed: 2 nodes" ] || { echo "install: the installed tools ran: '$out'"; fail=1; }
+# The installed dsmcc finds its inline-assembly step (libexec/dsm/dsmcc-asm).
+printf 'int c;\nint main(void) { asm volatile("lock; incl %%0" : "+m"(c)); return c - 1; }\n' > "$prefix/a.c"
+"$prefix/bin/dsmcc" -O2 -o "$prefix/a" "$prefix/a.c" && "$prefix/bin/dsmrun" -n 2 "$prefix/a" ||
+    { echo "install: dsmcc's inline-assembly atomics"; fail=1; }
 # The C++ and Fortran wrappers answer --help; each builds a program that runs
 # when its compiler is installed (flang: tools/install-deps.sh installs it).
 for w in dsmc++ dsmfort; do

@@ -28,6 +28,8 @@ command -v flang-new-19 >/dev/null 2>&1 || command -v flang-19 >/dev/null 2>&1 |
 # Fortran's atomics go through opt and llc of flang's own LLVM (19).
 command -v opt-19 >/dev/null 2>&1 && command -v llc-19 >/dev/null 2>&1 || need+=(llvm-19)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+# bench/scale-bundle points its programs at the libraries beside them.
+command -v patchelf >/dev/null 2>&1 || need+=(patchelf)
 # PMIx's header, for startup under srun and mpirun without dsmrun
 # (libpmix itself is loaded at run time, only then).
 pkg-config --exists pmix 2>/dev/null || need+=(libpmix-dev)

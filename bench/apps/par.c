@@ -51,9 +51,11 @@ static __attribute__((unused)) void *zeroed_pages(size_t size)
 #if defined(PAR_DSM)
 /* ---- one process per DSM node ----------------------------------------- */
 
+/* With dsmrun --threads T (SMP nodes) every node runs par_main on T
+ * threads: ids are the job's thread ids, node-major. */
 const char *par_mode(void) { return "dsm"; }
-int par_id(void) { return dsm_rank(); }
-int par_n(void) { return dsm_nodes(); }
+int par_id(void) { return dsm_thread_id(); }
+int par_n(void) { return dsm_thread_count(); }
 
 void *par_alloc_home(size_t size, enum par_home home)
 {
@@ -70,13 +72,67 @@ void par_bcast(void *buf, size_t len, int root) { dsm_bcast(buf, len, root); }
 void par_barrier(void) { dsm_barrier(); }
 void par_lock(int id) { dsm_lock(id); }
 void par_unlock(int id) { dsm_unlock(id); }
-static void stats_reset(void) { dsm_stats_reset(); }
-static void stats_freeze(void) { dsm_stats_freeze(); }
+/* The statistics are the node's: its first thread resets and freezes them
+ * (between the barriers around the timed section). */
+static void stats_reset(void)
+{
+    if (dsm_thread_id() % dsm_node_threads() == 0)
+        dsm_stats_reset();
+}
+static void stats_freeze(void)
+{
+    if (dsm_thread_id() % dsm_node_threads() == 0)
+        dsm_stats_freeze();
+}
+
+/* The master's arguments, in shared memory for the other threads: argv
+ * itself lives in each process's own stack. */
+struct shared_args {
+    int argc;
+    char text[]; /* argc strings, each ended by its NUL */
+};
+
+static void run_threads(void *arg)
+{
+    const struct shared_args *a = arg;
+    char **argv = calloc((size_t)a->argc + 1, sizeof *argv);
+    const char *s = a->text;
+    if (!argv)
+        par_die("out of memory");
+    for (int i = 0; i < a->argc; i++, s += strlen(s) + 1)
+        if (!(argv[i] = strdup(s)))
+            par_die("out of memory");
+    int rc = par_main(a->argc, argv);
+    if (rc != 0) { /* as a process of its own would: the node ends with rc */
+        fflush(stdout);
+        exit(rc);
+    }
+}
 
 int main(int argc, char **argv)
 {
-    dsm_startup(&argc, &argv);
+    const char *threads = getenv("DSM_THREADS");
+    if (!threads || atoi(threads) <= 1) { /* one process per node: SPMD */
+        dsm_startup(&argc, &argv);
+        int rc = par_main(argc, argv);
+        fflush(stdout);
+        dsm_finish();
+        return rc;
+    }
+    /* T threads per node: fork style (dsm.h), the master's caller one of them. */
+    if (dsm_startup_fork(&argc, &argv) != 0)
+        return 1;
+    size_t len = 0;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    struct shared_args *a = dsm_malloc(sizeof *a + len);
+    a->argc = argc;
+    char *t = a->text;
+    for (int i = 0; i < argc; i++)
+        t = stpcpy(t, argv[i]) + 1;
+    dsm_create(run_threads, a);
     int rc = par_main(argc, argv);
+    dsm_wait_for_end();
     fflush(stdout);
     dsm_finish();
     return rc;

@@ -53,7 +53,7 @@
 #include <string.h>
 
 /* dsm's runtime (src/sync/atomic.c): the lock id of an address's block. */
-int sync_atomic_lock_id(const volatile void *addr);
+int __dsm_atomic_lock_id(const volatile void *addr);
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < 4 * n; k++) {
         long *w = (long *)(pages + (size_t)order[k] * page);
-        while (k % 4 != 2 && sync_atomic_lock_id(w) % nodes != 0)
+        while (k % 4 != 2 && __dsm_atomic_lock_id(w) % nodes != 0)
             w += 2;
         *w = 0;
         if (k % 4 == 1)
@@ -141,14 +141,14 @@ int main(int argc, char **argv)
             warm[k / 4] = w;
             do
                 w += 2;
-            while (sync_atomic_lock_id(w) % nodes != 0);
+            while (__dsm_atomic_lock_id(w) % nodes != 0);
             *w = 0;
             warmup[k / 4] = w;
         }
     }
     for (int s = 0; nodes > 2 && s < n; s++) {
         long *w = (long *)(blocks + ((size_t)2 * n + s) * page);
-        while (sync_atomic_lock_id(w) % nodes != 0)
+        while (__dsm_atomic_lock_id(w) % nodes != 0)
             w += 2;
         *w = 0;
         third[s] = w;

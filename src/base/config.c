@@ -407,7 +407,7 @@ int config_set(struct dsm_config *cfg, const char *name, const char *value, char
 
 void config_print_help(FILE *out)
 {
-    static const char *type_names[] = {"int", "number", "bool", "choice", "path", "size", "addr"};
+    static const char *const type_names[] = {"int", "number", "bool", "choice", "path", "size", "addr"};
     fprintf(out, "Environment settings (all optional):\n\n");
     for (size_t i = 0; i < NENTRIES; i++) {
         const struct config_entry *e = &table[i];

@@ -53,8 +53,9 @@
  * run's mask is the block's byte compares again (bit 4i + j of a block's
  * 64-bit byte mask is byte j of word i: the mask's nibbles), or for a run
  * of one or two words a few bit operations on their XOR, out of line from
- * the scan. Short runs are copied with fixed-size moves; masked runs are
- * applied with a select per 16 bytes. Neither direction allocates.
+ * the scan. Short runs are copied with fixed-size moves; masked runs
+ * stretch of named bytes by stretch, never touching an unnamed byte.
+ * Neither direction allocates.
  * bench/diff_speed measures both directions with words changed whole and
  * in one byte.
  */
@@ -180,41 +181,58 @@ static inline void copy_run(unsigned char *d, const unsigned char *s, size_t byt
     }
 }
 
-/* select[bits]: 0xFF in byte j where bit j of `bits` is set, a byte of a
- * run's mask (two words) to a mask of their eight bytes. */
-#define SEL1(x, j) ((x) >> (j) & 1 ? 0xFFull << (8 * (j)) : 0)
-#define SEL(x)     (SEL1(x, 0) | SEL1(x, 1) | SEL1(x, 2) | SEL1(x, 3) | SEL1(x, 4) | SEL1(x, 5) | \
-                    SEL1(x, 6) | SEL1(x, 7))
-#define SEL4(x)    SEL(x), SEL(x + 1), SEL(x + 2), SEL(x + 3)
-#define SEL16(x)   SEL4(x), SEL4(x + 4), SEL4(x + 8), SEL4(x + 12)
-#define SEL64(x)   SEL16(x), SEL16(x + 16), SEL16(x + 32), SEL16(x + 48)
-static const uint64_t select_bytes[256] = {SEL64(0u), SEL64(64u), SEL64(128u), SEL64(192u)};
+/* Copies len (1 .. 64) bytes with at most two moves, overlapping ones
+ * inside [d, d + len): nothing outside the range is read or written. */
+static inline void copy_bytes(unsigned char *d, const unsigned char *s, size_t len)
+{
+    if (len >= 16) {
+        memcpy(d, s, len);
+    } else if (len >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + len - 8, s + len - 8, 8);
+    } else if (len >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + len - 4, s + len - 4, 4);
+    } else if (len >= 2) {
+        memcpy(d, s, 2);
+        memcpy(d + len - 2, s + len - 2, 2);
+    } else {
+        *d = *s;
+    }
+}
 
 /* Writes the bytes of a masked run's `count` words from s into d that its
- * mask names; the others of d stay as they are. */
+ * mask names, and no other byte: d may be a page its own node's program
+ * is writing while the diff is applied (a home's page, an erc-upd
+ * member's copy, through the system view), and a neighbouring byte read
+ * and written back — a blend of whole words — would undo such a write
+ * made in between (conf.own_bytes_under_diffs). The mask is a bitmap of
+ * the run's bytes (bit k of the little-endian mask: byte k), so each
+ * stretch of named bytes is found with count-trailing-zeros, 64 bytes at
+ * a time, and copied with at most two moves; 64 named bytes are one copy.
+ * Bits past the run (the last nibble of an odd count) are ignored. */
 static void blend_run(unsigned char *d, const unsigned char *s, const unsigned char *mask,
                       size_t count)
 {
-    size_t k = 0;
-#if defined(__SSE2__)
-    for (; k + 4 <= count; k += 4) {
-        __m128i sel = _mm_set_epi64x((long long)select_bytes[mask[k / 2 + 1]],
-                                     (long long)select_bytes[mask[k / 2]]);
-        __m128i v = _mm_loadu_si128((const __m128i *)(d + k * WORD));
-        __m128i n = _mm_loadu_si128((const __m128i *)(s + k * WORD));
-        v = _mm_or_si128(_mm_andnot_si128(sel, v), _mm_and_si128(sel, n));
-        _mm_storeu_si128((__m128i *)(d + k * WORD), v);
-    }
-#endif
-    for (; k + 2 <= count; k += 2) {
-        uint64_t sel = select_bytes[mask[k / 2]], v = load64(d + k * WORD);
-        v = (v & ~sel) | (load64(s + k * WORD) & sel);
-        memcpy(d + k * WORD, &v, 8);
-    }
-    if (k < count) {
-        uint32_t sel = (uint32_t)select_bytes[mask[k / 2] & 0xFu], v = load32(d + k * WORD);
-        v = (v & ~sel) | (load32(s + k * WORD) & sel);
-        memcpy(d + k * WORD, &v, 4);
+    size_t bytes = count * WORD;
+    for (size_t base = 0; base < bytes; base += 64) {
+        size_t n = bytes - base < 64 ? bytes - base : 64;
+        uint64_t m = 0;
+        for (size_t i = 0; i * 8 < n; i++)
+            m |= (uint64_t)mask[base / 8 + i] << (8 * i);
+        if (n < 64)
+            m &= (1ull << n) - 1;
+        if (m == ~0ull) {
+            memcpy(d + base, s + base, 64);
+            continue;
+        }
+        while (m) {
+            unsigned at = (unsigned)__builtin_ctzll(m);
+            uint64_t clear = ~(m >> at);
+            unsigned len = clear ? (unsigned)__builtin_ctzll(clear) : 64 - at;
+            copy_bytes(d + base + at, s + base + at, len);
+            m = at + len >= 64 ? 0 : m & (~0ull << (at + len));
+        }
     }
 }
 

@@ -117,6 +117,11 @@ int sync_atomic_lock_id(const volatile void *addr)
     return SYNC_ATOMIC_LOCK_BASE + (int)(h % SYNC_ATOMIC_LOCKS);
 }
 
+/* The same, under a name libdsm exports (src/libdsm.map reserves __dsm_
+ * for the implementation): bench/omp/atomic_cost places its words by the
+ * node that manages their lock. */
+int __dsm_atomic_lock_id(const volatile void *addr) __attribute__((alias("sync_atomic_lock_id")));
+
 /* Whether the atomic on addr must go through a lock. */
 static inline bool coherent(const volatile void *addr)
 {
