@@ -182,25 +182,31 @@ static void drop(int id)
  * as libomp does (tools written for OpenMP 5.0 know no other). */
 #define WAIT_ID(l) ((uint64_t)(uintptr_t)(l))
 
-static void init_lock(omp_lock_t *l, int hint, const void *codeptr)
+/* A new lock's handle (kind: 1 a lock, 3 a nest lock) and its lock_init
+ * event; destroy_any clears the handle and reports lock_destroy (the
+ * handle's address is the lock's: omp.h's lock is the handle alone). */
+static void *init_any(int kind, const void *lock, int hint, const void *codeptr)
 {
-    l->_lk = (void *)(uintptr_t)new_id();
+    void *handle = (void *)(uintptr_t)new_id();
     if (omp_tool_on)
-        omp_tool_lock_init(1, (unsigned)hint, WAIT_ID(l), codeptr);
+        omp_tool_lock_init(kind, (unsigned)hint, WAIT_ID(lock), codeptr);
+    return handle;
 }
 
-void omp_init_lock(omp_lock_t *l) { init_lock(l, 0, __builtin_return_address(0)); }
+static void destroy_any(int kind, void **handle, const void *codeptr)
+{
+    *handle = NULL;
+    if (omp_tool_on)
+        omp_tool_lock_destroy(kind, WAIT_ID(handle), codeptr);
+}
+
+void omp_init_lock(omp_lock_t *l) { l->_lk = init_any(1, l, 0, __builtin_return_address(0)); }
 void omp_init_lock_with_hint(omp_lock_t *l, int hint)
 {
-    init_lock(l, hint, __builtin_return_address(0));
+    l->_lk = init_any(1, l, hint, __builtin_return_address(0));
 }
 
-void omp_destroy_lock(omp_lock_t *l)
-{
-    l->_lk = NULL;
-    if (omp_tool_on)
-        omp_tool_lock_destroy(1, WAIT_ID(l), __builtin_return_address(0));
-}
+void omp_destroy_lock(omp_lock_t *l) { destroy_any(1, &l->_lk, __builtin_return_address(0)); }
 
 void omp_set_lock(omp_lock_t *l)
 {
@@ -272,24 +278,18 @@ static void set_hold(struct nest_hold *d, int depth)
     pthread_mutex_unlock(&nests.lock);
 }
 
-static void init_nest_lock(omp_nest_lock_t *l, int hint, const void *codeptr)
+void omp_init_nest_lock(omp_nest_lock_t *l)
 {
-    l->_lk = (void *)(uintptr_t)new_id();
-    if (omp_tool_on)
-        omp_tool_lock_init(3, (unsigned)hint, WAIT_ID(l), codeptr);
+    l->_lk = init_any(3, l, 0, __builtin_return_address(0));
 }
-
-void omp_init_nest_lock(omp_nest_lock_t *l) { init_nest_lock(l, 0, __builtin_return_address(0)); }
 void omp_init_nest_lock_with_hint(omp_nest_lock_t *l, int hint)
 {
-    init_nest_lock(l, hint, __builtin_return_address(0));
+    l->_lk = init_any(3, l, hint, __builtin_return_address(0));
 }
 
 void omp_destroy_nest_lock(omp_nest_lock_t *l)
 {
-    l->_lk = NULL;
-    if (omp_tool_on)
-        omp_tool_lock_destroy(3, WAIT_ID(l), __builtin_return_address(0));
+    destroy_any(3, &l->_lk, __builtin_return_address(0));
 }
 
 /* A nestable lock's events: acquire, then acquired when it is first

@@ -166,37 +166,37 @@ static int get_state(ompt_wait_id_t *wait_id)
     return me.state;
 }
 
-static const struct { const char *name; int value; } states[] = {
+struct named { const char *name; int value; };
+
+static const struct named states[] = {
 #define STATE(name, value) {#name, value},
     FOREACH_OMPT_STATE(STATE)
 #undef STATE
 };
 
-static int enumerate_states(int current, int *next, const char **name)
+static const struct named impls[] = {{"kmp_mutex_impl_none", 0}, {"dsm_lock_queuing", 2}};
+
+/* The enumerations: the entry after the one whose value is current. */
+static int next_named(const struct named *list, size_t n, int current, int *next,
+                      const char **name)
 {
-    size_t n = sizeof states / sizeof states[0];
     for (size_t i = 0; i + 1 < n; i++)
-        if (states[i].value == current) {
-            *next = states[i + 1].value;
-            *name = states[i + 1].name;
+        if (list[i].value == current) {
+            *next = list[i + 1].value;
+            *name = list[i + 1].name;
             return 1;
         }
     return 0;
 }
 
-static const struct { const char *name; int value; } impls[] = {
-    {"kmp_mutex_impl_none", 0}, {"dsm_lock_queuing", 2}};
+static int enumerate_states(int current, int *next, const char **name)
+{
+    return next_named(states, sizeof states / sizeof states[0], current, next, name);
+}
 
 static int enumerate_mutex_impls(int current, int *next, const char **name)
 {
-    size_t n = sizeof impls / sizeof impls[0];
-    for (size_t i = 0; i + 1 < n; i++)
-        if (impls[i].value == current) {
-            *next = impls[i + 1].value;
-            *name = impls[i + 1].name;
-            return 1;
-        }
-    return 0;
+    return next_named(impls, sizeof impls / sizeof impls[0], current, next, name);
 }
 
 static int get_parallel_info(int level, ompt_data_t **parallel_data, int *team_size)
@@ -292,7 +292,6 @@ static void finish_at_exit(void) { omp_tool_finish(); }
 static ompt_interface_fn_t lookup(const char *name)
 {
     static const struct { const char *name; ompt_interface_fn_t fn; } fns[] = {
-#define FN(f) {#f, (ompt_interface_fn_t)f}
         {"ompt_enumerate_states", (ompt_interface_fn_t)enumerate_states},
         {"ompt_enumerate_mutex_impls", (ompt_interface_fn_t)enumerate_mutex_impls},
         {"ompt_set_callback", (ompt_interface_fn_t)set_callback},
@@ -312,7 +311,6 @@ static ompt_interface_fn_t lookup(const char *name)
         {"ompt_get_proc_id", (ompt_interface_fn_t)get_proc_id},
         {"ompt_get_target_info", (ompt_interface_fn_t)get_target_info},
         {"ompt_get_num_devices", (ompt_interface_fn_t)get_num_devices},
-#undef FN
     };
     for (size_t i = 0; name && i < sizeof fns / sizeof fns[0]; i++)
         if (!strcmp(fns[i].name, name))

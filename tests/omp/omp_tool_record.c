@@ -157,32 +157,32 @@ static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt
     count(status == ompt_task_complete ? EV_TASK_COMPLETE : EV_TASK_SWITCH);
 }
 
+/* A mutex event of a lock or a critical (the program has no other). */
+static void count_mutex(ompt_mutex_t kind, enum event lock_event, enum event critical_event)
+{
+    if (kind == ompt_mutex_lock)
+        count(lock_event);
+    else if (kind == ompt_mutex_critical)
+        count(critical_event);
+}
+
 static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
                              ompt_wait_id_t wait_id, const void *codeptr)
 {
     (void)hint, (void)impl, (void)wait_id, (void)codeptr;
-    if (kind == ompt_mutex_lock)
-        count(EV_LOCK_ACQUIRE);
-    else if (kind == ompt_mutex_critical)
-        count(EV_CRITICAL_ACQUIRE);
+    count_mutex(kind, EV_LOCK_ACQUIRE, EV_CRITICAL_ACQUIRE);
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
     (void)wait_id, (void)codeptr;
-    if (kind == ompt_mutex_lock)
-        count(EV_LOCK_ACQUIRED);
-    else if (kind == ompt_mutex_critical)
-        count(EV_CRITICAL_ACQUIRED);
+    count_mutex(kind, EV_LOCK_ACQUIRED, EV_CRITICAL_ACQUIRED);
 }
 
 static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
 {
     (void)wait_id, (void)codeptr;
-    if (kind == ompt_mutex_lock)
-        count(EV_LOCK_RELEASED);
-    else if (kind == ompt_mutex_critical)
-        count(EV_CRITICAL_RELEASED);
+    count_mutex(kind, EV_LOCK_RELEASED, EV_CRITICAL_RELEASED);
 }
 
 static void on_lock_init(ompt_mutex_t kind, unsigned int hint, unsigned int impl,
