@@ -385,17 +385,15 @@ static void start(void)
 
 void omp_tool_node_init(void) { pthread_once(&tool.once, start); }
 
-/* An OpenMP program's master starts the tool, with its initial thread and
- * task, before main (dsm_main calls it; workers start theirs with their
- * first region). Its runtime state, and with it the OMP_ settings, waits
- * for the program's first OpenMP call, as libomp's does: a program may set
- * OMP_SCHEDULE with setenv before it (LLVM's kmp_sch_simd_runtime_*). */
+/* An OpenMP program's master starts its runtime, and with it the tool,
+ * before main (dsm_main calls it; workers start theirs with their first
+ * region). */
 extern const int dsm_openmp_program __attribute__((weak));
 
 static void start_before_main(void)
 {
     if (&dsm_openmp_program)
-        omp_tool_thread_begin();
+        (void)omp_self();
 }
 
 __attribute__((constructor)) static void register_start(void)
