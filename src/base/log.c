@@ -50,6 +50,8 @@ void log_fatal(const char *fmt, ...)
     _exit(1);
 }
 
+void log_flush_output(void) { fflush(stdout); }
+
 void log_exit_quietly(const char *line)
 {
     if (atomic_flag_test_and_set(&dying))

@@ -19,6 +19,16 @@ void log_fatal(const char *fmt, ...);
 __attribute__((format(printf, 1, 2)))
 void log_warn(const char *fmt, ...);
 
+/* Writes out what the program printed to stdout and is still buffered.
+ * Called by an application thread before each release that lets another
+ * node go on (a barrier, a create and its end, an unlock, a flush): each
+ * node writes to the job's one stdout (dsmrun's, inherited), so a line a
+ * node printed before such a release comes before every line printed
+ * after it elsewhere — the job's output is in causal order, as one
+ * process's would be. Never on the service thread: a program thread may
+ * hold stdout's lock while it faults. */
+void log_flush_output(void);
+
 /* Ends the process with status 1 after printing `line` verbatim (already
  * prefixed); no abort hook. Used when a peer reported the failure. */
 __attribute__((noreturn))

@@ -12,8 +12,14 @@
 /* The longest spin (a wake-up here costs 20-50 µs: docs/performance.md,
  * "SMP nodes"), and the shortest a site's allowance falls to, from which
  * waits that end quickly grow it back. */
-#define SPIN_MAX_NS 50000u
 #define SPIN_MIN_NS 1000u
+
+static DSM_STATE uint32_t spin_max_ns = SPIN_DEFAULT_NS;
+
+void spin_set_max(uint64_t ns)
+{
+    __atomic_store_n(&spin_max_ns, ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns, __ATOMIC_RELAXED);
+}
 
 static inline void cpu_relax(void)
 {
@@ -43,23 +49,26 @@ bool spin_until(struct spin *s, bool (*done)(void *), void *arg)
 {
     if (done(arg))
         return true;
+    uint32_t max = __atomic_load_n(&spin_max_ns, __ATOMIC_RELAXED);
+    if (!max)
+        return false; /* blocktime 0: sleep at once */
     if (oversubscribed()) {
         sched_yield();
         return done(arg);
     }
-    if (!s->ns)
-        s->ns = SPIN_MAX_NS;
+    if (!s->ns || s->ns > max)
+        s->ns = max;
     uint64_t start = clock_ns();
     for (unsigned i = 1;; i++) {
         cpu_relax();
         if (done(arg)) {
-            s->ns = s->ns < SPIN_MAX_NS / 2 ? s->ns * 2 : SPIN_MAX_NS;
+            s->ns = s->ns < max / 2 ? s->ns * 2 : max;
             return true;
         }
         if (!(i % 32) && clock_ns() - start > s->ns)
             break;
     }
-    s->ns = s->ns / 2 > SPIN_MIN_NS ? s->ns / 2 : SPIN_MIN_NS;
+    s->ns = s->ns / 2 > SPIN_MIN_NS ? s->ns / 2 : SPIN_MIN_NS < max ? SPIN_MIN_NS : max;
     return false;
 }
 

@@ -8,7 +8,8 @@
  * costs a wake-up of tens of µs, and on a loaded machine the woken thread
  * lands on its waker's CPU, preempts it, and blocks on the mutex the waker
  * still holds. libomp waits spinning (KMP_BLOCKTIME); here a waiter spins
- * for at most SPIN_MAX_NS and then sleeps, so a wait that ends in time
+ * for at most SPIN_DEFAULT_NS (or what OpenMP's blocktime-var says) and
+ * then sleeps, so a wait that ends in time
  * costs neither side a system call.
  *
  * Spinning pays only while the awaited thread is running. On a machine
@@ -35,6 +36,12 @@ struct spin { uint32_t ns; };
  * done must be cheap and read what it tests with acquire ordering. The
  * caller sleeps (its condition variable, its mutex) when it is false. */
 bool spin_until(struct spin *s, bool (*done)(void *), void *arg);
+
+/* The longest spin of every site of this process: dsm's own (50 µs) by
+ * default; OpenMP's blocktime-var (KMP_BLOCKTIME, OMP_WAIT_POLICY) sets
+ * it, 0 meaning that a waiter sleeps at once. At most about 4 s. */
+#define SPIN_DEFAULT_NS 50000u
+void spin_set_max(uint64_t ns);
 
 /* pthread_mutex_lock after a bounded spin of trylocks. */
 void spin_mutex_lock(struct spin *s, pthread_mutex_t *m);

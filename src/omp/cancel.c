@@ -22,8 +22,12 @@
  *     passes, and a cancellable barrier or a `cancellation point
  *     parallel` returns 1, which makes the compiled code leave the
  *     region too. The region's end (dsm_wait_for_end) is no barrier of
- *     the team, so the members that left meet there.
+ *     the team, so the members that left meet there. That barrier runs
+ *     one thread per node: with several threads on a node, loops,
+ *     sections and taskgroups cancel as above, barriers are the usual
+ *     ones, and `cancel parallel` ends the job with one line.
  */
+#include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
 #include "omp/kmpc.h"
@@ -31,12 +35,47 @@
 
 enum cancel_kind { CANCEL_PARALLEL = 1, CANCEL_LOOP = 2, CANCEL_SECTIONS = 3, CANCEL_TASKGROUP = 4 };
 
+/* OMPT's flags for a kind of construct (ompt_cancel_flag_t). */
+static int tool_flag(kmp_int32 kind)
+{
+    switch (kind) {
+    case CANCEL_PARALLEL: return 0x01;
+    case CANCEL_SECTIONS: return 0x02;
+    case CANCEL_LOOP: return 0x04;
+    default: return 0x08; /* taskgroup */
+    }
+}
+
+static kmp_int32 cancel(kmp_int32 kind);
+
 kmp_int32 __kmpc_cancel(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
 {
     (void)loc, (void)gtid;
+    kmp_int32 r = cancel(kind);
+    if (r && omp_tool_on) /* ompt_cancel_activated */
+        omp_tool_cancel(tool_flag(kind) | 0x10, __builtin_return_address(0));
+    return r;
+}
+
+/* `cancel parallel` needs the lock-based team barrier that wakes the
+ * members left waiting (parallel/team.c), which runs one thread per node:
+ * with several on a node it is refused, in one line. Loops, sections and
+ * taskgroups cancel with any number of threads. */
+static void parallel_needs_one_thread_per_node(const char *what)
+{
+    if (smp_multi())
+        log_fatal("%s with several threads on a node is not supported: cancellation of a "
+                  "parallel region runs one thread per node (at most %d threads in the region); "
+                  "cancel a loop, sections or taskgroup, or use fewer threads", what, job()->nodes);
+}
+
+static kmp_int32 cancel(kmp_int32 kind)
+{
     struct omp_thread *t = omp_self();
     if (!t->icv.cancellation)
         return 0;
+    if (kind == CANCEL_PARALLEL)
+        parallel_needs_one_thread_per_node("cancel parallel");
     switch (kind) {
     case CANCEL_PARALLEL:
         if (t->nthreads > 1 && t->region)
@@ -56,12 +95,24 @@ kmp_int32 __kmpc_cancel(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
     }
 }
 
+static kmp_int32 cancellation_point(kmp_int32 kind);
+
 kmp_int32 __kmpc_cancellationpoint(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
 {
     (void)loc, (void)gtid;
+    kmp_int32 r = cancellation_point(kind);
+    if (r && omp_tool_on) /* ompt_cancel_detected */
+        omp_tool_cancel(tool_flag(kind) | 0x20, __builtin_return_address(0));
+    return r;
+}
+
+static kmp_int32 cancellation_point(kmp_int32 kind)
+{
     struct omp_thread *t = omp_self();
     if (!t->icv.cancellation)
         return 0;
+    if (kind == CANCEL_PARALLEL && smp_multi())
+        return 0; /* `cancel parallel` cannot happen here (cancel(), above) */
     switch (kind) {
     case CANCEL_PARALLEL:
         if (t->nthreads <= 1 || !t->region)
@@ -85,7 +136,7 @@ kmp_int32 __kmpc_cancellationpoint(ident_t *loc, kmp_int32 gtid, kmp_int32 kind)
 kmp_int32 __kmpc_cancel_barrier(ident_t *loc, kmp_int32 gtid)
 {
     struct omp_thread *t = omp_self_owing();
-    if (!t->icv.cancellation || t->nthreads <= 1 || !t->region) {
+    if (!t->icv.cancellation || t->nthreads <= 1 || !t->region || smp_multi()) {
         __kmpc_barrier(loc, gtid);
         return 0;
     }

@@ -110,9 +110,20 @@ static void profiled_static(struct omp_thread *t, const void *site, bool chunked
     *stride = (int64_t)(round * (uint64_t)incr);
 }
 
+/* OMPT's kind of a worksharing construct, from what clang marks in its
+ * location (kmp.h's KMP_IDENT_WORK_*): a loop, sections, distribute. */
+static int tool_work_kind(const ident_t *loc, bool dist)
+{
+    if (dist || (loc && (loc->flags & 0x800)))
+        return 6; /* ompt_work_distribute */
+    if (loc && (loc->flags & 0x400))
+        return 2; /* ompt_work_sections */
+    return 1;     /* ompt_work_loop */
+}
+
 static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plast,
                         int64_t *lower, int64_t *upper, int64_t *stride, int64_t incr,
-                        int64_t chunk, bool is_unsigned)
+                        int64_t chunk, bool is_unsigned, const void *codeptr)
 {
     struct omp_thread *t = omp_self();
     int ordered = 0;
@@ -129,6 +140,8 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
     stats_add(STAT_PAR_LOOPS, 1);
     int64_t lb = *lower;
     uint64_t trip = sched_trip(lb, *upper, incr, is_unsigned);
+    if (omp_tool_on)
+        omp_tool_work(tool_work_kind(loc, dist), true, trip, codeptr);
     int n = dist ? t->num_teams : t->nthreads, tid = dist ? t->team_num : t->tid;
     t->loop_state.site = NULL;
     if (trip == 0) {
@@ -170,7 +183,7 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
         (void)gtid;                                                                              \
         int64_t lo = (int64_t)*plower, hi = (int64_t)*pupper, st = 0;                            \
         static_init(loc, schedtype, plastiter, &lo, &hi, &st, (int64_t)incr, (int64_t)chunk,    \
-                    UNSIGNED);                                                                   \
+                    UNSIGNED, __builtin_return_address(0));                                      \
         *plower = (T)lo;                                                                         \
         *pupper = (T)hi;                                                                         \
         *pstride = (T)st;                                                                        \
@@ -184,7 +197,7 @@ static void static_init(const ident_t *loc, kmp_int32 schedtype, kmp_int32 *plas
         (void)gtid;                                                                              \
         int64_t lo = (int64_t)*plower, hi = (int64_t)*pupper, st = 0;                            \
         static_init(loc, schedtype, plastiter, &lo, &hi, &st, (int64_t)incr, (int64_t)chunk,    \
-                    true);                                                                       \
+                    true, __builtin_return_address(0));                                          \
         *plower = (T)lo;                                                                         \
         *pupper = (T)hi;                                                                         \
         *pstride = (ST)st;                                                                       \
@@ -196,7 +209,9 @@ STATIC_INIT_U(8u, kmp_uint64, kmp_int64)
 
 void __kmpc_for_static_fini(ident_t *loc, kmp_int32 gtid)
 {
-    (void)loc, (void)gtid;
+    (void)gtid;
+    if (omp_tool_on)
+        omp_tool_work(tool_work_kind(loc, false), false, 0, __builtin_return_address(0));
     struct omp_loop *l = &omp_self()->loop_state;
     if (l->site) {
         parallel_profiled_end(l->site, omp_self()->tid);
@@ -229,7 +244,7 @@ static enum sched_kind runtime_simd(const struct omp_thread *t, uint64_t trip, i
 }
 
 static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, int64_t ub,
-                          int64_t st, int64_t chunk, bool is_unsigned)
+                          int64_t st, int64_t chunk, bool is_unsigned, const void *codeptr)
 {
     struct omp_thread *t = omp_self();
     int ordered = 0;
@@ -243,6 +258,8 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
         kind = SCHED_STATIC; /* nothing to balance, or turns to keep: as static */
     if (!kind)
         log_fatal("OpenMP loop with schedule type %d, which dsm does not know", schedule);
+    if (omp_tool_on)
+        omp_tool_work(tool_work_kind(loc, false), true, trip, codeptr);
     t->loop++;
     t->since_barrier++;
     stats_add(STAT_PAR_LOOPS, 1);
@@ -341,15 +358,20 @@ static void dispatch_fini(void)
     {                                                                                            \
         (void)gtid;                                                                              \
         dispatch_init(loc, schedule, (int64_t)lb, (int64_t)ub, (int64_t)st, (int64_t)chunk,    \
-                      UNSIGNED);                                                                 \
+                      UNSIGNED, __builtin_return_address(0));                                    \
     }                                                                                            \
     int __kmpc_dispatch_next_##suffix(ident_t *loc, kmp_int32 gtid, kmp_int32 *p_last, T *p_lb, \
                                       T *p_ub, ST *p_st)                                        \
     {                                                                                            \
-        (void)loc, (void)gtid;                                                                   \
+        (void)gtid;                                                                              \
         int64_t lo, hi, st;                                                                      \
-        if (!dispatch_next(p_last, &lo, &hi, &st))                                               \
+        if (!dispatch_next(p_last, &lo, &hi, &st)) {                                             \
+            if (omp_tool_on) /* the loop's end, as libomp reports it */                          \
+                omp_tool_work(tool_work_kind(loc, false), false, 0, __builtin_return_address(0)); \
             return 0;                                                                            \
+        }                                                                                        \
+        if (omp_tool_on) /* the chunk, named by its first iteration */                           \
+            omp_tool_dispatch(false, (uint64_t)lo, __builtin_return_address(0));                 \
         *p_lb = (T)lo;                                                                           \
         *p_ub = (T)hi;                                                                           \
         if (p_st)                                                                                \
@@ -368,24 +390,38 @@ DISPATCH(8u, kmp_uint64, kmp_int64, true)
 
 /* ---- ordered ------------------------------------------------------------------ */
 
+/* OMPT's wait id of an ordered construct: the loop's. */
+static uint64_t ordered_wait_id(const struct omp_thread *t)
+{
+    return ((uint64_t)t->loop_state.id.team << 32) | t->loop_state.id.loop;
+}
+
 void __kmpc_ordered(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     struct omp_loop *l = &t->loop_state;
-    if (!l->ordered)
-        return;
-    if (!l->has_turn) {
-        parallel_turn_wait(l->id, l->cur);
-        l->has_turn = true;
+    const void *codeptr = __builtin_return_address(0);
+    if (omp_tool_on)
+        omp_tool_mutex_acquire(7, 0, ordered_wait_id(t), codeptr); /* ompt_mutex_ordered */
+    if (l->ordered) {
+        if (!l->has_turn) {
+            parallel_turn_wait(l->id, l->cur);
+            l->has_turn = true;
+        }
+        omp_lock_take(ORDERED_LOCK);
+        sync_flush_implied(); /* the entry's flush (sync/flush.c) */
     }
-    omp_lock_take(ORDERED_LOCK);
-    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
+    if (omp_tool_on)
+        omp_tool_mutex_acquired(7, ordered_wait_id(t), codeptr);
 }
 
 void __kmpc_end_ordered(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    if (omp_self()->loop_state.ordered)
+    struct omp_thread *t = omp_self();
+    if (t->loop_state.ordered)
         omp_lock_give(ORDERED_LOCK);
+    if (omp_tool_on)
+        omp_tool_mutex_released(7, ordered_wait_id(t), __builtin_return_address(0));
 }

@@ -43,16 +43,20 @@ static void omp_init(struct omp_thread *t)
      * those (team_layout.c). */
     t->icv.dynamic = true;
     t->icv.max_active_levels = 1;
+    t->icv.thread_limit = 0;
+    t->icv.blocktime = -1;
+    omp_affinity_init_icvs(t);
     t->icv.cancellation = false;
     t->icv.max_task_priority = 0;
     t->icv.target_offload = OMP_TARGET_OFFLOAD_DEFAULT;
     t->icv.run_sched = (struct sched_spec){.kind = SCHED_STATIC};
     omp_settings_from_env(t); /* settings.c */
-    if (!t->icv.dynamic && t->icv.nthreads > omp_thread_limit())
+    int job_limit = omp_thread_limit(&(struct omp_thread){0});
+    if (!t->icv.dynamic && t->icv.nthreads > job_limit &&
+        !(t->icv.thread_limit > 0 && t->icv.thread_limit < job_limit))
         log_fatal("OMP_NUM_THREADS=%d with OMP_DYNAMIC=false: %d nodes × %d threads give at most "
                   "%d (run with more nodes, or dsmrun --threads, or leave OMP_DYNAMIC unset)",
-                  t->icv.nthreads, job()->nodes, omp_thread_limit() / job()->nodes,
-                  omp_thread_limit());
+                  t->icv.nthreads, job()->nodes, job_limit / job()->nodes, job_limit);
     t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
     const char *st = job()->cfg.omp_static;
     if (st && *st) {
@@ -63,6 +67,7 @@ static void omp_init(struct omp_thread *t)
             log_fatal("DSM_OMP_STATIC=%s: static loops may be divided static or profiled", st);
     }
     t->ready = true;
+    omp_tool_thread_begin(); /* the node's tool starts with its runtime (ompt.c) */
 }
 
 struct omp_thread *omp_self_owing(void)
@@ -164,7 +169,7 @@ int omp_get_num_procs(void)
 int omp_get_thread_limit(void)
 {
     struct omp_thread *t = omp_self();
-    return t->thread_limit > 0 ? t->thread_limit : omp_thread_limit(); /* a teams region's, else the job's */
+    return t->thread_limit > 0 ? t->thread_limit : omp_thread_limit(t); /* a teams region's, else the job's */
 }
 int omp_in_parallel(void) { return omp_self()->active_level > 0; }
 int omp_get_level(void) { return omp_self()->level; }
@@ -210,7 +215,6 @@ int omp_is_initial_device(void) { return 1; }
 int omp_get_initial_device(void) { return omp_get_num_devices(); }
 int omp_get_default_device(void) { return 0; }
 void omp_set_default_device(int device) { (void)device; }
-int omp_get_proc_bind(void) { return 0; }
 
 void omp_set_num_threads(int n)
 {
@@ -231,7 +235,7 @@ static void ancestor(const struct omp_thread *t, int level, int *tid, int *size)
         *tid = t->tid, *size = t->nthreads;
     else if (level == active_top && active_top > 0)
         *tid = t->outer[0].tid, *size = t->outer[0].nthreads;
-    else if (level == active_top - 1 && level > 0 && t->local_team)
+    else if (t->local_team && level == t->outer_level && level > 0)
         *tid = t->outer_tid, *size = t->outer_nthreads;
 }
 

@@ -16,6 +16,8 @@
  * omp_lock_t of omp_lock.c, one pointer-sized word.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct omp_lock_t { void *_lk; } omp_lock_t;
 typedef struct omp_nest_lock_t { void *_lk; } omp_nest_lock_t;
@@ -72,6 +74,17 @@ void   omp_destroy_nest_lock(omp_nest_lock_t *l);
 void   omp_set_nest_lock(omp_nest_lock_t *l);
 void   omp_unset_nest_lock(omp_nest_lock_t *l);
 int    omp_test_nest_lock(omp_nest_lock_t *l);
+int    omp_get_num_places(void);
+int    omp_get_place_num_procs(int place);
+void   omp_get_place_proc_ids(int place, int *ids);
+int    omp_get_place_num(void);
+int    omp_get_partition_num_places(void);
+void   omp_get_partition_place_nums(int *nums);
+int    omp_control_tool(int command, int modifier, void *arg);
+void   omp_set_affinity_format(const char *format);
+size_t omp_get_affinity_format(char *buffer, size_t size);
+void   omp_display_affinity(const char *format);
+size_t omp_capture_affinity(char *buffer, size_t size, const char *format);
 
 /* No argument: the same call under the Fortran name. */
 #define FTN_GET(type, name) \
@@ -117,6 +130,9 @@ FTN_GET(int, omp_get_default_device)
 FTN_GET(int, omp_get_proc_bind)
 FTN_GET(double, omp_get_wtime)
 FTN_GET(double, omp_get_wtick)
+FTN_GET(int, omp_get_num_places)
+FTN_GET(int, omp_get_place_num)
+FTN_GET(int, omp_get_partition_num_places)
 
 FTN_SET(omp_set_dynamic)
 FTN_SET(omp_set_nested)
@@ -126,6 +142,18 @@ FTN_SET(omp_set_num_threads)
 FTN_ASK(omp_get_ancestor_thread_num)
 FTN_ASK(omp_get_team_size)
 FTN_ASK(omp_pause_resource_all)
+FTN_ASK(omp_get_place_num_procs)
+
+void omp_get_place_proc_ids_(const int *place, int *ids);
+void omp_get_place_proc_ids_(const int *place, int *ids) { omp_get_place_proc_ids(*place, ids); }
+void omp_get_partition_place_nums_(int *nums);
+void omp_get_partition_place_nums_(int *nums) { omp_get_partition_place_nums(nums); }
+/* Fortran's omp_control_tool has no third argument. */
+int omp_control_tool_(const int *command, const int *modifier);
+int omp_control_tool_(const int *command, const int *modifier)
+{
+    return omp_control_tool(*command, *modifier, NULL);
+}
 
 int omp_pause_resource_(const int *kind, const int *device_num);
 int omp_pause_resource_(const int *kind, const int *device_num)
@@ -158,4 +186,72 @@ void omp_init_nest_lock_with_hint_(omp_nest_lock_t *l, const int *hint);
 void omp_init_nest_lock_with_hint_(omp_nest_lock_t *l, const int *hint)
 {
     omp_init_nest_lock_with_hint(l, *hint);
+}
+
+/* The affinity format's routines take and give Fortran strings: the
+ * characters and, after every other argument, their length (no NUL); a
+ * string given back is padded with blanks, as libomp's. A format of length
+ * 0 is the affinity-format-var's, as NULL is in C. */
+static char *c_string(const char *chars, size_t len)
+{
+    char *s = malloc(len + 1);
+    if (s) {
+        memcpy(s, chars, len);
+        s[len] = '\0';
+    }
+    return s;
+}
+
+static void fortran_string(char *buffer, size_t size, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(buffer, s, n < size ? n : size);
+    if (n < size)
+        memset(buffer + n, ' ', size - n);
+}
+
+void omp_set_affinity_format_(const char *format, size_t len);
+void omp_set_affinity_format_(const char *format, size_t len)
+{
+    char *c = c_string(format, len);
+    if (c)
+        omp_set_affinity_format(c);
+    free(c);
+}
+
+size_t omp_get_affinity_format_(char *buffer, size_t size);
+size_t omp_get_affinity_format_(char *buffer, size_t size)
+{
+    size_t n = omp_get_affinity_format(NULL, 0);
+    char *c = malloc(n + 1);
+    if (c && buffer && size) {
+        omp_get_affinity_format(c, n + 1);
+        fortran_string(buffer, size, c);
+    }
+    free(c);
+    return n;
+}
+
+void omp_display_affinity_(const char *format, size_t len);
+void omp_display_affinity_(const char *format, size_t len)
+{
+    char *c = c_string(format, len);
+    omp_display_affinity(c && *c ? c : NULL);
+    free(c);
+}
+
+size_t omp_capture_affinity_(char *buffer, const char *format, size_t size, size_t len);
+size_t omp_capture_affinity_(char *buffer, const char *format, size_t size, size_t len)
+{
+    char *c = c_string(format, len);
+    const char *f = c && *c ? c : NULL;
+    size_t n = omp_capture_affinity(NULL, 0, f);
+    char *out = malloc(n + 1);
+    if (out && buffer && size) {
+        omp_capture_affinity(out, n + 1, f);
+        fortran_string(buffer, size, out);
+    }
+    free(out);
+    free(c);
+    return n;
 }

@@ -178,15 +178,70 @@ static void drop(int id)
     parallel_leave(id);
 }
 
-void omp_init_lock(omp_lock_t *l) { l->_lk = (void *)(uintptr_t)new_id(); }
-void omp_init_lock_with_hint(omp_lock_t *l, int hint) { (void)hint, omp_init_lock(l); }
-void omp_destroy_lock(omp_lock_t *l) { l->_lk = NULL; }
-void omp_set_lock(omp_lock_t *l) {
-    PROFILE_SITE();
-    take(id_of(l->_lk, "omp_set_lock"));
+/* OMPT (ompt.c): a lock's events name it by its address (its wait id);
+ * ompt_mutex_t: lock 1, nest_lock 3 — a test reports the lock's own kind,
+ * as libomp does (tools written for OpenMP 5.0 know no other). */
+#define WAIT_ID(l) ((uint64_t)(uintptr_t)(l))
+
+/* A new lock's handle (kind: 1 a lock, 3 a nest lock) and its lock_init
+ * event; destroy_any clears the handle and reports lock_destroy (the
+ * handle's address is the lock's: omp.h's lock is the handle alone). */
+static void *init_any(int kind, const void *lock, int hint, const void *codeptr)
+{
+    void *handle = (void *)(uintptr_t)new_id();
+    if (omp_tool_on)
+        omp_tool_lock_init(kind, (unsigned)hint, WAIT_ID(lock), codeptr);
+    return handle;
 }
-void omp_unset_lock(omp_lock_t *l) { drop(id_of(l->_lk, "omp_unset_lock")); }
-int omp_test_lock(omp_lock_t *l) { return try_take(id_of(l->_lk, "omp_test_lock")); }
+
+static void destroy_any(int kind, void **handle, const void *codeptr)
+{
+    *handle = NULL;
+    if (omp_tool_on)
+        omp_tool_lock_destroy(kind, WAIT_ID(handle), codeptr);
+}
+
+void omp_init_lock(omp_lock_t *l) { l->_lk = init_any(1, l, 0, __builtin_return_address(0)); }
+void omp_init_lock_with_hint(omp_lock_t *l, int hint)
+{
+    l->_lk = init_any(1, l, hint, __builtin_return_address(0));
+}
+
+void omp_destroy_lock(omp_lock_t *l) { destroy_any(1, &l->_lk, __builtin_return_address(0)); }
+
+void omp_set_lock(omp_lock_t *l)
+{
+    PROFILE_SITE();
+    int id = id_of(l->_lk, "omp_set_lock");
+    if (!omp_tool_on) {
+        take(id);
+        return;
+    }
+    const void *codeptr = __builtin_return_address(0);
+    omp_tool_mutex_acquire(1, 0, WAIT_ID(l), codeptr);
+    take(id);
+    omp_tool_mutex_acquired(1, WAIT_ID(l), codeptr);
+}
+
+void omp_unset_lock(omp_lock_t *l)
+{
+    drop(id_of(l->_lk, "omp_unset_lock"));
+    if (omp_tool_on)
+        omp_tool_mutex_released(1, WAIT_ID(l), __builtin_return_address(0));
+}
+
+int omp_test_lock(omp_lock_t *l)
+{
+    int id = id_of(l->_lk, "omp_test_lock");
+    if (!omp_tool_on)
+        return try_take(id);
+    const void *codeptr = __builtin_return_address(0);
+    omp_tool_mutex_acquire(1, 0, WAIT_ID(l), codeptr);
+    int got = try_take(id);
+    if (got)
+        omp_tool_mutex_acquired(1, WAIT_ID(l), codeptr);
+    return got;
+}
 
 /* Nestable locks: the thread of this node holding each, and at what
  * depth (0: not held here). Only the holder changes its record. */
@@ -225,21 +280,41 @@ static void set_hold(struct nest_hold *d, int depth)
     pthread_mutex_unlock(&nests.lock);
 }
 
-void omp_init_nest_lock(omp_nest_lock_t *l) { l->_lk = (void *)(uintptr_t)new_id(); }
-void omp_init_nest_lock_with_hint(omp_nest_lock_t *l, int hint) { (void)hint, omp_init_nest_lock(l); }
-void omp_destroy_nest_lock(omp_nest_lock_t *l) { l->_lk = NULL; }
+void omp_init_nest_lock(omp_nest_lock_t *l)
+{
+    l->_lk = init_any(3, l, 0, __builtin_return_address(0));
+}
+void omp_init_nest_lock_with_hint(omp_nest_lock_t *l, int hint)
+{
+    l->_lk = init_any(3, l, hint, __builtin_return_address(0));
+}
 
+void omp_destroy_nest_lock(omp_nest_lock_t *l)
+{
+    destroy_any(3, &l->_lk, __builtin_return_address(0));
+}
+
+/* A nestable lock's events: acquire, then acquired when it is first
+ * taken, nest_lock begin when taken again; released when it is let go
+ * for the last time, nest_lock end before that. */
 void omp_set_nest_lock(omp_nest_lock_t *l)
 {
     PROFILE_SITE();
     int id = id_of(l->_lk, "omp_set_nest_lock");
+    const void *codeptr = __builtin_return_address(0);
+    if (omp_tool_on)
+        omp_tool_mutex_acquire(3, 0, WAIT_ID(l), codeptr);
     struct nest_hold *d = hold_of(id);
     if (!held_here(d)) {
         take(id);
         set_hold(d, 1);
+        if (omp_tool_on)
+            omp_tool_mutex_acquired(3, WAIT_ID(l), codeptr);
         return;
     }
     set_hold(d, d->depth + 1);
+    if (omp_tool_on)
+        omp_tool_nest_lock(true, WAIT_ID(l), codeptr);
 }
 
 void omp_unset_nest_lock(omp_nest_lock_t *l)
@@ -252,18 +327,31 @@ void omp_unset_nest_lock(omp_nest_lock_t *l)
     set_hold(d, depth);
     if (depth == 0)
         drop(id);
+    if (omp_tool_on) {
+        if (depth == 0)
+            omp_tool_mutex_released(3, WAIT_ID(l), __builtin_return_address(0));
+        else
+            omp_tool_nest_lock(false, WAIT_ID(l), __builtin_return_address(0));
+    }
 }
 
 int omp_test_nest_lock(omp_nest_lock_t *l)
 {
     int id = id_of(l->_lk, "omp_test_nest_lock");
+    const void *codeptr = __builtin_return_address(0);
+    if (omp_tool_on)
+        omp_tool_mutex_acquire(3, 0, WAIT_ID(l), codeptr);
     struct nest_hold *d = hold_of(id);
     if (held_here(d)) {
         set_hold(d, d->depth + 1);
+        if (omp_tool_on)
+            omp_tool_nest_lock(true, WAIT_ID(l), codeptr);
         return d->depth;
     }
     if (!try_take(id))
         return 0;
     set_hold(d, 1);
+    if (omp_tool_on)
+        omp_tool_mutex_acquired(3, WAIT_ID(l), codeptr);
     return 1;
 }

@@ -25,6 +25,37 @@
 /* The most arguments (shared variables) an outlined region may take. */
 #define OMP_MAX_ARGS 64
 
+/* ---- OMPT's records (ompt.c) ---- */
+
+/* A parallel region, as a tool sees it. */
+struct omp_tool_par {
+    uint64_t             data;          /* ompt_data_t: the tool's */
+    int32_t              team_size;
+    struct omp_tool_par *outer;         /* the region around it (ompt_get_parallel_info) */
+};
+
+/* A task, as a tool sees it: data, frames, type. */
+struct omp_tool_task {
+    uint64_t              data;         /* ompt_data_t: the tool's */
+    uint64_t              exit_frame, enter_frame; /* with the two flags: an ompt_frame_t */
+    int32_t               exit_flags, enter_flags;
+    int32_t               type, thread_num;
+    struct omp_tool_par  *par;          /* the region it binds to */
+    struct omp_tool_task *parent;       /* the task it was made in: ompt_get_task_info's next level */
+    struct omp_tool_task *saved;        /* what its thread ran before it */
+    int32_t               saved_state;
+    void                 *memory;       /* an explicit task's data (ompt_get_task_memory) */
+    size_t                memory_size;
+};
+
+/* A team of a teams region, as a tool sees it (libomp's shape): the
+ * team's initial task in a region of its own, and in it a region of one
+ * thread whose implicit task runs the team's code. */
+struct omp_tool_team {
+    struct omp_tool_par  team_par, inner_par;
+    struct omp_tool_task initial, implicit;
+};
+
 /* A region, as the master describes it to the team: in shared memory. */
 struct omp_region {
     uint64_t          microtask;
@@ -36,9 +67,21 @@ struct omp_region {
     struct sched_spec run_sched;        /* the master's run-sched-var */
     int32_t           max_task_priority, target_offload; /* the master's job-wide ICVs */
     int32_t           nthreads_var, dynamic, max_active_levels; /* the master's, inherited */
+    int32_t           thread_limit_var, blocktime;              /* the master's, inherited */
+    int8_t            bind, child_bind[8], nchild_bind; /* its binding, its threads' bind-var */
+    int32_t           master_place, part_first, part_count; /* the master's, on node 0 */
+    uint32_t          affinity_gen;     /* the master's affinity format (affinity.c) */
+    uint64_t          affinity_fmt;
+    /* OMPT (ompt.c): what the other nodes' threads report of the region
+     * and see one level up (the master's encountering task). */
+    int32_t           tool_on, tool_enc_type, tool_enc_thread_num, tool_enc_team_size;
+    uint64_t          tool_par, tool_enc_data, tool_enc_par, tool_enc_exit, tool_enc_enter;
     int32_t           nested;           /* inner regions may have teams of a node's threads */
     int32_t           local;            /* a team of one node's threads, nested (region.c) */
-    int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's, at level 1 */
+    int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's in its active team */
+    int32_t           level_base, outer_level; /* the encountering thread's level; local: its team's */
+    uint64_t          group_barrier;    /* local, beside other teams of the node: its own barrier */
+    uint64_t          tool_local_par, tool_local_enc; /* local: OMPT's records (node pointers) */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
     uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
@@ -75,6 +118,11 @@ struct omp_icv {
     int               target_offload;  /* target-offload-var: OMP_TARGET_OFFLOAD */
     int               nteams;          /* nteams-var: OMP_NUM_TEAMS (0: one team per node) */
     int               teams_thread_limit; /* teams-thread-limit-var: OMP_TEAMS_THREAD_LIMIT (0: none) */
+    int               thread_limit;    /* thread-limit-var: OMP_THREAD_LIMIT (0: none but the job's) */
+    int               blocktime;       /* ms a waiting thread may spin: KMP_BLOCKTIME, OMP_WAIT_POLICY,
+                                        * kmp_set_blocktime (-1: dsm's own, 50 µs at most) */
+    int8_t            bind[8];         /* bind-var, one per nesting level: OMP_PROC_BIND (affinity.c) */
+    int               nbind;
 };
 
 /* Two levels of active regions: the job's teams, and inside them teams of
@@ -96,6 +144,10 @@ struct omp_outer {
     int             tid, nthreads;
     uint32_t        loop;
     struct omp_loop loop_state;
+    struct omp_tool_par  tool_par;   /* OMPT: the serialized region and its task */
+    struct omp_tool_task tool_task;
+    const void          *tool_codeptr;
+    bool                 tool_program;  /* if(0): the program calls the code */
 };
 
 struct omp_thread {
@@ -109,7 +161,8 @@ struct omp_thread {
     int                thread_limit;    /* a teams region's thread_limit (0: none) */
     int                pushed_teams, pushed_team_threads; /* num_teams, thread_limit for the next teams */
     bool               local_team;      /* in a nested team of this node's threads (region.c) */
-    int                outer_tid, outer_nthreads; /* then: the level-1 thread that started it */
+    int                outer_tid, outer_nthreads; /* then: the outer team's thread that started it */
+    int                outer_level;     /* then: the outer team's level */
     uint32_t           local_teams;     /* nested teams this thread started */
     uint32_t           team;            /* the active region's number */
     uint32_t           loop;            /* worksharing loops met in it */
@@ -127,7 +180,93 @@ struct omp_thread {
      * waits for the team first (region.c, __kmpc_reduce_nowait). */
     int                since_barrier;
     char              *stack_hi;        /* at a member: its stack above the region's frames */
+    int                place;           /* the place it is bound to, -1: none (affinity.c) */
+    int                part_first, part_count; /* place-partition-var */
+    int                pushed_bind;     /* proc_bind clause for the next fork (0: none) */
 };
+
+/* ---- places and affinity (affinity.c) ---- */
+
+/* bind-var and the place partition of a thread's first use. */
+void omp_affinity_init_icvs(struct omp_thread *t);
+/* A thread enters a region as the k-th of its node's `count` threads of
+ * the team: its place and partition, and its binding. */
+void omp_affinity_enter(struct omp_thread *t, int bind, int master_place, int part_first,
+                        int part_count, int k, int count);
+/* OMP_DISPLAY_AFFINITY's line for the thread at a region's start. */
+void omp_affinity_display(struct omp_thread *t, int bind);
+/* The master's affinity format for the other nodes, and their taking it. */
+void omp_affinity_publish(uint64_t *fmt, uint32_t *gen);
+void omp_affinity_take(uint64_t fmt, uint32_t gen);
+int  omp_affinity_num_places(void);
+int  omp_affinity_place_num(void);
+int  omp_get_place_num_procs(int place);
+void omp_get_place_proc_ids(int place, int *ids);
+int  omp_get_partition_num_places(void);
+void omp_get_partition_place_nums(int *nums);
+
+/* ---- OMPT: a tool's view of the runtime (ompt.c) ----
+ * Every omp_tool_* call does nothing unless a tool runs on this node
+ * (omp_tool_on); callers test it first where building the call costs. */
+extern bool omp_tool_on;
+/* The node's tool: found and started once, at the runtime's first use. */
+void omp_tool_node_init(void);
+/* A thread's first use (thread_begin; node 0's first: the initial task). */
+void omp_tool_thread_begin(void);
+/* The node's end: thread_end on every thread of the node, finalize. */
+void omp_tool_finish(void);
+struct omp_tool_task *omp_tool_current(void);
+void omp_tool_set_state(int state);
+/* The current task's frames: where the runtime was entered, where it
+ * called the task's code (NULL clears). */
+void omp_tool_enter_frame(void *frame);
+void omp_tool_exit_frame(void *frame);
+/* program: the program calls the region's code itself (if(0)). */
+void omp_tool_parallel_begin(struct omp_tool_par *p, int requested, bool league, bool program,
+                             const void *codeptr, void *frame);
+void omp_tool_parallel_end(struct omp_tool_par *p, bool league, bool program, const void *codeptr);
+void omp_tool_implicit_begin(struct omp_tool_task *task, struct omp_tool_par *p,
+                             struct omp_tool_task *parent, int team_size, int thread_num,
+                             bool initial);
+/* barrier: the region's ending barrier is reported (not in a serialized
+ * region, nor a team's initial task). */
+void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void *codeptr,
+                           bool barrier, bool initial);
+/* ompt_sync_region_t kinds: barrier_explicit 3, implementation 4,
+ * taskwait 5, taskgroup 6, implicit_workshare 8, implicit_parallel 9. */
+/* A teams region's team on this thread: its initial task and what runs
+ * in it (team_num: the index reported). */
+void omp_tool_team_begin(struct omp_tool_team *tt, struct omp_tool_task *enc,
+                         struct omp_tool_par *league, int num_teams, int team_num);
+void omp_tool_team_end(struct omp_tool_team *tt, int num_teams, int team_num,
+                       const void *codeptr);
+void omp_tool_sync(int kind, bool begin, const void *codeptr);
+void omp_tool_sync_region(int kind, bool begin, const void *codeptr);
+void omp_tool_sync_wait(int kind, bool begin, const void *codeptr);
+void omp_tool_reduction(bool begin, const void *codeptr);
+/* ompt_work_t: loop 1, sections 2, single_executor 3, single_other 4,
+ * distribute 6, taskloop 7. */
+void omp_tool_work(int wstype, bool begin, uint64_t count, const void *codeptr);
+void omp_tool_dispatch(bool section, uint64_t instance, const void *codeptr);
+void omp_tool_masked(bool begin, const void *codeptr);
+/* ompt_mutex_t: lock 1, test_lock 2, nest_lock 3, test_nest_lock 4,
+ * critical 5, atomic 6, ordered 7. */
+void omp_tool_mutex_acquire(int kind, unsigned hint, uint64_t wait_id, const void *codeptr);
+void omp_tool_mutex_acquired(int kind, uint64_t wait_id, const void *codeptr);
+void omp_tool_mutex_released(int kind, uint64_t wait_id, const void *codeptr);
+void omp_tool_nest_lock(bool begin, uint64_t wait_id, const void *codeptr);
+void omp_tool_lock_init(int kind, unsigned hint, uint64_t wait_id, const void *codeptr);
+void omp_tool_lock_destroy(int kind, uint64_t wait_id, const void *codeptr);
+void omp_tool_flush(const void *codeptr);
+void omp_tool_cancel(int flags, const void *codeptr);
+/* Explicit tasks: created (ompt_task_flag_t type), begun and ended on the
+ * thread that runs them (ompt_task_status_t status). */
+void omp_tool_task_create(struct omp_tool_task *task, int type, bool deps, const void *codeptr);
+void omp_tool_dependences(struct omp_tool_task *task, const void *deps, int ndeps);
+void omp_tool_task_dependence(struct omp_tool_task *first, struct omp_tool_task *second);
+void omp_tool_task_begin(struct omp_tool_task *task);
+void omp_tool_task_end(struct omp_tool_task *task, int status);
+void omp_tool_task_memory(struct omp_tool_task *task, void *addr, size_t size);
 
 /* This node's state, made ready (settings read, checked) on first use.
  * It first runs a barrier a blocking reduction left owed (region.c):
@@ -150,7 +289,7 @@ void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args);
  * whose thread-limit-var is thread_limit (0: none). */
 struct omp_region;
 void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
-              int argc, const uint64_t *args);
+              int argc, const uint64_t *args, int requested, const void *codeptr, void *frame);
 /* Whether the thread runs a teams region itself (not a region nested in
  * it): constructs that bind to the league act across its teams. */
 static inline bool omp_in_league(const struct omp_thread *t)
@@ -168,8 +307,12 @@ void __kmpc_barrier(struct ident *loc, int32_t gtid);
  * §2.6.1: dyn-var, the thread limit); ends the job in one line when dyn-var
  * is false and they cannot be given. */
 int omp_team_size(const struct omp_thread *t, int asked);
-/* The most threads a region may have: nodes × threads per node. */
-int omp_thread_limit(void);
+/* The most threads a region may have: nodes × threads per node, less
+ * where thread-limit-var (OMP_THREAD_LIMIT) says less. */
+int omp_thread_limit(const struct omp_thread *t);
+/* The spin a waiting thread of this node may make before it sleeps, as
+ * blocktime-var says (ms; -1: dsm's own). */
+void omp_apply_blocktime(int ms);
 /* The most threads a node runs: DSM_THREADS, else 256. */
 int omp_node_thread_limit(void);
 /* Threads per node for a team of n, and the team's threads on `node`. */
@@ -211,6 +354,9 @@ int omp_taskgroup_cancelled(void);
 /* Runs the node's queued tasks until none is left (task.c): at a barrier
  * and at the region's end, where every task of the team must be done. */
 void omp_tasks_complete(void);
+/* KMP_ENABLE_TASK_THROTTLING: true (the default) lets a node of one
+ * thread run a task at once; false queues every task (task.c). */
+void omp_tasks_throttle(bool on);
 
 /* The bytes from p to the end of this node's threadprivate copy holding
  * it; 0 when p is in none. */

@@ -8,6 +8,7 @@
  * of one thread, run on the calling thread alone ("serialized", as OpenMP
  * allows for nested regions).
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +19,27 @@
 #include "base/profile.h"
 #include "base/smp.h"
 #include "base/stack.h"
+#include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
+#include "runtime/runtime.h"
 
 /* Calls the outlined region with its arguments: clang's outlined functions
- * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized. */
-static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid, int argc, const uint64_t *a)
+ * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized.
+ * Its frame is the implicit task's exit frame for a tool (ompt.c): the
+ * region's code sees it as its caller's, so no call here is a tail call. */
+__attribute__((noinline)) static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid,
+                                             int argc, const uint64_t *a)
 {
+    if (omp_tool_on)
+        omp_tool_exit_frame(__builtin_frame_address(0));
 #define A(i) (void *)(uintptr_t)a[i]
 #define CASE(n, ...)                                                                   \
     case n:                                                                          \
         fn(&gtid, &btid, ##__VA_ARGS__);                                             \
-        return;
+        goto done;
 #define A8(i) A(i), A(i + 1), A(i + 2), A(i + 3), A(i + 4), A(i + 5), A(i + 6), A(i + 7)
     switch (argc) {
     CASE(0)
@@ -64,20 +72,44 @@ static void invoke(kmpc_micro fn, kmp_int32 gtid, kmp_int32 btid, int argc, cons
 #undef A
 #undef A8
 #undef CASE
+done:
+    if (omp_tool_on)
+        omp_tool_exit_frame(NULL);
 }
 
-/* A region on this node alone begins: tid 0 of a team of 1. */
-static void serialized_begin(struct omp_thread *t)
+/* OMPT: what the threads of the region a node started last report (the
+ * node's first thread sets it before the others start): the region and
+ * the task that encountered it (the master's, or another node's copy). */
+static DSM_STATE struct {
+    struct omp_tool_par  *par;
+    struct omp_tool_task *enc;
+} tool_ctx;
+
+/* A region on this node alone begins: tid 0 of a team of 1 (`requested`
+ * asked for; codeptr and frame: where the program entered the runtime). */
+static void serialized_begin(struct omp_thread *t, int requested, const void *codeptr, void *frame,
+                             bool program)
 {
     if (t->serialized == OMP_MAX_NESTING)
         log_fatal("OpenMP regions nested more than %d deep", OMP_MAX_NESTING);
-    t->outer[t->serialized++] = (struct omp_outer){.icv = t->icv, .tid = t->tid, .nthreads = t->nthreads,
-                                                   .loop = t->loop, .loop_state = t->loop_state};
+    struct omp_outer *o = &t->outer[t->serialized++];
+    *o = (struct omp_outer){.icv = t->icv, .tid = t->tid, .nthreads = t->nthreads,
+                            .loop = t->loop, .loop_state = t->loop_state, .tool_codeptr = codeptr,
+                            .tool_program = program};
+    if (omp_tool_on) {
+        struct omp_tool_task *enc = omp_tool_current();
+        omp_tool_parallel_begin(&o->tool_par, requested, false, program, codeptr, frame);
+        omp_tool_implicit_begin(&o->tool_task, &o->tool_par, enc, 1, 0, false);
+        if (program) /* the program's frame calls the code */
+            omp_tool_exit_frame(frame);
+    }
     t->tid = 0;
     t->nthreads = 1;
     t->loop = 0;
     t->level++;
     t->pushed_threads = 0;
+    t->pushed_bind = 0;
+    omp_affinity_display(t, t->icv.nbind > 0 ? t->icv.bind[0] : 0);
 }
 
 static void serialized_end(struct omp_thread *t)
@@ -85,6 +117,10 @@ static void serialized_end(struct omp_thread *t)
     if (t->serialized == 0)
         log_fatal("__kmpc_end_serialized_parallel without a serialized region");
     struct omp_outer *o = &t->outer[--t->serialized];
+    if (omp_tool_on) {
+        omp_tool_implicit_end(&o->tool_task, 1, o->tool_codeptr, false, false);
+        omp_tool_parallel_end(&o->tool_par, false, o->tool_program, o->tool_codeptr);
+    }
     t->icv = o->icv;
     t->tid = o->tid;
     t->nthreads = o->nthreads;
@@ -105,8 +141,11 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->tid = t->gtid = tid;
     t->nthreads = r->nthreads;
     t->team_nodes = (r->nthreads + r->per_node - 1) / r->per_node;
-    t->level = 1;
+    /* one level below the encountering thread's: a region started inside
+     * serialized ones (the master's) is still the first active level */
+    t->level = r->level_base + 1;
     t->active_level = 1;
+    t->serialized = 0; /* those of the encountering thread are outside it */
     t->team = r->team;
     t->loop = 0;
     t->region = (struct omp_region *)r;
@@ -115,12 +154,17 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
     t->icv.nthreads = r->nthreads_var;
     t->icv.dynamic = r->dynamic;
     t->icv.max_active_levels = r->max_active_levels;
+    t->icv.thread_limit = r->thread_limit_var;
+    if (t->icv.blocktime != r->blocktime)
+        omp_apply_blocktime(r->blocktime);
+    t->icv.blocktime = r->blocktime;
     t->local_team = r->local;
     if (r->local) { /* a nested team of this node's threads (fork_local) */
-        t->level = t->active_level = 2;
+        t->active_level = 2;
         t->team_nodes = 1;
         t->outer_tid = r->outer_tid;
         t->outer_nthreads = r->outer_nthreads;
+        t->outer_level = r->outer_level;
     }
     if (r->league) {
         t->team_num = tid;
@@ -129,7 +173,47 @@ static void enter(struct omp_thread *t, const struct omp_region *r, int tid)
         t->tid = 0;
         t->nthreads = 1;
         t->level = t->active_level = 0;
+        return;
     }
+    /* Its place: the k-th of the node's threads of the team, bound as the
+     * region says (affinity.c); node 0's first from the master's place. */
+    t->icv.nbind = r->nchild_bind;
+    memcpy(t->icv.bind, r->child_bind, sizeof t->icv.bind);
+    int k, count, master_place = -1;
+    if (r->local) {
+        k = tid, count = r->nthreads, master_place = r->master_place;
+    } else {
+        k = tid % r->per_node;
+        count = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
+        if (job()->rank == 0)
+            master_place = r->master_place;
+    }
+    omp_affinity_enter(t, r->bind, master_place, r->part_first, r->part_count, k, count);
+    omp_affinity_display(t, r->bind);
+}
+
+/* The region's binding (the proc_bind clause, else bind-var's first
+ * value; none while bind-var is false, as libomp) and its threads'
+ * bind-var (the rest of the list, or the list itself when it has one). */
+static void region_takes_binding(struct omp_thread *t, struct omp_region *r)
+{
+    int bind = t->icv.nbind > 0 ? t->icv.bind[0] : 0;
+    if (t->pushed_bind && bind != 0)
+        bind = t->pushed_bind;
+    t->pushed_bind = 0;
+    r->bind = (int8_t)bind;
+    int n = t->icv.nbind;
+    memset(r->child_bind, 0, sizeof r->child_bind);
+    if (n > 1) {
+        memcpy(r->child_bind, t->icv.bind + 1, (size_t)(n - 1));
+        r->nchild_bind = (int8_t)(n - 1);
+    } else {
+        memcpy(r->child_bind, t->icv.bind, sizeof r->child_bind);
+        r->nchild_bind = (int8_t)n;
+    }
+    r->master_place = t->place;
+    r->part_first = t->part_first;
+    r->part_count = t->part_count;
 }
 
 /* One thread of a node, in the region: thread i of node r is team thread
@@ -147,8 +231,19 @@ static void run_thread(void *arg)
     int argc = r->argc;
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)argc * sizeof args[0]);
+    struct omp_tool_task tool_task;
+    struct omp_tool_team tool_team;
+    bool tool = r->tool_on && omp_tool_on;
+    if (tool && r->league)
+        omp_tool_team_begin(&tool_team, tool_ctx.enc, tool_ctx.par, r->nthreads, tid);
+    else if (tool)
+        omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
     omp_tasks_complete(); /* the region's end is a barrier for its tasks */
+    if (tool && r->league)
+        omp_tool_team_end(&tool_team, r->nthreads, tid, NULL);
+    else if (tool)
+        omp_tool_implicit_end(&tool_task, 0, NULL, true, false);
     *t = saved;
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -161,7 +256,23 @@ static void run_member(void *arg)
     struct omp_region *r = arg;
     if (r->nested)
         omp_migration_stop(); /* threads may run here: as omp_node_threads_begin */
+    omp_affinity_take(r->affinity_fmt, r->affinity_gen);
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
+    /* OMPT: this node's copies of the master's region and its task. */
+    struct omp_tool_par par, enc_par;
+    struct omp_tool_task enc;
+    if (r->tool_on && local > 0) {
+        (void)omp_self(); /* the node's tool starts, this thread begins */
+        enc_par = (struct omp_tool_par){.data = r->tool_enc_par, .team_size = r->tool_enc_team_size};
+        enc = (struct omp_tool_task){.data = r->tool_enc_data, .exit_frame = r->tool_enc_exit,
+                                     .enter_frame = r->tool_enc_enter, .type = r->tool_enc_type,
+                                     .thread_num = r->tool_enc_thread_num, .par = &enc_par};
+        enc.exit_flags = enc.enter_flags = 0x11; /* ompt_frame_runtime | framepointer */
+        par = (struct omp_tool_par){.data = r->tool_par, .team_size = r->nthreads,
+                                    .outer = &enc_par};
+        tool_ctx.par = &par;
+        tool_ctx.enc = &enc;
+    }
     omp_node_threads_begin(r->per_node, local, run_thread, r);
     if (local > 0)
         run_thread(r);
@@ -182,23 +293,56 @@ static void run_member(void *arg)
  * number no other team has. Otherwise the region is serialized. */
 static bool nests_here(const struct omp_thread *t, int asked)
 {
-    return asked > 1 && t->level == 1 && t->active_level == 1 && t->serialized == 0 &&
-           !t->local_team && t->num_teams <= 1 && t->region && t->region->nested &&
-           t->icv.max_active_levels >= 2 && !smp_multi();
+    return asked > 1 && t->active_level == 1 && !t->local_team && t->num_teams <= 1 &&
+           t->region && t->region->nested && t->icv.max_active_levels >= 2;
+}
+
+/* A nested team's own barrier, when the node runs several threads of the
+ * outer team (each may start a nested team: their threads must not meet
+ * at the node's barrier). Its threads share memory in hardware. */
+struct group_barrier {
+    pthread_mutex_t lock;
+    pthread_cond_t  cv;
+    int             count, arrived;
+    uint64_t        generation;
+};
+
+static void group_barrier_wait(struct group_barrier *b)
+{
+    pthread_mutex_lock(&b->lock);
+    uint64_t gen = b->generation;
+    if (++b->arrived == b->count) {
+        b->arrived = 0;
+        b->generation++;
+        pthread_mutex_unlock(&b->lock);
+        pthread_cond_broadcast(&b->cv);
+        return;
+    }
+    while (b->generation == gen)
+        pthread_cond_wait(&b->cv, &b->lock);
+    pthread_mutex_unlock(&b->lock);
 }
 
 static void run_local_thread(void *arg)
 {
     struct omp_region *r = arg;
     struct omp_thread *t = omp_self();
-    int tid = smp_index();
+    int tid = r->group_barrier ? threads_group_position() : smp_index();
     struct omp_thread saved = *t;
     enter(t, r, tid);
     t->icv.run_sched = r->run_sched;
     uint64_t args[OMP_MAX_ARGS];
     memcpy(args, r->args, (size_t)r->argc * sizeof args[0]);
+    struct omp_tool_task tool_task;
+    bool tool = r->tool_on && omp_tool_on;
+    if (tool)
+        omp_tool_implicit_begin(&tool_task, (struct omp_tool_par *)(uintptr_t)r->tool_local_par,
+                                (struct omp_tool_task *)(uintptr_t)r->tool_local_enc, r->nthreads,
+                                tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, r->argc, args);
     omp_tasks_complete();
+    if (tool)
+        omp_tool_implicit_end(&tool_task, 0, NULL, true, false);
     *t = saved;
 }
 
@@ -211,18 +355,34 @@ static void region_takes_icvs(struct omp_region *r, const struct omp_icv *icv)
     r->nthreads_var = icv->nthreads;
     r->dynamic = icv->dynamic;
     r->max_active_levels = icv->max_active_levels;
+    r->thread_limit_var = icv->thread_limit;
+    r->blocktime = icv->blocktime;
 }
 
 static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, int argc,
-                       const uint64_t *args)
+                       const uint64_t *args, const void *codeptr, void *frame)
 {
     int n = asked, limit = omp_node_thread_limit();
+    /* thread-limit-var counts every thread of the contention group: the
+     * outer team's others are busy (OpenMP 5.1 §2.6.1, ThreadsBusy), and
+     * OMP_THREAD_LIMIT gives what is left, as libomp, dyn-var or not. */
+    if (t->icv.thread_limit > 0) {
+        int left = t->icv.thread_limit - (t->nthreads - 1);
+        if (n > left)
+            n = left > 1 ? left : 1;
+    }
     if (n > limit) {
         if (!t->icv.dynamic)
             log_fatal("a nested parallel region asks for %d threads with dynamic adjustment off: "
                       "a nested team is one node's threads, at most %d (dsmrun --threads)",
                       n, limit);
         n = limit;
+    }
+    if (n <= 1) {
+        serialized_begin(t, asked, codeptr, frame, false);
+        invoke(microtask, t->tid, 0, argc, args);
+        serialized_end(t);
+        return;
     }
     struct omp_region *r = calloc(1, sizeof *r);
     if (!r)
@@ -231,21 +391,65 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     r->argc = argc;
     r->nthreads = r->per_node = n;
     /* Dynamic chunks and singles are node 0's, keyed by team: a number
-     * the master's teams (counted up from 1) never reach. */
-    r->team = 0x80000000u | ((uint32_t)job()->rank << 20) | (++t->local_teams & 0xfffffu);
+     * the master's teams (counted up from 1) never reach, and no other
+     * thread of any node makes (its node and smp index are in it). */
+    r->team = 0x80000000u | ((uint32_t)(job()->rank & 0xff) << 23) |
+              ((uint32_t)(smp_index() & 0xff) << 15) | (++t->local_teams & 0x7fffu);
     region_takes_icvs(r, &t->icv);
+    region_takes_binding(t, r);
     r->local = 1;
-    r->outer_tid = t->tid;
-    r->outer_nthreads = t->nthreads;
+    /* the thread's place in its active team: under serialized regions,
+     * what the first of them hides */
+    r->outer_tid = t->serialized ? t->outer[0].tid : t->tid;
+    r->outer_nthreads = t->serialized ? t->outer[0].nthreads : t->nthreads;
+    r->outer_level = t->level - t->serialized;
+    r->level_base = t->level;
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     uint64_t t0 = clock_ns();
-    omp_node_threads_begin(n, n, run_local_thread, r);
+    struct omp_tool_par tool_par;
+    struct omp_tool_task tool_task, *enc = NULL;
+    r->tool_on = omp_tool_on;
+    if (r->tool_on) {
+        enc = omp_tool_current();
+        omp_tool_parallel_begin(&tool_par, asked, false, false, codeptr, frame);
+        r->tool_local_par = (uint64_t)(uintptr_t)&tool_par;
+        r->tool_local_enc = (uint64_t)(uintptr_t)enc;
+    }
+    /* The node runs one thread of the outer team: the node's round of
+     * helpers is the nested team's (the node's barrier is its barrier).
+     * Several: a group of helpers of its own, and a barrier of its own. */
+    struct threads_group *group = NULL;
+    struct group_barrier gb;
+    if (smp_multi()) {
+        gb = (struct group_barrier){.lock = PTHREAD_MUTEX_INITIALIZER,
+                                    .cv = PTHREAD_COND_INITIALIZER, .count = n};
+        r->group_barrier = (uint64_t)(uintptr_t)&gb;
+        group = threads_group_run(n - 1, run_local_thread, r);
+        if (!group) { /* no thread slots left on the node: a team of one */
+            free(r);
+            serialized_begin(t, asked, codeptr, frame, false);
+            invoke(microtask, t->tid, 0, argc, args);
+            serialized_end(t);
+            return;
+        }
+    } else {
+        omp_node_threads_begin(n, n, run_local_thread, r);
+    }
     struct omp_thread saved = *t;
     enter(t, r, 0);
+    if (r->tool_on)
+        omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, false);
     invoke(microtask, 0, 0, argc, args);
     omp_tasks_complete();
+    if (r->tool_on)
+        omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved;
-    omp_node_threads_end(n);
+    if (group)
+        threads_group_join(group);
+    else
+        omp_node_threads_end(n);
+    if (r->tool_on)
+        omp_tool_parallel_end(&tool_par, false, false, codeptr);
     omp_doacross_region_end(r);
     free(r);
     stats_add(STAT_PAR_REGIONS, 1);
@@ -260,9 +464,17 @@ void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args)
         args[i] = (uint64_t)(uintptr_t)va_arg(ap, void *);
 }
 
+/* The job's initial thread: node 0's first, on main's stack. */
+static bool master_thread(void)
+{
+    return job()->rank == 0 && smp_index() == 0 && (!rt()->started || stack_on_shared());
+}
+
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
 {
     (void)loc;
+    const void *codeptr = __builtin_return_address(0);
+    void *frame = __builtin_frame_address(0);
     struct omp_thread *t = omp_self();
     uint64_t args[OMP_MAX_ARGS];
     va_list ap;
@@ -273,15 +485,17 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     int asked = t->pushed_threads ? t->pushed_threads : t->icv.nthreads;
     t->pushed_threads = 0;
     if (nests_here(t, asked)) {
-        fork_local(t, asked, microtask, argc, args);
+        fork_local(t, asked, microtask, argc, args, codeptr, frame);
         return;
     }
-    /* Nested in another region, or in a teams region (whose teams'
-     * initial threads run on every node; dsm starts regions from the
-     * master): a team of one, as OpenMP allows; so with
-     * max-active-levels 0, as OpenMP asks. */
-    if (t->level > 0 || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
-        serialized_begin(t);
+    /* Nested in another active region, or in a teams region (whose
+     * teams' initial threads run on every node; dsm starts regions from
+     * the master): a team of one, as OpenMP allows; so with
+     * max-active-levels 0, as OpenMP asks. Under serialized regions only
+     * (the master's), a region is the first active level: the job's team. */
+    bool first_active = t->active_level == 0 && (t->level == 0 || master_thread());
+    if (!first_active || t->num_teams > 1 || asked <= 1 || t->icv.max_active_levels < 1) {
+        serialized_begin(t, asked, codeptr, frame, false);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
@@ -302,21 +516,26 @@ void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
         n = 1;
     }
     if (n <= 1) {
-        serialized_begin(t);
+        serialized_begin(t, asked, codeptr, frame, false);
         invoke(microtask, t->tid, 0, argc, args);
         serialized_end(t);
         return;
     }
-    omp_fork(t, n, false, 0, (void *)microtask, argc, args);
+    omp_fork(t, n, false, 0, (void *)microtask, argc, args, asked, codeptr, frame);
 }
 
 void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *microtask,
-              int argc, const uint64_t *args)
+              int argc, const uint64_t *args, int requested, const void *codeptr, void *frame)
 {
     int per_node = omp_team_per_node(n);
     omp_team_check_threads(t, per_node);
     uint64_t t0 = clock_ns();
-    struct omp_region *r = t->own_region;
+    /* A league of one team is the master's alone (as libomp serializes
+     * it): no other node takes part, so a parallel region in it starts
+     * the job's team as any region does; its description is private. */
+    bool solo = league && n == 1;
+    struct omp_region solo_region;
+    struct omp_region *r = solo ? &solo_region : t->own_region;
     if (!r) {
         r = t->own_region = dsm_malloc(sizeof *r);
         if (!r)
@@ -330,6 +549,9 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->league = league;
     r->thread_limit = thread_limit;
     region_takes_icvs(r, &t->icv);
+    region_takes_binding(t, r);
+    r->level_base = league ? -1 : t->level; /* a league's teams are at level 0 */
+    omp_affinity_publish(&r->affinity_fmt, &r->affinity_gen);
     r->nested = !league && omp_nesting_possible(t);
     r->local = 0;
     if (r->nested)
@@ -338,7 +560,26 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
-    bool others = job()->nodes > 1;
+    /* OMPT: the region begins; its data and the encountering task's go
+     * to the other nodes in the description (ompt.c). */
+    struct omp_tool_par tool_par;
+    struct omp_tool_task tool_task, *enc = NULL;
+    r->tool_on = omp_tool_on;
+    if (r->tool_on) {
+        enc = omp_tool_current();
+        omp_tool_parallel_begin(&tool_par, requested, league, false, codeptr, frame);
+        r->tool_par = tool_par.data;
+        r->tool_enc_data = enc ? enc->data : 0;
+        r->tool_enc_exit = enc ? enc->exit_frame : 0;
+        r->tool_enc_enter = enc ? enc->enter_frame : 0;
+        r->tool_enc_type = enc ? enc->type : 0;
+        r->tool_enc_thread_num = enc ? enc->thread_num : 0;
+        r->tool_enc_par = enc && enc->par ? enc->par->data : 0;
+        r->tool_enc_team_size = enc && enc->par ? enc->par->team_size : 1;
+        tool_ctx.par = &tool_par;
+        tool_ctx.enc = enc;
+    }
+    bool others = job()->nodes > 1 && !solo;
     if (others)
         dsm_create(run_member, r);
     int local = omp_team_on_node(n, per_node, 0);
@@ -346,12 +587,23 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
 
     struct omp_thread saved = *t;
     enter(t, r, 0);
+    struct omp_tool_team tool_team;
+    if (r->tool_on && league)
+        omp_tool_team_begin(&tool_team, enc, &tool_par, n, 0);
+    else if (r->tool_on)
+        omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, false);
     invoke((kmpc_micro)microtask, 0, 0, argc, args);
     omp_tasks_complete();
+    if (r->tool_on && league)
+        omp_tool_team_end(&tool_team, n, 0, codeptr);
+    else if (r->tool_on)
+        omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
     if (others)
         dsm_wait_for_end();
+    if (r->tool_on)
+        omp_tool_parallel_end(&tool_par, league, false, codeptr);
     omp_doacross_region_end(r);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
@@ -367,14 +619,20 @@ void __kmpc_push_num_threads(ident_t *loc, kmp_int32 gtid, kmp_int32 num_threads
 
 void __kmpc_push_proc_bind(ident_t *loc, kmp_int32 gtid, int proc_bind)
 {
-    (void)loc, (void)gtid, (void)proc_bind; /* the node's threads float over its cores */
+    (void)loc, (void)gtid;
+    omp_self()->pushed_bind = proc_bind; /* affinity.c binds the next region's threads */
 }
 
 /* The region's `if` clause was false: the encountering thread runs it. */
 void __kmpc_serialized_parallel(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
-    serialized_begin(omp_self());
+    struct omp_thread *t = omp_self();
+    t->pushed_threads = 0;
+    /* The program calls the region's code from its own frame (the saved
+     * frame pointer: src/omp is built with them). */
+    serialized_begin(t, 1, __builtin_return_address(0), *(void **)__builtin_frame_address(0),
+                     true);
 }
 
 void __kmpc_end_serialized_parallel(ident_t *loc, kmp_int32 gtid)
@@ -445,14 +703,18 @@ static void team_barrier(struct omp_thread *t)
     if (t->nthreads <= 1)
         return;
     if (t->local_team) { /* a nested team of this node's threads: they meet in memory */
-        sync_node_barrier(no_node_barrier);
+        if (t->region->group_barrier)
+            group_barrier_wait((struct group_barrier *)(uintptr_t)t->region->group_barrier);
+        else
+            sync_node_barrier(no_node_barrier);
         return;
     }
-    if (t->icv.cancellation)
+    if (t->icv.cancellation && !smp_multi())
         /* A member may have left by `cancel parallel` (cancel.c): the
          * barrier must not wait for it. Where OpenMP's barrier is no
          * cancellation point, the caller goes on to its next one. (One
-         * thread per node: team_layout.c refuses cancellation beyond.) */
+         * thread per node: with several, cancel.c refuses `cancel
+         * parallel`, and the barriers are the usual ones.) */
         parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
     else if (t->team_nodes == job()->nodes)
         dsm_barrier(); /* the node's threads meet first (cohort.c) */
@@ -467,10 +729,23 @@ static void team_barrier(struct omp_thread *t)
 void __kmpc_barrier(ident_t *loc, kmp_int32 gtid)
 {
     PROFILE_SITE();
-    (void)loc, (void)gtid;
+    (void)gtid;
     struct omp_thread *t = omp_self_owing();
     t->barrier_owed = false;
+    if (!omp_tool_on) {
+        team_barrier(t);
+        return;
+    }
+    /* kmp.h's KMP_IDENT_BARRIER_EXPL: the program's own barrier; else the
+     * implicit one at a worksharing construct's end (ompt_sync_region_t
+     * 3 and 2, as libomp reports them). */
+    int kind = loc && (loc->flags & 0x20) ? 3 : 2;
+    const void *codeptr = __builtin_return_address(0);
+    omp_tool_enter_frame(__builtin_frame_address(0));
+    omp_tool_sync(kind, true, codeptr);
     team_barrier(t);
+    omp_tool_sync(kind, false, codeptr);
+    omp_tool_enter_frame(NULL);
 }
 
 void omp_pay_barrier(struct omp_thread *t)
@@ -488,34 +763,61 @@ kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
-    if (t->nthreads <= 1)
-        return 1;
-    t->loop++;
-    t->since_barrier++;
-    return parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
+    int mine = 1;
+    if (t->nthreads > 1) {
+        t->loop++;
+        t->since_barrier++;
+        mine = parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
+    }
+    if (omp_tool_on) { /* ompt_work_single_executor 3, single_other 4 */
+        const void *codeptr = __builtin_return_address(0);
+        omp_tool_work(mine ? 3 : 4, true, 1, codeptr);
+        if (!mine)
+            omp_tool_work(4, false, 1, codeptr);
+    }
+    return mine;
 }
 
-void __kmpc_end_single(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_end_single(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    if (omp_tool_on)
+        omp_tool_work(3, false, 1, __builtin_return_address(0));
+}
 
 kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     t->since_barrier++;
+    if (t->tid == 0 && omp_tool_on)
+        omp_tool_masked(true, __builtin_return_address(0));
     return t->tid == 0;
 }
 
-void __kmpc_end_master(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_end_master(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    if (omp_tool_on)
+        omp_tool_masked(false, __builtin_return_address(0));
+}
 
 kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter)
 {
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     t->since_barrier++;
+    if (t->tid == filter && omp_tool_on)
+        omp_tool_masked(true, __builtin_return_address(0));
     return t->tid == filter;
 }
 
-void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid) { (void)loc, (void)gtid; }
+void __kmpc_end_masked(ident_t *loc, kmp_int32 gtid)
+{
+    (void)loc, (void)gtid;
+    if (omp_tool_on)
+        omp_tool_masked(false, __builtin_return_address(0));
+}
 
 /* copyprivate: the thread that ran the single publishes where its
  * variables are, the others copy them (cpy_func, the compiler's) after a
@@ -625,27 +927,38 @@ void __kmpc_flush(ident_t *loc)
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the node's threads share memory in hardware */
     if (omp_self()->distributed)
         sync_flush();
+    if (omp_tool_on)
+        omp_tool_flush(__builtin_return_address(0));
+}
+
+static void critical(kmp_critical_name *crit, uint32_t hint, const void *codeptr)
+{
+    if (omp_tool_on) /* ompt_mutex_critical: its wait id is its name */
+        omp_tool_mutex_acquire(5, hint, (uint64_t)(uintptr_t)crit, codeptr);
+    if (omp_shared(omp_self())) {
+        uint64_t t0 = clock_ns();
+        omp_lock_take(omp_lock_id_of(crit));
+        sync_flush_implied(); /* the entry's flush (sync/flush.c) */
+        stats_add(STAT_PAR_CRITICALS, 1);
+        stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
+    }
+    if (omp_tool_on)
+        omp_tool_mutex_acquired(5, (uint64_t)(uintptr_t)crit, codeptr);
 }
 
 void __kmpc_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
 {
     PROFILE_SITE();
     (void)loc, (void)gtid;
-    if (!omp_shared(omp_self()))
-        return;
-    uint64_t t0 = clock_ns();
-    omp_lock_take(omp_lock_id_of(crit));
-    sync_flush_implied(); /* the entry's flush (sync/flush.c) */
-    stats_add(STAT_PAR_CRITICALS, 1);
-    stats_add(STAT_T_PAR_CRITICAL_NS, clock_ns() - t0);
+    critical(crit, 0, __builtin_return_address(0));
 }
 
 void __kmpc_critical_with_hint(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit,
                                uint32_t hint)
 {
     PROFILE_SITE();
-    (void)hint;
-    __kmpc_critical(loc, gtid, crit);
+    (void)loc, (void)gtid;
+    critical(crit, hint, __builtin_return_address(0));
 }
 
 void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
@@ -653,6 +966,8 @@ void __kmpc_end_critical(ident_t *loc, kmp_int32 gtid, kmp_critical_name *crit)
     (void)loc, (void)gtid;
     if (omp_shared(omp_self()))
         omp_lock_give(omp_lock_id_of(crit));
+    if (omp_tool_on)
+        omp_tool_mutex_released(5, (uint64_t)(uintptr_t)crit, __builtin_return_address(0));
 }
 
 /* Reductions: always the "critical" method (return 1): each thread merges
@@ -668,6 +983,8 @@ kmp_int32 __kmpc_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars,
     (void)loc, (void)gtid, (void)num_vars, (void)reduce_size, (void)reduce_data, (void)reduce_func;
     struct omp_thread *t = omp_self();
     stats_add(STAT_PAR_REDUCTIONS, 1);
+    if (omp_tool_on) /* the merge, as OMPT's reduction (ended at the end entry) */
+        omp_tool_reduction(true, __builtin_return_address(0));
     /* A teams region's reduction merges the teams' values: its initial
      * threads take the lock as a team's threads do (teams.c). */
     int merging = omp_in_league(t) ? t->num_teams : t->nthreads;
@@ -693,6 +1010,8 @@ void __kmpc_end_reduce_nowait(ident_t *loc, kmp_int32 gtid, kmp_critical_name *l
     struct omp_thread *t = omp_self();
     if (t->nthreads > 1 || omp_in_league(t) || smp_multi())
         omp_lock_give(omp_lock_id_of(lck));
+    if (omp_tool_on)
+        omp_tool_reduction(false, __builtin_return_address(0));
 }
 
 kmp_int32 __kmpc_reduce(ident_t *loc, kmp_int32 gtid, kmp_int32 num_vars, size_t reduce_size,

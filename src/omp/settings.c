@@ -23,6 +23,8 @@
 
 #include "base/job.h"
 #include "base/log.h"
+#include "base/spin.h"
+#include "base/state.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
 
@@ -148,6 +150,56 @@ static void set_nested(struct omp_thread *t, const char *name, const char *v, bo
     t->icv.max_active_levels = parse_bool(name, v) ? OMP_SUPPORTED_LEVELS : 1;
 }
 
+static void set_thread_limit(struct omp_thread *t, const char *name, const char *v, bool at_start)
+{
+    (void)at_start;
+    t->icv.thread_limit = parse_count(name, v);
+}
+
+/* blocktime-var, libomp's: how long (ms) a waiting thread spins before it
+ * sleeps. dsm's waits spin and then sleep too (base/spin.c): the setting
+ * bounds the spin; unset, dsm spins 50 µs at most, adaptively. */
+static void set_blocktime(struct omp_thread *t, const char *name, const char *v, bool at_start)
+{
+    (void)at_start;
+    if (!strcasecmp(v, "infinite") || !strcasecmp(v, "infinity")) {
+        t->icv.blocktime = INT_MAX;
+        return;
+    }
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!strcasecmp(end, "ms"))
+        end += 2;
+    if (errno || end == v || *end || x < 0 || x > INT_MAX)
+        log_fatal("%s=%s: expected a whole number of milliseconds >= 0, or infinite", name, v);
+    t->icv.blocktime = (int)x;
+}
+
+/* OMP_WAIT_POLICY: active spins (blocktime infinite), passive sleeps at
+ * once (blocktime 0), as libomp; KMP_BLOCKTIME, read after it, wins. */
+static void set_wait_policy(struct omp_thread *t, const char *name, const char *v, bool at_start)
+{
+    (void)at_start;
+    if (!strcasecmp(v, "active"))
+        t->icv.blocktime = INT_MAX;
+    else if (!strcasecmp(v, "passive"))
+        t->icv.blocktime = 0;
+    else
+        log_fatal("%s=%s: expected active or passive", name, v);
+}
+
+/* KMP_ENABLE_TASK_THROTTLING, libomp's: 1 (its default, and dsm's) lets
+ * the runtime run a task at once rather than queue it (dsm does so with one
+ * thread on a node); 0 queues every task, to run at the next scheduling
+ * point (task.c). */
+static void set_task_throttling(struct omp_thread *t, const char *name, const char *v,
+                                bool at_start)
+{
+    (void)t, (void)at_start;
+    omp_tasks_throttle(parse_bool(name, v));
+}
+
 static const struct setting {
     const char *name;
     void (*set)(struct omp_thread *t, const char *name, const char *value, bool at_start);
@@ -162,7 +214,77 @@ static const struct setting {
     {"OMP_TEAMS_THREAD_LIMIT", set_teams_thread_limit},
     {"OMP_NESTED", set_nested},
     {"OMP_MAX_ACTIVE_LEVELS", set_max_active_levels},
+    {"OMP_THREAD_LIMIT", set_thread_limit},
+    {"OMP_WAIT_POLICY", set_wait_policy},
+    {"KMP_BLOCKTIME", set_blocktime},
+    {"KMP_ENABLE_TASK_THROTTLING", set_task_throttling},
 };
+
+static const struct setting *setting_named(const char *name, size_t len);
+
+/* The settings that other runtimes read and dsm does not honour, each
+ * with why: said at start, one line each (node 0), when the environment
+ * sets them. Those honoured elsewhere (OMPT's, affinity's, DSM_*) are not
+ * listed: every other OMP_ or KMP_ name is said too, as unknown. */
+static const struct unhonoured {
+    const char *name, *why;
+} unhonoured[] = {
+    {"OMP_STACKSIZE", "a node's helper threads have the C library's default stack"},
+    {"KMP_STACKSIZE", "a node's helper threads have the C library's default stack"},
+    {"OMP_DEFAULT_DEVICE", "dsm has no device but the host"},
+    {"OMP_ALLOCATOR", "dsm has no memory allocators (omp_alloc fails to link)"},
+    {"OMP_DISPLAY_ENV", "dsm does not print its settings"},
+    {"OMP_DEBUG", "dsm has no debugging interface (OMPD)"},
+    {"KMP_SETTINGS", "dsm does not print its settings"},
+    {"KMP_AFFINITY", "libomp's affinity syntax: use OMP_PLACES and OMP_PROC_BIND"},
+    {"KMP_HW_SUBSET", "libomp's topology subset: a node's threads are as dsmrun --threads says"},
+    {"KMP_TOPOLOGY_METHOD", "libomp's topology discovery"},
+    {"KMP_LOCK_KIND", "dsm's locks are its own (sync/lock.c, cohort.c)"},
+    {"KMP_USER_LOCK_KIND", "dsm's locks are its own (sync/lock.c, cohort.c)"},
+    {"KMP_SPIN_BACKOFF_PARAMS", "dsm's locks are its own (sync/lock.c, cohort.c)"},
+    {"KMP_DISP_NUM_BUFFERS", "dsm has no dispatch buffers: node 0 keeps each dynamic loop's "
+                             "chunks, any number of loops at once"},
+    {"KMP_TASKLOOP_MIN_TASKS", "taskloop cuts ten tasks per thread without grainsize or num_tasks"},
+    {"KMP_LIBRARY", "libomp's wait modes: KMP_BLOCKTIME and OMP_WAIT_POLICY are honoured"},
+    {"KMP_ALL_THREADS", "use OMP_THREAD_LIMIT"},
+    {"KMP_DEVICE_THREAD_LIMIT", "use OMP_THREAD_LIMIT"},
+    {"KMP_TEAMS_THREAD_LIMIT", "use OMP_TEAMS_THREAD_LIMIT"},
+    {"KMP_FORCE_REDUCTION", "dsm's reductions always merge under a lock"},
+    {"KMP_DETERMINISTIC_REDUCTION", "dsm's reductions always merge under a lock"},
+    {"KMP_WARNINGS", "dsm says what it does not do whatever this says"},
+};
+
+/* Settings honoured by other files (ompt.c, affinity.c): not said. */
+static const char *const honoured_elsewhere[] = {
+    "OMP_TOOL", "OMP_TOOL_LIBRARIES", "OMP_TOOL_VERBOSE_INIT",
+    "OMP_PLACES", "OMP_PROC_BIND", "OMP_DISPLAY_AFFINITY", "OMP_AFFINITY_FORMAT",
+    "KMP_AFFINITY_FORMAT",
+};
+
+/* Node 0, once at its start: one line per OMP_ or KMP_ setting that dsm
+ * reads as a name but does not honour, or does not know. */
+static void say_unhonoured(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || (strncmp(*e, "OMP_", 4) && strncmp(*e, "KMP_", 4)))
+            continue;
+        size_t len = (size_t)(eq - *e);
+        if (setting_named(*e, len))
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < sizeof honoured_elsewhere / sizeof honoured_elsewhere[0]; i++)
+            known |= strlen(honoured_elsewhere[i]) == len && !strncmp(honoured_elsewhere[i], *e, len);
+        if (known)
+            continue;
+        const char *why = "dsm does not know it";
+        for (size_t i = 0; i < sizeof unhonoured / sizeof unhonoured[0]; i++)
+            if (strlen(unhonoured[i].name) == len && !strncmp(unhonoured[i].name, *e, len))
+                why = unhonoured[i].why;
+        log_warn("%s is not honoured: %s", *e, why);
+    }
+}
 
 static const struct setting *setting_named(const char *name, size_t len)
 {
@@ -179,6 +301,12 @@ void omp_settings_from_env(struct omp_thread *t)
         if (v && *v)
             settings[i].set(t, settings[i].name, v, true);
     }
+    static DSM_STATE bool said; /* the node's first thread, before any other runs */
+    if (!said && job()->rank == 0)
+        say_unhonoured();
+    said = true;
+    if (t->icv.blocktime >= 0)
+        omp_apply_blocktime(t->icv.blocktime);
 }
 
 void kmp_set_defaults(const char *str)
@@ -205,3 +333,46 @@ void kmp_set_defaults(const char *str)
 /* libomp's entry for libomptarget: target-offload-var (0 disabled, 1
  * default, 2 mandatory, as kmp.h's kmp_target_offload_kind). */
 int __kmpc_get_target_offload(void) { return omp_self()->icv.target_offload; }
+
+/* ---- libomp's kmp_* settings routines ------------------------------------ */
+
+void omp_apply_blocktime(int ms)
+{
+    spin_set_max(ms < 0 ? SPIN_DEFAULT_NS : (uint64_t)ms * 1000000u);
+}
+
+/* The calling thread's blocktime-var; its team's threads on every node
+ * take it with its next region (region.c). */
+int kmp_get_blocktime(void)
+{
+    int ms = omp_self()->icv.blocktime;
+    return ms < 0 ? 0 : ms; /* dsm's own: 50 µs at most, less than a millisecond */
+}
+
+void kmp_set_blocktime(int ms)
+{
+    struct omp_thread *t = omp_self();
+    t->icv.blocktime = ms < 0 ? 0 : ms;
+    omp_apply_blocktime(t->icv.blocktime);
+}
+
+/* libomp's dispatch buffers bound how many nowait dynamic loops a team
+ * may have in flight; dsm's chunks come from node 0, loop by loop, with
+ * no such bound: nothing to set (KMP_DISP_NUM_BUFFERS is said at start). */
+void kmp_set_disp_num_buffers(int n) { (void)n; }
+
+/* libomp's library modes (serial, turnaround, throughput) choose how its
+ * threads wait; dsm's wait as blocktime-var says. Reported as set. */
+static DSM_STATE int library_mode = 3; /* throughput, libomp's default */
+void kmp_set_library(int mode)
+{
+    if (mode >= 1 && mode <= 3)
+        library_mode = mode;
+}
+void kmp_set_library_serial(void) { kmp_set_library(1); }
+void kmp_set_library_turnaround(void) { kmp_set_library(2); }
+void kmp_set_library_throughput(void) { kmp_set_library(3); }
+int kmp_get_library(void) { return library_mode; }
+
+void kmp_set_warnings_on(void) {}
+void kmp_set_warnings_off(void) {}

@@ -73,11 +73,20 @@ struct task_prefix {
     int32_t         flags;      /* libomp's kmp_tasking_flags, as allocated */
     int32_t         parts;      /* a detached task: its routine's end and the
                                    event's fulfilment still to come (under nodeq.lock) */
+    struct omp_tool_task *tool; /* OMPT: the task as a tool sees it (NULL: no tool) */
+    void           *pad;
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
 /* kmp_tasking_flags bits that matter here. */
 enum { TASK_FINAL = 0x2, TASK_PROXY = 0x10, TASK_DETACHABLE = 0x40 };
+
+/* KMP_ENABLE_TASK_THROTTLING=0: every task is queued, even on a node of
+ * one thread, and runs at the next scheduling point (a barrier, taskwait,
+ * the region's end), as libomp without throttling. */
+static DSM_STATE bool queue_all;
+
+void omp_tasks_throttle(bool on) { queue_all = !on; }
 
 /* Final tasks running on this thread (omp_in_final). */
 static __thread int in_final;
@@ -95,7 +104,47 @@ static kmp_task_t *task_new(size_t size, size_t shareds_at)
     return (kmp_task_t *)(p + 1);
 }
 
-static void task_free(kmp_task_t *t) { free(prefix_of(t)); }
+static void task_free(kmp_task_t *t)
+{
+    free(prefix_of(t)->tool);
+    free(prefix_of(t));
+}
+
+/* ---- OMPT (ompt.c) ------------------------------------------------------------ */
+
+/* kmp_tasking_flags bits OMPT reports (kmp.h): tiedness, final, merged_if0. */
+enum { TASK_TIED = 0x1, TASK_MERGED_IF0 = 0x4 };
+
+/* A task's OMPT type: explicit, undeferred when its team is one thread or
+ * it is included (made in a final task) or if(0), untied, final,
+ * mergeable (ompt_task_flag_t), as libomp reports them. */
+static int tool_type(const kmp_task_t *task, bool if0)
+{
+    int32_t f = prefix_of((kmp_task_t *)task)->flags;
+    int type = 0x4; /* ompt_task_explicit */
+    if (if0 || in_final > 0 || omp_self()->nthreads <= 1)
+        type |= 0x08000000; /* ompt_task_undeferred */
+    if (!(f & TASK_TIED))
+        type |= 0x10000000; /* ompt_task_untied */
+    if (f & TASK_FINAL)
+        type |= 0x20000000; /* ompt_task_final */
+    if (f & TASK_MERGED_IF0)
+        type |= 0x40000000; /* ompt_task_mergeable */
+    return type;
+}
+
+/* The task's creation, reported from the runtime entry that made it. */
+static void tool_create(kmp_task_t *task, bool if0, bool deps, const void *codeptr)
+{
+    struct task_prefix *p = prefix_of(task);
+    if (p->tool)
+        return;
+    p->tool = calloc(1, sizeof *p->tool);
+    if (!p->tool)
+        log_fatal("out of memory for an OpenMP task's tool record");
+    omp_tool_task_create(p->tool, tool_type(task, if0), deps, codeptr);
+    omp_tool_task_memory(p->tool, task, p->size);
+}
 
 /* ---- the node's queue (several threads of a team on the node) ------------ */
 
@@ -258,7 +307,7 @@ static void defer(kmp_int32 gtid, kmp_task_t *task)
  * otherwise runs every task at once and has nothing to wait for). */
 static bool queue_in_use(void)
 {
-    return smp_multi() || __atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0;
+    return smp_multi() || queue_all || __atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0;
 }
 
 /* The current task's children, all done (taskwait; before a task with
@@ -523,19 +572,27 @@ int omp_taskgroup_cancel(void)
 
 int omp_taskgroup_cancelled(void) { return cancelled_group != 0; }
 
-static void run(kmp_int32 gtid, kmp_task_t *task)
+/* Its frame is the task's exit frame for a tool: the routine's caller's. */
+__attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
 {
     if (depth == TASK_MAX_DEPTH)
         log_fatal("OpenMP tasks nested more than %d deep", TASK_MAX_DEPTH);
     int me = depth++;
     running[me].task = task;
     bool final = prefix_of(task)->flags & TASK_FINAL;
+    struct omp_tool_task *tool = omp_tool_on ? prefix_of(task)->tool : NULL;
+    if (tool) {
+        omp_tool_task_begin(tool);
+        omp_tool_exit_frame(__builtin_frame_address(0));
+    }
     in_final += final;
     do {
         running[me].again = false;
         task->routine(gtid, task);
     } while (running[me].again);
     in_final -= final;
+    if (tool)
+        omp_tool_task_end(tool, 1); /* ompt_task_complete */
     depth--;
 }
 
@@ -554,7 +611,23 @@ static void run_now(kmp_int32 gtid, kmp_task_t *task)
     current = outer;
 }
 
+static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task);
+
 kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
+{
+    if (!omp_tool_on)
+        return omp_task(loc, gtid, task);
+    for (int i = depth - 1; i >= 0; i--)
+        if (running[i].task == task) /* an untied task's next part: no new task */
+            return omp_task(loc, gtid, task);
+    omp_tool_enter_frame(__builtin_frame_address(0));
+    tool_create(task, false, false, __builtin_return_address(0));
+    kmp_int32 r = omp_task(loc, gtid, task);
+    omp_tool_enter_frame(NULL);
+    return r;
+}
+
+static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc;
     for (int i = depth - 1; i >= 0; i--)
@@ -567,7 +640,7 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
         return 0;
     }
     /* In a final task, a new task is included: run now by this thread. */
-    if (smp_multi() && !cancelled_group && !in_final) {
+    if ((smp_multi() || queue_all) && !cancelled_group && !in_final) {
         defer(gtid, task);
         return 0;
     }
@@ -577,7 +650,49 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
     return 0;
 }
 
+/* OMPT's view of a dependence (omp-tools.h ompt_dependence_t). */
+struct tool_dep {
+    void    *variable;
+    uint32_t type; /* ompt_dependence_type_t: in 1, out 2, inout 3, mutexinoutset 4 ... */
+};
+
+static void tool_deps(kmp_task_t *task, kmp_int32 ndeps, const struct kmp_depend_info *deps,
+                      kmp_int32 nnoalias, const struct kmp_depend_info *noalias)
+{
+    int n = ndeps + nnoalias;
+    struct tool_dep *d = calloc((size_t)(n ? n : 1), sizeof *d);
+    if (!d)
+        log_fatal("out of memory for an OpenMP task's dependences");
+    for (int i = 0; i < n; i++) {
+        const struct kmp_depend_info *k = i < ndeps ? &deps[i] : &noalias[i - ndeps];
+        uint8_t f = k->flags;
+        d[i].variable = (void *)k->base_addr;
+        d[i].type = (f & 0x80) ? 1 /* all memory: as an in */
+                    : (f & 3) == 3 ? 3 : (f & 2) ? 2 : (f & 4) ? 4 : (f & 8) ? 6 : 1;
+    }
+    omp_tool_dependences(prefix_of(task)->tool, d, n);
+    free(d);
+}
+
+static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *task,
+                                    kmp_int32 ndeps, const struct kmp_depend_info *deps,
+                                    kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias);
+
 kmp_int32 __kmpc_omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *task,
+                                    kmp_int32 ndeps, const struct kmp_depend_info *deps,
+                                    kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
+{
+    if (!omp_tool_on)
+        return omp_task_with_deps(loc, gtid, task, ndeps, deps, ndeps_noalias, noalias);
+    omp_tool_enter_frame(__builtin_frame_address(0));
+    tool_create(task, false, ndeps + ndeps_noalias > 0, __builtin_return_address(0));
+    tool_deps(task, ndeps, deps, ndeps_noalias, noalias);
+    kmp_int32 r = omp_task_with_deps(loc, gtid, task, ndeps, deps, ndeps_noalias, noalias);
+    omp_tool_enter_frame(NULL);
+    return r;
+}
+
+static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *task,
                                     kmp_int32 ndeps, const struct kmp_depend_info *deps,
                                     kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
@@ -585,25 +700,39 @@ kmp_int32 __kmpc_omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
         submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias);
         return 0;
     }
-    if (smp_multi()) { /* its siblings first, then it, at once: every dependence met */
+    if (smp_multi() || queue_all) { /* its siblings first, then it, at once: every dependence met */
         wait_children();
         if (!cancelled_group)
             run_now(gtid, task);
         task_free(task);
         return 0;
     }
-    return __kmpc_omp_task(loc, gtid, task);
+    return omp_task(loc, gtid, task);
 }
 
-/* if(0) tasks: the compiler calls the routine itself between these. */
+/* if(0) tasks: the compiler calls the routine itself between these. For
+ * a tool the task begins and ends here; the program's frame that calls
+ * the routine is its exit frame. */
 void __kmpc_omp_task_begin_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
-    (void)loc, (void)gtid, (void)task;
+    (void)loc, (void)gtid;
+    if (!omp_tool_on)
+        return;
+    /* The caller's frame: the saved frame pointer (built with them). */
+    void *program_frame = *(void **)__builtin_frame_address(0);
+    omp_tool_enter_frame(program_frame);
+    tool_create(task, true, false, __builtin_return_address(0));
+    omp_tool_task_begin(prefix_of(task)->tool);
+    omp_tool_exit_frame(program_frame);
 }
 
 void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
+    if (omp_tool_on && prefix_of(task)->tool) {
+        omp_tool_task_end(prefix_of(task)->tool, 1);
+        omp_tool_enter_frame(NULL);
+    }
     struct task_prefix *p = prefix_of(task);
     if (p->flags & TASK_DETACHABLE) { /* undeferred: complete once its event is fulfilled */
         pthread_mutex_lock(&nodeq.lock);
@@ -635,8 +764,17 @@ static void implied_flush(void)
 kmp_int32 __kmpc_omp_taskwait(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
+    const void *codeptr = __builtin_return_address(0);
+    if (omp_tool_on) { /* ompt_sync_region_taskwait */
+        omp_tool_enter_frame(__builtin_frame_address(0));
+        omp_tool_sync(5, true, codeptr);
+    }
     wait_children();
     implied_flush();
+    if (omp_tool_on) {
+        omp_tool_sync(5, false, codeptr);
+        omp_tool_enter_frame(NULL);
+    }
     return 0;
 }
 
@@ -650,6 +788,8 @@ kmp_int32 __kmpc_omp_taskyield(ident_t *loc, kmp_int32 gtid, int end_part)
 void __kmpc_taskgroup(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
+    if (omp_tool_on) /* ompt_sync_region_taskgroup; its wait is at the end */
+        omp_tool_sync_region(6, true, __builtin_return_address(0));
     taskgroups++;
     /* Its tasks are counted when the node's threads share the queue, and
      * always for tracked tasks (which may outlive their routines). */
@@ -663,9 +803,26 @@ void __kmpc_taskgroup(ident_t *loc, kmp_int32 gtid)
     }
 }
 
+static void end_taskgroup(void);
+
 void __kmpc_end_taskgroup(ident_t *loc, kmp_int32 gtid)
 {
     (void)loc, (void)gtid;
+    if (!omp_tool_on) {
+        end_taskgroup();
+        return;
+    }
+    const void *codeptr = __builtin_return_address(0);
+    omp_tool_enter_frame(__builtin_frame_address(0));
+    omp_tool_sync_wait(6, true, codeptr);
+    end_taskgroup();
+    omp_tool_sync_wait(6, false, codeptr);
+    omp_tool_sync_region(6, false, codeptr);
+    omp_tool_enter_frame(NULL);
+}
+
+static void end_taskgroup(void)
+{
     struct task_rec *r = current_rec();
     if (r->group) { /* opened with the node's threads running: its tasks first */
         struct taskgroup *g = r->group;
@@ -694,6 +851,7 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
                      kmp_int32 sched, kmp_uint64 grainsize, void *task_dup)
 {
     (void)loc, (void)if_val, (void)nogroup;
+    const void *codeptr = __builtin_return_address(0);
     kmp_int64 lo = (kmp_int64)*lb, hi = (kmp_int64)*ub;
     if (st == 0)
         log_fatal("taskloop with a zero increment");
@@ -712,6 +870,10 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
     size_t lb_at = (size_t)((char *)lb - (char *)task), ub_at = (size_t)((char *)ub - (char *)task);
     struct task_prefix *p = prefix_of(task);
     uint64_t first = 0;
+    if (omp_tool_on) { /* ompt_work_taskloop */
+        omp_tool_enter_frame(__builtin_frame_address(0));
+        omp_tool_work(7, true, trip, codeptr);
+    }
     for (uint64_t k = 0; k < ntasks && trip; k++) {
         uint64_t count = trip / ntasks + (k < trip % ntasks);
         kmp_task_t *c = task_new(p->size, p->shareds_at);
@@ -724,9 +886,17 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
         memcpy((char *)c + ub_at, &chi, sizeof chi);
         if (task_dup)
             ((kmp_task_dup_t)task_dup)(c, task, k == ntasks - 1);
+        prefix_of(c)->tool = NULL; /* the copy's own, below */
+        prefix_of(c)->flags = p->flags;
+        if (omp_tool_on)
+            tool_create(c, false, false, codeptr);
         run(gtid, c);
         task_free(c);
         first += count;
+    }
+    if (omp_tool_on) {
+        omp_tool_work(7, false, trip, codeptr);
+        omp_tool_enter_frame(NULL);
     }
     task_free(task);
 }

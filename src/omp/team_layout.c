@@ -52,9 +52,11 @@ static int node_threads_max(void)
 
 int omp_node_thread_limit(void) { return node_threads_max(); }
 
-int omp_thread_limit(void)
+int omp_thread_limit(const struct omp_thread *t)
 {
-    return rt()->started ? job()->nodes * node_threads_max() : 1;
+    int job_limit = rt()->started ? job()->nodes * node_threads_max() : 1;
+    return t->icv.thread_limit > 0 && t->icv.thread_limit < job_limit ? t->icv.thread_limit
+                                                                       : job_limit;
 }
 
 int omp_team_size(const struct omp_thread *t, int asked)
@@ -63,6 +65,14 @@ int omp_team_size(const struct omp_thread *t, int asked)
         return 1; /* not in a job: the program's one thread */
     int nodes = job()->nodes;
     int limit = nodes * node_threads_max();
+    /* OMP_THREAD_LIMIT, or a teams region's thread_limit, below the
+     * job's: the team gets it, dyn-var or not, as libomp gives it
+     * (OpenMP leaves dyn-var false to the implementation). */
+    int set = t->thread_limit > 0 ? t->thread_limit : t->icv.thread_limit;
+    if (set > 0 && set < limit) {
+        limit = set;
+        return asked < limit ? asked : limit;
+    }
     if (asked <= limit)
         return asked;
     if (!t->icv.dynamic)
@@ -111,9 +121,7 @@ void omp_team_check_threads(const struct omp_thread *t, int per_node)
         log_fatal("an OpenMP region of %d threads per node with DSM_MIGRATE_%s set: homes stay "
                   "where they are with threads (docs/design.md, SMP nodes); unset it",
                   per_node, c->migrate_homes ? "HOMES" : "PAGES");
-    if (t->icv.cancellation)
-        log_fatal("OMP_CANCELLATION=true with %d threads per node: cancellation runs one thread "
-                  "per node (at most %d threads in a region)", per_node, job()->nodes);
+    (void)t; /* cancellation with threads per node: `cancel parallel` is refused (cancel.c) */
 }
 
 void omp_migration_stop(void)

@@ -65,11 +65,12 @@ void __kmpc_fork_teams(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
     if (t->level > 0 || t->num_teams > 1)
         log_fatal("a teams construct inside a parallel or teams region: OpenMP allows a host "
                   "teams region only outside every other region");
-    if (n > omp_thread_limit())
+    if (n > omp_thread_limit(t))
         log_fatal("teams num_teams(%d): %d nodes run at most %d initial threads (dsmrun "
                   "--threads T gives T per node)",
-                  n, job()->nodes, omp_thread_limit());
-    omp_fork(t, n, true, limit, (void *)microtask, argc, args);
+                  n, job()->nodes, omp_thread_limit(t));
+    omp_fork(t, n, true, limit, (void *)microtask, argc, args, n, __builtin_return_address(0),
+             __builtin_frame_address(0));
 }
 
 int omp_get_num_teams(void) { return omp_self()->num_teams; }

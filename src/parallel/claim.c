@@ -69,9 +69,11 @@ static void claim(int node, int slot, int id, bool try)
     if (!c->holder) {
         c->holder = node + 1;
         answer(node, slot, id, true);
-    } else if (c->holder == node + 1) {
+    } else if (c->holder == node + 1 && !try) {
         log_fatal("node %d claims OpenMP lock %d, which it holds already", node, id);
     } else if (try) {
+        /* busy, held elsewhere or here: omp_test_lock by its holder finds
+         * it locked (false), as libomp answers */
         answer(node, slot, id, false);
     } else {
         struct claim_waiter *w = malloc(sizeof *w), **pp = &c->waiters;

@@ -96,6 +96,7 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
 {
     if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_create is for the master of a job started with dsm_startup_fork or dsmcc");
+    log_flush_output();
     coherence_release();
     struct buf b = {0};
     char *start[2];
@@ -251,6 +252,7 @@ static void run_create(const unsigned char *data, size_t len)
     fn((void *)(uintptr_t)h.arg);
     threads_join();
 
+    log_flush_output();
     coherence_release();
     struct buf b = {0};
     interval_encode(&b, master_vt, -1, 0);

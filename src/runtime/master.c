@@ -94,6 +94,8 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
     if (atexit(finish_at_exit) != 0)
         log_fatal("cannot register the job's end at exit");
 
+    if (r->before_main)
+        r->before_main();
     master.fn = main_fn;
     master.argc = argc;
     master.argv = argv;

@@ -122,6 +122,13 @@ int dsm_startup(int *argc, char ***argv)
     memset(&np, 0, sizeof np);
     boot_join(&np, &j->cfg, argc, argv);
     log_set_rank(j->rank);
+    /* Every node writes to the job's one stdout: a whole line at a time,
+     * so that no line of one node is cut by another's (a full buffer is
+     * written at 4 KiB, in the middle of a line), and in the order the
+     * nodes print them (log_flush_output keeps that for a stream the
+     * program makes fully buffered again). */
+    if (j->nodes > 1)
+        setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
 
     const struct dsm_config *c = &j->cfg;
     smp_start((int)c->threads);

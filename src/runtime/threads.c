@@ -138,3 +138,181 @@ void threads_join(void)
     team.joiner_asleep = false;
     pthread_mutex_unlock(&team.lock);
 }
+
+int threads_started(void)
+{
+    pthread_mutex_lock(&team.lock);
+    int n = team.started;
+    pthread_mutex_unlock(&team.lock);
+    return n;
+}
+
+/* ---- groups: helpers for nested teams beside the round ------------------- */
+
+/* Indices from the top of what the node's slots hold (parallel's claim and
+ * chunk slots: 256), so that no round's helper (1 .. T - 1) has one. */
+#define GROUP_INDEX_MAX 256
+
+struct group_helper {
+    pthread_mutex_t       lock;
+    pthread_cond_t        work;
+    bool                  started, busy;
+    void                (*fn)(void *);
+    void                 *arg;
+    int                   position;
+    struct threads_group *group;
+};
+
+struct threads_group {
+    pthread_mutex_t lock;
+    pthread_cond_t  done;
+    int             running;
+    int             count;
+    int             index[GROUP_INDEX_MAX];
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t     lock;
+    bool                taken[GROUP_INDEX_MAX];
+    struct group_helper helper[GROUP_INDEX_MAX];
+} groups = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread int group_position;
+
+int threads_group_position(void) { return group_position; }
+
+static void *group_main(void *arg)
+{
+    int index = (int)(intptr_t)arg;
+    struct group_helper *h = &groups.helper[index];
+    smp_set_index(index);
+    mem_fault_watch_thread();
+    for (;;) {
+        pthread_mutex_lock(&h->lock);
+        while (!h->busy)
+            pthread_cond_wait(&h->work, &h->lock);
+        void (*fn)(void *) = h->fn;
+        void *fn_arg = h->arg;
+        struct threads_group *g = h->group;
+        group_position = h->position;
+        pthread_mutex_unlock(&h->lock);
+        fn(fn_arg);
+        pthread_mutex_lock(&h->lock);
+        h->busy = false;
+        pthread_mutex_unlock(&h->lock);
+        pthread_mutex_lock(&g->lock);
+        bool last = --g->running == 0;
+        pthread_mutex_unlock(&g->lock);
+        if (last)
+            pthread_cond_broadcast(&g->done);
+    }
+    return NULL;
+}
+
+struct threads_group *threads_group_run(int count, void (*fn)(void *), void *arg)
+{
+    if (count < 1 || count >= GROUP_INDEX_MAX)
+        return NULL;
+    struct threads_group *g = calloc(1, sizeof *g);
+    if (!g)
+        log_fatal("out of memory for a group of this node's threads");
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->done, NULL);
+    int started = threads_started(); /* the round's helpers: 1 .. started */
+    pthread_mutex_lock(&groups.lock);
+    int low = smp_threads() > started ? smp_threads() : started + 1;
+    /* The caller's own block first (16 a thread of the outer team, from
+     * the top): a thread's nested teams have the same helpers each time,
+     * as libomp's hot teams do, so what a helper showed (its affinity
+     * line, its OMPT id) stays its. Any free index after that. */
+    int first = GROUP_INDEX_MAX - 1 - smp_index() * 16;
+    for (int i = first; i > first - 16 && i >= low && g->count < count; i--)
+        if (!groups.taken[i])
+            g->index[g->count++] = i;
+    for (int i = GROUP_INDEX_MAX - 1; i >= low && g->count < count; i--) {
+        bool have = false;
+        for (int k = 0; k < g->count; k++)
+            have |= g->index[k] == i;
+        if (!groups.taken[i] && !have)
+            g->index[g->count++] = i;
+    }
+    if (g->count < count) {
+        pthread_mutex_unlock(&groups.lock);
+        free(g);
+        return NULL;
+    }
+    for (int k = 0; k < count; k++)
+        groups.taken[g->index[k]] = true;
+    pthread_mutex_unlock(&groups.lock);
+    g->running = count;
+    for (int k = 0; k < count; k++) {
+        int i = g->index[k];
+        struct group_helper *h = &groups.helper[i];
+        if (!h->started) {
+            pthread_mutex_init(&h->lock, NULL);
+            pthread_cond_init(&h->work, NULL);
+            h->started = true;
+            pthread_attr_t a;
+            pthread_attr_init(&a);
+            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+            pthread_t t;
+            int err = pthread_create(&t, &a, group_main, (void *)(intptr_t)i);
+            pthread_attr_destroy(&a);
+            if (err)
+                log_fatal("cannot start a thread of a nested team on this node: %s", strerror(err));
+        }
+        pthread_mutex_lock(&h->lock);
+        h->fn = fn;
+        h->arg = arg;
+        h->position = k + 1;
+        h->group = g;
+        h->busy = true;
+        pthread_mutex_unlock(&h->lock);
+        pthread_cond_signal(&h->work);
+    }
+    return g;
+}
+
+void threads_group_join(struct threads_group *g)
+{
+    pthread_mutex_lock(&g->lock);
+    while (g->running > 0)
+        pthread_cond_wait(&g->done, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+    pthread_mutex_lock(&groups.lock);
+    for (int k = 0; k < g->count; k++)
+        groups.taken[g->index[k]] = false;
+    pthread_mutex_unlock(&groups.lock);
+    pthread_cond_destroy(&g->done);
+    pthread_mutex_destroy(&g->lock);
+    free(g);
+}
+
+void threads_group_each(void (*fn)(void *), void *arg)
+{
+    struct threads_group *g = calloc(1, sizeof *g);
+    if (!g)
+        log_fatal("out of memory for a group of this node's threads");
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->done, NULL);
+    pthread_mutex_lock(&groups.lock);
+    for (int i = 0; i < GROUP_INDEX_MAX; i++)
+        if (groups.helper[i].started && !groups.taken[i]) {
+            groups.taken[i] = true;
+            g->index[g->count++] = i;
+        }
+    pthread_mutex_unlock(&groups.lock);
+    g->running = g->count;
+    for (int k = 0; k < g->count; k++) {
+        struct group_helper *h = &groups.helper[g->index[k]];
+        pthread_mutex_lock(&h->lock);
+        h->fn = fn;
+        h->arg = arg;
+        h->position = 0;
+        h->group = g;
+        h->busy = true;
+        pthread_mutex_unlock(&h->lock);
+        pthread_cond_signal(&h->work);
+    }
+    threads_group_join(g);
+}

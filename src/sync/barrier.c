@@ -266,6 +266,7 @@ static void on_free(int src, const void *msg, size_t len)
 static uint32_t barrier_round(void)
 {
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
+    log_flush_output();
     coherence_release();
     uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     send_remote_frees();

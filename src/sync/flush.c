@@ -231,6 +231,7 @@ static void flush_node(void *arg)
     uint64_t t0 = clock_ns();
     stats_add(STAT_FLUSHES, 1);
     flushes_seen();
+    log_flush_output();
     coherence_release();
     coherence_release_sent();
     if (coh->apply_notices && job()->nodes > 1)
@@ -241,6 +242,7 @@ static void flush_node(void *arg)
 static void release_here(void *arg)
 {
     (void)arg;
+    log_flush_output();
     coherence_release();
     coherence_release_sent();
 }

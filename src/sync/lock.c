@@ -578,6 +578,7 @@ static bool lock_here(int id, const struct lock_atomic *op, bool yield)
 
 static void unlock_here(int id)
 {
+    log_flush_output();
     pthread_mutex_lock(&locks.lock);
     uint64_t t0 = batch_help();
     uint64_t sent0 = ipc_sent_by_thread();

@@ -17,6 +17,14 @@ logical function implicit_interfaces_work(nt)
   external omp_get_num_threads, omp_in_parallel, omp_get_level
   external omp_init_lock, omp_set_lock, omp_unset_lock, omp_destroy_lock
   external omp_set_num_threads
+  ! places, the affinity format (strings: their lengths follow every
+  ! other argument) and omp_control_tool, without omp_lib too
+  integer omp_get_num_places, omp_get_place_num_procs, omp_control_tool
+  integer*8 omp_get_affinity_format, omp_capture_affinity, n
+  character(len=32) fmt
+  character(len=64) line
+  external omp_get_num_places, omp_get_place_num_procs, omp_control_tool
+  external omp_set_affinity_format, omp_get_affinity_format, omp_capture_affinity
 
   implicit_interfaces_work = .true.
   t0 = omp_get_wtime()
@@ -48,6 +56,17 @@ logical function implicit_interfaces_work(nt)
   call omp_set_num_threads(1)
   if (omp_get_max_threads() /= 1) implicit_interfaces_work = .false.
   call omp_set_num_threads(nt)
+  call omp_set_affinity_format('T%n of %N')
+  n = omp_get_affinity_format(fmt)
+  if (n /= 9 .or. fmt /= 'T%n of %N') implicit_interfaces_work = .false.
+  n = omp_capture_affinity(line, 'thread %n of %N')
+  if (n /= 13 .or. line /= 'thread 0 of 1') implicit_interfaces_work = .false.
+  if (omp_get_num_places() < 1 .or. omp_get_place_num_procs(0) < 1) &
+       implicit_interfaces_work = .false.
+  ! no tool: omp_control_tool_notool
+  if (omp_control_tool(1, 0) /= -2) implicit_interfaces_work = .false.
+  if (.not. implicit_interfaces_work) print *, 'affinity: ', n, ' [', trim(fmt), '] [', trim(line), &
+       '] places', omp_get_num_places()
   if (.not. implicit_interfaces_work) print *, 'implicit interfaces: threads', seen, counted, &
        level, inside, omp_get_max_threads(), nt
 end function implicit_interfaces_work

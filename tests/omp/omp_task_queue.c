@@ -1,0 +1,64 @@
+/*
+ * omp_task_queue.c — KMP_ENABLE_TASK_THROTTLING (src/omp/task.c): with
+ * it 0, every task is queued and runs at the next scheduling point, even
+ * on a node of one thread (the master creates all its tasks before the
+ * first runs), and tasks with dependences still run in their order (two
+ * tasks on each element, depend(inout): the second's value stays). With
+ * it unset, the same program passes too (tasks run at once, in order).
+ * The queueing is checked where the master's node runs one thread.
+ * Prints "queued N" (the tasks created before the first one ran) and
+ * "PASSED: 0 failed".
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TASKS 200
+#define DEPS 3000
+
+int main(void)
+{
+    int failed = 0, created = 0, created_at_first = -1;
+    int *deps = calloc(DEPS, sizeof *deps);
+    if (!deps)
+        return 2;
+#pragma omp parallel
+#pragma omp master
+    {
+        for (int i = 0; i < TASKS; i++) {
+            created++;
+#pragma omp task shared(created, created_at_first)
+            {
+#pragma omp critical
+                if (created_at_first < 0)
+                    created_at_first = created;
+            }
+        }
+#pragma omp taskwait
+        for (int i = 0; i < DEPS; i++) {
+#pragma omp task firstprivate(i) depend(inout : deps[i])
+            deps[i] = 1;
+#pragma omp task firstprivate(i) depend(inout : deps[i])
+            deps[i] = 2;
+        }
+    }
+    for (int i = 0; i < DEPS; i++)
+        if (deps[i] != 2)
+            failed++;
+    if (failed)
+        printf("%d elements kept the first task's value: dependences out of order\n", failed);
+    /* With one thread on the master's node (dsm, one thread per node) no
+     * other thread can start a queued task early; libomp's others do. */
+#ifndef OMP_LIBOMP_REFERENCE
+    const char *env = getenv("KMP_ENABLE_TASK_THROTTLING");
+    if (env && env[0] == '0' && created_at_first != TASKS) {
+        printf("a task ran after %d of %d tasks were created, with throttling off\n",
+               created_at_first, TASKS);
+        failed++;
+    }
+#endif
+    printf("queued %d\n", created_at_first);
+    printf("PASSED: %d failed\n", failed);
+    free(deps);
+    return failed != 0;
+}
