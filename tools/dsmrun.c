@@ -625,12 +625,14 @@ static int check_settings(const struct options *o)
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     free(over);
     if (r < 0) {
-        /* What the user typed was an option, not the variable it sets. */
+        /* A bad value the user typed as an option is named as that option,
+         * not as the variable it sets (other refusals name both already). */
         const struct { const char *var, *opt, *given; } typed[] = {
             {"DSM_THREADS=", "--threads ", o->threads}, {"DSM_PROTOCOL=", "--protocol ", o->protocol}};
         for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
             size_t len = strlen(typed[i].var);
-            if (typed[i].given && !strncmp(err, typed[i].var, len)) {
+            const char *why = strstr(err, ": ");
+            if (typed[i].given && !strncmp(err, typed[i].var, len) && why && !strncmp(why, ": expected", 10)) {
                 fprintf(stderr, "dsmrun: %s%s (see dsmrun --help)\n", typed[i].opt, err + len);
                 return r;
             }
