@@ -132,6 +132,12 @@ static __thread int releasing; /* lock id + 1; 0: none */
  * the first thread out of a barrier starts the next interval for the node
  * (its siblings' records after it belong to it too). */
 static __thread uint32_t barriers_passed;
+/* Whole-job synchronisations other than barriers this node has passed (a
+ * dsm_create's start and end on every node: an OpenMP region's fork and
+ * join). Each ends an interval on every node alike; none happens while a
+ * thread of the node is in a barrier, so a thread's epoch is its barriers
+ * plus these. */
+static _Atomic uint32_t syncs_passed;
 
 static void *map_zeroed(size_t bytes)
 {
@@ -466,12 +472,18 @@ void profile_barrier(uint64_t t0, uint64_t wait)
     r.t = t0;
     r.dur = wait;
     put_at_site(&r, BARRIER_FIRST, BARRIER_EVERY);
-    uint32_t mine_now = ++barriers_passed;
+    uint32_t mine_now = ++barriers_passed + atomic_load_explicit(&syncs_passed, memory_order_relaxed);
     uint32_t e = atomic_load_explicit(&pr.epoch, memory_order_relaxed);
     while (e < mine_now && !atomic_compare_exchange_weak_explicit(&pr.epoch, &e, mine_now,
                                                                     memory_order_relaxed,
                                                                     memory_order_relaxed)) {
     }
+}
+
+void profile_job_sync(void)
+{
+    atomic_fetch_add_explicit(&syncs_passed, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pr.epoch, 1, memory_order_relaxed);
 }
 
 static struct lock_count *lock_slot(int id, uintptr_t site)

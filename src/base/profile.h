@@ -179,6 +179,17 @@ void profile_free(const void *p);
 /* Synchronisation: a barrier passed (wait: ns in it); a lock acquired
  * (remote: from node `from`, after `wait` ns); a lock released. */
 void profile_barrier(uint64_t t0, uint64_t wait);
+/* Every node passed a whole-job synchronisation that is not a barrier
+ * (the start or the end of a dsm_create, an OpenMP region's fork and
+ * join): the node's next interval begins, as at a barrier, so that writes
+ * of successive regions are not taken for simultaneous ones. Called on
+ * each node at the same points, when none of its threads is in a barrier. */
+void profile_job_sync(void);
+#define PROFILE_JOB_SYNC()      \
+    do {                        \
+        if (PROFILE_ON)         \
+            profile_job_sync(); \
+    } while (0)
 void profile_lock(int id, bool remote, int from, uint64_t t0, uint64_t wait);
 void profile_unlock(int id);
 /* A lock's release runs (in unlock): its diffs are that lock's. */

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
+#include "base/profile.h"
 #include "base/smp.h"
 #include "base/stack.h"
 #include "base/state.h"
@@ -35,7 +36,9 @@ extern char __start_dsm_state[] __attribute__((weak));
 extern char __stop_dsm_state[] __attribute__((weak));
 extern char **environ;
 
-struct create_hdr { uint64_t fn, arg, globals_len; };
+/* whole_job: a dsm_create, run by every node (not PARMACS's CREATE of one):
+ * its start and end are whole-job synchronisations for the profile. */
+struct create_hdr { uint64_t fn, arg, globals_len, whole_job; };
 
 struct fork_work {
     struct fork_work    *next;
@@ -102,8 +105,10 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
     char *start[2];
     size_t len[2];
     int n = mem.gpages ? 0 : global_pieces(start, len);
+    bool whole_job = from == 1 && to == job()->nodes;
     struct create_hdr h = {.fn = (uint64_t)(uintptr_t)fn, .arg = (uint64_t)(uintptr_t)arg,
-                           .globals_len = n ? len[0] + (n > 1 ? len[1] : 0) : 0};
+                           .globals_len = n ? len[0] + (n > 1 ? len[1] : 0) : 0,
+                           .whole_job = whole_job};
     buf_put(&b, &h, sizeof h);
     for (int i = 0; i < n; i++) {
         size_t at = b.len;
@@ -120,6 +125,8 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
         ipc_send(i, RUNTIME_CREATE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();
+    if (whole_job)
+        PROFILE_JOB_SYNC();
 }
 
 
@@ -142,6 +149,7 @@ static void wait_for_end_here(void)
     stats_add(STAT_T_IDLE_NS, clock_ns() - t0);
     pthread_mutex_lock(&forks.lock);
     struct fork_work *done = forks.done;
+    bool whole_job = forks.all_busy;
     forks.done = NULL;
     forks.all_busy = false;
     forks.some_busy = 0;
@@ -152,6 +160,14 @@ static void wait_for_end_here(void)
         free(done->data);
         free(done);
         done = next;
+    }
+    if (whole_job && PROFILE_ON) {
+        /* The master's own writes of the region are seen at its next
+         * release, the next create's, in the next interval: profiled, it
+         * releases here, so that they count in the region's. */
+        coherence_release();
+        coherence_release_sent();
+        profile_job_sync();
     }
 }
 
@@ -246,6 +262,8 @@ static void run_create(const unsigned char *data, size_t len)
     interval_vt(master_vt); /* what the master has seen is at least what we had */
     interval_apply(0, p, len - sizeof h - h.globals_len);
     interval_vt(master_vt);
+    if (h.whole_job)
+        PROFILE_JOB_SYNC();
 
     void (*fn)(void *) = (void (*)(void *))(uintptr_t)h.fn;
     threads_run(fn, (void *)(uintptr_t)h.arg); /* the node's other threads (DSM_THREADS) */
@@ -259,6 +277,8 @@ static void run_create(const unsigned char *data, size_t len)
     ipc_send(0, RUNTIME_CREATE_DONE, 0, b.p, b.len);
     buf_free(&b);
     coherence_release_sent();
+    if (h.whole_job)
+        PROFILE_JOB_SYNC();
 }
 
 static void worker_loop(void)

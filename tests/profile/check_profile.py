@@ -14,6 +14,12 @@ that the report says what is known (tests/profile/sharing.c).
       JSON of tools/dsm-profile and the HTML. With more rounds than
       PROFILE_BYTES_ALL the diffs' bytes are sampled: every diff kept is
       in the sample the tool computes, and the verdicts stay right.
+  check_profile.py DSMRUN REGIONS SOURCE --regions PROTOCOL NODES
+      tests/profile/regions.c: successive fork-style regions (an OpenMP
+      program's) with no barrier between them are successive intervals:
+      an array written whole by one node a region is not shared, and
+      another whose 64-byte blocks every node writes in each region is
+      false sharing.
   check_profile.py DSMRUN PROGRAM SOURCE --bad-path
       a profile that cannot be written ends the job with one clear line.
   check_profile.py DSMRUN PROGRAM - --smoke NODES [DSMRUN_ARGS...] -- [ARGS...]
@@ -35,6 +41,7 @@ sys.path.insert(0, TOOLS)
 import dsmprofile as dp  # noqa: E402
 
 failures = []
+SOURCE = "sharing.c"  # the program's source file, whose lines the report names
 
 
 def check(ok, what):
@@ -55,7 +62,7 @@ def markers(src):
 
 
 def at(line):
-    return "sharing.c:%d)" % line
+    return "%s:%d)" % (SOURCE, line)
 
 
 def find_site(j, line):
@@ -73,7 +80,7 @@ def text_section(text, line):
 
 def find_line(j, line):
     for c in j["code"]:
-        if c["file"].endswith("sharing.c") and c["lineno"] == line:
+        if c["file"].endswith(SOURCE) and c["lineno"] == line:
             return c
     return None
 
@@ -87,6 +94,8 @@ def main():
         check("cannot write the profile /nonexistent/dir/p." in r.stderr,
               "no clear error line: %r" % r.stderr[-300:])
         return finish()
+    if sys.argv[4] == "--regions":
+        return regions(dsmrun, prog, src, sys.argv[5], int(sys.argv[6]))
     if sys.argv[4] == "--smoke":
         return smoke(dsmrun, prog, int(sys.argv[5]), sys.argv[6:])
     protocol, nodes = sys.argv[4], int(sys.argv[5])
@@ -214,6 +223,34 @@ def main():
             except Exception as e:  # noqa: BLE001 (any parse error is the failure)
                 check(False, "a picture is not well-formed SVG: %s" % e)
                 break
+    print(text)
+    return finish()
+
+
+def regions(dsmrun, prog, src, protocol, nodes):
+    global SOURCE
+    SOURCE = os.path.basename(src)
+    mk = markers(src)
+    prefix = os.path.join(tempfile.mkdtemp(prefix="check_profile-"), "p")
+    r = subprocess.run([dsmrun, "-n", str(nodes), "--protocol", protocol, "--timeout", "200",
+                        "--profile", prefix, prog, "8"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=260)
+    if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
+        return finish()
+    p = dp.Profile(dp.load(prefix))
+    j = dp.to_json(p, top=50)
+    text = dp.to_text(p, top=50)
+    passed = find_site(j, mk["PASSED-ON ALLOC"])
+    if check(passed, "no data site names the array passed from region to region (line %d):\n%s"
+             % (mk["PASSED-ON ALLOC"], text)):
+        sh = passed["sharing"]
+        check(sh["kind"] is None, "the array one node writes a region is called %r sharing "
+              "(%d true page-intervals): successive regions taken for one interval"
+              % (sh["kind"], sh["true_page_intervals"]))
+    inside = find_site(j, mk["IN-REGION ALLOC"])
+    if check(inside, "no data site names the array every node writes in each region"):
+        check(inside["sharing"]["kind"] == "false", "the blocks written in each region are %r "
+              "sharing, not false" % inside["sharing"]["kind"])
     print(text)
     return finish()
 
