@@ -200,14 +200,7 @@ def load(prefix):
 
 # ---- bytes ------------------------------------------------------------------
 
-def runs_of(rec, page_size):
-    """The byte ranges [start, end) a diff record wrote, in order."""
-    if rec.sub & BITMAP:
-        bits = "".join(format(w, "064b")[::-1] for w in rec.extra)[:page_size]
-        return [m.span() for m in re.finditer("1+", bits)]
-    return [(w & 0xFFFFFFFF, w >> 32) for w in rec.extra]
-
-
+ONES = re.compile("1+")
 M64 = (1 << 64) - 1
 
 
@@ -226,8 +219,53 @@ def bytes_wanted(page, epoch):
     return (h & (r - 1)) == 0
 
 
+def bits_of(rec):
+    """The bytes a diff record wrote as an integer, bit i for byte i of the
+    page: the representation the report works in (unions, overlaps and
+    counts of a page's bytes are single integer operations); runs are made
+    from it only where they are shown or compared run by run."""
+    if rec.sub & BITMAP:
+        words = rec.extra
+        return int.from_bytes(struct.pack("<%dQ" % len(words), *words), "little")
+    x = 0
+    for w in rec.extra:
+        s, e = w & 0xFFFFFFFF, w >> 32
+        if e > s:
+            x |= ((1 << (e - s)) - 1) << s
+    return x
+
+
+def bits_of_runs(runs):
+    x = 0
+    for s, e in runs:
+        x |= span_mask(s, e)
+    return x
+
+
+def runs_of_bits(x, page_size):
+    """bits_of's integer as sorted, maximal [start, end) ranges."""
+    if not x:
+        return []
+    return [m.span() for m in ONES.finditer(bin(x)[:1:-1][:page_size])]
+
+
+if hasattr(int, "bit_count"):
+    def count_bits(x):
+        return x.bit_count()
+else:  # before Python 3.10
+    def count_bits(x):
+        return bin(x).count("1")
+
+
+def span_mask(lo, hi):
+    """Bits lo .. hi - 1."""
+    return ((1 << (hi - lo)) - 1) << lo
+
+
 def merge_runs(runs):
     """A sorted, merged list of [start, end) ranges."""
+    if len(runs) < 2:
+        return list(runs)
     out = []
     for s, e in sorted(runs):
         if out and s <= out[-1][1]:
@@ -239,7 +277,10 @@ def merge_runs(runs):
 
 
 def runs_bytes(runs):
-    return sum(e - s for s, e in runs)
+    if not runs:
+        return 0
+    starts, ends = zip(*runs)
+    return sum(ends) - sum(starts)
 
 
 def intersect(a, b):
@@ -254,12 +295,6 @@ def intersect(a, b):
         else:
             j += 1
     return out
-
-
-def covers(runs, offset):
-    """Whether a merged list holds byte `offset`."""
-    i = bisect.bisect_right(runs, (offset, float("inf"))) - 1
-    return i >= 0 and runs[i][0] <= offset < runs[i][1]
 
 
 def classify_writers(by_node):
@@ -639,6 +674,8 @@ class Profile:
         self.sites = {}
         self.lines = {}
         self._pieces = {}
+        self._frames = {}  # (node, frames) -> program_frame's answer
+        self._site_locs = {}  # (node, site, stack) -> site_loc's answer
         self._symbolize_all()
         self._allocations()
         self._faults()
@@ -684,13 +721,28 @@ class Profile:
     def program_frame(self, node, frames):
         """The first frame of a stack (return addresses) in the program's
         own code, and the program's frames after it (its callers)."""
-        locs = self.expand(node, frames)
-        for i, l in enumerate(locs):
-            if not l.runtime():
-                return l, [c for c in locs[i + 1:] if not c.runtime()]
-        return None, []
+        key = (node, tuple(frames))
+        got = self._frames.get(key)
+        if got is None:
+            got = None, []
+            locs = self.expand(node, frames)
+            for i, l in enumerate(locs):
+                if not l.runtime():
+                    got = l, [c for c in locs[i + 1:] if not c.runtime()]
+                    break
+            self._frames[key] = got
+        return got
 
     def site_loc(self, node, site_pc, stack, samples):
+        """_site_loc, once for each node, site and stack: a program that
+        allocates row by row makes one site of a hundred thousand calls."""
+        key = (node, site_pc, tuple(stack), id(samples))
+        got = self._site_locs.get(key)
+        if got is None:
+            got = self._site_locs[key] = self._site_loc(node, site_pc, stack, samples)
+        return got
+
+    def _site_loc(self, node, site_pc, stack, samples):
         """Where the program called, and its callers: the first program
         frame of this event's sampled stack; else the site's return address
         (and the functions it was inlined into) when it is in the program's
@@ -890,8 +942,9 @@ class Profile:
         them by page and interval for the sharing, and by page and time for
         the misses."""
         ps = self.page_size
-        self.written = collections.defaultdict(lambda: collections.defaultdict(list))
-        self.writes_by_page = collections.defaultdict(list)   # page -> [(t, node, runs)]
+        # (page, interval) -> {node: bits}; page -> [(t, node, bits)]
+        self.written = collections.defaultdict(lambda: collections.defaultdict(int))
+        self.writes_by_page = collections.defaultdict(list)
         self.diff_recs = []
         for nd in self.nodes:
             # a release the program waited for shares its wait among its
@@ -913,26 +966,26 @@ class Profile:
             # it belongs to the epoch of its interval's release
             stamps = {r.page: r.epoch for r in nd.records(INTERVAL)}
             for r in nd.records(DIFF):
-                runs = merge_runs(runs_of(r, ps))
-                if not runs:
+                bits = bits_of(r) & span_mask(0, ps)
+                if not bits:
                     continue
                 how = r.sub & 0x7F
                 if how == DIFF_LAZY and r.site in stamps:
                     r.epoch = stamps[r.site]
                 base = nd.page_addr(r.page)
-                parts = self._split(base, runs, r.t)
-                total = runs_bytes(runs) or 1
-                for site, sruns in parts.items():
-                    frac = runs_bytes(sruns) / total
+                parts = self._split_bits(base, bits, r.t)
+                total = count_bits(bits)
+                for site, sbits in parts.items():
+                    frac = count_bits(sbits) / total
                     pstat = self._page(site, r.page)
                     for st in (site, pstat):
                         if how != DIFF_HOME:
                             st.add("diffs", nd.rank)
                             st.add("diff_bytes", nd.rank, int(r.a * frac))
                         st.add("diff_wait_ns", nd.rank, int(share.get(id(r), 0) * frac))
-                self.written[(r.page, r.epoch)][nd.rank].extend(runs)
-                self.writes_by_page[r.page].append((r.t, nd.rank, runs))
-                self.diff_recs.append((nd.rank, r, runs))
+                self.written[(r.page, r.epoch)][nd.rank] |= bits
+                self.writes_by_page[r.page].append((r.t, nd.rank, bits))
+                self.diff_recs.append((nd.rank, r, bits))
         # the diffs whose bytes were not kept (a long run's intervals
         # outside the sample): counted by page
         self.diffs_counted = 0
@@ -948,12 +1001,34 @@ class Profile:
         for lst in self.writes_by_page.values():
             lst.sort(key=lambda x: x[0])
 
+    def _split_bits(self, base, bits, t):
+        """_split for bits_of's integers: {site: bits}."""
+        first = (bits & -bits).bit_length() - 1
+        last = bits.bit_length()
+        for lo, hi, site in self._page_pieces(base, t):
+            if hi <= first or lo >= last:
+                continue
+            if lo <= first and last <= hi:  # most often: one piece holds them all
+                return {site: bits}
+            break
+        return {site: bits_of_runs(sruns) for site, sruns in
+                self._split(base, runs_of_bits(bits, self.page_size), t).items()}
+
     def _split(self, base, runs, t):
         """{site: runs} of a page's byte ranges (merged, in order): each
         run's bytes go to the allocation (or global) that holds them."""
         out = collections.defaultdict(list)
         ps = self.page_size
         pieces = self._page_pieces(base, t)  # [(start, end, site)] within the page, sorted
+        if runs:  # most often the first piece the runs meet holds them all
+            first, last = runs[0][0], runs[-1][1]
+            for lo, hi, site in pieces:
+                if hi <= first or lo >= last:
+                    continue
+                if lo <= first and last <= hi:
+                    out[site] = list(runs)
+                    return out
+                break
         rest = list(runs)
         for lo, hi, site in pieces:
             keep = []
@@ -1072,7 +1147,9 @@ class Profile:
         ps = self.page_size
         self.page_sharing = collections.defaultdict(collections.Counter)
         for (page, epoch), by in sorted(self.written.items()):
-            by_node = {n: merge_runs(r) for n, r in by.items()}
+            if len(by) < 2:
+                continue  # one writer: no sharing
+            by_node = {n: runs_of_bits(b, ps) for n, b in by.items()}
             kind, shared, writers = classify_writers(by_node)
             if not kind:
                 continue
@@ -1153,12 +1230,12 @@ class Profile:
             writes = self.writes_by_page.get(page, ())
             i = bisect.bisect_right(writes, (prev or 0, float("inf")))
             kind = "cold"
-            for tw, wn, runs in writes[i:]:
+            for tw, wn, bits in writes[i:]:
                 if tw > t_end:
                     break
                 if wn == node:
                     continue
-                if covers(runs, offset):
+                if bits >> offset & 1:
                     kind = "true"
                     break
                 kind = "false"
@@ -1241,10 +1318,11 @@ class Profile:
                     site, off = self.lookup(addr, r.t)
                     self.locks[r.lock - 1]["data"][site.key] += 1
                     self.locks[r.lock - 1]["offsets"][site.key].add(off)
-        for node, r, runs in self.diff_recs:
+        for node, r, bits in self.diff_recs:
             if r.lock and r.page in under.get((r.lock - 1, node), ()):
                 base = self.nodes[node].page_addr(r.page)
                 L = self.locks[r.lock - 1]
+                runs = runs_of_bits(bits, self.page_size)
                 for site, sruns in self._split(base, runs, r.t).items():
                     L["bytes"][site.key] += runs_bytes(sruns)
                     a = self._alloc_at(base + sruns[0][0], r.t)

@@ -26,7 +26,7 @@ def header(rank=0, nodes=1, nthreads=1, maps=b"", page_size=8192):
 class Bytes(unittest.TestCase):
     def test_runs_from_words(self):
         r = dp.Rec((dp.DIFF, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0), (0 | 64 << 32, 128 | 192 << 32), 0, 0)
-        self.assertEqual(dp.runs_of(r, 8192), [(0, 64), (128, 192)])
+        self.assertEqual(dp.runs_of_bits(dp.bits_of(r), 8192), [(0, 64), (128, 192)])
 
     def test_runs_from_bitmap(self):
         words = [0] * (8192 // 64)
@@ -35,16 +35,17 @@ class Bytes(unittest.TestCase):
         words[2] = 1  # byte 128: joins 127
         words[-1] = 1 << 63  # the last byte
         r = dp.Rec((dp.DIFF, dp.BITMAP, len(words), 0, 0, 0, 0, 0, 0, 0, 0), tuple(words), 0, 0)
-        self.assertEqual(dp.runs_of(r, 8192), [(0, 8), (127, 129), (8191, 8192)])
+        self.assertEqual(dp.runs_of_bits(dp.bits_of(r), 8192), [(0, 8), (127, 129), (8191, 8192)])
 
-    def test_merge_intersect_covers(self):
+    def test_merge_intersect_bits(self):
         self.assertEqual(dp.merge_runs([(10, 20), (0, 5), (5, 8), (15, 30)]), [(0, 8), (10, 30)])
         self.assertEqual(dp.intersect([(0, 10), (20, 30)], [(5, 25)]), [(5, 10), (20, 25)])
         self.assertEqual(dp.intersect([(0, 10)], [(10, 20)]), [])
-        runs = [(0, 8), (100, 104)]
-        self.assertTrue(dp.covers(runs, 0) and dp.covers(runs, 7) and dp.covers(runs, 103))
-        self.assertFalse(dp.covers(runs, 8) or dp.covers(runs, 99) or dp.covers(runs, 104))
-        self.assertFalse(dp.covers([], 0))
+        bits = dp.bits_of_runs([(0, 8), (100, 104)])
+        self.assertEqual(dp.count_bits(bits), 12)
+        self.assertEqual(dp.runs_of_bits(bits, 8192), [(0, 8), (100, 104)])
+        self.assertEqual(dp.runs_of_bits(bits, 102), [(0, 8), (100, 102)])
+        self.assertEqual(dp.runs_of_bits(0, 8192), [])
 
 
 class Classify(unittest.TestCase):
@@ -122,7 +123,7 @@ class Files(unittest.TestCase):
         rs = list(nodes[0].records())
         self.assertEqual([r.kind for r in rs], [dp.FAULT, dp.DIFF])
         self.assertEqual((rs[0].page, rs[0].b >> 32, rs[0].b & 0xFFFFFFFF), (3, 1, 72))
-        self.assertEqual(dp.runs_of(rs[1], 8192), [(64, 72)])
+        self.assertEqual(dp.runs_of_bits(dp.bits_of(rs[1]), 8192), [(64, 72)])
         self.assertEqual(nodes[0].page_addr(3), 0x200000000000 + 3 * 8192)
 
     def test_broken_files_are_one_line_errors(self):
