@@ -1070,7 +1070,8 @@ static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status
         if (!started && l->phase == JOB_RUNNING) {
             fprintf(stderr, "dsmrun: %s (pid %d) ended without joining the job: %s is not a dsm "
                     "program (it never called dsm_startup; link it with -ldsm or build it with "
-                    "dsmcc); stopping the job\n", who, (int)pid, l->opt.prog_argv[0]);
+                    "dsmcc, not dsmcc --pthreads, whose program runs alone); stopping the job\n",
+                    who, (int)pid, l->opt.prog_argv[0]);
             stop_job(l, SIGTERM, EXIT_FAILURE);
             return;
         }

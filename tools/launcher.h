@@ -20,7 +20,6 @@
 #include "remote.h"
 #include "runtime/boot.h"
 
-#define DSMRUN_VERSION   "0.1"
 #define EXIT_USAGE       2
 #define EXIT_TIMEOUT     124   /* as timeout(1) */
 #define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
