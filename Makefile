@@ -94,8 +94,9 @@ scale-bundle: all
 	@bench/scale-bundle --build $(BUILD) $(if $(SPLASH3),--splash3 $(SPLASH3)) \
 	    $(if $(NPB_C),--npb-c $(NPB_C)) $(if $(NPB_F),--npb-f $(NPB_F))
 
-# dsmrun, dsmcc, libdsm (shared and static), libdsm-start, the headers and
-# macro files, dsm.pc: under PREFIX (default CMake's, /usr/local).
+# dsmrun, dsmcc, libdsm (libdsm.so.ABI and libdsm.a), libdsm-start, the headers
+# and macro files, dsm.pc and the CMake package (lib/cmake/dsm): under PREFIX
+# (default CMake's, /usr/local).
 install: all
 	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 

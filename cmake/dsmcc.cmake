@@ -2,7 +2,7 @@
 # sources), as a user builds them:
 #   dsmcc_program(name SOURCES s.. [FLAGS f..] [THREADS] [LANG CXX|Fortran]
 #                 [DEPENDS f..])
-# makes ${CMAKE_CURRENT_BINARY_DIR}/name (THREADS: dsmcc --threads, the
+# makes ${CMAKE_CURRENT_BINARY_DIR}/name (THREADS: dsmcc --pthreads, the
 # pthreads baseline; LANG: with dsmc++ or dsmfort; DEPENDS: files the
 # sources include besides headers, relative to the current source
 # directory), built by `make` like every other target.
@@ -31,7 +31,7 @@ function(dsmcc_program name)
     set(warnings)  # flang's warnings are not gcc's
   endif()
   if(D_THREADS)
-    set(mode --threads)
+    set(mode --pthreads)
   else()
     list(APPEND deps dsm_shared dsm_start)
   endif()
@@ -41,7 +41,7 @@ function(dsmcc_program name)
   endforeach()
   # dsmcc compiles with clang (its atomics need LLVM), so a program cannot
   # carry gcc's ASan instrumentation: it stays uninstrumented and links
-  # gcc's runtimes (DSM_SAN_RUNTIMES). The --threads baseline, without
+  # gcc's runtimes (DSM_SAN_RUNTIMES). The --pthreads baseline, without
   # libdsm, carries clang's own.
   if(DSM_SANITIZE AND NOT D_THREADS)
     list(APPEND D_FLAGS -Wl,--no-as-needed ${DSM_SAN_RUNTIMES})

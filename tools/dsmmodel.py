@@ -198,8 +198,10 @@ def fit_this(msgs, min_samples=5):
         if len(v) >= min_samples:
             rows.append((size, len(v), median(x for x, _ in v), median(y for _, y in v)))
     if len(rows) < 2:
-        raise ParamError("the sweep has %d message sizes with %d or more samples; need 2"
-                         % (len(rows), min_samples))
+        e = ParamError("the sweep has %d message sizes with %d or more samples; need 2"
+                       % (len(rows), min_samples))
+        e.short = "%d message sizes with %d or more samples, 2 needed" % (len(rows), min_samples)
+        raise e
     s0, s1 = fit_line([(r[0], r[2]) for r in rows])
     l0, l1 = fit_line([(r[0], r[3]) for r in rows])
     s0, s1, l0, l1 = max(s0, 0.0), max(s1, 0.0), max(l0, 0.0), max(l1, 0.0)

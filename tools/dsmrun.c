@@ -1047,18 +1047,41 @@ static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status
         host_ended(l, n, status);
         return;
     }
-    /* What the node told through its life pipe before it ended. */
-    bool started = false, finished = false;
+    /* What the node told through its life pipe before it ended: flags,
+     * then maybe the line relaying a peer's failure (BOOT_LIFE_RELAYED). */
+    bool started = false, finished = false, said = false;
+    char relayed[520];
+    size_t rlen = 0;
+    bool in_relay = false;
     if (n->life >= 0) {
-        char said[16];
+        char got_buf[256];
         ssize_t got;
-        while ((got = read(n->life, said, sizeof said)) > 0)
+        while ((got = read(n->life, got_buf, sizeof got_buf)) > 0)
             for (ssize_t i = 0; i < got; i++) {
-                started |= said[i] == BOOT_LIFE_STARTED;
-                finished |= said[i] == BOOT_LIFE_FINISHED;
+                char c = got_buf[i];
+                if (in_relay) {
+                    if (c != '\n' && rlen < sizeof relayed - 1)
+                        relayed[rlen++] = c;
+                    continue;
+                }
+                started |= c == BOOT_LIFE_STARTED;
+                finished |= c == BOOT_LIFE_FINISHED;
+                said |= c == BOOT_LIFE_SAID;
+                in_relay = c == BOOT_LIFE_RELAYED;
             }
         close(n->life);
         n->life = -1;
+    }
+    relayed[rlen] = 0;
+    /* One line per failure: the node that failed printed its own; a peer
+     * that ends because of it is silent, its relay kept in case no node's
+     * own line comes (an ABORT from a node that said nothing). */
+    l->failure_said |= said;
+    if (in_relay && !l->relayed)
+        l->relayed = strdup(relayed);
+    if ((said || in_relay) && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        stop_job(l, SIGTERM, WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status));
+        return;
     }
     char who[300];
     node_label(n->rank, who, sizeof who);
@@ -1070,7 +1093,8 @@ static void node_ended(struct launcher *l, struct node *n, pid_t pid, int status
         if (!started && l->phase == JOB_RUNNING) {
             fprintf(stderr, "dsmrun: %s (pid %d) ended without joining the job: %s is not a dsm "
                     "program (it never called dsm_startup; link it with -ldsm or build it with "
-                    "dsmcc); stopping the job\n", who, (int)pid, l->opt.prog_argv[0]);
+                    "dsmcc, not dsmcc --pthreads, whose program runs alone); stopping the job\n",
+                    who, (int)pid, l->opt.prog_argv[0]);
             stop_job(l, SIGTERM, EXIT_FAILURE);
             return;
         }
@@ -1414,6 +1438,8 @@ int supervise(struct launcher *l)
     if (l->mode != MODE_HOSTS)
         end_leftovers(l);
     drain_output(l);
+    if (l->relayed && !l->failure_said)
+        fprintf(stderr, "%s\n", l->relayed);
     return l->exit_status;
 }
 
@@ -1454,6 +1480,7 @@ static void launcher_free(struct launcher *l)
     for (int j = 0; j < 2; j++)
         if (l->framed[j])
             fclose(l->framed[j]);
+    free(l->relayed);
     free(l->nodes);
     free(l->pfds);
     free(l->pstreams);

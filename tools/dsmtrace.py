@@ -28,6 +28,8 @@ KIND_NAMES = {SEND: "send", RECV: "recv", FAULT: "fault", BARRIER: "barrier",
 MARK_START, MARK_RESET, MARK_FREEZE, MARK_TAKEN, MARK_FINISH = range(1, 6)
 MARK_NAMES = {MARK_START: "start", MARK_RESET: "stats reset", MARK_FREEZE: "stats freeze",
               MARK_TAKEN: "stats taken", MARK_FINISH: "finish"}
+# A thread's role (src/base/trace.c, thread_role): 0 the node's first
+# application thread, 1 a thread of dsm's own, 1 + N application thread N.
 ROLE_NAMES = {0: "application", 1: "service"}
 
 
@@ -36,15 +38,24 @@ class TraceError(Exception):
 
 
 class Thread:
-    def __init__(self, index, role, recs):
+    def __init__(self, index, role, recs, others=0):
         self.index, self.role, self.recs = index, role, recs
+        self.others = others  # dsm's own threads before this one (role 1)
+        self.several = False  # the node has application threads beyond the first
+
+    @property
+    def application(self):
+        return self.role != 1
 
     @property
     def name(self):
-        """application, service (the first other thread), service 2, ..."""
+        """application (one), application 0, 1, ... (several: dsmrun --threads,
+        OpenMP, pthreads), service, service 2, ... (dsm's own threads)"""
         if self.role == 0:
-            return "application"
-        return "service" if self.index <= 1 else "service %d" % self.index
+            return "application 0" if self.several else "application"
+        if self.role >= 2:
+            return "application %d" % (self.role - 1)
+        return "service" if self.others == 0 else "service %d" % (self.others + 1)
 
 
 class Node:
@@ -120,8 +131,12 @@ def parse(data, path="<trace>"):
             if not SEND <= r[0] <= DGRAM_IN:
                 raise TraceError("%s: record of unknown kind %d in thread %d"
                                  % (path, r[0], index))
-        threads.append(Thread(index, role, recs))
+        threads.append(Thread(index, role, recs,
+                              others=sum(1 for t in threads if t.role == 1)))
         at = end
+    several = any(t.role >= 2 for t in threads)
+    for t in threads:
+        t.several = several
     if at != len(data):
         raise TraceError("%s: %d bytes after the last thread" % (path, len(data) - at))
     return Node(path, rank, nodes, page_size, datagram, delay_ns,

@@ -20,7 +20,6 @@
 #include "remote.h"
 #include "runtime/boot.h"
 
-#define DSMRUN_VERSION   "0.1"
 #define EXIT_USAGE       2
 #define EXIT_TIMEOUT     124   /* as timeout(1) */
 #define EXIT_LAUNCH      125   /* dsmrun itself failed, as timeout(1) and env(1) */
@@ -164,6 +163,10 @@ struct launcher {
     enum job_phase  phase;
     double          deadline;     /* of --timeout, then of the phase; or INFINITY */
     int             exit_status;  /* of the first failure; 0 while none */
+    bool            failure_said; /* a node printed its own failure's line */
+    char           *relayed;      /* the first node's line relaying a peer's
+                                     failure: printed at the end unless one
+                                     was said (node_ended) */
     struct pollfd  *pfds;         /* the signalfd, then open output pipes */
     struct output_stream **pstreams; /* the stream of each pfds entry */
 };

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH, CFG_SIZE, CFG_ADDR };
+/* CFG_TEXT is stored as CFG_PATH is (a string, NULL when empty); it names
+ * what --help-env calls it: a value, not a file. */
+#define REGION_BASE_DEFAULT "0x200000000000"
+enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH, CFG_SIZE, CFG_ADDR, CFG_TEXT };
 
 /* RULE_ALIGN: the region's base must suit every coherence unit, the largest
  * (64 KiB) included, and the OS page that mmap needs. */
@@ -58,7 +61,7 @@ static const struct config_entry table[] = {
      "seed of the fault injector (0: derived from the job id and rank)"},
     {"DSM_NET_DATAGRAM", CFG_INT, "auto", 1024, 65000, "auto", OFF(net_datagram),
      "largest datagram payload in bytes (auto: the MTU of the node's interface less headers; 61440 on loopback)"},
-    {"DSM_NET_BIND", CFG_PATH, "", 0, 0, NULL, OFF(net_bind),
+    {"DSM_NET_BIND", CFG_TEXT, "", 0, 0, NULL, OFF(net_bind),
      "under srun/mpirun: IPv4 address or interface name to bind, or any or 0.0.0.0 (every interface; the peers are told the unset choice) (unset: loopback if all nodes share the host, else the interface toward srun's host under Slurm, else the one that routes by default, else the first that is up)"},
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
      "datagrams in flight per peer (at most 64: the width of the selective ack)"},
@@ -76,7 +79,7 @@ static const struct config_entry table[] = {
      "largest inline message sent on the one-message fast path, in bytes"},
     {"DSM_REGION_SIZE", CFG_SIZE, "2T", 1 << 20, 1ull << 46, NULL, OFF(region_size),
      "bytes of address space reserved for shared memory, split evenly into per-node arenas (at most what fits at DSM_REGION_BASE: 42T at the default)"},
-    {"DSM_REGION_BASE", CFG_ADDR, "0x200000000000", 1ull << 32, 1ull << 46, RULE_ALIGN, OFF(region_base),
+    {"DSM_REGION_BASE", CFG_ADDR, REGION_BASE_DEFAULT, 1ull << 32, 1ull << 46, RULE_ALIGN, OFF(region_base),
      "address of the shared region, the same on every node (hex, a multiple of 0x10000)"},
     {"DSM_PAGE_SIZE", CFG_SIZE, "8192", 4096, 65536, RULE_POW2, OFF(page_size),
      "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)"},
@@ -108,7 +111,7 @@ static const struct config_entry table[] = {
      "children per node in the barrier's tree (a fan-out of nodes - 1 or more is a star)"},
     {"DSM_SHARED_GLOBALS", CFG_BOOL, "0", 0, 1, NULL, OFF(shared_globals),
      "share the executable's .data and .bss like dsm_malloc memory (dsmcc's programs always do)"},
-    {"DSM_OMP_STATIC", CFG_PATH, "", 0, 0, NULL, OFF(omp_static),
+    {"DSM_OMP_STATIC", CFG_TEXT, "", 0, 0, NULL, OFF(omp_static),
      "how OpenMP static loops are divided: static (as compiled) or profiled[,chunk[,eval_size[,eval_skip]]] (seed 003)"},
     {"DSM_PROFILED_GAIN", CFG_DOUBLE, "0.05", 0, 1, NULL, OFF(profiled_gain),
      "profiled loops: the least predicted gain (fraction of the loop's time) that re-partitions them"},
@@ -227,6 +230,7 @@ static int parse_entry(const struct config_entry *e, const char *v,
         return 0;
     }
     case CFG_PATH:
+    case CFG_TEXT:
         *(const char **)base = *v ? v : NULL;
         return 0;
     case CFG_SIZE:
@@ -411,29 +415,63 @@ int config_set(struct dsm_config *cfg, const char *name, const char *value, char
     return -ENOENT;
 }
 
+/* Text at most HELP_WIDTH columns wide, broken at spaces, each line after
+ * the first behind `indent`; `col` is where the first line's text starts. */
+#define HELP_WIDTH 100
+static void print_wrapped(FILE *out, const char *text, int col, const char *indent)
+{
+    while (*text) {
+        int room = HELP_WIDTH - col, n = (int)strlen(text);
+        if (n > room) {
+            n = room;
+            while (n > 0 && text[n] != ' ')
+                n--;
+            if (n == 0) /* one word longer than the line: whole */
+                n = (int)strcspn(text, " ");
+        }
+        fprintf(out, "%.*s\n", n, text);
+        text += n;
+        while (*text == ' ')
+            text++;
+        if (*text) {
+            fputs(indent, out);
+            col = (int)strlen(indent);
+        }
+    }
+}
+
 void config_print_help(FILE *out)
 {
-    static const char *const type_names[] = {"int", "number", "bool", "choice", "path", "size", "addr"};
+    static const char *const type_names[] = {"int", "number", "bool", "choice", "path", "size", "addr",
+                                             "text"};
     fprintf(out, "Environment settings (all optional):\n\n");
     for (size_t i = 0; i < NENTRIES; i++) {
         const struct config_entry *e = &table[i];
-        fprintf(out, "  %-20s %-6s default %s", e->name, type_names[e->type],
-                *e->def ? e->def : "(unset)");
+        char head[256];
+        int n = snprintf(head, sizeof head, "  %-20s %-6s default %s", e->name, type_names[e->type],
+                         *e->def ? e->def : "(unset)");
         if (e->type == CFG_INT)
-            fprintf(out, ", range %.0f .. %.0f%s%s", e->min, e->max, e->choices ? " or " : "",
-                    e->choices ? e->choices : "");
+            n += snprintf(head + n, sizeof head - (size_t)n, ", range %.0f .. %.0f%s%s", e->min, e->max,
+                          e->choices ? " or " : "", e->choices ? e->choices : "");
         else if (e->type == CFG_DOUBLE)
-            fprintf(out, ", range %g .. %g", e->min, e->max);
+            n += snprintf(head + n, sizeof head - (size_t)n, ", range %g .. %g", e->min, e->max);
         else if (e->type == CFG_CHOICE)
-            fprintf(out, ", one of %s", e->choices);
+            n += snprintf(head + n, sizeof head - (size_t)n, ", one of %s", e->choices);
         else if (e->type == CFG_SIZE || e->type == CFG_ADDR) {
             char lo[24], hi[24];
             format_size(e, (unsigned long long)e->min, lo, sizeof lo);
             format_size(e, (unsigned long long)e->max, hi, sizeof hi);
-            fprintf(out, ", range %s .. %s, %s", lo, hi,
-                    e->type == CFG_ADDR ? "hex" : "bytes, or with a K, M, G or T suffix");
+            /* The region's most is what fits at the default base (a higher
+             * or lower DSM_REGION_BASE changes it: config_check says). */
+            if (e->offset == OFF(region_size))
+                format_size_down(region_room(strtoull(REGION_BASE_DEFAULT, NULL, 16)), hi, sizeof hi);
+            n += snprintf(head + n, sizeof head - (size_t)n, ", range %s .. %s%s, %s", lo, hi,
+                          e->offset == OFF(region_size) ? " at the default base" : "",
+                          e->type == CFG_ADDR ? "hex" : "bytes, or with a K, M, G or T suffix");
         }
-        fprintf(out, "\n      %s\n", e->help);
+        print_wrapped(out, head, 0, "        ");
+        fputs("      ", out);
+        print_wrapped(out, e->help, 6, "      ");
     }
 }
 
@@ -478,6 +516,7 @@ static void format_entry(const struct config_entry *e, const struct dsm_config *
         choice_name(e->choices, *(const int64_t *)base, out, len);
         return;
     case CFG_PATH:
+    case CFG_TEXT:
         snprintf(out, len, "%s", *(const char *const *)base ? *(const char *const *)base : "");
         return;
     case CFG_SIZE:

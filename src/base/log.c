@@ -10,10 +10,18 @@
 static DSM_STATE int log_node = -1;
 static DSM_STATE void (*abort_hook)(const char *);
 static DSM_STATE atomic_flag dying = ATOMIC_FLAG_INIT;
+static DSM_STATE struct log_launcher launcher;
 
 void log_set_rank(int rank) { log_node = rank; }
 int  log_rank(void) { return log_node; }
 void log_set_abort_hook(void (*hook)(const char *)) { abort_hook = hook; }
+void log_set_launcher(const struct log_launcher *ear) { launcher = *ear; }
+
+void log_said_to_launcher(void)
+{
+    if (launcher.said)
+        launcher.said();
+}
 
 void log_warn(const char *fmt, ...)
 {
@@ -45,6 +53,8 @@ void log_fatal(const char *fmt, ...)
         fprintf(stderr, "dsm: %s\n", msg);
     else
         fprintf(stderr, "dsm: node %d: %s\n", log_node, msg);
+    /* before the peers hear of it: their relays then find this said */
+    log_said_to_launcher();
     if (abort_hook)
         abort_hook(msg);
     _exit(1);
@@ -58,6 +68,7 @@ void log_exit_quietly(const char *line)
         for (;;)
             pause();
     fflush(stdout);
-    fprintf(stderr, "%s\n", line);
+    if (!launcher.relayed || !launcher.relayed(line))
+        fprintf(stderr, "%s\n", line);
     _exit(1);
 }

@@ -7,6 +7,7 @@
  */
 #ifndef DSM_BASE_LOG_H
 #define DSM_BASE_LOG_H
+#include <stdbool.h>
 
 void log_set_rank(int rank);
 int  log_rank(void);
@@ -30,7 +31,23 @@ void log_warn(const char *fmt, ...);
 void log_flush_output(void);
 
 /* Ends the process with status 1 after printing `line` verbatim (already
- * prefixed); no abort hook. Used when a peer reported the failure. */
+ * prefixed); no abort hook. Used when a peer reported the failure: the
+ * line relays the peer's reason. Under a launcher (dsmrun) the line goes
+ * to it instead (log_set_launcher), which prints it only when no node's
+ * own line said the failure: one line per failure, not one per node. */
 __attribute__((noreturn))
 void log_exit_quietly(const char *line);
+
+/* The launcher's ear (runtime/boot_env.c, dsmrun's life pipe). said():
+ * this node has printed the line that says its failure (log_fatal, a
+ * crash); async-signal-safe. relayed(line): this node ends because a peer
+ * failed, the line says so; returns false when there is no launcher to
+ * take it (then it is printed). */
+struct log_launcher {
+    void (*said)(void);
+    bool (*relayed)(const char *line);
+};
+void log_set_launcher(const struct log_launcher *ear);
+/* For the crash path (mem/fault.c): log_set_launcher's said(), if any. */
+void log_said_to_launcher(void);
 #endif

@@ -14,6 +14,7 @@
 DSM_STATE int smp_threads_per_node = 1;
 DSM_STATE bool smp_slots_on; /* a pthreads program's node: its threads take turns */
 static __thread int my_index;
+static __thread bool application; /* smp_set_index ran on this thread */
 static DSM_STATE atomic_bool parked;
 
 /* OpenMP sets it at every region (its share of the team) and back to 1
@@ -21,7 +22,13 @@ static DSM_STATE atomic_bool parked;
 void smp_set_threads(int threads) { smp_threads_per_node = threads > 1 ? threads : 1; }
 int  smp_threads(void) { return smp_threads_per_node; }
 int  smp_index(void) { return my_index; }
-void smp_set_index(int index) { my_index = index; }
+void smp_set_index(int index)
+{
+    my_index = index;
+    application = true;
+}
+
+bool smp_is_application(void) { return application; }
 bool smp_concurrent(void) { return smp_threads_per_node > 1 && !atomic_load(&parked); }
 void smp_park(bool p) { atomic_store(&parked, p); }
 

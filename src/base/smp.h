@@ -38,6 +38,9 @@ static inline bool smp_threaded(void)
  * joined the job, the master's caller of dsm_create, a worker node's
  * worker thread). A thread the runtime starts sets its own. */
 int  smp_index(void);
+/* Whether the calling thread is one of the node's application threads
+ * (it set its index): not the service thread, nor another of dsm's own. */
+bool smp_is_application(void);
 void smp_set_index(int index);
 
 /* Whether another application thread of this node may run now: T > 1 and

@@ -105,6 +105,8 @@
     X(MIGRATE_ROUNDS,      "barrier rounds run to move pages")                 \
     X(PTHREADS_RUN,        "program threads (pthread_create) run on this node") \
     X(SVC_POLLING,         "service thread polling on a CPU of its own (1; 0: it sleeps until a message comes)") \
+    X(HOST_CPUS,           "CPUs this node's host gave the job (its affinity mask; a level)") \
+    X(HOST_NODES,          "nodes of the job on this node's host (a level)") \
     X(T_READ_FAULT_NS,     "time in read faults (ns)")                         \
     X(T_WRITE_FAULT_NS,    "time in write faults (ns)")                        \
     X(T_BARRIER_NS,        "time in barriers (ns)")                            \

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 
 #define CHUNK_RECS 32768 /* 1 MiB */
@@ -33,7 +34,7 @@ struct thread_buf {
     struct thread_buf *next;  /* all threads' buffers */
     struct chunk      *first, *cur;
     uint32_t           index;
-    uint32_t           role;  /* 0: the application thread; 1: another */
+    uint32_t           role;  /* thread_role() */
 };
 
 #define TRACE_MAGIC "DSMTRACE"
@@ -98,12 +99,23 @@ static struct thread_buf *register_thread(uint32_t role)
     return b;
 }
 
+/* A thread's role in the file: 0 the node's first application thread (the
+ * one that started the trace), 1 a thread of dsm's own (the service
+ * thread), 1 + N application thread N >= 1 (dsmrun --threads, OpenMP's
+ * team, the program's pthreads): dsm-trace names their tracks by it. */
+static uint32_t thread_role(void)
+{
+    if (!smp_is_application())
+        return 1;
+    return smp_index() > 0 ? 1u + (uint32_t)smp_index() : 0;
+}
+
 void trace_put(enum trace_kind kind, unsigned sub, int peer, uint64_t arg, uint64_t t0,
                uint64_t t1, uint64_t t2)
 {
     struct thread_buf *b = mine;
     if (!b)
-        b = mine = register_thread(1);
+        b = mine = register_thread(thread_role());
     struct chunk *c = b->cur;
     if (c->used == CHUNK_RECS) {
         struct chunk *n = chunk_new();

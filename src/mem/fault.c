@@ -75,6 +75,7 @@ __attribute__((noreturn)) static void die_of(int sig, const char *what, void *ad
     if (write(STDERR_FILENO, buf, at) < 0) {
         /* nothing more can be done */
     }
+    log_said_to_launcher(); /* so dsmrun adds no second line about it */
     signal(sig, SIG_DFL);
     raise(sig);
     _exit(128 + sig);

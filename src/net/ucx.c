@@ -56,6 +56,7 @@
 
 #include "base/clock.h"
 #include "base/job.h"
+#include "base/linkage.h"
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/state.h"
@@ -139,6 +140,9 @@ static void load_ucp(void)
      * unless the user asked for them. */
     setenv("UCX_ERROR_SIGNALS", "", 0);
     setenv("UCX_MEM_MALLOC_HOOKS", "n", 0);
+    if (linkage_program_is_static())
+        log_fatal("DSM_NET=ucx: this program is statically linked, and UCX is loaded at run time, "
+                  "which needs a dynamically linked program; link it without -static, or use DSM_NET=udp");
     void *lib = dlopen("libucp.so.0", RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
         log_fatal("DSM_NET=ucx: cannot load UCX (%s); install libucx0 or use DSM_NET=udp", dlerror());

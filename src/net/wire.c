@@ -182,12 +182,48 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
     return want == h.mac ? WIRE_OK : WIRE_FORGED;
 }
 
+/* The length of the UTF-8 sequence at p (at most len bytes) when it is
+ * one printable character: shortest form, no surrogate, at most U+10FFFF,
+ * not a C1 control (U+0080..U+009F) nor a character that reorders or
+ * breaks what a terminal shows (bidirectional controls, U+2028, U+2029).
+ * Else 0. */
+static size_t printable_utf8(const unsigned char *p, size_t len)
+{
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    if (n == 0 || n > len || p[0] > 0xf4)
+        return 0;
+    uint32_t c = p[0] & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (p[i] & 0x3f);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c <= 0x9f)
+        return 0;
+    if (c == 0x061c || (c >= 0x200e && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+        (c >= 0x2066 && c <= 0x2069))
+        return 0;
+    return n;
+}
+
 size_t wire_abort_reason(const void *payload, size_t len, char *out, size_t size)
 {
     const unsigned char *p = payload;
-    size_t n = len < size - 1 ? len : size - 1;
-    for (size_t i = 0; i < n; i++)
-        out[i] = p[i] >= 0x20 && p[i] <= 0x7e ? (char)p[i] : '?';
-    out[n] = 0;
-    return n;
+    size_t o = 0;
+    for (size_t i = 0; i < len && o < size - 1;) {
+        size_t u = p[i] >= 0x80 ? printable_utf8(p + i, len - i) : 0;
+        if (u && o + u > size - 1)
+            break;                      /* a character cut in two is none */
+        if (u) {
+            memcpy(out + o, p + i, u);
+            o += u;
+            i += u;
+        } else {
+            out[o++] = p[i] >= 0x20 && p[i] <= 0x7e ? (char)p[i] : '?';
+            i++;
+        }
+    }
+    out[o] = 0;
+    return o;
 }

@@ -130,8 +130,10 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
                              uint64_t job, int self, int nodes, size_t max_payload);
 
 /* The reason an ABORT carries (its payload: len bytes, any of them), made
- * fit for a terminal: at most size-1 characters, printable ASCII only —
- * every other byte, escape sequences' ESC and CSI included, becomes '?' —
- * and always terminated. Returns the length written. size > 0. */
+ * fit for a terminal: at most size-1 bytes, printable ASCII and whole
+ * UTF-8 characters that print ("2 nodes × 2 threads" stays intact) —
+ * every other byte, escape sequences' ESC and CSI (C0, C1, bytes of
+ * invalid UTF-8), bidirectional controls' included, becomes '?' — and
+ * always terminated. Returns the length written. size > 0. */
 size_t wire_abort_reason(const void *payload, size_t len, char *out, size_t size);
 #endif

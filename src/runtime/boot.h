@@ -27,6 +27,11 @@
                                             an exit before dsm_finish at once */
 #define BOOT_LIFE_STARTED  'S'
 #define BOOT_LIFE_FINISHED 'F'
+/* The node printed the line that says its failure: the launcher adds none. */
+#define BOOT_LIFE_SAID     'E'
+/* The node ends because a peer failed: the rest, to a newline, is the line
+ * that says so, which the launcher prints only if no node said its own. */
+#define BOOT_LIFE_RELAYED  'R'
 #define BOOT_KEY_BYTES   32
 #define BOOT_MAX_NODES   256
 

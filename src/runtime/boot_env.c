@@ -92,6 +92,27 @@ void boot_tell_launcher(char what)
     }
 }
 
+/* log.h's launcher: a failure said, or a peer's relayed (BOOT_LIFE_SAID,
+ * BOOT_LIFE_RELAYED). write() alone: said() runs in the crash handler. */
+static void said_to_launcher(void)
+{
+    if (life_fd >= 0 && write(life_fd, (char[]){BOOT_LIFE_SAID}, 1) < 0) {
+        /* the launcher is gone: nobody to tell */
+    }
+}
+
+static bool relayed_to_launcher(const char *line)
+{
+    if (life_fd < 0)
+        return false;
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%c%s\n", BOOT_LIFE_RELAYED, line);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    if (len < 2 || buf[len - 1] != '\n')
+        buf[len > 0 ? len - 1 : 0] = '\n';
+    return write(life_fd, buf, len) == (ssize_t)len;
+}
+
 /* The optional life pipe: a pipe's write end, kept from the program's own
  * children (close-on-exec). */
 static void open_life(void)
@@ -106,6 +127,7 @@ static void open_life(void)
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
         log_fatal("cannot mark the launcher's pipe close-on-exec: %s", strerror(errno));
     life_fd = fd;
+    log_set_launcher(&(struct log_launcher){.said = said_to_launcher, .relayed = relayed_to_launcher});
     boot_tell_launcher(BOOT_LIFE_STARTED);
 }
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "base/job.h"
+#include "base/linkage.h"
 #include "base/log.h"
 #include "base/state.h"
 #include "runtime/boot.h"
@@ -144,6 +145,10 @@ static void load_pmix(void)
 {
     static const char *const names[] = {"libpmix.so.2", "libpmix.so"};
     void *lib = NULL;
+    if (linkage_program_is_static())
+        log_fatal("started by PMIx (PMIX_RANK is set), and libpmix is loaded at run time, which needs "
+                  "a dynamically linked program: this one is static; link it without -static, "
+                  "or start it with dsmrun");
     /* RTLD_GLOBAL: libpmix's own plugins resolve its symbols. */
     for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++)
         lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);

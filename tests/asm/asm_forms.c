@@ -1,7 +1,7 @@
 /*
  * asm_forms — every inline-assembly form dsmcc translates (tools/
  * asm_lift.c), each run on fixed values, with the values it returns and
- * leaves in memory printed. Built plainly (dsmcc --threads: the hardware
+ * leaves in memory printed. Built plainly (dsmcc --pthreads: the hardware
  * runs the assembly) and with dsmcc (LLVM atomics, then dsm's), the
  * output must be the same: the translation keeps each form's meaning —
  * old values, flags, widths, partial registers, pointers.

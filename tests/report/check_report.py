@@ -9,6 +9,11 @@
       runs `dsmrun -n NODES --stats PROGRAM ARGS` and checks that the printed
       report has its header, protocol line, three sections and the footnote,
       each section with a column per node.
+  check_report.py threads DSMRUN NODES T PROGRAM [ARGS...]
+      runs it with --threads T, --stats and --stats-json: the split is of
+      thread-time, T x the run (docs/statistics.md): the printed total is
+      T x the JSON's, and computing is that less the threads' waits, so the
+      rows add up to it.
 """
 import json
 import os
@@ -111,11 +116,49 @@ def check_text(dsmrun, nodes, program):
           "request service footnote missing")
 
 
+WAIT_ROWS = ["barrier", "read fault", "write fault", "lock", "idle ***"]
+
+
+def check_threads(dsmrun, nodes, threads, program):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "stats.json")
+        out = run(dsmrun, nodes, ["--threads", str(threads), "--stats", "--stats-json", path],
+                  program).splitlines()
+        with open(path) as f:
+            doc = json.load(f)
+    title = f"time split, ms of thread-time ({threads} threads x the run; % of it)"
+    check(any(l.startswith(title) for l in out), f"title '{title}' missing")
+
+    def row(label):
+        l = next((l for l in out if l.strip().startswith(label + " ")), None)
+        if not check(l is not None, f"time row '{label}' missing"):
+            return [0.0] * nodes
+        cells = l.strip()[len(label):].split()
+        return [float(cells[2 * n]) for n in range(nodes)]
+    total, computing = row("total"), row("computing")
+    waits = [row(r) for r in WAIT_ROWS]
+    for n, e in enumerate(doc["per_node"]):
+        t = e["time_ms"]
+        check(e.get("threads") == threads, f"node {n}: JSON threads is {e.get('threads')!r}")
+        check(abs(total[n] - threads * t["total"]) < 0.1 + 1e-9,
+              f"node {n}: printed total {total[n]} is not {threads} x the run's {t['total']:.3f} ms")
+        w = t["barrier"] + t["read_fault"] + t["write_fault"] + t["lock"] + t["idle"]
+        check(abs(t["computing"] - max(threads * t["total"] - w, 0)) < 2e-3,
+              f"node {n}: JSON computing is not {threads} x total less the waits")
+        if w <= threads * t["total"]:
+            summed = computing[n] + sum(r[n] for r in waits)
+            check(abs(summed - total[n]) < 0.05 * (len(WAIT_ROWS) + 2),
+                  f"node {n}: computing and the waits add up to {summed:.1f}, not {total[n]}")
+
+
 def main():
-    if len(sys.argv) < 5 or sys.argv[1] not in ("json", "text"):
+    if len(sys.argv) >= 6 and sys.argv[1] == "threads":
+        check_threads(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
+    elif len(sys.argv) < 5 or sys.argv[1] not in ("json", "text"):
         sys.exit(__doc__)
-    mode, dsmrun, nodes, program = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-    (check_json if mode == "json" else check_text)(dsmrun, nodes, program)
+    else:
+        mode, dsmrun, nodes, program = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+        (check_json if mode == "json" else check_text)(dsmrun, nodes, program)
     for f in failures:
         print("FAIL:", f)
     sys.exit(1 if failures else 0)

@@ -9,6 +9,10 @@
       validates (a process per node, named threads, one flow per message),
       and that its lock summary (dsm-trace locks) counts the acquires and
       those that needed another node as the statistics do.
+  check_trace.py --threads T DSMRUN NODES PROGRAM [ARGS...]
+      the same with dsmrun --threads T; and each node's timeline names its
+      application threads "application 0" .. "application T-1", and no
+      thread "service" records an application thread's waits (barriers).
   check_trace.py --bad-path DSMRUN PROGRAM
       a trace that cannot be written ends the job with one clear line.
 """
@@ -40,7 +44,13 @@ def main():
         check("cannot write the trace /nonexistent/dir/t." in r.stderr,
               "no clear error line: %r" % r.stderr[-300:])
         return finish()
+    threads = None
+    if sys.argv[1] == "--threads":
+        threads = int(sys.argv[2])
+        del sys.argv[1:3]
     dsmrun, nodes, prog = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if threads:
+        prog = ["--threads", str(threads)] + prog
     tmp = tempfile.mkdtemp(prefix="check_trace-")
     prefix, stats = os.path.join(tmp, "t"), os.path.join(tmp, "stats.json")
     r = subprocess.run([dsmrun, "-n", nodes, "--timeout", "120", "--trace", prefix,
@@ -85,6 +95,17 @@ def main():
     ev = doc["traceEvents"]
     pids = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
     check(pids == set(range(int(nodes))), "processes %s, expected one per node" % sorted(pids))
+    if threads:
+        names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+                 if e["ph"] == "M" and e["name"] == "thread_name"}
+        for rank in range(int(nodes)):
+            mine = {v for (p, _), v in names.items() if p == rank}
+            want = {"application %d" % i for i in range(threads)}
+            check(want <= mine, "node %d: threads named %s, expected %s among them"
+                  % (rank, sorted(mine), sorted(want)))
+        waits = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "X" and e["name"].startswith("barrier")}
+        check(not any(names.get(k, "").startswith("service") for k in waits),
+              "a thread named service records barriers")
     flows = sum(1 for e in ev if e["ph"] == "s")
     check(flows == len(msgs), "%d flows for %d messages" % (flows, len(msgs)))
     print("%s nodes, %d messages, %d events" % (nodes, len(msgs), len(ev)))

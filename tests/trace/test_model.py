@@ -34,6 +34,10 @@ REQ, REP = 1, 2
 
 
 def fault_run():
+    return [dt.parse(b, "t.%d" % i) for i, b in enumerate(fault_run_bytes())]
+
+
+def fault_run_bytes():
     """Node 0 faults at 0 us, sends a 64-byte PAGE_REQ (0..1 us); node 1's
     service thread handles it 10..12 us and sends an 8256-byte PAGE_REP
     (11..11.5 us); node 0's service thread handles it 20..21 us; the fault
@@ -49,7 +53,7 @@ def fault_run():
              (dt.MARK, dt.MARK_FINISH, 0, 0, 25 * US, 0, 0)]),
         (1, [(dt.RECV, REQ, 0, 64, 10 * US, 10 * US, 12 * US),
              (dt.SEND, REP, 0, 8256, 11 * US, int(11.5 * US), 0)])], NAMES)
-    return [dt.parse(n0, "t.0"), dt.parse(n1, "t.1")]
+    return [n0, n1]
 
 
 class TestNet(unittest.TestCase):
@@ -197,6 +201,23 @@ class TestMalformed(unittest.TestCase):
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
             self.assertTrue(r.stderr.startswith(tool + ": "), r.stderr)
+        # A small trace, no --params: the missing fit in the user's terms,
+        # not a sweep nobody asked for.
+        for rank, n in enumerate(fault_run_bytes()):
+            with open(os.path.join(tmp, "small.%d" % rank), "wb") as f:
+                f.write(n)
+        r = subprocess.run([sys.executable, os.path.join(TOOLS, "dsm-model"), "report",
+                            os.path.join(tmp, "small")], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("no --params", r.stderr)
+        self.assertIn("dsm-model fit -o PARAMS.json", r.stderr)
+        self.assertNotIn("the sweep", r.stderr)
+        # nets without --params says which networks need it.
+        r = subprocess.run([sys.executable, os.path.join(TOOLS, "dsm-model"), "nets"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("udp-10g, udp-25g, udp-100g and this", r.stdout)
         r = subprocess.run([sys.executable, os.path.join(TOOLS, "dsm-model"), "nets",
                             "--base", "eth", "--set", "bandwidth=fast"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)

@@ -514,14 +514,16 @@ static void test_help_lists_every_variable(void)
             fprintf(stderr, "help does not list %s\n", names[i]);
         CHECK(at != NULL);
     }
-    /* One entry per variable, each with its default. */
-    size_t entries = 0;
-    for (const char *p = text; (p = strstr(p, "  DSM_")) != NULL; p++)
+    /* One entry per variable, each with its default: a line that starts
+     * "  DSM_" (a wrapped description's lines start deeper). */
+    size_t entries = 0, defaults = 0;
+    for (const char *p = text; (p = strstr(p, "\n  DSM_")) != NULL; p++) {
         entries++;
+        const char *end = strchr(p + 1, '\n');
+        const char *d = strstr(p + 1, " default ");
+        defaults += d && (!end || d < end);
+    }
     CHECK_EQ(entries, NNAMES);
-    size_t defaults = 0;
-    for (const char *p = text; (p = strstr(p, "default ")) != NULL; p++)
-        defaults++;
     CHECK_EQ(defaults, NNAMES);
     CHECK(strstr(text, "token|mac") != NULL);
     free(text);

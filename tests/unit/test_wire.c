@@ -794,8 +794,29 @@ static void test_abort_reason_is_printable_and_bounded(void)
     CHECK_EQ(out[0], 0);
 }
 
+/* Non-ASCII text a node's reason holds survives the relay whole; what
+ * could still steer a terminal does not. */
+static void test_abort_reason_keeps_utf8_text(void)
+{
+    char out[64];
+    const char times[] = "2 nodes \xc3\x97 2 threads, caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82";
+    size_t n = wire_abort_reason(times, sizeof times - 1, out, sizeof out);
+    CHECK_EQ(n, sizeof times - 1);
+    CHECK(strcmp(out, times) == 0);
+    /* C1 controls as UTF-8 (U+0085, U+009B CSI), overlong '/', a surrogate,
+     * a right-to-left override, U+2028, a lone lead byte, a cut sequence. */
+    const char bad[] = "a\xc2\x85" "b\xc2\x9b" "c\xc0\xaf" "d\xed\xa0\x80" "e\xe2\x80\xae" "f\xe2\x80\xa8" "g\xc3" "h\xe2\x82";
+    n = wire_abort_reason(bad, sizeof bad - 1, out, sizeof out);
+    CHECK(strcmp(out, "a??b??c??d???e???f???g?h??") == 0);
+    /* a character that does not fit whole is left out, not cut */
+    n = wire_abort_reason("ab\xc3\x97", 4, out, 4);
+    CHECK_EQ(n, 2);
+    CHECK(strcmp(out, "ab") == 0);
+}
+
 int main(void)
 {
+    test_abort_reason_keeps_utf8_text();
     test_siphash_matches_paper_vectors();
     test_siphash_incremental_equals_one_shot();
     test_siphash_depends_on_key_length_and_every_bit();
