@@ -74,7 +74,12 @@ struct task_prefix {
     int32_t         parts;      /* a detached task: its routine's end and the
                                    event's fulfilment still to come (under nodeq.lock) */
     struct omp_tool_task *tool; /* OMPT: the task as a tool sees it (NULL: no tool) */
-    void           *pad;
+    /* Its routine is running on the thread that started it (an untied
+     * task's part that hands it back asks for the next part: `again`).
+     * The task's own, so that a part finds it at once however deep the
+     * nesting of tasks is. */
+    int32_t         running;
+    int32_t         again;
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
@@ -200,7 +205,7 @@ static DSM_STATE struct {
     /* Newest first, taken from the top: a waiting task then mostly runs
      * its own children, depth first, as libomp's own deque does, and the
      * nesting of waits stays as deep as the program's tasks (taken oldest
-     * first, fib(15)'s waits nested past 256). */
+     * first, fib(15)'s waits nested hundreds deep). */
     struct queued_task *top;
     int                 outstanding; /* queued, running, or tracked and not complete */
     struct tracked     *tracked, **tracked_tail; /* creation order */
@@ -548,15 +553,6 @@ kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32
     return __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_kmp_task_t, sizeof_shareds, task_entry);
 }
 
-/* The tasks running on this thread, innermost last: an untied task that
- * hands itself back is marked to run its next part. */
-#define TASK_MAX_DEPTH 256
-static __thread struct {
-    kmp_task_t *task;
-    bool        again;
-} running[TASK_MAX_DEPTH];
-static __thread int depth;
-
 /* Taskgroups open on this thread, and the depth of the outermost one
  * cancelled (0: none). */
 static __thread int taskgroups, cancelled_group;
@@ -575,11 +571,9 @@ int omp_taskgroup_cancelled(void) { return cancelled_group != 0; }
 /* Its frame is the task's exit frame for a tool: the routine's caller's. */
 __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
 {
-    if (depth == TASK_MAX_DEPTH)
-        log_fatal("OpenMP tasks nested more than %d deep", TASK_MAX_DEPTH);
-    int me = depth++;
-    running[me].task = task;
-    bool final = prefix_of(task)->flags & TASK_FINAL;
+    struct task_prefix *p = prefix_of(task);
+    p->running = 1;
+    bool final = p->flags & TASK_FINAL;
     struct omp_tool_task *tool = omp_tool_on ? prefix_of(task)->tool : NULL;
     if (tool) {
         omp_tool_task_begin(tool);
@@ -587,13 +581,13 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
     }
     in_final += final;
     do {
-        running[me].again = false;
+        p->again = 0;
         task->routine(gtid, task);
-    } while (running[me].again);
+    } while (p->again);
     in_final -= final;
     if (tool)
         omp_tool_task_end(tool, 1); /* ompt_task_complete */
-    depth--;
+    p->running = 0;
 }
 
 /* A task run at once by the thread that meets it, with a record of its
@@ -617,9 +611,8 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     if (!omp_tool_on)
         return omp_task(loc, gtid, task);
-    for (int i = depth - 1; i >= 0; i--)
-        if (running[i].task == task) /* an untied task's next part: no new task */
-            return omp_task(loc, gtid, task);
+    if (prefix_of(task)->running) /* an untied task's next part: no new task */
+        return omp_task(loc, gtid, task);
     omp_tool_enter_frame(__builtin_frame_address(0));
     tool_create(task, false, false, __builtin_return_address(0));
     kmp_int32 r = omp_task(loc, gtid, task);
@@ -630,11 +623,10 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc;
-    for (int i = depth - 1; i >= 0; i--)
-        if (running[i].task == task) { /* an untied task's next part */
-            running[i].again = true;
-            return 0;
-        }
+    if (prefix_of(task)->running) { /* an untied task's next part */
+        prefix_of(task)->again = 1;
+        return 0;
+    }
     if (tracks(task) && !cancelled_group) {
         submit_tracked(gtid, task, 0, NULL, 0, NULL);
         return 0;
