@@ -160,11 +160,16 @@ struct task_rec {
     struct taskgroup *group;
     struct task_rec  *parent;  /* NULL: an implicit task's */
 };
-/* A taskgroup of a thread with queued tasks: its tasks not yet done. */
+/* A taskgroup: its tasks not yet done (counted when they are queued or
+ * tracked), and its task reduction. */
 struct taskgroup {
-    int               count;
-    struct taskgroup *outer;
+    int                 count;
+    struct taskgroup   *outer;
+    struct omp_taskred *reduction; /* task_reduction.c; NULL: none */
 };
+
+struct taskgroup *omp_taskgroup_outer(struct taskgroup *g) { return g->outer; }
+struct omp_taskred **omp_taskgroup_reduction(struct taskgroup *g) { return &g->reduction; }
 struct queued_task {
     struct queued_task *next;
     kmp_task_t         *task;
@@ -216,6 +221,8 @@ static __thread struct task_rec implicit_rec;
 static __thread struct task_rec *current;
 
 static struct task_rec *current_rec(void) { return current ? current : &implicit_rec; }
+
+struct taskgroup *omp_taskgroup_current(void) { return current_rec()->group; }
 
 static void run(kmp_int32 gtid, kmp_task_t *task);
 static void finish_part_locked(struct tracked *tr);
@@ -819,6 +826,8 @@ static void end_taskgroup(void)
     if (r->group) { /* opened with the node's threads running: its tasks first */
         struct taskgroup *g = r->group;
         run_until_zero(&g->count);
+        if (g->reduction)
+            omp_taskred_finish(g->reduction);
         r->group = g->outer;
         free(g);
     }
