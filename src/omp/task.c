@@ -49,6 +49,7 @@
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/state.h"
+#include "base/stats.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
 
@@ -303,6 +304,7 @@ static void defer(kmp_int32 gtid, kmp_task_t *task)
         log_fatal("out of memory for an OpenMP task");
     struct task_rec *parent = current_rec();
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group};
+    stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     pthread_mutex_lock(&nodeq.lock);
     parent->children++;
     if (q->group)
@@ -437,6 +439,8 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
         nodeq.tracked_tail = &nodeq.tracked;
     *nodeq.tracked_tail = tr;
     nodeq.tracked_tail = &tr->next;
+    if (held || smp_multi())
+        stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     if (held)
         tr->waiting = q;
     else if (smp_multi()) {
@@ -580,6 +584,7 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
     p->running = 1;
+    stats_add(STAT_PAR_TASKS_RUN, 1);
     bool final = p->flags & TASK_FINAL;
     struct omp_tool_task *tool = omp_tool_on ? prefix_of(task)->tool : NULL;
     if (tool) {
@@ -616,6 +621,8 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task);
 
 kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
+    if (!prefix_of(task)->running) /* else an untied task's next part */
+        stats_add(STAT_PAR_TASKS_CREATED, 1);
     if (!omp_tool_on)
         return omp_task(loc, gtid, task);
     if (prefix_of(task)->running) /* an untied task's next part: no new task */
@@ -681,6 +688,7 @@ kmp_int32 __kmpc_omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
                                     kmp_int32 ndeps, const struct kmp_depend_info *deps,
                                     kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
+    stats_add(STAT_PAR_TASKS_CREATED, 1);
     if (!omp_tool_on)
         return omp_task_with_deps(loc, gtid, task, ndeps, deps, ndeps_noalias, noalias);
     omp_tool_enter_frame(__builtin_frame_address(0));
@@ -715,6 +723,8 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
 void __kmpc_omp_task_begin_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
+    stats_add(STAT_PAR_TASKS_CREATED, 1);
+    stats_add(STAT_PAR_TASKS_RUN, 1); /* the compiler's code runs it, here */
     if (!omp_tool_on)
         return;
     /* The caller's frame: the saved frame pointer (built with them). */
@@ -891,6 +901,7 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
         prefix_of(c)->flags = p->flags;
         if (omp_tool_on)
             tool_create(c, false, false, codeptr);
+        stats_add(STAT_PAR_TASKS_CREATED, 1);
         run(gtid, c);
         task_free(c);
         first += count;
