@@ -93,6 +93,9 @@
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \
     X(PAR_CRITICALS,       "critical sections entered")                        \
     X(PAR_REDUCTIONS,      "reductions combined")                              \
+    X(PAR_TASKS_CREATED,   "OpenMP tasks created on this node (explicit and taskloop's)") \
+    X(PAR_TASKS_DEFERRED,  "of which queued for the node's threads")          \
+    X(PAR_TASKS_RUN,       "OpenMP tasks run on this node")                    \
     X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
     X(PAR_PROFILE_STOPS,   "profiled loops that stopped profiling (Fig. 4's stop rule)") \
     X(PAR_PROFILED_RUNS,   "executions of profiled loops timed")               \

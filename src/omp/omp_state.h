@@ -358,6 +358,20 @@ void omp_tasks_complete(void);
  * thread run a task at once; false queues every task (task.c). */
 void omp_tasks_throttle(bool on);
 
+/* Taskgroups (task.c) and their task reductions (task_reduction.c). */
+struct taskgroup;
+struct omp_taskred;
+void __kmpc_taskgroup(struct ident *loc, int32_t gtid);
+void __kmpc_end_taskgroup(struct ident *loc, int32_t gtid);
+/* The current task's innermost taskgroup (NULL: none), the one around a
+ * group, and where a group keeps its task reduction (NULL: none). */
+struct taskgroup   *omp_taskgroup_current(void);
+struct taskgroup   *omp_taskgroup_outer(struct taskgroup *g);
+struct omp_taskred **omp_taskgroup_reduction(struct taskgroup *g);
+/* At a taskgroup's end, its tasks complete: every private copy combined
+ * into its item's variable, and the reduction freed. */
+void omp_taskred_finish(struct omp_taskred *r);
+
 /* The bytes from p to the end of this node's threadprivate copy holding
  * it; 0 when p is in none. */
 size_t omp_threadprivate_extent(const void *p);

@@ -49,6 +49,7 @@
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/state.h"
+#include "base/stats.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
 
@@ -74,7 +75,12 @@ struct task_prefix {
     int32_t         parts;      /* a detached task: its routine's end and the
                                    event's fulfilment still to come (under nodeq.lock) */
     struct omp_tool_task *tool; /* OMPT: the task as a tool sees it (NULL: no tool) */
-    void           *pad;
+    /* Its routine is running on the thread that started it (an untied
+     * task's part that hands it back asks for the next part: `again`).
+     * The task's own, so that a part finds it at once however deep the
+     * nesting of tasks is. */
+    int32_t         running;
+    int32_t         again;
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
@@ -155,11 +161,16 @@ struct task_rec {
     struct taskgroup *group;
     struct task_rec  *parent;  /* NULL: an implicit task's */
 };
-/* A taskgroup of a thread with queued tasks: its tasks not yet done. */
+/* A taskgroup: its tasks not yet done (counted when they are queued or
+ * tracked), and its task reduction. */
 struct taskgroup {
-    int               count;
-    struct taskgroup *outer;
+    int                 count;
+    struct taskgroup   *outer;
+    struct omp_taskred *reduction; /* task_reduction.c; NULL: none */
 };
+
+struct taskgroup *omp_taskgroup_outer(struct taskgroup *g) { return g->outer; }
+struct omp_taskred **omp_taskgroup_reduction(struct taskgroup *g) { return &g->reduction; }
 struct queued_task {
     struct queued_task *next;
     kmp_task_t         *task;
@@ -200,7 +211,7 @@ static DSM_STATE struct {
     /* Newest first, taken from the top: a waiting task then mostly runs
      * its own children, depth first, as libomp's own deque does, and the
      * nesting of waits stays as deep as the program's tasks (taken oldest
-     * first, fib(15)'s waits nested past 256). */
+     * first, fib(15)'s waits nested hundreds deep). */
     struct queued_task *top;
     int                 outstanding; /* queued, running, or tracked and not complete */
     struct tracked     *tracked, **tracked_tail; /* creation order */
@@ -211,6 +222,8 @@ static __thread struct task_rec implicit_rec;
 static __thread struct task_rec *current;
 
 static struct task_rec *current_rec(void) { return current ? current : &implicit_rec; }
+
+struct taskgroup *omp_taskgroup_current(void) { return current_rec()->group; }
 
 static void run(kmp_int32 gtid, kmp_task_t *task);
 static void finish_part_locked(struct tracked *tr);
@@ -291,6 +304,7 @@ static void defer(kmp_int32 gtid, kmp_task_t *task)
         log_fatal("out of memory for an OpenMP task");
     struct task_rec *parent = current_rec();
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group};
+    stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     pthread_mutex_lock(&nodeq.lock);
     parent->children++;
     if (q->group)
@@ -425,6 +439,8 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
         nodeq.tracked_tail = &nodeq.tracked;
     *nodeq.tracked_tail = tr;
     nodeq.tracked_tail = &tr->next;
+    if (held || smp_multi())
+        stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     if (held)
         tr->waiting = q;
     else if (smp_multi()) {
@@ -548,15 +564,6 @@ kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32
     return __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_kmp_task_t, sizeof_shareds, task_entry);
 }
 
-/* The tasks running on this thread, innermost last: an untied task that
- * hands itself back is marked to run its next part. */
-#define TASK_MAX_DEPTH 256
-static __thread struct {
-    kmp_task_t *task;
-    bool        again;
-} running[TASK_MAX_DEPTH];
-static __thread int depth;
-
 /* Taskgroups open on this thread, and the depth of the outermost one
  * cancelled (0: none). */
 static __thread int taskgroups, cancelled_group;
@@ -575,11 +582,10 @@ int omp_taskgroup_cancelled(void) { return cancelled_group != 0; }
 /* Its frame is the task's exit frame for a tool: the routine's caller's. */
 __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
 {
-    if (depth == TASK_MAX_DEPTH)
-        log_fatal("OpenMP tasks nested more than %d deep", TASK_MAX_DEPTH);
-    int me = depth++;
-    running[me].task = task;
-    bool final = prefix_of(task)->flags & TASK_FINAL;
+    struct task_prefix *p = prefix_of(task);
+    p->running = 1;
+    stats_add(STAT_PAR_TASKS_RUN, 1);
+    bool final = p->flags & TASK_FINAL;
     struct omp_tool_task *tool = omp_tool_on ? prefix_of(task)->tool : NULL;
     if (tool) {
         omp_tool_task_begin(tool);
@@ -587,13 +593,13 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
     }
     in_final += final;
     do {
-        running[me].again = false;
+        p->again = 0;
         task->routine(gtid, task);
-    } while (running[me].again);
+    } while (p->again);
     in_final -= final;
     if (tool)
         omp_tool_task_end(tool, 1); /* ompt_task_complete */
-    depth--;
+    p->running = 0;
 }
 
 /* A task run at once by the thread that meets it, with a record of its
@@ -615,11 +621,12 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task);
 
 kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
+    if (!prefix_of(task)->running) /* else an untied task's next part */
+        stats_add(STAT_PAR_TASKS_CREATED, 1);
     if (!omp_tool_on)
         return omp_task(loc, gtid, task);
-    for (int i = depth - 1; i >= 0; i--)
-        if (running[i].task == task) /* an untied task's next part: no new task */
-            return omp_task(loc, gtid, task);
+    if (prefix_of(task)->running) /* an untied task's next part: no new task */
+        return omp_task(loc, gtid, task);
     omp_tool_enter_frame(__builtin_frame_address(0));
     tool_create(task, false, false, __builtin_return_address(0));
     kmp_int32 r = omp_task(loc, gtid, task);
@@ -630,11 +637,10 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc;
-    for (int i = depth - 1; i >= 0; i--)
-        if (running[i].task == task) { /* an untied task's next part */
-            running[i].again = true;
-            return 0;
-        }
+    if (prefix_of(task)->running) { /* an untied task's next part */
+        prefix_of(task)->again = 1;
+        return 0;
+    }
     if (tracks(task) && !cancelled_group) {
         submit_tracked(gtid, task, 0, NULL, 0, NULL);
         return 0;
@@ -682,6 +688,7 @@ kmp_int32 __kmpc_omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
                                     kmp_int32 ndeps, const struct kmp_depend_info *deps,
                                     kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
+    stats_add(STAT_PAR_TASKS_CREATED, 1);
     if (!omp_tool_on)
         return omp_task_with_deps(loc, gtid, task, ndeps, deps, ndeps_noalias, noalias);
     omp_tool_enter_frame(__builtin_frame_address(0));
@@ -716,6 +723,8 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
 void __kmpc_omp_task_begin_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
+    stats_add(STAT_PAR_TASKS_CREATED, 1);
+    stats_add(STAT_PAR_TASKS_RUN, 1); /* the compiler's code runs it, here */
     if (!omp_tool_on)
         return;
     /* The caller's frame: the saved frame pointer (built with them). */
@@ -827,6 +836,8 @@ static void end_taskgroup(void)
     if (r->group) { /* opened with the node's threads running: its tasks first */
         struct taskgroup *g = r->group;
         run_until_zero(&g->count);
+        if (g->reduction)
+            omp_taskred_finish(g->reduction);
         r->group = g->outer;
         free(g);
     }
@@ -890,6 +901,7 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
         prefix_of(c)->flags = p->flags;
         if (omp_tool_on)
             tool_create(c, false, false, codeptr);
+        stats_add(STAT_PAR_TASKS_CREATED, 1);
         run(gtid, c);
         task_free(c);
         first += count;
