@@ -30,6 +30,7 @@
 #include "ipc/ipc.h"
 #include "mem/mem.h"
 #include "runtime/runtime.h"
+#include "sync/sync.h"
 
 extern char __data_start[] __attribute__((weak));
 extern char __start_dsm_state[] __attribute__((weak));
@@ -316,9 +317,22 @@ int dsm_startup_fork(int *argc, char ***argv)
     return 0;
 }
 
+/* Node 0 in fork style: the other nodes are at work (they can meet a
+ * barrier) between a create and its wait. */
+static bool others_at_work(void)
+{
+    if (job()->rank != 0 || job()->nodes < 2)
+        return true;
+    pthread_mutex_lock(&forks.lock);
+    bool busy = forks.all_busy || forks.some_busy;
+    pthread_mutex_unlock(&forks.lock);
+    return busy;
+}
+
 void fork_begin(void)
 {
     forks.fork_style = true;
+    sync_collectives_guard(others_at_work);
     if (job()->rank != 0)
         worker_loop(); /* does not return */
 }

@@ -445,6 +445,22 @@ void sync_barrier_start(void)
     ipc_register(SYNC_FREE, "FREE", on_free, NULL);
 }
 
+static bool (*others_can_meet)(void);
+
+void sync_collectives_guard(bool (*can_meet)(void)) { others_can_meet = can_meet; }
+
+/* A dsmcc program's main runs on node 0 alone; the other nodes wait for
+ * work (dsm_create, an OpenMP region, PARMACS CREATE): a collective there
+ * would wait for ever. */
+static void refuse_unmeetable(const char *call)
+{
+    if (others_can_meet && !others_can_meet())
+        log_fatal("%s on node 0 with no work started on the other nodes: only node 0 runs "
+                  "main here (dsmcc or dsm_startup_fork) and the others wait for dsm_create, "
+                  "an OpenMP region or PARMACS CREATE, so none can meet it (an SPMD program, "
+                  "every node running main, is built with cc and libdsm: docs/api.md)", call);
+}
+
 /* The entry points run off the master's shared stack (base/stack.h). */
 static void barrier_call(void *arg)
 {
@@ -458,6 +474,7 @@ static void barrier_call(void *arg)
 void dsm_barrier(void)
 {
     PROFILE_SITE();
+    refuse_unmeetable("dsm_barrier");
     bool profiled = PROFILE_ON;
     uint64_t t0 = profiled ? clock_ns() : 0;
     stack_private(barrier_call, NULL);
@@ -478,6 +495,7 @@ static void bcast_call(void *arg)
 
 void dsm_bcast(void *buf, size_t len, int root)
 {
+    refuse_unmeetable("dsm_bcast");
     struct bcast_args a = {buf, len, root};
     stack_private(bcast_call, &a);
 }

@@ -97,6 +97,12 @@ void sync_atomic_finish(void);
  * inside the node first; and the one line for a call that has no meaning
  * across a node's threads yet (nothing when T = 1). */
 void sync_node_barrier(void (*node_barrier)(void));
+
+/* barrier.c: the runtime says whether the other nodes can meet node 0 in a
+ * collective now (fork style: only while they run a create); dsm_barrier
+ * and dsm_bcast on node 0 refuse in one line when they cannot, rather than
+ * wait for ever. NULL (the default): they always can (SPMD). */
+void sync_collectives_guard(bool (*others_can_meet)(void));
 /* The same meeting for another collective of the node's threads: the last
  * to arrive runs fn(its own arg) while the others wait, then lets them go
  * (what fn wrote is theirs to read). `op` names the call in the one line
