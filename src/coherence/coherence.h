@@ -42,6 +42,8 @@ enum coherence_type {
     COH_HOME_MOVED,               /* the page's home is now the sender (to its base, its copies) */
     COH_ATOMIC_REQ,               /* an atomic on a word, to the page's home (home_atomic.c) */
     COH_ATOMIC_REP,               /* the word's old value and the page's new version */
+    COH_DIFFS,                    /* a release's diffs of pages of one home, together */
+    COH_DIFF_ACKS,                /* the home applied them: their new versions, together */
     COH_PROTOCOL_TYPES,
     COHERENCE_TYPE_NEXT = COH_PROTOCOL_TYPES + 8
 };

@@ -48,8 +48,11 @@ struct page_rep {      /* COH_PAGE_REP (aux: home_send_page's unseen); the page 
 struct diff_hdr {      /* COH_DIFF (aux: home_send_diff's interval); the diff follows */
     uint32_t page, idx;  /* idx: the writer's own reference, sent back in the ack */
 };
-struct diff_ack {      /* COH_DIFF_ACK */
+struct diff_ack {      /* COH_DIFF_ACK; COH_DIFF_ACKS is an array of them */
     uint32_t page, idx, version, zero;
+};
+struct diffs_item {    /* COH_DIFFS (aux: the interval, as a diff's): items, each followed by its diff */
+    uint32_t page, idx, len;
 };
 
 struct atomic_req {    /* COH_ATOMIC_REQ (aux: as a diff's, the requester's next interval) */
@@ -119,7 +122,7 @@ struct home_ops {
                  const void *data);
 };
 
-/* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACK but
+/* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACKS but
  * the read-ahead runs, which are hlrc's), served through `ops`. */
 void home_start(const struct home_ops *ops);
 
@@ -169,9 +172,18 @@ void home_request(size_t page, int home, uint32_t need);
 /* A diff of the page (made from its twin) to its home, with the writer's
  * own reference `idx` and the id of the interval whose notices will
  * announce it (interval_next; the message's aux field); timed
- * (STAT_T_DIFF_SEND_NS). */
+ * (STAT_T_DIFF_SEND_NS). Between home_diffs_begin and home_diffs_end on
+ * the calling thread, it is copied and kept instead: the diffs of one
+ * home (of one interval) leave as one COH_DIFFS message, or a few of
+ * about a datagram each, which the home applies in order and acknowledges
+ * with one COH_DIFF_ACKS. The writer still counts an acknowledgement per
+ * diff (diff_acked), so nothing else changes. */
 void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval);
-/* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`. */
+void home_diffs_begin(void);
+void home_diffs_end(void);
+/* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`
+ * (while a COH_DIFFS from `to` is applied on this thread, gathered into
+ * its one COH_DIFF_ACKS). */
 void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version);
 
 /* At the home: the page's `data` (its frame, or a copy) to `to`;
