@@ -889,7 +889,7 @@ static void release_locked(bool aside)
     /* The diffs leave together: those of one home as one message (or a
      * few, a datagram each), applied and acknowledged together
      * (home_diffs_begin), each message one wake-up at its home. NPB 3.0 C
-     * BT W on 2 nodes sent 18 diffs a release, each its own message and
+     * BT W on 2 nodes sent 24 diffs a release, each its own message and
      * acknowledgement. */
     ipc_batch_begin();
     home_diffs_begin();
