@@ -137,7 +137,7 @@ static void diffs(const unsigned char *m, size_t len, const struct coh_limits *l
             abort();
         memcpy(&it, q, sizeof it);
         q += sizeof it;
-        if ((size_t)(end - q) < it.len || it.page >= l->npages)
+        if ((size_t)(end - q) < it.len || it.page >= l->npages || (it.flags & ~DIFFS_BEFORE_ARRIVAL))
             abort();
         unsigned char *one = malloc(it.len ? it.len : 1); /* exactly sized for ASan */
         memcpy(one, q, it.len);

@@ -53,8 +53,16 @@ static DSM_STATE struct {
         unsigned char *buf;
         size_t         len, cap;
         uint32_t       count, interval;
+        bool           flagged;   /* an item is DIFFS_BEFORE_ARRIVAL */
     } *diffs;                     /* per node, while gathering (one gatherer: the fault lock) */
-} home = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    int before_arrival;           /* the next gathered diff's DIFFS_BEFORE_ARRIVAL parent, or -1 */
+    pthread_mutex_t filled_lock;
+    struct filled {               /* at a barrier parent, per child: versions for its arrival */
+        struct notice *v;
+        size_t         n, cap;
+    } *filled;
+} home = {.lock = PTHREAD_MUTEX_INITIALIZER, .before_arrival = -1,
+          .filled_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* On the thread between home_diffs_begin and home_diffs_end. */
 static __thread bool gathering;
@@ -325,7 +333,7 @@ static void send_gathered(int to)
     if (!g->count)
         return;
     uint64_t t0 = clock_ns();
-    if (g->count == 1) {
+    if (g->count == 1 && !g->flagged) {
         struct diffs_item it;
         memcpy(&it, g->buf, sizeof it);
         struct diff_hdr d = {.page = it.page, .idx = it.idx};
@@ -337,6 +345,7 @@ static void send_gathered(int to)
     }
     g->len = 0;
     g->count = 0;
+    g->flagged = false;
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 }
 
@@ -346,7 +355,9 @@ static void gather_diff(int to, size_t page, uint32_t idx, const void *diff, siz
                         uint32_t interval)
 {
     struct home_diffs *g = &home.diffs[to];
-    struct diffs_item it = {.page = (uint32_t)page, .idx = idx, .len = (uint32_t)len};
+    struct diffs_item it = {.page = (uint32_t)page, .idx = idx, .len = (uint32_t)len,
+                            .flags = to == home.before_arrival ? DIFFS_BEFORE_ARRIVAL : 0};
+    home.before_arrival = -1;
     size_t room = ipc_message_room();
     if (g->count && (g->interval != interval || g->len + sizeof it + len > room))
         send_gathered(to);
@@ -364,6 +375,7 @@ static void gather_diff(int to, size_t page, uint32_t idx, const void *diff, siz
     memcpy(g->buf + g->len + sizeof it, diff, len);
     g->len += sizeof it + len;
     g->count++;
+    g->flagged |= it.flags != 0;
     g->interval = interval;
 }
 
@@ -375,6 +387,60 @@ void home_diffs_begin(void)
             log_fatal("out of memory for a release's diffs");
     }
     gathering = true;
+}
+
+void home_diff_before_arrival(int parent) { home.before_arrival = parent; }
+
+/* At the parent: remembers the version `child`'s diff of the page got,
+ * for its arrival. */
+static void remember_for_arrival(int child, uint32_t page, uint32_t version)
+{
+    pthread_mutex_lock(&home.filled_lock);
+    if (!home.filled && !(home.filled = calloc((size_t)job()->nodes, sizeof *home.filled)))
+        log_fatal("out of memory for a barrier's versions");
+    struct filled *f = &home.filled[child];
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        if (!(f->v = realloc(f->v, f->cap * sizeof *f->v)))
+            log_fatal("out of memory for a barrier's versions");
+    }
+    f->v[f->n++] = (struct notice){page, version};
+    pthread_mutex_unlock(&home.filled_lock);
+}
+
+/* The version of the page in f, the last one given (a page's diffs of
+ * one release are one, but a kept release may come first). */
+static bool filled_version(void *ctx, uint32_t page, uint32_t *version)
+{
+    const struct filled *f = ctx;
+    for (size_t k = f->n; k-- > 0;)
+        if (f->v[k].page == page) {
+            *version = f->v[k].version;
+            return true;
+        }
+    return false;
+}
+
+void home_fill_arrival(int child, void *intervals, size_t len)
+{
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_notices_check(intervals, len, &lim, NULL);
+    if (why)
+        log_fatal("node %d arrived at a barrier with malformed write notices: %s", child, why);
+    pthread_mutex_lock(&home.filled_lock);
+    struct filled none = {0}, *f = home.filled ? &home.filled[child] : &none;
+    long got = interval_fill_pending(intervals, len, child, filled_version, f);
+    size_t had = f->n;
+    f->n = 0;
+    pthread_mutex_unlock(&home.filled_lock);
+    if (got < 0)
+        log_fatal("node %d arrived at a barrier naming its diff of page %ld, which this node (its "
+                  "parent) did not apply as that page's home; protocol error",
+                  child, -got - 1);
+    if ((size_t)got > had)
+        log_fatal("internal error: node %d's arrival names %ld pending versions, %zu remembered", child,
+                  got, had);
 }
 
 void home_diffs_end(void)
@@ -475,8 +541,15 @@ static void on_diffs(int src, const void *msg, size_t len)
         struct diffs_item it;
         memcpy(&it, q, sizeof it);
         q += sizeof it;
+        size_t before = acks_gathered.n;
         home_diff(src, it.page, it.idx, q, it.len, interval);
         q += it.len;
+        /* Applied here and acknowledged at once (hlrc): its version goes
+         * into the writer's arrival. Otherwise (passed on to a page's new
+         * home) nothing is remembered, and the arrival ends the job. */
+        if ((it.flags & DIFFS_BEFORE_ARRIVAL) && acks_gathered.n == before + 1 &&
+            acks_gathered.acks[before].page == it.page)
+            remember_for_arrival(src, it.page, acks_gathered.acks[before].version);
     }
     size_t n = acks_gathered.n;
     acks_gathered.acks = NULL;

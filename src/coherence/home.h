@@ -53,7 +53,12 @@ struct diff_ack {      /* COH_DIFF_ACK; COH_DIFF_ACKS is an array of them */
 };
 struct diffs_item {    /* COH_DIFFS (aux: the interval, as a diff's): items, each followed by its diff */
     uint32_t page, idx, len;
+    uint32_t flags;      /* DIFFS_BEFORE_ARRIVAL */
 };
+/* The writer, the home's child in the barrier's tree, does not wait for
+ * this diff's acknowledgement before its arrival: the home remembers the
+ * version it gave, and fills it into the arrival's notice. */
+#define DIFFS_BEFORE_ARRIVAL 1u
 
 struct atomic_req {    /* COH_ATOMIC_REQ (aux: as a diff's, the requester's next interval) */
     uint32_t page, need;   /* need: as a page request's */
@@ -181,6 +186,16 @@ void home_request(size_t page, int home, uint32_t need);
 void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval);
 void home_diffs_begin(void);
 void home_diffs_end(void);
+/* Between home_diffs_begin and home_diffs_end: the next diff is one
+ * whose version `parent`, its home and this node's parent in the
+ * barrier's tree, fills into the arrival that follows it
+ * (DIFFS_BEFORE_ARRIVAL). */
+void home_diff_before_arrival(int parent);
+/* At a barrier parent: fills the versions of `child`'s arrival (the
+ * interval encoding `intervals`, checked here) from the diffs it sent
+ * with DIFFS_BEFORE_ARRIVAL, and forgets them. Ends the job naming the
+ * page when one is missing. */
+void home_fill_arrival(int child, void *intervals, size_t len);
 /* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`
  * (while a COH_DIFFS from `to` is applied on this thread, gathered into
  * its one COH_DIFF_ACKS). */

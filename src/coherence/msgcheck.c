@@ -139,6 +139,8 @@ const char *coh_diffs_check(const void *body, size_t len, const struct coh_limit
         q += sizeof it;
         if ((size_t)(end - q) < it.len)
             return "a diff longer than the message";
+        if (it.flags & ~DIFFS_BEFORE_ARRIVAL)
+            return "a diff with unknown flags";
         const char *why = coh_diff_check(&(struct diff_hdr){.page = it.page, .idx = it.idx}, q,
                                          it.len, l);
         if (why)

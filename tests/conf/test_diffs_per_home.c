@@ -8,9 +8,13 @@
  * or a few of a datagram each when they do not fit in one (the big pages
  * do not), and node 0 acknowledges each such message with one: the test
  * counts the messages in the node's statistics and fails when there is
- * one a diff. Under every protocol, and under loss and duplication, it
- * checks the values, and under hlrc that node 0 applied exactly the diffs
- * made, each once.
+ * one a diff. A node whose parent in the barrier's tree is node 0 sends
+ * its barrier arrival right behind those diffs, without waiting for their
+ * acknowledgement (node 0 fills their versions into the arrival): every
+ * diff of such a node is counted as one, and none of the others' (their
+ * parent is not the home). Under every protocol, and under loss and
+ * duplication, it checks the values, and under hlrc that node 0 applied
+ * exactly the diffs made, each once.
  * Usage: test_diffs_per_home [rounds] [small pages] [big pages per node]
  */
 #include "mp_util.h"
@@ -59,6 +63,7 @@ int main(int argc, char **argv)
 
     uint64_t diffs0 = sent(COH_DIFF), batches0 = sent(COH_DIFFS);
     uint64_t acks0 = sent(COH_DIFF_ACK) + sent(COH_DIFF_ACKS), applied0 = stats_get(STAT_DIFFS_APPLIED);
+    uint64_t before0 = stats_get(STAT_DIFFS_BEFORE_ARRIVAL);
     for (int r = 0; r < rounds; r++) {
         for (size_t q = 0; q < small; q++)
             for (size_t w = 0; w < WORDS_EACH; w++)
@@ -86,6 +91,7 @@ int main(int argc, char **argv)
     uint64_t diffs = sent(COH_DIFF) - diffs0, batches = sent(COH_DIFFS) - batches0;
     uint64_t acks = sent(COH_DIFF_ACK) + sent(COH_DIFF_ACKS) - acks0;
     uint64_t applied = stats_get(STAT_DIFFS_APPLIED) - applied0;
+    uint64_t before = stats_get(STAT_DIFFS_BEFORE_ARRIVAL) - before0;
 
     const char *limit = getenv("DSM_LOCAL_MEM"), *migrate = getenv("DSM_MIGRATE_HOMES");
     bool plain = strcmp(coherence_name(), "hlrc") == 0 && !(limit && *limit) &&
@@ -101,6 +107,16 @@ int main(int argc, char **argv)
                  (unsigned long long)(diffs + batches), rounds, small + big, (unsigned long long)per_release);
         MP_CHECK(batches >= (uint64_t)rounds, "%llu COH_DIFFS messages for %d releases",
                  (unsigned long long)batches, rounds);
+        const char *fanout = getenv("DSM_BARRIER_FANOUT");
+        int k = fanout && *fanout ? atoi(fanout) : 8;
+        uint64_t made = (uint64_t)rounds * (small + big);
+        if ((me - 1) / k == 0)
+            MP_CHECK(before == made, "%llu of %llu diffs to node 0, this node's barrier parent, went "
+                     "before the arrival unacknowledged", (unsigned long long)before,
+                     (unsigned long long)made);
+        else
+            MP_CHECK(before == 0, "%llu diffs went before the arrival to node %d, not their home",
+                     (unsigned long long)before, (me - 1) / k);
     }
     if (plain && me == 0) {
         uint64_t made = (uint64_t)rounds * (uint64_t)(n - 1) * (small + big);
