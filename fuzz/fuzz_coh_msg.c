@@ -36,6 +36,16 @@ static void must_apply(const void *diff, size_t len, size_t page_size)
     free(page);
 }
 
+/* must_apply on a copy of the diff exactly sized for ASan (one of several
+ * a body carries). */
+static void must_apply_copy(const void *diff, size_t len, size_t page_size)
+{
+    unsigned char *one = malloc(len ? len : 1);
+    memcpy(one, diff, len);
+    must_apply(one, len, page_size);
+    free(one);
+}
+
 static void page_req(const unsigned char *m, size_t len, const struct coh_limits *l)
 {
     struct page_req r;
@@ -114,10 +124,7 @@ static void diff_rep(const unsigned char *m, size_t len, const struct coh_limits
         q += sizeof it;
         if ((size_t)(end - q) < it.len || it.stamp == LRC_OPEN_STAMP)
             abort();
-        unsigned char *one = malloc(it.len ? it.len : 1); /* exactly sized for ASan */
-        memcpy(one, q, it.len);
-        must_apply(one, it.len, l->page_size);
-        free(one);
+        must_apply_copy(q, it.len, l->page_size);
         q += it.len;
     }
     if (q != end)
@@ -139,10 +146,7 @@ static void diffs(const unsigned char *m, size_t len, const struct coh_limits *l
         q += sizeof it;
         if ((size_t)(end - q) < it.len || it.page >= l->npages || (it.flags & ~DIFFS_BEFORE_ARRIVAL))
             abort();
-        unsigned char *one = malloc(it.len ? it.len : 1); /* exactly sized for ASan */
-        memcpy(one, q, it.len);
-        must_apply(one, it.len, l->page_size);
-        free(one);
+        must_apply_copy(q, it.len, l->page_size);
         q += it.len;
         n++;
     }

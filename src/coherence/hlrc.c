@@ -61,6 +61,13 @@
  * earns more only by being read again: a page no longer read costs at
  * most DSM_PULL_CREDIT needless fetches.
  *
+ * A barrier's release does not wait for the acknowledgements of the diffs
+ * homed at the node's parent in the barrier's tree: its arrival follows
+ * them there, and the parent fills their versions into it (home.c,
+ * home_fill_arrival); the writer's interval is announced by nothing else
+ * until release_sent has the acknowledgements (release_arriving,
+ * arrival_acked). The diff round trip then overlaps the barrier's.
+ *
  * Invariant: a home applies every diff before the release that made it
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
