@@ -1,7 +1,8 @@
 /*
  * fuzz_coh_msg.c — the coherence protocols' other message bodies
- * (src/coherence/msgcheck.c): page requests and replies, diffs to a home,
- * lrc's diff requests and replies, hlrc's read-ahead runs.
+ * (src/coherence/msgcheck.c): page requests and replies, diffs to a home
+ * (one, or a release's together) and their acknowledgements, lrc's diff
+ * requests and replies, hlrc's read-ahead runs.
  *
  * Input: [kind][nodes-1][rank][npages lo][npages hi][page size][body...].
  * For each body accepted, what its handler relies on is checked again here
@@ -33,6 +34,16 @@ static void must_apply(const void *diff, size_t len, size_t page_size)
     if (mem_diff_apply(page, page_size, diff, len) != 0)
         abort();
     free(page);
+}
+
+/* must_apply on a copy of the diff exactly sized for ASan (one of several
+ * a body carries). */
+static void must_apply_copy(const void *diff, size_t len, size_t page_size)
+{
+    unsigned char *one = malloc(len ? len : 1);
+    memcpy(one, diff, len);
+    must_apply(one, len, page_size);
+    free(one);
 }
 
 static void page_req(const unsigned char *m, size_t len, const struct coh_limits *l)
@@ -113,14 +124,48 @@ static void diff_rep(const unsigned char *m, size_t len, const struct coh_limits
         q += sizeof it;
         if ((size_t)(end - q) < it.len || it.stamp == LRC_OPEN_STAMP)
             abort();
-        unsigned char *one = malloc(it.len ? it.len : 1); /* exactly sized for ASan */
-        memcpy(one, q, it.len);
-        must_apply(one, it.len, l->page_size);
-        free(one);
+        must_apply_copy(q, it.len, l->page_size);
         q += it.len;
     }
     if (q != end)
         abort();
+}
+
+static void diffs(const unsigned char *m, size_t len, const struct coh_limits *l)
+{
+    uint32_t count;
+    if (coh_diffs_check(m, len, l, &count))
+        return;
+    const unsigned char *q = m, *end = m + len;
+    uint32_t n = 0;
+    while (q < end) {
+        struct diffs_item it;
+        if ((size_t)(end - q) < sizeof it)
+            abort();
+        memcpy(&it, q, sizeof it);
+        q += sizeof it;
+        if ((size_t)(end - q) < it.len || it.page >= l->npages || (it.flags & ~DIFFS_BEFORE_ARRIVAL))
+            abort();
+        must_apply_copy(q, it.len, l->page_size);
+        q += it.len;
+        n++;
+    }
+    if (q != end || n == 0 || n != count)
+        abort();
+}
+
+static void diff_acks(const unsigned char *m, size_t len, const struct coh_limits *l)
+{
+    if (coh_diff_acks_check(m, len, l))
+        return;
+    if (len == 0 || len % sizeof(struct diff_ack))
+        abort();
+    for (size_t off = 0; off < len; off += sizeof(struct diff_ack)) {
+        struct diff_ack a;
+        memcpy(&a, m + off, sizeof a);
+        if (a.page >= l->npages || a.zero)
+            abort();
+    }
 }
 
 static void run(const unsigned char *m, size_t len, const struct coh_limits *l)
@@ -143,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            .page_size = (size_t)64 << (data[5] % 11)}; /* 64 B .. 64 KiB */
     l.rank = data[2] % l.nodes;
     int src = (data[2] >> 4) % l.nodes;
-    unsigned kind = data[0] % 6;
+    unsigned kind = data[0] % 8;
     data += 6, size -= 6;
     unsigned char *m = malloc(size ? size : 1); /* exactly sized for ASan */
     memcpy(m, data, size);
@@ -153,6 +198,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 2: diff(m, size, &l); break;
     case 3: diff_req(m, size, &l); break;
     case 4: diff_rep(m, size, &l); break;
+    case 6: diffs(m, size, &l); break;
+    case 7: diff_acks(m, size, &l); break;
     default: run(m, size, &l); break;
     }
     free(m);

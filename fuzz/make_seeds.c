@@ -250,6 +250,19 @@ int main(int argc, char **argv)
         pre[0] = 5;
         memcpy(buf, pre, 6), memcpy(buf + 6, &rr, sizeof rr);
         put("fuzz_coh_msg", "run", buf, 6 + sizeof rr);
+        struct diffs_item di = {.page = 9, .idx = 0, .len = (uint32_t)dl};
+        at = 6;
+        pre[0] = 6;
+        memcpy(buf, pre, 6);
+        for (int i = 0; i < 3; i++, di.page++, di.idx++) {
+            memcpy(buf + at, &di, sizeof di), at += sizeof di;
+            memcpy(buf + at, diff, (size_t)dl), at += (size_t)dl;
+        }
+        put("fuzz_coh_msg", "diffs", buf, at);
+        struct diff_ack acks[2] = {{.page = 9, .idx = 0, .version = 3}, {.page = 10, .idx = 1, .version = 1}};
+        pre[0] = 7;
+        memcpy(buf, pre, 6), memcpy(buf + 6, acks, sizeof acks);
+        put("fuzz_coh_msg", "diff_acks", buf, 6 + sizeof acks);
     }
 
     /* fuzz_diff: [page size][mode][bytes]: a diff off the network, and a

@@ -19,6 +19,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "coherence/home.h"
 #include "coherence/msgcheck.h"
 
 DSM_STATE const struct coherence_ops *coh;
@@ -225,10 +226,48 @@ void coherence_release_aside(void)
     released_up_to(k);
 }
 
+/* A barrier's release left open by release_arriving: the kept releases it
+ * ran, raised to at release_sent. */
+static DSM_STATE struct {
+    bool     open;
+    uint64_t kept;
+} arriving;
+
+void coherence_release_arriving(int parent)
+{
+    if (!coh->release_arriving || parent < 0) {
+        coherence_release();
+        return;
+    }
+    uint64_t k = atomic_load(&kept);
+    uint64_t t0 = PROFILE_ON ? clock_ns() : 0;
+    coherence_release_begins();
+    if (coh->release_arriving(parent)) {
+        arriving.open = true;
+        arriving.kept = k;
+        return;
+    }
+    coherence_release_ends();
+    if (PROFILE_ON)
+        profile_release(false, t0, clock_ns() - t0);
+    released_up_to(k);
+}
+
 void coherence_release_sent(void)
 {
     if (coh->release_sent)
         coh->release_sent();
+    if (arriving.open) {
+        arriving.open = false;
+        coherence_release_ends();
+        released_up_to(arriving.kept);
+    }
+}
+
+void coherence_arrival_from(int child, void *intervals, size_t len)
+{
+    if (coh->release_arriving)
+        home_fill_arrival(child, intervals, len);
 }
 
 void coherence_finish(void)

@@ -42,6 +42,8 @@ enum coherence_type {
     COH_HOME_MOVED,               /* the page's home is now the sender (to its base, its copies) */
     COH_ATOMIC_REQ,               /* an atomic on a word, to the page's home (home_atomic.c) */
     COH_ATOMIC_REP,               /* the word's old value and the page's new version */
+    COH_DIFFS,                    /* a release's diffs of pages of one home, together */
+    COH_DIFF_ACKS,                /* the home applied them: their new versions, together */
     COH_PROTOCOL_TYPES,
     COHERENCE_TYPE_NEXT = COH_PROTOCOL_TYPES + 8
 };
@@ -52,6 +54,11 @@ struct notice {
     uint32_t page;
     uint32_t version;
 };
+/* A notice's version not known yet: the diff went to the home that is
+ * the node's parent in the barrier's tree, which fills it in from the
+ * diff it applied when the arrival comes (hlrc, coherence_arrival_from).
+ * It never reaches a node that applies notices. */
+#define NOTICE_PENDING UINT32_MAX
 
 /* An atomic operation on one naturally aligned word of shared memory, as
  * the program asked for it (sync/atomic.c) and as a page's home performs
@@ -119,6 +126,14 @@ struct coherence_ops {
      * message need not wait for it: coherence_release_sent runs it after
      * every release, before the program runs on and before any acquire. */
     void (*release_sent)(void);
+    /* Optional: the barrier's release at a node whose parent in the
+     * barrier's tree is `parent`: the diffs whose home is the parent need
+     * not be acknowledged before the arrival goes — it follows them to
+     * the parent, which fills their versions into it
+     * (coherence_arrival_from). Returns true when it did so: the fault
+     * lock stays held, and the interval unacked, until release_sent has
+     * the acknowledgements; false when it was an ordinary release. */
+    bool (*release_arriving)(int parent);
     /* Optional: the same release, run by a thread other than the
      * program's while the program runs on (it holds the fault lock, so the
      * program's faults wait): every write before it must be made final
@@ -217,6 +232,14 @@ void coherence_unlock(void);
 void coherence_finish(void);
 void coherence_release(void);
 void coherence_release_sent(void);
+/* The barrier's release (coherence_ops.release_arriving), or
+ * coherence_release where the protocol has none. Until
+ * coherence_release_sent the release is running (a flush's answer waits)
+ * and a kept release counts as pending (its grant waits). */
+void coherence_release_arriving(int parent);
+/* At a barrier parent, a child's arrival (its intervals, `len` bytes):
+ * the versions its diffs got here are filled in (home_fill_arrival). */
+void coherence_arrival_from(int child, void *intervals, size_t len);
 
 /* A release that stays on the node (issue 27; docs/protocols.md). An
  * unlock whose lock nobody waits for may leave its release pending:
@@ -371,8 +394,24 @@ void interval_heard(int node, const uint32_t *vt);
 bool interval_may_lack(int node, const uint32_t *ids);
 /* Appends every interval with id > their_vt[node] for some node (all, when
  * their_vt is NULL; only `only_node`'s when >= 0), for node `to` (-1: many;
- * named by DSM_CHECK's violations). */
+ * named by DSM_CHECK's violations). An interval created unacked is left
+ * out until interval_acked. */
 void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to);
+/* This node's intervals after their_vt[rank], the unacked one included:
+ * the barrier's arrival. */
+void interval_encode_arrival(struct buf *b, const uint32_t *their_vt);
+/* Records this node's new interval, some of whose versions are
+ * NOTICE_PENDING: only the barrier's arrival carries it until
+ * interval_acked gives the versions (the same notices, in the same order,
+ * none pending), all under the fault lock. */
+void interval_create_unacked(const struct notice *n, uint32_t count);
+void interval_acked(const struct notice *n, uint32_t count);
+/* In a checked interval encoding (coh_notices_check), fills in each
+ * NOTICE_PENDING version of node `node`'s intervals with version_of's.
+ * Returns how many; -(page + 1) for a pending one it cannot fill (another
+ * node's, or one version_of does not know). */
+long interval_fill_pending(void *data, size_t len, int node,
+                           bool (*version_of)(void *ctx, uint32_t page, uint32_t *version), void *ctx);
 /* Applies the encoded intervals this node has not seen (storing them to
  * pass on) through coh->apply_notices. Ends the job on a malformed one. */
 void interval_apply(int from, const void *data, size_t len);

@@ -61,6 +61,13 @@
  * earns more only by being read again: a page no longer read costs at
  * most DSM_PULL_CREDIT needless fetches.
  *
+ * A barrier's release does not wait for the acknowledgements of the diffs
+ * homed at the node's parent in the barrier's tree: its arrival follows
+ * them there, and the parent fills their versions into it (home.c,
+ * home_fill_arrival); the writer's interval is announced by nothing else
+ * until release_sent has the acknowledgements (release_arriving,
+ * arrival_acked). The diff round trip then overlaps the barrier's.
+ *
  * Invariant: a home applies every diff before the release that made it
  * completes, so a fetch that an acquire caused never finds the home behind
  * the version it needs (the home checks, and a violation ends the job).
@@ -96,7 +103,10 @@
 
 /* A read-ahead run's bodies (struct run_req, run_rep) are in msgcheck.h. */
 
-struct dirty_page { uint32_t page, version; };
+struct dirty_page {
+    uint32_t page, version;
+    uint32_t before_arrival; /* its diff went to the barrier parent, unacknowledged before the arrival */
+};
 
 /* hlrc's own state of a page (beside its page_entry). Only the program's
  * thread changes reread, pull and dirty_idx; version, need, pulling,
@@ -119,6 +129,7 @@ struct hlrc_page {
     uint8_t  unseen;    /* a pull brought it holding writes of intervals this node
                          * may not have seen (see unseen_by) */
     uint64_t hidden_at; /* with threads: coherence_pull_mark() when last hidden */
+    uint32_t acked_round; /* migrate_rounds() at its home's last acknowledgement here */
 };
 
 /* Releases a tracked home page may stay unchanged before it is
@@ -165,6 +176,10 @@ static DSM_STATE struct {
     size_t             ahead_room;    /* pages the page cache has room for ahead */
     size_t             write_ahead_end; /* the page after a write fault's run fetched ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
+    int                outstanding_arrival; /* of them, those the barrier's arrival follows */
+    int                outstanding_other;   /* and the others */
+    struct notice     *arrival_n;    /* the unacked interval's notices (release_arriving) */
+    uint32_t           arrival_count, arrival_dirty_at; /* its length, where the dirty pages' begin */
     size_t             read_ahead;   /* DSM_READ_AHEAD: at most READ_AHEAD_MAX */
     size_t             write_ahead;  /* DSM_WRITE_AHEAD: at most READ_AHEAD_MAX */
     uint8_t            pull_credit;  /* DSM_PULL_CREDIT */
@@ -661,7 +676,7 @@ static void dirty_add(size_t page)
             log_fatal("out of memory for the dirty-page list");
     }
     hlrc.pages[page].dirty_idx = (uint32_t)hlrc.ndirty;
-    hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0};
+    hlrc.dirty[hlrc.ndirty++] = (struct dirty_page){(uint32_t)page, 0, 0};
     mem.pages[page].dirty = 1;
 }
 
@@ -724,8 +739,14 @@ static void hlrc_write_fault(size_t page)
 
 /* ---- diffs ------------------------------------------------------------ */
 
-/* Sends the page's diff home, if it has a twin and changed. */
-static void flush_page(size_t page)
+/* Sends the page's diff home, if it has a twin and changed. `parent`
+ * (>= 0, a barrier's release gathering its diffs): the node's parent in
+ * the barrier's tree, whose pages' diffs the arrival may follow without
+ * waiting for their acknowledgements — where this node knows the parent
+ * is the home for certain (its acknowledgement came since the last
+ * migration round, or homes never move), since a diff a former home
+ * passes on is acknowledged by the new home alone. */
+static void flush_page(size_t page, int parent)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
@@ -735,8 +756,20 @@ static void flush_page(size_t page)
     if (len == 0)
         return;
     pthread_mutex_lock(&hlrc.lock);
+    bool before = parent >= 0 && mem_home(page) == parent &&
+                  (!migrate_counts_writes() || h->acked_round == migrate_rounds());
     hlrc.outstanding++;
+    if (before) {
+        hlrc.outstanding_arrival++;
+        hlrc.dirty[h->dirty_idx].before_arrival = 1;
+    } else {
+        hlrc.outstanding_other++;
+    }
     pthread_mutex_unlock(&hlrc.lock);
+    if (before) {
+        home_diff_before_arrival(parent);
+        stats_add(STAT_DIFFS_BEFORE_ARRIVAL, 1);
+    }
     home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len, interval_next());
 }
 
@@ -839,20 +872,43 @@ static uint32_t announce_unsnapped(struct notice *n, uint32_t count, size_t limi
     return count;
 }
 
+/* A dirty page's diff acknowledged at d->version: our copy is the home's
+ * new version only if no other writer's diff came in between; otherwise a
+ * later notice will tell. */
+static void own_version(const struct dirty_page *d)
+{
+    struct page_entry *e = &mem.pages[d->page];
+    struct hlrc_page *h = &hlrc.pages[d->page];
+    if (e->state != PAGE_INVALID && d->version == h->version + 1)
+        h->version = d->version;
+}
+
 /* The release: every dirty page's diff goes home and is acknowledged, the
  * home's own writes are announced, and the interval is recorded. On the
  * program's thread (`aside` false) nothing writes meanwhile, so the
  * write-protects wait for release_sent. Aside (lock.c's releaser thread,
  * for a release kept on the node) the program runs on: each dirty page is
  * write-protected before its diff is taken, so a later write faults and
- * waits for the fault lock, which we hold, and then starts a new twin. */
-static void release_locked(bool aside)
+ * waits for the fault lock, which we hold, and then starts a new twin.
+ * `parent` >= 0: a barrier's release whose arrival goes to that node
+ * (release_arriving): the diffs homed there are not waited for (see
+ * flush_page); returns true when some were not, the interval then
+ * unacked until release_sent (arrival_acked). */
+static bool release_locked(bool aside, int parent)
 {
     pthread_mutex_lock(&hlrc.lock);
     size_t ntracked = hlrc.ntracked, nunsnapped = hlrc.nunsnapped;
     pthread_mutex_unlock(&hlrc.lock);
     if (!hlrc.ndirty && !ntracked && !nunsnapped)
-        return;
+        return false;
+    /* Only the program's own release at a barrier, with one thread on the
+     * node and no flush ever (whose answers and catch-ups would read
+     * versions this node does not have yet). */
+    pthread_mutex_lock(&hlrc.lock);
+    bool in_flight = hlrc.outstanding > 0; /* a notice's diff (apply_notices): its ack names no flag */
+    pthread_mutex_unlock(&hlrc.lock);
+    if (aside || smp_multi() || coherence_catching_up() || in_flight)
+        parent = -1;
     struct notice *n = malloc((hlrc.ndirty + ntracked + nunsnapped + 1) * sizeof *n);
     if (!n)
         log_fatal("out of memory for write notices");
@@ -886,45 +942,103 @@ static void release_locked(bool aside)
         pthread_mutex_unlock(&hlrc.lock);
         mem_protect_flush(); /* before the diffs and compares: no write may follow them */
     }
-    /* The diffs leave together, one wake-up at each home rather than one
-     * per page (sends never wait): NPB 3.0 C SP's barriers, every few
-     * hundred µs, each release a row in each of about 17 pages. */
+    /* The diffs leave together: those of one home as one message (or a
+     * few, a datagram each), applied and acknowledged together
+     * (home_diffs_begin), each message one wake-up at its home. NPB 3.0 C
+     * BT W on 2 nodes sent 24 diffs a release, each its own message and
+     * acknowledgement. */
     ipc_batch_begin();
+    home_diffs_begin();
     for (size_t i = 0; i < hlrc.ndirty; i++)
-        flush_page(hlrc.dirty[i].page);
+        flush_page(hlrc.dirty[i].page, parent);
+    home_diffs_end();
     ipc_batch_end();
     /* The interval this release creates (the fault lock held: no other). */
     uint32_t interval = interval_next();
     uint32_t count = announce_home_writes(n, 0, ntracked, interval);
     count = announce_unsnapped(n, count, nunsnapped, aside, interval);
     uint64_t t0 = clock_ns();
-    coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
+    coherence_wait_for(&hlrc.lock, &hlrc.outstanding_other, 0);
     stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
 
+    uint32_t dirty_at = count;
+    bool pending = false;
     for (size_t i = 0; i < hlrc.ndirty; i++) {
         struct dirty_page *d = &hlrc.dirty[i];
         struct page_entry *e = &mem.pages[d->page];
-        struct hlrc_page *h = &hlrc.pages[d->page];
         e->dirty = 0;
+        if (d->before_arrival) {
+            n[count++] = (struct notice){d->page, NOTICE_PENDING};
+            pending = true;
+            continue; /* its version comes with the acknowledgement (arrival_acked) */
+        }
         if (!d->version)
             continue; /* written, but nothing changed */
         n[count++] = (struct notice){d->page, d->version};
-        /* Our copy is the home's new version only if no other writer's
-         * diff came in between; otherwise a later notice will tell. */
-        if (e->state != PAGE_INVALID && d->version == h->version + 1)
-            h->version = d->version;
+        own_version(d);
+    }
+    if (pending) {
+        interval_create_unacked(n, count);
+        hlrc.arrival_n = n;
+        hlrc.arrival_count = count;
+        hlrc.arrival_dirty_at = dirty_at;
+        return true; /* the dirty list stays: the acknowledgements name their entries */
     }
     hlrc.ndirty = 0;
     if (count)
         interval_create(n, count);
     free(n);
+    return false;
+}
+
+/* The barrier's arrival is out: the acknowledgements of the diffs it
+ * followed give their versions to the interval, which the parent has
+ * filled in alike. Caller holds the fault lock (since release_arriving). */
+static void arrival_acked(void)
+{
+    uint64_t t0 = clock_ns();
+    coherence_wait_for(&hlrc.lock, &hlrc.outstanding_arrival, 0);
+    coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
+    struct notice *n = hlrc.arrival_n;
+    uint32_t k = hlrc.arrival_dirty_at;
+    for (size_t i = 0; i < hlrc.ndirty; i++) {
+        struct dirty_page *d = &hlrc.dirty[i];
+        if (!d->before_arrival && !d->version)
+            continue; /* no notice: as release_locked skipped it */
+        if (k >= hlrc.arrival_count || n[k].page != d->page)
+            log_fatal("internal error: page %u's notice is not where its release put it", d->page);
+        if (d->before_arrival) {
+            if (!d->version)
+                log_fatal("internal error: page %u's diff was acknowledged without a version", d->page);
+            n[k].version = d->version;
+            own_version(d);
+        }
+        k++;
+    }
+    interval_acked(n, hlrc.arrival_count);
+    free(n);
+    hlrc.arrival_n = NULL;
+    hlrc.ndirty = 0;
 }
 
 static void release(bool aside)
 {
     coherence_lock();
-    release_locked(aside);
+    release_locked(aside, -1);
     coherence_unlock();
+}
+
+/* The barrier's release (coherence_ops.release_arriving): when it leaves
+ * diffs unacknowledged, the fault lock stays held until release_sent, so
+ * that no other release (lock.c's releaser) makes an interval meanwhile. */
+static bool hlrc_release_arriving(int parent)
+{
+    coherence_lock();
+    bool open = release_locked(smp_concurrent(), parent);
+    if (!open)
+        coherence_unlock();
+    return open;
 }
 
 /* With T > 1 other threads of the node may write while a thread releases:
@@ -936,7 +1050,10 @@ static void hlrc_release_aside(void) { release(true); }
 /* The release's write-protects, its message being out. */
 static void hlrc_release_sent(void)
 {
-    coherence_lock();
+    if (hlrc.arrival_n)
+        arrival_acked(); /* the fault lock held since release_arriving */
+    else
+        coherence_lock();
     page_list_sort(hlrc.unprotected, hlrc.nunprotected);
     for (size_t i = 0; i < hlrc.nunprotected; i++)
         mem_protect(hlrc.unprotected[i], PROT_READ);
@@ -987,7 +1104,7 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
          * an interval: a node that sees the flag catches up with it. A
          * program that never flushes keeps the page's diff alone. */
         coherence_release_begins();
-        release_locked(true);
+        release_locked(true, -1);
         coherence_release_ends();
     }
     for (uint32_t i = 0; i < count; i++) {
@@ -1003,7 +1120,7 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
         if (e->state == PAGE_INVALID || h->version >= n[i].version || h->pulling)
             continue; /* a pull in flight brings the home's latest */
         if (e->dirty)
-            flush_page(page); /* keep our own writes: they go home first */
+            flush_page(page, -1); /* keep our own writes: they go home first */
         else if (h->pull) {
             h->pull--;
             pull_mark(page, STAT_PAGES_PULLED);
@@ -1240,7 +1357,13 @@ static void diff_acked(int src, const struct diff_ack *a)
         log_fatal("node %d acknowledged a diff that was not sent", src);
     if (a->version > hlrc.dirty[a->idx].version)
         hlrc.dirty[a->idx].version = a->version;
+    if (hlrc.dirty[a->idx].before_arrival)
+        hlrc.outstanding_arrival--;
+    else
+        hlrc.outstanding_other--;
     hlrc.outstanding--;
+    if (src == mem_home(a->page))
+        hlrc.pages[a->page].acked_round = migrate_rounds();
     pthread_mutex_unlock(&hlrc.lock);
 }
 
@@ -1449,7 +1572,7 @@ static int hlrc_evict(size_t page)
     mem_protect_flush(); /* before the diff: no write may follow it */
     bool dirty = e->twin != NULL;
     if (dirty) {
-        flush_page(page);
+        flush_page(page, -1);
         coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
     }
     return dirty ? CACHE_WRITTEN_BACK : CACHE_CLEAN;
@@ -1519,7 +1642,8 @@ static void hlrc_finish(void)
 const struct coherence_ops hlrc_ops = {
     .start = hlrc_start, .finish = hlrc_finish,
     .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
-    .release = hlrc_release, .release_sent = hlrc_release_sent, .release_aside = hlrc_release_aside,
+    .release = hlrc_release, .release_sent = hlrc_release_sent,
+    .release_aside = hlrc_release_aside, .release_arriving = hlrc_release_arriving,
     .reveal = hlrc_reveal,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,

@@ -22,6 +22,7 @@
  * node, once told, names the new home.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -48,7 +49,29 @@ static DSM_STATE struct {
         uint32_t page, version, status;
         bool     unseen;
     } fetch;
-} home = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct home_diffs {           /* a release's diffs for one home, kept until sent */
+        unsigned char *buf;
+        size_t         len, cap;
+        uint32_t       count, interval;
+        bool           flagged;   /* an item is DIFFS_BEFORE_ARRIVAL */
+    } *diffs;                     /* per node, while gathering (one gatherer: the fault lock) */
+    int before_arrival;           /* the next gathered diff's DIFFS_BEFORE_ARRIVAL parent, or -1 */
+    pthread_mutex_t filled_lock;
+    struct filled {               /* at a barrier parent, per child: versions for its arrival */
+        struct notice *v;
+        size_t         n, cap;
+    } *filled;
+} home = {.lock = PTHREAD_MUTEX_INITIALIZER, .before_arrival = -1,
+          .filled_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* On the thread between home_diffs_begin and home_diffs_end. */
+static __thread bool gathering;
+/* On the thread applying a COH_DIFFS: its acknowledgements, for one message. */
+static __thread struct {
+    int              to;
+    struct diff_ack *acks;
+    size_t           n, cap;
+} acks_gathered;
 
 /* ---- the requester (program thread) ------------------------------------ */
 
@@ -302,8 +325,137 @@ static void on_page_rep(int src, const void *msg, size_t len)
 
 /* ---- diffs, to the home ------------------------------------------------ */
 
+/* The diffs kept for `to` leave: one alone as COH_DIFF (the same bytes as
+ * before gathering), several as one COH_DIFFS. */
+static void send_gathered(int to)
+{
+    struct home_diffs *g = &home.diffs[to];
+    if (!g->count)
+        return;
+    uint64_t t0 = clock_ns();
+    if (g->count == 1 && !g->flagged) {
+        struct diffs_item it;
+        memcpy(&it, g->buf, sizeof it);
+        struct diff_hdr d = {.page = it.page, .idx = it.idx};
+        struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
+                               {.iov_base = g->buf + sizeof it, .iov_len = it.len}};
+        ipc_sendv(to, COH_DIFF, g->interval, iov, 2);
+    } else {
+        ipc_send(to, COH_DIFFS, g->interval, g->buf, g->len);
+    }
+    g->len = 0;
+    g->count = 0;
+    g->flagged = false;
+    stats_add(STAT_T_DIFF_SEND_NS, clock_ns() - t0);
+}
+
+/* Keeps a diff for its home's message; sends what is kept first when the
+ * diff would take it past a datagram (or belongs to another interval). */
+static void gather_diff(int to, size_t page, uint32_t idx, const void *diff, size_t len,
+                        uint32_t interval)
+{
+    struct home_diffs *g = &home.diffs[to];
+    struct diffs_item it = {.page = (uint32_t)page, .idx = idx, .len = (uint32_t)len,
+                            .flags = to == home.before_arrival ? DIFFS_BEFORE_ARRIVAL : 0};
+    home.before_arrival = -1;
+    size_t room = ipc_message_room();
+    if (g->count && (g->interval != interval || g->len + sizeof it + len > room))
+        send_gathered(to);
+    if (g->cap - g->len < sizeof it + len) {
+        size_t cap = g->cap ? g->cap : 16384;
+        while (cap - g->len < sizeof it + len)
+            cap *= 2;
+        unsigned char *b = realloc(g->buf, cap);
+        if (!b)
+            log_fatal("out of memory for a release's diffs (%zu bytes)", cap);
+        g->buf = b;
+        g->cap = cap;
+    }
+    memcpy(g->buf + g->len, &it, sizeof it);
+    memcpy(g->buf + g->len + sizeof it, diff, len);
+    g->len += sizeof it + len;
+    g->count++;
+    g->flagged |= it.flags != 0;
+    g->interval = interval;
+}
+
+void home_diffs_begin(void)
+{
+    if (!home.diffs) {
+        home.diffs = calloc((size_t)job()->nodes, sizeof *home.diffs);
+        if (!home.diffs)
+            log_fatal("out of memory for a release's diffs");
+    }
+    gathering = true;
+}
+
+void home_diff_before_arrival(int parent) { home.before_arrival = parent; }
+
+/* At the parent: remembers the version `child`'s diff of the page got,
+ * for its arrival. */
+static void remember_for_arrival(int child, uint32_t page, uint32_t version)
+{
+    pthread_mutex_lock(&home.filled_lock);
+    if (!home.filled && !(home.filled = calloc((size_t)job()->nodes, sizeof *home.filled)))
+        log_fatal("out of memory for a barrier's versions");
+    struct filled *f = &home.filled[child];
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        if (!(f->v = realloc(f->v, f->cap * sizeof *f->v)))
+            log_fatal("out of memory for a barrier's versions");
+    }
+    f->v[f->n++] = (struct notice){page, version};
+    pthread_mutex_unlock(&home.filled_lock);
+}
+
+/* The version of the page in f, the last one given (a page's diffs of
+ * one release are one, but a kept release may come first). */
+static bool filled_version(void *ctx, uint32_t page, uint32_t *version)
+{
+    const struct filled *f = ctx;
+    for (size_t k = f->n; k-- > 0;)
+        if (f->v[k].page == page) {
+            *version = f->v[k].version;
+            return true;
+        }
+    return false;
+}
+
+void home_fill_arrival(int child, void *intervals, size_t len)
+{
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_notices_check(intervals, len, &lim, NULL);
+    if (why)
+        log_fatal("node %d arrived at a barrier with malformed write notices: %s", child, why);
+    pthread_mutex_lock(&home.filled_lock);
+    struct filled none = {0}, *f = home.filled ? &home.filled[child] : &none;
+    long got = interval_fill_pending(intervals, len, child, filled_version, f);
+    size_t had = f->n;
+    f->n = 0;
+    pthread_mutex_unlock(&home.filled_lock);
+    if (got < 0)
+        log_fatal("node %d arrived at a barrier naming its diff of page %ld, which this node (its "
+                  "parent) did not apply as that page's home; protocol error",
+                  child, -got - 1);
+    if ((size_t)got > had)
+        log_fatal("internal error: node %d's arrival names %ld pending versions, %zu remembered", child,
+                  got, had);
+}
+
+void home_diffs_end(void)
+{
+    gathering = false;
+    for (int to = 0; to < job()->nodes; to++)
+        send_gathered(to);
+}
+
 void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval)
 {
+    if (gathering) {
+        gather_diff(mem_home(page), page, idx, diff, len, interval);
+        return;
+    }
     uint64_t t0 = clock_ns();
     struct diff_hdr d = {.page = (uint32_t)page, .idx = idx};
     struct iovec iov[2] = {{.iov_base = &d, .iov_len = sizeof d},
@@ -315,6 +467,10 @@ void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uin
 void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version)
 {
     struct diff_ack a = {.page = page, .idx = idx, .version = version};
+    if (acks_gathered.acks && to == acks_gathered.to && acks_gathered.n < acks_gathered.cap) {
+        acks_gathered.acks[acks_gathered.n++] = a;
+        return;
+    }
     ipc_send(to, COH_DIFF_ACK, 0, &a, sizeof a);
 }
 
@@ -357,6 +513,53 @@ static void on_diff(int src, const void *msg, size_t len)
     home_diff(src, d.page, d.idx, diff, dlen, ipc_msg_aux(msg));
 }
 
+/* A release's diffs from one writer: all checked before any is applied,
+ * applied in order, and acknowledged together — those the protocol
+ * acknowledges while applying them (hlrc); erc's, acknowledged once its
+ * copies have them, and those passed on to a page's next home, go on
+ * their own. */
+static void on_diffs(int src, const void *msg, size_t len)
+{
+    size_t blen;
+    char none;
+    const unsigned char *body = ipc_body(src, msg, len, &none, 0, &blen, "diffs");
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    uint32_t count;
+    const char *why = coh_diffs_check(body, blen, &lim, &count);
+    if (why)
+        log_fatal("node %d sent malformed diffs: %s", src, why);
+    struct diff_ack *acks = malloc(count * sizeof *acks);
+    if (!acks)
+        log_fatal("out of memory acknowledging %u diffs", count);
+    acks_gathered.to = src;
+    acks_gathered.acks = acks;
+    acks_gathered.n = 0;
+    acks_gathered.cap = count;
+    uint32_t interval = ipc_msg_aux(msg);
+    for (const unsigned char *q = body, *end = body + blen; q < end;) {
+        struct diffs_item it;
+        memcpy(&it, q, sizeof it);
+        q += sizeof it;
+        size_t before = acks_gathered.n;
+        home_diff(src, it.page, it.idx, q, it.len, interval);
+        q += it.len;
+        /* Applied here and acknowledged at once (hlrc): its version goes
+         * into the writer's arrival. Otherwise (passed on to a page's new
+         * home) nothing is remembered, and the arrival ends the job. */
+        if ((it.flags & DIFFS_BEFORE_ARRIVAL) && acks_gathered.n == before + 1 &&
+            acks_gathered.acks[before].page == it.page)
+            remember_for_arrival(src, it.page, acks_gathered.acks[before].version);
+    }
+    size_t n = acks_gathered.n;
+    acks_gathered.acks = NULL;
+    if (n == 1)
+        ipc_send(src, COH_DIFF_ACK, 0, acks, sizeof *acks);
+    else if (n)
+        ipc_send(src, COH_DIFF_ACKS, 0, acks, n * sizeof *acks);
+    free(acks);
+}
+
 static void on_diff_fwd(int src, const void *msg, size_t len)
 {
     struct diff_fwd f;
@@ -373,17 +576,41 @@ static void on_diff_fwd(int src, const void *msg, size_t len)
     home_diff(f.writer, f.page, f.idx, diff, dlen, ipc_msg_aux(msg));
 }
 
+/* An acknowledgement, checked (the page in range, `zero` zero). */
+static void take_ack(int src, const struct diff_ack *a)
+{
+    /* Homes that move: the page's home acknowledges, though a former home
+     * may have been sent the diff; the next one goes straight there. */
+    if (migrate_counts_writes() && mem_home(a->page) != src && mem_home(a->page) != job()->rank)
+        mem_set_home(a->page, src);
+    home.ops->diff_acked(src, a);
+}
+
 static void on_diff_ack(int src, const void *msg, size_t len)
 {
     struct diff_ack a;
     ipc_body(src, msg, len, &a, sizeof a, NULL, "diff acknowledgement");
     if (a.page >= mem.npages || a.zero)
         log_fatal("node %d acknowledged a diff that was not sent", src);
-    /* Homes that move: the page's home acknowledges, though a former home
-     * may have been sent the diff; the next one goes straight there. */
-    if (migrate_counts_writes() && mem_home(a.page) != src && mem_home(a.page) != job()->rank)
-        mem_set_home(a.page, src);
-    home.ops->diff_acked(src, &a);
+    take_ack(src, &a);
+    ipc_notify();
+}
+
+static void on_diff_acks(int src, const void *msg, size_t len)
+{
+    size_t blen;
+    char none;
+    const unsigned char *body = ipc_body(src, msg, len, &none, 0, &blen, "diff acknowledgements");
+    struct coh_limits lim;
+    coherence_limits(&lim);
+    const char *why = coh_diff_acks_check(body, blen, &lim);
+    if (why)
+        log_fatal("node %d sent malformed diff acknowledgements: %s", src, why);
+    for (size_t off = 0; off < blen; off += sizeof(struct diff_ack)) {
+        struct diff_ack a;
+        memcpy(&a, body + off, sizeof a);
+        take_ack(src, &a);
+    }
     ipc_notify();
 }
 
@@ -395,6 +622,8 @@ void home_start(const struct home_ops *ops)
     ipc_register(COH_DIFF, "DIFF", on_diff, NULL);
     ipc_register(COH_DIFF_ACK, "DIFF_ACK", on_diff_ack, NULL);
     ipc_register(COH_DIFF_FWD, "DIFF_FWD", on_diff_fwd, NULL);
+    ipc_register(COH_DIFFS, "DIFFS", on_diffs, NULL);
+    ipc_register(COH_DIFF_ACKS, "DIFF_ACKS", on_diff_acks, NULL);
     if (ops->atomic)
         home_atomic_start(ops);
     migrate_start(ops);

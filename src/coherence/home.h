@@ -48,9 +48,17 @@ struct page_rep {      /* COH_PAGE_REP (aux: home_send_page's unseen); the page 
 struct diff_hdr {      /* COH_DIFF (aux: home_send_diff's interval); the diff follows */
     uint32_t page, idx;  /* idx: the writer's own reference, sent back in the ack */
 };
-struct diff_ack {      /* COH_DIFF_ACK */
+struct diff_ack {      /* COH_DIFF_ACK; COH_DIFF_ACKS is an array of them */
     uint32_t page, idx, version, zero;
 };
+struct diffs_item {    /* COH_DIFFS (aux: the interval, as a diff's): items, each followed by its diff */
+    uint32_t page, idx, len;
+    uint32_t flags;      /* DIFFS_BEFORE_ARRIVAL */
+};
+/* The writer, the home's child in the barrier's tree, does not wait for
+ * this diff's acknowledgement before its arrival: the home remembers the
+ * version it gave, and fills it into the arrival's notice. */
+#define DIFFS_BEFORE_ARRIVAL 1u
 
 struct atomic_req {    /* COH_ATOMIC_REQ (aux: as a diff's, the requester's next interval) */
     uint32_t page, need;   /* need: as a page request's */
@@ -119,7 +127,7 @@ struct home_ops {
                  const void *data);
 };
 
-/* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACK but
+/* Registers coherence's message types (COH_PAGE_REQ ... COH_DIFF_ACKS but
  * the read-ahead runs, which are hlrc's), served through `ops`. */
 void home_start(const struct home_ops *ops);
 
@@ -169,9 +177,28 @@ void home_request(size_t page, int home, uint32_t need);
 /* A diff of the page (made from its twin) to its home, with the writer's
  * own reference `idx` and the id of the interval whose notices will
  * announce it (interval_next; the message's aux field); timed
- * (STAT_T_DIFF_SEND_NS). */
+ * (STAT_T_DIFF_SEND_NS). Between home_diffs_begin and home_diffs_end on
+ * the calling thread, it is copied and kept instead: the diffs of one
+ * home (of one interval) leave as one COH_DIFFS message, or a few of
+ * about a datagram each, which the home applies in order and acknowledges
+ * with one COH_DIFF_ACKS. The writer still counts an acknowledgement per
+ * diff (diff_acked), so nothing else changes. */
 void home_send_diff(size_t page, uint32_t idx, const void *diff, size_t len, uint32_t interval);
-/* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`. */
+void home_diffs_begin(void);
+void home_diffs_end(void);
+/* Between home_diffs_begin and home_diffs_end: the next diff is one
+ * whose version `parent`, its home and this node's parent in the
+ * barrier's tree, fills into the arrival that follows it
+ * (DIFFS_BEFORE_ARRIVAL). */
+void home_diff_before_arrival(int parent);
+/* At a barrier parent: fills the versions of `child`'s arrival (the
+ * interval encoding `intervals`, checked here) from the diffs it sent
+ * with DIFFS_BEFORE_ARRIVAL, and forgets them. Ends the job naming the
+ * page when one is missing. */
+void home_fill_arrival(int child, void *intervals, size_t len);
+/* At the home: acknowledges `to`'s diff `idx` of the page, now at `version`
+ * (while a COH_DIFFS from `to` is applied on this thread, gathered into
+ * its one COH_DIFF_ACKS). */
 void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version);
 
 /* At the home: the page's `data` (its frame, or a copy) to `to`;

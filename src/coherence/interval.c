@@ -41,6 +41,7 @@ struct interval {
     uint32_t       id, count;
     struct notice *notices;
     uint32_t      *vt;         /* DSM_CHECK: its creator's vector time (nodes); else NULL */
+    bool           unacked;    /* this node's, some versions NOTICE_PENDING (interval_create_unacked) */
 };
 
 struct ilog {                  /* one node's intervals since the last barrier */
@@ -230,6 +231,7 @@ static void store(int node, uint32_t id, const struct notice *n, uint32_t count,
     if (!i->notices)
         log_fatal("out of memory for write notices");
     memcpy(i->notices, n, count * sizeof *n);
+    i->unacked = false;
     iv.vt[node] = id;
     iv.held++;
     i->vt = NULL;
@@ -306,6 +308,66 @@ void interval_create(const struct notice *n, uint32_t count)
     maybe_ask();
 }
 
+void interval_create_unacked(const struct notice *n, uint32_t count)
+{
+    pthread_mutex_lock(&iv.lock);
+    store(job()->rank, iv.vt[job()->rank] + 1, n, count, NULL);
+    iv.applied[job()->rank] = iv.vt[job()->rank];
+    struct ilog *l = &iv.log[job()->rank];
+    l->v[l->n - 1].unacked = true;
+    pthread_mutex_unlock(&iv.lock);
+    stats_add(STAT_INTERVALS, 1);
+}
+
+void interval_acked(const struct notice *n, uint32_t count)
+{
+    pthread_mutex_lock(&iv.lock);
+    struct ilog *l = &iv.log[job()->rank];
+    struct interval *i = l->n ? &l->v[l->n - 1] : NULL;
+    if (!i || !i->unacked || i->count != count)
+        log_fatal("internal error: no interval awaits its versions (%u notices)", count);
+    for (uint32_t k = 0; k < count; k++) {
+        if (n[k].page != i->notices[k].page ||
+            (i->notices[k].version != NOTICE_PENDING && n[k].version != i->notices[k].version) ||
+            n[k].version == NOTICE_PENDING)
+            log_fatal("internal error: page %u's notice changed while its version was awaited",
+                      n[k].page);
+        i->notices[k].version = n[k].version;
+    }
+    i->unacked = false;
+    pthread_mutex_unlock(&iv.lock);
+    maybe_ask();
+}
+
+long interval_fill_pending(void *data, size_t len, int node,
+                           bool (*version_of)(void *ctx, uint32_t page, uint32_t *version), void *ctx)
+{
+    unsigned char *p = data, *end = p + len;
+    size_t vt_len = (size_t)job()->nodes * sizeof(uint32_t);
+    uint32_t count;
+    long filled = 0;
+    memcpy(&count, p, sizeof count); /* well formed: the caller checked it (coh_notices_check) */
+    p += sizeof count;
+    for (uint32_t k = 0; k < count && p < end; k++) {
+        struct wire_interval w;
+        memcpy(&w, p, sizeof w);
+        p += sizeof w;
+        if (w.flags & WIRE_INTERVAL_VT)
+            p += vt_len;
+        for (uint32_t i = 0; i < w.count; i++, p += sizeof(struct notice)) {
+            struct notice n;
+            memcpy(&n, p, sizeof n);
+            if (n.version != NOTICE_PENDING)
+                continue;
+            if (w.node != node || !version_of(ctx, n.page, &n.version))
+                return -(long)n.page - 1;
+            memcpy(p, &n, sizeof n);
+            filled++;
+        }
+    }
+    return filled;
+}
+
 uint32_t interval_next(void)
 {
     pthread_mutex_lock(&iv.lock);
@@ -351,7 +413,10 @@ void interval_vt_applied(uint32_t *out)
     pthread_mutex_unlock(&iv.lock);
 }
 
-void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to)
+/* interval_encode, and this node's interval whose versions the homes'
+ * acknowledgements have not yet brought where `unacked` (the barrier's
+ * arrival). */
+static void encode(struct buf *b, const uint32_t *their_vt, int only_node, int to, bool unacked)
 {
     size_t vt_len = (size_t)job()->nodes * sizeof *iv.vt;
     pthread_mutex_lock(&iv.lock);
@@ -368,6 +433,12 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int
             struct interval *i = &l->v[k];
             if (their_vt && i->id <= their_vt[j])
                 continue;
+            /* Not yet announced but by the barrier's arrival: a grant
+             * meanwhile (a lock whose last release came before these
+             * writes, or its manager's first grant) needs none of it, and
+             * a flush's answer waits (coherence_after_releases). */
+            if (i->unacked && !unacked)
+                continue;
             struct wire_interval w = {.node = (uint16_t)j, .flags = i->vt ? WIRE_INTERVAL_VT : 0,
                                       .id = i->id, .count = i->count};
             buf_put(b, &w, sizeof w);
@@ -379,6 +450,16 @@ void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int
     }
     memcpy(b->p + count_at, &count, sizeof count);
     pthread_mutex_unlock(&iv.lock);
+}
+
+void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to)
+{
+    encode(b, their_vt, only_node, to, false);
+}
+
+void interval_encode_arrival(struct buf *b, const uint32_t *their_vt)
+{
+    encode(b, their_vt, job()->rank, -1, true);
 }
 
 /* One interval of a message being applied. */
@@ -444,6 +525,11 @@ static void apply(int from, const void *data, size_t len)
             log_fatal("out of memory for write notices");
         memcpy(i->notices, p, (size_t)i->w.count * sizeof *i->notices);
         p += (size_t)i->w.count * sizeof *i->notices;
+        for (uint32_t n = 0; n < i->w.count; n++)
+            if (i->notices[n].version == NOTICE_PENDING)
+                log_fatal("node %d passed node %u's interval %u with page %u's version never filled in "
+                          "(its home did not apply the diff before the barrier arrival); protocol error",
+                          from, i->w.node, i->w.id, i->notices[n].page);
     }
     /* The whole message is logged under one hold of iv.lock: a message is
      * causally closed (every interval comes with those its creator had

@@ -105,9 +105,12 @@ static DSM_STATE struct {
     uint64_t               repartitions; /* STAT_PAR_REPARTITIONS at the last window's end */
     uint64_t               timed;        /* STAT_PAR_PROFILED_RUNS at the last window's end */
     uint32_t               timed_window; /* the last window in which it changed */
+    uint32_t               rounds;       /* migration rounds run (homes move only in one) */
 } mig = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 bool migrate_counts_writes(void) { return mig.pages != NULL; }
+
+uint32_t migrate_rounds(void) { return __atomic_load_n(&mig.rounds, __ATOMIC_ACQUIRE); }
 
 int migrate_successor(size_t page)
 {
@@ -385,6 +388,7 @@ bool migrate_barrier_done(uint32_t votes)
     /* Every page given away is in place at its new home before this node
      * arrives at the round that ends the window. */
     coherence_wait_for(&mig.lock, &mig.acks_due, 0);
+    __atomic_add_fetch(&mig.rounds, 1, __ATOMIC_RELEASE);
     coherence_unlock();
     stats_add(STAT_T_MIGRATE_NS, clock_ns() - t0);
     stats_add(STAT_MIGRATE_ROUNDS, 1);

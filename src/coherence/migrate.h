@@ -57,6 +57,9 @@ void migrate_stop(void);
  * changes (migrate_note_write) — home migration weighs them, and page
  * migration keeps a page the home writes. */
 bool migrate_counts_writes(void);
+/* Migration rounds this node has run: a home known at a count is the home
+ * while the count stays (homes move only in a round). */
+uint32_t migrate_rounds(void);
 
 /* At the home: `node` faulted on the page (a fetch it served). */
 void migrate_note_fault(size_t page, int node);

@@ -124,6 +124,48 @@ const char *coh_diff_check(const struct diff_hdr *d, const void *diff, size_t le
     return NULL;
 }
 
+const char *coh_diffs_check(const void *body, size_t len, const struct coh_limits *l,
+                            uint32_t *count)
+{
+    const unsigned char *q = body, *end = q + len;
+    uint32_t n = 0;
+    if (len == 0)
+        return "no diffs";
+    while (q != end) {
+        struct diffs_item it;
+        if ((size_t)(end - q) < sizeof it)
+            return "a truncated diff header";
+        memcpy(&it, q, sizeof it);
+        q += sizeof it;
+        if ((size_t)(end - q) < it.len)
+            return "a diff longer than the message";
+        if (it.flags & ~DIFFS_BEFORE_ARRIVAL)
+            return "a diff with unknown flags";
+        const char *why = coh_diff_check(&(struct diff_hdr){.page = it.page, .idx = it.idx}, q,
+                                         it.len, l);
+        if (why)
+            return why;
+        q += it.len;
+        n++;
+    }
+    if (count)
+        *count = n;
+    return NULL;
+}
+
+const char *coh_diff_acks_check(const void *body, size_t len, const struct coh_limits *l)
+{
+    if (len == 0 || len % sizeof(struct diff_ack))
+        return "a length that is not a whole number of acknowledgements";
+    for (size_t off = 0; off < len; off += sizeof(struct diff_ack)) {
+        struct diff_ack a;
+        memcpy(&a, (const unsigned char *)body + off, sizeof a);
+        if (a.page >= l->npages || a.zero)
+            return "an acknowledgement of a page beyond the region";
+    }
+    return NULL;
+}
+
 const char *coh_diff_req_check(const struct diff_req *r, size_t rest, const struct coh_limits *l)
 {
     if (r->page >= l->npages)

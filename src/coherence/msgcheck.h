@@ -79,6 +79,16 @@ const char *coh_page_rep_check(const struct page_rep *r, int src, size_t data,
 const char *coh_diff_check(const struct diff_hdr *d, const void *diff, size_t len,
                            const struct coh_limits *l);
 
+/* A COH_DIFFS body: at least one struct diffs_item, each followed by its
+ * `len` bytes of diff (coh_diff_check's), nothing after the last.
+ * *count (may be NULL) gets the diffs. */
+const char *coh_diffs_check(const void *body, size_t len, const struct coh_limits *l,
+                            uint32_t *count);
+
+/* A COH_DIFF_ACKS body: at least one struct diff_ack, pages in range,
+ * `zero` zero, nothing else. */
+const char *coh_diff_acks_check(const void *body, size_t len, const struct coh_limits *l);
+
 /* lrc's diff request: its header and `rest` bytes of stamps. */
 const char *coh_diff_req_check(const struct diff_req *r, size_t rest, const struct coh_limits *l);
 

@@ -226,6 +226,12 @@ int ipc_sendv(int peer, unsigned type, uint32_t aux, const struct iovec *iov, in
 void ipc_batch_begin(void) { net_batch_begin(); }
 void ipc_batch_end(void) { net_batch_end(); }
 
+size_t ipc_message_room(void)
+{
+    size_t payload = net_datagram_payload();
+    return payload > sizeof(struct ipc_hdr) ? payload - sizeof(struct ipc_hdr) : 0;
+}
+
 int ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns)
 {
     /* About to wait: whoever waits on our accepts must not wait on us. */

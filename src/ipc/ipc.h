@@ -130,6 +130,9 @@ uint64_t ipc_sent_by_thread(void);
 void ipc_batch_begin(void);
 void ipc_batch_end(void);
 
+/* The body bytes a message may have and still travel in one datagram. */
+size_t ipc_message_room(void);
+
 /* Waits (driving progress) until done(arg); see net_wait. */
 int  ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
 void ipc_notify(void);

@@ -197,6 +197,9 @@ static void on_arrive(int src, const void *msg, size_t len)
                   "protocol error", src, epoch32, job()->rank, (unsigned long long)barrier.epoch);
     g->child[c].data = ipc_copy_payload(msg, len, 0, &g->child[c].len);
     part_head(g->child[c].data, g->child[c].len, src);
+    /* The versions of the child's diffs applied here, which it did not
+     * wait for (they came before this, in order). */
+    coherence_arrival_from(src, g->child[c].data + sizeof(uint32_t), g->child[c].len - sizeof(uint32_t));
     g->nchild_in++;
     bool complete = take_gathered(epoch, parts);
     pthread_mutex_unlock(&barrier.lock);
@@ -267,14 +270,16 @@ static uint32_t barrier_round(void)
 {
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     log_flush_output();
-    coherence_release();
+    /* The diffs homed at the parent need no acknowledgement before the
+     * arrival, which follows them there (coherence_release_arriving). */
+    coherence_release_arriving(barrier.parent);
     uint64_t t_released = TRACE_ON ? clock_ns() : 0;
     send_remote_frees();
 
     struct barrier_head head = {.votes = coh->barrier_vote && coh->barrier_vote()};
     struct buf mine = {0};
     buf_put(&mine, &head.votes, sizeof head.votes);
-    interval_encode(&mine, barrier.vt_at_barrier, job()->rank, -1);
+    interval_encode_arrival(&mine, barrier.vt_at_barrier);
     struct arrival parts[IPC_SENDV_MAX];
     pthread_mutex_lock(&barrier.lock);
     uint64_t epoch = ++barrier.epoch;
