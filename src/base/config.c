@@ -4,6 +4,7 @@
 #include "base/config.h"
 
 #include <errno.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -172,11 +173,35 @@ static void format_size(const struct config_entry *e, unsigned long long x, char
         snprintf(out, len, "%llu%c", x, suffix[s]);
 }
 
+/* One rule for every setting, whatever its type: an empty value is not
+ * the default (unset the variable for that), and a value with blanks
+ * around it is not the value without them — `DSM_STATS=` or
+ * `DSM_PEER_TIMEOUT=' 3'` is a mistake in a script more often than a
+ * choice, and strtod would take the one and refuse '4 4'. */
+static int refuse_empty_or_blank(const struct config_entry *e, const char *v, char *err,
+                                 size_t errlen)
+{
+    size_t len = strlen(v);
+    if (len == 0 || strspn(v, " \t\n\r\v\f") == len) {
+        snprintf(err, errlen, "%s='%s': empty (unset %s for its default%s%s)", e->name, v, e->name,
+                 *e->def ? ", " : "", e->def);
+        return -EINVAL;
+    }
+    if (isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1])) {
+        snprintf(err, errlen, "%s='%s': blanks around the value (write it without them)", e->name, v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int parse_entry(const struct config_entry *e, const char *v,
                        struct dsm_config *cfg, char *err, size_t errlen)
 {
     char *base = (char *)cfg + e->offset;
     char *end = NULL;
+
+    if (refuse_empty_or_blank(e, v, err, errlen))
+        return -EINVAL;
 
     switch (e->type) {
     case CFG_INT: {
@@ -210,10 +235,10 @@ static int parse_entry(const struct config_entry *e, const char *v,
         if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on"))
             *(int64_t *)base = 1;
         else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") ||
-                 !strcmp(v, "off") || !*v)
+                 !strcmp(v, "off"))
             *(int64_t *)base = 0;
         else {
-            snprintf(err, errlen, "%s=%s: expected 0 or 1", e->name, v);
+            snprintf(err, errlen, "%s=%s: expected 0 or 1 (or yes/no, true/false, on/off)", e->name, v);
             return -EINVAL;
         }
         return 0;
@@ -227,7 +252,9 @@ static int parse_entry(const struct config_entry *e, const char *v,
         return 0;
     }
     case CFG_PATH:
-        *(const char **)base = *v ? v : NULL;
+        /* What the text means (a directory, a file, a schedule, an
+         * address) is the layer's that uses it: runtime/settings.c. */
+        *(const char **)base = v;
         return 0;
     case CFG_SIZE:
     case CFG_ADDR: {
@@ -280,7 +307,8 @@ void config_defaults(struct dsm_config *cfg)
     char err[160];
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < NENTRIES; i++)
-        if (parse_entry(&table[i], table[i].def, cfg, err, sizeof err))
+        if (*table[i].def && /* "": unset, NULL */
+            parse_entry(&table[i], table[i].def, cfg, err, sizeof err))
             abort(); /* a default outside its own range is a bug in the table */
 }
 

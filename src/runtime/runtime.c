@@ -26,6 +26,7 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
+#include "runtime/settings.h"
 #include "mem/mem.h"
 #include "sync/sync.h"
 #include "runtime/boot.h"
@@ -114,7 +115,7 @@ int dsm_startup(int *argc, char ***argv)
     tune_malloc();
     char err[256];
     struct job *j = job_init();
-    if (config_load(&j->cfg, err, sizeof err))
+    if (config_load(&j->cfg, err, sizeof err) || settings_check(&j->cfg, true, err, sizeof err))
         log_fatal("%s (see dsmrun --help-env)", err);
     program_defaults(&j->cfg, r->share_globals);
 
