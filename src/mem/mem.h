@@ -67,6 +67,12 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *
  * dies of it. */
 void mem_catch_sigbus(const char *dir);
 
+/* In fork's child (runtime/forked.c): the region read-only where the
+ * node could read it, the system view without access, and [keep, keep +
+ * keep_len) (the master's stack) a private writable copy, whose part from
+ * keep_used up (the frames in use at the fork) is copied at once (forked.c). */
+void mem_forked_child(void *keep, size_t keep_len, const void *keep_used);
+
 /* Two application ranges, one page numbering: an address in the globals'
  * window is numbered from gbase, any other from base. The choice compiles
  * to a compare and a conditional move (no branch); with private globals
