@@ -128,7 +128,7 @@ static const struct config_entry table[] = {
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
      "write the statistics as JSON to this file (dsmrun --stats-json sets it)"},
     {"DSM_CHECK", CFG_BOOL, "0", 0, 1, NULL, OFF(check),
-     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes"},
+     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes; also a write after dsm_free to a node's last 256 freed small blocks (kept poisoned), named with the block and the freeing call"},
     {"DSM_TRACE", CFG_PATH, "", 0, 0, NULL, OFF(trace),
      "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)"},
     {"DSM_PROFILE", CFG_PATH, "", 0, 0, NULL, OFF(profile),

@@ -200,6 +200,9 @@ void *mem_alloc_aligned(size_t size, size_t align);
  * an access to unallocated memory. */
 void *mem_alloc_top(size_t size);
 void  mem_free(void *p);
+/* Under DSM_CHECK: the small blocks dsm_free keeps poisoned still hold
+ * the poison, or the job ends naming one (alloc.c); at dsm_finish. */
+void  mem_check_freed(void);
 /* At the base node: whether the page is one of mem_alloc_top's (the
  * master's stack), whose home stays where it is (migrate.c). */
 bool  mem_home_pinned(size_t page);

@@ -250,6 +250,7 @@ static void finish_here(void *arg)
     struct runtime *r = rt();
     if (!r->started)
         return;
+    mem_check_freed();    /* a write after dsm_free, under DSM_CHECK */
     ipc_leave();          /* first: nodes still running may wait for its notifications */
     mmap_finish();        /* the program's shared file mappings back to their files */
     sync_atomic_finish(); /* the program's atomics are the hardware's again */
