@@ -44,6 +44,7 @@
 
 #include "launcher.h"
 #include "base/config.h"
+#include "runtime/settings.h"
 
 /* ------------------------------------------------------------------------ */
 /* Command line                                                             */
@@ -600,8 +601,8 @@ static int export_job_env(const struct launcher *l, const char *peers)
  * here, not once per node. */
 static int check_settings(const struct options *o)
 {
-    const char **over = calloc((size_t)o->nenv + 4, sizeof *over);
-    char protocol[64], threads[64], err[320];
+    const char **over = calloc((size_t)o->nenv + 6, sizeof *over);
+    char protocol[64], threads[64], trace[PATH_MAX + 16], profile[PATH_MAX + 16], err[PATH_MAX + 320];
     int n = 0;
     if (!over) {
         fprintf(stderr, "dsmrun: out of memory\n");
@@ -621,18 +622,34 @@ static int check_settings(const struct options *o)
         snprintf(threads, sizeof threads, "DSM_THREADS=%.40s", o->threads);
         over[n++] = threads;
     }
+    if (o->trace) {
+        snprintf(trace, sizeof trace, "DSM_TRACE=%s", o->trace);
+        over[n++] = trace;
+    }
+    if (o->profile) {
+        snprintf(profile, sizeof profile, "DSM_PROFILE=%s", o->profile);
+        over[n++] = profile;
+    }
     struct dsm_config cfg;
+    /* The table's types and ranges, then what the values mean (a directory,
+     * a file, a schedule, an address): on this host only when the nodes
+     * run here; with --hosts each node checks its own at start. */
     int r = config_load_over(&cfg, over, n, err, sizeof err);
+    if (r == 0)
+        r = settings_check(&cfg, !o->hosts && !o->hostfile, err, sizeof err);
     free(over);
     if (r < 0) {
         /* A bad value the user typed as an option is named as that option,
          * not as the variable it sets (other refusals name both already). */
-        const struct { const char *var, *opt, *given; } typed[] = {
-            {"DSM_THREADS=", "--threads ", o->threads}, {"DSM_PROTOCOL=", "--protocol ", o->protocol}};
+        const struct { const char *var, *opt, *given; bool any; } typed[] = {
+            {"DSM_THREADS=", "--threads ", o->threads, false},
+            {"DSM_PROTOCOL=", "--protocol ", o->protocol, false},
+            {"DSM_TRACE=", "--trace ", o->trace, true}, {"DSM_PROFILE=", "--profile ", o->profile, true}};
         for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
             size_t len = strlen(typed[i].var);
             const char *why = strstr(err, ": ");
-            if (typed[i].given && !strncmp(err, typed[i].var, len) && why && !strncmp(why, ": expected", 10)) {
+            if (typed[i].given && !strncmp(err, typed[i].var, len) && why &&
+                (typed[i].any || !strncmp(why, ": expected", 10))) {
                 fprintf(stderr, "dsmrun: %s%s (see dsmrun --help)\n", typed[i].opt, err + len);
                 return r;
             }

@@ -4,13 +4,14 @@
 #include "base/config.h"
 
 #include <errno.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* CFG_TEXT is stored as CFG_PATH is (a string, NULL when empty); it names
+/* CFG_TEXT is stored as CFG_PATH is (a string; never empty: refuse_empty_or_blank); it names
  * what --help-env calls it: a value, not a file. */
 #define REGION_BASE_DEFAULT "0x200000000000"
 enum config_type { CFG_INT, CFG_DOUBLE, CFG_BOOL, CFG_CHOICE, CFG_PATH, CFG_SIZE, CFG_ADDR, CFG_TEXT };
@@ -130,7 +131,7 @@ static const struct config_entry table[] = {
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
      "write the statistics as JSON to this file (dsmrun --stats-json sets it)"},
     {"DSM_CHECK", CFG_BOOL, "0", 0, 1, NULL, OFF(check),
-     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes"},
+     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes; also a write after dsm_free to a node's last 256 freed small blocks (kept poisoned), named with the block and the freeing call"},
     {"DSM_TRACE", CFG_PATH, "", 0, 0, NULL, OFF(trace),
      "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)"},
     {"DSM_PROFILE", CFG_PATH, "", 0, 0, NULL, OFF(profile),
@@ -175,11 +176,35 @@ static void format_size(const struct config_entry *e, unsigned long long x, char
         snprintf(out, len, "%llu%c", x, suffix[s]);
 }
 
+/* One rule for every setting, whatever its type: an empty value is not
+ * the default (unset the variable for that), and a value with blanks
+ * around it is not the value without them — `DSM_STATS=` or
+ * `DSM_PEER_TIMEOUT=' 3'` is a mistake in a script more often than a
+ * choice, and strtod would take the one and refuse '4 4'. */
+static int refuse_empty_or_blank(const struct config_entry *e, const char *v, char *err,
+                                 size_t errlen)
+{
+    size_t len = strlen(v);
+    if (len == 0 || strspn(v, " \t\n\r\v\f") == len) {
+        snprintf(err, errlen, "%s='%s': empty (unset %s for its default%s%s)", e->name, v, e->name,
+                 *e->def ? ", " : "", e->def);
+        return -EINVAL;
+    }
+    if (isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1])) {
+        snprintf(err, errlen, "%s='%s': blanks around the value (write it without them)", e->name, v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int parse_entry(const struct config_entry *e, const char *v,
                        struct dsm_config *cfg, char *err, size_t errlen)
 {
     char *base = (char *)cfg + e->offset;
     char *end = NULL;
+
+    if (refuse_empty_or_blank(e, v, err, errlen))
+        return -EINVAL;
 
     switch (e->type) {
     case CFG_INT: {
@@ -213,10 +238,10 @@ static int parse_entry(const struct config_entry *e, const char *v,
         if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on"))
             *(int64_t *)base = 1;
         else if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") ||
-                 !strcmp(v, "off") || !*v)
+                 !strcmp(v, "off"))
             *(int64_t *)base = 0;
         else {
-            snprintf(err, errlen, "%s=%s: expected 0 or 1", e->name, v);
+            snprintf(err, errlen, "%s=%s: expected 0 or 1 (or yes/no, true/false, on/off)", e->name, v);
             return -EINVAL;
         }
         return 0;
@@ -231,7 +256,9 @@ static int parse_entry(const struct config_entry *e, const char *v,
     }
     case CFG_PATH:
     case CFG_TEXT:
-        *(const char **)base = *v ? v : NULL;
+        /* What the text means (a directory, a file, a schedule, an
+         * address) is the layer's that uses it: runtime/settings.c. */
+        *(const char **)base = v;
         return 0;
     case CFG_SIZE:
     case CFG_ADDR: {
@@ -284,7 +311,8 @@ void config_defaults(struct dsm_config *cfg)
     char err[160];
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < NENTRIES; i++)
-        if (parse_entry(&table[i], table[i].def, cfg, err, sizeof err))
+        if (*table[i].def && /* "": unset, NULL */
+            parse_entry(&table[i], table[i].def, cfg, err, sizeof err))
             abort(); /* a default outside its own range is a bug in the table */
 }
 

@@ -11,6 +11,7 @@ static DSM_STATE int log_node = -1;
 static DSM_STATE void (*abort_hook)(const char *);
 static DSM_STATE atomic_flag dying = ATOMIC_FLAG_INIT;
 static DSM_STATE struct log_launcher launcher;
+static DSM_STATE int forked_from; /* in fork's child: the node's pid; else 0 */
 
 void log_set_rank(int rank) { log_node = rank; }
 int  log_rank(void) { return log_node; }
@@ -36,6 +37,38 @@ void log_warn(const char *fmt, ...)
         fprintf(stderr, "dsm: node %d: warning: %s\n", log_node, msg);
 }
 
+void log_forked(void)
+{
+    forked_from = (int)getppid();
+    atomic_flag_clear(&dying); /* the parent's threads are not this process's */
+}
+
+bool log_in_forked_child(void) { return forked_from != 0; }
+
+/* One line, written with one write(2): stdio's locks may have been held
+ * by another of the parent's threads at the fork, and never released here. */
+__attribute__((noreturn)) static void forked_child_exit(const char *msg)
+{
+    char line[768];
+    int n = snprintf(line, sizeof line, "dsm: node %d: fork: process %d, a child that node %d's "
+                     "process %d forked, %s; a forked child is not a node of the job and may only "
+                     "exec (system, popen, posix_spawn, fork then exec; docs/api.md, \"fork\")\n",
+                     log_node, (int)getpid(), log_node, forked_from, msg);
+    if (n > 0)
+        (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    _exit(1);
+}
+
+void log_forked_child(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    forked_child_exit(msg);
+}
+
 void log_fatal(const char *fmt, ...)
 {
     char msg[512];
@@ -43,6 +76,11 @@ void log_fatal(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (forked_from) {
+        char what[560];
+        snprintf(what, sizeof what, "called dsm, which ended it: %s", msg);
+        forked_child_exit(what);
+    }
     /* Two threads may fail at once (service thread and application); the
      * first one reports, the other waits to be ended with the process. */
     if (atomic_flag_test_and_set(&dying))

@@ -30,6 +30,18 @@ void log_warn(const char *fmt, ...);
  * hold stdout's lock while it faults. */
 void log_flush_output(void);
 
+/* A process forked from a node (runtime/forked.c) is not a node of the
+ * job: log_forked marks this process as one, in fork's child, before it
+ * runs anything else; from then on log_fatal's line names fork, this
+ * process and its parent node, and tells no peer (the job is the
+ * parent's, which goes on). log_forked_child ends it so, with `what` the
+ * child did ("wrote the shared memory at 0x..."). Async-signal-safe, as a
+ * fork's child in a threaded program must be. */
+void log_forked(void);
+bool log_in_forked_child(void);
+__attribute__((noreturn, format(printf, 1, 2)))
+void log_forked_child(const char *fmt, ...);
+
 /* Ends the process with status 1 after printing `line` verbatim (already
  * prefixed); no abort hook. Used when a peer reported the failure: the
  * line relays the peer's reason. Under a launcher (dsmrun) the line goes

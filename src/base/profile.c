@@ -137,7 +137,7 @@ static __thread uint32_t barriers_passed;
  * join). Each ends an interval on every node alike; none happens while a
  * thread of the node is in a barrier, so a thread's epoch is its barriers
  * plus these. */
-static _Atomic uint32_t syncs_passed;
+static DSM_STATE _Atomic uint32_t syncs_passed;
 
 static void *map_zeroed(size_t bytes)
 {

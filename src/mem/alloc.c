@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/check.h"
 #include "base/job.h"
 #include "base/log.h"
 #include "base/profile.h"
@@ -321,6 +322,107 @@ void mem_free(void *p)
     pthread_mutex_unlock(&alloc_lock);
 }
 
+/* ---- a write after dsm_free, under DSM_CHECK (base/check.h) ---------------
+ *
+ * A small block the program frees on its own node is filled with POISON
+ * and kept out of use while the node's next QUARANTINE frees go by; when it
+ * leaves (and for those still kept, at dsm_finish) every byte must still be
+ * POISON, or the job ends naming the block, its size and the call that
+ * freed it. A write by another node after the free shows once it has
+ * reached this node's copy (a release of the writer's, an acquire here).
+ * Off, none of this runs: one predictable branch a dsm_free. */
+#define QUARANTINE 256
+#define POISON     0xdb
+
+struct freed_block { char *p; size_t size; const void *caller; };
+
+static DSM_STATE struct {
+    struct freed_block ring[QUARANTINE];
+    size_t             next, count;
+} quarantine;
+
+/* Under the lock: keeps b, and hands back in *out the block it pushes
+ * out (size 0: none). */
+static void quarantine_put(struct freed_block b, struct freed_block *out)
+{
+    out->size = 0;
+    if (quarantine.count == QUARANTINE)
+        *out = quarantine.ring[quarantine.next];
+    else
+        quarantine.count++;
+    quarantine.ring[quarantine.next] = b;
+    quarantine.next = (quarantine.next + 1) % QUARANTINE;
+}
+
+static void quarantine_verify(const struct freed_block *b)
+{
+    for (size_t i = 0; i < b->size; i++)
+        if ((unsigned char)b->p[i] != POISON)
+            log_fatal("dsm_free(%p): the %zu-byte block was written after it was freed (by the "
+                      "call at %p): its byte %zu holds 0x%02x, not the 0x%02x dsm_free left "
+                      "(DSM_CHECK=1 poisons each node's last %d freed blocks)", (void *)b->p,
+                      b->size, b->caller, i, (unsigned char)b->p[i], POISON, QUARANTINE);
+}
+
+/* The small block at p of this node's arena: its size, or 0 (another
+ * node's, a page-level block, or not a block's start: free_locked says). */
+static size_t own_small_block(const void *p)
+{
+    if (!arenas.ready || !mem_contains(p))
+        return 0;
+    size_t page = mem_page_of(p);
+    if (page < arenas.first_page || page >= arenas.first_page + mem.arena_pages ||
+        !arenas.small[page - arenas.first_page])
+        return 0;
+    size_t bsize = class_size(arenas.small[page - arenas.first_page] - 1);
+    return ((size_t)((const char *)p - mem_app(page)) % bsize) ? 0 : bsize;
+}
+
+static void free_checked(void *p, const void *caller)
+{
+    size_t size = own_small_block(p);
+    if (!size) {
+        mem_free(p);
+        return;
+    }
+    struct freed_block out;
+    pthread_mutex_lock(&alloc_lock);
+    size_t page = mem_page_of(p);
+    uint64_t mask, *word = inuse_bit(page, arenas.small[page - arenas.first_page] - 1, p, &mask);
+    if (!(*word & mask))
+        log_fatal("dsm_free(%p): the block is not allocated (freed twice?)", p);
+    *word &= ~mask; /* freed; its bin gets it when it leaves the quarantine */
+    pthread_mutex_unlock(&alloc_lock);
+    /* Outside the lock: a write may fault, and a fault waits on the
+     * network, whose delivery thread may need the allocator. */
+    memset(p, POISON, size);
+    pthread_mutex_lock(&alloc_lock);
+    quarantine_put((struct freed_block){p, size, caller}, &out);
+    pthread_mutex_unlock(&alloc_lock);
+    if (!out.size)
+        return;
+    quarantine_verify(&out);
+    int k = arenas.small[mem_page_of(out.p) - arenas.first_page] - 1;
+    pthread_mutex_lock(&alloc_lock);
+    if (arenas.nbin[k] == arenas.capbin[k])
+        arenas.bins[k] = grow(arenas.bins[k], &arenas.capbin[k], sizeof(void *));
+    arenas.bins[k][arenas.nbin[k]++] = out.p;
+    pthread_mutex_unlock(&alloc_lock);
+}
+
+void mem_check_freed(void)
+{
+    if (!check_on())
+        return;
+    pthread_mutex_lock(&alloc_lock);
+    size_t n = quarantine.count;
+    struct freed_block kept[QUARANTINE];
+    memcpy(kept, quarantine.ring, sizeof kept);
+    pthread_mutex_unlock(&alloc_lock);
+    for (size_t i = 0; i < n; i++)
+        quarantine_verify(&kept[i]);
+}
+
 static void free_locked(void *p)
 {
     if (!mem_contains(p))
@@ -451,7 +553,7 @@ size_t mem_home_run(size_t page, int home, size_t max)
 /* The entry points run off the master's shared stack (base/stack.h): a
  * first touch of one of its pages takes the allocator's lock, which
  * mem_alloc holds. */
-struct alloc_args { size_t size, align; enum dsm_home home; void *p; };
+struct alloc_args { size_t size, align; enum dsm_home home; void *p; const void *caller; };
 
 static void alloc_call(void *arg)
 {
@@ -459,7 +561,14 @@ static void alloc_call(void *arg)
     a->p = mem_alloc(a->size, a->align, a->home);
 }
 
-static void free_call(void *arg) { mem_free(((struct alloc_args *)arg)->p); }
+static void free_call(void *arg)
+{
+    struct alloc_args *a = arg;
+    if (__builtin_expect(check_on(), 0) && a->p)
+        free_checked(a->p, a->caller);
+    else
+        mem_free(a->p);
+}
 
 void *mem_alloc_top(size_t size)
 {
@@ -481,7 +590,7 @@ void *mem_alloc_top(size_t size)
 void *dsm_malloc(size_t size)
 {
     PROFILE_SITE();
-    struct alloc_args a = {size, SMALL_MIN, DSM_HOME_DEFAULT, NULL};
+    struct alloc_args a = {size, SMALL_MIN, DSM_HOME_DEFAULT, NULL, NULL};
     stack_private(alloc_call, &a);
     if (PROFILE_ON)
         profile_alloc(PROF_ALLOC_HEAP, a.p, size);
@@ -490,7 +599,7 @@ void *dsm_malloc(size_t size)
 
 void *mem_alloc_aligned(size_t size, size_t align)
 {
-    struct alloc_args a = {size, align < SMALL_MIN ? SMALL_MIN : align, DSM_HOME_DEFAULT, NULL};
+    struct alloc_args a = {size, align < SMALL_MIN ? SMALL_MIN : align, DSM_HOME_DEFAULT, NULL, NULL};
     stack_private(alloc_call, &a);
     if (PROFILE_ON)
         profile_alloc(PROF_ALLOC_HEAP, a.p, size);
@@ -502,7 +611,7 @@ void *dsm_malloc_home(size_t size, enum dsm_home home)
     PROFILE_SITE();
     if (home < DSM_HOME_DEFAULT || home > DSM_HOME_FIRST_TOUCH)
         log_fatal("dsm_malloc_home: unknown home policy %d", (int)home);
-    struct alloc_args a = {size, SMALL_MIN, home, NULL};
+    struct alloc_args a = {size, SMALL_MIN, home, NULL, NULL};
     stack_private(alloc_call, &a);
     if (PROFILE_ON)
         profile_alloc(PROF_ALLOC_HEAP, a.p, size);
@@ -511,7 +620,7 @@ void *dsm_malloc_home(size_t size, enum dsm_home home)
 
 void dsm_free(void *p)
 {
-    struct alloc_args a = {0, SMALL_MIN, DSM_HOME_DEFAULT, p};
+    struct alloc_args a = {0, SMALL_MIN, DSM_HOME_DEFAULT, p, __builtin_return_address(0)};
     stack_private(free_call, &a);
     if (PROFILE_ON)
         profile_free(p);

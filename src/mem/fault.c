@@ -156,6 +156,11 @@ static const char *outside_why(const void *addr, int code)
 static void on_segv(int sig, siginfo_t *si, void *uctx)
 {
     void *addr = si->si_addr;
+    /* In fork's child the system view has no access (forked.c): only
+     * dsm's own code goes there, so the child called dsm. */
+    if (__builtin_expect(log_in_forked_child(), 0) && mem.sys &&
+        (uintptr_t)((char *)addr - mem.sys) < mem.size)
+        log_forked_child("called dsm (which touched the shared region at %p)", addr);
     if (!mem.base || !mem_contains(addr)) {
         /* Not ours: the previous handler's, if it is one (SIG_DFL would
          * kill without a word, SIG_IGN would fault forever). */
@@ -177,6 +182,8 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
     int saved = errno;
     size_t page = mem_page_of(addr);
     int w = fault_is_write(uctx);
+    if (__builtin_expect(log_in_forked_child(), 0)) /* mem_forked_child */
+        log_forked_child("%s the shared memory at %p", w == 0 ? "read" : w > 0 ? "wrote" : "touched", addr);
     if (w < 0)
         w = mem.pages[page].state == PAGE_READ;
     bool profiled = PROFILE_ON;

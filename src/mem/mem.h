@@ -67,6 +67,12 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *
  * dies of it. */
 void mem_catch_sigbus(const char *dir);
 
+/* In fork's child (runtime/forked.c): the region read-only where the
+ * node could read it, the system view without access, and [keep, keep +
+ * keep_len) (the master's stack) a private writable copy, whose part from
+ * keep_used up (the frames in use at the fork) is copied at once (forked.c). */
+void mem_forked_child(void *keep, size_t keep_len, const void *keep_used);
+
 /* Two application ranges, one page numbering: an address in the globals'
  * window is numbered from gbase, any other from base. The choice compiles
  * to a compare and a conditional move (no branch); with private globals
@@ -194,6 +200,9 @@ void *mem_alloc_aligned(size_t size, size_t align);
  * an access to unallocated memory. */
 void *mem_alloc_top(size_t size);
 void  mem_free(void *p);
+/* Under DSM_CHECK: the small blocks dsm_free keeps poisoned still hold
+ * the poison, or the job ends naming one (alloc.c); at dsm_finish. */
+void  mem_check_freed(void);
 /* At the base node: whether the page is one of mem_alloc_top's (the
  * master's stack), whose home stays where it is (migrate.c). */
 bool  mem_home_pinned(size_t page);

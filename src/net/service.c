@@ -377,6 +377,9 @@ static void release_socket(bool blocking)
 
 int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
+    /* A forked child has no service thread: nothing would ever come. */
+    if (__builtin_expect(log_in_forked_child(), 0))
+        log_forked_child("called dsm (a wait for its node's messages)");
     if (net_over_ucx)
         return ucx_wait(done, arg, deadline);
     if (recv_in_delivery || udp_cork.on)

@@ -59,12 +59,10 @@ static void omp_init(struct omp_thread *t)
                   t->icv.nthreads, job()->nodes, job_limit / job()->nodes, job_limit);
     t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
     const char *st = job()->cfg.omp_static;
-    if (st && *st) {
+    if (st) { /* checked at start (runtime/settings.c): the same parser */
         char err[160];
-        if (sched_parse(st, &t->icv.static_sched, err, sizeof err))
+        if (sched_parse_static(st, &t->icv.static_sched, err, sizeof err))
             log_fatal("DSM_OMP_STATIC=%s", err);
-        if (t->icv.static_sched.kind != SCHED_STATIC && t->icv.static_sched.kind != SCHED_PROFILED)
-            log_fatal("DSM_OMP_STATIC=%s: static loops may be divided static or profiled", st);
     }
     t->ready = true;
     omp_tool_thread_begin(); /* the node's tool starts with its runtime (ompt.c) */

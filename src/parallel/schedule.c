@@ -206,3 +206,14 @@ int sched_parse(const char *text, struct sched_spec *out, char *err, unsigned er
     out->eval_skip = v[2];
     return 0;
 }
+
+int sched_parse_static(const char *text, struct sched_spec *out, char *err, unsigned errlen)
+{
+    if (sched_parse(text, out, err, errlen))
+        return -EINVAL;
+    if (out->kind != SCHED_STATIC && out->kind != SCHED_PROFILED) {
+        snprintf(err, errlen, "'%s': static loops may be divided static or profiled", text);
+        return -EINVAL;
+    }
+    return 0;
+}

@@ -68,6 +68,9 @@ uint64_t sched_weight_block(uint64_t trip, int n, const double *weight, int tid,
  * dsm's chunks are handed out in order either way). Returns 0, or
  * -EINVAL with a one-line reason in err. */
 int sched_parse(const char *text, struct sched_spec *out, char *err, unsigned errlen);
+/* sched_parse, for the division of static loops (DSM_OMP_STATIC): static
+ * or profiled only. */
+int sched_parse_static(const char *text, struct sched_spec *out, char *err, unsigned errlen);
 
 /* The kind's name, for messages and statistics. */
 const char *sched_kind_name(enum sched_kind kind);

@@ -56,6 +56,8 @@ static void run_main(void)
 
 static void finish_at_exit(void)
 {
+    if (log_in_forked_child()) /* the node's job, not this child's (forked.c) */
+        return;
     dsm_finish();
 }
 

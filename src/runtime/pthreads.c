@@ -610,14 +610,6 @@ int dsm_daemon(int nochdir, int noclose)
     return daemon(nochdir, noclose);
 }
 
-pid_t dsm_fork(void)
-{
-    if (rt()->started)
-        log_fatal("fork: a child process would share this node's view of the shared memory "
-                  "without being a node of the job; run other programs with posix_spawn "
-                  "(docs/unmodified-programs.md, pthreads)");
-    return fork();
-}
 
 /* A sleep, a yield: the node's other threads may run meanwhile. */
 void dsm_block_begin(void) { smp_wait_begin(); }

@@ -26,6 +26,7 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
+#include "runtime/settings.h"
 #include "mem/mem.h"
 #include "sync/sync.h"
 #include "runtime/boot.h"
@@ -114,7 +115,7 @@ int dsm_startup(int *argc, char ***argv)
     tune_malloc();
     char err[256];
     struct job *j = job_init();
-    if (config_load(&j->cfg, err, sizeof err))
+    if (config_load(&j->cfg, err, sizeof err) || settings_check(&j->cfg, true, err, sizeof err))
         log_fatal("%s (see dsmrun --help-env)", err);
     program_defaults(&j->cfg, r->share_globals);
 
@@ -173,6 +174,7 @@ int dsm_startup(int *argc, char ***argv)
     sync_start();
     parallel_start();
     fork_start();
+    forked_start();
     pthreads_start();
     signals_start();
     globals_start();
@@ -248,6 +250,7 @@ static void finish_here(void *arg)
     struct runtime *r = rt();
     if (!r->started)
         return;
+    mem_check_freed();    /* a write after dsm_free, under DSM_CHECK */
     ipc_leave();          /* first: nodes still running may wait for its notifications */
     mmap_finish();        /* the program's shared file mappings back to their files */
     sync_atomic_finish(); /* the program's atomics are the hardware's again */

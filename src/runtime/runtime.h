@@ -36,6 +36,9 @@ struct runtime {
 
 struct runtime *rt(void);
 
+/* forked.c: fork's child is not a node (pthread_atfork) */
+void forked_start(void);
+
 /* fork.c */
 void fork_start(void);
 void fork_finish(void);

@@ -450,7 +450,7 @@ void sync_barrier_start(void)
     ipc_register(SYNC_FREE, "FREE", on_free, NULL);
 }
 
-static bool (*others_can_meet)(void);
+static DSM_STATE bool (*others_can_meet)(void);
 
 void sync_collectives_guard(bool (*can_meet)(void)) { others_can_meet = can_meet; }
 

@@ -6,6 +6,12 @@
  *                             twice; node 0, its owner, finds it when the
  *                             frees reach it (at the next barrier)
  *   test_double_free large    the last node frees a page-sized block twice
+ *   test_double_free after    the last node writes byte 3 of a 64-byte
+ *                             block after freeing it, then frees 300
+ *                             others (DSM_CHECK=1: found when the block
+ *                             leaves the quarantine)
+ *   test_double_free after-finish  the same write, then dsm_finish (found
+ *                             there)
  *   test_double_free reuse    no misuse: freed small blocks are reused, two
  *                             live blocks are never the same (must pass)
  *
@@ -34,6 +40,23 @@ int main(int argc, char **argv)
         dsm_barrier();
         if (me == 0)
             printf("reuse: ok\n");
+        dsm_finish();
+        return 0;
+    }
+    if (!strncmp(mode, "after", 5)) {
+        if (me == last) {
+            char *p = dsm_malloc(64);
+            printf("block %p\n", (void *)p);
+            fflush(stdout);
+            dsm_free(p);
+            p[3] = 1; /* the program's bug */
+            if (!strcmp(mode, "after"))
+                for (int i = 0; i < 300; i++)
+                    dsm_free(dsm_malloc(48));
+        }
+        dsm_barrier();
+        if (me == 0)
+            printf("after: not found\n");
         dsm_finish();
         return 0;
     }

@@ -5,7 +5,6 @@
  *   trylock    pthread_mutex_trylock on a mutex in shared memory
  *   timedwait  pthread_cond_timedwait
  *   pshared    a PTHREAD_PROCESS_SHARED mutex
- *   fork       fork
  *   kill       pthread_kill of a thread
  *   cancel     pthread_cancel of a thread
  *   stack      a thread passing a pointer into its own stack to a thread
@@ -82,8 +81,6 @@ int main(int argc, char **argv)
         pthread_mutexattr_init(&a);
         pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
         pthread_mutex_init(&m, &a);
-    } else if (!strcmp(mode, "fork")) {
-        fork();
     } else if (!strcmp(mode, "kill") || !strcmp(mode, "cancel") || !strcmp(mode, "sigqueue") ||
                !strcmp(mode, "setname") || !strcmp(mode, "getattr")) {
         pthread_barrier_init(&gate, NULL, 2);

@@ -8,6 +8,7 @@
 #include "base/config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,7 +355,7 @@ static void test_bad_numbers_are_rejected_by_name(void)
 static void test_booleans_take_the_usual_words(void)
 {
     static const char *const yes[] = {"1", "yes", "true", "on"};
-    static const char *const no[] = {"0", "no", "false", "off", ""};
+    static const char *const no[] = {"0", "no", "false", "off"};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         EXPECT_INT("DSM_STATS", yes[i], stats, 1);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
@@ -364,6 +365,32 @@ static void test_booleans_take_the_usual_words(void)
     EXPECT_BAD("DSM_STATS", "maybe");
     EXPECT_BAD("DSM_STATS", "yes ");
     EXPECT_BAD("DSM_STATS", "10");
+}
+
+/* One rule for every setting: empty, blank, or blanks around a value are
+ * refused, whatever the type (an empty yes/no once meant no, an empty
+ * number was refused, and strtod took ' 3' but not '4 4'). */
+static void test_empty_and_blank_values_are_refused_alike(void)
+{
+    static const char *const names[] = {"DSM_STATS", "DSM_CHECK", "DSM_MIGRATE_PAGES",
+                                        "DSM_MIGRATE_HOMES", "DSM_PEER_TIMEOUT", "DSM_NET_WINDOW",
+                                        "DSM_PAGE_SIZE", "DSM_REGION_BASE", "DSM_PROTOCOL",
+                                        "DSM_HOME_DIR", "DSM_TRACE", "DSM_OMP_STATIC",
+                                        "DSM_NET_BIND", "DSM_STATS_JSON", "DSM_PROFILE"};
+    static const char *const values[] = {"", " ", "\t", " 3", "3 ", " 1", "1\n", " hlrc"};
+    struct dsm_config c;
+    char err[256];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+            config_defaults(&c);
+            err[0] = 0;
+            CHECK_EQ(config_set(&c, names[i], values[k], err, sizeof err), -EINVAL);
+            CHECK(strncmp(err, names[i], strlen(names[i])) == 0);
+            bool blank = strspn(values[k], " \t\n") == strlen(values[k]);
+            CHECK(strstr(err, blank ? ": empty (unset " : ": blanks around the value") != NULL);
+        }
+    EXPECT_BAD("DSM_PEER_TIMEOUT", " 3");     /* as '4 4' is */
+    EXPECT_BAD("DSM_PEER_TIMEOUT", "4 4");
 }
 
 /* The fault injector acts on UDP datagrams: asking for it over UCX is an
@@ -415,30 +442,27 @@ static void test_choices_take_exactly_their_names(void)
     EXPECT_BAD("DSM_NET_AUTH", "1");
 }
 
-static void test_paths_are_kept_and_empty_means_unset(void)
+static void test_paths_are_kept_and_unset_means_none(void)
 {
     struct dsm_config c;
     char err[200];
     clear_env();
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(!c.stats_json && !c.trace && !c.profile && !c.home_dir && !c.omp_static && !c.net_bind);
     setenv("DSM_STATS_JSON", "/tmp/stats.json", 1);
     CHECK_EQ(config_load(&c, err, sizeof err), 0);
     CHECK(c.stats_json && strcmp(c.stats_json, "/tmp/stats.json") == 0);
-    setenv("DSM_STATS_JSON", "", 1);
-    CHECK_EQ(config_load(&c, err, sizeof err), 0);
-    CHECK(c.stats_json == NULL);
+    setenv("DSM_STATS_JSON", "", 1);          /* empty is refused, not unset */
+    CHECK_EQ(config_load(&c, err, sizeof err), -EINVAL);
+    unsetenv("DSM_STATS_JSON");
     setenv("DSM_TRACE", "/tmp/run.trace", 1);
     CHECK_EQ(config_load(&c, err, sizeof err), 0);
     CHECK(c.trace && strcmp(c.trace, "/tmp/run.trace") == 0);
-    setenv("DSM_TRACE", "", 1);
-    CHECK_EQ(config_load(&c, err, sizeof err), 0);
-    CHECK(c.trace == NULL);
+    unsetenv("DSM_TRACE");
     setenv("DSM_PROFILE", "/tmp/run.profile", 1);
     CHECK_EQ(config_load(&c, err, sizeof err), 0);
     CHECK(c.profile && strcmp(c.profile, "/tmp/run.profile") == 0);
     CHECK(c.trace == NULL); /* each its own */
-    setenv("DSM_PROFILE", "", 1);
-    CHECK_EQ(config_load(&c, err, sizeof err), 0);
-    CHECK(c.profile == NULL);
     clear_env();
 }
 
@@ -683,7 +707,8 @@ int main(void)
     test_booleans_take_the_usual_words();
     test_choices_take_exactly_their_names();
     test_fault_injection_is_refused_over_ucx();
-    test_paths_are_kept_and_empty_means_unset();
+    test_paths_are_kept_and_unset_means_none();
+    test_empty_and_blank_values_are_refused_alike();
     test_every_variable_is_read_together();
     test_error_message_fits_a_small_buffer();
     test_help_lists_every_variable();
