@@ -82,14 +82,8 @@ static void free_bodies(struct bodies *b)
  * frame (computed over all n bodies, in the same order everywhere). */
 static void init_bodies(struct bodies *b, int lo, int hi)
 {
-    double p[3] = {0, 0, 0}, mt = 0;
-    for (int i = 0; i < b->n; i++) {
-        double x[3], v[3], m;
-        nbody_body_init(b->n, i, x, v, &m);
-        for (int d = 0; d < 3; d++)
-            p[d] += m * v[d];
-        mt += m;
-    }
+    double p[3], mt;
+    nbody_momentum(b->n, p, &mt);
     for (int i = lo; i < hi; i++) {
         double x[3], v[3], m;
         nbody_body_init(b->n, i, x, v, &m);

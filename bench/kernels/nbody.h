@@ -34,6 +34,22 @@ static inline void nbody_body_init(int n, int i, double x[3], double v[3], doubl
     *m = (0.5 + rng_uniform(&s)) / n;
 }
 
+/* The total momentum p and mass *mt of all n bodies, summed in index order
+ * (the same bits wherever it runs): the centre-of-mass frame moves at
+ * p / mt, and the bodies' velocities are taken in it. */
+static inline void nbody_momentum(int n, double p[3], double *mt)
+{
+    p[0] = p[1] = p[2] = 0;
+    *mt = 0;
+    for (int i = 0; i < n; i++) {
+        double x[3], v[3], m;
+        nbody_body_init(n, i, x, v, &m);
+        for (int d = 0; d < 3; d++)
+            p[d] += m * v[d];
+        *mt += m;
+    }
+}
+
 /* Adds to a the softened pull (G = 1) of a body of mass mj at xj on a body
  * at xi: a += mj (xj - xi) / (|xj - xi|^2 + eps^2)^(3/2). The self term
  * adds an exact zero, so callers need no test. */

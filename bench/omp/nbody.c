@@ -93,14 +93,8 @@ static void free_bodies(struct bodies *b)
  * by the static schedule the steps use). */
 static void init_bodies(struct bodies *b, int parallel)
 {
-    double p[3] = {0, 0, 0}, mt = 0;
-    for (int i = 0; i < b->n; i++) {
-        double x[3], v[3], m;
-        nbody_body_init(b->n, i, x, v, &m);
-        for (int d = 0; d < 3; d++)
-            p[d] += m * v[d];
-        mt += m;
-    }
+    double p[3], mt;
+    nbody_momentum(b->n, p, &mt);
 #pragma omp parallel for if (parallel) schedule(static)
     for (int i = 0; i < b->n; i++) {
         double x[3], v[3], m;
