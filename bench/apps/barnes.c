@@ -67,7 +67,7 @@
  *   - total momentum conserved within what the method's force error allows.
  */
 #include "par.h"
-#include "rng.h"
+#include "../kernels/rng.h"
 
 #include <math.h>
 #include <stdint.h>

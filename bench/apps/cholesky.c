@@ -97,7 +97,7 @@ static double entry(int n, int i, int j)
 
 /* ---- the block kernels ------------------------------------------------------
  * Out of line and aligned, so every build and the check run the same code
- * (lu.c says why). Row-major b x b blocks; `t` is b x b scratch. */
+ * (../kernels/lu_blocks.h says why). Row-major b x b blocks; `t` is b x b scratch. */
 #define KERNEL __attribute__((noinline, aligned(64))) static
 
 /* y -= s x over a row: the inner loop of every kernel. */

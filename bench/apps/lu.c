@@ -31,7 +31,9 @@
  * [-1, 1), the diagonal N larger), so no pivoting is needed and the growth
  * factor is at most 2. Every block sees the same operations in the same
  * order whichever process owns it, so the factors are bit-identical for any
- * number of processes and any build; the checksum printed shows it.
+ * number of processes and any build; the checksum printed shows it. A's
+ * entries and the four block kernels are ../kernels/lu_blocks.h, the same
+ * code the OpenMP version (bench/omp/lu.c) runs.
  *
  * Self-check, after the timed section, in private memory: A is regenerated
  * and every element of the product of the computed factors is checked
@@ -46,18 +48,12 @@
 #include <string.h>
 
 #include "par.h"
+#include "../kernels/lu_blocks.h"
 
 /* Stretches are aligned to the largest coherence unit the DSM allows
  * (DSM_PAGE_SIZE up to 64 KiB), so no setting makes two processes' blocks
  * share a page. */
 #define LAYOUT_ALIGN 65536
-
-/* The block kernels are out of line and 64-byte aligned, so the three
- * builds (and the check's reference arithmetic) run the same machine code at
- * the same alignment: inlined into par_main, the hot loops of one build ran
- * 35% slower than the identical loops of another here, only because the
- * link put them at different offsets. */
-#define KERNEL __attribute__((noinline, aligned(64))) static
 
 struct lu {
     int n, b, nb;     /* matrix order, block order, blocks per row */
@@ -75,81 +71,6 @@ static double *block(const struct lu *lu, int bi, int bj)
     return lu->blk[(size_t)bi * lu->nb + bj];
 }
 
-/* A's entries, the same on every process and in the check: a hash of the
- * position gives an off-diagonal value in [-1, 1); the diagonal adds N,
- * more than the sum of any row's other entries. */
-static double entry(int n, int i, int j)
-{
-    uint64_t z = (uint64_t)i * (uint64_t)n + (uint64_t)j + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    double v = (double)(z >> 11) * 0x1p-52 - 1.0;
-    return i == j ? v + n : v;
-}
-
-/* ---- the four block kernels --------------------------------------------- */
-
-/* y -= l x over one block row: the inner loop of every kernel. Spelled out
- * for SPLASH's B = 16 too, where the fixed trip count lets the compiler
- * vectorise it (elementwise, so the results are the same bits either way). */
-static inline void row_update(double *restrict y, const double *restrict x, double l, int b)
-{
-    if (b == 16) {
-        for (int j = 0; j < 16; j++)
-            y[j] -= l * x[j];
-    } else {
-        for (int j = 0; j < b; j++)
-            y[j] -= l * x[j];
-    }
-}
-
-/* Diagonal block: in-place LU without pivoting. */
-KERNEL void factor_diag(double *d, int b)
-{
-    for (int k = 0; k < b; k++) {
-        const double *rk = d + (size_t)k * b;
-        for (int i = k + 1; i < b; i++) {
-            double *ri = d + (size_t)i * b;
-            double l = ri[k] / rk[k];
-            ri[k] = l;
-            for (int j = k + 1; j < b; j++)
-                ri[j] -= l * rk[j];
-        }
-    }
-}
-
-/* Row perimeter: a = L^-1 a, L the unit lower triangle of d. */
-KERNEL void solve_lower(const double *d, double *a, int b)
-{
-    for (int k = 0; k < b; k++)
-        for (int i = k + 1; i < b; i++)
-            row_update(a + (size_t)i * b, a + (size_t)k * b, d[(size_t)i * b + k], b);
-}
-
-/* Column perimeter: a = a U^-1, U the upper triangle of d. */
-KERNEL void solve_upper(const double *d, double *a, int b)
-{
-    for (int i = 0; i < b; i++) {
-        double *ai = a + (size_t)i * b;
-        for (int k = 0; k < b; k++) {
-            const double *dk = d + (size_t)k * b;
-            double l = ai[k] / dk[k];
-            ai[k] = l;
-            for (int j = k + 1; j < b; j++)
-                ai[j] -= l * dk[j];
-        }
-    }
-}
-
-/* Interior: c -= a * u. */
-KERNEL void update_interior(const double *a, const double *u, double *c, int b)
-{
-    for (int i = 0; i < b; i++)
-        for (int k = 0; k < b; k++)
-            row_update(c + (size_t)i * b, u + (size_t)k * b, a[(size_t)i * b + k], b);
-}
-
 /* ---- the parallel factorisation ----------------------------------------- */
 
 static void factor(const struct lu *lu)
@@ -158,20 +79,20 @@ static void factor(const struct lu *lu)
     for (int k = 0; k < nb; k++) {
         double *d = block(lu, k, k);
         if (owner(lu, k, k) == me)
-            factor_diag(d, b);
+            lu_factor_diag(d, b);
         par_barrier();
         for (int j = k + 1; j < nb; j++)
             if (owner(lu, k, j) == me)
-                solve_lower(d, block(lu, k, j), b);
+                lu_solve_lower(d, block(lu, k, j), b);
         for (int i = k + 1; i < nb; i++)
             if (owner(lu, i, k) == me)
-                solve_upper(d, block(lu, i, k), b);
+                lu_solve_upper(d, block(lu, i, k), b);
         par_barrier();
         for (int j = k + 1; j < nb; j++) {
             const double *u = block(lu, k, j);
             for (int i = k + 1; i < nb; i++)
                 if (owner(lu, i, j) == me)
-                    update_interior(block(lu, i, k), u, block(lu, i, j), b);
+                    lu_update_interior(block(lu, i, k), u, block(lu, i, j), b);
         }
     }
 }
@@ -294,7 +215,7 @@ static void check_factors(const struct lu *lu, struct check *out)
                 for (; j < n && j % 16; j++)
                     pr[j] -= l * uk[j];
                 for (; j + 16 <= n; j += 16)
-                    row_update(pr + j, uk + j, l, 16);
+                    lu_row_update(pr + j, uk + j, l, 16);
                 for (; j < n; j++)
                     pr[j] -= l * uk[j];
             }
@@ -305,7 +226,7 @@ static void check_factors(const struct lu *lu, struct check *out)
             for (int k = 0; k < rows[r]; k++)
                 rowsum += fabs(li[k]);
             for (int j = 0; j < n; j++) {
-                double err = fabs(prod[(size_t)r * n + j] + entry(n, rows[r], j));
+                double err = fabs(prod[(size_t)r * n + j] + lu_entry(n, rows[r], j));
                 double bound = 3 * g * rowsum * colmax[j];
                 if (!(err <= bound)) /* a NaN fails too */
                     out->bad++;
@@ -369,7 +290,7 @@ int par_main(int argc, char **argv)
             double *a = block(&lu, bi, bj);
             for (int r = 0; r < lu.b; r++)
                 for (int c = 0; c < lu.b; c++)
-                    a[r * lu.b + c] = entry(lu.n, bi * lu.b + r, bj * lu.b + c);
+                    a[r * lu.b + c] = lu_entry(lu.n, bi * lu.b + r, bj * lu.b + c);
         }
 
     par_timer_start();

@@ -31,20 +31,19 @@
  * the final positions and velocities must be equal bit for bit, whatever
  * the number of processes. Also checked on the parallel result: total
  * momentum (zero at the start) and total energy (bounds below).
+ *
+ * The initial conditions and the pairwise pull are ../kernels/nbody.h, the
+ * same code the OpenMP version (bench/omp/nbody.c) runs.
  */
 #include "blocks.h"
 #include "par.h"
-#include "rng.h"
+#include "../kernels/nbody.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DT   1e-3
-#define EPS2 (0.05 * 0.05) /* softening length 0.05: a close pair's
-                            * orbit takes ~0.1 time units, 100 steps */
 
 /* Records of 3 doubles (pos, vel, acc) or 1 (mass), in blocks of `cap`
  * bodies (blocks.h). */
@@ -79,35 +78,15 @@ static void free_bodies(struct bodies *b)
  * A function of the body's index alone, so every process builds its own
  * bodies and the reference builds them all, identically. */
 
-/* Body i: uniform in the unit sphere, mass (0.5..1.5)/n, velocity with
- * the virial dispersion of a uniform sphere of unit mass (K = 0.3). */
-static void body_init(int n, int i, double x[3], double v[3], double *m)
-{
-    uint64_t s = 0x6e626f6479ull * 1000003u + (uint64_t)i;
-    do
-        for (int d = 0; d < 3; d++)
-            x[d] = 2.0 * rng_uniform(&s) - 1.0;
-    while (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] > 1.0);
-    for (int d = 0; d < 3; d++)
-        v[d] = sqrt(0.6 / 3.0) * rng_gauss(&s);
-    *m = (0.5 + rng_uniform(&s)) / n;
-}
-
 /* Fills bodies lo..hi-1, their velocities taken in the centre-of-mass
  * frame (computed over all n bodies, in the same order everywhere). */
 static void init_bodies(struct bodies *b, int lo, int hi)
 {
-    double p[3] = {0, 0, 0}, mt = 0;
-    for (int i = 0; i < b->n; i++) {
-        double x[3], v[3], m;
-        body_init(b->n, i, x, v, &m);
-        for (int d = 0; d < 3; d++)
-            p[d] += m * v[d];
-        mt += m;
-    }
+    double p[3], mt;
+    nbody_momentum(b->n, p, &mt);
     for (int i = lo; i < hi; i++) {
         double x[3], v[3], m;
-        body_init(b->n, i, x, v, &m);
+        nbody_body_init(b->n, i, x, v, &m);
         double *xi = block_at(&b->pos[0], i), *vi = block_at(&b->vel, i);
         for (int d = 0; d < 3; d++) {
             xi[d] = x[d];
@@ -126,23 +105,16 @@ static void init_bodies(struct bodies *b, int lo, int hi)
 __attribute__((noinline)) static void accel(const struct bodies *b,
                                             const struct block_array *pos, int i, double a[3])
 {
-    const double *xi = block_at(pos, i);
-    double x = xi[0], y = xi[1], z = xi[2], ax = 0, ay = 0, az = 0;
+    const double *p = block_at(pos, i);
+    double xi[3] = {p[0], p[1], p[2]}, sum[3] = {0, 0, 0};
     for (int q = 0; q < b->nblk; q++) {
         int lo = q * b->cap, hi = lo + b->cap < b->n ? lo + b->cap : b->n;
         const double *xj = block_at(pos, lo), *mj = block_at(&b->mass, lo);
-        for (int j = 0; j < hi - lo; j++) {
-            double dx = xj[3 * j] - x, dy = xj[3 * j + 1] - y, dz = xj[3 * j + 2] - z;
-            double r2 = dx * dx + dy * dy + dz * dz + EPS2;
-            double s = mj[j] / (r2 * sqrt(r2));
-            ax += dx * s;
-            ay += dy * s;
-            az += dz * s;
-        }
+        for (int j = 0; j < hi - lo; j++)
+            nbody_pull(xi, xj + 3 * j, mj[j], sum);
     }
-    a[0] = ax;
-    a[1] = ay;
-    a[2] = az;
+    for (int d = 0; d < 3; d++)
+        a[d] = sum[d];
 }
 
 /* Bodies lo..hi-1 of buffer *cur: accelerations (the start of the run). */

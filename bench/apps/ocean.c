@@ -58,6 +58,9 @@
  * read one level and write the other, a time step reads the old fields and
  * writes the new, and the only reduction is a maximum, which is exact in
  * any order. Every solve must also have reached the tolerance.
+ *
+ * The model's constants, Helmholtz coefficient and Jacobian are
+ * ../kernels/ocean_model.h, the same code bench/omp/ocean.c runs.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -67,6 +70,7 @@
 #include <string.h>
 
 #include "par.h"
+#include "../kernels/ocean_model.h"
 
 /* Bands are aligned to the largest coherence unit the DSM allows
  * (DSM_PAGE_SIZE up to 64 KiB), so no setting puts two processes' bands
@@ -78,19 +82,6 @@
  * at the same alignment (a loop's speed here depends on its offset: the
  * same inlined loop ran 35% slower in one build of lu than in another). */
 #define KERNEL __attribute__((noinline, aligned(64))) static
-
-/* SPLASH-2 Ocean's constants (its defaults -r 20000 -t 28800), in SI. */
-static const double RES = 20000.0;   /* m between grid points */
-static const double DT = 28800.0;    /* s per step */
-static const double F0 = 8.3e-5;     /* Coriolis parameter, 1/s */
-static const double BETA = 2.0e-11;  /* its northward gradient, 1/(m s) */
-static const double H1 = 1000.0, H3 = 4000.0, HT = 5000.0; /* layer depths, m */
-static const double GPR = 0.02;      /* reduced gravity, m/s^2 */
-/* Ours: wind stress amplitude (N/m^2), water density, bottom friction (1/s),
- * lateral viscosity (m^2/s; 2 DT A / RES^2 = 0.07, well inside the 1/4
- * that keeps the lagged diffusion stable), initial eddies (m^2/s, flows of
- * a few cm/s). */
-static const double TAU0 = 0.1, RHO0 = 1000.0, RBOT = 1e-7, AVISC = 500.0, PSI0 = 2e4;
 
 #define NPRE 2      /* red-black sweeps before the coarse correction */
 #define NPOST 2     /* and after */
@@ -433,21 +424,6 @@ static void solve(struct ocean *o, int u, int f, double lam)
 
 /* ---- the ocean model --------------------------------------------------- */
 
-static double helmholtz(void) { return F0 * F0 * HT / (GPR * H1 * H3); }
-
-/* Arakawa's Jacobian J(a, b) = a_x b_y - a_y b_x at column j, from rows
- * i-1 (s), i, i+1 (n) of both fields, times 12 h^2. */
-static inline double arakawa(const double *as, const double *a, const double *an,
-                             const double *bs, const double *b, const double *bn, int j)
-{
-    double j1 = (a[j + 1] - a[j - 1]) * (bn[j] - bs[j]) - (an[j] - as[j]) * (b[j + 1] - b[j - 1]);
-    double j2 = a[j + 1] * (bn[j + 1] - bs[j + 1]) - a[j - 1] * (bn[j - 1] - bs[j - 1]) -
-                an[j] * (bn[j + 1] - bn[j - 1]) + as[j] * (bs[j + 1] - bs[j - 1]);
-    double j3 = bn[j] * (an[j + 1] - an[j - 1]) - bs[j] * (as[j + 1] - as[j - 1]) -
-                b[j + 1] * (an[j + 1] - as[j + 1]) + b[j - 1] * (an[j - 1] - as[j - 1]);
-    return j1 + j2 + j3;
-}
-
 /* One leapfrog step on this process's rows: q_new = q_old + c * (advection
  * and beta at the current level, forcing, friction and viscosity at the
  * old one). The first step passes old == cur and c = DT (forward Euler). */
@@ -470,7 +446,7 @@ KERNEL void time_step(const struct ocean *o, int old, int cur, int nw,
             double *out = qn[i];
             for (int j = 1; j <= m; j++) {
                 double adv =
-                    -jac * arakawa(a0, a1, a2, b0, b1, b2, j) - bx * (p1[j + 1] - p1[j - 1]);
+                    -jac * ocean_arakawa(a0, a1, a2, b0, b1, b2, j) - bx * (p1[j + 1] - p1[j - 1]);
                 double lap = (o0[j] + o2[j] + o1[j - 1] + o1[j + 1] - 4.0 * o1[j]) * ih2;
                 out[j] = o1[j] + c * (adv + force[i] - RBOT * o1[j] + AVISC * lap);
             }
@@ -497,7 +473,7 @@ static void initialise(struct ocean *o)
         l0.u = o->fine[mode ? PSI_C : PSI_B];
         l0.f = o->fine[mode ? QC : QB]; /* f = 0 there, so the residual is -A u */
         for (int i = L->lo; i < L->hi; i++) {
-            residual_row(&l0, mode ? helmholtz() : 0.0, i, o->s1);
+            residual_row(&l0, mode ? ocean_helmholtz() : 0.0, i, o->s1);
             for (int j = 1; j <= m; j++)
                 l0.f[i][j] = -o->s1[j];
         }
@@ -515,7 +491,7 @@ static int simulate(struct ocean *o)
         sync_team(o); /* neighbours read psi's edge rows until here */
         cur = nw;
         solve(o, PSI_B, QB + cur, 0.0);
-        solve(o, PSI_C, QC + cur, helmholtz());
+        solve(o, PSI_C, QC + cur, ocean_helmholtz());
     }
     return cur;
 }

@@ -57,7 +57,7 @@
  */
 #include "blocks.h"
 #include "par.h"
-#include "rng.h"
+#include "../kernels/rng.h"
 
 #include <math.h>
 #include <stdint.h>

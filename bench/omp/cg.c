@@ -11,14 +11,9 @@
  *   W       7000   8       15     12
  *   A       14000  11      15     20
  *
- * The matrix is NPB's: makea draws, for each i, a sparse vector v_i of
- * nonzer random positions and values (sprnvc, from the NPB generator
- * x <- 5^13 x mod 2^46 started at 314159265, one number discarded) plus
- * the element i itself set to 0.5 (vecset), and sums the outer products
- * size_i v_i v_i^T, size_i = rcond^(i/na), with rcond - shift added to the
- * diagonal. Duplicate entries are summed in the order NPB sums them, so
- * the matrix is NPB's to the bit and the official zeta holds. The matrix
- * is built once, by the initial thread, outside the timed section.
+ * The matrix is NPB's, built by ../kernels/npb_cg.h (which says how), the
+ * kernels this program shares with the dsm-API version, bench/apps/cg.c;
+ * it is built once, by the initial thread, outside the timed section.
  *
  * Parallel structure: NPB 3.x's OpenMP CG. conj_grad is one parallel
  * region around the 25 CG iterations; inside it the sparse product q = A p
@@ -30,14 +25,17 @@
  * loop with a reduction, as in NPB's main loop.
  *
  * Self-check: zeta after niter steps against NPB's verification value, to
- * a relative error of 1e-10, as NPB's own test (see classes[]).
+ * a relative error of 1e-10, as NPB's own test (see cg_classes[] in
+ * ../kernels/npb_cg.h).
  *
- * A standalone program: nothing but the C library and <omp.h>, so that it
- * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
- * (one thread per node). It prints one line,
+ * A standalone program: nothing but the C library, <omp.h> and the header
+ * ../kernels/npb_cg.h, so that it can be built unchanged by `clang
+ * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
  *   RESULT app=cg mode=omp procs=T size=A time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/npb_cg.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -45,26 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CGITMAX 25
-#define RCOND 0.1
-#define MASK46 ((1ull << 46) - 1)
-
-/* Class parameters and zeta_verify_value from NPB3.3-SER/CG/cg.f (the
- * `if( na .eq. 1400 ...` block; the same values in NPB 2.x and 3.x). */
-static const struct cg_class {
-    char name;
-    int na, nonzer, niter;
-    double shift, zeta;
-} classes[] = {
-    {'S', 1400, 7, 15, 10.0, 8.5971775078648},
-    {'W', 7000, 8, 15, 12.0, 10.362595087124},
-    {'A', 14000, 11, 15, 20.0, 17.130235054029},
-};
-
-/* The matrix (CSR, 0-based) and the vectors, globals as in NPB. */
+/* The matrix (CSR, 0-based, all n rows) and the vectors, globals as in
+ * NPB. */
 static int n;
-static int *rowstr, *colidx;
-static double *a;
+static struct cg_rows mat;
 static double *x, *z, *p, *q, *r;
 
 /* Shared scalars of conj_grad's parallel region: the reductions' targets. */
@@ -78,145 +60,6 @@ static void *xmalloc(size_t size)
         exit(2);
     }
     return m;
-}
-
-/* NPB's randlc: x <- a x mod 2^46, returns x 2^-46. NPB computes it in
- * doubles split into 23-bit halves; a 64-bit product has the same low 46
- * bits (2^46 divides 2^64), so the numbers are the same. */
-static double randlc(uint64_t *seed, uint64_t mult)
-{
-    *seed = (*seed * mult) & MASK46;
-    return 0x1p-46 * (double)*seed;
-}
-
-struct entry {
-    int col;
-    double val;
-};
-
-/* Sorts a row's contributions by column, keeping the arrival order of
- * equal columns (insertion sort is stable; rows are ~nonzer^2 long). */
-static void sort_row(struct entry *e, int len)
-{
-    for (int i = 1; i < len; i++) {
-        struct entry t = e[i];
-        int k = i;
-        while (k > 0 && e[k - 1].col > t.col) {
-            e[k] = e[k - 1];
-            k--;
-        }
-        e[k] = t;
-    }
-}
-
-/* NPB's makea (with sprnvc, vecset and sparse) into rowstr, colidx, a. */
-static void makea(const struct cg_class *c)
-{
-    const int nz1 = c->nonzer + 1;
-    int *arow = xmalloc((size_t)n * sizeof *arow);
-    int *acol = xmalloc((size_t)n * nz1 * sizeof *acol);
-    double *aelt = xmalloc((size_t)n * nz1 * sizeof *aelt);
-
-    uint64_t tran = 314159265, amult = 1220703125;
-    randlc(&tran, amult); /* cg.f: zeta = randlc(tran, amult) before makea */
-    int nn1 = 1;
-    do
-        nn1 *= 2;
-    while (nn1 < n);
-
-    for (int i = 0; i < n; i++) {
-        int *iv = acol + (size_t)i * nz1;
-        double *v = aelt + (size_t)i * nz1;
-        /* sprnvc: nonzer distinct random positions with random values */
-        int nzv = 0;
-        while (nzv < c->nonzer) {
-            double vecelt = randlc(&tran, amult);
-            double vecloc = randlc(&tran, amult);
-            int k = (int)(nn1 * vecloc); /* icnvrt, 0-based */
-            if (k >= n)
-                continue;
-            int dup = 0;
-            for (int m = 0; m < nzv; m++)
-                dup |= iv[m] == k;
-            if (dup)
-                continue;
-            v[nzv] = vecelt;
-            iv[nzv++] = k;
-        }
-        /* vecset: element i becomes 0.5 */
-        int set = 0;
-        for (int m = 0; m < nzv; m++)
-            if (iv[m] == i) {
-                v[m] = 0.5;
-                set = 1;
-            }
-        if (!set) {
-            v[nzv] = 0.5;
-            iv[nzv++] = i;
-        }
-        arow[i] = nzv;
-    }
-
-    /* sparse: the outer products, row by row in NPB's order. */
-    int *cnt = calloc((size_t)n + 1, sizeof *cnt);
-    if (!cnt) {
-        fprintf(stderr, "cg: out of memory\n");
-        exit(2);
-    }
-    for (int i = 0; i < n; i++)
-        for (int m = 0; m < arow[i]; m++)
-            cnt[acol[(size_t)i * nz1 + m] + 1] += arow[i];
-    for (int j = 0; j < n; j++)
-        cnt[j + 1] += cnt[j];
-    struct entry *e = xmalloc((size_t)cnt[n] * sizeof *e);
-    int *fill = xmalloc(((size_t)n + 1) * sizeof *fill);
-    memcpy(fill, cnt, ((size_t)n + 1) * sizeof *fill);
-    double size = 1.0;
-    const double ratio = pow(RCOND, 1.0 / (double)n);
-    for (int i = 0; i < n; i++) {
-        const int *iv = acol + (size_t)i * nz1;
-        const double *v = aelt + (size_t)i * nz1;
-        for (int m = 0; m < arow[i]; m++) {
-            int j = iv[m];
-            double scale = size * v[m];
-            for (int s = 0; s < arow[i]; s++) {
-                int jcol = iv[s];
-                double va = v[s] * scale;
-                if (jcol == j && j == i)
-                    va = va + RCOND - c->shift;
-                e[fill[j]++] = (struct entry){jcol, va};
-            }
-        }
-        size *= ratio;
-    }
-
-    /* Per row: sorted by column, duplicates summed in arrival order (NPB
-     * starts each entry at 0.0 and adds the contributions as they come). */
-    rowstr = xmalloc(((size_t)n + 1) * sizeof *rowstr);
-    colidx = xmalloc((size_t)cnt[n] * sizeof *colidx);
-    a = xmalloc((size_t)cnt[n] * sizeof *a);
-    int k = 0;
-    for (int j = 0; j < n; j++) {
-        rowstr[j] = k;
-        struct entry *row = e + cnt[j];
-        int len = cnt[j + 1] - cnt[j];
-        sort_row(row, len);
-        for (int m = 0; m < len;) {
-            int col = row[m].col;
-            double sum = 0.0;
-            for (; m < len && row[m].col == col; m++)
-                sum += row[m].val;
-            colidx[k] = col;
-            a[k++] = sum;
-        }
-    }
-    rowstr[n] = k;
-    free(fill);
-    free(e);
-    free(cnt);
-    free(aelt);
-    free(acol);
-    free(arow);
 }
 
 /* NPB's conj_grad: 25 CG iterations on A z = x from z = 0; returns
@@ -255,12 +98,8 @@ static double conj_grad(void)
 
             /* q = A p: the rows of the sparse matrix, each a dot product */
 #pragma omp for schedule(static)
-            for (int j = 0; j < n; j++) {
-                double sum = 0.0;
-                for (int k = rowstr[j]; k < rowstr[j + 1]; k++)
-                    sum += a[k] * p[colidx[k]];
-                q[j] = sum;
-            }
+            for (int j = 0; j < n; j++)
+                q[j] = cg_row_product(&mat, j, p);
 
 #pragma omp for schedule(static) reduction(+ : d)
             for (int j = 0; j < n; j++)
@@ -286,12 +125,8 @@ static double conj_grad(void)
 #pragma omp single nowait
         rnorm_sum = 0.0;
 #pragma omp for schedule(static)
-        for (int j = 0; j < n; j++) {
-            double sum = 0.0;
-            for (int k = rowstr[j]; k < rowstr[j + 1]; k++)
-                sum += a[k] * z[colidx[k]];
-            r[j] = sum;
-        }
+        for (int j = 0; j < n; j++)
+            r[j] = cg_row_product(&mat, j, z);
 #pragma omp for schedule(static) reduction(+ : rnorm_sum)
         for (int j = 0; j < n; j++) {
             double dd = x[j] - r[j];
@@ -331,7 +166,7 @@ static void usage(FILE *f)
 static const struct cg_class *parse_args(int argc, char **argv, int *help)
 {
     static const char *const sizes[] = {"test", "quick", "full"};
-    const struct cg_class *c = &classes[2];
+    const struct cg_class *c = &cg_classes[2];
     *help = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -344,13 +179,13 @@ static const struct cg_class *parse_args(int argc, char **argv, int *help)
                 k++;
             if (k == 3)
                 return NULL;
-            c = &classes[k];
+            c = &cg_classes[k];
             i++;
         } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
             const struct cg_class *found = NULL;
-            for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++)
-                if (classes[k].name == (v[0] & ~0x20))
-                    found = &classes[k];
+            for (size_t k = 0; k < sizeof cg_classes / sizeof cg_classes[0]; k++)
+                if (cg_classes[k].name == (v[0] & ~0x20))
+                    found = &cg_classes[k];
             if (!found)
                 return NULL;
             c = found;
@@ -371,7 +206,10 @@ int main(int argc, char **argv)
         return help ? 0 : 2;
     }
     n = cls->na;
-    makea(cls);
+    if (!cg_makea(cls, 0, n, NULL, &mat)) {
+        fprintf(stderr, "cg: out of memory\n");
+        exit(2);
+    }
     size_t vbytes = (size_t)n * sizeof(double);
     x = xmalloc(vbytes);
     z = xmalloc(vbytes);

@@ -7,84 +7,28 @@
  *
  *   ep_omp [--size test|quick|full] [-c S|W|A]   (test = S, quick = W, full = A)
  *
- * 2^(M+1) uniform numbers from the NPB linear congruential generator
- *   x[k+1] = a * x[k] mod 2^46,  a = 5^13,  x[0] = s = 271828183,
- * taken in consecutive pairs (x1, x2) mapped to (-1, 1). A pair inside the
- * unit circle (t = x1^2 + x2^2 <= 1) gives two independent Gaussian
- * deviates by the Marsaglia polar method, X = x1 sqrt(-2 ln t / t) and
- * Y = x2 sqrt(-2 ln t / t); the benchmark sums X and Y and counts the pairs
- * in each square annulus l <= max(|X|, |Y|) < l + 1, l = 0..9.
- *
- * The numbers come in 2^(M-16) batches of 2^16 pairs. Batch k starts from
- * the seed s * a^(2^17 k) mod 2^46, so any thread can start any batch
- * without generating the ones before it.
- *
- * The generator is exact integer arithmetic modulo 2^46. NPB's randlc
- * emulates it in double precision by splitting the operands into 23-bit
- * halves; here it is a 64-bit multiply, whose low 46 bits are the same
- * residue because 2^46 divides 2^64: the uniform numbers are NPB's, bit
- * for bit.
+ * The generator, the classes and the work of one batch are
+ * ../kernels/npb_ep.h (which says what EP computes), the kernels this
+ * program shares with the dsm-API version, bench/apps/ep.c. Any thread can
+ * start any batch without generating the ones before it.
  *
  * Self-check: the official NPB verification values of sx and sy, to a
- * relative error of 1e-8 as NPB's own test (see classes[]).
+ * relative error of 1e-8 as NPB's own test (see ep_classes[]).
  *
- * A standalone program: nothing but the C library and <omp.h>, so that it
- * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
- * (one thread per node). It prints one line,
+ * A standalone program: nothing but the C library, <omp.h> and the header
+ * ../kernels/npb_ep.h, so that it can be built unchanged by `clang
+ * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
  *   RESULT app=ep mode=omp procs=T size=A time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/npb_ep.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MK 16               /* log2 of the pairs in a batch (NPB's mk) */
-#define NK (1 << MK)
-#define NQ 10               /* annuli */
-#define LCG_A 1220703125ull /* 5^13 */
-#define LCG_S 271828183ull  /* NPB's starting seed */
-#define MASK46 ((1ull << 46) - 1)
-
-/* The official verification values of NPB EP (NPB3.3-SER/EP/ep.f, the
- * `if (m.eq.24) ... elseif (m.eq.28)` block; the same in NPB 2.x and the
- * C ports). */
-static const struct ep_class {
-    char name;
-    int m;
-    double sx, sy;
-} classes[] = {
-    {'S', 24, -3.247834652034740e+3, -6.958407078382297e+3},
-    {'W', 25, -2.863319731645753e+3, -6.320053679109499e+3},
-    {'A', 28, -4.295875165629892e+3, -1.580732573678431e+4},
-};
-
-static inline uint64_t mulmod46(uint64_t a, uint64_t b) { return (a * b) & MASK46; }
-
-static uint64_t powmod46(uint64_t base, uint64_t e)
-{
-    uint64_t r = 1;
-    for (; e; e >>= 1) {
-        if (e & 1)
-            r = mulmod46(r, base);
-        base = mulmod46(base, base);
-    }
-    return r;
-}
-
-/* NPB's vranlc: advances the seed n times and stores each new value,
- * scaled by 2^-46, in y. */
-static uint64_t vranlc(int n, uint64_t x, double *y)
-{
-    const double r46 = 0x1p-46;
-    for (int i = 0; i < n; i++) {
-        x = mulmod46(x, LCG_A);
-        y[i] = r46 * (double)x;
-    }
-    return x;
-}
 
 static void usage(FILE *f)
 {
@@ -99,7 +43,7 @@ static void usage(FILE *f)
 static const struct ep_class *parse_args(int argc, char **argv, int *help)
 {
     static const char *const sizes[] = {"test", "quick", "full"};
-    const struct ep_class *c = &classes[2];
+    const struct ep_class *c = &ep_classes[2];
     *help = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -112,13 +56,13 @@ static const struct ep_class *parse_args(int argc, char **argv, int *help)
                 k++;
             if (k == 3)
                 return NULL;
-            c = &classes[k];
+            c = &ep_classes[k];
             i++;
         } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
             const struct ep_class *found = NULL;
-            for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++)
-                if (classes[k].name == (v[0] & ~0x20))
-                    found = &classes[k];
+            for (size_t k = 0; k < sizeof ep_classes / sizeof ep_classes[0]; k++)
+                if (ep_classes[k].name == (v[0] & ~0x20))
+                    found = &ep_classes[k];
             if (!found)
                 return NULL;
             c = found;
@@ -139,8 +83,7 @@ int main(int argc, char **argv)
         return help ? 0 : 2;
     }
     const int64_t batches = (int64_t)1 << (cls->m - MK);
-    /* a^(2 NK): the generator's step from one batch's seed to the next */
-    const uint64_t an = powmod46(LCG_A, 2 * (uint64_t)NK);
+    const uint64_t an = ep_batch_step();
 
     double sx = 0, sy = 0, q[NQ] = {0};
     int bad = 0, threads = 1;
@@ -172,27 +115,9 @@ int main(int argc, char **argv)
         const int64_t first = 0, last = batches;
 #pragma omp for schedule(static)
 #endif
-        for (int64_t k = first; k < last; k++) {
-            if (!x)
-                continue;
-            vranlc(2 * NK, mulmod46(LCG_S, powmod46(an, (uint64_t)k)), x);
-            for (int i = 0; i < NK; i++) {
-                double x1 = 2.0 * x[2 * i] - 1.0;
-                double x2 = 2.0 * x[2 * i + 1] - 1.0;
-                double t1 = x1 * x1 + x2 * x2;
-                if (t1 <= 1.0) {
-                    double t2 = sqrt(-2.0 * log(t1) / t1);
-                    double t3 = x1 * t2, t4 = x2 * t2;
-                    int l = (int)fmax(fabs(t3), fabs(t4));
-                    if (l < NQ)
-                        qq[l] += 1.0;
-                    else
-                        mybad = 1;
-                    sx += t3;
-                    sy += t4;
-                }
-            }
-        }
+        for (int64_t k = first; k < last; k++)
+            if (x)
+                ep_batch(k, an, x, &sx, &sy, qq, &mybad);
         }
         /* NPB adds each thread's counts into the shared ones under a
          * critical section: once per thread, so not a hot path. */

@@ -25,19 +25,23 @@
  * [-1, 1), the diagonal N larger), so no pivoting is needed and the growth
  * factor is at most 2. Every block sees the same operations in the same
  * order whatever the number of threads, so the factors are bit-identical
- * for any thread count; the checksum printed shows it.
+ * for any thread count; the checksum printed shows it. A's entries and the
+ * four block kernels are ../kernels/lu_blocks.h, the same code the dsm-API
+ * version (bench/apps/lu.c) runs.
  *
  * Self-check, after the timed section: A is regenerated and every element
  * of the product of the computed factors is checked against Higham's
  * rounding bound (see check_factors), the rows shared out by a
  * `schedule(dynamic)` loop since row i costs i + 1 row updates.
  *
- * A standalone program: nothing but the C library and <omp.h>, so that it
- * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
- * (one thread per node). It prints one line,
+ * A standalone program: nothing but the C library, <omp.h> and the header
+ * ../kernels/lu_blocks.h, so that it can be built unchanged by `clang
+ * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
  *   RESULT app=lu mode=omp procs=T size=N time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/lu_blocks.h"
+
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -52,81 +56,6 @@ static double *mat;  /* nb * nb blocks of b * b doubles, by block columns */
 /* Block (I,J): row-major inside, block column J contiguous. */
 static double *block(int bi, int bj) { return mat + ((size_t)bj * nb + bi) * b * b; }
 
-/* A's entries: a hash of the position gives an off-diagonal value in
- * [-1, 1); the diagonal adds N, more than the sum of any row's other
- * entries. The same function as bench/apps/lu.c's. */
-static double entry(int i, int j)
-{
-    uint64_t z = (uint64_t)i * (uint64_t)n + (uint64_t)j + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    double v = (double)(z >> 11) * 0x1p-52 - 1.0;
-    return i == j ? v + n : v;
-}
-
-/* ---- the four block kernels --------------------------------------------- */
-
-/* y -= l x over one block row: the inner loop of every kernel. Spelled out
- * for SPLASH's B = 16 too, where the fixed trip count lets the compiler
- * vectorise it (elementwise, so the results are the same bits either way). */
-static inline void row_update(double *restrict y, const double *restrict x, double l, int len)
-{
-    if (len == 16) {
-        for (int j = 0; j < 16; j++)
-            y[j] -= l * x[j];
-    } else {
-        for (int j = 0; j < len; j++)
-            y[j] -= l * x[j];
-    }
-}
-
-/* Diagonal block: in-place LU without pivoting. */
-static void factor_diag(double *dg)
-{
-    for (int k = 0; k < b; k++) {
-        const double *rk = dg + (size_t)k * b;
-        for (int i = k + 1; i < b; i++) {
-            double *ri = dg + (size_t)i * b;
-            double l = ri[k] / rk[k];
-            ri[k] = l;
-            for (int j = k + 1; j < b; j++)
-                ri[j] -= l * rk[j];
-        }
-    }
-}
-
-/* Row perimeter: a = L^-1 a, L the unit lower triangle of dg. */
-static void solve_lower(const double *dg, double *blk)
-{
-    for (int k = 0; k < b; k++)
-        for (int i = k + 1; i < b; i++)
-            row_update(blk + (size_t)i * b, blk + (size_t)k * b, dg[(size_t)i * b + k], b);
-}
-
-/* Column perimeter: a = a U^-1, U the upper triangle of dg. */
-static void solve_upper(const double *dg, double *blk)
-{
-    for (int i = 0; i < b; i++) {
-        double *ai = blk + (size_t)i * b;
-        for (int k = 0; k < b; k++) {
-            const double *dk = dg + (size_t)k * b;
-            double l = ai[k] / dk[k];
-            ai[k] = l;
-            for (int j = k + 1; j < b; j++)
-                ai[j] -= l * dk[j];
-        }
-    }
-}
-
-/* Interior: c -= l * u. */
-static void update_interior(const double *l, const double *u, double *c)
-{
-    for (int i = 0; i < b; i++)
-        for (int k = 0; k < b; k++)
-            row_update(c + (size_t)i * b, u + (size_t)k * b, l[(size_t)i * b + k], b);
-}
-
 /* ---- the parallel factorisation ----------------------------------------- */
 
 static void factor(void)
@@ -136,9 +65,9 @@ static void factor(void)
         const double *dg = block(k, k);
 #pragma omp single
         {
-            factor_diag(block(k, k));
+            lu_factor_diag(block(k, k), b);
             for (int i = k + 1; i < nb; i++)
-                solve_upper(dg, block(i, k));
+                lu_solve_upper(dg, block(i, k), b);
         }
         /* j < k + 1 is skipped rather than left out of the range, so that
          * the cyclic schedule deals column j to the same thread every k */
@@ -147,9 +76,9 @@ static void factor(void)
             if (j <= k)
                 continue;
             double *u = block(k, j);
-            solve_lower(dg, u);
+            lu_solve_lower(dg, u, b);
             for (int i = k + 1; i < nb; i++)
-                update_interior(block(i, k), u, block(i, j));
+                lu_update_interior(block(i, k), u, block(i, j), b);
         }
     }
 }
@@ -234,7 +163,7 @@ static long check_factors(double *worst, uint64_t *sum)
             for (int k = 0; k < i; k++)
                 rowsum += fabs(li[k]);
             for (int j = 0; j < n; j++) {
-                double err = fabs(prod[j] - entry(i, j));
+                double err = fabs(prod[j] - lu_entry(n, i, j));
                 double bound = 3 * g * rowsum * colmax[j];
                 if (!(err <= bound)) /* a NaN fails too */
                     bad++;
@@ -334,7 +263,7 @@ int main(int argc, char **argv)
             double *blk = block(bi, bj);
             for (int r = 0; r < b; r++)
                 for (int c = 0; c < b; c++)
-                    blk[r * b + c] = entry(bi * b + r, bj * b + c);
+                    blk[r * b + c] = lu_entry(n, bi * b + r, bj * b + c);
         }
 
     double t0 = omp_get_wtime();

@@ -33,22 +33,23 @@
  * and total energy (bounds below), summed by parallel reductions, the
  * energy's triangular pair loop dealt out by schedule(guided).
  *
- * A standalone program: nothing but the C library and <omp.h>, so that it
- * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
- * (one thread per node). It prints one line,
+ * The initial conditions and the pairwise pull are ../kernels/nbody.h, the
+ * same code the dsm-API version (bench/apps/nbody.c) runs.
+ *
+ * A standalone program: nothing but the C library, <omp.h> and the
+ * headers ../kernels/nbody.h and rng.h, so that it can be built unchanged
+ * by `clang -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
  *   RESULT app=nbody mode=omp procs=T size=N time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/nbody.h"
+
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DT   1e-3
-#define EPS2 (0.05 * 0.05) /* softening length 0.05: a close pair's
-                            * orbit takes ~0.1 time units, 100 steps */
 
 struct bodies {
     int n;
@@ -84,37 +85,7 @@ static void free_bodies(struct bodies *b)
     free(b->mass);
 }
 
-/* ---- initial conditions (bench/apps/nbody.c's) --------------------------- */
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1p-53; }
-
-static double gauss(uint64_t *s)
-{
-    double u = uniform(s), v = uniform(s);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
-}
-
-/* Body i: uniform in the unit sphere, mass (0.5..1.5)/n, velocity with
- * the virial dispersion of a uniform sphere of unit mass (K = 0.3). */
-static void body_init(int n, int i, double x[3], double v[3], double *m)
-{
-    uint64_t s = 0x6e626f6479ull * 1000003u + (uint64_t)i;
-    do
-        for (int d = 0; d < 3; d++)
-            x[d] = 2.0 * uniform(&s) - 1.0;
-    while (x[0] * x[0] + x[1] * x[1] + x[2] * x[2] > 1.0);
-    for (int d = 0; d < 3; d++)
-        v[d] = sqrt(0.6 / 3.0) * gauss(&s);
-    *m = (0.5 + uniform(&s)) / n;
-}
+/* ---- initial conditions (../kernels/nbody.h's) -------------------------- */
 
 /* All bodies, velocities in the centre-of-mass frame. The frame's velocity
  * is summed serially, in index order, so that both runs start from the
@@ -122,18 +93,12 @@ static void body_init(int n, int i, double x[3], double v[3], double *m)
  * by the static schedule the steps use). */
 static void init_bodies(struct bodies *b, int parallel)
 {
-    double p[3] = {0, 0, 0}, mt = 0;
-    for (int i = 0; i < b->n; i++) {
-        double x[3], v[3], m;
-        body_init(b->n, i, x, v, &m);
-        for (int d = 0; d < 3; d++)
-            p[d] += m * v[d];
-        mt += m;
-    }
+    double p[3], mt;
+    nbody_momentum(b->n, p, &mt);
 #pragma omp parallel for if (parallel) schedule(static)
     for (int i = 0; i < b->n; i++) {
         double x[3], v[3], m;
-        body_init(b->n, i, x, v, &m);
+        nbody_body_init(b->n, i, x, v, &m);
         for (int d = 0; d < 3; d++) {
             b->pos[0][i][d] = x[d];
             b->vel[i][d] = v[d] - p[d] / mt;
@@ -148,19 +113,11 @@ static void init_bodies(struct bodies *b, int parallel)
  * the self term adds an exact zero, so it needs no test. */
 static void accel(const struct bodies *b, const double (*x)[3], int i, double a[3])
 {
-    double xi = x[i][0], yi = x[i][1], zi = x[i][2], ax = 0, ay = 0, az = 0;
-    const double *m = b->mass;
-    for (int j = 0; j < b->n; j++) {
-        double dx = x[j][0] - xi, dy = x[j][1] - yi, dz = x[j][2] - zi;
-        double r2 = dx * dx + dy * dy + dz * dz + EPS2;
-        double s = m[j] / (r2 * sqrt(r2));
-        ax += dx * s;
-        ay += dy * s;
-        az += dz * s;
-    }
-    a[0] = ax;
-    a[1] = ay;
-    a[2] = az;
+    double xi[3] = {x[i][0], x[i][1], x[i][2]}, sum[3] = {0, 0, 0};
+    for (int j = 0; j < b->n; j++)
+        nbody_pull(xi, x[j], b->mass[j], sum);
+    for (int d = 0; d < 3; d++)
+        a[d] = sum[d];
 }
 
 /* `steps` leapfrog steps, in parallel or by the initial thread alone;

@@ -41,12 +41,17 @@
  * writes the new, and the only reduction is a maximum, exact in any order.
  * Every solve must also have reached the tolerance.
  *
- * A standalone program: nothing but the C library and <omp.h>, so that it
- * can be built unchanged by `clang -fopenmp` (threads) and by dsmcc
- * (one thread per node). It prints one line,
+ * The model's constants, Helmholtz coefficient and Jacobian are
+ * ../kernels/ocean_model.h, the same code bench/apps/ocean.c runs.
+ *
+ * A standalone program: nothing but the C library, <omp.h> and the header
+ * ../kernels/ocean_model.h, so that it can be built unchanged by `clang
+ * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
  *   RESULT app=ocean mode=omp procs=T size=N time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/ocean_model.h"
+
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -54,17 +59,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* SPLASH-2 Ocean's constants (its defaults -r 20000 -t 28800), in SI. */
-static const double RES = 20000.0;   /* m between grid points */
-static const double DT = 28800.0;    /* s per step */
-static const double F0 = 8.3e-5;     /* Coriolis parameter, 1/s */
-static const double BETA = 2.0e-11;  /* its northward gradient, 1/(m s) */
-static const double H1 = 1000.0, H3 = 4000.0, HT = 5000.0; /* layer depths, m */
-static const double GPR = 0.02;      /* reduced gravity, m/s^2 */
-/* bench/apps/ocean.c's: wind stress amplitude (N/m^2), water density,
- * bottom friction (1/s), lateral viscosity (m^2/s), initial eddies (m^2/s). */
-static const double TAU0 = 0.1, RHO0 = 1000.0, RBOT = 1e-7, AVISC = 500.0, PSI0 = 2e4;
 
 #define NPRE 2      /* red-black sweeps before the coarse correction */
 #define NPOST 2     /* and after */
@@ -316,21 +310,6 @@ static void solve(struct ocean *o, int u, int f, double lam)
 
 /* ---- the ocean model ----------------------------------------------------- */
 
-static double helmholtz(void) { return F0 * F0 * HT / (GPR * H1 * H3); }
-
-/* Arakawa's Jacobian J(a, b) = a_x b_y - a_y b_x at column j, from rows
- * i-1 (s), i, i+1 (n) of both fields, times 12 h^2. */
-static inline double arakawa(const double *as, const double *a, const double *an,
-                             const double *bs, const double *b, const double *bn, int j)
-{
-    double j1 = (a[j + 1] - a[j - 1]) * (bn[j] - bs[j]) - (an[j] - as[j]) * (b[j + 1] - b[j - 1]);
-    double j2 = a[j + 1] * (bn[j + 1] - bs[j + 1]) - a[j - 1] * (bn[j - 1] - bs[j - 1]) -
-                an[j] * (bn[j + 1] - bn[j - 1]) + as[j] * (bs[j + 1] - bs[j - 1]);
-    double j3 = bn[j] * (an[j + 1] - an[j - 1]) - bs[j] * (as[j + 1] - as[j - 1]) -
-                b[j + 1] * (an[j + 1] - as[j + 1]) + b[j - 1] * (an[j - 1] - as[j - 1]);
-    return j1 + j2 + j3;
-}
-
 /* One leapfrog step: q_new = q_old + c * (advection and beta at the
  * current level, forcing, friction and viscosity at the old one). The
  * first step passes old == cur and c = DT (forward Euler). */
@@ -355,7 +334,7 @@ static void time_step(const struct ocean *o, int old, int cur, int nw, double c)
             double *out = qn + i * w;
             for (int j = 1; j <= m; j++) {
                 double adv =
-                    -jac * arakawa(a0, a1, a2, b0, b1, b2, j) - bx * (p1[j + 1] - p1[j - 1]);
+                    -jac * ocean_arakawa(a0, a1, a2, b0, b1, b2, j) - bx * (p1[j + 1] - p1[j - 1]);
                 double lap = (o0[j] + o2[j] + o1[j - 1] + o1[j + 1] - 4.0 * o1[j]) * ih2;
                 out[j] = o1[j] + c * (adv + force[i] - RBOT * o1[j] + AVISC * lap);
             }
@@ -381,7 +360,7 @@ static void initialise(struct ocean *o)
         struct level l0 = o->lev[0];
         l0.u = o->fine[mode ? PSI_C : PSI_B];
         l0.f = o->fine[mode ? QC : QB];
-        double lam = mode ? helmholtz() : 0.0;
+        double lam = mode ? ocean_helmholtz() : 0.0;
         /* each thread writes its rows of f after reading only u: no
          * point's residual reads another point's f */
 #pragma omp for schedule(static)
@@ -408,7 +387,7 @@ static int simulate(struct ocean *o, int parallel, double *seconds)
             time_step(o, old, cur, nw, s == 0 ? DT : 2.0 * DT);
             cur = nw;
             solve(o, PSI_B, QB + cur, 0.0);
-            solve(o, PSI_C, QC + cur, helmholtz());
+            solve(o, PSI_C, QC + cur, ocean_helmholtz());
         }
 #pragma omp master
         {
