@@ -50,6 +50,18 @@ def check(ok, what):
     return ok
 
 
+def profiled(dsmrun, nodes, dsmrun_args, prog, args):
+    """Runs the program profiled; the profile's prefix, or None (a failure
+    noted) when the job failed."""
+    prefix = os.path.join(tempfile.mkdtemp(prefix="check_profile-"), "p")
+    r = subprocess.run([dsmrun, "-n", str(nodes), "--timeout", "200", "--profile", prefix] +
+                       dsmrun_args + [prog] + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=260)
+    if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
+        return None
+    return prefix
+
+
 def markers(src):
     """{"FALSE-SHARING ALLOC": line, ...}: the lines marked in capitals."""
     out = {}
@@ -106,12 +118,8 @@ def main():
     mk = markers(src)
     # an update protocol keeps copies current: no misses after the first
     invalidates = protocol != "erc-upd"
-    tmp = tempfile.mkdtemp(prefix="check_profile-")
-    prefix = os.path.join(tmp, "p")
-    r = subprocess.run([dsmrun, "-n", str(nodes), "--protocol", protocol, "--timeout", "200",
-                        "--profile", prefix, prog, str(ROUNDS)],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=260)
-    if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
+    prefix = profiled(dsmrun, nodes, ["--protocol", protocol], prog, [str(ROUNDS)])
+    if not prefix:
         return finish()
     loaded = dp.load(prefix)
     outside = [(n.rank, r.page, r.epoch) for n in loaded for r in n.records(dp.DIFF)
@@ -209,7 +217,7 @@ def main():
     check(not invalidates or (mt and int(mt.group(1)) > 0),
           "the buffer's block does not count true misses:\n%s" % buf)
     tool = os.path.join(TOOLS, "dsm-profile")
-    out_json, out_html = os.path.join(tmp, "p.json"), os.path.join(tmp, "p.html")
+    out_json, out_html = prefix + ".json", prefix + ".html"
     t = subprocess.run([sys.executable, tool, prefix, "--json", out_json, "--html", out_html],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=200)
     if check(t.returncode == 0, "dsm-profile failed: %s" % t.stderr):
@@ -233,11 +241,8 @@ def regions(dsmrun, prog, src, protocol, nodes):
     global SOURCE
     SOURCE = os.path.basename(src)
     mk = markers(src)
-    prefix = os.path.join(tempfile.mkdtemp(prefix="check_profile-"), "p")
-    r = subprocess.run([dsmrun, "-n", str(nodes), "--protocol", protocol, "--timeout", "200",
-                        "--profile", prefix, prog, "8"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=260)
-    if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
+    prefix = profiled(dsmrun, nodes, ["--protocol", protocol], prog, ["8"])
+    if not prefix:
         return finish()
     p = dp.Profile(dp.load(prefix))
     j = dp.to_json(p, top=50)
@@ -260,11 +265,8 @@ def regions(dsmrun, prog, src, protocol, nodes):
 def smoke(dsmrun, prog, nodes, rest):
     cut = rest.index("--") if "--" in rest else len(rest)
     extra, args = rest[:cut], rest[cut + 1:]
-    prefix = os.path.join(tempfile.mkdtemp(prefix="check_profile-"), "p")
-    r = subprocess.run([dsmrun, "-n", str(nodes), "--timeout", "200", "--profile", prefix] +
-                       extra + [prog] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=260)
-    if not check(r.returncode == 0, "the job failed (%d): %s" % (r.returncode, r.stderr[-600:])):
+    prefix = profiled(dsmrun, nodes, extra, prog, args)
+    if not prefix:
         return finish()
     p = dp.Profile(dp.load(prefix))
     t = p.totals()
