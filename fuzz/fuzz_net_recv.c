@@ -98,6 +98,10 @@ void log_exit_quietly(const char *line)
 
 void log_warn(const char *fmt, ...) { (void)fmt; }
 
+/* log.c's fork checks: the harness is never a forked child. */
+bool log_in_forked_child(void) { return false; }
+void log_forked_child(const char *fmt, ...) { (void)fmt; abort(); }
+
 /* service.c's: no service thread here; the harness runs the timers. */
 void service_timer_at(uint64_t t) { (void)t; }
 

@@ -35,6 +35,41 @@ static void init(void)
     done = 1;
 }
 
+/* What a relayed reason may hold, decoded here independently of wire.c:
+ * printable ASCII, and whole UTF-8 characters in shortest form, neither
+ * surrogates nor C1 controls, nor those that reorder or break a terminal's
+ * line (U+061C, U+200E-200F, U+2028-202E, U+2066-2069). */
+static int printable_text(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned char b = s[i];
+        if (b < 0x80) {
+            if (b < 0x20 || b == 0x7f)
+                return 0;
+            i++;
+            continue;
+        }
+        size_t len = 0;
+        while (len < 8 && (b << len & 0x80))
+            len++;
+        if (len < 2 || len > 4 || i + len > n)
+            return 0;
+        uint32_t c = b & (0xffu >> (len + 1));
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] >> 6) != 2)
+                return 0;
+            c = c << 6 | (s[i + k] & 0x3f);
+        }
+        uint32_t shortest = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+        if (c < shortest || c > 0x10ffff || (c >= 0xd800 && c < 0xe000) || c < 0xa0 ||
+            c == 0x061c || (c >= 0x200e && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+            (c >= 0x2066 && c <= 0x2069))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     init();
@@ -49,9 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = wire_abort_reason(data, size, reason, sizeof reason);
     if (n >= sizeof reason || reason[n] != 0)
         abort();
-    for (size_t i = 0; i < n; i++)
-        if (reason[i] < 0x20 || reason[i] > 0x7e)
-            abort();
+    if (!printable_text((const unsigned char *)reason, n))
+        abort(); /* a control, broken UTF-8 or a reordering character got through */
 
     struct wire_hdr h;
     if (size >= sizeof h) {
