@@ -736,11 +736,13 @@ class Profile:
     def site_loc(self, node, site_pc, stack, samples):
         """_site_loc, once for each node, site and stack: a program that
         allocates row by row makes one site of a hundred thousand calls."""
-        key = (node, site_pc, tuple(stack), id(samples))
+        # (keyed by the samples' identity; the entry holds them, so that no
+        # later dict takes their id; every empty one answers alike)
+        key = (node, site_pc, tuple(stack), id(samples) if samples else None)
         got = self._site_locs.get(key)
         if got is None:
-            got = self._site_locs[key] = self._site_loc(node, site_pc, stack, samples)
-        return got
+            got = self._site_locs[key] = (samples, self._site_loc(node, site_pc, stack, samples))
+        return got[1]
 
     def _site_loc(self, node, site_pc, stack, samples):
         """Where the program called, and its callers: the first program
