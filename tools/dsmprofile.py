@@ -1265,21 +1265,22 @@ class Profile:
             lab = self.chain_label(node, stack)
             if lab:
                 return [(lab, 1.0)]
-        key = (node, site_pc, id(samples))
+        key = (node, site_pc, id(samples))  # the entry holds samples: their id stays theirs
         got = self._shares.get(key)
-        if got is None:
-            c = collections.Counter()
-            for st in samples.get(site_pc, ()):
-                lab = self.chain_label(node, st)
-                if lab:
-                    c[lab] += 1
-            if c:
-                total = sum(c.values())
-                got = [(lab, n / total) for lab, n in c.most_common()]
-            else:
-                l, _ = self.site_loc(node, site_pc, (), {})
-                got = [(l.text() if l else "an unknown call", 1.0)]
-            self._shares[key] = got
+        if got is not None:
+            return got[1]
+        c = collections.Counter()
+        for st in samples.get(site_pc, ()):
+            lab = self.chain_label(node, st)
+            if lab:
+                c[lab] += 1
+        if c:
+            total = sum(c.values())
+            got = [(lab, n / total) for lab, n in c.most_common()]
+        else:
+            l, _ = self.site_loc(node, site_pc, (), {})
+            got = [(l.text() if l else "an unknown call", 1.0)]
+        self._shares[key] = (samples, got)
         return got
 
     def _locks(self):
