@@ -80,6 +80,8 @@ struct omp_thread *omp_self(void)
     struct omp_thread *t = omp_self_owing();
     if (__builtin_expect(t->barrier_owed, 0))
         omp_pay_barrier(t);
+    if (__builtin_expect(t->settings_owed, 0))
+        omp_settings_since_main(t);
     return t;
 }
 

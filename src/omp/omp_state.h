@@ -136,6 +136,10 @@ enum { OMP_TARGET_OFFLOAD_DISABLED = 0, OMP_TARGET_OFFLOAD_DEFAULT = 1, OMP_TARG
  * a thread's ICVs, over the defaults already there (settings.c). */
 struct omp_thread;
 void omp_settings_from_env(struct omp_thread *t);
+/* The master's settings again at the program's first OpenMP call, for the
+ * ones main changed since they were read before it (settings.c). */
+void omp_settings_recheck_owed(struct omp_thread *t);
+void omp_settings_since_main(struct omp_thread *t);
 
 /* What a serialized (nested or one-thread) region hides while it runs. */
 #define OMP_MAX_NESTING 32
@@ -175,6 +179,7 @@ struct omp_thread {
     struct omp_outer   outer[OMP_MAX_NESTING];
     int                serialized;      /* entries of outer in use */
     bool               barrier_owed;    /* a blocking reduction's barrier, not yet run */
+    bool               settings_owed;   /* at the master: main may have set OMP_ variables */
     /* Worksharing constructs (loops, sections, singles) and masters met
      * since the team's last barrier: a reduction after an earlier one
      * waits for the team first (region.c, __kmpc_reduce_nowait). */

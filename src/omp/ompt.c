@@ -387,13 +387,14 @@ void omp_tool_node_init(void) { pthread_once(&tool.once, start); }
 
 /* An OpenMP program's master starts its runtime, and with it the tool,
  * before main (dsm_main calls it; workers start theirs with their first
- * region). */
+ * region). The settings main may set before its first OpenMP call are
+ * read again at that call (settings.c). */
 extern const int dsm_openmp_program __attribute__((weak));
 
 static void start_before_main(void)
 {
     if (&dsm_openmp_program)
-        (void)omp_self();
+        omp_settings_recheck_owed(omp_self());
 }
 
 __attribute__((constructor)) static void register_start(void)

@@ -309,6 +309,55 @@ void omp_settings_from_env(struct omp_thread *t)
         omp_apply_blocktime(t->icv.blocktime);
 }
 
+/* The settings as the master read them before main. libomp reads the
+ * environment at the program's first OpenMP call, so a program may set
+ * OMP_SCHEDULE (or any other) with setenv in main before it, and have it
+ * honoured (LLVM's kmp_sch_simd_runtime_static does so); dsm reads them
+ * before main, on every node, and at that first call the master takes
+ * again those main changed, as kmp_set_defaults would: its next regions
+ * carry them to every node's threads. */
+#define SETTINGS_COUNT (sizeof settings / sizeof settings[0])
+static DSM_STATE char *read_before_main[SETTINGS_COUNT];
+
+void omp_settings_recheck_owed(struct omp_thread *t)
+{
+    for (size_t i = 0; i < SETTINGS_COUNT; i++) {
+        const char *v = getenv(settings[i].name);
+        if (v && !(read_before_main[i] = strdup(v)))
+            log_fatal("out of memory for the OpenMP settings");
+    }
+    t->settings_owed = true;
+}
+
+void omp_settings_since_main(struct omp_thread *t)
+{
+    t->settings_owed = false;
+    for (size_t i = 0; i < SETTINGS_COUNT; i++) {
+        const char *name = settings[i].name, *now = getenv(name);
+        char *before = read_before_main[i];
+        read_before_main[i] = NULL;
+        if (now && !*now)
+            now = NULL; /* an empty setting is no setting, as at the start */
+        if ((!now && (!before || !*before)) || (now && before && !strcmp(now, before))) {
+            free(before);
+            continue;
+        }
+        if (!now)
+            log_warn("%s was unset by the program before its first OpenMP call: the value read "
+                     "at the start, %s, stays",
+                     name, before);
+        else if (settings[i].set == set_cancellation)
+            log_warn("%s=%s, set by the program, is ignored: cancel-var is read once, at the "
+                     "start, on every node (set it in dsmrun's environment)",
+                     name, now);
+        else
+            settings[i].set(t, name, now, false);
+        free(before);
+    }
+    if (t->icv.blocktime >= 0)
+        omp_apply_blocktime(t->icv.blocktime);
+}
+
 void kmp_set_defaults(const char *str)
 {
     struct omp_thread *t = omp_self();
