@@ -279,6 +279,15 @@ int run_agent(struct launcher *l)
         if (check_stats_json(json, what) < 0)
             return EXIT_USAGE;
     }
+    /* Every node of this host would fail its exec, each with its line. */
+    char where[300];
+    if (j->ranks == 1)
+        snprintf(where, sizeof where, "host %s (node %d)", agent_host, j->first_rank);
+    else
+        snprintf(where, sizeof where, "host %s (nodes %d-%d)", agent_host, j->first_rank,
+                 j->first_rank + j->ranks - 1);
+    if (j->argc < 1 || check_program(j->argv[0], where) < 0)
+        return EXIT_EXEC_FAILED;
     if (ssh_server_addr(&l->opt.bind_addr) < 0) {
         fprintf(stderr, "dsmrun: host %s: SSH_CONNECTION does not name this host's address "
                 "(is DSMRUN_RSH an ssh?)\n", agent_host);
@@ -338,6 +347,17 @@ int run_agent(struct launcher *l)
     take_orders(l, pending, rest);
     free(pending);
     int status = supervise(l);
+    /* One line per failure in the whole job: whether a node here said its
+     * own, and the relay of a peer's failure one of them kept, go to the
+     * launcher, which prints the relay only if no node of any host said
+     * its line (dsmrun.c, supervise). */
+    if (l->failure_said)
+        send_up(l, "said\n", 5);
+    else if (l->relayed) {
+        char relay[REMOTE_RELAY_MAX + 16];
+        int n = snprintf(relay, sizeof relay, "relay %.*s\n", REMOTE_RELAY_MAX, l->relayed);
+        send_up(l, relay, (size_t)n);
+    }
     /* Without this word the launcher knows that the agent was killed or
      * the connection lost, whatever the remote shell's status says. */
     char end[32];

@@ -1455,7 +1455,9 @@ int supervise(struct launcher *l)
     if (l->mode != MODE_HOSTS)
         end_leftovers(l);
     drain_output(l);
-    if (l->relayed && !l->failure_said)
+    /* An agent's nodes are some of the job's: whether one of another host
+     * said its failure is the launcher's to know (agent.c sends both up). */
+    if (l->relayed && !l->failure_said && l->mode != MODE_AGENT)
         fprintf(stderr, "%s\n", l->relayed);
     return l->exit_status;
 }
@@ -1511,9 +1513,10 @@ static void launcher_free(struct launcher *l)
 }
 
 /* A program no node could run: one line before any starts, rather than
- * one from each node's failed exec. The search is execvp's: a name with a
- * slash as it is, else each directory of PATH. */
-static int check_program(const char *prog)
+ * one from each node's failed exec (an agent checks it on its host: `where`
+ * names the host). The search is execvp's: a name with a slash as it is,
+ * else each directory of PATH. */
+int check_program(const char *prog, const char *where)
 {
     struct stat st;
     int err = ENOENT;
@@ -1539,7 +1542,8 @@ static int check_program(const char *prog)
             d += len + (d[len] == ':');
         }
     }
-    fprintf(stderr, "dsmrun: cannot run %s: %s\n", prog, strerror(err));
+    fprintf(stderr, "dsmrun: %s%scannot run %s: %s\n", where ? where : "", where ? ": " : "", prog,
+            strerror(err));
     return -1;
 }
 
@@ -1568,7 +1572,7 @@ static int run(struct launcher *l, int argc, char **argv)
         l->mode = MODE_HOSTS;
         return run_hosts(l);
     }
-    if (check_program(l->opt.prog_argv[0]) < 0)
+    if (check_program(l->opt.prog_argv[0], NULL) < 0)
         return EXIT_EXEC_FAILED;
     l->interactive = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
     if (prepare_job(l) < 0)

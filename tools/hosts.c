@@ -358,7 +358,8 @@ static void take_frames(struct launcher *l, struct node *h, const char *data, si
         if (!h->line && !(h->line = malloc(REMOTE_LINE_MAX + 1)))
             return;
         if (c != '\n') {
-            if (h->line_len < FRAME_HEAD_MAX)
+            bool relay = h->line_len >= 6 && !strncmp(h->line, "relay ", 6);
+            if (h->line_len < (relay ? 6 + REMOTE_RELAY_MAX : FRAME_HEAD_MAX))
                 h->line[h->line_len++] = c;
             continue;
         }
@@ -368,6 +369,16 @@ static void take_frames(struct launcher *l, struct node *h, const char *data, si
         unsigned long long n;
         if (!strcmp(h->line, "alive"))
             continue;
+        /* One line per failure across the hosts (agent.c, dsmrun.c). */
+        if (!strcmp(h->line, "said")) {
+            l->failure_said = true;
+            continue;
+        }
+        if (!strncmp(h->line, "relay ", 6)) {
+            if (!l->relayed)
+                l->relayed = strdup(h->line + 6);
+            continue;
+        }
         int status;
         if (sscanf(h->line, "end %d%c", &status, &end) == 1 && status >= 0 && status < 256) {
             h->end_status = status;

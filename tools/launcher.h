@@ -178,6 +178,7 @@ int    write_all(int fd, const void *buf, size_t len);
 /* Whether node 0 can write the statistics to path (--stats-json); says
  * why not in one line, naming `what`, and returns -EINVAL. */
 int    check_stats_json(const char *path, const char *what);
+int    check_program(const char *prog, const char *where);
 void   close_pair(int fds[2]);
 bool   is_contract_var(const char *assignment);
 char  *format_peers(const struct node *nodes, int count);

@@ -18,9 +18,13 @@
  *                       nodes and exit
  *   agent -> launcher   on stdout, frames: "o LEN" or "e LEN" and a newline,
  *                       then LEN bytes of its nodes' stdout or stderr;
- *                       "alive" lines between frames, every beat_s; and
- *                       last "end STATUS", once its nodes have ended and it
- *                       has said on stderr why the first one failed
+ *                       "alive" lines between frames, every beat_s; then
+ *                       "said" if one of its nodes printed the line of its
+ *                       own failure, or else "relay TEXT" if one kept a
+ *                       peer's failure to relay (the launcher prints it
+ *                       when no node of any host said its own); and last
+ *                       "end STATUS", once its nodes have ended and it has
+ *                       said on stderr why the first one failed
  *
  * The nodes' output goes through the agent, framed, so that the agent's
  * heartbeat shares the one channel ssh gives without ever being taken for
@@ -36,10 +40,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REMOTE_VERSION    "2"       /* of this protocol, on the job's first line */
+#define REMOTE_VERSION    "3"       /* of this protocol, on the job's first line */
 #define REMOTE_REPLY      "dsmrun-agent "
 #define REMOTE_LINE_MAX   65536
 #define REMOTE_KEY_BYTES  32
+#define REMOTE_RELAY_MAX  1024      /* a relayed failure's line, at most */
 
 struct remote_job {
     char          *host;          /* the name the launcher used, for messages */
