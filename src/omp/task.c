@@ -388,6 +388,10 @@ static DSM_STATE struct {
     struct node_tasks *nodes;    /* node 0: the queues (one page a node); NULL: none yet */
     bool               tried;    /* node 0: allocated them, or could not */
     bool               seen;     /* a task was made on this node */
+    /* A detached or proxy task was made here: its completion (an event
+     * fulfilled, a proxy completed) is this node's to take, so no task
+     * leaves the node from then on — the one that completes it could. */
+    bool               completions;
     int                stealing; /* a thread of this node is taking a task from another */
     kmp_task_t        *harvest[OFFER_RING]; /* completions just taken (under lock) */
 } offer = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -471,7 +475,7 @@ static bool offerable(kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
     if (!mem_contains(p) || (p->flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)) ||
-        in_final || cancelled_group || omp_tool_on || !stack_on_shared() || !team_queues())
+        offer.completions || in_final || cancelled_group || omp_tool_on || !stack_on_shared() || !team_queues())
         return false;
     for (struct taskgroup *g = current_rec()->group; g; g = g->outer)
         if (g->reduction)
@@ -964,6 +968,7 @@ void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_
     if (!e)
         log_fatal("out of memory for an OpenMP event");
     struct task_prefix *p = prefix_of(task);
+    offer.completions = true;
     pthread_mutex_lock(&nodeq.lock);
     p->flags |= TASK_DETACHABLE;
     p->parts = 1;
@@ -1003,6 +1008,8 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     /* The task, then its shareds, 16-byte aligned as libomp lays them. */
     size_t head = (sizeof_kmp_task_t + 15) & ~(size_t)15;
     offer.seen = true;
+    if (flags & (TASK_PROXY | TASK_DETACHABLE))
+        offer.completions = true;
     kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0,
                              may_offer(flags));
     t->shareds = sizeof_shareds ? (char *)t + head : NULL;
