@@ -778,7 +778,10 @@ void omp_tasks_complete(void)
     /* This point: the team, and the barriers entered (the same count on
      * every node here). */
     uint64_t point = (uint64_t)team_tasks.team << 32 | (uint32_t)sync_barrier_epoch();
-    bool tasks_may_come = team_tasks.seen || team_tasks.single;
+    /* Under OMP_CANCELLATION=true no task is offered (and a cancelled
+     * region's threads leave without its barriers): nothing to wait for. */
+    bool tasks_may_come = (team_tasks.seen || team_tasks.single) &&
+                          !omp_self_owing()->icv.cancellation;
     team_tasks.single = false;
     if (job()->rank == 0) { /* always: a thief may wait for it */
         /* Once every thread of the team here has come (another may still
