@@ -47,6 +47,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/job.h"
 #include "base/log.h"
 #include "base/smp.h"
@@ -347,8 +348,13 @@ static bool run_one_locked(void)
  * Cut-offs, so that a task that costs more to move than to run stays:
  * the depth (a task nested more than OFFER_DEPTH deep is never offered:
  * BOTS's own cut-off, which keeps the offered tasks the large ones near
- * the root of a recursion), and the queue's length (at most OFFER_RING
- * offered and not complete: beyond them the node has work enough).
+ * the root of a recursion), the time a task of its depth takes (below
+ * OFFER_MIN_NS on average here, its children included, a task of that
+ * depth stays: a steal costs a lock's round trip and the task's pages
+ * fetched, 0.1-0.3 ms on this project's VM, and health's or sparselu's
+ * small tasks offered one by one made them 2-6x slower on 2 nodes), and
+ * the queue's length (at most OFFER_RING offered and not complete:
+ * beyond them the node has work enough).
  *
  * The node's own threads take its offered tasks newest first, at their
  * waiting points, as the private queue's; another node's idle thread
@@ -373,6 +379,13 @@ static bool run_one_locked(void)
  */
 #define OFFER_RING  128 /* a power of two: the ring's indices wrap with uint32_t */
 #define OFFER_DEPTH 8
+#define OFFER_MIN_NS  (1000 * 1000)
+#define OFFER_SAMPLES 4 /* runs of a depth before its time decides */
+
+/* The time tasks of each depth took to run on this node (run()). */
+static DSM_STATE struct {
+    uint64_t ns, runs;
+} depth_cost[OFFER_DEPTH + 1];
 
 struct node_tasks {
     uint64_t published; /* the point (team, barriers) this node passed with its tasks done */
@@ -465,7 +478,12 @@ static bool may_offer(int32_t flags)
     if (job()->nodes <= 1 || omp_tool_on || in_final ||
         (flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)))
         return false;
-    if (current_rec()->depth >= OFFER_DEPTH || !stack_on_shared() || !team_queues())
+    int depth = current_rec()->depth + 1; /* the new task's */
+    if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
+        return false;
+    uint64_t runs = __atomic_load_n(&depth_cost[depth].runs, __ATOMIC_RELAXED);
+    if (runs >= OFFER_SAMPLES &&
+        __atomic_load_n(&depth_cost[depth].ns, __ATOMIC_RELAXED) / runs < OFFER_MIN_NS)
         return false;
     return !omp_self_owing()->icv.cancellation;
 }
@@ -1060,10 +1078,16 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
         omp_tool_exit_frame(__builtin_frame_address(0));
     }
     in_final += final;
+    int depth = p->depth;
+    uint64_t start = depth >= 1 && depth <= OFFER_DEPTH ? clock_ns() : 0;
     do {
         p->again = 0;
         task->routine(gtid, task);
     } while (p->again);
+    if (start) { /* for the cut-off by time (may_offer) */
+        __atomic_fetch_add(&depth_cost[depth].ns, clock_ns() - start, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&depth_cost[depth].runs, 1, __ATOMIC_RELAXED);
+    }
     in_final -= final;
     if (tool)
         omp_tool_task_end(tool, 1); /* ompt_task_complete */
