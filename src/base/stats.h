@@ -97,6 +97,8 @@
     X(PAR_TASKS_CREATED,   "OpenMP tasks created on this node (explicit and taskloop's)") \
     X(PAR_TASKS_DEFERRED,  "of which queued for the node's threads")          \
     X(PAR_TASKS_RUN,       "OpenMP tasks run on this node")                    \
+    X(PAR_TASKS_OFFERED,   "OpenMP tasks put where other nodes can take them") \
+    X(PAR_TASKS_STOLEN,    "OpenMP tasks taken from another node and run here") \
     X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
     X(PAR_PROFILE_STOPS,   "profiled loops that stopped profiling (Fig. 4's stop rule)") \
     X(PAR_PROFILED_RUNS,   "executions of profiled loops timed")               \

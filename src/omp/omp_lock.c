@@ -29,15 +29,21 @@
 typedef struct omp_lock_t { void *_lk; } omp_lock_t;
 typedef struct omp_nest_lock_t { void *_lk; } omp_nest_lock_t;
 
-/* Ids made on this node: unique across nodes without asking anyone. */
+/* Ids made on this node: unique across nodes without asking anyone. The
+ * last of each node's range is its task queue's (task.c). */
 #define LOCK_IDS_PER_NODE 0x10000
 static DSM_STATE atomic_uint next_lock;
+
+int omp_task_lock_id(int node)
+{
+    return PARALLEL_LOCK_BASE + 16 + node * LOCK_IDS_PER_NODE + LOCK_IDS_PER_NODE - 1;
+}
 
 static int new_id(void)
 {
     unsigned n = atomic_fetch_add(&next_lock, 1);
-    if (n >= LOCK_IDS_PER_NODE)
-        log_fatal("more than %d OpenMP locks initialised on this node", LOCK_IDS_PER_NODE);
+    if (n >= LOCK_IDS_PER_NODE - 1)
+        log_fatal("more than %d OpenMP locks initialised on this node", LOCK_IDS_PER_NODE - 1);
     return PARALLEL_LOCK_BASE + 16 + job()->rank * LOCK_IDS_PER_NODE + (int)n;
 }
 

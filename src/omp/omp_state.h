@@ -86,6 +86,8 @@ struct omp_region {
     uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
     uint64_t          doacross, doacross_prev; /* ordered(n) loops' words (doacross.c) */
+    uint64_t          task_nodes;       /* the nodes' task queues (task.c); 0: none */
+    int32_t           tasks_seen;       /* the master's node had made tasks before this region */
     struct team_count count;            /* a partial team's barrier */
     uint64_t          args[OMP_MAX_ARGS];
 };
@@ -359,6 +361,14 @@ int omp_taskgroup_cancelled(void);
 /* Runs the node's queued tasks until none is left (task.c): at a barrier
  * and at the region's end, where every task of the team must be done. */
 void omp_tasks_complete(void);
+/* Tasks that leave their node (task.c): the queues every node's page of
+ * which a region's description carries (made once, on node 0), whether
+ * node 0 has made a task yet, and a single met by a thread of a team
+ * over the nodes (its next barrier waits for tasks other nodes offer). */
+uint64_t omp_task_nodes(void);
+bool     omp_tasks_seen(void);
+void     omp_tasks_single_met(void);
+int      omp_task_lock_id(int node);
 /* KMP_ENABLE_TASK_THROTTLING: true (the default) lets a node of one
  * thread run a task at once; false queues every task (task.c). */
 void omp_tasks_throttle(bool on);

@@ -580,6 +580,8 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
         tool_ctx.enc = enc;
     }
     bool others = job()->nodes > 1 && !solo;
+    r->task_nodes = others ? omp_task_nodes() : 0;
+    r->tasks_seen = omp_tasks_seen();
     if (others)
         dsm_create(run_member, r);
     int local = omp_team_on_node(n, per_node, 0);
@@ -768,6 +770,7 @@ kmp_int32 __kmpc_single(ident_t *loc, kmp_int32 gtid)
         t->loop++;
         t->since_barrier++;
         mine = parallel_single((struct loop_id){t->team, t->loop}, t->nthreads);
+        omp_tasks_single_met();
     }
     if (omp_tool_on) { /* ompt_work_single_executor 3, single_other 4 */
         const void *codeptr = __builtin_return_address(0);

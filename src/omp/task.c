@@ -45,13 +45,20 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/clock.h"
+#include "base/job.h"
 #include "base/log.h"
 #include "base/smp.h"
+#include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "dsm.h"
+#include "mem/mem.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
+#include "sync/sync.h"
 
 typedef kmp_int32 (*kmp_routine_entry_t)(kmp_int32, void *);
 
@@ -81,6 +88,12 @@ struct task_prefix {
      * nesting of tasks is. */
     int32_t         running;
     int32_t         again;
+    /* Tasks that leave their node (below): the shareds' bytes, the task's
+     * depth (its parent's plus one), and its record on the node that made
+     * it while it is offered to the other nodes. */
+    uint32_t        shareds_len;
+    int32_t         depth;
+    struct queued_task *q;
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
@@ -97,13 +110,23 @@ void omp_tasks_throttle(bool on) { queue_all = !on; }
 /* Final tasks running on this thread (omp_in_final). */
 static __thread int in_final;
 
+/* Taskgroups open on this thread, and the depth of the outermost one
+ * cancelled (0: none). */
+static __thread int taskgroups, cancelled_group;
+
 int omp_in_final(void) { return in_final > 0; }
 
 static struct task_prefix *prefix_of(kmp_task_t *t) { return (struct task_prefix *)t - 1; }
 
-static kmp_task_t *task_new(size_t size, size_t shareds_at)
+/* A task's block in shared memory (`shared`: one that may leave its
+ * node, below) or in the node's own. */
+static kmp_task_t *task_new(size_t size, size_t shareds_at, bool shared)
 {
-    struct task_prefix *p = calloc(1, sizeof *p + size);
+    struct task_prefix *p = shared ? dsm_malloc(sizeof *p + size) : NULL;
+    if (p)
+        memset(p, 0, sizeof *p + size);
+    else
+        p = calloc(1, sizeof *p + size);
     if (!p)
         log_fatal("out of memory for an OpenMP task");
     *p = (struct task_prefix){.size = size, .shareds_at = shareds_at};
@@ -112,8 +135,12 @@ static kmp_task_t *task_new(size_t size, size_t shareds_at)
 
 static void task_free(kmp_task_t *t)
 {
-    free(prefix_of(t)->tool);
-    free(prefix_of(t));
+    struct task_prefix *p = prefix_of(t);
+    free(p->tool);
+    if (mem_contains(p))
+        dsm_free(p);
+    else
+        free(p);
 }
 
 /* ---- OMPT (ompt.c) ------------------------------------------------------------ */
@@ -160,6 +187,7 @@ struct task_rec {
     int              children;
     struct taskgroup *group;
     struct task_rec  *parent;  /* NULL: an implicit task's */
+    int              depth;    /* 0: an implicit task */
 };
 /* A taskgroup: its tasks not yet done (counted when they are queued or
  * tracked), and its task reduction. */
@@ -178,6 +206,7 @@ struct queued_task {
     struct task_rec    *parent;
     struct taskgroup   *group;
     struct tracked     *tracked;  /* a deferred dependent task's record; else NULL */
+    bool                offered;  /* in this node's queue for every node (below) */
 };
 
 /* One dependence of a task (kmp.h's kmp_depend_info_t). */
@@ -238,13 +267,33 @@ static bool descends(const struct queued_task *q, const struct task_rec *a)
 }
 
 static bool run_one_locked(void);
+static void wait_zero_locked(const int *count);
+static void run_until_zero(const int *count);
+
+/* Tasks of this node offered to every node and not complete yet
+ * (below; under nodeq.lock). */
+static DSM_STATE int offered_out;
+
+/* A queued task (not a tracked one) is complete: its parent, its
+ * taskgroup and the node stop counting it. Caller holds nodeq.lock. */
+static void complete_locked(struct queued_task *q)
+{
+    q->parent->children--;
+    if (q->group)
+        q->group->count--;
+    if (q->offered)
+        offered_out--;
+    __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&nodeq.done);
+}
 
 /* Runs a task taken off the queue (or a tracked one due now); caller
  * holds nodeq.lock, which is dropped while the task runs. */
 static void run_queued_locked(struct queued_task *q)
 {
     pthread_mutex_unlock(&nodeq.lock);
-    struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent};
+    struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent,
+                           .depth = prefix_of(q->task)->depth};
     struct task_rec *outer = current;
     current = &rec;
     run(q->gtid, q->task);
@@ -252,19 +301,12 @@ static void run_queued_locked(struct queued_task *q)
         task_free(q->task);
     pthread_mutex_lock(&nodeq.lock);
     /* Its children hold its record: they finish before it does. */
-    while (rec.children > 0)
-        if (!run_one_locked())
-            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+    wait_zero_locked(&rec.children);
     current = outer;
     if (q->tracked)
         finish_part_locked(q->tracked); /* a proxy or detached one may not be complete yet */
-    else {
-        q->parent->children--;
-        if (q->group)
-            q->group->count--;
-        __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
-        pthread_cond_broadcast(&nodeq.done);
-    }
+    else
+        complete_locked(q);
     free(q);
 }
 
@@ -286,14 +328,426 @@ static bool run_one_locked(void)
     return true;
 }
 
+/* ---- tasks that leave their node ------------------------------------------ */
+
+/* Every task's data must mean the same on the node that runs it as where
+ * it was made. The master's main runs on a stack in the shared region
+ * (runtime/master.c), every other thread on a stack of its own process:
+ * a task the master makes there, whose block is shared memory and whose
+ * shareds (the addresses of the variables it shares) all lie in the
+ * shared region, can run on any node. Such a task is "offered": queued
+ * in its node's page of the job's task queues (shared memory, one page a
+ * node, homed there), under that node's dsm lock (omp_lock.c's last id of
+ * the node). Every other task stays on its node, as before — those made
+ * on a private stack (any other thread's; a firstprivate pointer there
+ * would name the thief's own memory), detached and proxy tasks, tasks
+ * with dependences, final and included tasks, tasks of a taskgroup with
+ * a task reduction, tasks made with a tool attached or under
+ * OMP_CANCELLATION=true.
+ *
+ * Cut-offs, so that a task that costs more to move than to run stays:
+ * the depth (a task nested more than OFFER_DEPTH deep is never offered:
+ * BOTS's own cut-off, which keeps the offered tasks the large ones near
+ * the root of a recursion), the time a task of its depth takes (below
+ * OFFER_MIN_NS on average here, its children included, a task of that
+ * depth stays: a steal costs a lock's round trip and the task's pages
+ * fetched, 0.1-0.3 ms on this project's VM, and health's or sparselu's
+ * small tasks offered one by one made them 2-6x slower on 2 nodes), and
+ * the queue's length (at most OFFER_RING offered and not complete:
+ * beyond them the node has work enough).
+ *
+ * The node's own threads take its offered tasks newest first, at their
+ * waiting points, as the private queue's; another node's idle thread
+ * takes the oldest (the largest, near the root), one steal in flight per
+ * node. A take is a dsm lock acquire: the thief acquires what the
+ * creator released when it offered the task (its data, the shared
+ * variables as they were), as a lock grant carries them. Completion is
+ * the thief's release: it puts the task on the queue's done list under
+ * the same lock, and the creator's node, taking the lock again at its
+ * next waiting point, acquires the task's writes before its count says
+ * the task is done (taskwait, taskgroup's end, barrier).
+ *
+ * Barriers and the region's end: a node that arrives with nothing left
+ * to run keeps taking node 0's offered tasks until node 0 has said, in
+ * its page, that it passed the same point (the team and the number of
+ * barriers entered, the same on every node there) with its own tasks
+ * complete — node 0 says so at every barrier of a team over the nodes.
+ * Until then the barrier cannot end anyway: node 0 waits for its stolen
+ * tasks. The thieves wait so only where tasks may come: after a single
+ * (the construct BOTS-like programs make their tasks in), or in a region
+ * begun after node 0 has made a task.
+ */
+#define OFFER_RING  128 /* a power of two: the ring's indices wrap with uint32_t */
+#define OFFER_DEPTH 8
+#define OFFER_MIN_NS  (1000 * 1000)
+#define OFFER_SAMPLES 4 /* runs of a depth before its time decides */
+
+/* The time tasks of each depth took to run on this node (run()). */
+static DSM_STATE struct {
+    uint64_t ns, runs;
+} depth_cost[OFFER_DEPTH + 1];
+
+struct node_tasks {
+    uint64_t published; /* the point (team, barriers) this node passed with its tasks done */
+    uint32_t head, tail; /* ring[head .. tail) offered, oldest first (mod OFFER_RING) */
+    uint32_t ndone;      /* done[0 .. ndone): taken by another node and complete */
+    uint32_t unused;
+    uint64_t ring[OFFER_RING];
+    uint64_t done[OFFER_RING];
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t    lock;     /* the node's threads one at a time at the queues' locks */
+    struct node_tasks *nodes;    /* node 0: the queues (one page a node); NULL: none yet */
+    bool               tried;    /* node 0: allocated them, or could not */
+    bool               seen;     /* a task was made on this node */
+    /* A detached or proxy task was made here: its completion (an event
+     * fulfilled, a proxy completed) is this node's to take, so no task
+     * leaves the node from then on — the one that completes it could. */
+    bool               completions;
+    int                stealing; /* a thread of this node is taking a task from another */
+    kmp_task_t        *harvest[OFFER_RING]; /* completions just taken (under lock) */
+} offer = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Node 0: its team's threads that have come to a point (under nodeq.lock). */
+static DSM_STATE struct {
+    uint64_t point;
+    int      count;
+} arrivals;
+
+/* This thread's team over the nodes, as task.c last saw it. */
+static __thread struct {
+    const struct omp_region *region;
+    uint32_t                 team;
+    bool                     seen;   /* the region began after node 0 made a task */
+    bool                     single; /* a single met since the last barrier */
+    struct node_tasks       *nodes;
+} team_tasks;
+
+static struct node_tasks *node_page(struct node_tasks *nodes, int n)
+{
+    return (struct node_tasks *)((char *)nodes + (size_t)n * mem.page_size);
+}
+
+uint64_t omp_task_nodes(void)
+{
+    if (!offer.tried) {
+        offer.tried = true;
+        size_t len = (size_t)job()->nodes * mem.page_size;
+        char *p = sizeof(struct node_tasks) <= mem.page_size ? dsm_malloc_home(len, DSM_HOME_BLOCK)
+                                                             : NULL;
+        if (p && (uintptr_t)p % mem.page_size == 0) {
+            memset(p, 0, len);
+            offer.nodes = (struct node_tasks *)p;
+        } else if (p)
+            dsm_free(p); /* no page of its own per node: tasks stay where they are made */
+    }
+    return (uint64_t)(uintptr_t)offer.nodes;
+}
+
+bool omp_tasks_seen(void) { return offer.seen; }
+
+/* The queues, when this thread is in a team over every node (not a
+ * nested or serialized one); else NULL. */
+static struct node_tasks *team_queues(void)
+{
+    struct omp_thread *t = omp_self_owing();
+    if (!t->distributed || t->local_team || t->serialized || t->nthreads <= 1 || !t->region ||
+        t->team_nodes != job()->nodes)
+        return NULL;
+    if (team_tasks.region != t->region || team_tasks.team != t->team) {
+        team_tasks.region = t->region;
+        team_tasks.team = t->team;
+        team_tasks.nodes = (struct node_tasks *)(uintptr_t)t->region->task_nodes;
+        team_tasks.seen = t->region->tasks_seen;
+        team_tasks.single = false;
+    }
+    return team_tasks.nodes;
+}
+
+void omp_tasks_single_met(void)
+{
+    if (team_queues())
+        team_tasks.single = true;
+}
+
+/* Whether a task about to be allocated may be offered: its block is then
+ * taken from shared memory. */
+static bool may_offer(int32_t flags)
+{
+    if (job()->nodes <= 1 || omp_tool_on || in_final ||
+        (flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)))
+        return false;
+    int depth = current_rec()->depth + 1; /* the new task's */
+    if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
+        return false;
+    uint64_t runs = __atomic_load_n(&depth_cost[depth].runs, __ATOMIC_RELAXED);
+    if (runs >= OFFER_SAMPLES &&
+        __atomic_load_n(&depth_cost[depth].ns, __ATOMIC_RELAXED) / runs < OFFER_MIN_NS)
+        return false;
+    return !omp_self_owing()->icv.cancellation;
+}
+
+/* Whether the task, about to be deferred, may run on another node. */
+static bool offerable(kmp_task_t *task)
+{
+    struct task_prefix *p = prefix_of(task);
+    if (!mem_contains(p) || (p->flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)) ||
+        offer.completions || in_final || cancelled_group || omp_tool_on || !stack_on_shared() || !team_queues())
+        return false;
+    for (struct taskgroup *g = current_rec()->group; g; g = g->outer)
+        if (g->reduction)
+            return false;
+    if (p->shareds_len % sizeof(void *))
+        return false;
+    void *const *shared = task->shareds;
+    for (size_t i = 0; i < p->shareds_len / sizeof(void *); i++)
+        if (!mem_contains(shared[i]))
+            return false;
+    return true;
+}
+
+/* ---- the queues' operations, under their node's dsm lock ---- */
+
+enum offer_op { OFFER_PUT, OFFER_TAKE_OWN, OFFER_STEAL, OFFER_DONE, OFFER_PUBLISH };
+
+struct offer_call {
+    enum offer_op      op;
+    struct node_tasks *nodes;
+    int                node;     /* whose queue */
+    kmp_task_t        *task;     /* PUT, DONE: the task; TAKE_OWN, STEAL: the one taken */
+    uint64_t           point;    /* PUBLISH: the point passed; STEAL: the one waited at */
+    int                harvested; /* PUT, TAKE_OWN: completions now in offer.harvest */
+    bool               ok;       /* PUT: queued; STEAL: the node has passed `point` */
+};
+
+/* Moves the queue's completions to offer.harvest (caller holds offer.lock). */
+static int harvest(struct node_tasks *q)
+{
+    int n = (int)q->ndone;
+    for (int i = 0; i < n; i++)
+        offer.harvest[i] = (kmp_task_t *)(uintptr_t)q->done[i];
+    q->ndone = 0;
+    return n;
+}
+
+/* Off the master's shared stack (base/stack.h): the lock's acquire may
+ * invalidate the very pages of the caller's frames. */
+static void offer_call(void *arg)
+{
+    struct offer_call c = *(struct offer_call *)arg;
+    struct node_tasks *q = node_page(c.nodes, c.node);
+    int id = omp_task_lock_id(c.node);
+    sync_lock(id);
+    switch (c.op) {
+    case OFFER_PUT:
+        c.harvested = harvest(q);
+        c.ok = q->tail - q->head < OFFER_RING;
+        if (c.ok)
+            q->ring[q->tail++ % OFFER_RING] = (uintptr_t)c.task;
+        break;
+    case OFFER_TAKE_OWN: /* the newest this thread may start (run_one_locked) */
+        c.harvested = harvest(q);
+        c.task = NULL;
+        for (uint32_t i = q->tail; i != q->head; i--) {
+            kmp_task_t *t = (kmp_task_t *)(uintptr_t)q->ring[(i - 1) % OFFER_RING];
+            if (current && !descends(prefix_of(t)->q, current))
+                continue;
+            c.task = t;
+            for (uint32_t j = i; j != q->tail; j++)
+                q->ring[(j - 1) % OFFER_RING] = q->ring[j % OFFER_RING];
+            q->tail--;
+            break;
+        }
+        break;
+    case OFFER_STEAL: /* the oldest */
+        c.task = q->head != q->tail ? (kmp_task_t *)(uintptr_t)q->ring[q->head++ % OFFER_RING]
+                                    : NULL;
+        c.ok = q->published >= c.point;
+        break;
+    case OFFER_DONE:
+        if (q->ndone >= OFFER_RING)
+            log_fatal("node %d's done list of OpenMP tasks is full: more completions than "
+                      "tasks it offered", c.node);
+        q->done[q->ndone++] = (uintptr_t)c.task;
+        break;
+    case OFFER_PUBLISH:
+        if (q->published < c.point)
+            q->published = c.point;
+        break;
+    }
+    sync_unlock(id);
+    *(struct offer_call *)arg = c;
+}
+
+static void queue_call(struct offer_call *c)
+{
+    pthread_mutex_lock(&offer.lock);
+    stack_private(offer_call, c);
+}
+
+/* Ends queue_call: the completions it found are complete here now. */
+static void queue_call_end(int harvested)
+{
+    for (int i = 0; i < harvested; i++) {
+        kmp_task_t *task = offer.harvest[i];
+        struct queued_task *q = prefix_of(task)->q;
+        pthread_mutex_lock(&nodeq.lock);
+        complete_locked(q);
+        pthread_mutex_unlock(&nodeq.lock);
+        free(q);
+        task_free(task);
+    }
+    pthread_mutex_unlock(&offer.lock);
+}
+
+/* Offers the task; false when the queue is full (then it stays here). */
+static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
+{
+    struct queued_task *q = malloc(sizeof *q);
+    if (!q)
+        log_fatal("out of memory for an OpenMP task");
+    struct task_rec *parent = current_rec();
+    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
+                              .offered = true};
+    pthread_mutex_lock(&nodeq.lock);
+    bool room = offered_out < OFFER_RING;
+    if (room) { /* counted before another node can complete it */
+        parent->children++;
+        if (q->group)
+            q->group->count++;
+        offered_out++;
+        __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&nodeq.lock);
+    if (!room) {
+        free(q);
+        return false;
+    }
+    prefix_of(task)->q = q;
+    struct offer_call c = {.op = OFFER_PUT, .nodes = offer.nodes, .node = job()->rank,
+                           .task = task};
+    queue_call(&c);
+    queue_call_end(c.harvested);
+    if (!c.ok) { /* not reached: offered_out bounds the ring */
+        pthread_mutex_lock(&nodeq.lock);
+        complete_locked(q);
+        pthread_mutex_unlock(&nodeq.lock);
+        free(q);
+        prefix_of(task)->q = NULL;
+        return false;
+    }
+    stats_add(STAT_PAR_TASKS_OFFERED, 1);
+    return true;
+}
+
+/* At a waiting point of the node that offered tasks: their completions
+ * elsewhere, and one of them that this thread may run. Returns whether
+ * anything changed. Caller does not hold nodeq.lock. */
+static bool offered_work(void)
+{
+    struct offer_call c = {.op = OFFER_TAKE_OWN, .nodes = offer.nodes, .node = job()->rank};
+    queue_call(&c);
+    int harvested = c.harvested;
+    queue_call_end(harvested);
+    if (c.task) {
+        pthread_mutex_lock(&nodeq.lock);
+        run_queued_locked(prefix_of(c.task)->q);
+        pthread_mutex_unlock(&nodeq.lock);
+    }
+    return harvested > 0 || c.task;
+}
+
+/* Sleeps a little longer each time nothing came (50 us to 2 ms): the
+ * other nodes' completions come by no signal of this node's. */
+static void pause_locked(unsigned *us)
+{
+    *us = *us ? (*us < 1000 ? *us * 2 : 2000) : 50;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)*us * 1000;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&nodeq.done, &nodeq.lock, &ts);
+}
+
+/* Until *count is 0, running what this thread may run meanwhile (caller
+ * holds nodeq.lock). */
+static void wait_zero_locked(const int *count)
+{
+    unsigned us = 0;
+    while (*count > 0) {
+        if (run_one_locked()) {
+            us = 0;
+            continue;
+        }
+        if (offered_out == 0) {
+            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+            continue;
+        }
+        pthread_mutex_unlock(&nodeq.lock);
+        bool changed = offered_work();
+        pthread_mutex_lock(&nodeq.lock);
+        if (changed)
+            us = 0;
+        else if (*count > 0)
+            pause_locked(&us);
+    }
+}
+
+/* A task taken from another node: run here, its children here too (they
+ * finish before it), then handed back complete. */
+static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
+{
+    struct task_rec rec = {.children = 0, .group = NULL, .parent = NULL,
+                           .depth = prefix_of(task)->depth};
+    struct task_rec *outer = current;
+    current = &rec;
+    run(omp_self_owing()->gtid, task);
+    if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
+        run_until_zero(&rec.children);
+    current = outer;
+    stats_add(STAT_PAR_TASKS_STOLEN, 1);
+    struct offer_call c = {.op = OFFER_DONE, .nodes = nodes, .node = victim, .task = task};
+    queue_call(&c);
+    queue_call_end(0);
+}
+
+/* A node other than 0 at a barrier or the region's end, its own tasks
+ * done: node 0's offered tasks until node 0 has passed this point. */
+static void steal_until(struct node_tasks *nodes, uint64_t point)
+{
+    unsigned us = 0;
+    for (;;) {
+        if (__atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0)
+            run_until_zero(&nodeq.outstanding); /* what a stolen task made here */
+        if (!__atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE)) {
+            struct offer_call c = {.op = OFFER_STEAL, .nodes = nodes, .node = 0, .point = point};
+            queue_call(&c);
+            queue_call_end(0);
+            __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
+            if (c.task) {
+                run_stolen(nodes, 0, c.task);
+                us = 0;
+                continue;
+            }
+            if (c.ok)
+                return;
+        }
+        pthread_mutex_lock(&nodeq.lock);
+        pause_locked(&us);
+        pthread_mutex_unlock(&nodeq.lock);
+    }
+}
+
 /* Runs queued tasks until *count is 0 (a task's children, a group's
  * tasks, the node's tasks). */
 static void run_until_zero(const int *count)
 {
     pthread_mutex_lock(&nodeq.lock);
-    while (*count > 0)
-        if (!run_one_locked())
-            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+    wait_zero_locked(count);
     pthread_mutex_unlock(&nodeq.lock);
 }
 
@@ -336,6 +790,34 @@ void omp_tasks_complete(void)
 {
     if (queue_in_use())
         run_until_zero(&nodeq.outstanding);
+    struct node_tasks *nodes = team_queues();
+    if (!nodes)
+        return;
+    /* This point: the team, and the barriers entered (the same count on
+     * every node here). */
+    uint64_t point = (uint64_t)team_tasks.team << 32 | (uint32_t)sync_barrier_epoch();
+    /* Under OMP_CANCELLATION=true no task is offered (and a cancelled
+     * region's threads leave without its barriers): nothing to wait for. */
+    bool tasks_may_come = (team_tasks.seen || team_tasks.single) &&
+                          !omp_self_owing()->icv.cancellation;
+    team_tasks.single = false;
+    if (job()->rank == 0) { /* always: a thief may wait for it */
+        /* Once every thread of the team here has come (another may still
+         * make tasks: the master, after a `master` the others skipped). */
+        struct omp_thread *t = omp_self_owing();
+        int here = omp_team_on_node(t->nthreads, t->region->per_node, 0);
+        pthread_mutex_lock(&nodeq.lock);
+        if (arrivals.point != point)
+            arrivals.point = point, arrivals.count = 0;
+        bool last = ++arrivals.count >= here;
+        pthread_mutex_unlock(&nodeq.lock);
+        if (!last)
+            return;
+        struct offer_call c = {.op = OFFER_PUBLISH, .nodes = nodes, .node = 0, .point = point};
+        queue_call(&c);
+        queue_call_end(0);
+    } else if (tasks_may_come)
+        steal_until(nodes, point);
 }
 
 /* ---- tracked tasks: proxy, detached, and those that depend on them ------- */
@@ -507,6 +989,7 @@ void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_
     if (!e)
         log_fatal("out of memory for an OpenMP event");
     struct task_prefix *p = prefix_of(task);
+    offer.completions = true;
     pthread_mutex_lock(&nodeq.lock);
     p->flags |= TASK_DETACHABLE;
     p->parts = 1;
@@ -545,11 +1028,17 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     (void)loc, (void)gtid;
     /* The task, then its shareds, 16-byte aligned as libomp lays them. */
     size_t head = (sizeof_kmp_task_t + 15) & ~(size_t)15;
-    kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0);
+    offer.seen = true;
+    if (flags & (TASK_PROXY | TASK_DETACHABLE))
+        offer.completions = true;
+    kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0,
+                             may_offer(flags));
     t->shareds = sizeof_shareds ? (char *)t + head : NULL;
     t->routine = task_entry;
     /* A final task's descendants are final (and included) too. */
     prefix_of(t)->flags = flags | (in_final ? TASK_FINAL : 0);
+    prefix_of(t)->shareds_len = (uint32_t)sizeof_shareds;
+    prefix_of(t)->depth = current_rec()->depth + 1;
     return t;
 }
 
@@ -564,9 +1053,6 @@ kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32
     return __kmpc_omp_task_alloc(loc, gtid, flags, sizeof_kmp_task_t, sizeof_shareds, task_entry);
 }
 
-/* Taskgroups open on this thread, and the depth of the outermost one
- * cancelled (0: none). */
-static __thread int taskgroups, cancelled_group;
 
 int omp_taskgroup_cancel(void)
 {
@@ -592,10 +1078,16 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
         omp_tool_exit_frame(__builtin_frame_address(0));
     }
     in_final += final;
+    int depth = p->depth;
+    uint64_t start = depth >= 1 && depth <= OFFER_DEPTH ? clock_ns() : 0;
     do {
         p->again = 0;
         task->routine(gtid, task);
     } while (p->again);
+    if (start) { /* for the cut-off by time (may_offer) */
+        __atomic_fetch_add(&depth_cost[depth].ns, clock_ns() - start, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&depth_cost[depth].runs, 1, __ATOMIC_RELAXED);
+    }
     in_final -= final;
     if (tool)
         omp_tool_task_end(tool, 1); /* ompt_task_complete */
@@ -608,7 +1100,8 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
 static void run_now(kmp_int32 gtid, kmp_task_t *task)
 {
     struct task_rec *parent = current_rec();
-    struct task_rec rec = {.children = 0, .group = parent->group, .parent = parent};
+    struct task_rec rec = {.children = 0, .group = parent->group, .parent = parent,
+                           .depth = parent->depth + 1};
     struct task_rec *outer = current;
     current = &rec;
     run(gtid, task);
@@ -617,24 +1110,25 @@ static void run_now(kmp_int32 gtid, kmp_task_t *task)
     current = outer;
 }
 
-static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task);
+static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool may_move);
 
 kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     if (!prefix_of(task)->running) /* else an untied task's next part */
         stats_add(STAT_PAR_TASKS_CREATED, 1);
     if (!omp_tool_on)
-        return omp_task(loc, gtid, task);
+        return omp_task(loc, gtid, task, true);
     if (prefix_of(task)->running) /* an untied task's next part: no new task */
-        return omp_task(loc, gtid, task);
+        return omp_task(loc, gtid, task, true);
     omp_tool_enter_frame(__builtin_frame_address(0));
     tool_create(task, false, false, __builtin_return_address(0));
-    kmp_int32 r = omp_task(loc, gtid, task);
+    kmp_int32 r = omp_task(loc, gtid, task, true);
     omp_tool_enter_frame(NULL);
     return r;
 }
 
-static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
+/* may_move: false for a task with dependences (run here, in order). */
+static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool may_move)
 {
     (void)loc;
     if (prefix_of(task)->running) { /* an untied task's next part */
@@ -645,6 +1139,8 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
         submit_tracked(gtid, task, 0, NULL, 0, NULL);
         return 0;
     }
+    if (may_move && offerable(task) && offer_task(gtid, task))
+        return 0;
     /* In a final task, a new task is included: run now by this thread. */
     if ((smp_multi() || queue_all) && !cancelled_group && !in_final) {
         defer(gtid, task);
@@ -714,7 +1210,7 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
         task_free(task);
         return 0;
     }
-    return omp_task(loc, gtid, task);
+    return omp_task(loc, gtid, task, false);
 }
 
 /* if(0) tasks: the compiler calls the routine itself between these. For
@@ -887,7 +1383,7 @@ void __kmpc_taskloop(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, kmp_int32 i
     }
     for (uint64_t k = 0; k < ntasks && trip; k++) {
         uint64_t count = trip / ntasks + (k < trip % ntasks);
-        kmp_task_t *c = task_new(p->size, p->shareds_at);
+        kmp_task_t *c = task_new(p->size, p->shareds_at, false);
         memcpy(c, task, p->size);
         if (p->shareds_at)
             c->shareds = (char *)c + p->shareds_at;

@@ -94,6 +94,14 @@ static DSM_STATE struct {
     struct bcast_msg *bcasts;
 } barrier = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+uint64_t sync_barrier_epoch(void)
+{
+    pthread_mutex_lock(&barrier.lock);
+    uint64_t e = barrier.epoch;
+    pthread_mutex_unlock(&barrier.lock);
+    return e;
+}
+
 /* Node i's parent and children in a tree of fan-out k (sync.h, base/tree.h). */
 int sync_tree_parent(int i, int k) { return tree_parent(i, k); }
 

@@ -144,6 +144,10 @@ void sync_release(void);
  * nothing (flush.c). Call it after the lock's acquire. */
 void sync_flush_implied(void);
 
+/* Barriers this node has entered (barrier.c): every node's count is the
+ * same between the same two barriers. */
+uint64_t sync_barrier_epoch(void);
+
 /* The barrier's tree (barrier.c): fan-out DSM_BARRIER_FANOUT, set before
  * sync_start. Node i's parent (-1 for node 0), and the number of its
  * children, the first at *first (consecutive). */
