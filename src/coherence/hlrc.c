@@ -51,8 +51,8 @@
  * threads on the node (--threads) every release but a barrier's is one
  * aside.
  *
- * A page this node keeps re-reading (fetched again after a notice
- * invalidated it) earns DSM_PULL_CREDIT *pulls*: the next acquires that bring
+ * A page this node keeps re-reading (fetched again for a read after a
+ * notice invalidated it) earns DSM_PULL_CREDIT *pulls*: the next acquires that bring
  * a notice for it fetch the new version at once, all such pages of the
  * acquire together, into the page as it stands (through the system view,
  * while the program waits in the acquire), instead of invalidating it and
@@ -616,8 +616,12 @@ static void make_valid(size_t page, enum ahead ahead)
                 coherence_fetched_ahead();
             }
             /* With other threads on the node a pull could land while one
-             * reads the page, or twins it for writing (docs/design.md). */
-            if (h->reread && !smp_multi())
+             * reads the page, or twins it for writing (docs/design.md).
+             * Only a read re-reads: a page this node overwrites once a
+             * phase while another node rewrites it in between (NPB BT's
+             * lhs in x_solve) would be pulled at each of the other's
+             * notices and read by nobody here. */
+            if (h->reread && ahead == AHEAD_READ && !smp_multi())
                 h->pull = hlrc.pull_credit;
             h->reread = 0;
         }

@@ -185,13 +185,15 @@ void migrate_count_write(struct migrate_counts *c, int node, int home, size_t by
 }
 
 int migrate_decide(const struct migrate_counts *c, int home, bool pages_on, bool homes_on,
-                   enum migrate_reason *why)
+                   bool over_a_stay, enum migrate_reason *why)
 {
     *why = MIGRATE_STAY;
     /* The candidate wrote at least its lead (the unpaired votes are all
      * its own), the others at most the rest. */
+    uint64_t all = c->remote_bytes + c->home_bytes;
+    bool dominant = over_a_stay ? 2 * c->lead_bytes > all : 3 * c->lead_bytes >= 2 * all;
     if (homes_on && c->write_cand1 && c->write_cand1 - 1 != home && c->lead_bytes >= MIGRATE_MIN_BYTES &&
-        3 * c->lead_bytes >= 2 * (c->remote_bytes + c->home_bytes)) {
+        dominant) {
         *why = MIGRATE_FOR_WRITES;
         return c->write_cand1 - 1;
     }
@@ -273,20 +275,46 @@ static int destination(size_t page, enum migrate_reason *why)
      * puts its work, and stays there until the division changes. */
     if (g->division1 && g->division1 - 1 == (uint32_t)mig.repartitions)
         return -1;
-    return migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, why);
+    return migrate_decide(&g->c, me, mig.pages_on, mig.homes_on, g->returns > 0, why);
 }
 
-/* Ends the window's counting here: forgets every count. Caller holds
- * mig.lock; frees what it returns (the pages that were counted). */
-static uint32_t *take_list(size_t *n)
+/* A page that came back here bounces between writers whose phases
+ * alternate: its counts run over its whole stay (they are kept from one
+ * window to the next while it is frozen), and it is judged on them when
+ * the stay ends — by who wrote most over the stay, not by whichever phase
+ * the last window fell in. Caller holds mig.lock. */
+static bool judged_over_stays(size_t page)
+{
+    return mig.pages[page].returns && mem_home(page) == job()->rank;
+}
+
+static uint32_t stay_windows(const struct mig_page *g)
+{
+    return (uint32_t)FREEZE_WINDOWS << 2 * g->returns;
+}
+
+/* Ends the window's counting here: forgets every count, but those of the
+ * pages judged over their stays (judged_over_stays) when `keep`: a page
+ * still in its stay keeps counting, and one whose stay has ended was
+ * judged in this window — if it stays here, its counts start a new stay
+ * of the same length (a page given away is judged afresh where it goes).
+ * Caller holds mig.lock; frees what it returns (the pages that were
+ * counted). */
+static uint32_t *take_list(size_t *n, bool keep)
 {
     uint32_t *list = mig.listed;
     *n = mig.nlisted;
     mig.listed = NULL;
     mig.nlisted = mig.cap_listed = 0;
     for (size_t i = 0; i < *n; i++) {
-        mig.pages[list[i]].c = (struct migrate_counts){0};
-        mig.pages[list[i]].listed = 0;
+        struct mig_page *g = &mig.pages[list[i]];
+        g->listed = 0;
+        if (keep && judged_over_stays(list[i])) {
+            if (mig.window < g->frozen_until)
+                continue;
+            g->frozen_until = mig.window + stay_windows(g);
+        }
+        g->c = (struct migrate_counts){0};
     }
     return list;
 }
@@ -324,7 +352,7 @@ static bool vote(void)
     }
     size_t n = 0;
     if (!any)
-        free(take_list(&n));
+        free(take_list(&n, !hold));
     pthread_mutex_unlock(&mig.lock);
     if (hold && n)
         stats_add(STAT_MIGRATE_HELD, 1);
@@ -344,7 +372,7 @@ static void window(void)
         log_fatal("out of memory for a migration round");
     for (size_t i = 0; i < n; i++) /* decided on before take_list forgets the counts */
         to[i] = destination(mig.listed[i], &why[i]);
-    uint32_t *list = take_list(&n);
+    uint32_t *list = take_list(&n, true);
     pthread_mutex_unlock(&mig.lock);
     uint64_t moved = 0;
     for (size_t i = 0; i < n && moved < mig.max; i++) {
@@ -424,7 +452,7 @@ static void on_migrate(int src, const void *msg, size_t len)
     g->c = (struct migrate_counts){0};
     if (g->next1 && g->returns < MAX_RETURNS) /* this node gave it away before */
         g->returns++;
-    g->frozen_until = mig.window + 1 + ((uint32_t)FREEZE_WINDOWS << 2 * g->returns);
+    g->frozen_until = mig.window + 1 + stay_windows(g);
     /* The window's vote read the division's counters, alike on every node
      * (every node takes the same profiling decisions). */
     g->division1 = stats_get(STAT_PAR_PROFILED_RUNS) ? (uint32_t)mig.repartitions + 1 : 0;

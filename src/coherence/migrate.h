@@ -30,8 +30,10 @@
  * node dominates (3/4 of its remote faults, or twice the modification of
  * everyone else together, as far as a majority vote proves it); a page that moved stays for two windows,
  * four times longer each time it comes back to a node it was taken from
- * (a page that ping-pongs settles); and a home gives away at most
- * DSM_MIGRATE_MAX pages per window.
+ * (a page that ping-pongs settles), and such a page is judged on the
+ * counts of its whole stay, by a majority (it settles at the writer of
+ * most phases, not at whichever phase its last window fell in); and a
+ * home gives away at most DSM_MIGRATE_MAX pages per window.
  */
 #ifndef DSM_COHERENCE_MIGRATE_H
 #define DSM_COHERENCE_MIGRATE_H
@@ -118,9 +120,13 @@ enum migrate_reason { MIGRATE_STAY, MIGRATE_FOR_WRITES, MIGRATE_FOR_FAULTS };
  * (if pages_on): a node with 3/4 of the remote faults (lead >= 3/4 of them;
  * a lone reader's lead is all its faults), MIGRATE_MIN_FAULTS at least,
  * unless the home modified the page (moving it would make the home's
- * writes remote). */
+ * writes remote). Counts `over_a_stay` (a page that bounced, judged on
+ * its whole stay: migrate.c) move it for writes on a provable majority
+ * (lead > 1/2 of all bytes): the stay, many windows long, is the
+ * hysteresis, and the writer of most phases is where the page costs
+ * fewest diffs. */
 int migrate_decide(const struct migrate_counts *c, int home, bool pages_on, bool homes_on,
-                   enum migrate_reason *why);
+                   bool over_a_stay, enum migrate_reason *why);
 
 /* Below these a page does not move: one fault or one word is no pattern. */
 #define MIGRATE_MIN_FAULTS 2

@@ -6,7 +6,7 @@
 static int decide(const struct migrate_counts *c, int home, bool pages, bool homes,
                   enum migrate_reason *why)
 {
-    return migrate_decide(c, home, pages, homes, why);
+    return migrate_decide(c, home, pages, homes, false, why);
 }
 
 static void test_a_dominant_reader_takes_the_page(void)
@@ -108,6 +108,70 @@ static void test_the_vote_finds_the_majority_in_any_order(void)
     }
 }
 
+/* A page judged over its stay (it bounced) moves to a provable majority
+ * writer: NPB BT's and SP's pages, written by one node in one sweep of
+ * three and by the other in two, go to the writer of two, even where
+ * its sweeps change fewer bytes. */
+static void test_over_a_stay_the_writer_of_most_phases_takes_it(void)
+{
+    enum migrate_reason why;
+    struct migrate_counts c = {0};
+    for (int step = 0; step < 4; step++) {
+        migrate_count_write(&c, 0, 0, 4096); /* the home's sweep */
+        migrate_count_write(&c, 1, 0, 3072);
+        migrate_count_write(&c, 1, 0, 3072);
+    }
+    CHECK_EQ(decide(&c, 0, false, true, &why), -1); /* 3/5 is not twice the rest... */
+    CHECK_EQ(migrate_decide(&c, 0, false, true, true, &why), 1); /* ...but a majority */
+    CHECK_EQ(why, MIGRATE_FOR_WRITES);
+    /* At the writer of most phases the other one is no majority: it stays. */
+    struct migrate_counts d = {0};
+    for (int step = 0; step < 4; step++) {
+        migrate_count_write(&d, 0, 1, 4096);
+        migrate_count_write(&d, 1, 1, 4096);
+        migrate_count_write(&d, 1, 1, 4096);
+    }
+    CHECK_EQ(migrate_decide(&d, 1, false, true, true, &why), -1);
+    CHECK_EQ(why, MIGRATE_STAY);
+    /* Half each is no majority either way. */
+    struct migrate_counts e = {0};
+    migrate_count_write(&e, 0, 0, 4096);
+    migrate_count_write(&e, 1, 0, 4096);
+    CHECK_EQ(migrate_decide(&e, 0, false, true, true, &why), -1);
+    /* Nor are writes below MIGRATE_MIN_BYTES. */
+    struct migrate_counts f = {0};
+    migrate_count_write(&f, 1, 0, 56);
+    CHECK_EQ(migrate_decide(&f, 0, false, true, true, &why), -1);
+}
+
+/* Whatever the order, a node chosen over a stay wrote more than all the
+ * others together. */
+static void test_over_a_stay_a_node_chosen_wrote_most(void)
+{
+    seed(63);
+    for (int trial = 0; trial < 2000; trial++) {
+        struct migrate_counts c = {0};
+        uint64_t by[4] = {0};
+        int writes = 1 + (int)(rng() % 40);
+        for (int i = 0; i < writes; i++) {
+            int node = (int)(rng() % 4);
+            if (rng() % 3 == 0)
+                node = 2;
+            size_t bytes = 8 * (1 + rng() % 64);
+            by[node] += bytes;
+            migrate_count_write(&c, node, 0, bytes);
+        }
+        enum migrate_reason why;
+        int to = migrate_decide(&c, 0, false, true, true, &why);
+        uint64_t total = by[0] + by[1] + by[2] + by[3];
+        if (to > 0)
+            CHECK(2 * by[to] > total);
+        for (int n = 1; n <= 3; n++)
+            if (by[n] > 3 * (total - by[n]) && by[n] >= 2 * MIGRATE_MIN_BYTES)
+                CHECK_EQ(to, n); /* over 3/4 of all: its lead is over 1/2 */
+    }
+}
+
 /* The same for faults: a node chosen took at least 3/4 of them. */
 static void test_a_reader_chosen_took_three_quarters(void)
 {
@@ -132,6 +196,8 @@ static void test_a_reader_chosen_took_three_quarters(void)
 
 int main(void)
 {
+    test_over_a_stay_the_writer_of_most_phases_takes_it();
+    test_over_a_stay_a_node_chosen_wrote_most();
     test_a_dominant_reader_takes_the_page();
     test_faults_split_between_nodes_move_nothing();
     test_a_page_its_home_writes_stays_for_faults();
