@@ -14,9 +14,10 @@
  * pending notices for exactly those intervals' diffs, and applies them all
  * in causal order. When they name two writers or more, it first asks the
  * latest of them for its whole copy, which that one gives if it holds
- * every write wanted (`have`, per writer, says up to which stamp a copy
- * holds its writes): under a lock passed from node to node it does, and
- * the fault waits for one node instead of the slowest of several.
+ * exactly what those diffs would make (`have`, per writer, says up to
+ * which stamp a copy holds its writes): under a lock passed from node to
+ * node it does, and the fault waits for one node instead of the slowest
+ * of several.
  *
  * Causal order without vector timestamps per interval: every node keeps a
  * Lamport clock, raised to the stamp of every notice it applies; a release
