@@ -216,8 +216,9 @@ def fit_this(msgs, min_samples=5):
 # 000's "receives a request and answers it": overhead); every other type
 # may be what a waiting application thread waits for (latency).
 REQUEST_TYPES = {"PAGE_REQ", "PAGE_RUN_REQ", "DIFF", "LOCK_ACQ", "LOCK_FWD", "COND_WAIT", "COND_SEEN",
-                 "COND_SIGNAL", "FREE", "STATS", "LRC_BASE_REQ", "LRC_DIFF_REQ", "SC_REQ",
-                 "SC_FWD", "SC_INV", "ERC_INV", "ERC_UPD", "LOOKUP_REQ", "REQ", "ACCEPT"}
+                 "COND_SIGNAL", "FREE", "STATS", "LRC_BASE_REQ", "LRC_DIFF_REQ", "LRC_COVER_REQ",
+                 "LRC_SEEN", "SC_REQ", "SC_FWD", "SC_INV", "ERC_INV", "ERC_UPD", "LOOKUP_REQ", "REQ",
+                 "ACCEPT"}
 
 WAITS = {dt.FAULT: None, dt.BARRIER: "barrier", dt.LOCK: "lock", dt.UNLOCK: "lock",
          dt.COND: "lock"}

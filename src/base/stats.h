@@ -70,6 +70,8 @@
     X(INTERVALS_COLLECTED, "intervals dropped without a barrier (seen by every node)") \
     X(VT_EXCHANGES,        "timestamp exchanges asked for (collection without a barrier)") \
     X(DIFFS_COLLECTED,     "lrc: diffs dropped without a barrier (every node had asked)") \
+    X(LRC_COVERS,          "lrc: faults that took the page whole from its latest writer, not diffs from each") \
+    X(LRC_COVERS_REFUSED,  "lrc: of those asked, refused (its copy lacked writes wanted)") \
     X(LOCK_ACQUIRES,       "lock acquires")                                    \
     X(LOCK_REMOTE,         "of which needed another node")                     \
     X(LOCK_LOCAL_RELEASES, "releases of a lock this node took without a message") \

@@ -12,7 +12,12 @@
  * grants and barrier releases, as for HLRC; an acquirer invalidates every
  * page named. A fault on an invalid page asks each writer named in its
  * pending notices for exactly those intervals' diffs, and applies them all
- * in causal order.
+ * in causal order. When they name two writers or more, it first asks the
+ * latest of them for its whole copy, which that one gives if it holds
+ * exactly what those diffs would make (`have`, per writer, says up to
+ * which stamp a copy holds its writes): under a lock passed from node to
+ * node it does, and the fault waits for one node instead of the slowest
+ * of several.
  *
  * Causal order without vector timestamps per interval: every node keeps a
  * Lamport clock, raised to the stamp of every notice it applies; a release
@@ -66,6 +71,9 @@ enum lrc_type {
     LRC_DIFF_REP, /* those diffs */
     LRC_BASE_REQ, /* after a collection, a whole page from its keeper */
     LRC_BASE_REP, /* that page */
+    LRC_COVER_REQ, /* the page whole, from its latest writer, if its copy has all we need */
+    LRC_COVER_REP, /* that page and what it holds, or no */
+    LRC_SEEN,      /* diffs of the receiver's that the sender will never ask for */
     LRC_TYPE_END
 };
 _Static_assert((int)LRC_TYPE_END <= (int)COHERENCE_TYPE_NEXT, "lrc has more message types than slots");
@@ -103,6 +111,8 @@ struct lpage {
     uint8_t        allocated;    /* known to be allocated */
     uint8_t        listed;       /* in lrc.touched */
     uint32_t      *asked;        /* per node: the latest stamp it asked our diffs of the page for */
+    uint32_t      *have;         /* per node: this copy holds its writes up to this stamp */
+    uint8_t        cover_skip;   /* faults left to ask every writer (a cover was refused) */
     unsigned char *snapshot;     /* as keeper: the page at the last collection */
     unsigned char *next_snapshot;/* ... and at the collection under way */
     uint32_t      *seen;         /* DSM_CHECK: what the diffs applied here had seen (nodes) */
@@ -115,6 +125,17 @@ enum base_status { BASE_ALLOCATED = 0, BASE_UNALLOCATED = 1, BASE_DATA = 2 };
  * msgcheck.h, with their checks. */
 struct base_req { uint32_t page, kind; };
 struct base_rep { uint32_t page, status; };
+/* A cover: LRC_COVER_REQ's body is followed by need[nodes], what the
+ * asker's copy must come to hold (per writer, a stamp); LRC_COVER_REP's,
+ * when status is 1, by the giver's have[nodes] and the page. */
+struct cover_req { uint32_t page, nodes; };
+struct cover_rep { uint32_t page, status; };
+
+/* (page, stamp) pairs a node keeps for each writer before it sends them
+ * as one LRC_SEEN: what the writer may keep meanwhile is bounded by it. */
+#define SEEN_BATCH 16
+/* Faults of a page that ask every writer after a cover was refused. */
+#define COVER_SKIP 8
 
 DSM_STATE uint64_t lrc_gc_notices = 8192;
 
@@ -140,7 +161,13 @@ static DSM_STATE struct {
         size_t         *reply_len;
         bool            base_done;
         uint32_t        base_status;
+        bool            cover_done;
+        int             cover_from;
     } f;
+    struct seen_out {            /* per writer: LRC_SEEN pairs not sent yet (program thread) */
+        uint32_t *v;
+        size_t    n, cap;
+    } *seen;
 } lrc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *grow(void *p, uint32_t *cap, size_t elem)
@@ -236,6 +263,51 @@ static void pend_free(struct lnote *pend, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         free(pend[i].vt);
     free(pend);
+}
+
+/* The page's have[], made on first use. Caller holds lrc.lock. */
+static uint32_t *have_of(struct lpage *p)
+{
+    if (!p->have && !(p->have = calloc((size_t)job()->nodes, sizeof *p->have)))
+        log_fatal("out of memory for lrc page records");
+    return p->have;
+}
+
+/* Sends `node` the pairs kept for it (program thread). */
+static void seen_flush(int node)
+{
+    struct seen_out *o = &lrc.seen[node];
+    if (!o->n)
+        return;
+    uint32_t count = (uint32_t)(o->n / 2);
+    struct iovec iov[2] = {{.iov_base = &count, .iov_len = sizeof count},
+                           {.iov_base = o->v, .iov_len = o->n * sizeof *o->v}};
+    ipc_sendv(node, LRC_SEEN, 0, iov, 2);
+    o->n = 0;
+}
+
+/* This copy holds `node`'s writes to the page up to `stamp` without having
+ * asked it for them (a cover brought them): this node will never ask for
+ * them, which the writer needs to know to drop them (note_asked). Kept and
+ * sent in batches (program thread). */
+static void seen_add(int node, size_t page, uint32_t stamp)
+{
+    struct seen_out *o = &lrc.seen[node];
+    page_list_add(&o->v, &o->n, &o->cap, page);
+    page_list_add(&o->v, &o->n, &o->cap, stamp);
+    if (o->n >= 2 * SEEN_BATCH)
+        seen_flush(node);
+}
+
+/* Drops the page's lazy interval i, whose diff nobody will ask for. Caller
+ * holds lrc.lock. */
+static void lazy_drop(size_t page, struct lpage *p, uint32_t i)
+{
+    struct lazy z = p->lazy[i];
+    memmove(&p->lazy[i], &p->lazy[i + 1], (p->nlazy - i - 1) * sizeof *p->lazy);
+    p->nlazy--;
+    release_copy(page, p, z.before);
+    release_copy(page, p, z.after);
 }
 
 /* Makes the diff of the page's lazy interval i, now. The page must not be
@@ -355,15 +427,19 @@ static void fetch_diffs(size_t page)
     pthread_mutex_unlock(&lrc.lock);
 
     uint32_t *stamps = malloc((npend + 2) * sizeof *stamps);
-    if (!stamps)
+    uint32_t *top = calloc((size_t)job()->nodes, sizeof *top); /* per writer: the latest asked */
+    if (!stamps || !top)
         log_fatal("out of memory for a diff request");
     for (int node = 0; node < job()->nodes; node++) {
         if (!lrc.f.asked[node])
             continue;
         uint32_t count = 0;
         for (uint32_t i = 0; i < npend; i++)
-            if (pend[i].node == node)
+            if (pend[i].node == node) {
                 stamps[2 + count++] = pend[i].stamp;
+                if (pend[i].stamp > top[node])
+                    top[node] = pend[i].stamp;
+            }
         stamps[0] = (uint32_t)page;
         stamps[1] = count;
         ipc_send(node, LRC_DIFF_REQ, 0, stamps, (2 + count) * sizeof *stamps);
@@ -417,9 +493,116 @@ static void fetch_diffs(size_t page)
     }
     pthread_mutex_lock(&lrc.lock);
     lrc.f.waiting = false;
+    uint32_t *have = have_of(p); /* the copy holds every writer's asked intervals now */
+    for (int node = 0; node < job()->nodes; node++)
+        if (top[node] > have[node])
+            have[node] = top[node];
     pthread_mutex_unlock(&lrc.lock);
+    free(top);
     stats_add(STAT_DIFFS_APPLIED, nitems);
     stats_add(STAT_T_DIFF_APPLY_NS, clock_ns() - t0);
+}
+
+/* Asks `from`, the writer of the latest notice pending here, for its whole
+ * copy of the page, which it gives if that holds each writer's writes up
+ * to need[writer] and no others: what the pending diffs would make of this
+ * copy. Installs it, and puts this node's writes of its open interval
+ * back on top (their diffs were made when the page was invalidated).
+ * Returns whether it came. Program thread, fault lock held. */
+static bool ask_cover(size_t page, struct lpage *p, int from, const uint32_t *need)
+{
+    size_t nodes = (size_t)job()->nodes;
+    pthread_mutex_lock(&lrc.lock);
+    lrc.f.waiting = true;
+    lrc.f.page = (uint32_t)page;
+    lrc.f.cover_done = false;
+    lrc.f.cover_from = from;
+    pthread_mutex_unlock(&lrc.lock);
+    struct cover_req r = {(uint32_t)page, (uint32_t)nodes};
+    struct iovec iov[2] = {{.iov_base = &r, .iov_len = sizeof r},
+                           {.iov_base = (void *)need, .iov_len = nodes * sizeof *need}};
+    ipc_sendv(from, LRC_COVER_REQ, 0, iov, 2);
+    coherence_wait_flag(&lrc.lock, &lrc.f.cover_done);
+
+    pthread_mutex_lock(&lrc.lock);
+    lrc.f.waiting = false;
+    unsigned char *q = lrc.f.reply[from]; /* checked on arrival (on_cover_rep) */
+    lrc.f.reply[from] = NULL;
+    struct cover_rep h;
+    memcpy(&h, q, sizeof h);
+    if (h.status) {
+        memcpy(have_of(p), q + sizeof h, nodes * sizeof *p->have);
+        memcpy(mem_sys(page), q + sizeof h + nodes * sizeof *p->have, mem.page_size);
+        for (uint32_t k = 0; k < p->ndiffs; k++)
+            if (p->diffs[k].stamp == OPEN_STAMP &&
+                mem_diff_apply(mem_sys(page), mem.page_size, p->diffs[k].data, p->diffs[k].len))
+                log_fatal("internal error: a diff of this node's own does not apply");
+        pend_free(p->pend, p->npend);
+        p->pend = NULL;
+        p->npend = p->cap_pend = 0;
+    }
+    pthread_mutex_unlock(&lrc.lock);
+    free(q);
+    return h.status != 0;
+}
+
+/* Before the writers are asked for diffs: when the pending notices come
+ * from two writers or more, asks the latest of them for its copy
+ * (ask_cover) instead of every one for its diffs: one round trip to one
+ * node where a fault would wait for the slowest of several. Returns true
+ * when the copy came and nothing is left to fetch. Program thread, fault
+ * lock held. */
+static bool take_cover(size_t page)
+{
+    int nodes = job()->nodes;
+    uint32_t *need = calloc((size_t)nodes, sizeof *need);
+    bool *pending = calloc((size_t)nodes, sizeof *pending); /* writers with notices pending */
+    if (!need || !pending)
+        log_fatal("out of memory for lrc page records");
+    int writers = 0, from = -1;
+    uint32_t from_stamp = 0;
+    pthread_mutex_lock(&lrc.lock);
+    struct lpage *p = lp(page);
+    uint32_t *have = have_of(p);
+    for (uint32_t i = 0; i < p->npend; i++) {
+        struct lnote n = p->pend[i];
+        if (!pending[n.node]) {
+            pending[n.node] = true;
+            writers++;
+        }
+        if (n.stamp > need[n.node])
+            need[n.node] = n.stamp;
+        if (from < 0 || n.stamp > from_stamp || (n.stamp == from_stamp && n.node > from)) {
+            from = n.node;
+            from_stamp = n.stamp;
+        }
+    }
+    bool ask = writers >= 2 && !p->cover_skip;
+    if (writers >= 2 && p->cover_skip)
+        p->cover_skip--;
+    for (int w = 0; w < nodes; w++)
+        if (have[w] > need[w])
+            need[w] = have[w];
+    pthread_mutex_unlock(&lrc.lock);
+
+    bool done = false;
+    if (ask && ask_cover(page, p, from, need)) {
+        /* The other writers were not asked: they learn it here. */
+        for (int w = 0; w < nodes; w++)
+            if (w != from && pending[w])
+                seen_add(w, page, p->have[w]);
+        stats_add(STAT_LRC_COVERS, 1);
+        PROFILE_PAGE(PROF_FETCH, PROF_FETCH_FAULT, page, 0);
+        done = true;
+    } else if (ask) {
+        pthread_mutex_lock(&lrc.lock);
+        p->cover_skip = COVER_SKIP;
+        pthread_mutex_unlock(&lrc.lock);
+        stats_add(STAT_LRC_COVERS_REFUSED, 1);
+    }
+    free(need);
+    free(pending);
+    return done;
 }
 
 /* Makes an invalid page valid (read-only). */
@@ -451,9 +634,11 @@ static void make_valid(size_t page)
         stats_add(STAT_PAGES_FETCHED, 1);
         PROFILE_PAGE(PROF_FETCH, PROF_FETCH_FAULT, page, 0);
     }
-    if (pending)
+    if (pending && !take_cover(page))
         fetch_diffs(page);
+    pthread_mutex_lock(&lrc.lock); /* a cover served from this copy (on_cover_req) reads it */
     mem.pages[page].state = PAGE_READ;
+    pthread_mutex_unlock(&lrc.lock);
     mem_protect(page, PROT_READ);
     mem_protect_flush();
 }
@@ -474,12 +659,15 @@ static void lrc_write_fault(size_t page)
         if (p->nlazy && !p->lazy[p->nlazy - 1].after)
             p->lazy[p->nlazy - 1].after = twin; /* where the last closed interval left it */
         e->twin = twin;
-        pthread_mutex_unlock(&lrc.lock);
+        /* Under the lock, before the page opens: a cover served from this
+         * copy (on_cover_req) is read under it, and must hold no write of
+         * the interval now open. */
         if (!e->dirty) {
             e->dirty = 1;
             page_list_add(&lrc.dirty, &lrc.ndirty, &lrc.cap_dirty, page);
         }
         e->state = PAGE_WRITE;
+        pthread_mutex_unlock(&lrc.lock);
         mem_protect(page, PROT_READ | PROT_WRITE);
         mem_protect_flush();
     }
@@ -520,6 +708,7 @@ static void lrc_release(void)
             mem_protect(page, PROT_READ);
         }
         e->dirty = 0;
+        have_of(p)[job()->rank] = stamp; /* its writes are in the copy */
         note_written(page, p, stamp, job()->rank);
         n[i] = (struct notice){(uint32_t)page, stamp};
     }
@@ -674,6 +863,8 @@ static void collect_drop(void)
         p->last_node = -1;
         p->last_stamp = 0;
         p->listed = 0;
+        if (p->have) /* every copy, and every snapshot, holds all that came before */
+            memset(p->have, 0, (size_t)job()->nodes * sizeof *p->have);
     }
     lrc.ntouched = 0;
     lrc.notices = 0;
@@ -700,10 +891,11 @@ static bool lrc_barrier_done(uint32_t votes)
 
 /* ---- handlers (delivery thread, or a waiting program thread) ---------- */
 
-/* `src` asked for the page's diffs up to stamp `latest`: drops every
- * closed diff all other nodes have asked for (see the top). Caller holds
- * lrc.lock. */
-static void note_asked(struct lpage *p, int src, uint32_t latest)
+/* `src` will never ask for the page's diffs up to stamp `latest` (it asked
+ * for them, or its copy holds them): drops every closed diff, and every
+ * lazy interval, that all other nodes are done with (see the top). Caller
+ * holds lrc.lock. */
+static void note_asked(size_t page, struct lpage *p, int src, uint32_t latest)
 {
     int nodes = job()->nodes, me = job()->rank;
     if (!p->asked && !(p->asked = calloc((size_t)nodes, sizeof *p->asked)))
@@ -725,6 +917,13 @@ static void note_asked(struct lpage *p, int src, uint32_t latest)
         p->diffs[kept++] = *d;
     }
     p->ndiffs = kept;
+    for (uint32_t k = 0; k < p->nlazy;)
+        if (p->lazy[k].stamp <= everyone) {
+            lazy_drop(page, p, k);
+            stats_add(STAT_DIFFS_COLLECTED, 1);
+        } else {
+            k++;
+        }
 }
 
 static void on_diff_req(int src, const void *msg, size_t len)
@@ -773,7 +972,7 @@ static void on_diff_req(int src, const void *msg, size_t len)
         buf_put(&b, d->data, d->len);
         h.count++;
     }
-    note_asked(p, src, latest);
+    note_asked(r.page, p, src, latest);
     pthread_mutex_unlock(&lrc.lock);
     memcpy(b.p, &h, sizeof h);
     ipc_send(src, LRC_DIFF_REP, 0, b.p, b.len);
@@ -799,6 +998,88 @@ static void on_diff_rep(int src, const void *msg, size_t len)
     lrc.f.got++;
     pthread_mutex_unlock(&lrc.lock);
     ipc_notify();
+}
+
+/* Gives the page whole if this copy holds exactly the writes the asker's
+ * would after its pending diffs (ask_cover): per writer, up to the same
+ * stamp, and none of this node's open interval. Nothing more: a node sees
+ * an interval's writes only once its notice has come, all of its pages at
+ * once, as the diffs would give them (a program that polls a flag set
+ * after a row, with no flush between, relies on it: omp_row_pipeline). */
+static void on_cover_req(int src, const void *msg, size_t len)
+{
+    uint64_t t0 = clock_ns();
+    struct cover_req r;
+    size_t rest;
+    const void *tail = ipc_body(src, msg, len, &r, sizeof r, &rest, "cover request");
+    size_t nodes = (size_t)job()->nodes;
+    if (r.page >= mem.npages || r.nodes != nodes || rest != nodes * sizeof(uint32_t))
+        log_fatal("node %d sent a malformed cover request", src);
+    uint32_t *need = malloc(rest);
+    if (!need)
+        log_fatal("out of memory serving a cover request");
+    memcpy(need, tail, rest);
+    struct cover_rep h = {.page = r.page};
+    struct buf b = {0};
+    buf_put(&b, &h, sizeof h);
+    pthread_mutex_lock(&lrc.lock);
+    struct lpage *p = lrc.tab[r.page];
+    bool whole = p && p->have && mem.pages[r.page].state == PAGE_READ && !mem.pages[r.page].dirty;
+    for (size_t w = 0; whole && w < nodes; w++)
+        whole = p->have[w] == need[w];
+    if (whole) {
+        h.status = 1;
+        buf_put(&b, p->have, nodes * sizeof *p->have);
+        buf_put(&b, mem_sys(r.page), mem.page_size);
+        note_asked(r.page, p, src, p->have[job()->rank]);
+    }
+    pthread_mutex_unlock(&lrc.lock);
+    memcpy(b.p, &h, sizeof h);
+    ipc_send(src, LRC_COVER_REP, 0, b.p, b.len);
+    if (whole)
+        stats_add(STAT_PAGES_SERVED, 1);
+    buf_free(&b);
+    free(need);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_cover_rep(int src, const void *msg, size_t len)
+{
+    struct cover_rep h;
+    size_t rest;
+    ipc_body(src, msg, len, &h, sizeof h, &rest, "cover reply");
+    size_t whole = (size_t)job()->nodes * sizeof(uint32_t) + mem.page_size;
+    pthread_mutex_lock(&lrc.lock);
+    if (!lrc.f.waiting || lrc.f.cover_done || src != lrc.f.cover_from || h.page != lrc.f.page ||
+        lrc.f.reply[src])
+        log_fatal("node %d sent a page nobody asked for", src);
+    if (h.status > 1 || rest != (h.status ? whole : 0))
+        log_fatal("node %d sent a malformed cover reply", src);
+    lrc.f.reply[src] = ipc_copy_payload(msg, len, 0, &lrc.f.reply_len[src]);
+    lrc.f.cover_done = true;
+    pthread_mutex_unlock(&lrc.lock);
+    ipc_notify();
+}
+
+/* `src` will never ask for our diffs of these pages up to these stamps. */
+static void on_seen(int src, const void *msg, size_t len)
+{
+    uint32_t count;
+    size_t rest;
+    const unsigned char *q = ipc_body(src, msg, len, &count, sizeof count, &rest, "seen list");
+    if (!count || count > rest / (2 * sizeof(uint32_t)) || rest != count * 2 * sizeof(uint32_t))
+        log_fatal("node %d sent a malformed seen list", src);
+    pthread_mutex_lock(&lrc.lock);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t pair[2];
+        memcpy(pair, q + i * sizeof pair, sizeof pair);
+        struct lpage *p = pair[0] < mem.npages ? lrc.tab[pair[0]] : NULL;
+        if (!p || pair[1] > lrc.clock)
+            log_fatal("node %d says it holds writes of node %d to page %u that it never made", src,
+                      job()->rank, pair[0]);
+        note_asked(pair[0], p, src, pair[1]);
+    }
+    pthread_mutex_unlock(&lrc.lock);
 }
 
 static void on_base_req(int src, const void *msg, size_t len)
@@ -870,12 +1151,17 @@ static void lrc_start(void)
     lrc.f.asked = calloc((size_t)job()->nodes, sizeof *lrc.f.asked);
     lrc.f.reply = calloc((size_t)job()->nodes, sizeof *lrc.f.reply);
     lrc.f.reply_len = calloc((size_t)job()->nodes, sizeof *lrc.f.reply_len);
-    if (lrc.tab == MAP_FAILED || !lrc.scratch || !lrc.f.asked || !lrc.f.reply || !lrc.f.reply_len)
+    lrc.seen = calloc((size_t)job()->nodes, sizeof *lrc.seen);
+    if (lrc.tab == MAP_FAILED || !lrc.scratch || !lrc.f.asked || !lrc.f.reply || !lrc.f.reply_len ||
+        !lrc.seen)
         log_fatal("out of memory for the lrc page table");
     ipc_register(LRC_DIFF_REQ, "LRC_DIFF_REQ", on_diff_req, NULL);
     ipc_register(LRC_DIFF_REP, "LRC_DIFF_REP", on_diff_rep, NULL);
     ipc_register(LRC_BASE_REQ, "LRC_BASE_REQ", on_base_req, NULL);
     ipc_register(LRC_BASE_REP, "LRC_BASE_REP", on_base_rep, place_base_rep);
+    ipc_register(LRC_COVER_REQ, "LRC_COVER_REQ", on_cover_req, NULL);
+    ipc_register(LRC_COVER_REP, "LRC_COVER_REP", on_cover_rep, NULL);
+    ipc_register(LRC_SEEN, "LRC_SEEN", on_seen, NULL);
 }
 
 /* Frees the page records, with their diffs and copies, and the tables. */
@@ -897,6 +1183,7 @@ static void lrc_finish(void)
         free(p->snapshot);
         free(p->next_snapshot);
         free(p->asked);
+        free(p->have);
         free(p);
     }
     free(lrc.recorded);
@@ -904,8 +1191,12 @@ static void lrc_finish(void)
     lrc.nrecorded = lrc.cap_recorded = 0;
     munmap(lrc.tab, mem.npages * sizeof *lrc.tab);
     lrc.tab = NULL;
-    for (int node = 0; node < job()->nodes; node++)
+    for (int node = 0; node < job()->nodes; node++) {
         free(lrc.f.reply[node]);
+        free(lrc.seen[node].v);
+    }
+    free(lrc.seen);
+    lrc.seen = NULL;
     free(lrc.f.reply);
     free(lrc.f.reply_len);
     free(lrc.f.asked);

@@ -13,8 +13,12 @@
  * time, on one node sooner than on another) lies in one stretch and is
  * no slope. Every node's word must come out at ops. Each node prints the
  * figures and its lock operations per second in each stretch (for the
- * record; the test asserts counts and memory, never time).
- * Usage: test_lock_only_memory [ops] [bound_kib]
+ * record; the test asserts counts and memory, never time). With
+ * `barrier_every` B > 0 the load is mixed: every node also meets a
+ * barrier after each B of its own operations (each node's B-th comes
+ * within one round of turns, so all arrive), and memory must be bounded
+ * all the same.
+ * Usage: test_lock_only_memory [ops] [bound_kib] [barrier_every]
  */
 #include <stdbool.h>
 #include <string.h>
@@ -54,6 +58,9 @@ int main(int argc, char **argv)
     int me = dsm_rank(), n = dsm_nodes();
     long ops = argc > 1 ? atol(argv[1]) : 4000;
     long bound = argc > 2 ? atol(argv[2]) : 256;
+    long barrier_every = argc > 3 ? atol(argv[3]) : 0;
+    MP_CHECK(barrier_every >= 0 && barrier_every <= ops, "barrier_every %ld out of 0..%ld",
+             barrier_every, ops);
     MP_CHECK(ops >= 8 && ops <= 100000000, "ops %ld out of 8..100000000", ops);
     MP_CHECK(bound >= 0, "bound_kib %ld below 0", bound);
     /* Over UCX its pools grow in steps of about 1 MiB a node to a cap (8
@@ -99,6 +106,8 @@ int main(int argc, char **argv)
         }
         if (half_done)
             rss_h = rss_kib();
+        if (barrier_every && mine % barrier_every == 0)
+            dsm_barrier();
     }
     long rss_end = rss_kib();
     double t_end = now();
