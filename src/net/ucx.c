@@ -616,10 +616,11 @@ static void run_timers(void)
             if (quiet)
                 send_kind(ring[i], UCX_NOP, NULL, 0, NULL, 0);
             uint64_t seen = atomic_load_explicit(&p->last_rx_ns, memory_order_relaxed);
-            if (!atomic_load(&ux.fin_sent) && now > seen && now - seen > ux.peer_timeout_ns &&
-                now - seen > net_silence_allowed_ns(ux.peer_timeout_ns, p->same_host))
-                log_fatal("peer %d silent for %.1f s (no message over UCX); ending the job",
-                          ring[i], (double)(now - seen) / 1e9);
+            const char *why;
+            if (!atomic_load(&ux.fin_sent) && now > seen &&
+                net_peer_dead(ring[i], p->same_host, now - seen, ux.peer_timeout_ns, now, &why))
+                log_fatal("peer %d silent for %.1f s (no message over UCX%s%s); ending the job",
+                          ring[i], (double)(now - seen) / 1e9, why ? "; " : "", why ? why : "");
         }
     }
     atomic_store(&ux.timers_due, next);

@@ -528,11 +528,11 @@ uint64_t window_timers(uint64_t now)
          * not scheduled itself, is not dead. */
         uint64_t heard = p->last_rx_ns > p->tx.progress_ns ? p->last_rx_ns : p->tx.progress_ns;
         uint64_t drained = atomic_load_explicit(&net_state.sock.drained_ns, memory_order_relaxed);
-        if (net_state.tx.peer_timeout_ns && drained > heard &&
-            drained - heard > net_state.tx.peer_timeout_ns &&
-            drained - heard > net_silence_allowed_ns(net_state.tx.peer_timeout_ns, p->same_host))
-            log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
-                      i, (double)(now - heard) / 1e9);
+        const char *why;
+        if (drained > heard &&
+            net_peer_dead(i, p->same_host, drained - heard, net_state.tx.peer_timeout_ns, now, &why))
+            log_fatal("peer %d silent for %.1f s (no acknowledgement%s%s); ending the job",
+                      i, (double)(now - heard) / 1e9, why ? "; " : "", why ? why : "");
         /* Tail-loss probe: when nothing has been acknowledged for a couple
          * of round trips (plus the receiver's ack delay), send the oldest
          * datagram again once, without backing off. A lost datagram at the
