@@ -25,7 +25,7 @@
  * The peer's process is found among this node's siblings (the processes
  * the same launcher started: same parent) by the bootstrap contract's
  * environment (runtime/boot.h): our DSM_JOB_ID and its DSM_RANK. It is
- * looked up once, the first time a peer on this host stays silent for a
+ * looked up when a peer on this host not yet found stays silent for a
  * quarter of the timeout, and known by its start time as well as its pid,
  * so that a pid reused after its death is not taken for it. A peer not
  * found so (another host; a launcher that is not a common parent, as
@@ -52,6 +52,7 @@
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
 #define LOOK_EVERY_NS  (20 * 1000000ull) /* a silent peer's process is looked at this often */
+#define LOOK_UP_EVERY_NS (100 * 1000000ull) /* peers' processes not found are searched for this often */
 
 /* ---- a peer judged by its silence alone ---- */
 
@@ -106,7 +107,7 @@ struct watched {
 
 static DSM_STATE struct {
     pthread_mutex_t lock;
-    bool            looked_up;
+    uint64_t        looked_up_ns;  /* the last search; 0: none yet */
     struct watched *peer;          /* job()->nodes of them */
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -153,7 +154,7 @@ static bool parse_stat(const char *path, char *state, int *ppid, unsigned long l
  * whose environment names our job and their rank. */
 static void look_up_peers(void)
 {
-    static char env[65536];
+    static DSM_STATE char env[65536];
     size_t n = read_file("/proc/self/environ", env, sizeof env);
     const char *mine = env_value(env, n, BOOT_ENV_JOB "=");
     if (!mine)
@@ -250,8 +251,12 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
     struct watched *w = watch.peer ? &watch.peer[peer] : NULL;
     if (w && silent_ns <= timeout_ns / 4)
         w->since_ns = 0; /* heard again: a new silence starts afresh */
-    if (w && silent_ns > timeout_ns / 4 && !watch.looked_up) {
-        watch.looked_up = true;
+    /* Searched again while this peer is not found: a node may look before
+     * its peer has even been exec'd (no rendezvous at start), and that
+     * peer's environment is then still the launcher's. */
+    if (w && !w->pid && silent_ns > timeout_ns / 4 &&
+        (!watch.looked_up_ns || now - watch.looked_up_ns >= LOOK_UP_EVERY_NS)) {
+        watch.looked_up_ns = now;
         look_up_peers();
     }
     bool dead;

@@ -254,6 +254,12 @@ static DSM_STATE struct {
     uint64_t          gen;
     struct ucx_msg   *inbox, **inbox_tail; /* filled by on_am, under ucp */
     _Atomic int       sends;      /* sends not yet complete */
+    /* When a progress last found nothing: every message that had reached
+     * us by then had been read. A peer is declared dead only if it had
+     * been silent for the timeout by then, so a node that was not
+     * scheduled itself (its peers' messages waiting unread) blames nobody
+     * (as net_socket.drained_ns over UDP). */
+    _Atomic uint64_t  drained_ns;
     _Atomic bool      any_failed;
     /* the service thread */
     int               evfd, epfd;
@@ -534,9 +540,12 @@ static int progress(void)
     /* One call: each of its transports' polls is a system call over tcp
      * (an epoll_wait per interface), and a caller that got events polls
      * again anyway. */
+    uint64_t before = clock_ns();
     pthread_mutex_lock(&ux.ucp);
     unsigned n = uc.worker_progress(ux.worker);
     struct ucx_msg *in = ux.inbox;
+    if (!n && !in) /* everything sent to us before `before` has been read */
+        atomic_store_explicit(&ux.drained_ns, before, memory_order_relaxed);
     ux.inbox = NULL;
     ux.inbox_tail = &ux.inbox;
     pthread_mutex_unlock(&ux.ucp);
@@ -616,9 +625,10 @@ static void run_timers(void)
             if (quiet)
                 send_kind(ring[i], UCX_NOP, NULL, 0, NULL, 0);
             uint64_t seen = atomic_load_explicit(&p->last_rx_ns, memory_order_relaxed);
+            uint64_t drained = atomic_load_explicit(&ux.drained_ns, memory_order_relaxed);
             const char *why;
-            if (!atomic_load(&ux.fin_sent) && now > seen &&
-                net_peer_dead(ring[i], p->same_host, now - seen, ux.peer_timeout_ns, now, &why))
+            if (!atomic_load(&ux.fin_sent) && drained > seen &&
+                net_peer_dead(ring[i], p->same_host, drained - seen, ux.peer_timeout_ns, now, &why))
                 log_fatal("peer %d silent for %.1f s (no message over UCX%s%s); ending the job",
                           ring[i], (double)(now - seen) / 1e9, why ? "; " : "", why ? why : "");
         }
