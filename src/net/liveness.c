@@ -10,9 +10,12 @@
  * host can be looked at instead of guessed about. Its process, as the
  * kernel shows it (/proc/PID/task/TID/stat), is
  *   - gone, or a zombie: killed, or exited — dead;
- *   - stopped (every thread 'T' or 't'), or asleep (no thread runnable)
- *     without having run, through the last half timeout: SIGSTOP, or a
- *     node hung on a lock with our datagrams unread — dead;
+ *   - stopped (every thread 'T' or 't') without having run through the
+ *     last half timeout: SIGSTOP — dead;
+ *   - asleep (no thread runnable) without having run through the last
+ *     half timeout: hung on a lock, or waiting on the disk or memory, which
+ *     at load 300-500 kept live nodes unrun for 2 s — judged as a peer not
+ *     looked at is (below);
  *   - runnable ('R') or having run since the last look: alive, and what
  *     keeps it from answering is the CPU. It is waited for, unless it has
  *     had a full DSM_PEER_TIMEOUT of CPU time in this silence and still
@@ -101,7 +104,12 @@ struct watched {
     uint64_t           since_ns;  /* this silence's first look; 0: not looking */
     uint64_t           looked_ns;
     uint64_t           moved_ns;  /* the last look that found it runnable or having run; 0: none */
-    uint64_t           cpu0_ns, cpu_ns; /* CPU time it had at the first look, and at the last */
+    /* Its threads' CPU time at the last look (ns, schedstat: precise, but
+     * a sum over the threads that exist then), to see it run; and the
+     * process's at the first look and the last (stat: 10 ms ticks, but
+     * never decreasing: exited threads count), to see how much it ran. */
+    uint64_t           cpu_ns;
+    uint64_t           process_cpu0_ns, process_cpu_ns;
     char               state;     /* as last seen: 'X' gone, 'T' stopped, 'S' asleep, 'R' runnable */
 };
 
@@ -235,6 +243,7 @@ static void look(struct watched *w)
     }
     w->state = stopped ? 'T' : runnable ? 'R' : 'S';
     w->cpu_ns = cpu;
+    w->process_cpu_ns = total;
 }
 
 bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
@@ -269,7 +278,7 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
             if (!w->since_ns) {
                 w->since_ns = now;
                 w->moved_ns = 0;
-                w->cpu0_ns = w->cpu_ns;
+                w->process_cpu0_ns = w->process_cpu_ns;
             } else if (w->state == 'R' || w->cpu_ns != before) {
                 w->moved_ns = now;
             }
@@ -282,9 +291,16 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
             if (w->state == 'X') {
                 dead = true, *why = "its process has ended";
             } else if (!w->moved_ns || now - w->moved_ns >= timeout_ns / 2) {
-                dead = true;
-                *why = w->state == 'T' ? "its process is stopped" : "its process is asleep, not running";
-            } else if (w->cpu_ns - w->cpu0_ns >= timeout_ns) {
+                /* Stopped: dead now. Asleep (a lock, a page, the disk):
+                 * at load 300-500 live nodes slept unrun for 2 s with our
+                 * datagrams waiting, so it gets the silence a peer not
+                 * looked at would. */
+                if (w->state == 'T')
+                    dead = true, *why = "its process is stopped";
+                else if (silent_ns > silence_allowed_ns(timeout_ns, true))
+                    dead = true, *why = "its process is asleep, not running";
+            } else if (w->process_cpu_ns > w->process_cpu0_ns &&
+                       w->process_cpu_ns - w->process_cpu0_ns >= timeout_ns) {
                 dead = true, *why = "its process ran all the while without answering";
             }
         }
