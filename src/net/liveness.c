@@ -14,8 +14,9 @@
  *     last half timeout: SIGSTOP — dead;
  *   - asleep (no thread runnable) without having run through the last
  *     half timeout: hung on a lock, or waiting on the disk or memory, which
- *     at load 300-500 kept live nodes unrun for 2 s — judged as a peer not
- *     looked at is (below);
+ *     at load 50-500 kept live nodes unrun for 1.2-2 s — dead after
+ *     ASLEEP_TIMEOUTS timeouts, or the silence a peer not looked at gets
+ *     (below) if that is longer;
  *   - runnable ('R') or having run since the last look: alive, and what
  *     keeps it from answering is the CPU. It is waited for, unless it has
  *     had a full DSM_PEER_TIMEOUT of CPU time in this silence and still
@@ -55,6 +56,10 @@
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
 #define LOOK_EVERY_NS  (20 * 1000000ull) /* a silent peer's process is looked at this often */
+/* A peer asleep unrun, not stopped, is given this many timeouts: live
+ * nodes slept unrun for 1.2-2 s with datagrams unread at load 50-500 (a
+ * 0.5 s timeout); a hung node is still found, later. */
+#define ASLEEP_TIMEOUTS 4
 #define LOOK_UP_EVERY_NS (100 * 1000000ull) /* peers' processes not found are searched for this often */
 
 /* ---- a peer judged by its silence alone ---- */
@@ -252,6 +257,8 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
     *why = NULL;
     if (!timeout_ns)
         return false;
+    if (peer == job()->rank) /* this node runs: its own datagrams wait for it */
+        return false;
     if (!same_host || job()->nodes < 2)
         return silent_ns > timeout_ns;
     pthread_mutex_lock(&watch.lock);
@@ -297,7 +304,8 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
                  * looked at would. */
                 if (w->state == 'T')
                     dead = true, *why = "its process is stopped";
-                else if (silent_ns > silence_allowed_ns(timeout_ns, true))
+                else if (silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
+                         silent_ns > silence_allowed_ns(timeout_ns, true))
                     dead = true, *why = "its process is asleep, not running";
             } else if (w->process_cpu_ns > w->process_cpu0_ns &&
                        w->process_cpu_ns - w->process_cpu0_ns >= timeout_ns) {
