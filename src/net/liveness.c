@@ -1,35 +1,68 @@
 /*
- * liveness.c — how long a silent peer is given before it counts as dead.
+ * liveness.c — whether a silent peer is dead, or only starved of CPU.
  *
- * DSM_PEER_TIMEOUT is the silence allowed on a machine that gives each of
- * its runnable threads a fair turn often (transport.c already stretches it
- * where this job alone crowds the CPUs). A peer on this host also shares
- * the CPUs with everything else that runs here: where the host's run queue
- * holds more than FREE_PER_CPU runnable threads a CPU (the threshold of
- * transport.c's own rule for a job's nodes), every thread's turn comes
- * that much more seldom, and a live node's answer takes that much longer.
- * Measured (make test beside six other test suites, 256-node ones among
- * them, on 2 CPUs at load 114-175): live nodes of 4- and 8-node jobs went
- * unanswered for 10 to 32 s, and 12 jobs of 1,904 were ended as dead. So
- * the silence allowed a co-located peer grows in proportion to the load
- * beyond that. A stopped or hung peer is still found, later; a peer on
- * another host gets no more time (its host's load is not known here, and
- * our own starvation is covered by reading the socket dry first).
+ * A peer we wait on that has sent nothing for DSM_PEER_TIMEOUT (as of the
+ * last time this node had read everything that arrived: our own
+ * starvation blames nobody) is a candidate. Silence alone cannot tell a
+ * stopped, killed or hung node from a live one that gets no CPU: on a
+ * machine shared with other jobs (load 30-190 on 2 CPUs) live nodes went
+ * unheard for 10-17 s, and their jobs were ended as dead. A peer on this
+ * host can be looked at instead of guessed about. Its process, as the
+ * kernel shows it (/proc/PID/task/TID/stat), is
+ *   - gone, or a zombie: killed, or exited — dead;
+ *   - stopped (every thread 'T' or 't') without having run through the
+ *     last half timeout: SIGSTOP — dead;
+ *   - asleep (no thread runnable) without having run through the last
+ *     half timeout: hung on a lock, or waiting on the disk or memory, which
+ *     at load 50-500 kept live nodes unrun for 1.2-2 s — dead after
+ *     ASLEEP_TIMEOUTS timeouts, or the silence a peer not looked at gets
+ *     (below) if that is longer;
+ *   - runnable ('R') or having run since the last look: alive, and what
+ *     keeps it from answering is the CPU. It is waited for, unless it has
+ *     had a full DSM_PEER_TIMEOUT of CPU time in this silence and still
+ *     not answered (a node spinning in a loop that never reads): dead.
+ * So a starved peer is never declared dead, however long its turn takes
+ * (dsmrun's --timeout still bounds the job), and a stopped one is found
+ * at the timeout itself, whatever the load (before: up to 6 x the
+ * timeout under load, "silent for 6.9 s" against 2 s).
  *
- * The load is the larger of the one-minute average and the runnable
- * threads now (/proc/loadavg), read at most every LOAD_EVERY_NS: it is
- * asked for only once a peer is already past the base timeout.
+ * The peer's process is found among this node's siblings (the processes
+ * the same launcher started: same parent) by the bootstrap contract's
+ * environment (runtime/boot.h): our DSM_JOB_ID and its DSM_RANK. It is
+ * looked up when a peer on this host not yet found stays silent for a
+ * quarter of the timeout, and known by its start time as well as its pid,
+ * so that a pid reused after its death is not taken for it. A peer not
+ * found so (another host; a launcher that is not a common parent, as
+ * srun's steps may be) is judged by its silence: DSM_PEER_TIMEOUT, longer
+ * for a peer on this host while the host's run queue holds more than 16
+ * runnable threads a CPU (silence_allowed_ns).
  */
 #include "net/transport.h"
 
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/job.h"
 #include "base/state.h"
+#include "runtime/boot.h"
 
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
+#define LOOK_EVERY_NS  (20 * 1000000ull) /* a silent peer's process is looked at this often */
+/* A peer asleep unrun, not stopped, is given this many timeouts: live
+ * nodes slept unrun for 1.2-2 s with datagrams unread at load 50-500 (a
+ * 0.5 s timeout); a hung node is still found, later. */
+#define ASLEEP_TIMEOUTS 4
+#define LOOK_UP_EVERY_NS (100 * 1000000ull) /* peers' processes not found are searched for this often */
+
+/* ---- a peer judged by its silence alone ---- */
 
 static double host_load(void)
 {
@@ -51,13 +84,235 @@ static double host_load(void)
     return load;
 }
 
-uint64_t net_silence_allowed_ns(uint64_t base_ns, bool same_host)
+/* Measured (make test beside six other test suites, 256-node ones among
+ * them, on 2 CPUs at load 114-175): live nodes of 4- and 8-node jobs went
+ * unanswered for 10 to 32 s. Without a process to look at, the silence
+ * allowed a co-located peer grows with the load beyond FREE_PER_CPU. The
+ * load is the larger of the one-minute average and the runnable threads
+ * now (/proc/loadavg), read at most every LOAD_EVERY_NS. */
+static uint64_t silence_allowed_ns(uint64_t base_ns, bool same_host)
 {
-    if (!same_host || !base_ns)
+    if (!same_host)
         return base_ns;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     double per_cpu = host_load() / (double)(cpus > 0 ? cpus : 1);
     if (per_cpu <= FREE_PER_CPU)
         return base_ns;
     return (uint64_t)((double)base_ns * (per_cpu / FREE_PER_CPU));
+}
+
+/* ---- a peer on this host, looked at ---- */
+
+struct watched {
+    int                pid;       /* 0: not found */
+    unsigned long long start;     /* its start time (/proc/PID/stat field 22) */
+    uint64_t           since_ns;  /* this silence's first look; 0: not looking */
+    uint64_t           looked_ns;
+    uint64_t           moved_ns;  /* the last look that found it runnable or having run; 0: none */
+    /* Its threads' CPU time at the last look (ns, schedstat: precise, but
+     * a sum over the threads that exist then), to see it run; and the
+     * process's at the first look and the last (stat: 10 ms ticks, but
+     * never decreasing: exited threads count), to see how much it ran. */
+    uint64_t           cpu_ns;
+    uint64_t           process_cpu0_ns, process_cpu_ns;
+    char               state;     /* as last seen: 'X' gone, 'T' stopped, 'S' asleep, 'R' runnable */
+};
+
+static DSM_STATE struct {
+    pthread_mutex_t lock;
+    uint64_t        looked_up_ns;  /* the last search; 0: none yet */
+    struct watched *peer;          /* job()->nodes of them */
+} watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The value of `name` (with its '=') in an environment block of len bytes. */
+static const char *env_value(const char *block, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len; i += strlen(block + i) + 1)
+        if (len - i > nl && !strncmp(block + i, name, nl))
+            return block + i + nl;
+    return NULL;
+}
+
+static size_t read_file(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, size - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* State, parent, start time and CPU time (ns) from a stat line; false if
+ * it cannot be read. */
+static bool parse_stat(const char *path, char *state, int *ppid, unsigned long long *start,
+                       uint64_t *cpu_ns)
+{
+    char buf[1024];
+    if (!read_file(path, buf, sizeof buf))
+        return false;
+    const char *p = strrchr(buf, ')'); /* the command may hold spaces and ')' */
+    unsigned long long utime, stime;
+    if (!p || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+                     state, ppid, &utime, &stime, start) != 5)
+        return false;
+    long hz = sysconf(_SC_CLK_TCK);
+    *cpu_ns = (utime + stime) * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+    return true;
+}
+
+/* Finds the processes of this node's peers on this host: the siblings
+ * whose environment names our job and their rank. */
+static void look_up_peers(void)
+{
+    static DSM_STATE char env[65536];
+    size_t n = read_file("/proc/self/environ", env, sizeof env);
+    const char *mine = env_value(env, n, BOOT_ENV_JOB "=");
+    if (!mine)
+        return;
+    char ours[40];
+    snprintf(ours, sizeof ours, "%s", mine);
+    int parent = (int)getppid();
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        int pid = atoi(e->d_name), ppid;
+        char path[64], state;
+        unsigned long long start;
+        uint64_t cpu;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        if (pid == (int)getpid() || !parse_stat(path, &state, &ppid, &start, &cpu) || ppid != parent)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/environ", pid);
+        n = read_file(path, env, sizeof env);
+        const char *theirs = env_value(env, n, BOOT_ENV_JOB "="), *rank = env_value(env, n, BOOT_ENV_RANK "=");
+        if (!theirs || !rank || strcmp(theirs, ours))
+            continue;
+        int r = atoi(rank);
+        if (r >= 0 && r < job()->nodes && r != job()->rank) {
+            watch.peer[r].pid = pid;
+            watch.peer[r].start = start;
+        }
+    }
+    closedir(d);
+}
+
+/* Looks at w's process now: w->state and its CPU time. */
+static void look(struct watched *w)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", w->pid);
+    DIR *d = opendir(path);
+    bool any = false, runnable = false, stopped = true;
+    uint64_t cpu = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        char stat[96], state;
+        int ppid;
+        unsigned long long start;
+        uint64_t t;
+        snprintf(stat, sizeof stat, "/proc/%d/task/%.20s/stat", w->pid, e->d_name);
+        if (!parse_stat(stat, &state, &ppid, &start, &t))
+            continue;
+        /* stat's CPU time is in clock ticks (10 ms); schedstat's in ns */
+        char ss[64];
+        unsigned long long run;
+        snprintf(stat, sizeof stat, "/proc/%d/task/%.20s/schedstat", w->pid, e->d_name);
+        if (read_file(stat, ss, sizeof ss) && sscanf(ss, "%llu", &run) == 1 && run)
+            t = run;
+        any = true;
+        cpu += t;
+        runnable |= state == 'R';
+        stopped &= state == 'T' || state == 't';
+    }
+    if (d)
+        closedir(d);
+    /* The process itself, by its start time: another with its pid is not it. */
+    char state;
+    int ppid;
+    unsigned long long start;
+    uint64_t total;
+    snprintf(path, sizeof path, "/proc/%d/stat", w->pid);
+    if (!any || !parse_stat(path, &state, &ppid, &start, &total) || start != w->start ||
+        state == 'Z' || state == 'X') {
+        w->state = 'X';
+        return;
+    }
+    w->state = stopped ? 'T' : runnable ? 'R' : 'S';
+    w->cpu_ns = cpu;
+    w->process_cpu_ns = total;
+}
+
+bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
+                   const char **why)
+{
+    *why = NULL;
+    if (!timeout_ns)
+        return false;
+    if (peer == job()->rank) /* this node runs: its own datagrams wait for it */
+        return false;
+    if (!same_host || job()->nodes < 2)
+        return silent_ns > timeout_ns;
+    pthread_mutex_lock(&watch.lock);
+    if (!watch.peer)
+        watch.peer = calloc((size_t)job()->nodes, sizeof *watch.peer);
+    struct watched *w = watch.peer ? &watch.peer[peer] : NULL;
+    if (w && silent_ns <= timeout_ns / 4)
+        w->since_ns = 0; /* heard again: a new silence starts afresh */
+    /* Searched again while this peer is not found: a node may look before
+     * its peer has even been exec'd (no rendezvous at start), and that
+     * peer's environment is then still the launcher's. */
+    if (w && !w->pid && silent_ns > timeout_ns / 4 &&
+        (!watch.looked_up_ns || now - watch.looked_up_ns >= LOOK_UP_EVERY_NS)) {
+        watch.looked_up_ns = now;
+        look_up_peers();
+    }
+    bool dead;
+    if (!w || !w->pid) {
+        dead = silent_ns > timeout_ns && silent_ns > silence_allowed_ns(timeout_ns, true);
+    } else {
+        if (silent_ns > timeout_ns / 4 && (!w->since_ns || now - w->looked_ns >= LOOK_EVERY_NS)) {
+            uint64_t before = w->cpu_ns;
+            look(w);
+            if (!w->since_ns) {
+                w->since_ns = now;
+                w->moved_ns = 0;
+                w->process_cpu0_ns = w->process_cpu_ns;
+            } else if (w->state == 'R' || w->cpu_ns != before) {
+                w->moved_ns = now;
+            }
+            if (w->state == 'R' && !w->moved_ns)
+                w->moved_ns = now;
+            w->looked_ns = now;
+        }
+        dead = false;
+        if (silent_ns > timeout_ns && w->since_ns) {
+            if (w->state == 'X') {
+                dead = true, *why = "its process has ended";
+            } else if (!w->moved_ns || now - w->moved_ns >= timeout_ns / 2) {
+                /* Stopped: dead now. Asleep (a lock, a page, the disk):
+                 * at load 300-500 live nodes slept unrun for 2 s with our
+                 * datagrams waiting, so it gets the silence a peer not
+                 * looked at would. */
+                if (w->state == 'T')
+                    dead = true, *why = "its process is stopped";
+                else if (silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
+                         silent_ns > silence_allowed_ns(timeout_ns, true))
+                    dead = true, *why = "its process is asleep, not running";
+            } else if (w->process_cpu_ns > w->process_cpu0_ns &&
+                       w->process_cpu_ns - w->process_cpu0_ns >= timeout_ns) {
+                dead = true, *why = "its process ran all the while without answering";
+            }
+        }
+    }
+    pthread_mutex_unlock(&watch.lock);
+    return dead;
 }

@@ -104,6 +104,7 @@ void ucx_abort_peers(const char *reason) { (void)reason; }
 #define FIN_GRACE_NS     (2000ull * 1000000) /* see failure_expected */
 #define SEND_RETRY_NS    (50ull * 1000)     /* sends queued, nothing moved: look again after */
 #define CLOSE_WAIT_NS    (1000ull * 1000000) /* closing the endpoints at the end, at most */
+#define ABORT_WAIT_NS    (1000ull * 1000000) /* unreachable_at_start: a peer's ABORT, at most */
 
 /* ---- libucp, loaded at run time ---------------------------------------- */
 
@@ -143,9 +144,11 @@ static void load_ucp(void)
     if (linkage_program_is_static())
         log_fatal("DSM_NET=ucx: this program is statically linked, and UCX is loaded at run time, "
                   "which needs a dynamically linked program; link it without -static, or use DSM_NET=udp");
+    ucx_log_before_load();
     void *lib = dlopen("libucp.so.0", RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
         log_fatal("DSM_NET=ucx: cannot load UCX (%s); install libucx0 or use DSM_NET=udp", dlerror());
+    ucx_log_attach(lib);
 #define SYM(field, name)                                                              \
     do {                                                                              \
         *(void **)&uc.field = dlsym(lib, name);                                       \
@@ -251,6 +254,12 @@ static DSM_STATE struct {
     uint64_t          gen;
     struct ucx_msg   *inbox, **inbox_tail; /* filled by on_am, under ucp */
     _Atomic int       sends;      /* sends not yet complete */
+    /* When a progress last found nothing: every message that had reached
+     * us by then had been read. A peer is declared dead only if it had
+     * been silent for the timeout by then, so a node that was not
+     * scheduled itself (its peers' messages waiting unread) blames nobody
+     * (as net_socket.drained_ns over UDP). */
+    _Atomic uint64_t  drained_ns;
     _Atomic bool      any_failed;
     /* the service thread */
     int               evfd, epfd;
@@ -531,9 +540,12 @@ static int progress(void)
     /* One call: each of its transports' polls is a system call over tcp
      * (an epoll_wait per interface), and a caller that got events polls
      * again anyway. */
+    uint64_t before = clock_ns();
     pthread_mutex_lock(&ux.ucp);
     unsigned n = uc.worker_progress(ux.worker);
     struct ucx_msg *in = ux.inbox;
+    if (!n && !in) /* everything sent to us before `before` has been read */
+        atomic_store_explicit(&ux.drained_ns, before, memory_order_relaxed);
     ux.inbox = NULL;
     ux.inbox_tail = &ux.inbox;
     pthread_mutex_unlock(&ux.ucp);
@@ -613,10 +625,12 @@ static void run_timers(void)
             if (quiet)
                 send_kind(ring[i], UCX_NOP, NULL, 0, NULL, 0);
             uint64_t seen = atomic_load_explicit(&p->last_rx_ns, memory_order_relaxed);
-            if (!atomic_load(&ux.fin_sent) && now > seen && now - seen > ux.peer_timeout_ns &&
-                now - seen > net_silence_allowed_ns(ux.peer_timeout_ns, p->same_host))
-                log_fatal("peer %d silent for %.1f s (no message over UCX); ending the job",
-                          ring[i], (double)(now - seen) / 1e9);
+            uint64_t drained = atomic_load_explicit(&ux.drained_ns, memory_order_relaxed);
+            const char *why;
+            if (!atomic_load(&ux.fin_sent) && drained > seen &&
+                net_peer_dead(ring[i], p->same_host, drained - seen, ux.peer_timeout_ns, now, &why))
+                log_fatal("peer %d silent for %.1f s (no message over UCX%s%s); ending the job",
+                          ring[i], (double)(now - seen) / 1e9, why ? "; " : "", why ? why : "");
         }
     }
     atomic_store(&ux.timers_due, next);
@@ -938,6 +952,38 @@ static void ucx_abort_hook(const char *reason)
     ucx_abort_peers(reason);
 }
 
+/* A peer that cannot be reached as the job starts has most often just
+ * ended it: it failed at its first call (dsm_bcast with a bad root), and
+ * its process, whose shared memory our endpoint would map, is gone. Named
+ * at once, this node blamed it for the job's end with a line of its own
+ * beside the peer's (6 of 6 runs of that job on 2 nodes). The peer's
+ * ABORT is on its way, over the endpoint it made to us: wait for one a
+ * moment, and end as over UDP, quietly, the peer having said why. Without
+ * one, the line still goes to the launcher as a relay, printed only if no
+ * node says a failure of its own — so a late ABORT cannot make this node
+ * the one named either. */
+static void unreachable_at_start(int peer, ucs_status_t st)
+{
+    uint64_t until = clock_ns() + ABORT_WAIT_NS;
+    while (clock_ns() < until) {
+        pthread_mutex_lock(&ux.ucp);
+        uc.worker_progress(ux.worker);
+        struct ucx_msg *abort = NULL;
+        for (struct ucx_msg *m = ux.inbox; m && !abort; m = m->next)
+            if (m->h.kind == UCX_ABORT && m->h.mac == seal(&ux.keys, &m->h, m->data))
+                abort = m;
+        pthread_mutex_unlock(&ux.ucp);
+        if (abort)
+            handle(abort); /* ends the process */
+        usleep(1000);
+    }
+    char said[256], line[600];
+    ucx_log_first_error(said, sizeof said);
+    snprintf(line, sizeof line, "dsm: node %d: DSM_NET=ucx: cannot reach node %d over UCX: %s%s%s%s",
+             ux.rank, peer, status_str(st), said[0] ? " (UCX: " : "", said, said[0] ? ")" : "");
+    log_exit_quietly(line);
+}
+
 int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *octx)
 {
     load_ucp();
@@ -1050,7 +1096,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         };
         st = uc.ep_create(ux.worker, &ep, &ux.peers[i].ep);
         if (st != UCS_OK)
-            log_fatal("DSM_NET=ucx: cannot reach node %d over UCX: %s", i, status_str(st));
+            unreachable_at_start(i, st);
         atomic_store(&ux.peers[i].last_rx_ns, now);
         ux.peers[i].last_tx_ns = now;
         ux.peers[i].same_host = here;

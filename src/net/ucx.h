@@ -72,6 +72,16 @@ int          ucx_peer_failed(int peer);
 ucp_ep_h     ucx_ep(int peer);
 const char  *ucx_status_string(int status);
 uint64_t     ucx_peer_timeout_ns(void);
+
+/* ---- UCX's log, through dsm's (ucx_log.c) ---- */
+
+/* Before libucp is loaded: UCX's log level, unless the user set it. */
+void   ucx_log_before_load(void);
+/* Once loaded (lib: dlopen's handle): UCX's log lines come to dsm. */
+void   ucx_log_attach(void *lib);
+/* The first error UCX logged, made fit for a terminal, into out (size >
+ * 0); its length, 0 when none. */
+size_t ucx_log_first_error(char *out, size_t size);
 #endif
 
 /* The UDP transport's own start (transport.c). */

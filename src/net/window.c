@@ -12,7 +12,8 @@
  *
  * Liveness: a peer with unacknowledged data that stays silent for
  * DSM_PEER_TIMEOUT (longer where the host runs many nodes a CPU:
- * transport.c) ends the job. So that a dead peer is found even when
+ * transport.c) ends the job, unless it shares this host and its process
+ * is runnable, starved of CPU rather than stopped (liveness.c). So that a dead peer is found even when
  * nothing else is sent, each node watches its two neighbours on a ring of
  * the job (the next and the previous node that has not finished): one
  * silent for a second is sent a sequenced heartbeat, which it must
@@ -524,15 +525,16 @@ uint64_t window_timers(uint64_t now)
          * and have heard nothing fresh from it — acknowledgement or
          * anything else; a replay does not count (recv.c) — for the
          * timeout, as of the last time we had read everything that had
-         * arrived. A slow peer that answers at all, or a node that was
-         * not scheduled itself, is not dead. */
+         * arrived. A slow peer that answers at all, a node that was not
+         * scheduled itself, or a peer on this host whose process waits
+         * for a CPU (liveness.c) is not dead. */
         uint64_t heard = p->last_rx_ns > p->tx.progress_ns ? p->last_rx_ns : p->tx.progress_ns;
         uint64_t drained = atomic_load_explicit(&net_state.sock.drained_ns, memory_order_relaxed);
-        if (net_state.tx.peer_timeout_ns && drained > heard &&
-            drained - heard > net_state.tx.peer_timeout_ns &&
-            drained - heard > net_silence_allowed_ns(net_state.tx.peer_timeout_ns, p->same_host))
-            log_fatal("peer %d silent for %.1f s (no acknowledgement); ending the job",
-                      i, (double)(now - heard) / 1e9);
+        const char *why;
+        if (drained > heard &&
+            net_peer_dead(i, p->same_host, drained - heard, net_state.tx.peer_timeout_ns, now, &why))
+            log_fatal("peer %d silent for %.1f s (no acknowledgement%s%s); ending the job",
+                      i, (double)(now - heard) / 1e9, why ? "; " : "", why ? why : "");
         /* Tail-loss probe: when nothing has been acknowledged for a couple
          * of round trips (plus the receiver's ack delay), send the oldest
          * datagram again once, without backing off. A lost datagram at the
