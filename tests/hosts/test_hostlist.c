@@ -121,14 +121,18 @@ static void test_job(void)
         remote_job_free(&p);
         free(part);
     }
+    /* Versions not this one (remote.h), and after this one's line, each
+     * wrong line. */
+#define V "dsmrun-job " REMOTE_VERSION "\n"
     static const char *const bad[] = {
-        "dsmrun-job 1\n", "dsmrun-job 3\n", "hello\n", "dsmrun-job 2\njob 123\n",
-        "dsmrun-job 2\nkey 00\n",
-        "dsmrun-job 2\nnodes -1\n", "dsmrun-job 2\nnodes 1x\n", "dsmrun-job 2\nranks 1\n",
-        "dsmrun-job 2\nranks 0 0\n", "dsmrun-job 2\ntag 2\n", "dsmrun-job 2\nenv 3d31\n",
-        "dsmrun-job 2\narg 0\n", "dsmrun-job 2\narg 6100\n", "dsmrun-job 2\nhost zz\n",
-        "dsmrun-job 2\nlaunch -5\n", "dsmrun-job 2\nfrob 1\n", "dsmrun-job 2\ngo\n",
+        "dsmrun-job 1\n", "dsmrun-job 99\n", "hello\n", V "job 123\n",
+        V "key 00\n",
+        V "nodes -1\n", V "nodes 1x\n", V "ranks 1\n",
+        V "ranks 0 0\n", V "tag 2\n", V "env 3d31\n",
+        V "arg 0\n", V "arg 6100\n", V "host zz\n",
+        V "launch -5\n", V "frob 1\n", V "go\n",
     };
+#undef V
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct remote_job p = {0};
         CHECK_EQ(feed(&p, bad[i]), -1);
