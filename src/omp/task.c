@@ -348,9 +348,9 @@ static bool run_one_locked(void)
  * Cut-offs, so that a task that costs more to move than to run stays:
  * the depth (a task nested more than OFFER_DEPTH deep is never offered:
  * BOTS's own cut-off, which keeps the offered tasks the large ones near
- * the root of a recursion), the time a task of its depth takes (below
- * OFFER_MIN_NS on average here, its children included, a task of that
- * depth stays: a steal costs a lock's round trip and the task's pages
+ * the root of a recursion), the time a task of its kind takes (its
+ * routine and depth: below OFFER_MIN_NS on average here, its children
+ * included, a task of that kind stays: a steal costs a lock's round trip and the task's pages
  * fetched, 0.1-0.3 ms on this project's VM, and health's or sparselu's
  * small tasks offered one by one made them 2-6x slower on 2 nodes), and
  * the queue's length (at most OFFER_RING offered and not complete:
@@ -380,12 +380,40 @@ static bool run_one_locked(void)
 #define OFFER_RING  128 /* a power of two: the ring's indices wrap with uint32_t */
 #define OFFER_DEPTH 8
 #define OFFER_MIN_NS  (1000 * 1000)
-#define OFFER_SAMPLES 4 /* runs of a depth before its time decides */
+#define OFFER_SAMPLES 4 /* runs of a kind before its time decides */
+#define COST_SLOTS    256
 
-/* The time tasks of each depth took to run on this node (run()). */
-static DSM_STATE struct {
-    uint64_t ns, runs;
-} depth_cost[OFFER_DEPTH + 1];
+/* The time tasks took to run on this node (run()), by kind: the task's
+ * routine (its construct in the source) and its depth. By kind, not by
+ * depth alone: a program's tasks of one construct say nothing of
+ * another's (a taskgroup's long tasks beside a recursion's small ones at
+ * the same depth). An open-addressed table; a kind that finds no slot is
+ * never cut off. */
+static DSM_STATE struct task_cost {
+    uintptr_t key; /* 0: free */
+    uint64_t  ns, runs;
+} task_cost[COST_SLOTS];
+
+static struct task_cost *cost_of(kmp_routine_entry_t routine, int depth, bool add)
+{
+    uintptr_t key = (uintptr_t)routine * 16 + (uintptr_t)depth; /* depth <= OFFER_DEPTH < 16 */
+    size_t h = (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> 56);
+    for (size_t i = 0; i < COST_SLOTS; i++) {
+        struct task_cost *c = &task_cost[(h + i) % COST_SLOTS];
+        uintptr_t k = __atomic_load_n(&c->key, __ATOMIC_ACQUIRE);
+        if (k == key)
+            return c;
+        if (k)
+            continue;
+        if (!add)
+            return NULL;
+        if (__atomic_compare_exchange_n(&c->key, &k, key, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE) ||
+            k == key)
+            return c;
+    }
+    return NULL;
+}
 
 struct node_tasks {
     uint64_t published; /* the point (team, barriers) this node passed with its tasks done */
@@ -473,7 +501,7 @@ void omp_tasks_single_met(void)
 
 /* Whether a task about to be allocated may be offered: its block is then
  * taken from shared memory. */
-static bool may_offer(int32_t flags)
+static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
 {
     if (job()->nodes <= 1 || omp_tool_on || in_final ||
         (flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)))
@@ -481,9 +509,9 @@ static bool may_offer(int32_t flags)
     int depth = current_rec()->depth + 1; /* the new task's */
     if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
         return false;
-    uint64_t runs = __atomic_load_n(&depth_cost[depth].runs, __ATOMIC_RELAXED);
-    if (runs >= OFFER_SAMPLES &&
-        __atomic_load_n(&depth_cost[depth].ns, __ATOMIC_RELAXED) / runs < OFFER_MIN_NS)
+    struct task_cost *c = cost_of(routine, depth, false);
+    uint64_t runs = c ? __atomic_load_n(&c->runs, __ATOMIC_RELAXED) : 0;
+    if (runs >= OFFER_SAMPLES && __atomic_load_n(&c->ns, __ATOMIC_RELAXED) / runs < OFFER_MIN_NS)
         return false;
     return !omp_self_owing()->icv.cancellation;
 }
@@ -601,6 +629,8 @@ static void queue_call_end(int harvested)
     pthread_mutex_unlock(&offer.lock);
 }
 
+static bool offered_work(void);
+
 /* Offers the task; false when the queue is full (then it stays here). */
 static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
 {
@@ -612,6 +642,19 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
                               .offered = true};
     pthread_mutex_lock(&nodeq.lock);
     bool room = offered_out < OFFER_RING;
+    if (!room && !queue_all) {
+        /* Other nodes' completions are taken at this node's waiting
+         * points, or here: a loop that makes every task and never waits
+         * (a single making them all, BOTS's alignment) would offer its
+         * first OFFER_RING and run every later one itself. Taking them
+         * (and running its own newest offered task, a child of this
+         * task's too) makes room. Not with throttling off: no task
+         * runs before the next scheduling point then. */
+        pthread_mutex_unlock(&nodeq.lock);
+        offered_work();
+        pthread_mutex_lock(&nodeq.lock);
+        room = offered_out < OFFER_RING;
+    }
     if (room) { /* counted before another node can complete it */
         parent->children++;
         if (q->group)
@@ -1032,7 +1075,7 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     if (flags & (TASK_PROXY | TASK_DETACHABLE))
         offer.completions = true;
     kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0,
-                             may_offer(flags));
+                             may_offer(flags, task_entry));
     t->shareds = sizeof_shareds ? (char *)t + head : NULL;
     t->routine = task_entry;
     /* A final task's descendants are final (and included) too. */
@@ -1079,14 +1122,16 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
     }
     in_final += final;
     int depth = p->depth;
-    uint64_t start = depth >= 1 && depth <= OFFER_DEPTH ? clock_ns() : 0;
+    struct task_cost *cost =
+        depth >= 1 && depth <= OFFER_DEPTH && job()->nodes > 1 ? cost_of(task->routine, depth, true) : NULL;
+    uint64_t start = cost ? clock_ns() : 0;
     do {
         p->again = 0;
         task->routine(gtid, task);
     } while (p->again);
-    if (start) { /* for the cut-off by time (may_offer) */
-        __atomic_fetch_add(&depth_cost[depth].ns, clock_ns() - start, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&depth_cost[depth].runs, 1, __ATOMIC_RELAXED);
+    if (cost) { /* for the cut-off by time (may_offer) */
+        __atomic_fetch_add(&cost->ns, clock_ns() - start, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&cost->runs, 1, __ATOMIC_RELAXED);
     }
     in_final -= final;
     if (tool)
