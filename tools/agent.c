@@ -280,12 +280,9 @@ int run_agent(struct launcher *l)
             return EXIT_USAGE;
     }
     /* Every node of this host would fail its exec, each with its line. */
-    char where[300];
-    if (j->ranks == 1)
-        snprintf(where, sizeof where, "host %s (node %d)", agent_host, j->first_rank);
-    else
-        snprintf(where, sizeof where, "host %s (nodes %d-%d)", agent_host, j->first_rank,
-                 j->first_rank + j->ranks - 1);
+    char nodes[48], where[300];
+    snprintf(where, sizeof where, "host %s (%s)", agent_host,
+             nodes_label(j->first_rank, j->ranks, nodes, sizeof nodes));
     if (j->argc < 1 || check_program(j->argv[0], where) < 0)
         return EXIT_EXEC_FAILED;
     if (ssh_server_addr(&l->opt.bind_addr) < 0) {

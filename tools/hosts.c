@@ -57,14 +57,20 @@ static const char *last_err_line(struct node *h)
     return nl ? nl + 1 : h->errs;
 }
 
-/* "node 4" or "nodes 4-7": a host's nodes, for messages. */
+/* "node 4" or "nodes 4-7": a host's nodes, for messages (here and in
+ * its agent). */
+const char *nodes_label(int first, int count, char *buf, size_t len)
+{
+    if (count == 1)
+        snprintf(buf, len, "node %d", first);
+    else
+        snprintf(buf, len, "nodes %d-%d", first, first + count - 1);
+    return buf;
+}
+
 static const char *host_nodes(const struct node *h, char *buf, size_t len)
 {
-    if (h->ranks == 1)
-        snprintf(buf, len, "node %d", h->rank);
-    else
-        snprintf(buf, len, "nodes %d-%d", h->rank, h->rank + h->ranks - 1);
-    return buf;
+    return nodes_label(h->rank, h->ranks, buf, len);
 }
 
 /* The ssh that runs a host's agent ended. The agent reports its own nodes'

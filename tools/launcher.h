@@ -196,6 +196,7 @@ int    supervise(struct launcher *l);   /* returns the job's exit status */
 
 /* hosts.c */
 int    run_hosts(struct launcher *l);
+const char *nodes_label(int first, int count, char *buf, size_t len);
 void   tell_agents(struct launcher *l, int sig);
 void   host_ended(struct launcher *l, struct node *h, int status);
 ssize_t host_output(struct launcher *l, struct output_stream *s);
