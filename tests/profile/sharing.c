@@ -32,9 +32,14 @@ int main(int argc, char **argv)
     size_t bytes = PAGES * dsm_page_size();
     struct shared { unsigned char *blocks; long *counter; int *ring; } s = {0};
     if (me == 0) {
+        /* The buffer first: hlrc fetches the invalid pages that follow a
+         * page written or read (write-ahead, read-ahead), so a buffer
+         * placed after the others could reach its consumers through
+         * another line's fault and their reading line never fault (seen
+         * when a lock's release made aside carried the producer's writes). */
+        s.ring = dsm_malloc(RING_INTS * sizeof *s.ring);   /* PRODUCER-CONSUMER ALLOC */
         s.blocks = dsm_malloc(bytes);                      /* FALSE-SHARING ALLOC */
         s.counter = dsm_malloc(sizeof *s.counter);         /* TRUE-SHARING ALLOC */
-        s.ring = dsm_malloc(RING_INTS * sizeof *s.ring);   /* PRODUCER-CONSUMER ALLOC */
     }
     dsm_bcast(&s, sizeof s, 0);
     long bad = 0;
