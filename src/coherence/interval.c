@@ -36,6 +36,7 @@
 #include "base/stats.h"
 #include "coherence/coherence.h"
 #include "coherence/msgcheck.h"
+#include "mem/mem.h"
 
 struct interval {
     uint32_t       id, count;
@@ -399,8 +400,22 @@ bool interval_may_lack(int node, const uint32_t *ids)
     return lacks;
 }
 
+/* The copies below are made under iv.lock, which a release aside takes
+ * while it holds the fault lock (hlrc.c): a copy into shared memory (a
+ * local of the master's shared stack, base/stack.h) that faults there
+ * waits for that release, which waits for iv.lock — a deadlock seen once
+ * in ~150 runs of an OpenMP taskwait on 2 nodes x 2 threads. */
+static void check_private(const uint32_t *out, const char *fn)
+{
+    if (check_on() && mem_contains(out))
+        check_violated("the intervals' lock is never held over shared memory",
+                       "%s into %p, a shared address (call it off the shared stack: "
+                       "stack_private)", fn, (const void *)out);
+}
+
 void interval_vt(uint32_t *out)
 {
+    check_private(out, "interval_vt");
     pthread_mutex_lock(&iv.lock);
     memcpy(out, iv.vt, (size_t)job()->nodes * sizeof *out);
     pthread_mutex_unlock(&iv.lock);
@@ -408,6 +423,7 @@ void interval_vt(uint32_t *out)
 
 void interval_vt_applied(uint32_t *out)
 {
+    check_private(out, "interval_vt_applied");
     pthread_mutex_lock(&iv.lock);
     memcpy(out, iv.applied, (size_t)job()->nodes * sizeof *out);
     pthread_mutex_unlock(&iv.lock);

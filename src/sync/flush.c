@@ -261,10 +261,11 @@ void dsm_flush(void)
     sync_flush();
 }
 
-void sync_flush_implied(void)
+/* Off the master's shared stack: the vector time is copied under the
+ * intervals' lock (interval_vt). */
+static void flush_implied_here(void *unused)
 {
-    if (!atomic_load(&fl.any_announced))
-        return;
+    (void)unused;
     int nodes = job()->nodes;
     uint32_t vt[VT_MAX_NODES];
     interval_vt(vt);
@@ -275,8 +276,14 @@ void sync_flush_implied(void)
     pthread_mutex_unlock(&fl.lock);
     if (unseen) {
         stats_add(STAT_IMPLIED_FLUSHES, 1);
-        sync_flush();
+        flush_here(NULL);
     }
+}
+
+void sync_flush_implied(void)
+{
+    if (atomic_load(&fl.any_announced))
+        stack_private(flush_implied_here, NULL);
 }
 
 
