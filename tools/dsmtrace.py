@@ -21,10 +21,13 @@ THREAD = struct.Struct("<2IQ")
 REC = struct.Struct("<BBHIQQQ")
 assert HDR.size == 64 and THREAD.size == 16 and REC.size == 32
 
-SEND, RECV, FAULT, BARRIER, LOCK, UNLOCK, COND, MARK, CALL, DGRAM_OUT, DGRAM_IN = range(1, 12)
+SEND, RECV, FAULT, BARRIER, LOCK, UNLOCK, COND, MARK, CALL, DGRAM_OUT, DGRAM_IN, TASK = \
+    range(1, 13)
 KIND_NAMES = {SEND: "send", RECV: "recv", FAULT: "fault", BARRIER: "barrier",
               LOCK: "lock", UNLOCK: "unlock", COND: "cond", MARK: "mark", CALL: "call",
-              DGRAM_OUT: "datagram out", DGRAM_IN: "datagram in"}
+              DGRAM_OUT: "datagram out", DGRAM_IN: "datagram in", TASK: "task"}
+# TASK's sub (src/base/trace.h, enum trace_task): an OpenMP task that left its node.
+TASK_OFFERED, TASK_TAKEN, TASK_RAN, TASK_DONE, TASK_HARVESTED = range(5)
 MARK_START, MARK_RESET, MARK_FREEZE, MARK_TAKEN, MARK_FINISH = range(1, 6)
 MARK_NAMES = {MARK_START: "start", MARK_RESET: "stats reset", MARK_FREEZE: "stats freeze",
               MARK_TAKEN: "stats taken", MARK_FINISH: "finish"}
@@ -128,7 +131,7 @@ def parse(data, path="<trace>"):
                              % (path, index, count))
         recs = list(REC.iter_unpack(data[at:end]))
         for r in recs:
-            if not SEND <= r[0] <= DGRAM_IN:
+            if not SEND <= r[0] <= TASK:
                 raise TraceError("%s: record of unknown kind %d in thread %d"
                                  % (path, r[0], index))
         threads.append(Thread(index, role, recs,
@@ -214,6 +217,34 @@ def match_messages(nodes):
     for i, m in enumerate(out):
         m.id = i + 1
     return out, lone_s, lone_r
+
+
+def match_tasks(nodes):
+    """The OpenMP tasks that left their node, as two flows each: (kind,
+    from_node, from_thread, from_ns, to_node, to_thread, to_ns, address),
+    kind "steal" (offered by its creator, taken by another node) or
+    "completion" (handed back by that node, taken in by the creator). A task
+    is known by its address, the same on every node; an address used again
+    later is another task, so each record pairs with the latest record of the
+    other end before it."""
+    ends = {}
+    for n in nodes:
+        for th, r in n.records(TASK):
+            ends.setdefault((r[1], r[6]), []).append((r[4], r[5], n.rank, th.index, r[2]))
+    flows = []
+    for (first, last, kind) in ((TASK_OFFERED, TASK_TAKEN, "steal"),
+                                (TASK_DONE, TASK_HARVESTED, "completion")):
+        for (sub, addr), lst in ends.items():
+            if sub != last:
+                continue
+            starts = sorted(ends.get((first, addr), []))
+            for t0, t1, rank, thread, peer in lst:
+                before = [s for s in starts if s[0] <= t1 and
+                          (s[2] == peer if kind == "steal" else s[4] == rank)]
+                if before:
+                    s = before[-1]
+                    flows.append((kind, s[2], s[3], s[1], rank, thread, t0, addr))
+    return flows
 
 
 def sent_counts(nodes, windowed=True):

@@ -32,6 +32,18 @@ enum trace_kind {
                        number; t0..t1: the system call that sent it */
     TRACE_DGRAM_IN, /* a data datagram received. peer: from, arg: its sequence number; t0: the
                        kernel's receive time stamp, t1: the receive call returned, t2: checked */
+    TRACE_TASK,     /* an OpenMP task that leaves its node (omp/task.c). sub: enum
+                       trace_task; peer: the other node (OFFERED: this one); arg: the
+                       task's depth; t0..t1; t2: the task's address (the same on every
+                       node: it lives in shared memory), which pairs the records */
+};
+
+enum trace_task {
+    TRACE_TASK_OFFERED = 0, /* put on this node's queue; t0..t1: the queue's lock */
+    TRACE_TASK_TAKEN,       /* taken from peer's queue by this node; t0..t1: the steal */
+    TRACE_TASK_RAN,         /* ran here, taken from peer; t0..t1: it and its children */
+    TRACE_TASK_DONE,        /* handed back complete to peer's queue; t0..t1 */
+    TRACE_TASK_HARVESTED,   /* its completion elsewhere taken in by its creator; t0 */
 };
 
 enum trace_mark {

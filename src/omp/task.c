@@ -54,6 +54,7 @@
 #include "base/stack.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "base/trace.h"
 #include "dsm.h"
 #include "mem/mem.h"
 #include "omp/kmpc.h"
@@ -553,10 +554,23 @@ struct offer_call {
 static int harvest(struct node_tasks *q)
 {
     int n = (int)q->ndone;
-    for (int i = 0; i < n; i++)
+    uint64_t now = TRACE_ON ? clock_ns() : 0;
+    for (int i = 0; i < n; i++) {
         offer.harvest[i] = (kmp_task_t *)(uintptr_t)q->done[i];
+        if (TRACE_ON)
+            trace_put(TRACE_TASK, TRACE_TASK_HARVESTED, job()->rank,
+                      (uint32_t)prefix_of(offer.harvest[i])->depth, now, now, q->done[i]);
+    }
     q->ndone = 0;
     return n;
+}
+
+/* The task's record in the trace (trace.h, TRACE_TASK). */
+static void trace_task(enum trace_task what, int peer, const kmp_task_t *task, uint64_t t0)
+{
+    if (TRACE_ON && task)
+        trace_put(TRACE_TASK, what, peer, (uint32_t)prefix_of((kmp_task_t *)task)->depth, t0,
+                  clock_ns(), (uintptr_t)task);
 }
 
 /* Off the master's shared stack (base/stack.h): the lock's acquire may
@@ -566,6 +580,7 @@ static void offer_call(void *arg)
     struct offer_call c = *(struct offer_call *)arg;
     struct node_tasks *q = node_page(c.nodes, c.node);
     int id = omp_task_lock_id(c.node);
+    uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     sync_lock(id);
     switch (c.op) {
     case OFFER_PUT:
@@ -605,6 +620,12 @@ static void offer_call(void *arg)
         break;
     }
     sync_unlock(id);
+    if (c.op == OFFER_PUT && c.ok)
+        trace_task(TRACE_TASK_OFFERED, c.node, c.task, t0);
+    else if (c.op == OFFER_STEAL)
+        trace_task(TRACE_TASK_TAKEN, c.node, c.task, t0);
+    else if (c.op == OFFER_DONE)
+        trace_task(TRACE_TASK_DONE, c.node, c.task, t0);
     *(struct offer_call *)arg = c;
 }
 
@@ -748,9 +769,11 @@ static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
                            .depth = prefix_of(task)->depth};
     struct task_rec *outer = current;
     current = &rec;
+    uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     run(omp_self_owing()->gtid, task);
     if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
         run_until_zero(&rec.children);
+    trace_task(TRACE_TASK_RAN, victim, task, t0);
     current = outer;
     stats_add(STAT_PAR_TASKS_STOLEN, 1);
     struct offer_call c = {.op = OFFER_DONE, .nodes = nodes, .node = victim, .task = task};

@@ -13,6 +13,11 @@
       the same with dsmrun --threads T; and each node's timeline names its
       application threads "application 0" .. "application T-1", and no
       thread "service" records an application thread's waits (barriers).
+  check_trace.py --tasks-stolen [--threads T] DSMRUN NODES PROGRAM [ARGS...]
+      the same, for an OpenMP program whose tasks leave their node: some
+      were stolen, and each stolen task is a flow from its creator's offer
+      to the node that took it and one from its completion back (as every
+      run checks: as many of each as the statistics' tasks stolen).
   check_trace.py --bad-path DSMRUN PROGRAM
       a trace that cannot be written ends the job with one clear line.
 """
@@ -47,6 +52,9 @@ def main():
               "no clear error line: %r" % r.stderr[-300:])
         return finish()
     threads = None
+    tasks_stolen = sys.argv[1] == "--tasks-stolen"
+    if tasks_stolen:
+        del sys.argv[1]
     if sys.argv[1] == "--threads":
         threads = int(sys.argv[2])
         del sys.argv[1:3]
@@ -108,9 +116,25 @@ def main():
         waits = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "X" and e["name"].startswith("barrier")}
         check(not any(names.get(k, "").startswith("service") for k in waits),
               "a thread named service records barriers")
-    flows = sum(1 for e in ev if e["ph"] == "s")
+    flows = sum(1 for e in ev if e["ph"] == "s" and e["cat"] == "message")
     check(flows == len(msgs), "%d flows for %d messages" % (flows, len(msgs)))
-    print("%s nodes, %d messages, %d events" % (nodes, len(msgs), len(ev)))
+    # OpenMP tasks that left their node: a steal flow from the creator to
+    # the taker and a completion flow back, one each per task stolen (the
+    # statistics' count), each between two different nodes.
+    stolen = sum(c.get("PAR_TASKS_STOLEN", 0) for c in per.values())
+    offered = sum(c.get("PAR_TASKS_OFFERED", 0) for c in per.values())
+    task_flows = {}
+    for e in ev:
+        if e["ph"] in ("s", "f") and e["cat"] == "task":
+            task_flows.setdefault((e["name"], e["id"]), {})[e["ph"]] = e["pid"]
+    for kind in ("steal", "completion"):
+        ends = [f for (k, _), f in task_flows.items() if k == kind]
+        check(len(ends) == stolen, "%d %s flows for %d tasks stolen" % (len(ends), kind, stolen))
+        check(all(f.get("s") is not None and f.get("f") is not None and f["s"] != f["f"]
+                  for f in ends), "a %s flow within one node, or with one end" % kind)
+    if tasks_stolen:
+        check(stolen > 0, "no task left its node (offered %d)" % offered)
+    print("%s nodes, %d messages, %d events, %d tasks stolen" % (nodes, len(msgs), len(ev), stolen))
     return finish()
 
 
