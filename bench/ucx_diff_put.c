@@ -555,22 +555,27 @@ static void flush(void)
     wait_req(ucp_ep_flush_nbx(u.ep, &prm), "flushing the puts");
 }
 
-/* Each run of the encoded diff (diff.c: u16 word offset, u16 word count,
- * little-endian, then the words) put from the writer's page into the
- * home's: the run list a protocol would have from its twin comparison. */
+/* Each run of the encoded diff (diff.c: u16 word offset, u16 word count
+ * with bit 15 set when a byte mask of (count + 1) / 2 bytes follows,
+ * little-endian, then the words) put whole from the writer's page into the
+ * home's: the run list a protocol would have from its twin comparison. A
+ * masked run's unnamed bytes go too: here the writer is the page's only
+ * one, so they equal the home's. */
 static void put_runs(void)
 {
     ucp_request_param_t prm = {.op_attr_mask = 0};
     const unsigned char *p = wr.diff, *end = wr.diff + wr.diff_len;
     while (p < end) {
         size_t off = ((size_t)p[0] | (size_t)p[1] << 8) * 4;
-        size_t len = ((size_t)p[2] | (size_t)p[3] << 8) * 4;
+        size_t count = (size_t)p[2] | (size_t)p[3] << 8;
+        size_t mask = count & 0x8000u ? ((count & 0x7fffu) + 1) / 2 : 0;
+        size_t len = (count & 0x7fffu) * 4;
         ucs_status_ptr_t r = ucp_put_nbx(u.ep, wr.page + off, len, wr.remote + off, wr.rkey, &prm);
         if (UCS_PTR_IS_ERR(r))
             check(UCS_PTR_STATUS(r), "putting a run");
         if (r) /* completes all the same; the flush or fence waits for it */
             ucp_request_free(r);
-        p += 4 + len;
+        p += 4 + mask + len;
     }
 }
 

@@ -101,12 +101,25 @@ mkdir -p "$tmp/state"
 export SLURM_CONF=$tmp/slurm.conf
 on_host 1 slurmctld -f "$SLURM_CONF" ||
     { echo "test-slurm: slurmctld does not start"; cat "$tmp/slurmctld.log"; exit 1; }
+# The checkout and the build stay at their paths on every host, as on a
+# cluster's shared file system: one under /tmp (a clone made there) is
+# bound again over the host's own /tmp.
+root=$(cd "$here/../.." && pwd)
+keep=()
+case $root/ in /tmp/*) keep+=("$root") ;; esac
+case $build/ in "$root"/*) ;; /tmp/*) keep+=("$build") ;; esac
 for ((i = 1; i <= nhosts; i++)); do
     mkdir -p "$tmp/spool.h$i"
     # nsenter, not `ip netns exec`, which mounts a /sys of its own without
-    # the cgroups slurmd wants.
-    nsenter --net="/run/netns/$(hostname_of $i)" unshare -m --propagation private sh -c \
-        "mount -t tmpfs none /tmp && exec slurmd -f '$SLURM_CONF' -N h$i" ||
+    # the cgroups slurmd wants. Arguments: the holding folder, then the
+    # folders to keep.
+    HOST=h$i nsenter --net="/run/netns/$(hostname_of $i)" unshare -m --propagation private sh -c '
+        hold=$1; shift; n=0
+        for d; do n=$((n + 1)); mkdir -p "$hold/$n" && mount --bind "$d" "$hold/$n" || exit 1; done
+        mount -t tmpfs none /tmp || exit 1
+        n=0
+        for d; do n=$((n + 1)); mkdir -p "$d" && mount --bind "$hold/$n" "$d" || exit 1; done
+        exec slurmd -f "$SLURM_CONF" -N "$HOST"' sh "$tmp/keep.h$i" "${keep[@]}" ||
         { echo "test-slurm: slurmd on h$i does not start"; cat "$tmp/slurmd.h$i.log"; exit 1; }
 done
 for ((t = 0; t < 150; t++)); do
