@@ -99,6 +99,8 @@ struct node {
     bool                 stopped; /* by --slow's duty cycle, now */
     pid_t                pgid;    /* its own process group (its pid), or 0: dsmrun's */
     int                  life;    /* read end of its BOOT_ENV_LIFE_FD pipe; -1: none */
+    int                  arbiter; /* MODE_AGENT: our end of its BOOT_ENV_ARBITER_FD
+                                     socket (arbiter.c); -1: none */
     /* the agent of a host */
     const char          *host;
     int                  ranks;
@@ -146,6 +148,10 @@ struct launcher {
                                      frames on the agent's stdout (remote.h) */
     bool            launcher_lost; /* MODE_AGENT: its output is dropped */
     char           *ctl_buf;      /* its current line */
+    unsigned char  *arbiter_due;  /* MODE_AGENT: per rank of the job, what the
+                                     arbiter owes (arbiter.c) */
+    double         *arbiter_asked; /* MODE_AGENT: per rank, when dsmrun was last
+                                     asked about it */
     size_t          ctl_len;
     uint64_t        launch_ns;    /* CLOCK_REALTIME at dsmrun's start */
     uint64_t        job_id;
@@ -203,10 +209,19 @@ ssize_t host_output(struct launcher *l, struct output_stream *s);
 void   heartbeat_periods(struct launcher *l);
 void   hosts_beat(struct launcher *l);
 
+/* arbiter.c */
+void   arbiter_question(struct launcher *l, int fd);
+bool   arbiter_order(struct launcher *l, const char *line);
+void   arbiter_serve(struct launcher *l);
+bool   arbiter_relay(struct launcher *l, struct node *h, const char *line);
+
 /* agent.c */
 int    run_agent(struct launcher *l);
 void   read_orders(struct launcher *l);
 void   take_orders(struct launcher *l, const char *data, size_t len);
 void   agent_beat(struct launcher *l);
+/* Writes to the launcher (stdout), waiting for it no longer than it may
+ * stay silent; -1 once it is lost. */
+int    send_up(struct launcher *l, const char *data, size_t len);
 
 #endif
