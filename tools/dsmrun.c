@@ -83,6 +83,7 @@ static const struct option long_options[] = {
 static const char *const contract_vars[] = {
     BOOT_ENV_RANK, BOOT_ENV_NODES, BOOT_ENV_JOB,
     BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD, BOOT_ENV_PEERS, BOOT_ENV_LAUNCH, BOOT_ENV_LIFE_FD,
+    BOOT_ENV_ARBITER_FD,
 };
 
 /* The protocols, as coherence/protocols.def lists them. */
