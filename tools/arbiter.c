@@ -35,30 +35,17 @@ enum {
 };
 
 /* Questions about one rank go up at most this often, however many of this
- * host's nodes ask (each asks at most every 100 ms). */
-#define ASK_UP_EVERY_S 0.02
+ * host's nodes ask (each asks 8 times a timeout, at most every 100 ms). */
+#define ASK_UP_EVERY_S 0.05
 
-/* "look RANK" exactly, RANK of the job; -1 otherwise. */
-static int parse_look(const char *line, int nodes)
-{
-    int rank, used = 0;
-    if (sscanf(line, "look %d%n", &rank, &used) != 1 || line[used] || rank < 0 || rank >= nodes ||
-        line[5] < '0' || line[5] > '9')
-        return -1;
-    return rank;
-}
-
-/* "seen RANK STATE CPU PROCESS_CPU" exactly; formatted anew into out. */
+/* A "seen" line exactly as formatted (peer_process.h), formatted anew into
+ * out from the values parsed: what goes on is never the bytes that came. */
 static int parse_seen(const char *line, int nodes, char *out, size_t len)
 {
-    int rank, used = 0;
-    char state;
-    unsigned long long cpu, process_cpu;
-    if (sscanf(line, "seen %d %c %llu %llu%n", &rank, &state, &cpu, &process_cpu, &used) != 4 ||
-        line[used] || rank < 0 || rank >= nodes || !strchr("XTSR", state) || line[5] < '0' ||
-        line[5] > '9')
-        return -1;
-    snprintf(out, len, "seen %d %c %llu %llu", rank, state, cpu, process_cpu);
+    struct process_sight s;
+    int rank = process_seen_parse(line, nodes, &s);
+    if (rank >= 0)
+        process_seen_format(out, len, rank, &s);
     return rank;
 }
 
@@ -94,7 +81,7 @@ void arbiter_question(struct launcher *l, int fd)
     ssize_t got;
     while ((got = recv(fd, line, sizeof line - 1, MSG_DONTWAIT)) > 0) {
         line[got] = 0;
-        int rank = parse_look(line, l->opt.nodes);
+        int rank = process_look_parse(line, l->opt.nodes);
         if (rank < 0 || !arbiter_ready(l))
             continue;      /* the node is ours; a bad question is dropped */
         l->arbiter_due[rank] |= our_node(l, rank) ? DUE_ANSWER : DUE_ASK;
@@ -111,7 +98,7 @@ void arbiter_question(struct launcher *l, int fd)
 bool arbiter_order(struct launcher *l, const char *line)
 {
     if (!strncmp(line, "look ", 5)) {
-        int rank = parse_look(line, l->opt.nodes);
+        int rank = process_look_parse(line, l->opt.nodes);
         if (rank >= 0 && our_node(l, rank) && arbiter_ready(l))
             l->arbiter_due[rank] |= DUE_ANSWER;
         return true;
@@ -149,14 +136,11 @@ void arbiter_serve(struct launcher *l)
             struct process_sight s = {.state = 'X'};
             if (n && n->pid > 0)   /* not reaped: the pid is still its */
                 process_look(n->pid, 0, &s);
-            len = snprintf(line, sizeof line, "seen %d %c %llu %llu\n", rank, s.state,
-                           (unsigned long long)s.cpu_ns, (unsigned long long)s.process_cpu_ns);
-            /* its peers here hear it too */
-            line[len - 1] = 0;
-            arbiter_order(l, line);
-            line[len - 1] = '\n';
+            len = process_seen_format(line, sizeof line - 1, rank, &s);
+            line[len++] = '\n';
         } else if (now - l->arbiter_asked[rank] >= ASK_UP_EVERY_S) {
-            len = snprintf(line, sizeof line, "look %d\n", rank);
+            len = process_look_format(line, sizeof line - 1, rank);
+            line[len++] = '\n';
             l->arbiter_asked[rank] = now;
         }
         l->arbiter_due[rank] = 0;
@@ -194,12 +178,13 @@ bool arbiter_relay(struct launcher *l, struct node *h, const char *line)
     int nodes = l->opt.nodes;
     char out[BOOT_ARBITER_LINE_MAX + 2];
     if (!strncmp(line, "look ", 5)) {
-        int rank = parse_look(line, nodes);
+        int rank = process_look_parse(line, nodes);
         struct node *to = rank < 0 ? NULL : host_of(l, rank);
         if (!to || to == h)
             return false;
         if (l->phase == JOB_RUNNING) {
-            int len = snprintf(out, sizeof out, "look %d\n", rank);
+            int len = process_look_format(out, sizeof out - 1, rank);
+            out[len++] = '\n';
             tell_agent(to, out, (size_t)len);
         }
         return true;

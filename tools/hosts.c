@@ -470,7 +470,7 @@ void heartbeat_periods(struct launcher *l)
     double peer = v ? strtod(v, &end) : 0;
     if (!v || end == v || *end || !(peer > 0))
         peer = PEER_TIMEOUT_S;
-    l->silence_s = peer / 2;
+    l->silence_s = peer / 2 > HOST_SILENCE_MIN_S ? peer / 2 : HOST_SILENCE_MIN_S;
     l->beat_s = l->silence_s / BEATS_PER_SILENCE;
 }
 

@@ -31,15 +31,21 @@
 #define READ_CHUNK       65536
 /* dsmrun and every agent tell each other they are alive, each through its
  * ssh (remote.h), BEATS_PER_SILENCE times in the silence that counts as
- * lost: half the nodes' peer timeout (DSM_PEER_TIMEOUT, 10 s: 5 s). An
- * agent that hears nothing from dsmrun for that long stops its nodes;
- * dsmrun that hears nothing from an agent names that host and stops the
- * job. The network or a host may be gone without ssh ever noticing (no
- * ServerAliveInterval in DSMRUN_RSH); half the peer timeout names the
- * silent host before nodes on the healthy hosts time out on it and are
- * blamed, and follows a peer timeout raised for a loaded cluster. */
+ * lost: half the nodes' peer timeout (DSM_PEER_TIMEOUT, 10 s: 5 s), never
+ * less than HOST_SILENCE_MIN_S. An agent that hears nothing from dsmrun
+ * for that long stops its nodes; dsmrun that hears nothing from an agent
+ * names that host and stops the job. The network or a host may be gone
+ * without ssh ever noticing (no ServerAliveInterval in DSMRUN_RSH); half
+ * the peer timeout names the silent host before nodes on the healthy hosts
+ * time out on it and are blamed, and follows a peer timeout raised for a
+ * loaded cluster. The floor: at load 21 on 2 CPUs, one of them held by a
+ * real-time hog, dsmrun and a live agent went unheard through their ssh
+ * for 1 s, and a peer timeout of 1-2 s named their host lost; a node on
+ * another host that is silent meanwhile is judged by what its agent sees
+ * (arbiter.c), not by this. */
 #define BEATS_PER_SILENCE 5
 #define PEER_TIMEOUT_S   10.0  /* DSM_PEER_TIMEOUT's default (src/base/config.c) */
+#define HOST_SILENCE_MIN_S (PEER_TIMEOUT_S / 2)
 /* --slow duty-cycles a node with SIGSTOP/SIGCONT on this period: short
  * beside the peer timeout (10 s), so a slowed node never looks dead, and
  * long beside the signals' cost (~12 us of dsmrun's CPU a switch, 2.5 %

@@ -35,15 +35,17 @@
  *
  * A peer on another host is looked at by the launcher's agent on its host
  * (dsmrun --hosts), its parent: this node asks its own agent (the socket
- * BOOT_ENV_ARBITER_FD) "look RANK" every ask_every_ns while the peer is
- * silent past a quarter of the timeout, the question goes through dsmrun
+ * BOOT_ENV_ARBITER_FD) "look RANK" 8 times a timeout (at most every
+ * 100 ms) while the peer is silent past a quarter of the timeout, the question goes through dsmrun
  * to the peer's agent over their ssh connections, and the answer comes
  * back the same way; each answer is a look, judged by the same rules.
  * Nothing new listens and no datagram is added: the questions travel on
  * the channels the launch made. A peer about which no answer has come in
- * this silence (another launcher; the agents' channel slow) is judged by
- * its silence, and so is a peer not found on this host (a launcher that
- * is not a common parent, as srun's steps may be): DSM_PEER_TIMEOUT,
+ * this silence (the agents and dsmrun held up, or its host lost, which
+ * dsmrun names itself) is given ASLEEP_TIMEOUTS timeouts. A peer without
+ * an agent to ask (another launcher: mpirun, srun), or one on this host
+ * whose process is not found (a launcher that is not a common parent, as
+ * srun's steps may be), is judged by its silence: DSM_PEER_TIMEOUT,
  * longer for a peer on this host while the host's run queue holds more
  * than 16 runnable threads a CPU (silence_allowed_ns).
  */
@@ -126,6 +128,7 @@ struct watched {
     uint64_t           since_ns;  /* this silence's first look; 0: not looking */
     uint64_t           looked_ns;
     uint64_t           asked_ns;  /* on another host: the last question to the agent */
+    bool               asking;    /* since this silence began: answers count */
     uint64_t           moved_ns;  /* the last look that found it runnable or having run; 0: none */
     /* Its threads' CPU time at the last look, to see it run; and the
      * process's at the first look and the last, to see how much it ran
@@ -248,24 +251,23 @@ static bool judged_dead(const struct watched *w, bool same_host, uint64_t silent
 
 /* The agent's answers that have come: each a look at a peer of another
  * host. What the socket carries came from dsmrun, which formats it from
- * values it checked; still, a line that does not parse, or names this
- * node or a rank beyond the job, is dropped. */
+ * values it checked; still, a line that is not exactly as the agent
+ * formats it, or names this node or a rank beyond the job, is dropped. */
 static void hear_agent(int fd, uint64_t now)
 {
     char line[BOOT_ARBITER_LINE_MAX + 1];
     ssize_t got;
     while ((got = recv(fd, line, sizeof line - 1, MSG_DONTWAIT)) > 0) {
         line[got] = 0;
-        int rank, used = 0;
-        char state;
-        unsigned long long cpu, process_cpu;
-        if (sscanf(line, "seen %d %c %llu %llu%n", &rank, &state, &cpu, &process_cpu, &used) != 4 ||
-            used != got || rank < 0 || rank >= job()->nodes || rank == job()->rank ||
-            !strchr("XTSR", state))
+        struct process_sight s;
+        int rank = (size_t)got == strlen(line) ? process_seen_parse(line, job()->nodes, &s) : -1;
+        if (rank < 0 || rank == job()->rank)
             continue;
-        observe(&watch.peer[rank],
-                &(struct process_sight){.state = state, .cpu_ns = cpu, .process_cpu_ns = process_cpu},
-                now);
+        /* An answer to a question of an earlier silence, or to another
+         * node's (the agent tells all its nodes), is not a look now. */
+        if (!watch.peer[rank].asking)
+            continue;
+        observe(&watch.peer[rank], &s, now);
     }
 }
 
@@ -273,8 +275,8 @@ static void hear_agent(int fd, uint64_t now)
  * question is asked again later). */
 static void ask_agent(int fd, int peer)
 {
-    char q[32];
-    int n = snprintf(q, sizeof q, "look %d", peer);
+    char q[BOOT_ARBITER_LINE_MAX + 1];
+    int n = process_look_format(q, sizeof q, peer);
     if (send(fd, q, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
         /* the agent is busy or gone: its host's silence tells */
     }
@@ -295,8 +297,10 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
     if (!watch.peer)
         watch.peer = calloc((size_t)job()->nodes, sizeof *watch.peer);
     struct watched *w = watch.peer ? &watch.peer[peer] : NULL;
-    if (w && silent_ns <= timeout_ns / 4)
+    if (w && silent_ns <= timeout_ns / 4) {
         w->since_ns = 0; /* heard again: a new silence starts afresh */
+        w->asking = false;
+    }
     /* A peer on this host is searched for again while it is not found: a
      * node may look before its peer has even been exec'd (no rendezvous
      * at start), and that peer's environment is then still the
@@ -318,14 +322,21 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
         /* Another host's, or this kernel's but not our launcher's child
          * (hosts that share a kernel, which UCX takes for one): its
          * agent's answers come in their own time, each a look at arrival. */
-        hear_agent(agent, now);
         uint64_t every = timeout_ns / 8 < ASK_EVERY_MAX_NS ? timeout_ns / 8 : ASK_EVERY_MAX_NS;
-        if (silent_ns > timeout_ns / 4 && (!w->asked_ns || now - w->asked_ns >= every)) {
-            ask_agent(agent, peer);
-            w->asked_ns = now;
+        if (silent_ns > timeout_ns / 4) {  /* no system call while all is heard */
+            hear_agent(agent, now);
+            if (!w->asking || now - w->asked_ns >= every) {
+                ask_agent(agent, peer);
+                w->asked_ns = now;
+                w->asking = true;
+            }
         }
+        /* No answer yet: the agents and dsmrun are held up as the peer
+         * may be (load), and a host that is lost dsmrun names itself; it
+         * gets what an asleep peer gets. */
         dead = w->since_ns ? judged_dead(w, same_host, silent_ns, timeout_ns, now, why)
-                           : silent_ns > timeout_ns && silent_ns > silence_allowed_ns(timeout_ns, same_host);
+                           : silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
+                                 silent_ns > silence_allowed_ns(timeout_ns, same_host);
     } else {
         dead = silent_ns > timeout_ns && silent_ns > silence_allowed_ns(timeout_ns, same_host);
     }

@@ -10,6 +10,45 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/boot.h"
+
+int process_look_format(char *buf, size_t len, int rank)
+{
+    return snprintf(buf, len, "look %d", rank);
+}
+
+int process_seen_format(char *buf, size_t len, int rank, const struct process_sight *s)
+{
+    return snprintf(buf, len, "seen %d %c %llu %llu", rank, s->state,
+                    (unsigned long long)s->cpu_ns, (unsigned long long)s->process_cpu_ns);
+}
+
+int process_look_parse(const char *line, int nodes)
+{
+    int rank, used = 0;
+    char again[BOOT_ARBITER_LINE_MAX + 1];
+    if (sscanf(line, "look %d%n", &rank, &used) != 1 || line[used] || rank < 0 || rank >= nodes)
+        return -1;
+    process_look_format(again, sizeof again, rank);
+    return strcmp(again, line) ? -1 : rank;
+}
+
+int process_seen_parse(const char *line, int nodes, struct process_sight *s)
+{
+    int rank, used = 0;
+    char state, again[BOOT_ARBITER_LINE_MAX + 1];
+    unsigned long long cpu, process_cpu;
+    if (sscanf(line, "seen %d %c %llu %llu%n", &rank, &state, &cpu, &process_cpu, &used) != 4 ||
+        line[used] || rank < 0 || rank >= nodes || !state || !strchr("XTSR", state))
+        return -1;
+    struct process_sight got = {.state = state, .cpu_ns = cpu, .process_cpu_ns = process_cpu};
+    process_seen_format(again, sizeof again, rank, &got);
+    if (strcmp(again, line))
+        return -1;
+    *s = got;
+    return rank;
+}
+
 size_t proc_read_file(const char *path, char *buf, size_t size)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -21,6 +21,17 @@ struct process_sight {
                                 decreasing: exited threads count) */
 };
 
+/* The arbiter's lines (runtime/boot.h, BOOT_ENV_ARBITER_FD; the agents'
+ * channel, tools/arbiter.c): "look RANK", and "seen RANK STATE CPU_NS
+ * PROCESS_CPU_NS". Formatting returns the length (at most
+ * BOOT_ARBITER_LINE_MAX, no newline). Parsing returns the rank, in
+ * [0, nodes), or -1 unless the line is exactly as formatted: no sign, no
+ * extra blank or leading zero, a state of the four, nothing after. */
+int process_look_format(char *buf, size_t len, int rank);
+int process_seen_format(char *buf, size_t len, int rank, const struct process_sight *s);
+int process_look_parse(const char *line, int nodes);
+int process_seen_parse(const char *line, int nodes, struct process_sight *s);
+
 /* path's contents, NUL-terminated, at most size - 1 bytes; 0 if unreadable. */
 size_t proc_read_file(const char *path, char *buf, size_t size);
 

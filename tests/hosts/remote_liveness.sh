@@ -28,8 +28,7 @@ failed=0
 fail() { echo "FAILED: $*"; failed=1; }
 case $case in
 starved)
-    # 0.8 s: the starved node waits about 0.95 s for each 50 ms it runs; not
-    # less, for the launcher and the agents count half of it as a lost host.
+    # 0.8 s: the starved node waits about 0.95 s for each 50 ms it runs.
     out=$(on_host 1 "$dsmrun" --hosts "$hosts" --timeout 60 --env DSM_PEER_TIMEOUT=0.8 \
         "${env_args[@]}" "$mp/test_net_starved_peer" 3 2>&1)
     status=$?
