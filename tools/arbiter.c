@@ -51,11 +51,11 @@ static int parse_seen(const char *line, int nodes, char *out, size_t len)
 
 static bool arbiter_ready(struct launcher *l)
 {
-    if (l->arbiter_due)
-        return true;
-    l->arbiter_due = calloc((size_t)l->opt.nodes, 1);
-    l->arbiter_asked = calloc((size_t)l->opt.nodes, sizeof *l->arbiter_asked);
-    return l->arbiter_due && l->arbiter_asked;
+    if (!l->arbiter_due)
+        l->arbiter_due = calloc((size_t)l->opt.nodes, 1);
+    if (!l->arbiter_asked)
+        l->arbiter_asked = calloc((size_t)l->opt.nodes, sizeof *l->arbiter_asked);
+    return l->arbiter_due && l->arbiter_asked;   /* out of memory: nobody is asked */
 }
 
 static struct node *our_node(struct launcher *l, int rank)
@@ -122,7 +122,7 @@ bool arbiter_order(struct launcher *l, const char *line)
  * answers owed. */
 void arbiter_serve(struct launcher *l)
 {
-    if (!l->arbiter_due || l->phase != JOB_RUNNING || l->launcher_lost)
+    if (!l->arbiter_due || !l->arbiter_asked || l->phase != JOB_RUNNING || l->launcher_lost)
         return;
     double now = now_s();
     for (int rank = 0; rank < l->opt.nodes; rank++) {
