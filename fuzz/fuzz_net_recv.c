@@ -102,6 +102,9 @@ void log_warn(const char *fmt, ...) { (void)fmt; }
 bool log_in_forked_child(void) { return false; }
 void log_forked_child(const char *fmt, ...) { (void)fmt; abort(); }
 
+/* boot_env.c's: no agent to ask about peers of other hosts (liveness.c). */
+int boot_arbiter_fd(void) { return -1; }
+
 /* service.c's: no service thread here; the harness runs the timers. */
 void service_timer_at(uint64_t t) { (void)t; }
 

@@ -190,6 +190,17 @@ int main(int argc, char **argv)
         put("fuzz_config", name, buf, 1 + l);
     }
 
+    /* fuzz_arbiter_lines: [nodes-1][line] */
+    static const char *const arb[] = {"look 3", "seen 3 R 1234567 20000000", "seen 0 T 0 0"};
+    for (size_t i = 0; i < sizeof arb / sizeof arb[0]; i++) {
+        buf[0] = 7;
+        size_t l = strlen(arb[i]);
+        memcpy(buf + 1, arb[i], l);
+        char name[32];
+        snprintf(name, sizeof name, "line%zu", i);
+        put("fuzz_arbiter_lines", name, buf, 1 + l);
+    }
+
     /* fuzz_notices: [nodes-1][npages lo][npages hi][mode 1: raw][body]:
      * two nodes' intervals, as interval_encode writes them */
     {

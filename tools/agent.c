@@ -39,6 +39,8 @@ void take_orders(struct launcher *l, const char *data, size_t len)
         l->ctl_len = 0;
         int sig;
         char end;
+        if (arbiter_order(l, l->ctl_buf))
+            continue;
         if (sscanf(l->ctl_buf, "stop %d%c", &sig, &end) == 1 && sig > 0 && sig < 65)
             stop_job(l, sig, 128 + sig);   /* the launcher names the cause */
     }
@@ -86,7 +88,7 @@ static void launcher_lost(struct launcher *l)
  * never longer than the launcher stays silent, so that a dead connection
  * cannot hold the agent, and with it its nodes, forever. Meanwhile it
  * reads the launcher's orders. Returns -1 once the launcher is lost. */
-static int send_up(struct launcher *l, const char *data, size_t len)
+int send_up(struct launcher *l, const char *data, size_t len)
 {
     while (len > 0 && !l->launcher_lost) {
         ssize_t put = write(STDOUT_FILENO, data, len);

@@ -83,6 +83,7 @@ static const struct option long_options[] = {
 static const char *const contract_vars[] = {
     BOOT_ENV_RANK, BOOT_ENV_NODES, BOOT_ENV_JOB,
     BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD, BOOT_ENV_PEERS, BOOT_ENV_LAUNCH, BOOT_ENV_LIFE_FD,
+    BOOT_ENV_ARBITER_FD,
 };
 
 /* The protocols, as coherence/protocols.def lists them. */
@@ -719,8 +720,8 @@ int alloc_children(struct launcher *l, int count, int first_rank)
 {
     l->count = count;
     l->nodes = calloc((size_t)count, sizeof *l->nodes);
-    l->pfds = calloc(2 + 2 * (size_t)count, sizeof *l->pfds);
-    l->pstreams = calloc(2 + 2 * (size_t)count, sizeof *l->pstreams);
+    l->pfds = calloc(2 + 3 * (size_t)count, sizeof *l->pfds);
+    l->pstreams = calloc(2 + 3 * (size_t)count, sizeof *l->pstreams);
     if (!l->nodes || !l->pfds || !l->pstreams) {
         fprintf(stderr, "dsmrun: out of memory\n");
         return -ENOMEM;
@@ -731,6 +732,7 @@ int alloc_children(struct launcher *l, int count, int first_rank)
         node->sock = -1;
         node->ctl = -1;
         node->life = -1;
+        node->arbiter = -1;
         node->out[0] = (struct output_stream){.fd = -1, .rank = node->rank, .to = stdout};
         node->out[1] = (struct output_stream){.fd = -1, .rank = node->rank, .to = stderr};
     }
@@ -833,7 +835,8 @@ static _Noreturn void child_fail(int rank, const char *what)
 /* In the child, between fork and exec. dsmrun is single-threaded, so setenv
  * and the like are safe here. */
 static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
-                                pid_t parent, int key_fd, int life_fd, int out_fd, int err_fd)
+                                pid_t parent, int key_fd, int life_fd, int out_fd, int err_fd,
+                                int arbiter_fd)
 {
     int rank = n->rank;
 
@@ -870,10 +873,13 @@ static _Noreturn void exec_node(const struct launcher *l, const struct node *n,
     for (int i = 0; i < l->count; i++)
         if (&l->nodes[i] != n && l->nodes[i].sock >= 0)
             close(l->nodes[i].sock);
-    if (set_inheritable(n->sock) < 0 || set_inheritable(key_fd) < 0 || set_inheritable(life_fd) < 0)
+    if (set_inheritable(n->sock) < 0 || set_inheritable(key_fd) < 0 || set_inheritable(life_fd) < 0 ||
+        (arbiter_fd >= 0 && set_inheritable(arbiter_fd) < 0))
         child_fail(rank, "cannot pass the socket and key");
     if (setenv_int(BOOT_ENV_RANK, rank) < 0 || setenv_int(BOOT_ENV_SOCK_FD, n->sock) < 0 ||
-        setenv_int(BOOT_ENV_KEY_FD, key_fd) < 0 || setenv_int(BOOT_ENV_LIFE_FD, life_fd) < 0)
+        setenv_int(BOOT_ENV_KEY_FD, key_fd) < 0 || setenv_int(BOOT_ENV_LIFE_FD, life_fd) < 0 ||
+        (arbiter_fd >= 0 ? setenv_int(BOOT_ENV_ARBITER_FD, arbiter_fd)
+                         : unsetenv(BOOT_ENV_ARBITER_FD)) < 0)
         child_fail(rank, "cannot set the environment");
 
     sigprocmask(SIG_SETMASK, &l->orig_mask, NULL);
@@ -895,6 +901,7 @@ void close_pair(int fds[2])
 static int start_node(struct launcher *l, struct node *n)
 {
     int key[2] = {-1, -1}, life[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+    int arbiter[2] = {-1, -1};
     int r = 0;
 
     if (pipe2(key, O_CLOEXEC) < 0)
@@ -918,6 +925,12 @@ static int start_node(struct launcher *l, struct node *n)
         r = -errno;
         goto fail;
     }
+    /* An agent's node asks it about silent peers of other hosts (arbiter.c). */
+    if (l->mode == MODE_AGENT &&
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, arbiter) < 0) {
+        r = -errno;
+        goto fail;
+    }
 
     fflush(stdout);
     fflush(stderr);
@@ -929,7 +942,7 @@ static int start_node(struct launcher *l, struct node *n)
         goto fail;
     }
     if (pid == 0)
-        exec_node(l, n, parent, key[0], life[1], out[1], err[1]);
+        exec_node(l, n, parent, key[0], life[1], out[1], err[1], arbiter[1]);
 
     n->pid = pid;
     if (n->pgid) {
@@ -942,6 +955,9 @@ static int start_node(struct launcher *l, struct node *n)
     close(key[0]);
     close(life[1]);
     n->life = life[0];
+    if (arbiter[1] >= 0)
+        close(arbiter[1]);
+    n->arbiter = arbiter[0];
     close(n->sock);
     n->sock = -1;
     if (piped) {
@@ -961,6 +977,7 @@ fail:
     close_pair(life);
     close_pair(out);
     close_pair(err);
+    close_pair(arbiter);
     return r;
 }
 
@@ -1417,6 +1434,12 @@ static int build_pollfds(struct launcher *l)
             l->pstreams[count] = s;
             l->pfds[count++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
         }
+    /* An agent's nodes' questions (arbiter.c): no stream. */
+    for (int i = 0; i < l->count; i++)
+        if (l->nodes[i].arbiter >= 0) {
+            l->pstreams[count] = NULL;
+            l->pfds[count++] = (struct pollfd){.fd = l->nodes[i].arbiter, .events = POLLIN};
+        }
     if (l->ctl_in >= 0)   /* last: see supervise */
         l->pfds[count++] = (struct pollfd){.fd = l->ctl_in, .events = POLLIN};
     return count;
@@ -1442,8 +1465,10 @@ int supervise(struct launcher *l)
         }
         int streams = l->ctl_in >= 0 ? count - 1 : count;
         for (int i = 1; ready > 0 && i < streams; i++)
-            if (l->pfds[i].revents)
+            if (l->pfds[i].revents && l->pstreams[i])
                 read_stream(l, l->pstreams[i]);
+            else if (l->pfds[i].revents)
+                arbiter_question(l, l->pfds[i].fd);
         if (ready > 0 && streams < count && l->pfds[streams].revents)
             read_orders(l);
         if (ready > 0 && l->pfds[0].revents)
@@ -1451,6 +1476,8 @@ int supervise(struct launcher *l)
         if (!check_deadline(l))
             break;
         heartbeat(l);
+        if (l->mode == MODE_AGENT)
+            arbiter_serve(l);
     }
     if (l->mode != MODE_HOSTS)
         end_leftovers(l);
@@ -1488,12 +1515,16 @@ static void launcher_free(struct launcher *l)
             close(n->ctl);
         if (n->life >= 0)
             close(n->life);
+        if (n->arbiter >= 0)
+            close(n->arbiter);
         free(n->line);
         free(n->errs);
         for (int j = 0; j < 2; j++)
             if (n->out[j].fd >= 0)
                 close_stream(&n->out[j]);
     }
+    free(l->arbiter_due);
+    free(l->arbiter_asked);
     if (l->sigfd >= 0)
         close(l->sigfd);
     for (int j = 0; j < 2; j++)

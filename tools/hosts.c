@@ -343,7 +343,7 @@ static void take_answers(struct launcher *l, struct node *h, const char *data, s
     /* Nothing is due after "ready" until dsmrun sends the peers. */
 }
 
-#define FRAME_HEAD_MAX 32
+#define FRAME_HEAD_MAX BOOT_ARBITER_LINE_MAX /* a frame's head, or another line */
 
 /* What a ready agent sends on stdout: frames of its nodes' output, each
  * passed on to dsmrun's own stdout or stderr through the host's stream
@@ -385,6 +385,8 @@ static void take_frames(struct launcher *l, struct node *h, const char *data, si
                 l->relayed = strdup(h->line + 6);
             continue;
         }
+        if (arbiter_relay(l, h, h->line))
+            continue;
         int status;
         if (sscanf(h->line, "end %d%c", &status, &end) == 1 && status >= 0 && status < 256) {
             h->end_status = status;
@@ -468,7 +470,7 @@ void heartbeat_periods(struct launcher *l)
     double peer = v ? strtod(v, &end) : 0;
     if (!v || end == v || *end || !(peer > 0))
         peer = PEER_TIMEOUT_S;
-    l->silence_s = peer / 2;
+    l->silence_s = peer / 2 > HOST_SILENCE_MIN_S ? peer / 2 : HOST_SILENCE_MIN_S;
     l->beat_s = l->silence_s / BEATS_PER_SILENCE;
 }
 

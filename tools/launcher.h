@@ -31,15 +31,21 @@
 #define READ_CHUNK       65536
 /* dsmrun and every agent tell each other they are alive, each through its
  * ssh (remote.h), BEATS_PER_SILENCE times in the silence that counts as
- * lost: half the nodes' peer timeout (DSM_PEER_TIMEOUT, 10 s: 5 s). An
- * agent that hears nothing from dsmrun for that long stops its nodes;
- * dsmrun that hears nothing from an agent names that host and stops the
- * job. The network or a host may be gone without ssh ever noticing (no
- * ServerAliveInterval in DSMRUN_RSH); half the peer timeout names the
- * silent host before nodes on the healthy hosts time out on it and are
- * blamed, and follows a peer timeout raised for a loaded cluster. */
+ * lost: half the nodes' peer timeout (DSM_PEER_TIMEOUT, 10 s: 5 s), never
+ * less than HOST_SILENCE_MIN_S. An agent that hears nothing from dsmrun
+ * for that long stops its nodes; dsmrun that hears nothing from an agent
+ * names that host and stops the job. The network or a host may be gone
+ * without ssh ever noticing (no ServerAliveInterval in DSMRUN_RSH); half
+ * the peer timeout names the silent host before nodes on the healthy hosts
+ * time out on it and are blamed, and follows a peer timeout raised for a
+ * loaded cluster. The floor: at load 21 on 2 CPUs, one of them held by a
+ * real-time hog, dsmrun and a live agent went unheard through their ssh
+ * for 1 s, and a peer timeout of 1-2 s named their host lost; a node on
+ * another host that is silent meanwhile is judged by what its agent sees
+ * (arbiter.c), not by this. */
 #define BEATS_PER_SILENCE 5
 #define PEER_TIMEOUT_S   10.0  /* DSM_PEER_TIMEOUT's default (src/base/config.c) */
+#define HOST_SILENCE_MIN_S (PEER_TIMEOUT_S / 2)
 /* --slow duty-cycles a node with SIGSTOP/SIGCONT on this period: short
  * beside the peer timeout (10 s), so a slowed node never looks dead, and
  * long beside the signals' cost (~12 us of dsmrun's CPU a switch, 2.5 %
@@ -99,6 +105,8 @@ struct node {
     bool                 stopped; /* by --slow's duty cycle, now */
     pid_t                pgid;    /* its own process group (its pid), or 0: dsmrun's */
     int                  life;    /* read end of its BOOT_ENV_LIFE_FD pipe; -1: none */
+    int                  arbiter; /* MODE_AGENT: our end of its BOOT_ENV_ARBITER_FD
+                                     socket (arbiter.c); -1: none */
     /* the agent of a host */
     const char          *host;
     int                  ranks;
@@ -146,6 +154,10 @@ struct launcher {
                                      frames on the agent's stdout (remote.h) */
     bool            launcher_lost; /* MODE_AGENT: its output is dropped */
     char           *ctl_buf;      /* its current line */
+    unsigned char  *arbiter_due;  /* MODE_AGENT: per rank of the job, what the
+                                     arbiter owes (arbiter.c) */
+    double         *arbiter_asked; /* MODE_AGENT: per rank, when dsmrun was last
+                                     asked about it */
     size_t          ctl_len;
     uint64_t        launch_ns;    /* CLOCK_REALTIME at dsmrun's start */
     uint64_t        job_id;
@@ -203,10 +215,19 @@ ssize_t host_output(struct launcher *l, struct output_stream *s);
 void   heartbeat_periods(struct launcher *l);
 void   hosts_beat(struct launcher *l);
 
+/* arbiter.c */
+void   arbiter_question(struct launcher *l, int fd);
+bool   arbiter_order(struct launcher *l, const char *line);
+void   arbiter_serve(struct launcher *l);
+bool   arbiter_relay(struct launcher *l, struct node *h, const char *line);
+
 /* agent.c */
 int    run_agent(struct launcher *l);
 void   read_orders(struct launcher *l);
 void   take_orders(struct launcher *l, const char *data, size_t len);
 void   agent_beat(struct launcher *l);
+/* Writes to the launcher (stdout), waiting for it no longer than it may
+ * stay silent; -1 once it is lost. */
+int    send_up(struct launcher *l, const char *data, size_t len);
 
 #endif

@@ -25,6 +25,12 @@
  *                       when no node of any host said its own); and last
  *                       "end STATUS", once its nodes have ended and it has
  *                       said on stderr why the first one failed
+ *   either way          while the job runs, the arbiter (arbiter.c): an
+ *                       agent's "look RANK" (a node of its host finds that
+ *                       node of another host silent) goes to the agent of
+ *                       RANK's host, whose "seen RANK STATE CPU_NS
+ *                       PROCESS_CPU_NS" (what the kernel shows of that
+ *                       node's process) goes to every other agent
  *
  * The nodes' output goes through the agent, framed, so that the agent's
  * heartbeat shares the one channel ssh gives without ever being taken for
@@ -40,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REMOTE_VERSION    "3"       /* of this protocol, on the job's first line */
+#define REMOTE_VERSION    "4"       /* of this protocol, on the job's first line */
 #define REMOTE_REPLY      "dsmrun-agent "
 #define REMOTE_LINE_MAX   65536
 #define REMOTE_KEY_BYTES  32

@@ -31,27 +31,41 @@
  * environment (runtime/boot.h): our DSM_JOB_ID and its DSM_RANK. It is
  * looked up when a peer on this host not yet found stays silent for a
  * quarter of the timeout, and known by its start time as well as its pid,
- * so that a pid reused after its death is not taken for it. A peer not
- * found so (another host; a launcher that is not a common parent, as
- * srun's steps may be) is judged by its silence: DSM_PEER_TIMEOUT, longer
- * for a peer on this host while the host's run queue holds more than 16
- * runnable threads a CPU (silence_allowed_ns).
+ * so that a pid reused after its death is not taken for it.
+ *
+ * A peer on another host is looked at by the launcher's agent on its host
+ * (dsmrun --hosts), its parent: this node asks its own agent (the socket
+ * BOOT_ENV_ARBITER_FD) "look RANK" 8 times a timeout (at most every
+ * 100 ms) while the peer is silent past a quarter of the timeout, the question goes through dsmrun
+ * to the peer's agent over their ssh connections, and the answer comes
+ * back the same way; each answer is a look, judged by the same rules.
+ * Nothing new listens and no datagram is added: the questions travel on
+ * the channels the launch made. A peer about which no answer has come in
+ * this silence (the agents and dsmrun held up, or its host lost, which
+ * dsmrun names itself) is given ASLEEP_TIMEOUTS timeouts. A peer without
+ * an agent to ask (another launcher: mpirun, srun), or one on this host
+ * whose process is not found (a launcher that is not a common parent, as
+ * srun's steps may be), is judged by its silence: DSM_PEER_TIMEOUT,
+ * longer for a peer on this host while the host's run queue holds more
+ * than 16 runnable threads a CPU (silence_allowed_ns).
  */
 #include "net/transport.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/clock.h"
 #include "base/job.h"
 #include "base/state.h"
+#include "net/peer_process.h"
 #include "runtime/boot.h"
+#include "runtime/bootstrap.h"
 
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
@@ -61,6 +75,11 @@
  * 0.5 s timeout); a hung node is still found, later. */
 #define ASLEEP_TIMEOUTS 4
 #define LOOK_UP_EVERY_NS (100 * 1000000ull) /* peers' processes not found are searched for this often */
+/* A silent peer on another host is asked about at most this often, and 8
+ * times a timeout: each question costs four hops through the launcher and
+ * the agents, and at least two answers fall in the half timeout within
+ * which a peer must be seen to run. */
+#define ASK_EVERY_MAX_NS (100 * 1000000ull)
 
 /* ---- a peer judged by its silence alone ---- */
 
@@ -101,18 +120,19 @@ static uint64_t silence_allowed_ns(uint64_t base_ns, bool same_host)
     return (uint64_t)((double)base_ns * (per_cpu / FREE_PER_CPU));
 }
 
-/* ---- a peer on this host, looked at ---- */
+/* ---- a peer looked at: on this host by us, on another by its agent ---- */
 
 struct watched {
-    int                pid;       /* 0: not found */
+    int                pid;       /* on this host; 0: not found */
     unsigned long long start;     /* its start time (/proc/PID/stat field 22) */
     uint64_t           since_ns;  /* this silence's first look; 0: not looking */
     uint64_t           looked_ns;
+    uint64_t           asked_ns;  /* on another host: the last question to the agent */
+    bool               asking;    /* since this silence began: answers count */
     uint64_t           moved_ns;  /* the last look that found it runnable or having run; 0: none */
-    /* Its threads' CPU time at the last look (ns, schedstat: precise, but
-     * a sum over the threads that exist then), to see it run; and the
-     * process's at the first look and the last (stat: 10 ms ticks, but
-     * never decreasing: exited threads count), to see how much it ran. */
+    /* Its threads' CPU time at the last look, to see it run; and the
+     * process's at the first look and the last, to see how much it ran
+     * (peer_process.h). */
     uint64_t           cpu_ns;
     uint64_t           process_cpu0_ns, process_cpu_ns;
     char               state;     /* as last seen: 'X' gone, 'T' stopped, 'S' asleep, 'R' runnable */
@@ -134,41 +154,12 @@ static const char *env_value(const char *block, size_t len, const char *name)
     return NULL;
 }
 
-static size_t read_file(const char *path, char *buf, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, size - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = 0;
-    return n > 0 ? (size_t)n : 0;
-}
-
-/* State, parent, start time and CPU time (ns) from a stat line; false if
- * it cannot be read. */
-static bool parse_stat(const char *path, char *state, int *ppid, unsigned long long *start,
-                       uint64_t *cpu_ns)
-{
-    char buf[1024];
-    if (!read_file(path, buf, sizeof buf))
-        return false;
-    const char *p = strrchr(buf, ')'); /* the command may hold spaces and ')' */
-    unsigned long long utime, stime;
-    if (!p || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
-                     state, ppid, &utime, &stime, start) != 5)
-        return false;
-    long hz = sysconf(_SC_CLK_TCK);
-    *cpu_ns = (utime + stime) * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
-    return true;
-}
-
 /* Finds the processes of this node's peers on this host: the siblings
  * whose environment names our job and their rank. */
 static void look_up_peers(void)
 {
     static DSM_STATE char env[65536];
-    size_t n = read_file("/proc/self/environ", env, sizeof env);
+    size_t n = proc_read_file("/proc/self/environ", env, sizeof env);
     const char *mine = env_value(env, n, BOOT_ENV_JOB "=");
     if (!mine)
         return;
@@ -187,10 +178,10 @@ static void look_up_peers(void)
         unsigned long long start;
         uint64_t cpu;
         snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        if (pid == (int)getpid() || !parse_stat(path, &state, &ppid, &start, &cpu) || ppid != parent)
+        if (pid == (int)getpid() || !proc_parse_stat(path, &state, &ppid, &start, &cpu) || ppid != parent)
             continue;
         snprintf(path, sizeof path, "/proc/%d/environ", pid);
-        n = read_file(path, env, sizeof env);
+        n = proc_read_file(path, env, sizeof env);
         const char *theirs = env_value(env, n, BOOT_ENV_JOB "="), *rank = env_value(env, n, BOOT_ENV_RANK "=");
         if (!theirs || !rank || strcmp(theirs, ours))
             continue;
@@ -203,52 +194,92 @@ static void look_up_peers(void)
     closedir(d);
 }
 
-/* Looks at w's process now: w->state and its CPU time. */
-static void look(struct watched *w)
+/* A look at w's process, taken now: whether it ran since the last. */
+static void observe(struct watched *w, const struct process_sight *s, uint64_t now)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", w->pid);
-    DIR *d = opendir(path);
-    bool any = false, runnable = false, stopped = true;
-    uint64_t cpu = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (!isdigit((unsigned char)e->d_name[0]))
-            continue;
-        char stat[96], state;
-        int ppid;
-        unsigned long long start;
-        uint64_t t;
-        snprintf(stat, sizeof stat, "/proc/%d/task/%.20s/stat", w->pid, e->d_name);
-        if (!parse_stat(stat, &state, &ppid, &start, &t))
-            continue;
-        /* stat's CPU time is in clock ticks (10 ms); schedstat's in ns */
-        char ss[64];
-        unsigned long long run;
-        snprintf(stat, sizeof stat, "/proc/%d/task/%.20s/schedstat", w->pid, e->d_name);
-        if (read_file(stat, ss, sizeof ss) && sscanf(ss, "%llu", &run) == 1 && run)
-            t = run;
-        any = true;
-        cpu += t;
-        runnable |= state == 'R';
-        stopped &= state == 'T' || state == 't';
+    uint64_t before = w->cpu_ns;
+    w->state = s->state;
+    if (s->state != 'X') {
+        w->cpu_ns = s->cpu_ns;
+        w->process_cpu_ns = s->process_cpu_ns;
     }
-    if (d)
-        closedir(d);
-    /* The process itself, by its start time: another with its pid is not it. */
-    char state;
-    int ppid;
-    unsigned long long start;
-    uint64_t total;
-    snprintf(path, sizeof path, "/proc/%d/stat", w->pid);
-    if (!any || !parse_stat(path, &state, &ppid, &start, &total) || start != w->start ||
-        state == 'Z' || state == 'X') {
-        w->state = 'X';
-        return;
+    if (!w->since_ns) {
+        w->since_ns = now;
+        w->moved_ns = 0;
+        w->process_cpu0_ns = w->process_cpu_ns;
+    } else if (w->state == 'R' || w->cpu_ns != before) {
+        w->moved_ns = now;
     }
-    w->state = stopped ? 'T' : runnable ? 'R' : 'S';
-    w->cpu_ns = cpu;
-    w->process_cpu_ns = total;
+    if (w->state == 'R' && !w->moved_ns)
+        w->moved_ns = now;
+    w->looked_ns = now;
+}
+
+/* Whether w, silent for silent_ns and looked at in this silence, is dead
+ * (the rules at the top); *why says what was seen. */
+static bool judged_dead(const struct watched *w, bool same_host, uint64_t silent_ns,
+                        uint64_t timeout_ns, uint64_t now, const char **why)
+{
+    if (silent_ns <= timeout_ns)
+        return false;
+    if (w->state == 'X') {
+        *why = "its process has ended";
+        return true;
+    }
+    if (!w->moved_ns || now - w->moved_ns >= timeout_ns / 2) {
+        /* Stopped: dead now. Asleep (a lock, a page, the disk): at load
+         * 300-500 live nodes slept unrun for 2 s with our datagrams
+         * waiting, so it gets the silence a peer not looked at would. */
+        if (w->state == 'T') {
+            *why = "its process is stopped";
+            return true;
+        }
+        if (silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
+            silent_ns > silence_allowed_ns(timeout_ns, same_host)) {
+            *why = "its process is asleep, not running";
+            return true;
+        }
+        return false;
+    }
+    if (w->process_cpu_ns > w->process_cpu0_ns &&
+        w->process_cpu_ns - w->process_cpu0_ns >= timeout_ns) {
+        *why = "its process ran all the while without answering";
+        return true;
+    }
+    return false;
+}
+
+/* The agent's answers that have come: each a look at a peer of another
+ * host. What the socket carries came from dsmrun, which formats it from
+ * values it checked; still, a line that is not exactly as the agent
+ * formats it, or names this node or a rank beyond the job, is dropped. */
+static void hear_agent(int fd, uint64_t now)
+{
+    char line[BOOT_ARBITER_LINE_MAX + 1];
+    ssize_t got;
+    while ((got = recv(fd, line, sizeof line - 1, MSG_DONTWAIT)) > 0) {
+        line[got] = 0;
+        struct process_sight s;
+        int rank = (size_t)got == strlen(line) ? process_seen_parse(line, job()->nodes, &s) : -1;
+        if (rank < 0 || rank == job()->rank)
+            continue;
+        /* An answer to a question of an earlier silence, or to another
+         * node's (the agent tells all its nodes), is not a look now. */
+        if (!watch.peer[rank].asking)
+            continue;
+        observe(&watch.peer[rank], &s, now);
+    }
+}
+
+/* Asks this host's agent about peer: never waits (a full socket: the
+ * question is asked again later). */
+static void ask_agent(int fd, int peer)
+{
+    char q[BOOT_ARBITER_LINE_MAX + 1];
+    int n = process_look_format(q, sizeof q, peer);
+    if (send(fd, q, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+        /* the agent is busy or gone: its host's silence tells */
+    }
 }
 
 bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
@@ -259,59 +290,55 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
         return false;
     if (peer == job()->rank) /* this node runs: its own datagrams wait for it */
         return false;
-    if (!same_host || job()->nodes < 2)
+    int agent = boot_arbiter_fd();
+    if (job()->nodes < 2 || (!same_host && agent < 0))
         return silent_ns > timeout_ns;
     pthread_mutex_lock(&watch.lock);
     if (!watch.peer)
         watch.peer = calloc((size_t)job()->nodes, sizeof *watch.peer);
     struct watched *w = watch.peer ? &watch.peer[peer] : NULL;
-    if (w && silent_ns <= timeout_ns / 4)
+    if (w && silent_ns <= timeout_ns / 4) {
         w->since_ns = 0; /* heard again: a new silence starts afresh */
-    /* Searched again while this peer is not found: a node may look before
-     * its peer has even been exec'd (no rendezvous at start), and that
-     * peer's environment is then still the launcher's. */
-    if (w && !w->pid && silent_ns > timeout_ns / 4 &&
+        w->asking = false;
+    }
+    /* A peer on this host is searched for again while it is not found: a
+     * node may look before its peer has even been exec'd (no rendezvous
+     * at start), and that peer's environment is then still the
+     * launcher's. */
+    if (w && same_host && !w->pid && silent_ns > timeout_ns / 4 &&
         (!watch.looked_up_ns || now - watch.looked_up_ns >= LOOK_UP_EVERY_NS)) {
         watch.looked_up_ns = now;
         look_up_peers();
     }
     bool dead;
-    if (!w || !w->pid) {
-        dead = silent_ns > timeout_ns && silent_ns > silence_allowed_ns(timeout_ns, true);
-    } else {
+    if (w && same_host && w->pid) {
         if (silent_ns > timeout_ns / 4 && (!w->since_ns || now - w->looked_ns >= LOOK_EVERY_NS)) {
-            uint64_t before = w->cpu_ns;
-            look(w);
-            if (!w->since_ns) {
-                w->since_ns = now;
-                w->moved_ns = 0;
-                w->process_cpu0_ns = w->process_cpu_ns;
-            } else if (w->state == 'R' || w->cpu_ns != before) {
-                w->moved_ns = now;
-            }
-            if (w->state == 'R' && !w->moved_ns)
-                w->moved_ns = now;
-            w->looked_ns = now;
+            struct process_sight s;
+            process_look(w->pid, w->start, &s);
+            observe(w, &s, now);
         }
-        dead = false;
-        if (silent_ns > timeout_ns && w->since_ns) {
-            if (w->state == 'X') {
-                dead = true, *why = "its process has ended";
-            } else if (!w->moved_ns || now - w->moved_ns >= timeout_ns / 2) {
-                /* Stopped: dead now. Asleep (a lock, a page, the disk):
-                 * at load 300-500 live nodes slept unrun for 2 s with our
-                 * datagrams waiting, so it gets the silence a peer not
-                 * looked at would. */
-                if (w->state == 'T')
-                    dead = true, *why = "its process is stopped";
-                else if (silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
-                         silent_ns > silence_allowed_ns(timeout_ns, true))
-                    dead = true, *why = "its process is asleep, not running";
-            } else if (w->process_cpu_ns > w->process_cpu0_ns &&
-                       w->process_cpu_ns - w->process_cpu0_ns >= timeout_ns) {
-                dead = true, *why = "its process ran all the while without answering";
+        dead = w->since_ns && judged_dead(w, true, silent_ns, timeout_ns, now, why);
+    } else if (w && agent >= 0) {
+        /* Another host's, or this kernel's but not our launcher's child
+         * (hosts that share a kernel, which UCX takes for one): its
+         * agent's answers come in their own time, each a look at arrival. */
+        uint64_t every = timeout_ns / 8 < ASK_EVERY_MAX_NS ? timeout_ns / 8 : ASK_EVERY_MAX_NS;
+        if (silent_ns > timeout_ns / 4) {  /* no system call while all is heard */
+            hear_agent(agent, now);
+            if (!w->asking || now - w->asked_ns >= every) {
+                ask_agent(agent, peer);
+                w->asked_ns = now;
+                w->asking = true;
             }
         }
+        /* No answer yet: the agents and dsmrun are held up as the peer
+         * may be (load), and a host that is lost dsmrun names itself; it
+         * gets what an asleep peer gets. */
+        dead = w->since_ns ? judged_dead(w, same_host, silent_ns, timeout_ns, now, why)
+                           : silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
+                                 silent_ns > silence_allowed_ns(timeout_ns, same_host);
+    } else {
+        dead = silent_ns > timeout_ns && silent_ns > silence_allowed_ns(timeout_ns, same_host);
     }
     pthread_mutex_unlock(&watch.lock);
     return dead;

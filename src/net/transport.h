@@ -286,10 +286,11 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
 
 /* Whether `peer`, which this node waits on and has not heard from for
  * silent_ns (as of the last time this node had read all that arrived), is
- * dead rather than starved of CPU: past timeout_ns, a peer on this host
- * whose process is gone, stopped, asleep or has had timeout_ns of CPU
- * meanwhile; one that is runnable is waited for. *why says what was seen
- * of its process (NULL: judged by its silence alone). */
+ * dead rather than starved of CPU: past timeout_ns, a peer whose process
+ * (looked at on this host, or by dsmrun's agent on its own) is gone,
+ * stopped, asleep or has had timeout_ns of CPU meanwhile; one that is
+ * runnable is waited for. *why says what was seen of its process (NULL:
+ * judged by its silence alone). */
 bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
                    const char **why);
 

@@ -32,6 +32,13 @@
 /* The node ends because a peer failed: the rest, to a newline, is the line
  * that says so, which the launcher prints only if no node said its own. */
 #define BOOT_LIFE_RELAYED  'R'
+/* Optional, a multi-host job's only: a SOCK_SEQPACKET socket to the
+ * launcher's agent on this host, through which the node asks how a silent
+ * peer on another host is (net/liveness.c, tools/arbiter.c): it sends
+ * "look RANK"; it is sent "seen RANK STATE CPU_NS PROCESS_CPU_NS" for peers
+ * of other hosts, STATE one of net/peer_process.h's. */
+#define BOOT_ENV_ARBITER_FD "DSM_ARBITER_FD"
+#define BOOT_ARBITER_LINE_MAX 96
 #define BOOT_KEY_BYTES   32
 #define BOOT_MAX_NODES   256
 

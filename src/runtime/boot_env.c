@@ -131,6 +131,34 @@ static void open_life(void)
     boot_tell_launcher(BOOT_LIFE_STARTED);
 }
 
+/* The agent's socket (BOOT_ENV_ARBITER_FD), for liveness.c; -1: none. */
+static DSM_STATE int arbiter_fd = -1;
+
+int boot_arbiter_fd(void)
+{
+    return arbiter_fd;
+}
+
+/* The optional socket to this host's agent: non-blocking (liveness.c asks
+ * and reads from the service thread, which must never wait on it), kept
+ * from the program's own children. */
+static void open_arbiter(void)
+{
+    const char *v = getenv(BOOT_ENV_ARBITER_FD);
+    if (!v)
+        return;
+    int fd = (int)parse_long(BOOT_ENV_ARBITER_FD, v, 0, INT_MAX);
+    int type;
+    socklen_t tl = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
+        log_fatal("%s=%d is not the agent's socket; start the program with dsmrun",
+                  BOOT_ENV_ARBITER_FD, fd);
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+        log_fatal("cannot set up the agent's socket: %s", strerror(errno));
+    arbiter_fd = fd;
+}
+
 int boot_env_present(void)
 {
     return getenv(BOOT_ENV_RANK) != NULL;
@@ -165,6 +193,7 @@ void boot_env(struct net_params *np)
     if (fcntl(np->fd, F_SETFD, FD_CLOEXEC) < 0)
         log_fatal("cannot mark the job socket close-on-exec: %s", strerror(errno));
     open_life();
+    open_arbiter();
 }
 
 /* A 1-node job: our own socket, key and job id. */

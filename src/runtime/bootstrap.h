@@ -40,6 +40,8 @@ void boot_solo(struct net_params *np);
 /* Tells the launcher BOOT_LIFE_STARTED or BOOT_LIFE_FINISHED (boot.h),
  * where it gave this node a life pipe. */
 void boot_tell_launcher(char what);
+/* The socket to the launcher's agent (BOOT_ENV_ARBITER_FD); -1: none. */
+int  boot_arbiter_fd(void);
 
 /* boot_pmix.c */
 int  boot_pmix_present(void);

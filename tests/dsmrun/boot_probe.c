@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ struct contract {
     int                rank, nodes;
     char               job[17];
     int                sock;
+    int                arbiter;  /* BOOT_ENV_ARBITER_FD (an agent's node); -1: none */
     struct sockaddr_in peers[BOOT_MAX_NODES];
     unsigned char      key[BOOT_KEY_BYTES];
 };
@@ -178,8 +180,43 @@ static void read_key(struct contract *c)
     close(fd);
 }
 
-/* Only my own socket may be open: the other nodes' must not leak in. Pipes
- * and files are not checked, since the test harness may pass its own. */
+/* Whether this node's parent is an agent (dsmrun --agent). */
+static bool launched_by_agent(void)
+{
+    char path[64], args[4096];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)getppid());
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(args, 1, sizeof args - 1, f) : 0;
+    if (f)
+        fclose(f);
+    for (size_t i = 0; i < n; i += strlen(args + i) + 1) {
+        args[n] = 0;
+        if (!strcmp(args + i, "--agent"))
+            return true;
+    }
+    return false;
+}
+
+/* An agent's node has a socket to it (BOOT_ENV_ARBITER_FD): a
+ * SOCK_SEQPACKET one; a node of a one-host job has none. */
+static void check_arbiter(struct contract *c, bool agent)
+{
+    const char *v = getenv(BOOT_ENV_ARBITER_FD);
+    c->arbiter = -1;
+    if (!v)
+        return;
+    c->arbiter = env_int(BOOT_ENV_ARBITER_FD, 3, 1 << 20);
+    int type;
+    socklen_t tl = sizeof type;
+    if (getsockopt(c->arbiter, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_SEQPACKET)
+        fail("%s=%d is not a SOCK_SEQPACKET socket", BOOT_ENV_ARBITER_FD, c->arbiter);
+    if (!agent)
+        fail("%s is set, but no agent started this node", BOOT_ENV_ARBITER_FD);
+}
+
+/* Only my own sockets may be open: the other nodes' must not leak in.
+ * Pipes and files are not checked, since the test harness may pass its
+ * own. */
 static void check_no_foreign_sockets(const struct contract *c)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -189,7 +226,7 @@ static void check_no_foreign_sockets(const struct contract *c)
     while ((e = readdir(d))) {
         char path[300], target[64];
         int fd = atoi(e->d_name);
-        if (e->d_name[0] == '.' || fd == dirfd(d) || fd == c->sock)
+        if (e->d_name[0] == '.' || fd == dirfd(d) || fd == c->sock || fd == c->arbiter)
             continue;
         snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
         ssize_t n = readlink(path, target, sizeof target - 1);
@@ -219,6 +256,7 @@ static void check_contract(struct contract *c)
     read_key(c);
     if (!(personality(0xffffffff) & ADDR_NO_RANDOMIZE))
         fail("address-space randomisation is on");
+    check_arbiter(c, launched_by_agent());
     check_no_foreign_sockets(c);
     check_stdin(c);
 }
