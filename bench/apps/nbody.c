@@ -242,7 +242,7 @@ int par_main(int argc, char **argv)
 
         size_t bad_bodies = 0;
         int first = -1;
-        uint64_t h = PAR_FNV1A_START;
+        uint64_t h = FNV1A_START;
         for (int i = 0; i < n; i++) {
             /* memcmp, not ==: bit for bit, so -0.0 or a NaN is caught too */
             if (memcmp(block_at(&b.pos[cur], i), block_at(&r.pos[rcur], i), 3 * sizeof(double)) ||
@@ -251,7 +251,7 @@ int par_main(int argc, char **argv)
                     first = i;
                 bad_bodies++;
             }
-            h = par_fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
+            h = fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
         }
         if (bad_bodies) {
             nbody_report_mismatch(bad_bodies, n, first, block_at(&b.pos[cur], first),

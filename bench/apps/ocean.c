@@ -87,14 +87,6 @@
  * same inlined loop ran 35% slower in one build of lu than in another). */
 #define KERNEL __attribute__((noinline, aligned(64))) static
 
-#define NPRE 2      /* red-black sweeps before the coarse correction */
-#define NPOST 2     /* and after */
-#define NCOARSE 4   /* on the 2 x 2 grid: enough for its 4 unknowns */
-#define MAX_CYCLES 60
-#define MAX_LEVELS 16
-
-enum { PSI_B, PSI_C, QB, QC = QB + 3, NFINE = QC + 3 }; /* QB..QB+2, QC..QC+2: leapfrog */
-
 struct level {
     int m;              /* interior points per side; rows and columns 0..m+1 */
     double h;
@@ -426,21 +418,17 @@ static int simulate(struct ocean *o)
 /* ---- the check ----------------------------------------------------------- */
 
 /* Points of the final fields (both stream functions, both vorticities)
- * that differ from the reference's in any bit. */
+ * that differ from the reference's in any bit; *sum: a's checksum. */
 static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb, uint64_t *sum)
 {
     const int fields[4][2] = {
         {PSI_B, PSI_B}, {PSI_C, PSI_C}, {QB + qa, QB + qb}, {QC + qa, QC + qb}};
     size_t w = (size_t)a->m + 2;
     long bad = 0;
-    *sum = PAR_FNV1A_START;
+    *sum = FNV1A_START;
     for (int k = 0; k < 4; k++)
-        for (size_t i = 0; i < w; i++) {
-            const double *x = a->fine[fields[k][0]][i], *y = b->fine[fields[k][1]][i];
-            *sum = par_fnv1a(*sum, y, w * sizeof *y);
-            for (size_t j = 0; j < w; j++)
-                bad += memcmp(&x[j], &y[j], sizeof *x) != 0; /* -0.0 and NaNs too */
-        }
+        for (size_t i = 0; i < w; i++)
+            bad += ocean_compare_row(a->fine[fields[k][0]][i], b->fine[fields[k][1]][i], w, sum);
     return bad;
 }
 
@@ -506,16 +494,7 @@ int par_main(int argc, char **argv)
         int rq = simulate(&ref);
         uint64_t sum;
         long bad = compare(&o, q, &ref, rq, &sum);
-        if (bad)
-            fprintf(stderr, "ocean: %ld points of the final fields differ from the sequential "
-                            "run's\n", bad);
-        if (o.cycles != ref.cycles)
-            fprintf(stderr, "ocean: %ld multigrid cycles, the sequential run %ld\n", o.cycles,
-                    ref.cycles);
-        if (!o.converged || !ref.converged)
-            fprintf(stderr, "ocean: a solve did not reach the tolerance %g in %d cycles\n", tol,
-                    MAX_CYCLES);
-        ok = !bad && o.cycles == ref.cycles && o.converged && ref.converged;
+        ok = ocean_check(bad, o.cycles, ref.cycles, o.converged && ref.converged, tol);
         snprintf(extra, sizeof extra, "steps=%d levels=%d cycles=%ld most=%d checksum=%016llx",
                  steps, o.nlev, o.cycles, o.most_cycles, (unsigned long long)sum);
         release(&ref);

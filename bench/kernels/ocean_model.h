@@ -14,6 +14,10 @@
 #define OCEAN_MODEL_H
 #include <math.h>
 
+/* The finest level's fields: both stream functions, and three leapfrog
+ * levels of each mode's vorticity (QB..QB+2, QC..QC+2). */
+enum { PSI_B, PSI_C, QB, QC = QB + 3, NFINE = QC + 3 };
+
 /* SPLASH-2 Ocean's constants (its defaults -r 20000 -t 28800), in SI. */
 static const double RES = 20000.0;   /* m between grid points */
 static const double DT = 28800.0;    /* s per step */

@@ -21,6 +21,20 @@
 #define OCEAN_MULTIGRID_H
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fnv1a.h"
+
+/* The V-cycle: red-black sweeps before the coarse correction and after,
+ * and on the 2 x 2 coarsest grid (enough for its 4 unknowns); the most
+ * cycles a solve may take, and the most levels (a 2^16-point side). */
+#define NPRE 2
+#define NPOST 2
+#define NCOARSE 4
+#define MAX_CYCLES 60
+#define MAX_LEVELS 16
 
 /* The walls next to row i of an m-row level: 0, 1, or 2 when m = 1. */
 static inline int ocean_walls(int m, int i) { return (i == 1) + (i == m); }
@@ -120,5 +134,36 @@ static inline void ocean_row_max(const double *r, const double *f, int m, double
         v[0] = fmax(v[0], isnan(a) ? INFINITY : a);
         v[1] = fmax(v[1], isnan(b) ? INFINITY : b);
     }
+}
+
+/* ---- the check: the parallel run against a sequential one --------------- */
+
+/* Row x of a final field of the parallel run against the same row y of the
+ * sequential run's (w points each): the points that differ in any bit
+ * (memcmp: -0.0 and NaNs too); *sum goes on with x's checksum. */
+static inline long ocean_compare_row(const double *x, const double *y, size_t w, uint64_t *sum)
+{
+    long bad = 0;
+    *sum = fnv1a(*sum, x, w * sizeof *x);
+    for (size_t j = 0; j < w; j++)
+        bad += memcmp(&x[j], &y[j], sizeof *x) != 0;
+    return bad;
+}
+
+/* The verdict: the final fields equal bit for bit (`bad` points differ),
+ * the same number of multigrid cycles in both runs, every solve of both
+ * within the tolerance tol; a line on stderr for each failure. */
+static inline bool ocean_check(long bad, long cycles, long ref_cycles, bool converged, double tol)
+{
+    if (bad)
+        fprintf(stderr, "ocean: %ld points of the final fields differ from the sequential run's\n",
+                bad);
+    if (cycles != ref_cycles)
+        fprintf(stderr, "ocean: %ld multigrid cycles, the sequential run %ld\n", cycles,
+                ref_cycles);
+    if (!converged)
+        fprintf(stderr, "ocean: a solve did not reach the tolerance %g in %d cycles\n", tol,
+                MAX_CYCLES);
+    return !bad && cycles == ref_cycles && converged;
 }
 #endif

@@ -49,12 +49,13 @@
  * the reductions.
  *
  * A standalone program: nothing but the C library, <omp.h> and the
- * headers ../kernels/ocean_model.h and ocean_multigrid.h, so that it can
- * be built unchanged by `clang -fopenmp` (threads) and by dsmcc (one
- * thread per node). It prints one line,
+ * headers ../kernels/ocean_model.h, ocean_multigrid.h and fnv1a.h, so
+ * that it can be built unchanged by `clang -fopenmp` (threads) and by
+ * dsmcc (one thread per node). It prints one line,
  *   RESULT app=ocean mode=omp procs=T size=N time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/fnv1a.h"
 #include "../kernels/ocean_model.h"
 #include "../kernels/ocean_multigrid.h"
 
@@ -65,14 +66,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NPRE 2      /* red-black sweeps before the coarse correction */
-#define NPOST 2     /* and after */
-#define NCOARSE 4   /* on the 2 x 2 grid: enough for its 4 unknowns */
-#define MAX_CYCLES 60
-#define MAX_LEVELS 16
-
-enum { PSI_B, PSI_C, QB, QC = QB + 3, NFINE = QC + 3 }; /* QB..QB+2, QC..QC+2: leapfrog */
 
 struct level {
     int m;           /* interior points per side; rows and columns 0..m+1 */
@@ -368,29 +361,17 @@ static int simulate(struct ocean *o, int parallel, double *seconds)
 
 /* ---- the check ------------------------------------------------------------ */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* Points of the final fields (both stream functions, both vorticities)
- * that differ from the reference's in any bit (memcmp: -0.0 and NaNs too). */
+ * that differ from the reference's in any bit; *sum: a's checksum. */
 static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb, uint64_t *sum)
 {
     const int fields[4][2] = {
         {PSI_B, PSI_B}, {PSI_C, PSI_C}, {QB + qa, QB + qb}, {QC + qa, QC + qb}};
     size_t w = (size_t)a->m + 2;
     long bad = 0;
-    *sum = 0xcbf29ce484222325ull;
-    for (int k = 0; k < 4; k++) {
-        const double *x = a->fine[fields[k][0]], *y = b->fine[fields[k][1]];
-        *sum = fnv1a(*sum, x, w * w * sizeof *x);
-        for (size_t i = 0; i < w * w; i++)
-            bad += memcmp(&x[i], &y[i], sizeof *x) != 0;
-    }
+    *sum = FNV1A_START;
+    for (int k = 0; k < 4; k++)
+        bad += ocean_compare_row(a->fine[fields[k][0]], b->fine[fields[k][1]], w * w, sum);
     return bad;
 }
 
@@ -491,16 +472,7 @@ int main(int argc, char **argv)
 
     uint64_t sum;
     long bad = compare(&o, q, &ref, rq, &sum);
-    if (bad)
-        fprintf(stderr, "ocean: %ld points of the final fields differ from the sequential run's\n",
-                bad);
-    if (o.cycles != ref.cycles)
-        fprintf(stderr, "ocean: %ld multigrid cycles, the sequential run %ld\n", o.cycles,
-                ref.cycles);
-    if (!o.converged || !ref.converged)
-        fprintf(stderr, "ocean: a solve did not reach the tolerance %g in %d cycles\n", tol,
-                MAX_CYCLES);
-    int ok = !bad && o.cycles == ref.cycles && o.converged && ref.converged;
+    int ok = ocean_check(bad, o.cycles, ref.cycles, o.converged && ref.converged, tol);
     printf("RESULT app=ocean mode=omp procs=%d size=%d time=%.6f check=%s steps=%d levels=%d "
            "cycles=%ld most=%d checksum=%016llx\n",
            omp_get_max_threads(), n, secs, ok ? "ok" : "FAIL", steps, o.nlev, o.cycles,
