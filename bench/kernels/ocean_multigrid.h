@@ -129,10 +129,12 @@ static inline void ocean_interpolate_row(double *u, const double *c, const doubl
  * wins any maximum, in whatever order the rows are combined. */
 static inline void ocean_row_max(const double *r, const double *f, int m, double v[2])
 {
-    for (int j = 1; j <= m; j++) {
+    for (int j = 1; j <= m; j++) { /* comparisons, not fmax: a call each */
         double a = fabs(r[j]), b = fabs(f[j]);
-        v[0] = fmax(v[0], isnan(a) ? INFINITY : a);
-        v[1] = fmax(v[1], isnan(b) ? INFINITY : b);
+        if (!(a <= v[0]))
+            v[0] = isnan(a) ? INFINITY : a;
+        if (!(b <= v[1]))
+            v[1] = isnan(b) ? INFINITY : b;
     }
 }
 
