@@ -778,7 +778,7 @@ static bool check(const struct world *w, const struct world *r, const double p0[
     size_t vec = (size_t)w->n * 3 * sizeof(double);
     v->same = !memcmp(w->pos, r->pos, vec) && !memcmp(w->vel, r->vel, vec) &&
               !memcmp(w->acc, r->acc, vec);
-    v->checksum = par_fnv1a(par_fnv1a(PAR_FNV1A_START, w->pos, vec), w->vel, vec);
+    v->checksum = fnv1a(fnv1a(FNV1A_START, w->pos, vec), w->vel, vec);
 
     int k = w->n < SAMPLE ? w->n : SAMPLE;
     double sum2 = 0;

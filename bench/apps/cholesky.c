@@ -260,7 +260,7 @@ static void check_factor(const struct chol *c, struct check *out)
             for (int r = 0; r < b; r++)
                 memcpy(l + (size_t)(bi * b + r) * n + (size_t)bj * b,
                        blk(c, bi, bj) + (size_t)r * b, (size_t)b * sizeof *l);
-    out->checksum = par_fnv1a(PAR_FNV1A_START, l, (size_t)n * n * sizeof *l);
+    out->checksum = fnv1a(FNV1A_START, l, (size_t)n * n * sizeof *l);
     out->err2 = out->a2 = out->l2 = 0;
     for (int i = me; i < n; i += p) {
         const double *li = l + (size_t)i * n;

@@ -91,25 +91,8 @@ int par_main(int argc, char **argv)
     double secs = par_timer_stop();
     free(x);
 
-    /* NPB's test: the relative error of both sums at most 1e-8. The sums
-     * of ~10^8 deviates carry rounding error near 1e-16 * sqrt(terms) *
-     * max|term| relative to a magnitude of ~10^3..10^4, far inside 1e-8,
-     * whatever the order the partial sums are added in; a wrong generator,
-     * seed or batch split moves them by far more. The counts must add up
-     * to the number of accepted pairs, which is not known in advance, so
-     * they are printed rather than checked; no deviate may miss an annulus. */
-    double sx_err = fabs((tot.sx - cls->sx) / cls->sx);
-    double sy_err = fabs((tot.sy - cls->sy) / cls->sy);
-    bool ok = sx_err <= 1e-8 && sy_err <= 1e-8 && !tot.bad;
-    double gc = 0;
-    for (int l = 0; l < NQ; l++)
-        gc += tot.q[l];
-    if (me == 0 && !ok)
-        fprintf(stderr,
-                "ep: class %c: sx %.15e (want %.15e, rel. error %.3g), "
-                "sy %.15e (want %.15e, rel. error %.3g)%s\n",
-                cls->name, tot.sx, cls->sx, sx_err, tot.sy, cls->sy, sy_err,
-                tot.bad ? ", a deviate outside the 10 annuli" : "");
+    bool ok = ep_verify(cls, tot.sx, tot.sy, tot.bad, "a deviate outside the 10 annuli", me == 0);
+    double gc = ep_pairs(tot.q);
     char size[16], extra[160];
     snprintf(size, sizeof size, "%c", cls->name);
     snprintf(extra, sizeof extra, "M=%d pairs=%.0f sx=%.15e sy=%.15e", cls->m, gc, tot.sx,

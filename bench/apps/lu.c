@@ -145,20 +145,8 @@ static size_t most_blocks(const struct lu *lu)
 /* ---- the check ------------------------------------------------------------ */
 
 /*
- * Higham, Accuracy and Stability of Numerical Algorithms, Thm 9.3: LU
- * without pivoting computed in floating point, with the inner products
- * accumulated in any order (a blocked right-looking factorisation only
- * reorders them), gives factors with A + dA = L U, |dA| <= g_n |L| |U|
- * elementwise, g_n = n u / (1 - n u), u = 2^-53. Forming the product here
- * adds at most g_n |L| |U| again. And (|L| |U|)_ij <= rowsum_i |L| times
- * colmax_j |U|, both within a factor (1 + g_n) of what is computed below;
- * so every element must satisfy
- *     |fl(L U) - A|_ij <= 3 g_n rowsum_i |L| colmax_j |U|.
- * Here |L| has row sums below 2 and U's column maxima are its diagonal,
- * about N, so the bound is about 6 N g_n: 7e-10 at N = 1024, against
- * entries of order 1 (off the diagonal) and N (on it). A block computed
- * from stale or missing data is off by far more, 1e-3 and up, and an
- * unfactored matrix fails on nearly every element.
+ * The factors' product against A, within Higham's rounding bound
+ * (lu_check_row, ../kernels/lu_blocks.h).
  *
  * The product costs N^3/3 multiply-adds, as much as the factorisation, so
  * every process checks its share of the rows (row i costs i + 1 row
@@ -186,7 +174,7 @@ static void check_factors(const struct lu *lu, struct check *out)
                 memcpy(f + (size_t)(bi * b + r) * n + (size_t)bj * b, s + (size_t)r * b,
                        (size_t)b * sizeof *f);
         }
-    out->checksum = par_fnv1a(PAR_FNV1A_START, f, (size_t)n * n * sizeof *f);
+    out->checksum = fnv1a(FNV1A_START, f, (size_t)n * n * sizeof *f);
     for (int k = 0; k < n; k++)
         for (int j = k; j < n; j++) {
             double a = fabs(f[(size_t)k * n + j]);
@@ -194,7 +182,6 @@ static void check_factors(const struct lu *lu, struct check *out)
                 colmax[j] = a;
         }
 
-    double g = n * 0x1p-53 / (1.0 - n * 0x1p-53);
     out->bad = 0;
     out->worst = 0;
     for (int i0 = me; i0 < n; i0 += CHECK_ROWS * p) {
@@ -202,8 +189,8 @@ static void check_factors(const struct lu *lu, struct check *out)
         for (int i = i0; nr < CHECK_ROWS && i < n; i += p)
             rows[nr++] = i;
         memset(prod, 0, (size_t)nr * n * sizeof *prod);
-        /* row i of L U = sum over k <= i of L[i][k] U[k][:], L[i][i] = 1;
-         * prod accumulates its negative, in 16-wide runs where it can */
+        /* row i of L U = sum over k <= i of L[i][k] U[k][:], L[i][i] = 1,
+         * in 16-wide runs where it can (lu_row_update subtracts: -l) */
         for (int k = 0; k <= rows[nr - 1]; k++) {
             const double *uk = f + (size_t)k * n;
             for (int r = 0; r < nr; r++) {
@@ -213,28 +200,16 @@ static void check_factors(const struct lu *lu, struct check *out)
                 double *pr = prod + (size_t)r * n;
                 int j = k;
                 for (; j < n && j % 16; j++)
-                    pr[j] -= l * uk[j];
+                    pr[j] += l * uk[j];
                 for (; j + 16 <= n; j += 16)
-                    lu_row_update(pr + j, uk + j, l, 16);
+                    lu_row_update(pr + j, uk + j, -l, 16);
                 for (; j < n; j++)
-                    pr[j] -= l * uk[j];
+                    pr[j] += l * uk[j];
             }
         }
-        for (int r = 0; r < nr; r++) {
-            const double *li = f + (size_t)rows[r] * n;
-            double rowsum = 1.0;
-            for (int k = 0; k < rows[r]; k++)
-                rowsum += fabs(li[k]);
-            for (int j = 0; j < n; j++) {
-                double err = fabs(prod[(size_t)r * n + j] + lu_entry(n, rows[r], j));
-                double bound = 3 * g * rowsum * colmax[j];
-                if (!(err <= bound)) /* a NaN fails too */
-                    out->bad++;
-                double rel = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
-                if (!(rel <= out->worst))
-                    out->worst = rel;
-            }
-        }
+        for (int r = 0; r < nr; r++)
+            lu_check_row(n, rows[r], f + (size_t)rows[r] * n, prod + (size_t)r * n, colmax,
+                         &out->bad, &out->worst);
     }
     free(f);
     free(prod);

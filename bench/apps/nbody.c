@@ -127,25 +127,18 @@ static void forces(struct bodies *b, int cur, int lo, int hi)
 /* Half kick and drift of bodies lo..hi-1 from buffer cur into 1 - cur. */
 static void kick_drift(struct bodies *b, int cur, int lo, int hi)
 {
-    for (int i = lo; i < hi; i++) {
-        double *v = block_at(&b->vel, i), *a = block_at(&b->acc, i);
-        const double *x = block_at(&b->pos[cur], i);
-        double *xn = block_at(&b->pos[1 - cur], i);
-        for (int d = 0; d < 3; d++) {
-            v[d] += 0.5 * DT * a[d];
-            xn[d] = x[d] + DT * v[d];
-        }
-    }
+    for (int i = lo; i < hi; i++)
+        nbody_kick_drift(block_at(&b->vel, i), block_at(&b->acc, i), block_at(&b->pos[cur], i),
+                         block_at(&b->pos[1 - cur], i));
 }
 
 /* New accelerations from buffer cur, and the second half kick. */
 static void force_kick(struct bodies *b, int cur, int lo, int hi)
 {
     for (int i = lo; i < hi; i++) {
-        double *v = block_at(&b->vel, i), *a = block_at(&b->acc, i);
+        double *a = block_at(&b->acc, i);
         accel(b, &b->pos[cur], i, a);
-        for (int d = 0; d < 3; d++)
-            v[d] += 0.5 * DT * a[d];
+        nbody_kick(block_at(&b->vel, i), a);
     }
 }
 
@@ -155,14 +148,11 @@ static double energy(const struct bodies *b, int cur)
 {
     double k = 0, u = 0;
     for (int i = 0; i < b->n; i++) {
-        const double *v = block_at(&b->vel, i), *xi = block_at(&b->pos[cur], i);
+        const double *xi = block_at(&b->pos[cur], i);
         double mi = *block_at(&b->mass, i);
-        k += 0.5 * mi * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        for (int j = i + 1; j < b->n; j++) {
-            const double *xj = block_at(&b->pos[cur], j);
-            double dx = xj[0] - xi[0], dy = xj[1] - xi[1], dz = xj[2] - xi[2];
-            u -= mi * *block_at(&b->mass, j) / sqrt(dx * dx + dy * dy + dz * dz + EPS2);
-        }
+        k += nbody_kinetic(mi, block_at(&b->vel, i));
+        for (int j = i + 1; j < b->n; j++)
+            u -= nbody_binding(mi, xi, *block_at(&b->mass, j), block_at(&b->pos[cur], j));
     }
     return k + u;
 }
@@ -252,7 +242,7 @@ int par_main(int argc, char **argv)
 
         size_t bad_bodies = 0;
         int first = -1;
-        uint64_t h = PAR_FNV1A_START;
+        uint64_t h = FNV1A_START;
         for (int i = 0; i < n; i++) {
             /* memcmp, not ==: bit for bit, so -0.0 or a NaN is caught too */
             if (memcmp(block_at(&b.pos[cur], i), block_at(&r.pos[rcur], i), 3 * sizeof(double)) ||
@@ -261,46 +251,18 @@ int par_main(int argc, char **argv)
                     first = i;
                 bad_bodies++;
             }
-            h = par_fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
+            h = fnv1a(h, block_at(&b.pos[cur], i), 3 * sizeof(double));
         }
         if (bad_bodies) {
-            const double *x = block_at(&b.pos[cur], first), *y = block_at(&r.pos[rcur], first);
-            fprintf(stderr,
-                    "nbody: %zu of %d bodies differ from the sequential run; body %d at "
-                    "(%.17g, %.17g, %.17g), expected (%.17g, %.17g, %.17g)\n",
-                    bad_bodies, n, first, x[0], x[1], x[2], y[0], y[1], y[2]);
+            nbody_report_mismatch(bad_bodies, n, first, block_at(&b.pos[cur], first),
+                                  block_at(&r.pos[rcur], first));
             ok = false;
         }
-
-        /* Energy: leapfrog keeps the error bounded, of order (dt/tau)^2
-         * for the shortest orbital time tau; at dt = 1e-3 with softening
-         * 0.05 it measures 7e-8..8e-7 of |E| over 1000 steps for 100..2000
-         * bodies, so 1e-4 leaves a hundred times that. This guards the
-         * physics of both runs (force law, integrator, a step applied
-         * twice or not at all); a single stale read barely moves the
-         * energy, and the bit-for-bit comparison above is what catches
-         * that. */
-        double e1 = energy(&b, cur), de = fabs(e1 - e0) / fabs(e0);
-        if (!(de <= 1e-4)) {
-            fprintf(stderr, "nbody: energy not conserved: %.17g -> %.17g (relative %.3g)\n", e0,
-                    e1, de);
-            ok = false;
-        }
-        /* Momentum: every pair's forces cancel exactly in real arithmetic;
-         * what is left is rounding, about 1e-16 of each term of each sum,
-         * growing at most linearly over the steps: < 1e-16 * n * steps of
-         * the momentum scale sum |m v|, i.e. < 2e-10 at 2000 bodies and
-         * 1000 steps (measured: 2e-17..1.3e-16). Forces from a body missing
-         * from the sums, or from positions a step old, do not cancel: they
-         * leave ~dt m |a| (a missing body) or ~dt^2 |v| m |da/dx| (stale
-         * ones) per step, 1e-6 of the scale or more. */
-        double pn, ps;
+        /* The physics of both runs: energy and momentum conserved. */
+        double de, pn, ps;
+        ok &= nbody_energy_ok(e0, energy(&b, cur), &de);
         momentum(&b, &pn, &ps);
-        double ptol = 1e-16 * n * (double)steps * ps + 1e-300;
-        if (!(pn <= ptol)) {
-            fprintf(stderr, "nbody: momentum not conserved: |P| = %.3g > %.3g\n", pn, ptol);
-            ok = false;
-        }
+        ok &= nbody_momentum_ok(pn, ps, n, steps);
         snprintf(extra, sizeof extra, "steps=%d dE=%.2e dP=%.2e checksum=%016llx", steps, de,
                  ps > 0 ? pn / ps : 0.0, (unsigned long long)h);
         free_bodies(&r);

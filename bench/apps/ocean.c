@@ -59,8 +59,11 @@
  * writes the new, and the only reduction is a maximum, which is exact in
  * any order. Every solve must also have reached the tolerance.
  *
- * The model's constants, Helmholtz coefficient and Jacobian are
- * ../kernels/ocean_model.h, the same code bench/omp/ocean.c runs.
+ * The model (constants, forcing, eddies, the time step of a row) is
+ * ../kernels/ocean_model.h and the solver's row kernels are
+ * ../kernels/ocean_multigrid.h, the same code bench/omp/ocean.c runs;
+ * what is this program's own is the layout, the loops over each process's
+ * rows and the synchronisation.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -71,6 +74,7 @@
 
 #include "par.h"
 #include "../kernels/ocean_model.h"
+#include "../kernels/ocean_multigrid.h"
 
 /* Bands are aligned to the largest coherence unit the DSM allows
  * (DSM_PAGE_SIZE up to 64 KiB), so no setting puts two processes' bands
@@ -82,14 +86,6 @@
  * at the same alignment (a loop's speed here depends on its offset: the
  * same inlined loop ran 35% slower in one build of lu than in another). */
 #define KERNEL __attribute__((noinline, aligned(64))) static
-
-#define NPRE 2      /* red-black sweeps before the coarse correction */
-#define NPOST 2     /* and after */
-#define NCOARSE 4   /* on the 2 x 2 grid: enough for its 4 unknowns */
-#define MAX_CYCLES 60
-#define MAX_LEVELS 16
-
-enum { PSI_B, PSI_C, QB, QC = QB + 3, NFINE = QC + 3 }; /* QB..QB+2, QC..QC+2: leapfrog */
 
 struct level {
     int m;              /* interior points per side; rows and columns 0..m+1 */
@@ -205,13 +201,7 @@ static void setup(struct ocean *o, int n, int steps, double tol, bool shared, in
     o->s4 = calloc(w, sizeof(double));
     if (!o->tables || !o->force_b || !o->force_c || !o->s1 || !o->s2 || !o->s3 || !o->s4)
         par_die("out of memory");
-    /* curl of the wind stress -TAU0 cos(pi y / L), y at the cell centres */
-    double len = o->m * RES;
-    for (int i = 0; i < o->m + 2; i++) {
-        double curl = TAU0 * M_PI / len * sin(M_PI * (i - 0.5) * RES / len);
-        o->force_b[i] = curl / (RHO0 * HT);
-        o->force_c[i] = curl / (RHO0 * H1);
-    }
+    ocean_wind(o->m, o->force_b, o->force_c);
 }
 
 static void release(struct ocean *o)
@@ -226,103 +216,53 @@ static void release(struct ocean *o)
     free(o->storage);
 }
 
-/* ---- the multigrid kernels ---------------------------------------------
- * The operator at level L is
- *     (A u)_ij = (u_N + u_S + u_E + u_W - d_ij u_ij) / h^2 - lam u_ij,
- * d_ij = 4 + the walls next to (i,j); the wall rows and columns hold 0. */
+/* ---- the multigrid: ../kernels/ocean_multigrid.h's row kernels over this
+ * process's rows of each level ---------------------------------------------- */
 
-/* Gauss-Seidel on the points of one colour ((i + j) % 2 == colour) of the
- * band: each reads only points of the other colour. `from_zero`: u is 0 at
- * the other colour (the first half-sweep of a correction), so nothing but
- * the right-hand side is read and u need not be cleared first. */
-KERNEL void half_sweep(const struct level *L, double lam, int colour,
-                                                 bool from_zero)
+/* Gauss-Seidel on the points of one colour of the band. */
+KERNEL void half_sweep(const struct level *L, double lam, int colour, bool from_zero)
 {
-    int m = L->m;
-    double h2 = L->h * L->h, lh2 = lam * h2;
-    const double inv[3] = {1.0 / (4.0 + lh2), 1.0 / (5.0 + lh2), 1.0 / (6.0 + lh2)};
-    for (int i = L->lo; i < L->hi; i++) {
-        double *u = L->u[i];
-        const double *s = L->u[i - 1], *nn = L->u[i + 1], *f = L->f[i];
-        int wi = (i == 1) + (i == m);
-        int j = 1 + ((i + 1 + colour) & 1);
-        if (from_zero) {
-            for (; j <= m; j += 2)
-                u[j] = -h2 * f[j] * inv[wi + (j == 1) + (j == m)];
-            continue;
-        }
-        if (j == 1) {
-            u[1] = (s[1] + nn[1] + u[0] + u[2] - h2 * f[1]) * inv[wi + 1];
-            j += 2;
-        }
-        const double c = inv[wi];
-        for (; j < m; j += 2)
-            u[j] = (s[j] + nn[j] + u[j - 1] + u[j + 1] - h2 * f[j]) * c;
-        if (j == m)
-            u[m] = (s[m] + nn[m] + u[m - 1] + u[m + 1] - h2 * f[m]) * inv[wi + 1];
-    }
+    double inv[3];
+    ocean_sweep_divisors(L->h, lam, inv);
+    for (int i = L->lo; i < L->hi; i++)
+        ocean_sweep_row(L->u[i], L->u[i - 1], L->u[i + 1], L->f[i], L->m, i, colour, from_zero,
+                        L->h, inv);
 }
 
 /* r[1..m] = (f - A u) on row i. */
-KERNEL void residual_row(const struct level *L, double lam, int i,
-                                                   double *r)
+KERNEL void residual_row(const struct level *L, double lam, int i, double *r)
 {
-    int m = L->m;
-    double ih2 = 1.0 / (L->h * L->h);
-    const double *u = L->u[i], *s = L->u[i - 1], *nn = L->u[i + 1], *f = L->f[i];
-    int wi = (i == 1) + (i == m);
-    for (int j = 1; j <= m; j++) {
-        double d = 4.0 + wi + (j == 1) + (j == m);
-        r[j] = f[j] - ((s[j] + nn[j] + u[j - 1] + u[j + 1] - d * u[j]) * ih2 - lam * u[j]);
-    }
+    ocean_residual_row(L->u[i], L->u[i - 1], L->u[i + 1], L->f[i], L->m, i, L->h, lam, r);
 }
 
-/* The coarse right-hand side on this process's coarse rows: the mean of the
- * residuals of the four fine cells each coarse cell covers. */
+/* The coarse right-hand side on this process's coarse rows. */
 KERNEL void restrict_residual(const struct ocean *o, int l, double lam)
 {
     const struct level *F = &o->lev[l], *C = &o->lev[l + 1];
     for (int I = C->lo; I < C->hi; I++) {
         residual_row(F, lam, 2 * I - 1, o->s1);
         residual_row(F, lam, 2 * I, o->s2);
-        double *fc = C->f[I];
-        for (int J = 1; J <= C->m; J++)
-            fc[J] = 0.25 * (o->s1[2 * J - 1] + o->s1[2 * J] + o->s2[2 * J - 1] + o->s2[2 * J]);
+        ocean_restrict_row(C->f[I], o->s1, o->s2, C->m);
     }
 }
 
-/* Copies coarse row I into c[0..m+1] with the wall values that make the
- * interpolant vanish on the walls (a reflection: c[0] = -c[1]); a row
- * beyond the wall is the reflection of the row inside. */
+/* Coarse row I, or for a row beyond the wall the reflection of row
+ * `inside`, into c[0..m+1]. */
 static void coarse_row(const struct level *C, int I, int inside, double *c)
 {
-    int m = C->m;
-    const double *src = C->u[I >= 1 && I <= m ? I : inside];
-    double sign = I >= 1 && I <= m ? 1.0 : -1.0;
-    for (int J = 1; J <= m; J++)
-        c[J] = sign * src[J];
-    c[0] = -c[1];
-    c[m + 1] = -c[m];
+    bool in = I >= 1 && I <= C->m;
+    ocean_coarse_row(C->u[in ? I : inside], in ? 1.0 : -1.0, C->m, c);
 }
 
-/* Adds the bilinear interpolation of the coarse correction to this
- * process's fine rows: fine cell (i,j) lies in coarse cell (I,J) =
- * ((i+1)/2, (j+1)/2), nearest the coarse neighbours I' and J' on its side,
- * and gets (9 c(I,J) + 3 c(I',J) + 3 c(I,J') + c(I',J')) / 16. */
+/* Adds the interpolated coarse correction to this process's fine rows. */
 KERNEL void interpolate(const struct ocean *o, int l)
 {
     const struct level *F = &o->lev[l], *C = &o->lev[l + 1];
-    double *c = o->s3, *nb = o->s4;
     for (int i = F->lo; i < F->hi; i++) {
         int I = (i + 1) / 2, I2 = i % 2 ? I - 1 : I + 1;
-        coarse_row(C, I, I, c);
-        coarse_row(C, I2, I, nb);
-        double *u = F->u[i];
-        for (int J = 1; J <= C->m; J++) {
-            double mid = 9.0 * c[J] + 3.0 * nb[J];
-            u[2 * J - 1] += (mid + 3.0 * c[J - 1] + nb[J - 1]) * 0.0625;
-            u[2 * J] += (mid + 3.0 * c[J + 1] + nb[J + 1]) * 0.0625;
-        }
+        coarse_row(C, I, I, o->s3);
+        coarse_row(C, I2, I, o->s4);
+        ocean_interpolate_row(F->u[i], o->s3, o->s4, C->m);
     }
 }
 
@@ -334,14 +274,7 @@ KERNEL void norms(const struct ocean *o, double lam, double v[2])
     v[0] = v[1] = 0;
     for (int i = L->lo; i < L->hi; i++) {
         residual_row(L, lam, i, o->s1);
-        const double *f = L->f[i];
-        for (int j = 1; j <= L->m; j++) {
-            double r = fabs(o->s1[j]), a = fabs(f[j]);
-            if (isnan(r) || r > v[0])
-                v[0] = r;
-            if (isnan(a) || a > v[1])
-                v[1] = a;
-        }
+        ocean_row_max(o->s1, L->f[i], L->m, v);
     }
 }
 
@@ -349,7 +282,7 @@ KERNEL void norms(const struct ocean *o, double lam, double v[2])
  * Reduction k uses slot k % 3 while process 0 clears slot k + 1: everybody
  * read that slot (reduction k - 2) before the barrier ending reduction
  * k - 1, and nobody writes it before the barrier ending this one. A NaN
- * wins, whatever the order. */
+ * has become infinity (ocean_row_max), so it wins whatever the order. */
 static void reduce_max(struct ocean *o, double v[2])
 {
     if (!o->shared)
@@ -360,8 +293,7 @@ static void reduce_max(struct ocean *o, double v[2])
         o->red->v[(k + 1) % 3][0] = o->red->v[(k + 1) % 3][1] = 0;
     par_lock(0);
     for (int c = 0; c < 2; c++)
-        if (isnan(v[c]) || v[c] > slot[c])
-            slot[c] = v[c];
+        slot[c] = fmax(slot[c], v[c]);
     par_unlock(0);
     par_barrier();
     v[0] = slot[0];
@@ -424,32 +356,22 @@ static void solve(struct ocean *o, int u, int f, double lam)
 
 /* ---- the ocean model --------------------------------------------------- */
 
-/* One leapfrog step on this process's rows: q_new = q_old + c * (advection
- * and beta at the current level, forcing, friction and viscosity at the
- * old one). The first step passes old == cur and c = DT (forward Euler). */
-KERNEL void time_step(const struct ocean *o, int old, int cur, int nw,
-                                                double c)
+/* One leapfrog step of both modes on this process's rows (the first step
+ * passes old == cur and c = DT). */
+KERNEL void time_step(const struct ocean *o, int old, int cur, int nw, double c)
 {
-    int m = o->m;
-    double h = RES, jac = 1.0 / (12.0 * h * h), bx = BETA / (2.0 * h), ih2 = 1.0 / (h * h);
-    double *const *pb = o->fine[PSI_B], *const *pc = o->fine[PSI_C];
+    double *const *pb = o->fine[PSI_B];
     for (int mode = 0; mode < 2; mode++) {
         double *const *qo = o->fine[(mode ? QC : QB) + old];
         double *const *qc = o->fine[(mode ? QC : QB) + cur];
         double *const *qn = o->fine[(mode ? QC : QB) + nw];
-        double *const *ps = mode ? pc : pb;
+        double *const *ps = o->fine[mode ? PSI_C : PSI_B];
         const double *force = mode ? o->force_c : o->force_b;
         for (int i = o->lev[0].lo; i < o->lev[0].hi; i++) {
-            const double *a0 = pb[i - 1], *a1 = pb[i], *a2 = pb[i + 1];
-            const double *b0 = qc[i - 1], *b1 = qc[i], *b2 = qc[i + 1];
-            const double *o0 = qo[i - 1], *o1 = qo[i], *o2 = qo[i + 1], *p1 = ps[i];
-            double *out = qn[i];
-            for (int j = 1; j <= m; j++) {
-                double adv =
-                    -jac * ocean_arakawa(a0, a1, a2, b0, b1, b2, j) - bx * (p1[j + 1] - p1[j - 1]);
-                double lap = (o0[j] + o2[j] + o1[j - 1] + o1[j + 1] - 4.0 * o1[j]) * ih2;
-                out[j] = o1[j] + c * (adv + force[i] - RBOT * o1[j] + AVISC * lap);
-            }
+            const double *a[3] = {pb[i - 1], pb[i], pb[i + 1]};
+            const double *q[3] = {qc[i - 1], qc[i], qc[i + 1]};
+            const double *q0[3] = {qo[i - 1], qo[i], qo[i + 1]};
+            ocean_step_row(qn[i], a, q, q0, ps[i], force[i], o->m, c);
         }
     }
 }
@@ -462,11 +384,8 @@ static void initialise(struct ocean *o)
     const struct level *L = &o->lev[0];
     int m = o->m;
     for (int i = L->lo; i < L->hi; i++)
-        for (int j = 1; j <= m; j++) {
-            double x = M_PI * (j - 0.5) / m, y = M_PI * (i - 0.5) / m;
-            o->fine[PSI_B][i][j] = PSI0 * (sin(3 * x) * sin(2 * y) + 0.5 * sin(5 * x) * sin(7 * y));
-            o->fine[PSI_C][i][j] = 0.3 * PSI0 * sin(4 * x) * sin(3 * y);
-        }
+        for (int j = 1; j <= m; j++)
+            ocean_eddies(m, i, j, &o->fine[PSI_B][i][j], &o->fine[PSI_C][i][j]);
     sync_team(o);
     for (int mode = 0; mode < 2; mode++) {
         struct level l0 = *L;
@@ -499,21 +418,17 @@ static int simulate(struct ocean *o)
 /* ---- the check ----------------------------------------------------------- */
 
 /* Points of the final fields (both stream functions, both vorticities)
- * that differ from the reference's in any bit. */
+ * that differ from the reference's in any bit; *sum: a's checksum. */
 static long compare(const struct ocean *a, int qa, const struct ocean *b, int qb, uint64_t *sum)
 {
     const int fields[4][2] = {
         {PSI_B, PSI_B}, {PSI_C, PSI_C}, {QB + qa, QB + qb}, {QC + qa, QC + qb}};
     size_t w = (size_t)a->m + 2;
     long bad = 0;
-    *sum = PAR_FNV1A_START;
+    *sum = FNV1A_START;
     for (int k = 0; k < 4; k++)
-        for (size_t i = 0; i < w; i++) {
-            const double *x = a->fine[fields[k][0]][i], *y = b->fine[fields[k][1]][i];
-            *sum = par_fnv1a(*sum, y, w * sizeof *y);
-            for (size_t j = 0; j < w; j++)
-                bad += memcmp(&x[j], &y[j], sizeof *x) != 0; /* -0.0 and NaNs too */
-        }
+        for (size_t i = 0; i < w; i++)
+            bad += ocean_compare_row(a->fine[fields[k][0]][i], b->fine[fields[k][1]][i], w, sum);
     return bad;
 }
 
@@ -579,16 +494,7 @@ int par_main(int argc, char **argv)
         int rq = simulate(&ref);
         uint64_t sum;
         long bad = compare(&o, q, &ref, rq, &sum);
-        if (bad)
-            fprintf(stderr, "ocean: %ld points of the final fields differ from the sequential "
-                            "run's\n", bad);
-        if (o.cycles != ref.cycles)
-            fprintf(stderr, "ocean: %ld multigrid cycles, the sequential run %ld\n", o.cycles,
-                    ref.cycles);
-        if (!o.converged || !ref.converged)
-            fprintf(stderr, "ocean: a solve did not reach the tolerance %g in %d cycles\n", tol,
-                    MAX_CYCLES);
-        ok = !bad && o.cycles == ref.cycles && o.converged && ref.converged;
+        ok = ocean_check(bad, o.cycles, ref.cycles, o.converged && ref.converged, tol);
         snprintf(extra, sizeof extra, "steps=%d levels=%d cycles=%ld most=%d checksum=%016llx",
                  steps, o.nlev, o.cycles, o.most_cycles, (unsigned long long)sum);
         release(&ref);

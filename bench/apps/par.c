@@ -295,14 +295,6 @@ int par_report(const char *app, const char *size, double seconds, bool ok, const
     return all ? 0 : 1;
 }
 
-uint64_t par_fnv1a(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 int par_parse_args(int argc, char **argv, const struct arg_option *table, void (*usage)(FILE *f))
 {
     return args_read(argc, argv, table, usage, par_id() == 0);

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "args.h"
+#include "../kernels/fnv1a.h"
 
 /* Where an allocation's pages live; meaningful only under PAR_DSM. */
 enum par_home { PAR_HOME_DEFAULT, PAR_HOME_BLOCK, PAR_HOME_CYCLIC, PAR_HOME_FIRST_TOUCH };
@@ -68,10 +69,9 @@ double par_timer_stop(void);
  * exit status par_main should return: 0, or 1 after a failed check. */
 int par_report(const char *app, const char *size, double seconds, bool ok, const char *extra);
 
-/* FNV-1a over the n bytes at p, going on from h (PAR_FNV1A_START for the
- * first): the checksums of results that RESULT lines carry. */
-#define PAR_FNV1A_START 0xcbf29ce484222325ull
-uint64_t par_fnv1a(uint64_t h, const void *p, size_t n);
+/* The checksums of results that RESULT lines carry: fnv1a(h, p, n), h
+ * FNV1A_START for the first (../kernels/fnv1a.h, the OpenMP programs'
+ * too). */
 
 /* Ends the whole job at once with a message: for bad options and broken
  * invariants. */

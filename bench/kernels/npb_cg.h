@@ -4,8 +4,9 @@
  * (plain OpenMP, built by clang -fopenmp and by dsmcc). What differs
  * between them is the parallel layout (padded shared slots or OpenMP
  * worksharing over global vectors), not the arithmetic, so the class
- * table, NPB's generator and its matrix (makea) and the sparse row
- * product live here, and both programs compute with the same code.
+ * table, NPB's generator and its matrix (makea), the sparse row product
+ * and the verification live here, and both programs compute with the same
+ * code.
  *
  * Header-only and C library only (static inline functions) because the
  * OpenMP program must stay a standalone source that any OpenMP compiler
@@ -24,6 +25,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,5 +234,22 @@ static inline double cg_row_product(const struct cg_rows *a, int j, const double
     for (int k = a->start[j]; k < a->start[j + 1]; k++)
         sum += a->val[k] * v[a->col[k]];
     return sum;
+}
+
+/* NPB's test: |zeta - zeta_verify| / zeta_verify <= 1e-10; false, with a
+ * line on stderr when `say`, when zeta fails it. The dot products are
+ * summed in another order than NPB's serial code (per process or thread,
+ * then across them), which moves zeta by rounding only, ~1e-14 relative
+ * after 15 well-conditioned steps; a wrong matrix or a lost update moves
+ * it by orders of magnitude more. */
+static inline bool cg_verify(const struct cg_class *c, double zeta, bool say)
+{
+    double err = fabs(zeta - c->zeta) / c->zeta;
+    if (err <= 1e-10)
+        return true;
+    if (say)
+        fprintf(stderr, "cg: class %c: zeta %.13f, want %.13f (relative error %.3g)\n", c->name,
+                zeta, c->zeta, err);
+    return false;
 }
 #endif

@@ -3,7 +3,8 @@
  * programs: bench/apps/ep.c (dsm's API through par.h) and bench/omp/ep.c
  * (plain OpenMP, built by clang -fopenmp and by dsmcc). They differ in how
  * the batches are shared out and the sums reduced, not in the arithmetic:
- * the class table, NPB's generator and the work of one batch live here.
+ * the class table, NPB's generator, the work of one batch and the
+ * verification live here.
  *
  * Header-only and C library only (static inline functions) because the
  * OpenMP program must stay a standalone source that any OpenMP compiler
@@ -30,7 +31,9 @@
 #ifndef NPB_EP_H
 #define NPB_EP_H
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define MK 16               /* log2 of the pairs in a batch (NPB's mk) */
 #define NK (1 << MK)
@@ -108,5 +111,37 @@ static inline void ep_batch(int64_t k, uint64_t an, double *x, double *sx, doubl
     }
     *sx = bsx;
     *sy = bsy;
+}
+
+/* NPB's test: the relative error of both sums at most 1e-8, and `bad`
+ * (what it stands for in `bad_what`, e.g. "a deviate outside the 10
+ * annuli") not set; false, with a line on stderr when `say`, when either
+ * fails. The sums of ~10^8 deviates carry rounding error near 1e-16 *
+ * sqrt(terms) * max|term| relative to a magnitude of ~10^3..10^4, far
+ * inside 1e-8, whatever order the partial sums are added in; a wrong
+ * generator, seed or batch split moves them by far more. The annulus
+ * counts are printed, not checked: NPB has no reference for them. */
+static inline bool ep_verify(const struct ep_class *c, double sx, double sy, int bad,
+                             const char *bad_what, bool say)
+{
+    double sx_err = fabs((sx - c->sx) / c->sx);
+    double sy_err = fabs((sy - c->sy) / c->sy);
+    bool ok = sx_err <= 1e-8 && sy_err <= 1e-8 && !bad;
+    if (!ok && say)
+        fprintf(stderr,
+                "ep: class %c: sx %.15e (want %.15e, rel. error %.3g), "
+                "sy %.15e (want %.15e, rel. error %.3g)%s%s\n",
+                c->name, sx, c->sx, sx_err, sy, c->sy, sy_err, bad ? ", " : "",
+                bad ? bad_what : "");
+    return ok;
+}
+
+/* The accepted pairs: the annulus counts' sum. */
+static inline double ep_pairs(const double q[NQ])
+{
+    double gc = 0;
+    for (int l = 0; l < NQ; l++)
+        gc += q[l];
+    return gc;
 }
 #endif

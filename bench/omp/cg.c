@@ -28,12 +28,14 @@
  * a relative error of 1e-10, as NPB's own test (see cg_classes[] in
  * ../kernels/npb_cg.h).
  *
- * A standalone program: nothing but the C library, <omp.h> and the header
- * ../kernels/npb_cg.h, so that it can be built unchanged by `clang
- * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
+ * A standalone program: nothing but the C library, <omp.h> and the headers
+ * ../kernels/npb_cg.h and npb_class.h, so that it can be built unchanged
+ * by `clang -fopenmp` (threads) and by dsmcc (one thread per node). It
+ * prints one line,
  *   RESULT app=cg mode=omp procs=T size=A time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/npb_class.h"
 #include "../kernels/npb_cg.h"
 
 #include <math.h>
@@ -163,48 +165,13 @@ static void usage(FILE *f)
                "  threads: OMP_NUM_THREADS\n");
 }
 
-static const struct cg_class *parse_args(int argc, char **argv, int *help)
-{
-    static const char *const sizes[] = {"test", "quick", "full"};
-    const struct cg_class *c = &cg_classes[2];
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return NULL;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            int k = 0;
-            while (k < 3 && strcmp(v, sizes[k]))
-                k++;
-            if (k == 3)
-                return NULL;
-            c = &cg_classes[k];
-            i++;
-        } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
-            const struct cg_class *found = NULL;
-            for (size_t k = 0; k < sizeof cg_classes / sizeof cg_classes[0]; k++)
-                if (cg_classes[k].name == (v[0] & ~0x20))
-                    found = &cg_classes[k];
-            if (!found)
-                return NULL;
-            c = found;
-            i++;
-        } else {
-            return NULL;
-        }
-    }
-    return c;
-}
-
 int main(int argc, char **argv)
 {
-    int help;
-    const struct cg_class *cls = parse_args(argc, argv, &help);
-    if (!cls) {
-        usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int k; /* cg_classes[k] */
+    int rc = npb_class_option(argc, argv, usage, &k);
+    if (rc != NPB_RUN)
+        return rc;
+    const struct cg_class *cls = &cg_classes[k];
     n = cls->na;
     if (!cg_makea(cls, 0, n, NULL, &mat)) {
         fprintf(stderr, "cg: out of memory\n");
@@ -233,16 +200,7 @@ int main(int argc, char **argv)
         zeta = power_step(cls->shift, &rnorm);
     double secs = omp_get_wtime() - t0;
 
-    /* NPB's test: |zeta - zeta_verify| / zeta_verify <= 1e-10. The dot
-     * products are summed per thread, then across threads, which moves
-     * zeta by rounding only, ~1e-14 relative after 15 well-conditioned
-     * steps; a wrong matrix or a lost update moves it by orders of
-     * magnitude more. */
-    double err = fabs(zeta - cls->zeta) / cls->zeta;
-    int ok = err <= 1e-10;
-    if (!ok)
-        fprintf(stderr, "cg: class %c: zeta %.13f, want %.13f (relative error %.3g)\n",
-                cls->name, zeta, cls->zeta, err);
+    int ok = cg_verify(cls, zeta, true);
     printf("RESULT app=cg mode=omp procs=%d size=%c time=%.6f check=%s na=%d nonzer=%d "
            "zeta=%.13f rnorm=%.6e\n",
            omp_get_max_threads(), cls->name, secs, ok ? "ok" : "FAIL", n, cls->nonzer, zeta,

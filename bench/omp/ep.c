@@ -15,12 +15,14 @@
  * Self-check: the official NPB verification values of sx and sy, to a
  * relative error of 1e-8 as NPB's own test (see ep_classes[]).
  *
- * A standalone program: nothing but the C library, <omp.h> and the header
- * ../kernels/npb_ep.h, so that it can be built unchanged by `clang
- * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
+ * A standalone program: nothing but the C library, <omp.h> and the headers
+ * ../kernels/npb_ep.h and npb_class.h, so that it can be built unchanged
+ * by `clang -fopenmp` (threads) and by dsmcc (one thread per node). It
+ * prints one line,
  *   RESULT app=ep mode=omp procs=T size=A time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/npb_class.h"
 #include "../kernels/npb_ep.h"
 
 #include <math.h>
@@ -39,49 +41,13 @@ static void usage(FILE *f)
                "  threads: OMP_NUM_THREADS\n");
 }
 
-/* The class, or NULL after a bad option (*help: asked for). */
-static const struct ep_class *parse_args(int argc, char **argv, int *help)
-{
-    static const char *const sizes[] = {"test", "quick", "full"};
-    const struct ep_class *c = &ep_classes[2];
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            *help = 1;
-            return NULL;
-        } else if (!strcmp(argv[i], "--size") && v) {
-            int k = 0;
-            while (k < 3 && strcmp(v, sizes[k]))
-                k++;
-            if (k == 3)
-                return NULL;
-            c = &ep_classes[k];
-            i++;
-        } else if (!strcmp(argv[i], "-c") && v && strlen(v) == 1) {
-            const struct ep_class *found = NULL;
-            for (size_t k = 0; k < sizeof ep_classes / sizeof ep_classes[0]; k++)
-                if (ep_classes[k].name == (v[0] & ~0x20))
-                    found = &ep_classes[k];
-            if (!found)
-                return NULL;
-            c = found;
-            i++;
-        } else {
-            return NULL;
-        }
-    }
-    return c;
-}
-
 int main(int argc, char **argv)
 {
-    int help;
-    const struct ep_class *cls = parse_args(argc, argv, &help);
-    if (!cls) {
-        usage(help ? stdout : stderr);
-        return help ? 0 : 2;
-    }
+    int k; /* ep_classes[k] */
+    int rc = npb_class_option(argc, argv, usage, &k);
+    if (rc != NPB_RUN)
+        return rc;
+    const struct ep_class *cls = &ep_classes[k];
     const int64_t batches = (int64_t)1 << (cls->m - MK);
     const uint64_t an = ep_batch_step();
 
@@ -131,26 +97,9 @@ int main(int argc, char **argv)
     }
     double secs = omp_get_wtime() - t0;
 
-    /* NPB's test: the relative error of both sums at most 1e-8. The sums
-     * of ~10^8 deviates carry rounding error near 1e-16 * sqrt(terms) *
-     * max|term| relative to a magnitude of ~10^3..10^4, far inside 1e-8,
-     * whatever order the threads' partial sums are added in; a wrong
-     * generator, seed or batch split moves them by far more. The counts
-     * are printed, not checked (NPB has no reference for them); but no
-     * deviate may miss an annulus, and a thread that could not allocate
-     * its buffer fails the run. */
-    double sx_err = fabs((sx - cls->sx) / cls->sx);
-    double sy_err = fabs((sy - cls->sy) / cls->sy);
-    int ok = sx_err <= 1e-8 && sy_err <= 1e-8 && !bad;
-    double gc = 0;
-    for (int l = 0; l < NQ; l++)
-        gc += q[l];
-    if (!ok)
-        fprintf(stderr,
-                "ep: class %c: sx %.15e (want %.15e, rel. error %.3g), "
-                "sy %.15e (want %.15e, rel. error %.3g)%s\n",
-                cls->name, sx, cls->sx, sx_err, sy, cls->sy, sy_err,
-                bad ? ", a deviate outside the 10 annuli or out of memory" : "");
+    /* a thread that could not allocate its buffer fails the run too */
+    int ok = ep_verify(cls, sx, sy, bad, "a deviate outside the 10 annuli or out of memory", true);
+    double gc = ep_pairs(q);
     printf("RESULT app=ep mode=omp procs=%d size=%c time=%.6f check=%s M=%d pairs=%.0f "
            "sx=%.15e sy=%.15e\n",
            threads, cls->name, secs, ok ? "ok" : "FAIL", cls->m, gc, sx, sy);

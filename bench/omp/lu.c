@@ -34,12 +34,14 @@
  * rounding bound (see check_factors), the rows shared out by a
  * `schedule(dynamic)` loop since row i costs i + 1 row updates.
  *
- * A standalone program: nothing but the C library, <omp.h> and the header
- * ../kernels/lu_blocks.h, so that it can be built unchanged by `clang
- * -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
+ * A standalone program: nothing but the C library, <omp.h> and the headers
+ * ../kernels/lu_blocks.h and fnv1a.h, so that it can be built unchanged by
+ * `clang -fopenmp` (threads) and by dsmcc (one thread per node). It prints
+ * one line,
  *   RESULT app=lu mode=omp procs=T size=N time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/fnv1a.h"
 #include "../kernels/lu_blocks.h"
 
 #include <errno.h>
@@ -85,31 +87,11 @@ static void factor(void)
 
 /* ---- the check ------------------------------------------------------------ */
 
-static uint64_t fnv1a(uint64_t h, const void *v, size_t len)
-{
-    const unsigned char *c = v;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static double factor_at(int i, int j) { return block(i / b, j / b)[(i % b) * b + j % b]; }
 
 /*
- * Higham, Accuracy and Stability of Numerical Algorithms, Thm 9.3: LU
- * without pivoting computed in floating point, with the inner products
- * accumulated in any order (a blocked right-looking factorisation only
- * reorders them), gives factors with A + dA = L U, |dA| <= g_n |L| |U|
- * elementwise, g_n = n u / (1 - n u), u = 2^-53. Forming the product here
- * adds at most g_n |L| |U| again. And (|L| |U|)_ij <= rowsum_i |L| times
- * colmax_j |U|, both within a factor (1 + g_n) of what is computed below;
- * so every element must satisfy
- *     |fl(L U) - A|_ij <= 3 g_n rowsum_i |L| colmax_j |U|.
- * Here |L| has row sums below 2 and U's column maxima are its diagonal,
- * about N, so the bound is about 6 N g_n: 3e-9 at N = 2048, against
- * entries of order 1 (off the diagonal) and N (on it). A block computed
- * from stale or missing data is off by far more, 1e-3 and up, and an
- * unfactored matrix fails on nearly every element.
+ * The factors' product against A, within Higham's rounding bound
+ * (lu_check_row, ../kernels/lu_blocks.h).
  *
  * The factors are first copied row-major (f), so the product streams rows
  * of U. Returns the elements beyond the bound; *worst is the largest
@@ -142,7 +124,6 @@ static long check_factors(double *worst, uint64_t *sum)
             colmax[j] = m;
         }
         double *prod = malloc((size_t)n * sizeof *prod);
-        const double g = n * 0x1p-53 / (1.0 - n * 0x1p-53);
         /* row i of L U costs i + 1 row updates: dealt out dynamically */
 #pragma omp for schedule(dynamic, 8) reduction(+ : bad) reduction(max : w)
         for (int i = 0; i < n; i++) {
@@ -159,22 +140,11 @@ static long check_factors(double *worst, uint64_t *sum)
                 for (int j = k; j < n; j++)
                     prod[j] += l * uk[j];
             }
-            double rowsum = 1.0;
-            for (int k = 0; k < i; k++)
-                rowsum += fabs(li[k]);
-            for (int j = 0; j < n; j++) {
-                double err = fabs(prod[j] - lu_entry(n, i, j));
-                double bound = 3 * g * rowsum * colmax[j];
-                if (!(err <= bound)) /* a NaN fails too */
-                    bad++;
-                double rel = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0);
-                if (!(rel <= w))
-                    w = isnan(rel) ? INFINITY : rel;
-            }
+            lu_check_row(n, i, li, prod, colmax, &bad, &w);
         }
         free(prod);
     }
-    *sum = fnv1a(0xcbf29ce484222325ull, f, (size_t)n * n * sizeof *f);
+    *sum = fnv1a(FNV1A_START, f, (size_t)n * n * sizeof *f);
     *worst = w;
     free(f);
     free(colmax);

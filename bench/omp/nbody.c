@@ -37,11 +37,13 @@
  * same code the dsm-API version (bench/apps/nbody.c) runs.
  *
  * A standalone program: nothing but the C library, <omp.h> and the
- * headers ../kernels/nbody.h and rng.h, so that it can be built unchanged
- * by `clang -fopenmp` (threads) and by dsmcc (one thread per node). It prints one line,
+ * headers ../kernels/nbody.h, rng.h and fnv1a.h, so that it can be built
+ * unchanged by `clang -fopenmp` (threads) and by dsmcc (one thread per
+ * node). It prints one line,
  *   RESULT app=nbody mode=omp procs=T size=N time=S check=ok|FAIL ...
  * (the format bench/run reads), and exits 1 when the check fails.
  */
+#include "../kernels/fnv1a.h"
 #include "../kernels/nbody.h"
 
 #include <math.h>
@@ -137,10 +139,7 @@ static int simulate(struct bodies *b, int steps, int parallel)
              * ending the loop: every new position is written */
 #pragma omp for schedule(static)
             for (int i = 0; i < n; i++)
-                for (int d = 0; d < 3; d++) {
-                    b->vel[i][d] += 0.5 * DT * b->acc[i][d];
-                    b->pos[1 - cur][i][d] = b->pos[cur][i][d] + DT * b->vel[i][d];
-                }
+                nbody_kick_drift(b->vel[i], b->acc[i], b->pos[cur][i], b->pos[1 - cur][i]);
             cur = 1 - cur;
             /* new accelerations and the second half kick; nowait (see
              * the top): the same static schedule gives each thread the
@@ -148,8 +147,7 @@ static int simulate(struct bodies *b, int steps, int parallel)
 #pragma omp for schedule(static) nowait
             for (int i = 0; i < n; i++) {
                 accel(b, b->pos[cur], i, b->acc[i]);
-                for (int d = 0; d < 3; d++)
-                    b->vel[i][d] += 0.5 * DT * b->acc[i][d];
+                nbody_kick(b->vel[i], b->acc[i]);
             }
         }
 #pragma omp single nowait
@@ -167,13 +165,10 @@ static double energy(const struct bodies *b, int cur)
     /* row i has n - i - 1 pairs: guided hands out shrinking chunks */
 #pragma omp parallel for schedule(guided) reduction(+ : k, u)
     for (int i = 0; i < b->n; i++) {
-        const double *v = b->vel[i];
         double mi = b->mass[i];
-        k += 0.5 * mi * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        for (int j = i + 1; j < b->n; j++) {
-            double dx = x[j][0] - x[i][0], dy = x[j][1] - x[i][1], dz = x[j][2] - x[i][2];
-            u -= mi * b->mass[j] / sqrt(dx * dx + dy * dy + dz * dz + EPS2);
-        }
+        k += nbody_kinetic(mi, b->vel[i]);
+        for (int j = i + 1; j < b->n; j++)
+            u -= nbody_binding(mi, x[i], b->mass[j], x[j]);
     }
     return k + u;
 }
@@ -193,14 +188,6 @@ static void momentum(const struct bodies *b, double *norm, double *scale)
     }
     *norm = sqrt(px * px + py * py + pz * pz);
     *scale = s;
-}
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
 }
 
 /* ---- driver --------------------------------------------------------------- */
@@ -275,7 +262,7 @@ int main(int argc, char **argv)
     int ok = 1;
     size_t bad_bodies = 0;
     int first = -1;
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = FNV1A_START;
     for (int i = 0; i < n; i++) {
         /* memcmp, not ==: bit for bit, so -0.0 or a NaN is caught too */
         if (memcmp(b.pos[cur][i], r.pos[rcur][i], sizeof b.pos[cur][i]) ||
@@ -287,39 +274,15 @@ int main(int argc, char **argv)
         h = fnv1a(h, b.pos[cur][i], sizeof b.pos[cur][i]);
     }
     if (bad_bodies) {
-        const double *x = b.pos[cur][first], *y = r.pos[rcur][first];
-        fprintf(stderr,
-                "nbody: %zu of %d bodies differ from the sequential run; body %d at "
-                "(%.17g, %.17g, %.17g), expected (%.17g, %.17g, %.17g)\n",
-                bad_bodies, n, first, x[0], x[1], x[2], y[0], y[1], y[2]);
+        nbody_report_mismatch(bad_bodies, n, first, b.pos[cur][first], r.pos[rcur][first]);
         ok = 0;
     }
 
-    /* Energy: leapfrog keeps the error bounded, of order (dt/tau)^2 for
-     * the shortest orbital time tau; bench/apps/nbody.c measured
-     * 7e-8..8e-7 of |E| over 1000 steps for 100..2000 bodies, so 1e-4
-     * leaves a hundred times that. This guards the physics (force law,
-     * integrator, a step applied twice or not at all); the bit-for-bit
-     * comparison above is what catches a stale read. */
-    double e1 = energy(&b, cur), de = fabs(e1 - e0) / fabs(e0);
-    if (!(de <= 1e-4)) {
-        fprintf(stderr, "nbody: energy not conserved: %.17g -> %.17g (relative %.3g)\n", e0, e1,
-                de);
-        ok = 0;
-    }
-    /* Momentum: every pair's forces cancel exactly in real arithmetic;
-     * what is left is rounding, about 1e-16 of each term of each sum,
-     * growing at most linearly over the steps: < 1e-16 * n * steps of the
-     * momentum scale sum |m v|. Forces from a body missing from the sums,
-     * or from positions a step old, do not cancel: they leave 1e-6 of the
-     * scale or more (see bench/apps/nbody.c). */
-    double pn, ps;
+    /* The physics: energy and momentum conserved (kernels/nbody.h). */
+    double de, pn, ps;
+    ok &= nbody_energy_ok(e0, energy(&b, cur), &de);
     momentum(&b, &pn, &ps);
-    double ptol = 1e-16 * n * (double)steps * ps + 1e-300;
-    if (!(pn <= ptol)) {
-        fprintf(stderr, "nbody: momentum not conserved: |P| = %.3g > %.3g\n", pn, ptol);
-        ok = 0;
-    }
+    ok &= nbody_momentum_ok(pn, ps, n, steps);
     printf("RESULT app=nbody mode=omp procs=%d size=%d time=%.6f check=%s steps=%d dE=%.2e "
            "dP=%.2e checksum=%016llx\n",
            omp_get_max_threads(), n, secs, ok ? "ok" : "FAIL", steps, de, ps > 0 ? pn / ps : 0.0,
