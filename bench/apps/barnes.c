@@ -423,9 +423,13 @@ static void seal_made(const struct world *w, const struct local *l, int first)
  * the cell's lock. Its acquire brings every change of its slots and of
  * its leaves (all made under it) — but not the making of the nodes the
  * cell was made with: a split makes the cell and the subtree below it
- * under the lock of the cell it replaces a leaf of (their `origin`). So a
- * child that is not whole here under the lock was made with the cell, and
- * the lock of the cell's origin brings it; then again.
+ * under the lock of the cell it replaces a leaf of (their `origin`), nor
+ * what another process is changing in a child cell under that child's own
+ * lock (a slot written, its seal not yet: a writer preempted between the
+ * two leaves the child not whole for as long as it is off the CPU). So a
+ * child that is not whole here under the lock is taken again after the
+ * lock of the cell's origin, which brings its making, and the child's own
+ * lock, which waits for a change under way and brings it; then again.
  */
 static void insert(const struct world *w, struct local *l, int b, int phase)
 {
@@ -455,11 +459,14 @@ static void insert(const struct world *w, struct local *l, int b, int phase)
             int origin = c->origin;
             if (++imports > IMPORT_TRIES)
                 par_die("barnes: cell %d's child %d is not whole here under the cell's lock after "
-                        "%d takes of the lock of cell %d, under which it was made: a write made "
-                        "under a lock did not reach this node", at, ch, IMPORT_TRIES, origin);
+                        "%d takes of the lock of cell %d, under which it was made, and of its own: "
+                        "a write made under a lock did not reach this node", at, ch, IMPORT_TRIES,
+                        origin);
             unlock(w, at);
             lock(w, origin);
             unlock(w, origin);
+            lock(w, ch);
+            unlock(w, ch);
             continue;
         }
         struct node *o = node_at(w, ch);
