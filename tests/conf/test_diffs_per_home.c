@@ -59,11 +59,15 @@ int main(int argc, char **argv)
     }
     dsm_bcast(&s, sizeof s, 0);
     dsm_bcast(&b, sizeof b, 0);
-    dsm_barrier();
-
+    /* The counts before the barrier that starts the rounds (nothing before
+     * it makes a diff): after it, another node may have written and
+     * released its first round before this one reads them (seen at load:
+     * node 0 counted one release's 48 diffs short). */
     uint64_t diffs0 = sent(COH_DIFF), batches0 = sent(COH_DIFFS);
     uint64_t acks0 = sent(COH_DIFF_ACK) + sent(COH_DIFF_ACKS), applied0 = stats_get(STAT_DIFFS_APPLIED);
     uint64_t before0 = stats_get(STAT_DIFFS_BEFORE_ARRIVAL);
+    dsm_barrier();
+
     for (int r = 0; r < rounds; r++) {
         for (size_t q = 0; q < small; q++)
             for (size_t w = 0; w < WORDS_EACH; w++)
