@@ -550,6 +550,14 @@ struct offer_call {
     bool               ok;       /* PUT: queued; STEAL: the node has passed `point` */
 };
 
+/* The task's record in the trace (trace.h, TRACE_TASK). */
+static void trace_task(enum trace_task what, int peer, const kmp_task_t *task, uint64_t t0)
+{
+    if (TRACE_ON && task)
+        trace_put(TRACE_TASK, what, peer, (uint32_t)prefix_of((kmp_task_t *)task)->depth, t0,
+                  clock_ns(), (uintptr_t)task);
+}
+
 /* Moves the queue's completions to offer.harvest (caller holds offer.lock). */
 static int harvest(struct node_tasks *q)
 {
@@ -557,20 +565,10 @@ static int harvest(struct node_tasks *q)
     uint64_t now = TRACE_ON ? clock_ns() : 0;
     for (int i = 0; i < n; i++) {
         offer.harvest[i] = (kmp_task_t *)(uintptr_t)q->done[i];
-        if (TRACE_ON)
-            trace_put(TRACE_TASK, TRACE_TASK_HARVESTED, job()->rank,
-                      (uint32_t)prefix_of(offer.harvest[i])->depth, now, now, q->done[i]);
+        trace_task(TRACE_TASK_HARVESTED, job()->rank, offer.harvest[i], now);
     }
     q->ndone = 0;
     return n;
-}
-
-/* The task's record in the trace (trace.h, TRACE_TASK). */
-static void trace_task(enum trace_task what, int peer, const kmp_task_t *task, uint64_t t0)
-{
-    if (TRACE_ON && task)
-        trace_put(TRACE_TASK, what, peer, (uint32_t)prefix_of((kmp_task_t *)task)->depth, t0,
-                  clock_ns(), (uintptr_t)task);
 }
 
 /* Off the master's shared stack (base/stack.h): the lock's acquire may
