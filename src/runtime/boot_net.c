@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "net/peer_process.h"
 #include "net/wire.h"        /* the size of its header, for the datagram size only */
 #include "runtime/boot.h"
 #include "runtime/bootstrap.h"
@@ -61,16 +62,11 @@ uint64_t boot_since_launch_ns(void)
         if (end != launch && !*end && t <= now)
             return now - t;
     }
-    FILE *f = fopen("/proc/self/stat", "r");
-    char buf[1024];
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');   /* the command name may hold spaces */
-    unsigned long long start = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-                     "%*d %*d %*d %*d %llu", &start) != 1)
+    char state;
+    int ppid;
+    unsigned long long start;
+    uint64_t cpu_ns;
+    if (!proc_parse_stat("/proc/self/stat", &state, &ppid, &start, &cpu_ns))
         return 0;
     long hz = sysconf(_SC_CLK_TCK);
     uint64_t started = hz > 0 ? start * (1000000000ull / (uint64_t)hz) : 0;
