@@ -102,6 +102,8 @@ static const struct config_entry table[] = {
      "hlrc: most pages fetched ahead of a read fault that continues a run of faults on consecutive pages (0: off)"},
     {"DSM_WRITE_AHEAD", CFG_INT, "8", 0, 16, NULL, OFF(write_ahead),
      "hlrc: most pages fetched, and made writable, ahead of a write fault whose page before was written here since the last release (0: off)"},
+    {"DSM_WRITE_WATCH", CFG_CHOICE, "auto", 0, 0, "off|auto", OFF(write_watch),
+     "hlrc: how a home finds the pages it wrote that other nodes hold: auto (the kernel's record, userfaultfd write-protection in async mode and PAGEMAP_SCAN, where the kernel has them: Linux 6.7 and later, memory not in DSM_HOME_DIR; else as off), off (each such page compared with its snapshot at every release)"},
     {"DSM_PULL_CREDIT", CFG_INT, "8", 0, 255, NULL, OFF(pull_credit),
      "hlrc: acquires that refresh a page re-read after an invalidation in place, before it must fault again (0: never; a notice invalidates)"},
     {"DSM_THREADS", CFG_INT, "1", 1, 256, NULL, OFF(threads),

@@ -49,6 +49,7 @@ struct dsm_config {
     int64_t  read_ahead;       /* DSM_READ_AHEAD */
     int64_t  write_ahead;      /* DSM_WRITE_AHEAD */
     int64_t  pull_credit;      /* DSM_PULL_CREDIT */
+    int64_t  write_watch;      /* DSM_WRITE_WATCH: 0 = off, 1 = auto */
     int64_t  shared_globals;   /* DSM_SHARED_GLOBALS */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */

@@ -57,6 +57,8 @@
     X(CACHE_REF_FAULTS,    "faults that only set a reference bit again")       \
     X(CACHE_RESIDENT_MAX,  "most copies resident at once (pages)")             \
     X(HOME_UNSNAPPED,      "home pages shared without a snapshot (at the limit)") \
+    X(HOME_COMPARES,       "home pages compared with their snapshots at releases") \
+    X(HOME_UNWRITTEN,      "home pages the kernel's write watch found unwritten (not compared)") \
     X(TWINS,               "twins made")                                       \
     X(DIFFS_CREATED,       "diffs created")                                    \
     X(DIFF_BYTES,          "diff bytes created")                               \

@@ -161,6 +161,8 @@ static DSM_STATE struct {
     size_t             ndirty, cap;
     uint32_t          *tracked;       /* home pages with a snapshot (under lock) */
     size_t             ntracked, cap_tracked;
+    uint8_t           *written;       /* per tracked page: written, by the watch (under lock) */
+    size_t             cap_written;
     uint32_t          *unsnapped;     /* shared home pages writable without one */
     size_t             nunsnapped, cap_unsnapped;
     uint32_t          *unprotected;   /* read-only from the release, but for the */
@@ -276,6 +278,8 @@ static void track(size_t page)
         return;
     }
     e->twin = mem_copy_get();
+    /* Armed first: a write that the copy misses is one the watch sees. */
+    mem_watch_arm(page);
     memcpy(e->twin, mem_sys(page), mem.page_size);
     h->quiet = 0;
     page_list_add(&hlrc.tracked, &hlrc.ntracked, &hlrc.cap_tracked, page);
@@ -788,6 +792,37 @@ static size_t changed_bytes(const void *a, const void *b)
     return n * sizeof *x;
 }
 
+static int by_page(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Puts tracked[0, n) in ascending order, for the write watch's scans (one
+ * a run of neighbouring pages). The list stays in order from one release
+ * to the next but for the pages tracked since, at its end: they are
+ * sorted alone and merged in. Caller holds hlrc.lock. */
+static void sort_tracked(size_t n)
+{
+    uint32_t *t = hlrc.tracked;
+    size_t k = 1;
+    while (k < n && t[k] > t[k - 1])
+        k++;
+    if (k >= n)
+        return;
+    qsort(t + k, n - k, sizeof *t, by_page);
+    uint32_t *head = malloc(k * sizeof *head);
+    if (!head)
+        log_fatal("out of memory sorting %zu tracked home pages", n);
+    memcpy(head, t, k * sizeof *head);
+    size_t i = 0, j = k, out = 0;
+    while (i < k && j < n)
+        t[out++] = head[i] < t[j] ? head[i++] : t[j++];
+    while (i < k)
+        t[out++] = head[i++];
+    free(head);
+}
+
 /* Announces the home's own writes: each tracked page that differs from its
  * snapshot gets a new version and a notice in n (from n[count]), and its
  * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
@@ -804,16 +839,35 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
 {
     size_t kept = 0;
     pthread_mutex_lock(&hlrc.lock);
+    /* The pages the kernel saw written since their last look (all of them
+     * without the write watch): only those can differ from their
+     * snapshots. */
+    if (limit > hlrc.cap_written) {
+        free(hlrc.written);
+        hlrc.cap_written = limit > 2 * hlrc.cap_written ? limit : 2 * hlrc.cap_written;
+        hlrc.written = malloc(hlrc.cap_written);
+        if (!hlrc.written)
+            log_fatal("out of memory for the list of %zu home pages written", limit);
+    }
+    if (mem_watch_on())
+        sort_tracked(limit);
+    mem_watch_collect(hlrc.tracked, limit, hlrc.written);
+    size_t unwritten = 0;
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         size_t page = hlrc.tracked[i];
         struct page_entry *e = &mem.pages[page];
         struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
-            if (memcmp(mem_sys(page), e->twin, mem.page_size) != 0) {
+            unwritten += !hlrc.written[i];
+            /* Home migration counts the bytes (a compare of its own). */
+            size_t changed = !hlrc.written[i]       ? 0
+                             : migrate_counts_writes() ? changed_bytes(mem_sys(page), e->twin)
+                                                       : memcmp(mem_sys(page), e->twin, mem.page_size) != 0;
+            if (changed) {
                 if (PROFILE_ON)
                     mem_profile_home_writes(page, mem_sys(page), e->twin, hlrc.diffbuf);
                 if (migrate_counts_writes())
-                    migrate_note_write(page, job()->rank, changed_bytes(mem_sys(page), e->twin));
+                    migrate_note_write(page, job()->rank, changed);
                 memcpy(e->twin, mem_sys(page), mem.page_size);
                 h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
@@ -833,6 +887,8 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     }
     hlrc.ntracked = kept;
     pthread_mutex_unlock(&hlrc.lock);
+    stats_add(STAT_HOME_COMPARES, limit - unwritten);
+    stats_add(STAT_HOME_UNWRITTEN, unwritten);
     return count;
 }
 
@@ -1619,6 +1675,7 @@ static void hlrc_finish(void)
         e->twin = NULL;
     }
     free(hlrc.tracked);
+    free(hlrc.written);
     free(hlrc.unsnapped);
     free(hlrc.unprotected);
     free(hlrc.dirty);
@@ -1627,6 +1684,8 @@ static void hlrc_finish(void)
     free(hlrc.diffbuf);
     hlrc.tracked = hlrc.unsnapped = hlrc.pulls = hlrc.to_pull = hlrc.unprotected = NULL;
     hlrc.dirty = NULL;
+    hlrc.written = NULL;
+    hlrc.cap_written = 0;
     hlrc.diffbuf = NULL;
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nto_pull = hlrc.cap_to_pull = 0;

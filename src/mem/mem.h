@@ -165,6 +165,21 @@ __attribute__((noreturn)) void mem_crash_unallocated(void *addr);
  * even with its stack exhausted, and a stack overflow is said as one. */
 void mem_fault_watch_thread(void);
 
+/* Write watch (watch.c): which pages the application wrote since each was
+ * armed, from the kernel's record (userfaultfd write-protection in async
+ * mode and PAGEMAP_SCAN, Linux 6.7+), without a signal or a compare.
+ * mem_watch_on: whether the kernel keeps it here (DSM_WRITE_WATCH, not a
+ * DSM_HOME_DIR file); decided at the first call, after the globals'
+ * window is mapped. mem_watch_arm: from now on a write to the page is
+ * recorded (arm before copying the page that later writes are to be told
+ * from). mem_watch_collect: written[i] = whether pages[i] was written
+ * since it was armed, and arms it again; every page counts as written
+ * when the watch is off, or stopped (a call the kernel refused: said
+ * once). Callers serialise collect. */
+bool mem_watch_on(void);
+void mem_watch_arm(size_t page);
+void mem_watch_collect(const uint32_t *pages, size_t n, uint8_t *written);
+
 /* Twins: a pristine copy of a page, taken before its first write. */
 void mem_twin_make(size_t page);
 void mem_twin_drop(size_t page);

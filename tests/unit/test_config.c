@@ -27,7 +27,7 @@ static const char *const names[] = {
     "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES", "DSM_MIGRATE_PERIOD", "DSM_MIGRATE_MAX",
     "DSM_LOCAL_MEM", "DSM_REPLACEMENT", "DSM_HOME_DIR", "DSM_SC_WINDOW_US", "DSM_CHECK",
     "DSM_THREADS", "DSM_CPUS", "DSM_NET_ONE_SIDED", "DSM_READ_AHEAD", "DSM_WRITE_AHEAD",
-    "DSM_PULL_CREDIT",
+    "DSM_PULL_CREDIT", "DSM_WRITE_WATCH",
     "DSM_ATOMIC_AT_HOME", "DSM_SERVICE_POLL", "DSM_PROFILE",
 };
 #define NNAMES (sizeof names / sizeof names[0])
@@ -423,6 +423,9 @@ static void test_choices_take_exactly_their_names(void)
     EXPECT_INT("DSM_NET_ONE_SIDED", "off", net_one_sided, 0);
     EXPECT_INT("DSM_NET_ONE_SIDED", "auto", net_one_sided, 1);
     EXPECT_INT("DSM_NET_ONE_SIDED", "on", net_one_sided, 2);
+    EXPECT_INT("DSM_WRITE_WATCH", "off", write_watch, 0);
+    EXPECT_INT("DSM_WRITE_WATCH", "auto", write_watch, 1);
+    EXPECT_BAD("DSM_WRITE_WATCH", "on");
     EXPECT_INT("DSM_SERVICE_POLL", "off", service_poll, 0);
     EXPECT_INT("DSM_SERVICE_POLL", "auto", service_poll, 1);
     EXPECT_INT("DSM_SERVICE_POLL", "on", service_poll, 2);
