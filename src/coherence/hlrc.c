@@ -841,17 +841,21 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     pthread_mutex_lock(&hlrc.lock);
     /* The pages the kernel saw written since their last look (all of them
      * without the write watch): only those can differ from their
-     * snapshots. */
-    if (limit > hlrc.cap_written) {
+     * snapshots. Every tracked page is listed, so that no scan takes the
+     * record of one tracked during this release (after `limit`: the
+     * program may write it at once in a release aside, and its next
+     * release must see that). */
+    size_t all = hlrc.ntracked;
+    if (all > hlrc.cap_written) {
         free(hlrc.written);
-        hlrc.cap_written = limit > 2 * hlrc.cap_written ? limit : 2 * hlrc.cap_written;
+        hlrc.cap_written = all > 2 * hlrc.cap_written ? all : 2 * hlrc.cap_written;
         hlrc.written = malloc(hlrc.cap_written);
         if (!hlrc.written)
-            log_fatal("out of memory for the list of %zu home pages written", limit);
+            log_fatal("out of memory for the list of %zu home pages written", all);
     }
     if (mem_watch_on())
         sort_tracked(limit);
-    mem_watch_collect(hlrc.tracked, limit, hlrc.written);
+    mem_watch_collect(hlrc.tracked, all, limit, hlrc.written);
     size_t unwritten = 0;
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         size_t page = hlrc.tracked[i];
@@ -859,6 +863,11 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
         struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
             unwritten += !hlrc.written[i];
+            /* DSM_CHECK: what the watch calls unwritten is its snapshot. */
+            if (!hlrc.written[i] && check_on() && memcmp(mem_sys(page), e->twin, mem.page_size))
+                check_violated("hlrc: a home page the write watch found unwritten equals its snapshot",
+                               "page %zu differs from its snapshot (tracked %zu of %zu)", page, i,
+                               limit);
             /* Home migration counts the bytes (a compare of its own). */
             size_t changed = !hlrc.written[i]       ? 0
                              : migrate_counts_writes() ? changed_bytes(mem_sys(page), e->twin)

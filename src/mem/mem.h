@@ -173,12 +173,15 @@ void mem_fault_watch_thread(void);
  * window is mapped. mem_watch_arm: from now on a write to the page is
  * recorded (arm before copying the page that later writes are to be told
  * from). mem_watch_collect: written[i] = whether pages[i] was written
- * since it was armed, and arms it again; every page counts as written
- * when the watch is off, or stopped (a call the kernel refused: said
- * once). Callers serialise collect. */
+ * since it was armed; pages[0, take) are armed again, pages[take, n)
+ * keep their records (one written stays written for the next call), and
+ * a page not listed may lose its record (list every page whose record
+ * you need). Every page counts as written when the watch is off, or
+ * stopped (a call the kernel refused: said once). Callers serialise
+ * collect. */
 bool mem_watch_on(void);
 void mem_watch_arm(size_t page);
-void mem_watch_collect(const uint32_t *pages, size_t n, uint8_t *written);
+void mem_watch_collect(const uint32_t *pages, size_t n, size_t take, uint8_t *written);
 
 /* Twins: a pristine copy of a page, taken before its first write. */
 void mem_twin_make(size_t page);

@@ -69,9 +69,11 @@ struct pm_scan_arg {
 #define PM_SCAN_CHECK_WPASYNC (1 << 1)
 #endif
 
-/* Pages not in the list that a scan's run may span (and re-arm, which
- * costs them a kernel fix-up at their next write): fewer system calls
- * where the listed pages lie close together. */
+/* Pages not listed that a scan's run may span: fewer system calls where
+ * the listed pages lie close together (a home's tracked pages are holes
+ * and stretches: pages retire, others stay). A page a run spans loses its
+ * record (the scan re-arms what it finds written): the caller lists every
+ * page whose record it needs. */
 #define RUN_GAP 8
 
 /* Listed pages a run needs for a scan to be cheaper than comparing them:
@@ -193,7 +195,7 @@ static bool scan_run(size_t first, size_t last, size_t from, size_t to, uint8_t 
     return true;
 }
 
-void mem_watch_collect(const uint32_t *pages, size_t n, uint8_t *written)
+void mem_watch_collect(const uint32_t *pages, size_t n, size_t take, uint8_t *written)
 {
     if (!mem_watch_on()) {
         memset(written, 1, n);
@@ -225,9 +227,9 @@ void mem_watch_collect(const uint32_t *pages, size_t n, uint8_t *written)
         while (to < n && watch.order[to].page - watch.order[to - 1].page <= RUN_GAP &&
                (watch.order[to].page < mem.gpages) == (watch.order[from].page < mem.gpages))
             to++;
-        if (to - from < RUN_MIN) {
+        if (to - from < RUN_MIN) { /* not scanned: records untouched (2, not 1: below) */
             for (size_t k = from; k < to; k++)
-                written[watch.order[k].index] = 1;
+                written[watch.order[k].index] = 2;
         } else if (!scan_run(watch.order[from].page, watch.order[to - 1].page, from, to, written)) {
             give_up("PAGEMAP_SCAN");
             memset(written, 1, n);
@@ -235,4 +237,17 @@ void mem_watch_collect(const uint32_t *pages, size_t n, uint8_t *written)
         }
         from = to;
     }
+    /* The pages whose records the caller keeps: found written, they are
+     * written again for the next look (lifting the protection the scan
+     * put back). Seldom: pages tracked during a release, written at once. */
+    for (size_t i = take; i < n; i++)
+        if (written[i] == 1) {
+            struct uffdio_writeprotect wp = {
+                .range = {.start = (uintptr_t)mem_app(pages[i]), .len = mem.page_size}, .mode = 0};
+            if (ioctl(watch.uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
+                give_up("UFFDIO_WRITEPROTECT");
+                memset(written, 1, n);
+                return;
+            }
+        }
 }
