@@ -197,6 +197,8 @@ static bool scan_run(size_t first, size_t last, size_t from, size_t to, uint8_t 
 
 void mem_watch_collect(const uint32_t *pages, size_t n, size_t take, uint8_t *written)
 {
+    if (n == 0) /* (written may be NULL then) */
+        return;
     if (!mem_watch_on()) {
         memset(written, 1, n);
         return;
