@@ -792,12 +792,6 @@ static size_t changed_bytes(const void *a, const void *b)
     return n * sizeof *x;
 }
 
-static int by_page(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Puts tracked[0, n) in ascending order, for the write watch's scans (one
  * a run of neighbouring pages). The list stays in order from one release
  * to the next but for the pages tracked since, at its end: they are
@@ -810,7 +804,7 @@ static void sort_tracked(size_t n)
         k++;
     if (k >= n)
         return;
-    qsort(t + k, n - k, sizeof *t, by_page);
+    page_list_sort(t + k, n - k);
     uint32_t *head = malloc(k * sizeof *head);
     if (!head)
         log_fatal("out of memory sorting %zu tracked home pages", n);
