@@ -16,6 +16,9 @@
  * lists (read here with the preprocessor, so the list is written once). */
 extern const char *const config_protocols;
 
+/* DSM_WRITE_WATCH (mem/watch.c): the index of its choice. */
+enum write_watch { WRITE_WATCH_OFF, WRITE_WATCH_AUTO, WRITE_WATCH_ON };
+
 struct dsm_config {
     double   peer_timeout_s;   /* DSM_PEER_TIMEOUT */
     double   net_loss;         /* DSM_NET_LOSS */
@@ -49,7 +52,7 @@ struct dsm_config {
     int64_t  read_ahead;       /* DSM_READ_AHEAD */
     int64_t  write_ahead;      /* DSM_WRITE_AHEAD */
     int64_t  pull_credit;      /* DSM_PULL_CREDIT */
-    int64_t  write_watch;      /* DSM_WRITE_WATCH: 0 = off, 1 = auto */
+    int64_t  write_watch;      /* DSM_WRITE_WATCH: enum write_watch */
     int64_t  shared_globals;   /* DSM_SHARED_GLOBALS */
     int64_t  stats;            /* DSM_STATS */
     const char *stats_json;    /* DSM_STATS_JSON, NULL if unset */

@@ -123,6 +123,8 @@ struct hlrc_page {
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
     uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
+    uint8_t  unarmed;   /* at the home: tracked before the write watch started and
+                         * not armed yet (compared at its next release, then armed) */
     uint8_t  hidden;    /* no access until this node catches up: at the home,
                          * another node's diff changed it (see apply_diff); with
                          * threads, a copy fetched ahead (see make_valid) */
@@ -144,6 +146,18 @@ struct hlrc_page {
 #define RETIRE_AFTER 2
 #define RETIRE_PATIENCE_MAX 5
 
+/* Compares a home makes before DSM_WRITE_WATCH=auto starts the kernel's
+ * write watch (mem/watch.c). Registering the region's views with a
+ * userfaultfd costs every later read fault of the program the kernel's
+ * fault-around (it maps a faulting page's mapped neighbours at once, but
+ * not in a range registered for write-protection): bench/apps LU 1024 on
+ * 2 nodes took 11,100 page faults instead of 8,500 and 8 % longer with
+ * the watch, which spared it 1,700 compares. A compare costs 0.5-1 us: a
+ * home that has made this many (about 10 ms of them) is one whose pages
+ * are compared often enough for the watch to pay (NAS BT W: 14-23
+ * million a node; bench/apps' programs: at most 4,000). */
+#define WATCH_AFTER_COMPARES 16384
+
 /* Acquires that refresh a re-read page in place before it must fault
  * again to show it is still read: DSM_PULL_CREDIT, 8 by default
  * (hlrc.pull_credit). */
@@ -163,6 +177,8 @@ static DSM_STATE struct {
     size_t             ntracked, cap_tracked;
     uint8_t           *written;       /* per tracked page: written, by the watch (under lock) */
     size_t             cap_written;
+    uint64_t           compares;      /* tracked pages compared at releases, for WATCH_AFTER_COMPARES */
+    bool               watch_asked;   /* mem_watch_start was called */
     uint32_t          *unsnapped;     /* shared home pages writable without one */
     size_t             nunsnapped, cap_unsnapped;
     uint32_t          *unprotected;   /* read-only from the release, but for the */
@@ -280,6 +296,7 @@ static void track(size_t page)
     e->twin = mem_copy_get();
     /* Armed first: a write that the copy misses is one the watch sees. */
     mem_watch_arm(page);
+    h->unarmed = 0;
     memcpy(e->twin, mem_sys(page), mem.page_size);
     h->quiet = 0;
     page_list_add(&hlrc.tracked, &hlrc.ntracked, &hlrc.cap_tracked, page);
@@ -817,6 +834,26 @@ static void sort_tracked(size_t n)
     free(head);
 }
 
+/* Starts the kernel's write watch (WATCH_AFTER_COMPARES) at the end of a
+ * release's compares: tracked[0, looked) were just compared, so their
+ * snapshots are the pages and nothing writes them until the program runs
+ * on (see release): armed now, every later write is seen. Any after them
+ * were tracked during this release, unarmed, and the program may have
+ * written them since: each is compared at its next release and armed
+ * then (unarmed). Caller holds hlrc.lock. */
+static void start_watch(size_t looked)
+{
+    hlrc.watch_asked = true;
+    if (!mem_watch_start())
+        return;
+    for (size_t i = 0; i < hlrc.ntracked; i++) {
+        if (i < looked)
+            mem_watch_arm(hlrc.tracked[i]);
+        else
+            hlrc.pages[hlrc.tracked[i]].unarmed = 1;
+    }
+}
+
 /* Announces the home's own writes: each tracked page that differs from its
  * snapshot gets a new version and a notice in n (from n[count]), and its
  * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
@@ -850,20 +887,21 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     if (mem_watch_on())
         sort_tracked(limit);
     mem_watch_collect(hlrc.tracked, all, limit, hlrc.written);
-    size_t unwritten = 0;
+    size_t unwritten = 0, looked_kept = 0;
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         size_t page = hlrc.tracked[i];
         struct page_entry *e = &mem.pages[page];
         struct hlrc_page *h = &hlrc.pages[page];
         if (i < limit) {
-            unwritten += !hlrc.written[i];
+            bool written = hlrc.written[i] || h->unarmed;
+            unwritten += !written;
             /* DSM_CHECK: what the watch calls unwritten is its snapshot. */
-            if (!hlrc.written[i] && check_on() && memcmp(mem_sys(page), e->twin, mem.page_size))
+            if (!written && check_on() && memcmp(mem_sys(page), e->twin, mem.page_size))
                 check_violated("hlrc: a home page the write watch found unwritten equals its snapshot",
                                "page %zu differs from its snapshot (tracked %zu of %zu)", page, i,
                                limit);
             /* Home migration counts the bytes (a compare of its own). */
-            size_t changed = !hlrc.written[i]       ? 0
+            size_t changed = !written                  ? 0
                              : migrate_counts_writes() ? changed_bytes(mem_sys(page), e->twin)
                                                        : memcmp(mem_sys(page), e->twin, mem.page_size) != 0;
             if (changed) {
@@ -878,6 +916,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 publish(page);
             } else if (++h->quiet >= RETIRE_AFTER << h->patience) {
                 snapshot_drop(page);
+                h->unarmed = 0; /* tracked again, it is armed then */
                 if (e->state == PAGE_WRITE) {
                     e->state = PAGE_READ;
                     page_list_add(&hlrc.unprotected, &hlrc.nunprotected, &hlrc.cap_unprotected, page);
@@ -885,10 +924,22 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 publish(page);
                 continue;
             }
+            /* Its snapshot is the page, and nothing writes it until the
+             * program runs on (see release): armed from here, its next
+             * write is seen. */
+            if (h->unarmed) {
+                mem_watch_arm(page);
+                h->unarmed = 0;
+            }
+            looked_kept++;
         }
         hlrc.tracked[kept++] = (uint32_t)page;
     }
     hlrc.ntracked = kept;
+    hlrc.compares += limit - unwritten;
+    if (!hlrc.watch_asked && job()->cfg.write_watch != WRITE_WATCH_OFF &&
+        (job()->cfg.write_watch == WRITE_WATCH_ON || hlrc.compares >= WATCH_AFTER_COMPARES))
+        start_watch(looked_kept);
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_HOME_COMPARES, limit - unwritten);
     stats_add(STAT_HOME_UNWRITTEN, unwritten);
@@ -1689,6 +1740,8 @@ static void hlrc_finish(void)
     hlrc.dirty = NULL;
     hlrc.written = NULL;
     hlrc.cap_written = 0;
+    hlrc.compares = 0;
+    hlrc.watch_asked = false;
     hlrc.diffbuf = NULL;
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nto_pull = hlrc.cap_to_pull = 0;

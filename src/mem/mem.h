@@ -168,9 +168,11 @@ void mem_fault_watch_thread(void);
 /* Write watch (watch.c): which pages the application wrote since each was
  * armed, from the kernel's record (userfaultfd write-protection in async
  * mode and PAGEMAP_SCAN, Linux 6.7+), without a signal or a compare.
- * mem_watch_on: whether the kernel keeps it here (DSM_WRITE_WATCH, not a
- * DSM_HOME_DIR file); decided at the first call, after the globals'
- * window is mapped. mem_watch_arm: from now on a write to the page is
+ * mem_watch_start: registers the application's views, once, after the
+ * globals' window is mapped, where the kernel keeps the record
+ * (DSM_WRITE_WATCH not off, not a DSM_HOME_DIR file); whether it watches.
+ * mem_watch_on: whether it watches now (false until started, and after a
+ * refused call). mem_watch_arm: from now on a write to the page is
  * recorded (arm before copying the page that later writes are to be told
  * from). mem_watch_collect: written[i] = whether pages[i] was written
  * since it was armed; pages[0, take) are armed again, pages[take, n)
@@ -179,6 +181,7 @@ void mem_fault_watch_thread(void);
  * you need). Every page counts as written when the watch is off, or
  * stopped (a call the kernel refused: said once). Callers serialise
  * collect. */
+bool mem_watch_start(void);
 bool mem_watch_on(void);
 void mem_watch_arm(size_t page);
 void mem_watch_collect(const uint32_t *pages, size_t n, size_t take, uint8_t *written);

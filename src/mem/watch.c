@@ -27,6 +27,14 @@
  * kernels, a DSM_HOME_DIR file, userfaultfd refused), or DSM_WRITE_WATCH
  * is off, nothing is registered and every page is reported written: the
  * caller compares them all, as before.
+ *
+ * Registering has a price the program pays at its read faults: the kernel
+ * maps a faulting page's neighbours at once (fault-around), but not in a
+ * range registered for write-protection, so every page of the view then
+ * takes a fault of its own (bench/apps LU 1024, 2 nodes: 11,100 page
+ * faults instead of 8,500, 8 % longer). So the caller starts the watch
+ * (mem_watch_start) only once compares are many (hlrc.c,
+ * WATCH_AFTER_COMPARES), or at once with DSM_WRITE_WATCH=on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,34 +108,55 @@ static bool register_range(char *addr, size_t len)
     return !len || ioctl(watch.uffd, UFFDIO_REGISTER, &r) == 0;
 }
 
-static void watch_open(void)
+/* Why the kernel keeps no record here, or NULL once registered. */
+static const char *watch_open_why(void)
 {
-    if (job()->cfg.write_watch == 0 || mem.home_dir)
-        return;
+    if (mem.home_dir)
+        return "the region is a DSM_HOME_DIR file";
     watch.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
     if (watch.uffd < 0)
-        return;
+        return "userfaultfd refused";
     struct uffdio_api api = {.api = UFFD_API,
                              .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_HUGETLBFS_SHMEM};
     watch.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    const char *why = NULL;
+    if (watch.pagemap < 0)
+        why = "/proc/self/pagemap cannot be read";
+    else if (ioctl(watch.uffd, UFFDIO_API, &api) < 0 || !(api.features & UFFD_FEATURE_WP_ASYNC))
+        why = "the kernel has no asynchronous write-protection (Linux 6.7+)";
     /* The region's view of the globals' pages, [base, base + gsize), is
      * not the program's (mem_contains): its window at gbase is. */
-    if (watch.pagemap < 0 || ioctl(watch.uffd, UFFDIO_API, &api) < 0 ||
-        !(api.features & UFFD_FEATURE_WP_ASYNC) ||
-        !register_range(mem.base + mem.gsize, mem.size - mem.gsize) ||
-        !register_range(mem.gbase, mem.gsize)) {
+    else if (!register_range(mem.base + mem.gsize, mem.size - mem.gsize) ||
+             !register_range(mem.gbase, mem.gsize))
+        why = "the region's views cannot be registered";
+    if (why) {
         if (watch.pagemap >= 0)
             close(watch.pagemap);
         close(watch.uffd); /* unregisters whatever was */
         watch.uffd = watch.pagemap = -1;
-        return;
     }
-    watch.on = true;
+    return why;
+}
+
+static void watch_open(void)
+{
+    if (job()->cfg.write_watch == WRITE_WATCH_OFF)
+        return;
+    const char *why = watch_open_why();
+    if (!why)
+        __atomic_store_n(&watch.on, true, __ATOMIC_RELEASE);
+    else if (job()->cfg.write_watch == WRITE_WATCH_ON)
+        log_warn("DSM_WRITE_WATCH=on: %s; home pages are compared with their snapshots", why);
+}
+
+bool mem_watch_start(void)
+{
+    pthread_once(&watch.once, watch_open);
+    return mem_watch_on();
 }
 
 bool mem_watch_on(void)
 {
-    pthread_once(&watch.once, watch_open);
     return __atomic_load_n(&watch.on, __ATOMIC_ACQUIRE);
 }
 

@@ -425,7 +425,8 @@ static void test_choices_take_exactly_their_names(void)
     EXPECT_INT("DSM_NET_ONE_SIDED", "on", net_one_sided, 2);
     EXPECT_INT("DSM_WRITE_WATCH", "off", write_watch, 0);
     EXPECT_INT("DSM_WRITE_WATCH", "auto", write_watch, 1);
-    EXPECT_BAD("DSM_WRITE_WATCH", "on");
+    EXPECT_INT("DSM_WRITE_WATCH", "on", write_watch, 2);
+    EXPECT_BAD("DSM_WRITE_WATCH", "yes");
     EXPECT_INT("DSM_SERVICE_POLL", "off", service_poll, 0);
     EXPECT_INT("DSM_SERVICE_POLL", "auto", service_poll, 1);
     EXPECT_INT("DSM_SERVICE_POLL", "on", service_poll, 2);
