@@ -855,8 +855,17 @@ static void start_watch(size_t looked)
 }
 
 /* Announces the home's own writes: each tracked page that differs from its
- * snapshot gets a new version and a notice in n (from n[count]), and its
- * snapshot becomes the page. A page quiet for RETIRE_AFTER releases is
+ * snapshot gets a new version and a notice in n (from n[count]), and is
+ * no longer shared: its snapshot dropped, untracked, left writable. The
+ * notice reaches every node whose copy is older before that node may see
+ * any later write of ours (intervals travel in order), and a node that
+ * fetches it again makes it shared and tracked again (serve_locked), so
+ * the home's later writes need neither a compare nor a fault until then.
+ * NAS MG class A on 2 nodes: the pages moved to node 1 (migrate.c) stayed
+ * shared, retired between their writes (about 100 releases apart) and
+ * took 25,000 write faults of 12 us an iteration, where node 0's own
+ * pages, never fetched, took none: 1.79 s an iteration, now 0.4 s. A
+ * page quiet for RETIRE_AFTER releases is
  * untracked and made read-only (write-protected at release_sent; serving
  * it from the page itself is already right). Only the first `limit`
  * tracked pages are looked at: any after them were tracked by fetches
@@ -909,11 +918,19 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                     mem_profile_home_writes(page, mem_sys(page), e->twin, hlrc.diffbuf);
                 if (migrate_counts_writes())
                     migrate_note_write(page, job()->rank, changed);
-                memcpy(e->twin, mem_sys(page), mem.page_size);
-                h->quiet = 0;
                 n[count++] = (struct notice){(uint32_t)page, ++h->version};
                 note_writer(page, job()->rank, interval);
+                /* Every copy elsewhere is older than this notice (a copy
+                 * served since the last release is the snapshot) and is
+                 * invalidated by it before its holder may see any later
+                 * write of ours: until another node fetches the page
+                 * again, the home writes it as a page nobody holds —
+                 * untracked, writable, announced by nothing. */
+                snapshot_drop(page);
+                h->unarmed = 0;
+                h->shared = 0;
                 publish(page);
+                continue;
             } else if (++h->quiet >= RETIRE_AFTER << h->patience) {
                 snapshot_drop(page);
                 h->unarmed = 0; /* tracked again, it is armed then */
