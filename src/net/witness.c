@@ -29,18 +29,10 @@
 #include "runtime/boot.h"
 
 static DSM_STATE struct {
-    in_addr_t *host;  /* job()->nodes of them: each node's published address */
+    in_addr_t *host;   /* job()->nodes of them: each node's published address */
+    int       *mates;  /* how many nodes share each node's host, itself left out;
+                          0 for this host's (looked at here) */
 } wit;
-
-void witness_start(const struct sockaddr_in *peers)
-{
-    free(wit.host);
-    wit.host = calloc((size_t)job()->nodes, sizeof *wit.host);
-    if (!wit.host)
-        return; /* no witnesses: silence alone judges */
-    for (int i = 0; i < job()->nodes; i++)
-        wit.host[i] = peers[i].sin_addr.s_addr;
-}
 
 /* Whether a and b, two nodes, run on one host. */
 static bool host_mates(int a, int b)
@@ -48,25 +40,34 @@ static bool host_mates(int a, int b)
     return wit.host && wit.host[a] == wit.host[b];
 }
 
-/* How many of peer's host mates could look at it for this node. */
-static int mates_of(int peer)
+void witness_start(const struct sockaddr_in *peers)
 {
-    int mates = 0;
-    if (!wit.host || host_mates(job()->rank, peer))
-        return 0; /* a peer of this host: looked at here */
-    for (int i = 0; i < job()->nodes; i++)
-        mates += i != peer && host_mates(i, peer);
-    return mates;
+    int n = job()->nodes;
+    free(wit.host);
+    free(wit.mates);
+    wit.host = calloc((size_t)n, sizeof *wit.host);
+    wit.mates = calloc((size_t)n, sizeof *wit.mates);
+    if (!wit.host || !wit.mates) { /* no witnesses: silence alone judges */
+        free(wit.host);
+        wit.host = NULL;
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        wit.host[i] = peers[i].sin_addr.s_addr;
+    /* Counted once: the question is asked of every silent peer, often. */
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < n && !host_mates(job()->rank, p); i++)
+            wit.mates[p] += i != p && host_mates(i, p);
 }
 
 bool witness_can_ask(int peer)
 {
-    return mates_of(peer) > 0;
+    return wit.host && wit.mates[peer] > 0;
 }
 
 void witness_ask(int peer, unsigned *turn)
 {
-    int mates = mates_of(peer);
+    int mates = wit.host ? wit.mates[peer] : 0;
     if (!mates)
         return;
     /* The (turn mod mates)-th mate: each question goes to the next, so
