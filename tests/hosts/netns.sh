@@ -8,6 +8,8 @@
 # never meet the machine's own network, and several copies of the test can
 # run at once. dsmrun itself runs on host 1 (`on_host 1 dsmrun ...`).
 # `hosts_up N nossh` makes the hosts and their network only (tests/slurm).
+# With HOSTS_APART=1 each host also has a /proc and a host name of its own
+# (sshd_start; on_host_apart runs a command so).
 #
 # A machine that forbids any of it (no root, no namespaces, no sshd) makes
 # the test skip: exit 77, which ctest reports as "Not Run" with the reason.
