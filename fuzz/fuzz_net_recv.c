@@ -105,6 +105,12 @@ void log_forked_child(const char *fmt, ...) { (void)fmt; abort(); }
 /* boot_env.c's: no agent to ask about peers of other hosts (liveness.c). */
 int boot_arbiter_fd(void) { return -1; }
 
+/* transport.c's: a host mate's look travels as the transport sends it. */
+void net_send_witness(int to, bool question, const void *line, size_t len)
+{
+    window_send_control(to, question ? WIRE_LOOK : WIRE_SEEN, line, len);
+}
+
 /* service.c's: no service thread here; the harness runs the timers. */
 void service_timer_at(uint64_t t) { (void)t; }
 
@@ -178,12 +184,17 @@ static void start(void)
     net_state.up.ops.place = place;
     net_state.up.ops.deliver = deliver;
     net_state.peers = calloc(NODES, sizeof *net_state.peers);
+    /* Two hosts (witness.c): the last node on one of its own, so that its
+     * questions about SELF's host mates, and the mates' answers, parse. */
+    struct sockaddr_in addrs[NODES];
     for (int i = 0; i < NODES; i++) {
+        addrs[i].sin_addr.s_addr = htonl(i == NODES - 1 ? 0x7f000002 : 0x7f000001);
         net_state.peers[i].addr.sin_family = AF_INET;
         net_state.peers[i].addr.sin_addr.s_addr = htonl(0x7f000001);
         net_state.peers[i].addr.sin_port = htons((uint16_t)(20000 + i));
         rto_init(&net_state.peers[i].tx.rto);
     }
+    witness_start(addrs);
     static unsigned char *rxbuf;
     if (!rxbuf)
         rxbuf = malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + MAXPAY + 1));

@@ -67,6 +67,8 @@ int main(int argc, char **argv)
         hdr(WIRE_ABORT, 0, 12, 0, 0, 0),
         hdr(WIRE_DATA, WIRE_FIRST | WIRE_LAST | WIRE_RTX | WIRE_ECHO_RTX, 16, 7, 0, 16),
         hdr(WIRE_ACK, WIRE_ECHO_RTX, 0, 0, 0, 0),
+        hdr(WIRE_LOOK, 0, 6, 0, 0, 0),
+        hdr(WIRE_SEEN, 0, 20, 0, 0, 0),
     };
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
         memcpy(buf, &w[i], sizeof w[i]);

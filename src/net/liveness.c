@@ -27,27 +27,39 @@
  * timeout under load, "silent for 6.9 s" against 2 s).
  *
  * The peer's process is found among this node's siblings (the processes
- * the same launcher started: same parent) by the bootstrap contract's
- * environment (runtime/boot.h): our DSM_JOB_ID and its DSM_RANK. It is
- * looked up when a peer on this host not yet found stays silent for a
- * quarter of the timeout, and known by its start time as well as its pid,
- * so that a pid reused after its death is not taken for it.
+ * the same launcher started: same parent) by the job and rank in their
+ * environment: dsmrun's DSM_JOB_ID and DSM_RANK (runtime/boot.h), or a
+ * PMIx launcher's PMIX_NAMESPACE and PMIX_RANK (mpirun, srun; the PMIx
+ * rank is the node's). It is looked up when a peer on this host not yet
+ * found stays silent for a quarter of the timeout, and known by its start
+ * time as well as its pid, so that a pid reused after its death is not
+ * taken for it.
  *
- * A peer on another host is looked at by the launcher's agent on its host
- * (dsmrun --hosts), its parent: this node asks its own agent (the socket
- * BOOT_ENV_ARBITER_FD) "look RANK" 8 times a timeout (at most every
- * 100 ms) while the peer is silent past a quarter of the timeout, the question goes through dsmrun
- * to the peer's agent over their ssh connections, and the answer comes
- * back the same way; each answer is a look, judged by the same rules.
- * Nothing new listens and no datagram is added: the questions travel on
- * the channels the launch made. A peer about which no answer has come in
- * this silence (the agents and dsmrun held up, or its host lost, which
- * dsmrun names itself) is given ASLEEP_TIMEOUTS timeouts. A peer without
- * an agent to ask (another launcher: mpirun, srun), or one on this host
- * whose process is not found (a launcher that is not a common parent, as
- * srun's steps may be), is judged by its silence: DSM_PEER_TIMEOUT,
- * longer for a peer on this host while the host's run queue holds more
- * than 16 runnable threads a CPU (silence_allowed_ns).
+ * A peer on another host is looked at by someone on its host:
+ *   - under dsmrun --hosts, by the launcher's agent there, its parent: this
+ *     node asks its own agent (the socket BOOT_ENV_ARBITER_FD) "look RANK",
+ *     the question goes through dsmrun to the peer's agent over their ssh
+ *     connections, and the answer comes back the same way;
+ *   - under mpirun or srun (no dsm agent), by a host mate: a node of this
+ *     job on the peer's host (the nodes that published one address at
+ *     startup), asked the same line in an authenticated datagram of the
+ *     transport, each question to the next mate (witness.c).
+ * Either is asked 8 times a timeout (at most every 100 ms) while the peer
+ * is silent past a quarter of the timeout; each answer is a look, judged
+ * by the same rules. Nothing new listens: the questions travel on the
+ * channels the launch made, or on the job's own. A peer about which no
+ * answer has come in this silence (the agents and dsmrun, or every mate,
+ * held up as the peer may be — a host entirely starved — or its host
+ * lost, which dsmrun names itself) is given ASLEEP_TIMEOUTS timeouts.
+ *
+ * What cannot be told apart: a peer alone on its host under mpirun or
+ * srun (no agent, no mate) is judged by its silence, DSM_PEER_TIMEOUT, as
+ * is a peer on this host whose process is not found (a launcher that is
+ * not a common parent); for a peer on this host the silence allowed grows
+ * while the host's run queue holds more than 16 runnable threads a CPU
+ * (silence_allowed_ns). A stopped peer there ends the job at the timeout;
+ * a live one starved for longer does too: run such jobs with a timeout
+ * longer than the starvation they may see, or give each host two nodes.
  */
 #include "net/transport.h"
 
@@ -127,7 +139,8 @@ struct watched {
     unsigned long long start;     /* its start time (/proc/PID/stat field 22) */
     uint64_t           since_ns;  /* this silence's first look; 0: not looking */
     uint64_t           looked_ns;
-    uint64_t           asked_ns;  /* on another host: the last question to the agent */
+    uint64_t           asked_ns;  /* on another host: the last question to the agent or a mate */
+    unsigned           turn;      /* questions put to its host mates (witness.c) */
     bool               asking;    /* since this silence began: answers count */
     uint64_t           moved_ns;  /* the last look that found it runnable or having run; 0: none */
     /* Its threads' CPU time at the last look, to see it run; and the
@@ -154,16 +167,30 @@ static const char *env_value(const char *block, size_t len, const char *name)
     return NULL;
 }
 
+/* The job and the rank an environment block names: dsmrun's (runtime/boot.h),
+ * or a PMIx launcher's (mpirun, srun: the job's namespace and the rank in
+ * it, which is the node's rank, runtime/boot_pmix.c). */
+static const char *job_in(const char *env, size_t n, const char **rank)
+{
+    const char *job = env_value(env, n, BOOT_ENV_JOB "=");
+    if (job) {
+        *rank = env_value(env, n, BOOT_ENV_RANK "=");
+        return job;
+    }
+    *rank = env_value(env, n, "PMIX_RANK=");
+    return env_value(env, n, "PMIX_NAMESPACE=");
+}
+
 /* Finds the processes of this node's peers on this host: the siblings
  * whose environment names our job and their rank. */
 static void look_up_peers(void)
 {
     static DSM_STATE char env[65536];
     size_t n = proc_read_file("/proc/self/environ", env, sizeof env);
-    const char *mine = env_value(env, n, BOOT_ENV_JOB "=");
+    const char *my_rank, *mine = job_in(env, n, &my_rank);
     if (!mine)
         return;
-    char ours[40];
+    char ours[300]; /* a PMIx namespace: at most 255 characters */
     snprintf(ours, sizeof ours, "%s", mine);
     int parent = (int)getppid();
     DIR *d = opendir("/proc");
@@ -182,7 +209,7 @@ static void look_up_peers(void)
             continue;
         snprintf(path, sizeof path, "/proc/%d/environ", pid);
         n = proc_read_file(path, env, sizeof env);
-        const char *theirs = env_value(env, n, BOOT_ENV_JOB "="), *rank = env_value(env, n, BOOT_ENV_RANK "=");
+        const char *rank, *theirs = job_in(env, n, &rank);
         if (!theirs || !rank || strcmp(theirs, ours))
             continue;
         int r = atoi(rank);
@@ -282,6 +309,46 @@ static void ask_agent(int fd, int peer)
     }
 }
 
+/* The watch table, made at the first need. Under watch.lock. */
+static struct watched *watched(int peer)
+{
+    if (!watch.peer)
+        watch.peer = calloc((size_t)job()->nodes, sizeof *watch.peer);
+    return watch.peer ? &watch.peer[peer] : NULL;
+}
+
+/* A peer of this host not yet found is searched for, at most every
+ * LOOK_UP_EVERY_NS. Under watch.lock. */
+static void look_up_if_due(uint64_t now)
+{
+    if (!watch.looked_up_ns || now - watch.looked_up_ns >= LOOK_UP_EVERY_NS) {
+        watch.looked_up_ns = now;
+        look_up_peers();
+    }
+}
+
+bool liveness_look_here(int rank, struct process_sight *s)
+{
+    pthread_mutex_lock(&watch.lock);
+    struct watched *w = watched(rank);
+    if (w && !w->pid)
+        look_up_if_due(clock_ns());
+    bool found = w && w->pid;
+    if (found)
+        process_look(w->pid, w->start, s);
+    pthread_mutex_unlock(&watch.lock);
+    return found;
+}
+
+void liveness_seen(int rank, const struct process_sight *s)
+{
+    pthread_mutex_lock(&watch.lock);
+    /* An answer to a question of an earlier silence is not a look now. */
+    if (watch.peer && watch.peer[rank].asking)
+        observe(&watch.peer[rank], s, clock_ns());
+    pthread_mutex_unlock(&watch.lock);
+}
+
 bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
                    const char **why)
 {
@@ -290,13 +357,11 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
         return false;
     if (peer == job()->rank) /* this node runs: its own datagrams wait for it */
         return false;
-    int agent = boot_arbiter_fd();
-    if (job()->nodes < 2 || (!same_host && agent < 0))
+    if (job()->nodes < 2)
         return silent_ns > timeout_ns;
+    int agent = boot_arbiter_fd();
     pthread_mutex_lock(&watch.lock);
-    if (!watch.peer)
-        watch.peer = calloc((size_t)job()->nodes, sizeof *watch.peer);
-    struct watched *w = watch.peer ? &watch.peer[peer] : NULL;
+    struct watched *w = watched(peer);
     if (w && silent_ns <= timeout_ns / 4) {
         w->since_ns = 0; /* heard again: a new silence starts afresh */
         w->asking = false;
@@ -305,11 +370,9 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
      * node may look before its peer has even been exec'd (no rendezvous
      * at start), and that peer's environment is then still the
      * launcher's. */
-    if (w && same_host && !w->pid && silent_ns > timeout_ns / 4 &&
-        (!watch.looked_up_ns || now - watch.looked_up_ns >= LOOK_UP_EVERY_NS)) {
-        watch.looked_up_ns = now;
-        look_up_peers();
-    }
+    if (w && same_host && !w->pid && silent_ns > timeout_ns / 4)
+        look_up_if_due(now);
+    uint64_t every = timeout_ns / 8 < ASK_EVERY_MAX_NS ? timeout_ns / 8 : ASK_EVERY_MAX_NS;
     bool dead;
     if (w && same_host && w->pid) {
         if (silent_ns > timeout_ns / 4 && (!w->since_ns || now - w->looked_ns >= LOOK_EVERY_NS)) {
@@ -318,22 +381,26 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
             observe(w, &s, now);
         }
         dead = w->since_ns && judged_dead(w, true, silent_ns, timeout_ns, now, why);
-    } else if (w && agent >= 0) {
+    } else if (w && (agent >= 0 || witness_can_ask(peer))) {
         /* Another host's, or this kernel's but not our launcher's child
          * (hosts that share a kernel, which UCX takes for one): its
-         * agent's answers come in their own time, each a look at arrival. */
-        uint64_t every = timeout_ns / 8 < ASK_EVERY_MAX_NS ? timeout_ns / 8 : ASK_EVERY_MAX_NS;
+         * agent's answers, or its host mates' (witness.c), come in their
+         * own time, each a look at arrival. */
         if (silent_ns > timeout_ns / 4) {  /* no system call while all is heard */
-            hear_agent(agent, now);
+            if (agent >= 0)
+                hear_agent(agent, now);
             if (!w->asking || now - w->asked_ns >= every) {
-                ask_agent(agent, peer);
+                if (agent >= 0)
+                    ask_agent(agent, peer);
+                else
+                    witness_ask(peer, &w->turn);
                 w->asked_ns = now;
                 w->asking = true;
             }
         }
-        /* No answer yet: the agents and dsmrun are held up as the peer
-         * may be (load), and a host that is lost dsmrun names itself; it
-         * gets what an asleep peer gets. */
+        /* No answer yet: the agents and dsmrun, or the mates, are held
+         * up as the peer may be (load), and a host that is lost dsmrun
+         * names itself; it gets what an asleep peer gets. */
         dead = w->since_ns ? judged_dead(w, same_host, silent_ns, timeout_ns, now, why)
                            : silent_ns > ASLEEP_TIMEOUTS * timeout_ns &&
                                  silent_ns > silence_allowed_ns(timeout_ns, same_host);

@@ -63,6 +63,14 @@ void net_abort_peers(const char *reason)
                 window_send_control(i, WIRE_ABORT, reason, strlen(reason));
 }
 
+void net_send_witness(int to, bool question, const void *line, size_t len)
+{
+    if (net_over_ucx)
+        ucx_send_witness(to, question, line, len);
+    else
+        window_send_control(to, question ? WIRE_LOOK : WIRE_SEEN, line, len);
+}
+
 int net_expose(size_t len) { return ucx_rma_expose(len); }
 
 void *net_exposed(int range) { return net_over_ucx ? ucx_rma_exposed(range) : NULL; }
@@ -91,6 +99,7 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = job()->cfg.threads > 1 ? job()->cfg.threads : 1;
     cpus_shared = nodes_here(prm) * (threads + 1) > cpus;
+    witness_start(prm->peers);
     if (prm->transport == NET_TRANSPORT_UCX)
         return ucx_start(prm, ops, ctx);
     return udp_start(prm, ops, ctx);

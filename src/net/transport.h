@@ -294,6 +294,32 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
 bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
                    const char **why);
 
+struct process_sight;
+/* A look at `rank`, a peer of this host, taken now (for a witness's answer,
+ * witness.c); false if its process is not found here. */
+bool liveness_look_here(int rank, struct process_sight *s);
+/* A host mate's look at `rank`, a silent peer of another host (witness.c):
+ * taken as one of ours while we ask about it. */
+void liveness_seen(int rank, const struct process_sight *s);
+
+/* ---- a silent peer's host mates (witness.c) ----------------------------- */
+
+/* Records which nodes share a host: those that published one address. */
+void witness_start(const struct sockaddr_in *peers);
+/* Whether peer, a node of another host, has host mates to look at it. */
+bool witness_can_ask(int peer);
+/* Asks the next of peer's host mates (*turn counts the questions) to look
+ * at it. UDP: the caller holds net_state.lock. */
+void witness_ask(int peer, unsigned *turn);
+/* A question (WIRE_LOOK, UCX_LOOK) from `from`: the answer to send it (a
+ * line of at most size - 1 bytes) and its length; 0: none to send. */
+size_t witness_answer(int from, const void *line, size_t len, char *reply, size_t size);
+/* An answer (WIRE_SEEN, UCX_SEEN) from `from`. */
+void witness_heard(int from, const void *line, size_t len);
+/* Sends a question (or an answer) of witness.c's to `to` over the job's
+ * transport. UDP: the caller holds net_state.lock. */
+void net_send_witness(int to, bool question, const void *line, size_t len);
+
 /* ---- receive and reassembly (recv.c) ----------------------------------- */
 
 /* True while this thread delivers (inside recv_progress). */

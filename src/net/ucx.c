@@ -64,6 +64,7 @@
 #include "base/tree.h"
 #include "net/transport.h" /* service_spin_ns, NET_TLS */
 #include "net/wire.h"
+#include "runtime/boot.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
 
 DSM_STATE bool net_over_ucx;
 
@@ -90,6 +91,10 @@ void ucx_notify(void) {}
 void ucx_timer_at(uint64_t t) { (void)t; }
 void ucx_finish(void) {}
 void ucx_abort_peers(const char *reason) { (void)reason; }
+void ucx_send_witness(int to, bool question, const void *line, size_t len)
+{
+    (void)to, (void)question, (void)line, (void)len;
+}
 
 #else /* DSM_HAVE_UCX */
 
@@ -185,6 +190,8 @@ enum ucx_kind {
     UCX_NOP   = 2, /* heartbeat: proves the sender alive */
     UCX_FIN   = 3, /* net_finish's marker (the job's tree, as in transport.c) */
     UCX_ABORT = 4, /* the sender ends the job; payload = reason */
+    UCX_LOOK  = 5, /* "look RANK": a host mate's look at a silent peer, asked (witness.c) */
+    UCX_SEEN  = 6, /* "seen RANK ...": the look, answered */
 };
 
 /* The active message's header; the payload is the message. */
@@ -395,7 +402,7 @@ static ucs_status_t on_am(void *arg, const void *header, size_t header_length, v
     }
     memcpy(&h, header, sizeof h);
     if (h.job != ux.job || h.src >= ux.nodes || h.dst != ux.rank || h.len != length ||
-        h.kind < UCX_DATA || h.kind > UCX_ABORT || h.pad ||
+        h.kind < UCX_DATA || h.kind > UCX_SEEN || h.pad ||
         ((h.kind == UCX_NOP || h.kind == UCX_FIN) && h.len)) {
         stats_add(STAT_NET_FOREIGN_DROPPED, 1);
         return UCS_OK;
@@ -485,8 +492,25 @@ static void handle(struct ucx_msg *m)
         wire_abort_reason(m->data, m->h.len, reason, sizeof reason);
         snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", ux.rank, src, reason);
         log_exit_quietly(line);
+        break;
     }
+    case UCX_LOOK: {
+        char reply[BOOT_ARBITER_LINE_MAX + 1];
+        size_t n = witness_answer(src, m->data, m->h.len, reply, sizeof reply);
+        if (n)
+            send_kind(src, UCX_SEEN, &(struct iovec){.iov_base = reply, .iov_len = n}, 1, NULL, 0);
+        break;
     }
+    case UCX_SEEN:
+        witness_heard(src, m->data, m->h.len);
+        break;
+    }
+}
+
+void ucx_send_witness(int to, bool question, const void *line, size_t len)
+{
+    send_kind(to, question ? UCX_LOOK : UCX_SEEN,
+              &(struct iovec){.iov_base = (void *)line, .iov_len = len}, 1, NULL, 0);
 }
 
 /* Checks a received message and delivers it and any it releases in

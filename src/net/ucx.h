@@ -30,6 +30,8 @@ void ucx_notify(void);
 void ucx_timer_at(uint64_t t);
 void ucx_finish(void);
 void ucx_abort_peers(const char *reason);
+/* net_send_witness over UCX (UCX_LOOK, UCX_SEEN). */
+void ucx_send_witness(int to, bool question, const void *line, size_t len);
 
 /* ---- the UCX settings dsm chooses (ucx_settings.c) ---- */
 

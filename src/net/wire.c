@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "runtime/boot.h" /* BOOT_ARBITER_LINE_MAX */
+
 void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, int mac)
 {
     memcpy(&k->hdr.k0, key, 8);
@@ -90,7 +92,7 @@ uint64_t wire_payload_hash2(const struct wire_keys *k, const void *a, size_t ale
 
 int wire_is_life(const struct wire_hdr *h)
 {
-    return h->kind == WIRE_ABORT || h->kind == WIRE_DONE ||
+    return h->kind == WIRE_ABORT || h->kind == WIRE_DONE || h->kind == WIRE_LOOK || h->kind == WIRE_SEEN ||
            (h->kind == WIRE_DATA && (h->flags & (WIRE_FIN | WIRE_NOP)));
 }
 
@@ -165,6 +167,11 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
         break;
     case WIRE_ABORT:
         if (h.flags)
+            return WIRE_FOREIGN;
+        break;
+    case WIRE_LOOK:
+    case WIRE_SEEN: /* a line of the arbiter's (net/peer_process.h) */
+        if (h.flags || !h.len || h.len > BOOT_ARBITER_LINE_MAX)
             return WIRE_FOREIGN;
         break;
     default:

@@ -14,7 +14,8 @@
  *   hmac = SipHash-2-4(k_hmac, header-before-hmac), in every mode;
  *   mac  = SipHash-2-4(k_hdr, header-before-mac || SipHash-2-4(k_pay, payload))
  *          in mac mode, and in token mode for the datagrams that change the
- *          job's life (wire_is_life: ABORT, DONE, the FIN and NOP markers);
+ *          job's life (wire_is_life: ABORT, DONE, LOOK, SEEN, the FIN and
+ *          NOP markers);
  *          in token mode a message's fragment carries the job token,
  *          SipHash-2-4(k_hdr, job id), instead: its payload is not
  *          authenticated (the data path's cost), its header is.
@@ -45,6 +46,10 @@ enum wire_kind {
     WIRE_ACK   = 2, /* acknowledgement only */
     WIRE_DONE  = 3, /* unsequenced: "I have finished and need nothing more" */
     WIRE_ABORT = 4, /* unsequenced: the sender is ending the job; payload = reason */
+    /* Unsequenced: a host mate's look at a silent peer (net/witness.c),
+     * asked ("look RANK") and answered ("seen RANK ..."); payload = the line. */
+    WIRE_LOOK  = 5,
+    WIRE_SEEN  = 6,
 };
 
 enum wire_flags {
@@ -93,7 +98,8 @@ void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, in
 
 /* Whether h changes the job's life: ends it (WIRE_ABORT), says its sender
  * needs nothing more (WIRE_DONE) or has finished (WIRE_FIN), or proves a
- * silent peer alive (WIRE_NOP). These carry the full mac in every mode. */
+ * silent peer alive (WIRE_NOP), or dead or alive (WIRE_LOOK, WIRE_SEEN).
+ * These carry the full mac in every mode. */
 int wire_is_life(const struct wire_hdr *h);
 
 /* The payload hash h's seal needs (wire_seal): the keyed hash of the

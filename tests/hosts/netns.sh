@@ -8,6 +8,8 @@
 # never meet the machine's own network, and several copies of the test can
 # run at once. dsmrun itself runs on host 1 (`on_host 1 dsmrun ...`).
 # `hosts_up N nossh` makes the hosts and their network only (tests/slurm).
+# With HOSTS_APART=1 each host also has a /proc and a host name of its own
+# (sshd_start; on_host_apart runs a command so).
 #
 # A machine that forbids any of it (no root, no namespaces, no sshd) makes
 # the test skip: exit 77, which ctest reports as "Not Run" with the reason.
@@ -172,14 +174,40 @@ EOF
 # session on the machine waits 60 s (make test then timed out every ssh
 # test). Separate machines have homes of their own; here each host's sessions
 # see empty startup files instead.
+#
+# With HOSTS_APART set, each host's sessions also see a /proc and a host
+# name of their own (PID and UTS namespaces), as separate machines do: a
+# process of one host cannot see another host's processes, and UCX tells
+# the hosts apart. sshd then runs in the foreground as the namespace's
+# first process (were it to go to the background, the namespace would end
+# with its first process).
 sshd_start() {
     local i=$1 mounts=${2:-:} home f
     home=$(getent passwd root | cut -d: -f6)
     for f in .bashrc .bash_profile .bash_login .profile; do
         [ -f "$home/$f" ] && mounts+=" && mount --bind /dev/null '$home/$f'"
     done
+    if [ -n "${HOSTS_APART:-}" ]; then
+        # A simple command, not on_host_apart: a function run in the
+        # background is a shell of its own, which would report its end.
+        ip netns exec "$(hostname_of "$i")" "${APART[@]}" "$(hostname_of "$i")" \
+            sh -c "$mounts"' && exec "$@"' "sshd-host-$i" \
+            /usr/sbin/sshd -D -f "$HOSTS_TMP/sshd_config.$i" -E "$HOSTS_TMP/sshd.$i.log" &
+        disown  # hosts_down ends it
+        return 0
+    fi
     on_host "$i" unshare --mount --propagation private sh -c "$mounts"' && exec "$@"' "sshd-host-$i" \
         /usr/sbin/sshd -f "$HOSTS_TMP/sshd_config.$i" -E "$HOSTS_TMP/sshd.$i.log"
+}
+
+# on_host_apart I command...: runs the command on host I with a /proc and a
+# host name (hostname_of I) of its own (HOSTS_APART).
+APART=(unshare --mount --propagation private --uts --pid --fork --mount-proc
+        sh -c 'hostname "$0" && exec "$@"')
+on_host_apart() {
+    local i=$1
+    shift
+    on_host "$i" "${APART[@]}" "$(hostname_of "$i")" "$@"
 }
 
 # on_host I command...: runs the command on host I (in its namespace).
@@ -210,7 +238,8 @@ host_pids() {
         ip netns list | grep -q "^$ns\b" || continue
         for pid in $(ip netns pids "$ns"); do
             comm=$(ps -o comm= -p "$pid") || continue
-            case $comm in sshd | ssh) continue ;; esac
+            # (unshare: what holds a host's namespaces open, HOSTS_APART)
+            case $comm in sshd | ssh | unshare) continue ;; esac
             # A zombie has ended: a killed agent's nodes wait to be reaped
             # by init, which the check need not wait for.
             [[ $(ps -o stat= -p "$pid") == Z* ]] && continue

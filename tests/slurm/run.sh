@@ -5,7 +5,8 @@
 # that joins nothing; no default route),
 # and `srun -n 4 --mpi=pmix` of two conformance programs and two
 # applications across them, with no dsmrun: the nodes start through PMIx
-# (src/runtime/boot_pmix.c). slurmctld runs on host 1, a slurmd on every
+# (src/runtime/boot_pmix.c); then a starved node and a stopped one
+# (liveness through a host mate, src/net/witness.c). slurmctld runs on host 1, a slurmd on every
 # host, in a mount namespace of its own with its own /tmp (Slurm's TmpFS,
 # where its PMIx plugin makes its directories: hosts sharing one collide);
 # one munged serves them all. Installs slurm-wlm and munge when they are
@@ -140,6 +141,38 @@ for job in "$build/tests/conf/test_lock_counter 200 3" "$build/tests/conf/test_f
     echo "$out" | grep -E ': ok$|^RESULT|^startup:|rror|dsm:' | sed 's/^/  /'
     if [ $status -ne 0 ] || ! grep -Eq ': ok$|check=ok' <<<"$out"; then
         echo "  FAILED (status $status)"
+        echo "$out" | tail -15 | sed 's/^/    /'
+        failed=1
+    fi
+done
+# Liveness without a dsm agent (src/net/witness.c): node 3 of h2, starved
+# of CPU by a real-time hog for 3 s against a 0.8 s DSM_PEER_TIMEOUT while
+# node 0 of h1 calls it, is asked about of its host mate and waited for;
+# stopped, the job ends saying so (--kill-on-bad-exit: Slurm then ends the
+# stopped task too). DSM_SLURM_LIVENESS_RUNS repeats them (default 1).
+mp=$build/tests/mp
+for ((run = 1; run <= ${DSM_SLURM_LIVENESS_RUNS:-1}; run++)); do
+    echo "\$ srun -n 4 --ntasks-per-node 2 --mpi=pmix $mp/test_net_starved_peer 3   (DSM_PEER_TIMEOUT=0.8, run $run)"
+    out=$(DSM_PEER_TIMEOUT=0.8 on_host 1 timeout 180 srun -n 4 --ntasks-per-node 2 --mpi=pmix \
+          "$mp/test_net_starved_peer" 3 2>&1)
+    status=$?
+    echo "$out" | grep -E 'starved peer|silent|dsm:' | sed 's/^/  /'
+    if grep -q "starved peer: skipped" <<<"$out"; then
+        :
+    elif [ $status -ne 0 ] || ! grep -q "starved peer: ok" <<<"$out" || grep -q "silent for" <<<"$out"; then
+        echo "  FAILED (status $status): a starved node must be waited for"
+        echo "$out" | tail -15 | sed 's/^/    /'
+        failed=1
+    fi
+    echo "\$ srun -n 4 --ntasks-per-node 2 --mpi=pmix --kill-on-bad-exit $mp/test_net_dead_peer   (DSM_PEER_TIMEOUT=2, run $run)"
+    start=$(date +%s%N)
+    out=$(DSM_PEER_TIMEOUT=2 on_host 1 timeout 180 srun -n 4 --ntasks-per-node 2 --mpi=pmix --kill-on-bad-exit \
+          "$mp/test_net_dead_peer" 2>&1)
+    status=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    echo "$out" | grep -E 'silent|dsm:' | head -3 | sed 's/^/  /'
+    if [ $status -eq 0 ] || [ $ms -ge 60000 ] || ! grep -q "peer 3 silent for .*its process is stopped" <<<"$out"; then
+        echo "  FAILED (status $status, $ms ms): a stopped node must end the job, named stopped"
         echo "$out" | tail -15 | sed 's/^/    /'
         failed=1
     fi

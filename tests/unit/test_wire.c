@@ -177,6 +177,7 @@ static void test_siphash_depends_on_key_length_and_every_bit(void)
 #define PEER     1
 #define MAXPAY   1024
 #define HDR      sizeof(struct wire_hdr)
+#define LINE_MAX_BYTES 96 /* a look's line at most (runtime/boot.h, BOOT_ARBITER_LINE_MAX) */
 
 static unsigned char key_bytes[32];
 
@@ -258,10 +259,12 @@ static struct wire_hdr good_headers(int i)
     case 8: return header(WIRE_DONE, 0, 0);
     case 9: return header(WIRE_ABORT, 0, 40);                       /* with its reason */
     case 10: return header(WIRE_ABORT, 0, 0);
-    default: return fragment(WIRE_FIRST | WIRE_LAST, 0, MAXPAY, MAXPAY); /* at the max */
+    case 11: return fragment(WIRE_FIRST | WIRE_LAST, 0, MAXPAY, MAXPAY); /* at the max */
+    case 12: return header(WIRE_LOOK, 0, 6);                        /* "look 3" */
+    default: return header(WIRE_SEEN, 0, LINE_MAX_BYTES);           /* the longest line */
     }
 }
-#define NGOOD 12
+#define NGOOD 14
 
 static void test_sealed_datagrams_pass_in_mac_and_token_mode(void)
 {
@@ -415,7 +418,7 @@ static void test_payload_over_the_maximum_is_rejected(void)
 
 static void test_unknown_kind_is_rejected(void)
 {
-    static const uint16_t kinds[] = {0, 5, 6, 0x100, 0x8001, 0xffff};
+    static const uint16_t kinds[] = {0, 7, 8, 0x100, 0x8001, 0xffff};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         EXPECT_FOREIGN(header(kinds[i], 0, 0));
         EXPECT_FOREIGN(header(kinds[i], 0, 10));
@@ -443,6 +446,13 @@ static void test_bad_flag_combinations_are_rejected(void)
     EXPECT_FOREIGN(header(WIRE_ACK, WIRE_RTX, 0));
     EXPECT_FOREIGN(header(WIRE_DONE, WIRE_ECHO_RTX, 0));
     EXPECT_FOREIGN(header(WIRE_ABORT, WIRE_ECHO_RTX, 4));
+    /* A host mate's look, asked and answered: a line, no flags. */
+    for (uint16_t kind = WIRE_LOOK; kind <= WIRE_SEEN; kind++) {
+        EXPECT_FOREIGN(header(kind, 0, 0));
+        EXPECT_FOREIGN(header(kind, 0, LINE_MAX_BYTES + 1));
+        EXPECT_FOREIGN(header(kind, WIRE_ECHO_RTX, 6));
+        EXPECT_FOREIGN(header(kind, WIRE_FIRST | WIRE_LAST, 6));
+    }
     /* Unknown flag bits. */
     for (int bit = 6; bit < 16; bit++) {
         EXPECT_FOREIGN(fragment((uint16_t)(WIRE_FIRST | WIRE_LAST | (1u << bit)), 0, 10, 10));
@@ -635,7 +645,8 @@ static void test_token_mode_life_datagrams_cannot_be_forged_from_a_captured_toke
         uint16_t kind, flags;
         uint32_t len;
     } life[] = {{WIRE_ABORT, 0, 12}, {WIRE_ABORT, 0, 0}, {WIRE_DONE, 0, 0},
-                {WIRE_DATA, WIRE_FIN, 0}, {WIRE_DATA, WIRE_NOP, 0}};
+                {WIRE_DATA, WIRE_FIN, 0}, {WIRE_DATA, WIRE_NOP, 0},
+                {WIRE_LOOK, 0, 6},        {WIRE_SEEN, 0, 12}};
     for (size_t i = 0; i < sizeof life / sizeof life[0]; i++) {
         memset(&d, 0, sizeof d);
         d.h = header(life[i].kind, life[i].flags, life[i].len);
@@ -688,6 +699,9 @@ static int model_well_formed(const struct wire_hdr *h, size_t len, size_t maxpay
         return h->flags == 0 && h->len == 0;
     case WIRE_ABORT:
         return h->flags == 0;
+    case WIRE_LOOK:
+    case WIRE_SEEN:
+        return h->flags == 0 && h->len >= 1 && h->len <= LINE_MAX_BYTES;
     default:
         return 0;
     }
@@ -732,7 +746,7 @@ static void test_random_headers_pass_exactly_when_well_formed(void)
         h.job = JOB;
         h.dst = SELF;
         h.src = (uint16_t)(rng() % (NODES + 1));
-        h.kind = (uint16_t)(rng() % 6);
+        h.kind = (uint16_t)(rng() % 8);
         h.flags = (uint16_t)(rng() % 8 ? rng() % 16 : rng() % 0x10000);
         uint32_t plen = (uint32_t)(rng() % 3 ? 0 : rng() % (MAXPAY + 2));
         h.len = plen;
