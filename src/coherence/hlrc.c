@@ -118,6 +118,8 @@ struct hlrc_page {
     uint32_t dirty_idx; /* its entry in hlrc.dirty, while dirty */
     uint16_t quiet;     /* at the home: releases since the snapshot last changed */
     uint8_t  shared;    /* at the home: some other node has fetched it */
+    uint8_t  fetched;   /* at the home: announced changes it stays shared for
+                         * (SHARED_AFTER_FETCH at each fetch served) */
     uint8_t  patience;  /* at the home: retired and written again (see RETIRE_AFTER) */
     uint8_t  reread;    /* invalidated by a notice since its last fetch */
     uint8_t  pull;      /* acquires that may still refresh it in place */
@@ -157,6 +159,14 @@ struct hlrc_page {
  * are compared often enough for the watch to pay (NAS BT W: 14-23
  * million a node; bench/apps' programs: at most 4,000). */
 #define WATCH_AFTER_COMPARES 16384
+
+/* Announced changes a home page stays shared (tracked, its snapshot
+ * published for one-sided reads) after a fetch served: a page other
+ * nodes fetch at every interval stays so; one fetched by one-sided reads
+ * alone, which the home does not see, is unshared after this many
+ * changes and its next reader asks the home (1 read in 5 where every
+ * read was one-sided). See announce_home_writes. */
+#define SHARED_AFTER_FETCH 4
 
 /* Acquires that refresh a re-read page in place before it must fault
  * again to show it is still read: DSM_PULL_CREDIT, 8 by default
@@ -855,12 +865,15 @@ static void start_watch(size_t looked)
 }
 
 /* Announces the home's own writes: each tracked page that differs from its
- * snapshot gets a new version and a notice in n (from n[count]), and is
+ * snapshot gets a new version and a notice in n (from n[count]); unless
+ * a fetch was served in its last SHARED_AFTER_FETCH changes, it is then
  * no longer shared: its snapshot dropped, untracked, left writable. The
  * notice reaches every node whose copy is older before that node may see
  * any later write of ours (intervals travel in order), and a node that
  * fetches it again makes it shared and tracked again (serve_locked), so
- * the home's later writes need neither a compare nor a fault until then.
+ * the home's later writes need neither a compare nor a fault until then;
+ * a page fetched at every interval stays tracked (its snapshot refreshed,
+ * as before).
  * NAS MG class A on 2 nodes: the pages moved to node 1 (migrate.c) stayed
  * shared, retired between their writes (about 100 releases apart) and
  * took 25,000 write faults of 12 us an iteration, where node 0's own
@@ -923,14 +936,21 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
                 /* Every copy elsewhere is older than this notice (a copy
                  * served since the last release is the snapshot) and is
                  * invalidated by it before its holder may see any later
-                 * write of ours: until another node fetches the page
-                 * again, the home writes it as a page nobody holds —
-                 * untracked, writable, announced by nothing. */
-                snapshot_drop(page);
-                h->unarmed = 0;
-                h->shared = 0;
+                 * write of ours: unless it was fetched lately, the home
+                 * writes it from here as a page nobody holds — untracked,
+                 * writable, announced by nothing — until another node
+                 * fetches it again. */
+                if (h->fetched == 0) {
+                    snapshot_drop(page);
+                    h->unarmed = 0;
+                    h->shared = 0;
+                    publish(page);
+                    continue;
+                }
+                h->fetched--;
+                memcpy(e->twin, mem_sys(page), mem.page_size);
+                h->quiet = 0;
                 publish(page);
-                continue;
             } else if (++h->quiet >= RETIRE_AFTER << h->patience) {
                 snapshot_drop(page);
                 h->unarmed = 0; /* tracked again, it is armed then */
@@ -1285,6 +1305,7 @@ static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *v
         log_fatal("internal error: home of page %zu is at version %u, node %d needs %u", page,
                   h->version, requester, need);
     h->shared = 1;
+    h->fetched = SHARED_AFTER_FETCH;
     /* Writable here without a snapshot: the home's writes in it were
      * never announced (a page nobody else held), or will be at its next
      * release (unsnapped). */
@@ -1680,6 +1701,7 @@ static void take(int from, size_t page, uint32_t version, const uint64_t *set, s
     memcpy(frame, data, mem.page_size);
     h->version = version;
     h->shared = 1;
+    h->fetched = 0; /* a copy at its former home, to be invalidated by the first notice */
     h->quiet = 0;
     h->pull = 0;
     h->reread = 0;
