@@ -119,7 +119,8 @@ struct hlrc_page {
     uint16_t quiet;     /* at the home: releases since the snapshot last changed */
     uint8_t  shared;    /* at the home: some other node has fetched it */
     uint8_t  fetched;   /* at the home: announced changes it stays shared for
-                         * (SHARED_AFTER_FETCH at each fetch served) */
+                         * (SHARED_AFTER_FETCH at each fetch served and each
+                         * other node's diff applied) */
     uint8_t  patience;  /* at the home: retired and written again (see RETIRE_AFTER) */
     uint8_t  reread;    /* invalidated by a notice since its last fetch */
     uint8_t  pull;      /* acquires that may still refresh it in place */
@@ -161,9 +162,13 @@ struct hlrc_page {
 #define WATCH_AFTER_COMPARES 16384
 
 /* Announced changes a home page stays shared (tracked, its snapshot
- * published for one-sided reads) after a fetch served: a page other
- * nodes fetch at every interval stays so; one fetched by one-sided reads
- * alone, which the home does not see, is unshared after this many
+ * published for one-sided reads) after a fetch served or another node's
+ * diff applied: a page other nodes fetch, or write, at every interval
+ * stays so — its home's writes compared, and counted for home migration
+ * (migrate.c), which would otherwise see only the other writers' (NAS BT
+ * class W on 2 nodes made 25-40 % more twins and diffs when a written
+ * page was unshared however it was shared). One fetched by one-sided
+ * reads alone, which the home does not see, is unshared after this many
  * changes and its next reader asks the home (1 read in 5 where every
  * read was one-sided). See announce_home_writes. */
 #define SHARED_AFTER_FETCH 4
@@ -866,7 +871,8 @@ static void start_watch(size_t looked)
 
 /* Announces the home's own writes: each tracked page that differs from its
  * snapshot gets a new version and a notice in n (from n[count]); unless
- * a fetch was served in its last SHARED_AFTER_FETCH changes, it is then
+ * a fetch was served, or another node's diff applied, in its last
+ * SHARED_AFTER_FETCH changes, it is then
  * no longer shared: its snapshot dropped, untracked, left writable. The
  * notice reaches every node whose copy is older before that node may see
  * any later write of ours (intervals travel in order), and a node that
@@ -1496,6 +1502,7 @@ static void apply_diff(int src, size_t page, uint32_t idx, const void *diff, siz
         (snap && mem_diff_apply(snap, mem.page_size, diff, len)))
         log_fatal("node %d sent a malformed diff for page %zu", src, page);
     uint32_t v = ++hlrc.pages[page].version;
+    hlrc.pages[page].fetched = SHARED_AFTER_FETCH; /* another writer: stays shared */
     note_writer(page, src, interval);
     publish(page);
     pthread_mutex_unlock(&hlrc.lock);
