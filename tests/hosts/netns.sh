@@ -268,3 +268,13 @@ leftovers() {
     return $left
 }
 no_leftovers() { leftovers; }
+
+# The verdict on a job one of whose nodes a hog starved for longer than
+# DSM_PEER_TIMEOUT (tests/mp/test_net_starved_peer): it ends well and no
+# node took the starved one for silent. OUT STATUS; the caller's fail().
+starved_job_verdict() {
+    grep -q "starved peer: skipped" <<<"$1" && skip "$(grep "starved peer: skipped" <<<"$1")"
+    [ "$2" -eq 0 ] || fail "the job exited $2"
+    grep -q "starved peer: ok" <<<"$1" || fail "no 'starved peer: ok'"
+    grep -q "silent for" <<<"$1" && fail "a starved node was taken for a silent one"
+}
