@@ -193,7 +193,6 @@ static DSM_STATE struct {
     uint8_t           *written;       /* per tracked page: written, by the watch (under lock) */
     size_t             cap_written;
     uint64_t           compares;      /* tracked pages compared at releases, for WATCH_AFTER_COMPARES */
-    bool               watch_asked;   /* mem_watch_start was called */
     uint32_t          *unsnapped;     /* shared home pages writable without one */
     size_t             nunsnapped, cap_unsnapped;
     uint32_t          *unprotected;   /* read-only from the release, but for the */
@@ -858,8 +857,7 @@ static void sort_tracked(size_t n)
  * then (unarmed). Caller holds hlrc.lock. */
 static void start_watch(size_t looked)
 {
-    hlrc.watch_asked = true;
-    if (!mem_watch_start())
+    if (!mem_watch_start()) /* once: where the kernel has none, false at once */
         return;
     for (size_t i = 0; i < hlrc.ntracked; i++) {
         if (i < looked)
@@ -872,21 +870,20 @@ static void start_watch(size_t looked)
 /* Announces the home's own writes: each tracked page that differs from its
  * snapshot gets a new version and a notice in n (from n[count]); unless
  * a fetch was served, or another node's diff applied, in its last
- * SHARED_AFTER_FETCH changes, it is then
- * no longer shared: its snapshot dropped, untracked, left writable. The
- * notice reaches every node whose copy is older before that node may see
- * any later write of ours (intervals travel in order), and a node that
- * fetches it again makes it shared and tracked again (serve_locked), so
- * the home's later writes need neither a compare nor a fault until then;
- * a page fetched at every interval stays tracked (its snapshot refreshed,
- * as before).
- * NAS MG class A on 2 nodes: the pages moved to node 1 (migrate.c) stayed
+ * SHARED_AFTER_FETCH changes, it is then no longer shared: its snapshot
+ * dropped, untracked, left writable. The notice reaches every node whose
+ * copy is older before that node may see any later write of ours
+ * (intervals travel in order), and a node that fetches it again makes it
+ * shared and tracked again (serve_locked), so the home's later writes
+ * need neither a compare nor a fault until then; a page fetched at every
+ * interval stays tracked (its snapshot refreshed, as before). NAS MG
+ * class A on 2 nodes: the pages moved to node 1 (migrate.c) stayed
  * shared, retired between their writes (about 100 releases apart) and
  * took 25,000 write faults of 12 us an iteration, where node 0's own
  * pages, never fetched, took none: 1.79 s an iteration, now 0.4 s. A
- * page quiet for RETIRE_AFTER releases is
- * untracked and made read-only (write-protected at release_sent; serving
- * it from the page itself is already right). Only the first `limit`
+ * page quiet for RETIRE_AFTER releases is untracked and made read-only
+ * (write-protected at release_sent; serving it from the page itself is
+ * already right). Only the first `limit`
  * tracked pages are looked at: any after them were tracked by fetches
  * served during this release, while the program writes nothing, so they
  * cannot differ yet (in a release aside, they differ at the next one).
@@ -980,7 +977,7 @@ static uint32_t announce_home_writes(struct notice *n, uint32_t count, size_t li
     }
     hlrc.ntracked = kept;
     hlrc.compares += limit - unwritten;
-    if (!hlrc.watch_asked && job()->cfg.write_watch != WRITE_WATCH_OFF &&
+    if (!mem_watch_on() && job()->cfg.write_watch != WRITE_WATCH_OFF &&
         (job()->cfg.write_watch == WRITE_WATCH_ON || hlrc.compares >= WATCH_AFTER_COMPARES))
         start_watch(looked_kept);
     pthread_mutex_unlock(&hlrc.lock);
@@ -1787,7 +1784,6 @@ static void hlrc_finish(void)
     hlrc.written = NULL;
     hlrc.cap_written = 0;
     hlrc.compares = 0;
-    hlrc.watch_asked = false;
     hlrc.diffbuf = NULL;
     hlrc.ntracked = hlrc.cap_tracked = hlrc.ndirty = hlrc.cap = hlrc.npulls = hlrc.cap_pulls = 0;
     hlrc.nto_pull = hlrc.cap_to_pull = 0;
