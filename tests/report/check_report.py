@@ -14,6 +14,12 @@
       thread-time, T x the run (docs/statistics.md): the printed total is
       T x the JSON's, and computing is that less the threads' waits, so the
       rows add up to it.
+  check_report.py tasks DSMRUN NODES T TASKS PROGRAM [ARGS...]
+      runs it with --threads T, --stats and --stats-json: the printed rows of
+      OpenMP tasks created and run hold the JSON's counts, a column per
+      node, and each adds up to TASKS over the nodes, however the tasks
+      were divided (a task another node takes is run there, and its
+      children are made there).
 """
 import json
 import os
@@ -154,9 +160,36 @@ def check_threads(dsmrun, nodes, threads, program):
                   f"node {n}: computing and the waits add up to {summed:.1f}, not {total[n]}")
 
 
+TASK_ROWS = {"PAR_TASKS_CREATED": "OpenMP tasks created on this node (explicit and taskloop's)",
+             "PAR_TASKS_RUN": "OpenMP tasks run on this node"}
+
+
+def check_tasks(dsmrun, nodes, threads, tasks, program):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "stats.json")
+        out = run(dsmrun, nodes, ["--threads", str(threads), "--stats", "--stats-json", path],
+                  program).splitlines()
+        with open(path) as f:
+            doc = json.load(f)
+    for counter, label in TASK_ROWS.items():
+        counts = [e["counters"].get(counter) for e in doc["per_node"]]
+        if not check(all(is_count(c) for c in counts), f"counter {counter} missing: {counts}"):
+            continue
+        check(sum(counts) == tasks, f"{counter} adds up to {sum(counts)} over the nodes "
+                                    f"({counts}), not {tasks}")
+        l = next((l for l in out if l.strip().startswith(label + " ")), None)
+        if check(l is not None, f"row '{label}' missing"):
+            cells = l.strip()[len(label):].split()
+            check(cells == [str(c) for c in counts],
+                  f"row '{label}' prints {cells}, the JSON says {counts}")
+
+
 def main():
     if len(sys.argv) >= 6 and sys.argv[1] == "threads":
         check_threads(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
+    elif len(sys.argv) >= 7 and sys.argv[1] == "tasks":
+        check_tasks(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
+                    sys.argv[6:])
     elif len(sys.argv) < 5 or sys.argv[1] not in ("json", "text"):
         sys.exit(__doc__)
     else:
