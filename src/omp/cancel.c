@@ -10,10 +10,11 @@
  *     number in the region's description (shared memory) and flushes; a
  *     thread at a cancellation point of the construct flushes and reads
  *     it. The construct's own barrier is a barrier as usual.
- *   - `taskgroup`: tasks run at once on the thread that creates them
- *     (task.c), so a taskgroup's tasks are all this node's: a flag of the
- *     innermost taskgroup here makes the tasks created after the cancel
- *     be discarded, and its end clears it.
+ *   - `taskgroup`: the innermost taskgroup's cancel word is set (task.c;
+ *     shared memory, published by a flush, where its tasks may run on
+ *     other nodes): its tasks not begun are discarded wherever they would
+ *     run, and a running one sees it at a cancellation point, which
+ *     flushes before it reads a shared word still clear.
  *   - `parallel`: the canceller marks the team's barrier count cancelled
  *     under the team's lock and wakes its waiters (parallel/team.c), then
  *     leaves the region; every barrier of a region under cancel-var true

@@ -235,8 +235,10 @@ void omp_tool_parallel_end(struct omp_tool_par *p, bool league, bool program, co
 void omp_tool_implicit_begin(struct omp_tool_task *task, struct omp_tool_par *p,
                              struct omp_tool_task *parent, int team_size, int thread_num,
                              bool initial);
-/* barrier: the region's ending barrier is reported (not in a serialized
- * region, nor a team's initial task). */
+/* The region's ending barrier begins (before its tasks complete, which
+ * run in it); omp_tool_implicit_end's barrier: it ends there (not in a
+ * serialized region, nor a team's initial task). */
+void omp_tool_join_begin(struct omp_tool_task *task, const void *codeptr);
 void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void *codeptr,
                            bool barrier, bool initial);
 /* ompt_sync_region_t kinds: barrier_explicit 3, implementation 4,
@@ -272,6 +274,8 @@ void omp_tool_task_create(struct omp_tool_task *task, int type, bool deps, const
 void omp_tool_dependences(struct omp_tool_task *task, const void *deps, int ndeps);
 void omp_tool_task_dependence(struct omp_tool_task *first, struct omp_tool_task *second);
 void omp_tool_task_begin(struct omp_tool_task *task);
+void omp_tool_task_begin_as(struct omp_tool_task *task, int status);
+void omp_tool_task_discarded(struct omp_tool_task *task);
 void omp_tool_task_end(struct omp_tool_task *task, int status);
 void omp_tool_task_memory(struct omp_tool_task *task, void *addr, size_t size);
 
@@ -363,7 +367,7 @@ int omp_taskgroup_cancelled(void);
 void omp_tasks_complete(void);
 /* Tasks that leave their node (task.c): the queues every node's page of
  * which a region's description carries (made once, on node 0), whether
- * node 0 has made a task yet, and a single met by a thread of a team
+ * node 0 has made a task yet, and a single or master met by a thread of a team
  * over the nodes (its next barrier waits for tasks other nodes offer). */
 uint64_t omp_task_nodes(void);
 bool     omp_tasks_seen(void);

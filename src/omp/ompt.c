@@ -215,6 +215,15 @@ static int get_parallel_info(int level, ompt_data_t **parallel_data, int *team_s
     return 2;
 }
 
+/* The next level of ompt_get_task_info: for an explicit task that runs,
+ * the task its thread ran when it began it (its scheduling parent, as
+ * libomp answers: on another node than its creator's, the only one there
+ * is); for an implicit task, or one not begun, the task it was made in. */
+static struct omp_tool_task *next_level(const struct omp_tool_task *t)
+{
+    return (t->type & ompt_task_explicit) && t->saved ? t->saved : t->parent;
+}
+
 static int get_task_info(int level, int *type, ompt_data_t **task_data, ompt_frame_t **frame,
                          ompt_data_t **parallel_data, int *thread_num)
 {
@@ -222,7 +231,7 @@ static int get_task_info(int level, int *type, ompt_data_t **task_data, ompt_fra
         return 0;
     struct omp_tool_task *t = me.task;
     for (int i = 0; t && i < level; i++)
-        t = t->parent;
+        t = next_level(t);
     if (!t)
         return 0;
     if (type)
@@ -468,6 +477,7 @@ void omp_tool_finish(void)
 /* ---- events ------------------------------------------------------------------ */
 
 static void region_end_barrier(struct omp_tool_task *task, const void *codeptr);
+static void join_end(struct omp_tool_task *task, const void *codeptr);
 
 struct omp_tool_task *omp_tool_current(void) { return me.task; }
 
@@ -541,7 +551,7 @@ void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void
 {
     omp_tool_exit_frame(NULL);
     if (barrier)
-        region_end_barrier(task, codeptr);
+        join_end(task, codeptr);
     if (CB(ompt_callback_implicit_task))
         CB(ompt_callback_implicit_task)(ompt_scope_end, NULL, (ompt_data_t *)&task->data,
                                         (unsigned)team_size,
@@ -553,26 +563,42 @@ void omp_tool_implicit_end(struct omp_tool_task *task, int team_size, const void
 
 /* The implicit barrier that ends a region (its wait is the join); the
  * region has ended for the barrier's end, whose parallel data is none,
- * as libomp reports it. */
-static void region_end_barrier(struct omp_tool_task *task, const void *codeptr)
+ * as libomp reports it. Its begin comes before the region's tasks are
+ * complete (omp_tool_join_begin; they run in it, as in libomp's join),
+ * its end with the implicit task's (omp_tool_implicit_end). */
+void omp_tool_join_begin(struct omp_tool_task *task, const void *codeptr)
 {
+    omp_tool_exit_frame(NULL);
     ompt_data_t *pd = task->par ? (ompt_data_t *)&task->par->data : NULL;
     ompt_data_t *td = (ompt_data_t *)&task->data;
-    ompt_callback_sync_region_t wait =
-        CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t);
     me.state = ompt_state_wait_barrier_implicit_parallel;
     /* kind 2 (barrier_implicit, deprecated in 5.1) as libomp reports
      * every implicit barrier: tools written for 5.0 know no other. */
     if (CB(ompt_callback_sync_region))
         CB(ompt_callback_sync_region)(ompt_sync_region_barrier_implicit, ompt_scope_begin, pd, td,
                                       codeptr);
-    if (wait) {
+    ompt_callback_sync_region_t wait =
+        CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t);
+    if (wait)
         wait(ompt_sync_region_barrier_implicit, ompt_scope_begin, pd, td, codeptr);
+}
+
+static void join_end(struct omp_tool_task *task, const void *codeptr)
+{
+    ompt_data_t *td = (ompt_data_t *)&task->data;
+    ompt_callback_sync_region_t wait =
+        CBT(ompt_callback_sync_region_wait, ompt_callback_sync_region_t);
+    if (wait)
         wait(ompt_sync_region_barrier_implicit, ompt_scope_end, NULL, td, codeptr);
-    }
     if (CB(ompt_callback_sync_region))
         CB(ompt_callback_sync_region)(ompt_sync_region_barrier_implicit, ompt_scope_end, NULL, td,
                                       codeptr);
+}
+
+static void region_end_barrier(struct omp_tool_task *task, const void *codeptr)
+{
+    omp_tool_join_begin(task, codeptr);
+    join_end(task, codeptr);
 }
 
 /* A league of several teams: every team's initial task is in the
@@ -804,8 +830,16 @@ void omp_tool_task_dependence(struct omp_tool_task *first, struct omp_tool_task 
 }
 
 /* A task begins to run on this thread, which suspends the one it ran
- * (ompt_task_switch), or was made undeferred and runs at once. */
+ * (ompt_task_switch; ompt_task_yield for the first after a taskyield),
+ * or was made undeferred and runs at once. On another node than its
+ * creator's the record is the task's copy in shared memory: its parent
+ * is a pointer of the creator's process, never followed here. */
 void omp_tool_task_begin(struct omp_tool_task *task)
+{
+    omp_tool_task_begin_as(task, ompt_task_switch);
+}
+
+void omp_tool_task_begin_as(struct omp_tool_task *task, int status)
 {
     struct omp_tool_task *prior = cur();
     task->saved = prior;
@@ -817,7 +851,7 @@ void omp_tool_task_begin(struct omp_tool_task *task)
         task->thread_num = prior->thread_num;
     }
     if (CB(ompt_callback_task_schedule) && prior)
-        CB(ompt_callback_task_schedule)((ompt_data_t *)&prior->data, ompt_task_switch,
+        CB(ompt_callback_task_schedule)((ompt_data_t *)&prior->data, status,
                                         (ompt_data_t *)&task->data);
     me.task = task;
     me.state = ompt_state_work_parallel;
@@ -832,6 +866,14 @@ void omp_tool_task_end(struct omp_tool_task *task, int status)
                                         (ompt_data_t *)&prior->data);
     me.task = prior;
     me.state = task->saved_state;
+}
+
+/* A task of a cancelled taskgroup that had not begun: discarded, never run. */
+void omp_tool_task_discarded(struct omp_tool_task *task)
+{
+    if (CB(ompt_callback_cancel))
+        CB(ompt_callback_cancel)((ompt_data_t *)&task->data,
+                                 ompt_cancel_taskgroup | ompt_cancel_discarded_task, NULL);
 }
 
 void omp_tool_task_memory(struct omp_tool_task *task, void *addr, size_t size)

@@ -239,6 +239,8 @@ static void run_thread(void *arg)
     else if (tool)
         omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
+    if (tool && !r->league)
+        omp_tool_join_begin(&tool_task, NULL);
     omp_tasks_complete(); /* the region's end is a barrier for its tasks */
     if (tool && r->league)
         omp_tool_team_end(&tool_team, r->nthreads, tid, NULL);
@@ -340,6 +342,8 @@ static void run_local_thread(void *arg)
                                 (struct omp_tool_task *)(uintptr_t)r->tool_local_enc, r->nthreads,
                                 tid, false);
     invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, r->argc, args);
+    if (tool)
+        omp_tool_join_begin(&tool_task, NULL);
     omp_tasks_complete();
     if (tool)
         omp_tool_implicit_end(&tool_task, 0, NULL, true, false);
@@ -440,6 +444,8 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     if (r->tool_on)
         omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, false);
     invoke(microtask, 0, 0, argc, args);
+    if (r->tool_on)
+        omp_tool_join_begin(&tool_task, codeptr);
     omp_tasks_complete();
     if (r->tool_on)
         omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
@@ -595,6 +601,8 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     else if (r->tool_on)
         omp_tool_implicit_begin(&tool_task, &tool_par, enc, n, 0, false);
     invoke((kmpc_micro)microtask, 0, 0, argc, args);
+    if (r->tool_on && !league)
+        omp_tool_join_begin(&tool_task, codeptr);
     omp_tasks_complete();
     if (r->tool_on && league)
         omp_tool_team_end(&tool_team, n, 0, codeptr);
@@ -793,6 +801,8 @@ kmp_int32 __kmpc_master(ident_t *loc, kmp_int32 gtid)
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     t->since_barrier++;
+    if (t->nthreads > 1)
+        omp_tasks_single_met(); /* the master may make tasks there, as a single's winner */
     if (t->tid == 0 && omp_tool_on)
         omp_tool_masked(true, __builtin_return_address(0));
     return t->tid == 0;
@@ -810,6 +820,8 @@ kmp_int32 __kmpc_masked(ident_t *loc, kmp_int32 gtid, kmp_int32 filter)
     (void)loc, (void)gtid;
     struct omp_thread *t = omp_self();
     t->since_barrier++;
+    if (t->nthreads > 1)
+        omp_tasks_single_met();
     if (t->tid == filter && omp_tool_on)
         omp_tool_masked(true, __builtin_return_address(0));
     return t->tid == filter;

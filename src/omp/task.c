@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "base/clock.h"
@@ -95,6 +96,9 @@ struct task_prefix {
     uint32_t        shareds_len;
     int32_t         depth;
     struct queued_task *q;
+    /* The cancel word of its taskgroup (below), for the node that runs it. */
+    int            *cancel;
+    uint64_t        pad;    /* a multiple of 16 bytes */
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
@@ -111,9 +115,9 @@ void omp_tasks_throttle(bool on) { queue_all = !on; }
 /* Final tasks running on this thread (omp_in_final). */
 static __thread int in_final;
 
-/* Taskgroups open on this thread, and the depth of the outermost one
- * cancelled (0: none). */
-static __thread int taskgroups, cancelled_group;
+/* A taskyield is looking for a task to run: the first it begins is
+ * reported to a tool as ompt_task_yield. */
+static __thread bool yielding;
 
 int omp_in_final(void) { return in_final > 0; }
 
@@ -137,7 +141,10 @@ static kmp_task_t *task_new(size_t size, size_t shareds_at, bool shared)
 static void task_free(kmp_task_t *t)
 {
     struct task_prefix *p = prefix_of(t);
-    free(p->tool);
+    if (mem_contains(p->tool))
+        dsm_free(p->tool);
+    else
+        free(p->tool);
     if (mem_contains(p))
         dsm_free(p);
     else
@@ -173,7 +180,13 @@ static void tool_create(kmp_task_t *task, bool if0, bool deps, const void *codep
     struct task_prefix *p = prefix_of(task);
     if (p->tool)
         return;
-    p->tool = calloc(1, sizeof *p->tool);
+    /* Beside a block in shared memory (a task that may leave its node)
+     * the record is shared too: the node that runs the task reports it. */
+    p->tool = mem_contains(p) ? dsm_malloc(sizeof *p->tool) : NULL;
+    if (p->tool)
+        memset(p->tool, 0, sizeof *p->tool);
+    else
+        p->tool = calloc(1, sizeof *p->tool);
     if (!p->tool)
         log_fatal("out of memory for an OpenMP task's tool record");
     omp_tool_task_create(p->tool, tool_type(task, if0), deps, codeptr);
@@ -189,13 +202,18 @@ struct task_rec {
     struct taskgroup *group;
     struct task_rec  *parent;  /* NULL: an implicit task's */
     int              depth;    /* 0: an implicit task */
+    int              *cancel;  /* its taskgroup's cancel word where group is not its node's */
 };
 /* A taskgroup: its tasks not yet done (counted when they are queued or
- * tracked), and its task reduction. */
+ * tracked), its task reduction, and under OMP_CANCELLATION=true its
+ * cancel word: set by `cancel taskgroup`, read by its tasks wherever they
+ * run — in shared memory where its tasks may leave the node. */
 struct taskgroup {
     int                 count;
     struct taskgroup   *outer;
     struct omp_taskred *reduction; /* task_reduction.c; NULL: none */
+    int                *cancel;    /* NULL: cancellation is off */
+    int                 cancelled; /* the word, when it is the node's own */
 };
 
 struct taskgroup *omp_taskgroup_outer(struct taskgroup *g) { return g->outer; }
@@ -207,6 +225,7 @@ struct queued_task {
     struct task_rec    *parent;
     struct taskgroup   *group;
     struct tracked     *tracked;  /* a deferred dependent task's record; else NULL */
+    int                *cancel;   /* its taskgroup's cancel word (struct taskgroup) */
     bool                offered;  /* in this node's queue for every node (below) */
 };
 
@@ -255,6 +274,21 @@ static struct task_rec *current_rec(void) { return current ? current : &implicit
 
 struct taskgroup *omp_taskgroup_current(void) { return current_rec()->group; }
 
+/* The cancel word of the taskgroup a task made now would belong to: the
+ * innermost open in the current task, or, in a task another node made,
+ * the one it came with. NULL: none, or cancellation is off. */
+static int *group_cancel(const struct task_rec *r) { return r->group ? r->group->cancel : r->cancel; }
+
+/* Whether the current task's taskgroups (the innermost it came with,
+ * where another node made it) were cancelled, as this node last saw. */
+static bool group_cancelled(const struct task_rec *r)
+{
+    for (const struct taskgroup *g = r->group; g; g = g->outer)
+        if (g->cancel && __atomic_load_n(g->cancel, __ATOMIC_RELAXED))
+            return true;
+    return r->cancel && __atomic_load_n(r->cancel, __ATOMIC_RELAXED);
+}
+
 static void run(kmp_int32 gtid, kmp_task_t *task);
 static void finish_part_locked(struct tracked *tr);
 
@@ -294,7 +328,7 @@ static void run_queued_locked(struct queued_task *q)
 {
     pthread_mutex_unlock(&nodeq.lock);
     struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent,
-                           .depth = prefix_of(q->task)->depth};
+                           .depth = prefix_of(q->task)->depth, .cancel = q->cancel};
     struct task_rec *outer = current;
     current = &rec;
     run(q->gtid, q->task);
@@ -343,8 +377,12 @@ static bool run_one_locked(void)
  * on a private stack (any other thread's; a firstprivate pointer there
  * would name the thief's own memory), detached and proxy tasks, tasks
  * with dependences, final and included tasks, tasks of a taskgroup with
- * a task reduction, tasks made with a tool attached or under
- * OMP_CANCELLATION=true.
+ * a task reduction, and, with a tool attached, a task whose tool data is
+ * a pointer into this process (tool_data_moves). A task made with a tool
+ * carries its tool record (shared memory, beside the task) to the node
+ * that runs it, whose copy of the tool reports its schedule; under
+ * OMP_CANCELLATION=true a taskgroup's cancel word is shared memory (the
+ * thief reads it at cancellation points and before it starts a task).
  *
  * Cut-offs, so that a task that costs more to move than to run stays:
  * the depth (a task nested more than OFFER_DEPTH deep is never offered:
@@ -375,8 +413,8 @@ static bool run_one_locked(void)
  * complete — node 0 says so at every barrier of a team over the nodes.
  * Until then the barrier cannot end anyway: node 0 waits for its stolen
  * tasks. The thieves wait so only where tasks may come: after a single
- * (the construct BOTS-like programs make their tasks in), or in a region
- * begun after node 0 has made a task.
+ * or a master (the constructs programs make their tasks in), or in a
+ * region begun after node 0 has made a task.
  */
 #define OFFER_RING  128 /* a power of two: the ring's indices wrap with uint32_t */
 #define OFFER_DEPTH 8
@@ -504,17 +542,29 @@ void omp_tasks_single_met(void)
  * taken from shared memory. */
 static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
 {
-    if (job()->nodes <= 1 || omp_tool_on || in_final ||
-        (flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)))
+    if (job()->nodes <= 1 || in_final || (flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)))
         return false;
     int depth = current_rec()->depth + 1; /* the new task's */
     if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
         return false;
     struct task_cost *c = cost_of(routine, depth, false);
     uint64_t runs = c ? __atomic_load_n(&c->runs, __ATOMIC_RELAXED) : 0;
-    if (runs >= OFFER_SAMPLES && __atomic_load_n(&c->ns, __ATOMIC_RELAXED) / runs < OFFER_MIN_NS)
-        return false;
-    return !omp_self_owing()->icv.cancellation;
+    return runs < OFFER_SAMPLES || __atomic_load_n(&c->ns, __ATOMIC_RELAXED) / runs >= OFFER_MIN_NS;
+}
+
+/* A tool's data for the task (set at its creation) must mean the same on
+ * the node that runs it: a value (an id, a count) does, a pointer into
+ * this process's own memory (a tool's record on its heap) names nothing,
+ * or something else, on another node — such a task stays. Told apart by
+ * whether the address is mapped here (mincore fails on an address no
+ * mapping holds): a value that happens to be one keeps its task here,
+ * never the other way round. */
+static bool tool_data_moves(uint64_t data)
+{
+    if (data == 0 || mem_contains((void *)(uintptr_t)data))
+        return true;
+    unsigned char in_core;
+    return mincore((void *)(uintptr_t)(data & ~(uint64_t)(mem.page_size - 1)), 1, &in_core) != 0;
 }
 
 /* Whether the task, about to be deferred, may run on another node. */
@@ -522,7 +572,12 @@ static bool offerable(kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
     if (!mem_contains(p) || (p->flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)) ||
-        offer.completions || in_final || cancelled_group || omp_tool_on || !stack_on_shared() || !team_queues())
+        offer.completions || in_final || !stack_on_shared() || !team_queues())
+        return false;
+    if (p->tool && !tool_data_moves(p->tool->data))
+        return false;
+    int *cancel = group_cancel(current_rec()); /* read where the task runs: shared memory */
+    if (cancel && !mem_contains(cancel))
         return false;
     for (struct taskgroup *g = current_rec()->group; g; g = g->outer)
         if (g->reduction)
@@ -658,7 +713,7 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
         log_fatal("out of memory for an OpenMP task");
     struct task_rec *parent = current_rec();
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
-                              .offered = true};
+                              .cancel = group_cancel(parent), .offered = true};
     pthread_mutex_lock(&nodeq.lock);
     bool room = offered_out < OFFER_RING;
     if (!room && !queue_all) {
@@ -687,6 +742,7 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
         return false;
     }
     prefix_of(task)->q = q;
+    prefix_of(task)->cancel = q->cancel;
     struct offer_call c = {.op = OFFER_PUT, .nodes = offer.nodes, .node = job()->rank,
                            .task = task};
     queue_call(&c);
@@ -764,7 +820,7 @@ static void wait_zero_locked(const int *count)
 static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
 {
     struct task_rec rec = {.children = 0, .group = NULL, .parent = NULL,
-                           .depth = prefix_of(task)->depth};
+                           .depth = prefix_of(task)->depth, .cancel = prefix_of(task)->cancel};
     struct task_rec *outer = current;
     current = &rec;
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
@@ -815,13 +871,33 @@ static void run_until_zero(const int *count)
     pthread_mutex_unlock(&nodeq.lock);
 }
 
+/* With a tool attached, a node of one thread in a team of several queues
+ * the tasks it cannot offer for the next scheduling point, as libomp
+ * does in a team (its deque, 256 a thread, beyond which it runs a task at
+ * once: TOOL_DEFER_MAX a node here), so that the tool's record has
+ * libomp's shape — creations before runs, a dependence on a task still
+ * pending. Without a tool such a node runs them at once (OpenMP allows
+ * either; at once keeps the task's data in the cache). */
+#define TOOL_DEFER_MAX 256
+static bool tool_defers(void)
+{
+    return omp_tool_on && omp_self()->nthreads > 1 &&
+           __atomic_load_n(&nodeq.outstanding, __ATOMIC_RELAXED) < TOOL_DEFER_MAX;
+}
+
+/* Whether a task this thread cannot offer is queued, not run at once:
+ * the node has other threads of the team, throttling is off, or a tool
+ * is attached (above). */
+static bool defers(void) { return smp_multi() || queue_all || tool_defers(); }
+
 static void defer(kmp_int32 gtid, kmp_task_t *task)
 {
     struct queued_task *q = malloc(sizeof *q);
     if (!q)
         log_fatal("out of memory for an OpenMP task");
     struct task_rec *parent = current_rec();
-    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group};
+    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
+                              .cancel = group_cancel(parent)};
     stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     pthread_mutex_lock(&nodeq.lock);
     parent->children++;
@@ -860,10 +936,10 @@ void omp_tasks_complete(void)
     /* This point: the team, and the barriers entered (the same count on
      * every node here). */
     uint64_t point = (uint64_t)team_tasks.team << 32 | (uint32_t)sync_barrier_epoch();
-    /* Under OMP_CANCELLATION=true no task is offered (and a cancelled
-     * region's threads leave without its barriers): nothing to wait for. */
-    bool tasks_may_come = (team_tasks.seen || team_tasks.single) &&
-                          !omp_self_owing()->icv.cancellation;
+    /* Under OMP_CANCELLATION=true a region's barriers are the team's
+     * lock-based ones (cancel.c), which count no barrier epoch: the point
+     * is the region's, which node 0 passes at its end however it left. */
+    bool tasks_may_come = team_tasks.seen || team_tasks.single;
     team_tasks.single = false;
     if (job()->rank == 0) { /* always: a thief may wait for it */
         /* Once every thread of the team here has come (another may still
@@ -967,7 +1043,7 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
     add_deps(tr, ndeps, deps);
     add_deps(tr, nnoalias, noalias);
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
-                              .tracked = tr};
+                              .tracked = tr, .cancel = group_cancel(parent)};
     pthread_mutex_lock(&nodeq.lock);
     if (p->flags & TASK_PROXY)
         tr->parts++; /* __kmpc_proxy_task_completed[_ooo] */
@@ -979,17 +1055,22 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
         tr->group->count++;
     __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
     bool held = false;
-    for (struct tracked *e = nodeq.tracked; e && !held; e = e->next)
-        held = deps_conflict(e, tr);
+    for (struct tracked *e = nodeq.tracked; e && (!held || p->tool); e = e->next)
+        if (deps_conflict(e, tr)) {
+            held = true;
+            if (p->tool && prefix_of(e->task)->tool) /* ompt_callback_task_dependence */
+                omp_tool_task_dependence(prefix_of(e->task)->tool, p->tool);
+        }
     if (!nodeq.tracked_tail || !nodeq.tracked)
         nodeq.tracked_tail = &nodeq.tracked;
     *nodeq.tracked_tail = tr;
     nodeq.tracked_tail = &tr->next;
-    if (held || smp_multi())
+    bool queued = smp_multi() || tool_defers();
+    if (held || queued)
         stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     if (held)
         tr->waiting = q;
-    else if (smp_multi()) {
+    else if (queued) {
         q->next = nodeq.top;
         nodeq.top = q;
         pthread_cond_broadcast(&nodeq.done);
@@ -1118,27 +1199,45 @@ kmp_task_t *__kmpc_omp_target_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32
 }
 
 
+/* `cancel taskgroup`: the innermost taskgroup of the current task.
+ * Its tasks not begun are discarded where they would run; those running
+ * see it at their cancellation points. Where its tasks may run on other
+ * nodes, the word is shared memory, and the flush publishes it. */
 int omp_taskgroup_cancel(void)
 {
-    if (taskgroups == 0)
+    int *cancel = group_cancel(current_rec());
+    if (!cancel)
         return 0; /* no taskgroup: nothing to cancel */
-    if (!cancelled_group)
-        cancelled_group = taskgroups;
+    __atomic_store_n(cancel, 1, __ATOMIC_RELAXED);
+    if (mem_contains(cancel))
+        sync_flush();
     return 1;
 }
 
-int omp_taskgroup_cancelled(void) { return cancelled_group != 0; }
+int omp_taskgroup_cancelled(void)
+{
+    int *cancel = group_cancel(current_rec());
+    if (cancel && mem_contains(cancel) && !__atomic_load_n(cancel, __ATOMIC_RELAXED))
+        sync_flush(); /* another node's cancel */
+    return group_cancelled(current_rec());
+}
 
 /* Its frame is the task's exit frame for a tool: the routine's caller's. */
 __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
+    struct omp_tool_task *tool = omp_tool_on ? prefix_of(task)->tool : NULL;
+    if (group_cancelled(current_rec())) { /* its taskgroup was cancelled before it began */
+        if (tool)
+            omp_tool_task_discarded(tool);
+        return;
+    }
     p->running = 1;
     stats_add(STAT_PAR_TASKS_RUN, 1);
     bool final = p->flags & TASK_FINAL;
-    struct omp_tool_task *tool = omp_tool_on ? prefix_of(task)->tool : NULL;
     if (tool) {
-        omp_tool_task_begin(tool);
+        omp_tool_task_begin_as(tool, yielding ? 2 : 7); /* ompt_task_yield, ompt_task_switch */
+        yielding = false;
         omp_tool_exit_frame(__builtin_frame_address(0));
     }
     in_final += final;
@@ -1155,8 +1254,8 @@ __attribute__((noinline)) static void run(kmp_int32 gtid, kmp_task_t *task)
         __atomic_fetch_add(&cost->runs, 1, __ATOMIC_RELAXED);
     }
     in_final -= final;
-    if (tool)
-        omp_tool_task_end(tool, 1); /* ompt_task_complete */
+    if (tool) /* ompt_task_cancel where its taskgroup was cancelled, else ompt_task_complete */
+        omp_tool_task_end(tool, group_cancelled(current_rec()) ? 3 : 1);
     p->running = 0;
 }
 
@@ -1167,7 +1266,7 @@ static void run_now(kmp_int32 gtid, kmp_task_t *task)
 {
     struct task_rec *parent = current_rec();
     struct task_rec rec = {.children = 0, .group = parent->group, .parent = parent,
-                           .depth = parent->depth + 1};
+                           .depth = parent->depth + 1, .cancel = parent->cancel};
     struct task_rec *outer = current;
     current = &rec;
     run(gtid, task);
@@ -1201,18 +1300,19 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool m
         prefix_of(task)->again = 1;
         return 0;
     }
-    if (tracks(task) && !cancelled_group) {
+    bool cancelled = group_cancelled(current_rec());
+    if (tracks(task) && !cancelled) {
         submit_tracked(gtid, task, 0, NULL, 0, NULL);
         return 0;
     }
-    if (may_move && offerable(task) && offer_task(gtid, task))
+    if (may_move && !cancelled && offerable(task) && offer_task(gtid, task))
         return 0;
     /* In a final task, a new task is included: run now by this thread. */
-    if ((smp_multi() || queue_all) && !cancelled_group && !in_final) {
+    if (defers() && !cancelled && !in_final) {
         defer(gtid, task);
         return 0;
     }
-    if (!cancelled_group) /* in a cancelled taskgroup, a new task is discarded */
+    if (!cancelled) /* in a cancelled taskgroup, a new task is discarded */
         run_now(gtid, task);
     task_free(task);
     return 0;
@@ -1265,13 +1365,14 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
                                     kmp_int32 ndeps, const struct kmp_depend_info *deps,
                                     kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
-    if (!cancelled_group && (tracks(task) || tracked_about())) {
+    bool cancelled = group_cancelled(current_rec());
+    if (!cancelled && (tracks(task) || tracked_about() || tool_defers())) {
         submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias);
         return 0;
     }
     if (smp_multi() || queue_all) { /* its siblings first, then it, at once: every dependence met */
         wait_children();
-        if (!cancelled_group)
+        if (!cancelled)
             run_now(gtid, task);
         task_free(task);
         return 0;
@@ -1300,8 +1401,8 @@ void __kmpc_omp_task_begin_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
-    if (omp_tool_on && prefix_of(task)->tool) {
-        omp_tool_task_end(prefix_of(task)->tool, 1);
+    if (omp_tool_on && prefix_of(task)->tool) { /* ompt_task_cancel, ompt_task_complete */
+        omp_tool_task_end(prefix_of(task)->tool, group_cancelled(current_rec()) ? 3 : 1);
         omp_tool_enter_frame(NULL);
     }
     struct task_prefix *p = prefix_of(task);
@@ -1349,9 +1450,23 @@ kmp_int32 __kmpc_omp_taskwait(ident_t *loc, kmp_int32 gtid)
     return 0;
 }
 
+/* taskyield: one task this thread may run now, if there is one (as
+ * libomp: a loop that yields while it waits for another task's work lets
+ * that work run here), the node's queued first, then one it offered. */
 kmp_int32 __kmpc_omp_taskyield(ident_t *loc, kmp_int32 gtid, int end_part)
 {
     (void)loc, (void)gtid, (void)end_part;
+    yielding = true;
+    bool ran = false;
+    if (queue_in_use()) {
+        pthread_mutex_lock(&nodeq.lock);
+        ran = run_one_locked();
+        bool offered = offered_out > 0;
+        pthread_mutex_unlock(&nodeq.lock);
+        if (!ran && offered)
+            offered_work();
+    }
+    yielding = false;
     implied_flush();
     return 0;
 }
@@ -1361,17 +1476,21 @@ void __kmpc_taskgroup(ident_t *loc, kmp_int32 gtid)
     (void)loc, (void)gtid;
     if (omp_tool_on) /* ompt_sync_region_taskgroup; its wait is at the end */
         omp_tool_sync_region(6, true, __builtin_return_address(0));
-    taskgroups++;
-    /* Its tasks are counted when the node's threads share the queue, and
-     * always for tracked tasks (which may outlive their routines). */
-    {
-        struct taskgroup *g = calloc(1, sizeof *g);
-        if (!g)
-            log_fatal("out of memory for an OpenMP taskgroup");
-        struct task_rec *r = current_rec();
-        g->outer = r->group;
-        r->group = g;
+    struct taskgroup *g = calloc(1, sizeof *g);
+    if (!g)
+        log_fatal("out of memory for an OpenMP taskgroup");
+    if (omp_self_owing()->icv.cancellation) {
+        /* Shared where its tasks may be offered (the tasks of a team over
+         * the nodes made on a shared stack): they read it on any node. */
+        g->cancel = team_queues() && stack_on_shared() ? dsm_malloc(sizeof *g->cancel) : NULL;
+        if (g->cancel)
+            *g->cancel = 0;
+        else
+            g->cancel = &g->cancelled;
     }
+    struct task_rec *r = current_rec();
+    g->outer = r->group;
+    r->group = g;
 }
 
 static void end_taskgroup(void);
@@ -1401,12 +1520,10 @@ static void end_taskgroup(void)
         if (g->reduction)
             omp_taskred_finish(g->reduction);
         r->group = g->outer;
+        if (g->cancel && g->cancel != &g->cancelled)
+            dsm_free(g->cancel);
         free(g);
     }
-    if (cancelled_group == taskgroups)
-        cancelled_group = 0;
-    if (taskgroups > 0)
-        taskgroups--;
     implied_flush();
 }
 
