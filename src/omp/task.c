@@ -514,13 +514,14 @@ uint64_t omp_task_nodes(void)
 
 bool omp_tasks_seen(void) { return offer.seen; }
 
-/* The queues, when this thread is in a team over every node (not a
- * nested or serialized one); else NULL. */
+/* The queues, when this thread is in a team over several nodes (not a
+ * nested or serialized one; a team of fewer threads than nodes spans
+ * nodes 0 to team_nodes - 1, and only they take its tasks); else NULL. */
 static struct node_tasks *team_queues(void)
 {
     struct omp_thread *t = omp_self_owing();
     if (!t->distributed || t->local_team || t->serialized || t->nthreads <= 1 || !t->region ||
-        t->team_nodes != job()->nodes)
+        t->team_nodes < 2)
         return NULL;
     if (team_tasks.region != t->region || team_tasks.team != t->team) {
         team_tasks.region = t->region;
@@ -926,19 +927,56 @@ static void wait_children(void)
         run_until_zero(&current_rec()->children);
 }
 
+/* The node's threads of a team at a barrier or the region's end (under
+ * nodeq.lock): until the last of them has come, one that came keeps
+ * running the node's queued tasks — a thread still at work may make more
+ * and wait for them to run (a master that waits for its task's signal),
+ * as libomp's threads run tasks while they wait in a barrier. The last
+ * one runs what is left, then lets them all go on. Outer teams only (a
+ * nested team of the node's threads meets in its own barrier). */
+static DSM_STATE struct {
+    int      count;
+    unsigned round;
+} gathered;
+
+static void gather_node_threads(int here)
+{
+    pthread_mutex_lock(&nodeq.lock);
+    unsigned round = gathered.round;
+    if (++gathered.count >= here) {
+        wait_zero_locked(&nodeq.outstanding);
+        gathered.count = 0;
+        gathered.round++;
+        pthread_cond_broadcast(&nodeq.done);
+    } else
+        while (gathered.round == round)
+            if (!run_one_locked())
+                pthread_cond_wait(&nodeq.done, &nodeq.lock);
+    pthread_mutex_unlock(&nodeq.lock);
+}
+
 void omp_tasks_complete(void)
 {
-    if (queue_in_use())
-        run_until_zero(&nodeq.outstanding);
+    if (queue_in_use()) {
+        struct omp_thread *t = omp_self_owing();
+        int here = t->region && !t->local_team && !t->serialized
+                       ? omp_team_on_node(t->nthreads, t->region->per_node, job()->rank)
+                       : 1;
+        if (here > 1)
+            gather_node_threads(here);
+        else
+            run_until_zero(&nodeq.outstanding);
+    }
     struct node_tasks *nodes = team_queues();
     if (!nodes)
         return;
     /* This point: the team, and the barriers entered (the same count on
-     * every node here). */
+     * every node here). A team over fewer nodes than the job's, or one
+     * under OMP_CANCELLATION=true, meets in the team's lock-based barrier
+     * (region.c), which counts no epoch: its point is then the region's,
+     * which node 0 publishes at each of its barriers and at the region's
+     * end — a thief steals until node 0's first, never waits past it. */
     uint64_t point = (uint64_t)team_tasks.team << 32 | (uint32_t)sync_barrier_epoch();
-    /* Under OMP_CANCELLATION=true a region's barriers are the team's
-     * lock-based ones (cancel.c), which count no barrier epoch: the point
-     * is the region's, which node 0 passes at its end however it left. */
     bool tasks_may_come = team_tasks.seen || team_tasks.single;
     team_tasks.single = false;
     if (job()->rank == 0) { /* always: a thief may wait for it */

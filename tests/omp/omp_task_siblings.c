@@ -8,7 +8,8 @@
  *
  *   1. The master, in `master`, makes a task that signals, then waits for
  *      the signal: another thread of the team must run the task (with
- *      two threads or more).
+ *      two threads or more); the same in a team of two threads, which
+ *      spans two nodes of a larger job.
  *   2. A task is made; its creator yields (`taskyield`) until it has run:
  *      a yield lets a waiting task run (run with throttling off, the task
  *      is queued, and only the yield can run it on a node of one thread).
@@ -93,6 +94,19 @@ int main(void)
             check(read_int(&done_yield) == 1, "a task ran while its creator yielded");
         }
     }
+    /* The same in a team of two threads, on nodes 0 and 1 of a larger job. */
+    static int signalled2, ran_on2 = -1;
+#pragma omp parallel num_threads(2)
+#pragma omp master
+    if (omp_get_num_threads() > 1) {
+#pragma omp task shared(signalled2, ran_on2)
+        {
+            ran_on2 = omp_get_thread_num();
+            add_int(&signalled2);
+        }
+        check(wait_for(&signalled2, 1), "a task the master of a team of two waits for ran");
+    }
+    check(threads == 1 || ran_on2 == 1, "the task of a team of two ran on its other thread");
     printf("threads %d master's task ran on thread %d\n", threads, ran_on);
     check(threads == 1 || ran_on > 0, "the master's task ran on a thread other than the master");
 
