@@ -376,7 +376,8 @@ static bool run_one_locked(void)
  * the node). Every other task stays on its node, as before — those made
  * on a private stack (any other thread's; a firstprivate pointer there
  * would name the thief's own memory), detached and proxy tasks, tasks
- * with dependences, final and included tasks, tasks of a taskgroup with
+ * with dependences, included tasks (made in a final task: they run at
+ * once where the final one runs, which may be another node), tasks of a taskgroup with
  * a task reduction, and, with a tool attached, a task whose tool data is
  * a pointer into this process (tool_data_moves). A task made with a tool
  * carries its tool record (shared memory, beside the task) to the node
@@ -543,7 +544,7 @@ void omp_tasks_single_met(void)
  * taken from shared memory. */
 static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
 {
-    if (job()->nodes <= 1 || in_final || (flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)))
+    if (job()->nodes <= 1 || in_final || (flags & (TASK_PROXY | TASK_DETACHABLE)))
         return false;
     int depth = current_rec()->depth + 1; /* the new task's */
     if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
@@ -572,7 +573,7 @@ static bool tool_data_moves(uint64_t data)
 static bool offerable(kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
-    if (!mem_contains(p) || (p->flags & (TASK_FINAL | TASK_PROXY | TASK_DETACHABLE)) ||
+    if (!mem_contains(p) || (p->flags & (TASK_PROXY | TASK_DETACHABLE)) ||
         offer.completions || in_final || !stack_on_shared() || !team_queues())
         return false;
     if (p->tool && !tool_data_moves(p->tool->data))
@@ -825,9 +826,11 @@ static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
     struct task_rec *outer = current;
     current = &rec;
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
+    sync_refresh_begin(); /* its creator's writes reach a task that polls (sync/refresh.c) */
     run(omp_self_owing()->gtid, task);
     if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
         run_until_zero(&rec.children);
+    sync_refresh_end();
     trace_task(TRACE_TASK_RAN, victim, task, t0);
     current = outer;
     stats_add(STAT_PAR_TASKS_STOLEN, 1);

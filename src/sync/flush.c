@@ -200,6 +200,14 @@ static void flushes_seen(void)
         coherence_set_catch_up(catch_up);
 }
 
+void sync_pull(void)
+{
+    if (!coh->apply_notices || job()->nodes <= 1)
+        return;
+    flushes_seen();
+    catch_up();
+}
+
 /* A node's threads (DSM_THREADS, an OpenMP team's) flush one at a time:
  * a flush's ask and answers are the node's (fl.seq, fl.due). */
 static DSM_STATE pthread_mutex_t one_flush = PTHREAD_MUTEX_INITIALIZER;

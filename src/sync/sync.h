@@ -143,6 +143,16 @@ void sync_release(void);
  * node's flush announced an interval this node has not seen, else
  * nothing (flush.c). Call it after the lock's acquire. */
 void sync_flush_implied(void);
+/* A flush's acquire half alone (flush.c): every interval another node
+ * released that this one lacks, applied. From a thread's own context or
+ * a signal handler on its alternate stack that interrupted the program's
+ * code (as a fault's catch-up). */
+void sync_pull(void);
+/* While a thread runs a task another node made (refresh.c): a pull every
+ * 50 ms of its CPU time that interrupts the program's own code, so a
+ * task that polls a plain variable sees its creator's released writes. */
+void sync_refresh_begin(void);
+void sync_refresh_end(void);
 
 /* Barriers this node has entered (barrier.c): every node's count is the
  * same between the same two barriers. */

@@ -13,7 +13,10 @@
  *   2. A task is made; its creator yields (`taskyield`) until it has run:
  *      a yield lets a waiting task run (run with throttling off, the task
  *      is queued, and only the yield can run it on a node of one thread).
- *   3. Under OMP_CANCELLATION=true, a taskgroup of three tasks that each
+ *   3. A task polls a plain variable, with no flush, until its creator
+ *      clears it (a data race, which OpenMP gives no meaning and libomp
+ *      runs: dsm refreshes a stolen task's copies, sync/refresh.c).
+ *   4. Under OMP_CANCELLATION=true, a taskgroup of three tasks that each
  *      wait until the taskgroup is cancelled, and an undeferred task that
  *      cancels it once one has started: every task that started sees the
  *      cancellation at its cancellation point, the rest are discarded.
@@ -109,6 +112,29 @@ int main(void)
     check(threads == 1 || ran_on2 == 1, "the task of a team of two ran on its other thread");
     printf("threads %d master's task ran on thread %d\n", threads, ran_on);
     check(threads == 1 || ran_on > 0, "the master's task ran on a thread other than the master");
+
+    /* A task polls a plain variable (no flush, no atomic: a data race
+     * OpenMP gives no meaning, which libomp runs) until its creator
+     * clears it, after the task has started. */
+    static int plain_flag = 1, polling, saw_clear;
+    if (threads > 1) {
+#pragma omp parallel
+#pragma omp master
+        {
+#pragma omp task shared(plain_flag, polling, saw_clear)
+            {
+                add_int(&polling);
+                double start = omp_get_wtime();
+                while (*(int *)&plain_flag && omp_get_wtime() - start < BOUND_S)
+                    __asm__ volatile("" ::: "memory"); /* a load each time, no more */
+                if (!*(int *)&plain_flag)
+                    add_int(&saw_clear);
+            }
+            if (wait_for(&polling, 1))
+                plain_flag = 0;
+        }
+        check(read_int(&saw_clear) == 1, "a task polling a plain variable saw its creator clear it");
+    }
 
     if (omp_get_cancellation()) {
 #pragma omp parallel
