@@ -199,11 +199,14 @@ static void tool_create(kmp_task_t *task, bool if0, bool deps, const void *codep
  * running, and the taskgroup its new tasks join. */
 struct task_rec {
     int              children;
+    int              depth;    /* 0: an implicit task */
     struct taskgroup *group;
     struct task_rec  *parent;  /* NULL: an implicit task's */
-    int              depth;    /* 0: an implicit task */
     int              *cancel;  /* its taskgroup's cancel word where group is not its node's */
 };
+/* One on the stack for every level of nested tasks that run at once
+ * (run_now): 10,000 levels fit the master's stack under ASan too. */
+_Static_assert(sizeof(struct task_rec) <= 32, "a task's record stays 32 bytes");
 /* A taskgroup: its tasks not yet done (counted when they are queued or
  * tracked), its task reduction, and under OMP_CANCELLATION=true its
  * cancel word: set by `cancel taskgroup`, read by its tasks wherever they
