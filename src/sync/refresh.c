@@ -21,8 +21,11 @@
  * handler on the thread's alternate stack). Under erc a release already
  * invalidates every copy, under sc every store is seen: nothing to do.
  *
- * What it costs: a round trip to every node per REFRESH_MS of a stolen
- * task's computing in the program's code (under 1 % of it), and the fetches of what changed,
+ * Each pull doubles the thread's time to the next (up to REFRESH_MAX_MS,
+ * and on from one stolen task to the next): a task that polls sees the
+ * write within about the time the thread has already spent so, and a
+ * thread that computes stolen tasks for seconds pulls a handful of times. What it
+ * costs: a round trip to every node per pull, and the fetches of what changed,
  * which the task's end (a release and the creator's acquire) or the next
  * barrier would have brought anyway.
  */
@@ -45,7 +48,8 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-#define REFRESH_MS 50
+#define REFRESH_MS     50
+#define REFRESH_MAX_MS 1600
 #define REFRESH_SIGNAL (SIGRTMIN + 3)
 #define TEXT_RANGES 8
 
@@ -59,9 +63,17 @@ static DSM_STATE pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static __thread struct {
     timer_t timer;
-    bool    made;  /* the thread's timer exists */
-    int     depth; /* refresh_begin calls not ended */
+    bool    made;   /* the thread's timer exists */
+    int     depth;  /* refresh_begin calls not ended */
+    long    period; /* ms to the next tick */
 } me;
+
+static void arm(long ms)
+{
+    struct itimerspec every = {.it_value = {ms / 1000, (ms % 1000) * 1000000L},
+                               .it_interval = {ms / 1000, (ms % 1000) * 1000000L}};
+    timer_settime(me.timer, 0, &every, NULL); /* async-signal-safe */
+}
 
 static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -101,8 +113,11 @@ static uintptr_t interrupted_pc(const void *uctx)
 static void on_tick(int sig, siginfo_t *si, void *uctx)
 {
     (void)sig, (void)si;
-    if (me.depth > 0 && in_program(interrupted_pc(uctx)))
+    if (me.depth > 0 && in_program(interrupted_pc(uctx))) {
         sync_pull();
+        if (me.period < REFRESH_MAX_MS)
+            arm(me.period *= 2);
+    }
 }
 
 static void setup(void)
@@ -127,9 +142,9 @@ void sync_refresh_begin(void)
             return; /* no timer: the task runs as it would without */
         me.made = true;
     }
-    struct itimerspec every = {.it_value = {0, REFRESH_MS * 1000000L},
-                               .it_interval = {0, REFRESH_MS * 1000000L}};
-    timer_settime(me.timer, 0, &every, NULL);
+    if (!me.period)
+        me.period = REFRESH_MS;
+    arm(me.period); /* the thread's period goes on from its last stolen task */
 }
 
 void sync_refresh_end(void)

@@ -148,9 +148,10 @@ void sync_flush_implied(void);
  * a signal handler on its alternate stack that interrupted the program's
  * code (as a fault's catch-up). */
 void sync_pull(void);
-/* While a thread runs a task another node made (refresh.c): a pull every
- * 50 ms of its CPU time that interrupts the program's own code, so a
- * task that polls a plain variable sees its creator's released writes. */
+/* While a thread runs a task another node made (refresh.c): a pull when
+ * a timer of its CPU time (50 ms, doubling after each pull) interrupts
+ * the program's own code, so a task that polls a plain variable sees its
+ * creator's released writes. */
 void sync_refresh_begin(void);
 void sync_refresh_end(void);
 
