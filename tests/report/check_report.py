@@ -53,12 +53,23 @@ def is_count(v):
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def check_json(dsmrun, nodes, program):
+def stats_of(dsmrun, nodes, args, program):
+    """The job's output with ARGS and --stats-json, and the JSON it wrote."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "stats.json")
-        run(dsmrun, nodes, ["--stats-json", path], program)
+        out = run(dsmrun, nodes, args + ["--stats-json", path], program)
         with open(path) as f:
-            doc = json.load(f)  # raises, failing the test, if not valid JSON
+            return out, json.load(f)  # raises, failing the test, if not valid JSON
+
+
+def run_stats(dsmrun, nodes, threads, program):
+    """--stats and --stats-json on THREADS threads a node: the report's lines and the JSON."""
+    out, doc = stats_of(dsmrun, nodes, ["--threads", str(threads), "--stats"], program)
+    return out.splitlines(), doc
+
+
+def check_json(dsmrun, nodes, program):
+    _, doc = stats_of(dsmrun, nodes, [], program)
     check(doc.get("nodes") == nodes, f"nodes is {doc.get('nodes')!r}, expected {nodes}")
     check(doc.get("protocol") == "hlrc", f"protocol is {doc.get('protocol')!r}")
     per_node = doc.get("per_node")
@@ -126,12 +137,7 @@ WAIT_ROWS = ["barrier", "read fault", "write fault", "lock", "idle ***"]
 
 
 def check_threads(dsmrun, nodes, threads, program):
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "stats.json")
-        out = run(dsmrun, nodes, ["--threads", str(threads), "--stats", "--stats-json", path],
-                  program).splitlines()
-        with open(path) as f:
-            doc = json.load(f)
+    out, doc = run_stats(dsmrun, nodes, threads, program)
     title = f"time split, ms of thread-time ({threads} threads x the run; % of it)"
     check(any(l.startswith(title) for l in out), f"title '{title}' missing")
 
@@ -165,12 +171,7 @@ TASK_ROWS = {"PAR_TASKS_CREATED": "OpenMP tasks created on this node (explicit a
 
 
 def check_tasks(dsmrun, nodes, threads, tasks, program):
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "stats.json")
-        out = run(dsmrun, nodes, ["--threads", str(threads), "--stats", "--stats-json", path],
-                  program).splitlines()
-        with open(path) as f:
-            doc = json.load(f)
+    out, doc = run_stats(dsmrun, nodes, threads, program)
     for counter, label in TASK_ROWS.items():
         counts = [e["counters"].get(counter) for e in doc["per_node"]]
         if not check(all(is_count(c) for c in counts), f"counter {counter} missing: {counts}"):
