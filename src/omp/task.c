@@ -415,10 +415,10 @@ static bool run_one_locked(void)
  * node, homed there), under that node's dsm lock (omp_lock.c's last id of
  * the node). Every other task stays on its node, as before — those made
  * on a private stack (any other thread's; a firstprivate pointer there
- * would name the thief's own memory), detached and proxy tasks,
- * included tasks (made in a final task: they run at
- * once where the final one runs, which may be another node), tasks of a taskgroup with
- * a task reduction, and, with a tool attached, a task whose tool data is
+ * would name the thief's own memory), detached and proxy tasks, included
+ * tasks (made in a final task: they run at once where the final one
+ * runs, which may be another node), tasks of a taskgroup with a task
+ * reduction, and, with a tool attached, a task whose tool data is
  * a pointer into this process (tool_data_moves). A task made with a tool
  * carries its tool record (shared memory, beside the task) to the node
  * that runs it, whose copy of the tool reports its schedule; under
