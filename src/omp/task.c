@@ -21,11 +21,13 @@
  * done), a taskgroup's end (until the group's tasks are), a barrier and
  * the region's end (until every task of the node is), and a task's own
  * end (until its children are: a child's count lives in its parent's
- * record, so the parent waits for it; OpenMP allows the wait). Tasks stay
- * on their node (no stealing across nodes: their private data is this
- * process's). A task with dependences waits for its siblings before it
- * runs at once, which meets any dependence among them. With one thread
- * per node, nothing is queued: every task runs at once, as before.
+ * record, so the parent waits for it; OpenMP allows the wait). A task
+ * whose data means the same on every node (made on the master's stack in
+ * the region, its block and shareds in shared memory) may instead be
+ * offered to every node and run by another ("tasks that leave their
+ * node", below); any other stays on its node (its private data is this
+ * process's). With one thread per node, a task that stays is not queued:
+ * it runs at once.
  *
  * Tasks that complete later than their routine returns: a detachable
  * task (`detach(event)`: complete once its routine has returned and
