@@ -587,9 +587,17 @@ static bool may_show(size_t page)
         h->hidden = 0;
         return true;
     }
-    coherence_fetched_ahead();
-    if (smp_multi())
+    if (smp_multi()) {
+        coherence_fetched_ahead();
         return false;
+    }
+    /* With one thread only a diff hides a page (hide_if_catching_up), and
+     * its writers are known: their intervals up to those the diffs
+     * belong to are what the catch-up needs (the writers push them). */
+    uint32_t need[VT_MAX_NODES];
+    memcpy(need, wr.page[page] ? wr.page[page] : wr.start, (size_t)job()->nodes * sizeof *need);
+    need[job()->rank] = 0;
+    coherence_ahead_of(need);
     h->hidden = 0;
     return true;
 }
