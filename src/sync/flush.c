@@ -116,6 +116,7 @@ static void answer(void *arg) { coherence_after_releases(answer_now, arg); }
 
 static void flushes_seen(void);
 static void flush_node(void *arg);
+static bool pushed_since(void *seen);
 
 static void on_ask(int src, const void *msg, size_t len)
 {
@@ -210,14 +211,16 @@ static bool pushes_acked(void *want)
  * far: a flush that starts anywhere after it ended sees its writes
  * (an unacknowledged push could still be on its way to a node that asks
  * nobody). */
-static void wait_pushes_acked(void)
+static bool wait_pushes_acked(void)
 {
     uint32_t want[VT_MAX_NODES];
     pthread_mutex_lock(&push.lock);
     memcpy(want, push.seq, sizeof want);
     pthread_mutex_unlock(&push.lock);
-    if (!pushes_acked(want))
-        ipc_wait(pushes_acked, want, 0);
+    if (pushes_acked(want))
+        return false;
+    ipc_wait(pushes_acked, want, 0);
+    return true;
 }
 
 static void on_push(int src, const void *msg, size_t len)
@@ -325,12 +328,28 @@ static void pull(void)
         atomic_store(&fl.subscribed, true);
 }
 
+/* How long a flush that finds nothing, after one that found nothing,
+ * waits for a push where the CPUs are shared: a program polling a flag
+ * with flush would otherwise spin through the turn of the node it waits
+ * for (flush_here's yield is not enough at a load of 10 on 2 CPUs); an
+ * ask, before, cost a round trip, longer than this. */
+#define IDLE_FLUSH_WAIT_NS 200000ull
+
 /* A flush's acquire half where every other node pushes here: what they
  * pushed, applied; nobody asked. */
-static void apply_pushed_only(void)
+static void apply_pushed_only(bool released)
 {
+    static DSM_STATE uint64_t seen_at_last; /* pushes_in at the last such flush */
+    pthread_mutex_lock(&fl.lock);
+    uint64_t in = fl.pushes_in;
+    pthread_mutex_unlock(&fl.lock);
+    if (!released && in == seen_at_last && ipc_cpus_shared())
+        ipc_wait(pushed_since, &in, clock_ns() + IDLE_FLUSH_WAIT_NS);
     pthread_mutex_lock(&one_pull);
     uint64_t number = coherence_pull_begins();
+    pthread_mutex_lock(&fl.lock);
+    seen_at_last = fl.pushes_in;
+    pthread_mutex_unlock(&fl.lock);
     apply_pushed();
     coherence_pull_ends(number);
     pthread_mutex_unlock(&one_pull);
@@ -471,8 +490,7 @@ static void flush_node(void *arg)
     coherence_release_sent();
     if (coh->apply_notices && job()->nodes > 1) {
         if (atomic_load(&fl.subscribed) && !smp_multi()) {
-            wait_pushes_acked();
-            apply_pushed_only();
+            apply_pushed_only(wait_pushes_acked());
         } else {
             pull();
         }
