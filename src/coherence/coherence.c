@@ -97,6 +97,7 @@ static void ahead_forget(void)
 static DSM_STATE void (*_Atomic release_hook)(void);
 
 void coherence_set_after_release(void (*fn)(void)) { atomic_store(&release_hook, fn); }
+bool coherence_releases_push(void) { return atomic_load(&release_hook) != NULL; }
 
 uint64_t coherence_pull_begins(void) { return atomic_fetch_add(&pulls_begun, 1) + 1; }
 

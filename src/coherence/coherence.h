@@ -299,6 +299,8 @@ void coherence_fetched_ahead(void);
 void coherence_ahead_of(const uint32_t *ids);
 bool coherence_catch_up_needs(uint32_t *out);
 void coherence_set_after_release(void (*fn)(void));
+/* Whether releases here push (coherence_set_after_release was called). */
+bool coherence_releases_push(void);
 void coherence_after_releases(void (*fn)(void *), void *arg);
 /* With threads on the node, a copy that may be ahead of the notices is
  * readable by every thread at once, while only the faulting one catches
@@ -403,6 +405,8 @@ void interval_heard(int node, const uint32_t *vt);
  * it, and it was not dropped as seen by all. Conservative: never false
  * where the node does lack one. */
 bool interval_may_lack(int node, const uint32_t *ids);
+/* interval_may_lack, of the nodes other than `but`. */
+bool interval_may_lack_but(int node, const uint32_t *ids, int but);
 /* Appends every interval with id > their_vt[node] for some node (all, when
  * their_vt is NULL; only `only_node`'s when >= 0), for node `to` (-1: many;
  * named by DSM_CHECK's violations). An interval created unacked is left

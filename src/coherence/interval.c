@@ -388,17 +388,19 @@ void interval_heard(int node, const uint32_t *vt)
     pthread_mutex_unlock(&iv.lock);
 }
 
-bool interval_may_lack(int node, const uint32_t *ids)
+bool interval_may_lack_but(int node, const uint32_t *ids, int but)
 {
     int nodes = job()->nodes;
     bool lacks = false;
     pthread_mutex_lock(&iv.lock);
     const uint32_t *row = iv.known + (size_t)node * (size_t)nodes;
     for (int x = 0; x < nodes && !lacks; x++)
-        lacks = x != node && ids[x] > row[x] && ids[x] > iv.dropped[x];
+        lacks = x != node && x != but && ids[x] > row[x] && ids[x] > iv.dropped[x];
     pthread_mutex_unlock(&iv.lock);
     return lacks;
 }
+
+bool interval_may_lack(int node, const uint32_t *ids) { return interval_may_lack_but(node, ids, node); }
 
 /* The copies below are made under iv.lock, which a release aside takes
  * while it holds the fault lock (hlrc.c): a copy into shared memory (a

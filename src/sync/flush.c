@@ -37,13 +37,39 @@
  * answers, so an entry after the flush ended (in real time) pulls; one
  * before it is ordered before the flush, as OpenMP allows.
  *
+ * Pushes (issue 63: NPB LU's pipeline paid a round trip per flush per
+ * stage, and one more per fault that caught up). Under hlrc, once a node
+ * has seen a flush (made or asked of it), every release it makes ends by
+ * pushing to each other node the intervals it has not yet sent that node
+ * (SYNC_FLUSH_PUSH: every interval it knows, its own and those passed to
+ * it, after what went before, in order; with its applied vector time, an
+ * announcement as an ask's). The receiver queues them and acknowledges.
+ * A node whose first flush has been answered by every node has every
+ * other node pushing to it (each turned pushing on before it answered):
+ * its flushes then ask nobody. Such a flush is the release, a wait for
+ * the acknowledgements of the pushes sent so far (so that a flush
+ * anywhere that starts after this one ended finds its intervals queued),
+ * then the queued pushes applied. A flush that finds nothing to do sends
+ * nothing. Unlocks keep no release pending while releases push
+ * (coherence_release_keep): a flush that asks nobody would never run it.
+ * A catch-up for a home page another node's diff changed (the only kind
+ * with one thread a node whose writers the page names: their intervals
+ * up to those the diffs belong to) waits for those writers' pushes,
+ * which follow their releases, rather than ask (PUSH_WAIT_NS bounds the
+ * wait; then it asks as before). With threads on the node, flushes and
+ * catch-ups ask as before (a push served to one thread must not show a
+ * page hidden from another: coherence.h, "catching up"). lrc never
+ * hides pages and does not push.
+ *
  * Under erc a release already invalidates (or updates) every copy before
  * it completes, and under sc every write is visible when its store runs:
  * there the flush is the release alone. A flush costs nothing to a
  * program that never flushes: no state, no message outside one. What one
  * costs: a round trip to every other node at once (answers carry only
  * intervals, a few bytes when nothing changed), then the invalidations of
- * what changed. docs/openmp.md, "flush", gives the figures.
+ * what changed; under hlrc once pushes run, a release's pushes (one
+ * message a node, and its acknowledgement) and no ask.
+ * docs/openmp.md, "flush", gives the figures.
  */
 #include <pthread.h>
 #include <sched.h>
