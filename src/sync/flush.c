@@ -52,11 +52,12 @@
  * then the queued pushes applied. A flush that finds nothing to do sends
  * nothing. Unlocks keep no release pending while releases push
  * (coherence_release_keep): a flush that asks nobody would never run it.
- * A catch-up for a home page another node's diff changed (the only kind
- * with one thread a node whose writers the page names: their intervals
- * up to those the diffs belong to) waits for those writers' pushes,
- * which follow their releases, rather than ask (PUSH_WAIT_NS bounds the
- * wait; then it asks as before). With threads on the node, flushes and
+ * A catch-up whose needs the faults could name (coherence_ahead_of: a
+ * home page another node's diff changed names its writers and their
+ * intervals; a reply whose only unseen writes are its home's, of
+ * intervals made, names the last) waits for those writers' pushes, which
+ * follow their releases, rather than ask (PUSH_WAIT_NS bounds the wait;
+ * then it asks as before). With threads on the node, flushes and
  * catch-ups ask as before (a push served to one thread must not show a
  * page hidden from another: coherence.h, "catching up"). lrc never
  * hides pages and does not push.
@@ -116,6 +117,8 @@ static DSM_STATE struct {
     uint32_t        sent[VT_MAX_NODES][VT_MAX_NODES];
     uint32_t        seq[VT_MAX_NODES];         /* pushes sent to each node */
     uint32_t        acked[VT_MAX_NODES];       /* the last of them it acknowledged */
+    uint64_t        sent_at[VT_MAX_NODES];     /* clock_ns() of the last push to each */
+    _Atomic uint64_t round_trip_ns;            /* a push's, smoothed (0: none measured yet) */
 } push = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* An ask to answer once our kept releases have run. */
@@ -215,6 +218,7 @@ static void push_intervals(void)
             buf_put(&b, applied, vt_len);
             buf_put(&b, iv.p, iv.len);
             ipc_send(j, SYNC_FLUSH_PUSH, ++push.seq[j], b.p, b.len);
+            push.sent_at[j] = clock_ns();
             buf_free(&b);
         }
         buf_free(&iv);
@@ -287,6 +291,10 @@ static void on_push_ack(int src, const void *msg, size_t len)
     if (seq > push.seq[src] || seq <= push.acked[src])
         log_fatal("node %d acknowledged push %u, which was not sent; protocol error", src, seq);
     push.acked[src] = seq;
+    if (seq == push.seq[src]) { /* the last one sent: its round trip */
+        uint64_t rtt = clock_ns() - push.sent_at[src], avg = atomic_load(&push.round_trip_ns);
+        atomic_store(&push.round_trip_ns, avg ? (7 * avg + rtt) / 8 : rtt);
+    }
     pthread_mutex_unlock(&push.lock);
     ipc_notify();
 }
@@ -357,8 +365,11 @@ static void pull(void)
 /* How long a flush that finds nothing, after one that found nothing,
  * waits for a push where the CPUs are shared: a program polling a flag
  * with flush would otherwise spin through the turn of the node it waits
- * for (flush_here's yield is not enough at a load of 10 on 2 CPUs); an
- * ask, before, cost a round trip, longer than this. */
+ * for (flush_here's yield is not enough at a load of 10 on 2 CPUs). At
+ * most what its ask cost before pushes (a round trip: a push's, as
+ * measured), so that a program that flushes often with nothing to see
+ * (a volatile read in a loop) pays no more than it did; and never more
+ * than this. */
 #define IDLE_FLUSH_WAIT_NS 200000ull
 
 /* A flush's acquire half where every other node pushes here: what they
@@ -369,8 +380,11 @@ static void apply_pushed_only(bool released)
     pthread_mutex_lock(&fl.lock);
     uint64_t in = fl.pushes_in;
     pthread_mutex_unlock(&fl.lock);
-    if (!released && in == seen_at_last && ipc_cpus_shared())
-        ipc_wait(pushed_since, &in, clock_ns() + IDLE_FLUSH_WAIT_NS);
+    uint64_t wait = atomic_load(&push.round_trip_ns);
+    if (wait > IDLE_FLUSH_WAIT_NS)
+        wait = IDLE_FLUSH_WAIT_NS;
+    if (!released && in == seen_at_last && wait && ipc_cpus_shared())
+        ipc_wait(pushed_since, &in, clock_ns() + wait);
     pthread_mutex_lock(&one_pull);
     uint64_t number = coherence_pull_begins();
     pthread_mutex_lock(&fl.lock);
