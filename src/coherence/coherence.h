@@ -289,9 +289,11 @@ void coherence_set_catch_up(void (*fn)(void));
 bool coherence_catching_up(void);
 void coherence_fetched_ahead(void);
 /* Pushed intervals (sync/flush.c): where a protocol can name what a copy
- * ahead needs (a home page another node's diff changed: the intervals of
- * its writers, ids[node], that the diffs belong to), coherence_ahead_of
- * says so instead of coherence_fetched_ahead; the catch-up may then be
+ * ahead needs (hlrc: a home page another node's diff changed, the
+ * intervals of its writers that the diffs belong to; a fetched copy whose
+ * only unseen writes are its home's, the home's last interval made),
+ * coherence_ahead_of(ids: per node) says so instead of
+ * coherence_fetched_ahead; the catch-up may then be
  * served by the intervals the writers push after their releases, without
  * asking. coherence_catch_up_needs: in the catch-up, what this thread's
  * faults named (false when any could not name it: ask every node).
