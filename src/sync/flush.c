@@ -51,7 +51,9 @@
  * anywhere that starts after this one ended finds its intervals queued),
  * then the queued pushes applied. A flush that finds nothing to do sends
  * nothing. Unlocks keep no release pending while releases push
- * (coherence_release_keep): a flush that asks nobody would never run it.
+ * (coherence_release_keep: a flush that asks nobody would never run it),
+ * and wait for their pushes' acknowledgements as a flush does
+ * (sync_release_pushed).
  * A catch-up whose needs the faults could name (coherence_ahead_of: a
  * home page another node's diff changed names its writers and their
  * intervals; a reply whose only unseen writes are its home's, of
@@ -474,6 +476,20 @@ static void flushes_seen(void)
             coherence_set_after_release(push_intervals);
         coherence_set_catch_up(catch_up);
     }
+}
+
+static void release_pushed_here(void *arg)
+{
+    (void)arg;
+    wait_pushes_acked();
+}
+
+/* Off the master's shared stack: a fault there could release, and push
+ * under push.lock. */
+void sync_release_pushed(void)
+{
+    if (coherence_releases_push() && job()->nodes > 1)
+        stack_private(release_pushed_here, NULL);
 }
 
 /* At a barrier: the pushes that came are applied (their intervals are

@@ -127,6 +127,11 @@ void sync_cond_start(void);
 void sync_flush_start(void);
 /* At a barrier's end: the intervals pushed here so far, applied. */
 void sync_flush_drain(void);
+/* Where releases push (sync/flush.c): waits until every node has
+ * acknowledged what this node pushed so far, as a flush does, so that a
+ * flush elsewhere that asks nobody and starts after this returns sees
+ * the release before it (an unlock's). */
+void sync_release_pushed(void);
 
 /* Runs fn(arg) once every release kept on this node so far
  * (coherence_release_keep) has run: at once when none is pending, else on
