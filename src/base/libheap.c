@@ -16,13 +16,15 @@
  * this one maps its own memory and takes locks the program never holds.
  * Blocks up to LARGEST come from per-size free lists, each with its own
  * lock, and from chunks it maps for them; larger ones are mappings of their own.
- * The library's code runs off the shared stack (base/stack.h), with one
- * kind of exception — code that a program's call runs before it moves, such
- * as runtime/heap.c's table — so a fault can still come inside this file
- * while the same thread holds a list's lock. The thread then notes that it
- * is inside, and a call from the handler takes a mapping of its own (no
- * lock) or, to free a listed block, leaves it on the thread's deferred list
- * for its next call.
+ * A list's lock is held on the thread's own stack only (put_op,
+ * take_op), whoever calls: the library's protocol work runs off the shared
+ * stack (base/stack.h), but not all of its code does — the OpenMP task
+ * scheduler runs tasks there — and a write fault on a shared stack while
+ * a list is held would wait for a thread that waits for the list. Should a
+ * fault still come inside this file while the same thread holds a list's
+ * lock, the thread notes that it is inside, and a call from the handler
+ * takes a mapping of its own (no lock) or, to free a listed block, leaves
+ * it on the thread's deferred list for its next call.
  *
  * Memory on the lists is kept, as a heap keeps it; the largest blocks are
  * unmapped when freed. A pointer the C library allocated (none is expected:
@@ -38,6 +40,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/stack.h"
 #include "base/state.h"
 
 /* A block's header, just before it: what it is, and a check that tells our
@@ -144,15 +147,51 @@ static void *carve_locked(unsigned i)
     return b;
 }
 
-static void put_listed(void *block, unsigned i)
+/* A list's lock is taken and held on the thread's own stack, never on a
+ * shared one (base/stack.h): a store there — a call's return address —
+ * faults when a release has write-protected the page, and the fault waits
+ * for the protocol's lock, which a thread holding it may hold while it
+ * waits for this list (a release allocating its messages: the releaser
+ * thread against an OpenMP thread freeing a task's record on its stack in
+ * the region, a deadlock seen in 1 run of 300). */
+struct list_op {
+    unsigned i;
+    void    *block; /* put: the block; take: the one taken (NULL: none) */
+};
+
+static void put_op(void *arg)
 {
-    struct free_block *b = block;
+    struct list_op *op = arg;
+    unsigned i = op->i;
+    struct free_block *b = op->block;
     inside++;
     pthread_mutex_lock(&lists[i].lock);
     b->next = lists[i].free;
     lists[i].free = b;
     pthread_mutex_unlock(&lists[i].lock);
     inside--;
+}
+
+static void take_op(void *arg)
+{
+    struct list_op *op = arg;
+    unsigned i = op->i;
+    inside++;
+    pthread_mutex_lock(&lists[i].lock);
+    void *b = lists[i].free;
+    if (b)
+        lists[i].free = lists[i].free->next;
+    else
+        b = carve_locked(i);
+    pthread_mutex_unlock(&lists[i].lock);
+    inside--;
+    op->block = b;
+}
+
+static void put_listed(void *block, unsigned i)
+{
+    struct list_op op = {.i = i, .block = block};
+    stack_private(put_op, &op);
 }
 
 /* The blocks a handler freed while this thread was inside (linked through
@@ -173,15 +212,9 @@ void *libheap_malloc(size_t size)
     if (deferred)
         drain_deferred();
     unsigned i = list_of(size);
-    inside++;
-    pthread_mutex_lock(&lists[i].lock);
-    void *b = lists[i].free;
-    if (b)
-        lists[i].free = lists[i].free->next;
-    else
-        b = carve_locked(i);
-    pthread_mutex_unlock(&lists[i].lock);
-    inside--;
+    struct list_op op = {.i = i};
+    stack_private(take_op, &op);
+    void *b = op.block;
     if (!b) {
         errno = ENOMEM;
         return NULL;
