@@ -10,8 +10,9 @@
       and that its lock summary (dsm-trace locks) counts the acquires and
       those that needed another node as the statistics do.
   check_trace.py --threads T DSMRUN NODES PROGRAM [ARGS...]
-      the same with dsmrun --threads T; and each node's timeline names its
-      application threads "application 0" .. "application T-1", and no
+      the same with dsmrun --threads T; and the timelines name the
+      application threads "application 0" .. "application T-1" (each node's
+      that recorded anything; every one on some node), and no
       thread "service" records an application thread's waits (barriers).
   check_trace.py --tasks-stolen [--threads T] DSMRUN NODES PROGRAM [ARGS...]
       the same, for an OpenMP program whose tasks leave their node: some
@@ -108,11 +109,23 @@ def main():
     if threads:
         names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
                  if e["ph"] == "M" and e["name"] == "thread_name"}
+        # A thread appears once it records something: a node's second
+        # thread that neither stole, sent nor met a barrier proper (its
+        # node mate went in for both: omp/task.c, gather_node_threads)
+        # has no row. So each node's application rows are named within
+        # "application 0" .. "application T-1" (or "application" alone),
+        # and the job's rows name every one of them.
+        want = {"application %d" % i for i in range(threads)}
+        seen = set()
         for rank in range(int(nodes)):
             mine = {v for (p, _), v in names.items() if p == rank}
-            want = {"application %d" % i for i in range(threads)}
-            check(want <= mine, "node %d: threads named %s, expected %s among them"
+            apps = {v for v in mine if not v.startswith("service")}
+            check(apps and apps <= want | {"application"},
+                  "node %d: threads named %s, expected application threads among %s"
                   % (rank, sorted(mine), sorted(want)))
+            seen |= apps
+        check(want <= seen, "threads named %s over the job, expected %s among them"
+              % (sorted(seen), sorted(want)))
         waits = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "X" and e["name"].startswith("barrier")}
         check(not any(names.get(k, "").startswith("service") for k in waits),
               "a thread named service records barriers")
