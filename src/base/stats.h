@@ -84,7 +84,6 @@
     X(COND_SIGNALS_SKIPPED, "condition signals that sent nothing (no node had waited on it)") \
     X(BARRIERS,            "barriers")                                         \
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
-    X(FLUSHES_LOCAL,       "of which asked nobody (every other node pushes here)") \
     X(ATOMICS,             "atomics on shared memory (each under its block's lock)") \
     X(ATOMICS_AT_HOME,     "of which performed at the page's home (page not written here)") \
     X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \
@@ -93,7 +92,6 @@
     X(ATOMICS_SERVED,      "atomics performed here, as the page's home, for another node") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \
-    X(CATCH_UPS_PUSHED,    "of which the writers' pushed intervals served, without asking") \
     X(PAGES_HIDDEN,        "home pages hidden until this node caught up (another node's diff)") \
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \

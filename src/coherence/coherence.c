@@ -55,49 +55,9 @@ static DSM_STATE void (*_Atomic catch_up)(void);
 static __thread bool fetched_ahead;
 static DSM_STATE _Atomic uint64_t pulls_begun, pulls_ended;
 
-/* What this thread's catch-up needs, where the protocol could say
- * (coherence_ahead_of): each node's intervals up to ahead_need[node];
- * ahead_unknown once a copy was ahead by writes it could not name. */
-static __thread uint32_t ahead_need[VT_MAX_NODES];
-static __thread bool ahead_named, ahead_unknown;
-
 void coherence_set_catch_up(void (*fn)(void)) { atomic_store(&catch_up, fn); }
 bool coherence_catching_up(void) { return atomic_load(&catch_up) != NULL; }
-
-void coherence_fetched_ahead(void)
-{
-    fetched_ahead = true;
-    ahead_unknown = true;
-}
-
-void coherence_ahead_of(const uint32_t *ids)
-{
-    fetched_ahead = true;
-    ahead_named = true;
-    for (int x = 0; x < job()->nodes; x++)
-        if (ids[x] > ahead_need[x])
-            ahead_need[x] = ids[x];
-}
-
-bool coherence_catch_up_needs(uint32_t *out)
-{
-    if (!ahead_named || ahead_unknown)
-        return false;
-    memcpy(out, ahead_need, (size_t)job()->nodes * sizeof *out);
-    return true;
-}
-
-static void ahead_forget(void)
-{
-    ahead_named = ahead_unknown = false;
-    memset(ahead_need, 0, sizeof ahead_need);
-}
-
-/* Run at the end of every release once set (sync/flush.c's push). */
-static DSM_STATE void (*_Atomic release_hook)(void);
-
-void coherence_set_after_release(void (*fn)(void)) { atomic_store(&release_hook, fn); }
-bool coherence_releases_push(void) { return atomic_load(&release_hook) != NULL; }
+void coherence_fetched_ahead(void) { fetched_ahead = true; }
 
 uint64_t coherence_pull_begins(void) { return atomic_fetch_add(&pulls_begun, 1) + 1; }
 
@@ -119,7 +79,6 @@ static void catch_up_if_ahead(void)
         fetched_ahead = false;
         stats_add(STAT_CATCH_UPS, 1);
         fn();
-        ahead_forget();
     }
 }
 
@@ -228,9 +187,6 @@ void coherence_release_ends(void)
     for (size_t i = 0; i < n; i++)
         q[i].fn(q[i].arg);
     free(q);
-    void (*after)(void) = atomic_load(&release_hook);
-    if (after)
-        after();
 }
 
 void coherence_release(void)
@@ -249,10 +205,7 @@ void coherence_release(void)
 
 uint64_t coherence_release_keep(void)
 {
-    /* Once releases push (sync/flush.c), a flush elsewhere may ask nobody
-     * and would never see a release kept here: an unlock's writes must
-     * reach the others at the unlock, as the flush it implies. */
-    if (!coh->release_aside || atomic_load(&release_hook))
+    if (!coh->release_aside)
         return 0;
     return atomic_fetch_add(&kept, 1) + 1;
 }

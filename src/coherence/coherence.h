@@ -288,21 +288,6 @@ void coherence_release_ends(void);
 void coherence_set_catch_up(void (*fn)(void));
 bool coherence_catching_up(void);
 void coherence_fetched_ahead(void);
-/* Pushed intervals (sync/flush.c): where a protocol can name what a copy
- * ahead needs (hlrc: a home page another node's diff changed, the
- * intervals of its writers that the diffs belong to; a fetched copy whose
- * only unseen writes are its home's, the home's last interval made),
- * coherence_ahead_of(ids: per node) says so instead of
- * coherence_fetched_ahead; the catch-up may then be
- * served by the intervals the writers push after their releases, without
- * asking. coherence_catch_up_needs: in the catch-up, what this thread's
- * faults named (false when any could not name it: ask every node).
- * coherence_set_after_release(fn): fn() at the end of every release. */
-void coherence_ahead_of(const uint32_t *ids);
-bool coherence_catch_up_needs(uint32_t *out);
-void coherence_set_after_release(void (*fn)(void));
-/* Whether releases here push (coherence_set_after_release was called). */
-bool coherence_releases_push(void);
 void coherence_after_releases(void (*fn)(void *), void *arg);
 /* With threads on the node, a copy that may be ahead of the notices is
  * readable by every thread at once, while only the faulting one catches
@@ -407,8 +392,6 @@ void interval_heard(int node, const uint32_t *vt);
  * it, and it was not dropped as seen by all. Conservative: never false
  * where the node does lack one. */
 bool interval_may_lack(int node, const uint32_t *ids);
-/* interval_may_lack, of the nodes other than `but`. */
-bool interval_may_lack_but(int node, const uint32_t *ids, int but);
 /* Appends every interval with id > their_vt[node] for some node (all, when
  * their_vt is NULL; only `only_node`'s when >= 0), for node `to` (-1: many;
  * named by DSM_CHECK's violations). An interval created unacked is left
@@ -416,11 +399,6 @@ bool interval_may_lack_but(int node, const uint32_t *ids, int but);
 void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to);
 /* This node's intervals after their_vt[rank], the unacked one included:
  * the barrier's arrival. */
-/* interval_encode for `to` of every node's intervals after *their_vt,
- * which then names the last of each node's that went (the sender's
- * record of what `to` has been sent, advanced under the intervals'
- * lock). Returns how many went; b must be empty. */
-uint32_t interval_encode_since(struct buf *b, uint32_t *their_vt, int to);
 void interval_encode_arrival(struct buf *b, const uint32_t *their_vt);
 /* Records this node's new interval, some of whose versions are
  * NOTICE_PENDING: only the barrier's arrival carries it until

@@ -289,25 +289,6 @@ static bool unseen_by(size_t page, int requester)
     return interval_may_lack(requester, wr.page[page] ? wr.page[page] : wr.start);
 }
 
-/* unseen_by for a page reply (home_send_page's `unseen`): where releases
- * push and the requester may lack only this home's writes, of intervals
- * already made, the last of them, which the requester's catch-up can
- * wait for rather than ask (this home pushes each at the end of the
- * release that made it). Caller holds hlrc.lock. */
-static uint32_t unseen_code(size_t page, int requester)
-{
-    if (!unseen_by(page, requester))
-        return 0;
-    const uint32_t *w = wr.page[page] ? wr.page[page] : wr.start;
-    uint32_t own = w[job()->rank];
-    /* An interval not made yet (writes since the last release, or one
-     * running now) may never be pushed: ask, as before. */
-    if (!coherence_releases_push() || own >= interval_next() ||
-        interval_may_lack_but(requester, w, job()->rank))
-        return 1;
-    return HOME_UNSEEN_OWN + own;
-}
-
 /* ---- fetching a page -------------------------------------------------- */
 
 /* Gives a home page a snapshot of its present content and puts it on the
@@ -606,17 +587,9 @@ static bool may_show(size_t page)
         h->hidden = 0;
         return true;
     }
-    if (smp_multi()) {
-        coherence_fetched_ahead();
+    coherence_fetched_ahead();
+    if (smp_multi())
         return false;
-    }
-    /* With one thread only a diff hides a page (hide_if_catching_up), and
-     * its writers are known: their intervals up to those the diffs
-     * belong to are what the catch-up needs (the writers push them). */
-    uint32_t need[VT_MAX_NODES];
-    memcpy(need, wr.page[page] ? wr.page[page] : wr.start, (size_t)job()->nodes * sizeof *need);
-    need[job()->rank] = 0;
-    coherence_ahead_of(need);
     h->hidden = 0;
     return true;
 }
@@ -656,7 +629,7 @@ static void make_valid(size_t page, enum ahead ahead)
         pthread_mutex_lock(&hlrc.lock);
         bool diffs_out = hlrc.outstanding > 0;
         pthread_mutex_unlock(&hlrc.lock);
-        uint32_t unseen = 0;
+        bool unseen = false;
         bool got = home >= 0 && oneside_on() && !migrate_counts_writes() && !diffs_out &&
                    !coherence_catching_up() && oneside_fetch(page, home, h->need, &version);
         if (got) {
@@ -675,15 +648,7 @@ static void make_valid(size_t page, enum ahead ahead)
                  * data this one's catch-up has not yet invalidated. */
                 if (smp_multi())
                     hide(page);
-                if (unseen >= HOME_UNSEEN_OWN && !smp_multi()) {
-                    /* Only the home's own writes, up to its interval
-                     * named: its pushes bring them (unseen_code). */
-                    uint32_t need[VT_MAX_NODES] = {0};
-                    need[home] = unseen - HOME_UNSEEN_OWN;
-                    coherence_ahead_of(need);
-                } else {
-                    coherence_fetched_ahead();
-                }
+                coherence_fetched_ahead();
             }
             /* With other threads on the node a pull could land while one
              * reads the page, or twins it for writing (docs/design.md).
@@ -1335,7 +1300,7 @@ static void hlrc_apply_notices(int node, const uint32_t *vt, const struct notice
  * `need`: the snapshot, if the page has one or is writable here (then it
  * gets one), else the page, which the home cannot write without the fault
  * that tracks it. Caller holds hlrc.lock until the copy is sent. */
-static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version, uint32_t *unseen)
+static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *version, bool *unseen)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
@@ -1352,7 +1317,7 @@ static void *serve_locked(size_t page, uint32_t need, int requester, uint32_t *v
     if (!e->twin && !h->unsnapped && e->state == PAGE_WRITE)
         track(page);
     *version = h->version;
-    *unseen = unseen_code(page, requester);
+    *unseen = unseen_by(page, requester);
     publish(page); /* shared now: later fetches may read it one-sided */
     stats_add(STAT_PAGES_SERVED, 1);
     return e->twin ? e->twin : mem_sys(page);
@@ -1363,7 +1328,8 @@ static void serve(int requester, size_t page, uint32_t need, size_t run)
 {
     mem_sys_fill(page, 1); /* written through the application view */
     pthread_mutex_lock(&hlrc.lock);
-    uint32_t v, unseen;
+    uint32_t v;
+    bool unseen;
     const void *data = serve_locked(page, need, requester, &v, &unseen);
     home_send_page(requester, page, v, run, data, unseen);
     pthread_mutex_unlock(&hlrc.lock);
@@ -1454,9 +1420,9 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     uint32_t unseen = 0; /* bit i: page first + i (unseen_by) */
     pthread_mutex_lock(&hlrc.lock);
     for (size_t i = 0; i < count; i++) {
-        uint32_t u; /* a run says only whether: its catch-up asks */
+        bool u;
         char *data = serve_locked(r.first + i, need[i], src, &version[i], &u);
-        unseen |= (uint32_t)(u != 0) << i;
+        unseen |= (uint32_t)u << i;
         struct iovec *last = &iov[n - 1];
         if (n > 2 && (char *)last->iov_base + last->iov_len == data)
             last->iov_len += mem.page_size;

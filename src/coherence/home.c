@@ -47,7 +47,7 @@ static DSM_STATE struct {
     struct {                      /* the fetch the program waits for */
         bool     waiting, done;
         uint32_t page, version, status;
-        uint32_t unseen;          /* home_send_page's */
+        bool     unseen;
     } fetch;
     struct home_diffs {           /* a release's diffs for one home, kept until sent */
         unsigned char *buf;
@@ -124,7 +124,7 @@ static void send_request(size_t page, int h, uint32_t need)
 
 void home_request(size_t page, int h, uint32_t need) { send_request(page, h, need); }
 
-enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version, uint32_t *unseen,
+enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version, bool *unseen,
                             void (*also)(size_t page, int home))
 {
     pthread_mutex_lock(&home.lock);
@@ -193,7 +193,7 @@ int home_route(size_t page, int src, int requester, bool from_base, size_t *run)
 }
 
 static void reply(int to, size_t page, enum home_status status, uint32_t version, int h, size_t run,
-                  const void *data, uint32_t unseen)
+                  const void *data, bool unseen)
 {
     struct page_rep r = {.page = (uint32_t)page, .version = version, .home = h, .status = status,
                          .run = (uint32_t)run};
@@ -202,8 +202,7 @@ static void reply(int to, size_t page, enum home_status status, uint32_t version
     ipc_sendv(to, COH_PAGE_REP, unseen, iov, 2);
 }
 
-void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data,
-                    uint32_t unseen)
+void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data, bool unseen)
 {
     reply(to, page, HOME_DATA, version, job()->rank, run, data, unseen);
 }
@@ -312,8 +311,8 @@ static void on_page_rep(int src, const void *msg, size_t len)
     for (size_t q = r.page + 1; q <= r.page + (size_t)r.run; q++)
         if (mem_home(q) < 0)
             mem_set_home(q, r.home);
-    uint32_t unseen = ipc_msg_aux(msg);
-    if (!(home.ops->landed && home.ops->landed(r.page, r.status, r.version, unseen != 0))) {
+    bool unseen = ipc_msg_aux(msg) != 0;
+    if (!(home.ops->landed && home.ops->landed(r.page, r.status, r.version, unseen))) {
         pthread_mutex_lock(&home.lock);
         home.fetch.version = r.version;
         home.fetch.unseen = unseen;

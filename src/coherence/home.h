@@ -143,7 +143,7 @@ int home_lookup(size_t page);
  * crashes. `also`, when given, runs after the request is sent, in the
  * same batch (hlrc's read-ahead), where the home is known. One fetch at a
  * time (the fault lock). */
-enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version, uint32_t *unseen,
+enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version, bool *unseen,
                             void (*also)(size_t page, int home));
 
 /* Performs the atomic `a` on the word at `offset` of the page at its
@@ -202,13 +202,9 @@ void home_fill_arrival(int child, void *intervals, size_t len);
 void home_ack_diff(int to, uint32_t page, uint32_t idx, uint32_t version);
 
 /* At the home: the page's `data` (its frame, or a copy) to `to`;
- * `unseen` (the message's aux field; hlrc, catching up): 0, it holds no
- * writes of intervals `to` has not seen; 1, it may; HOME_UNSEEN_OWN + i,
- * it may, and those of other nodes than the home it has seen: the home's
- * own are its intervals up to i, which it pushes (sync/flush.c). */
-#define HOME_UNSEEN_OWN 2u
-void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data,
-                    uint32_t unseen);
+ * `unseen`: it may hold writes of intervals `to` has not seen (hlrc,
+ * catching up; the message's aux field). */
+void home_send_page(int to, size_t page, uint32_t version, size_t run, const void *data, bool unseen);
 
 /* At the node a request for the page reached, from `src` for `requester`
  * (`from_base`: src is the page's base node and says this node is home):

@@ -388,19 +388,17 @@ void interval_heard(int node, const uint32_t *vt)
     pthread_mutex_unlock(&iv.lock);
 }
 
-bool interval_may_lack_but(int node, const uint32_t *ids, int but)
+bool interval_may_lack(int node, const uint32_t *ids)
 {
     int nodes = job()->nodes;
     bool lacks = false;
     pthread_mutex_lock(&iv.lock);
     const uint32_t *row = iv.known + (size_t)node * (size_t)nodes;
     for (int x = 0; x < nodes && !lacks; x++)
-        lacks = x != node && x != but && ids[x] > row[x] && ids[x] > iv.dropped[x];
+        lacks = x != node && ids[x] > row[x] && ids[x] > iv.dropped[x];
     pthread_mutex_unlock(&iv.lock);
     return lacks;
 }
-
-bool interval_may_lack(int node, const uint32_t *ids) { return interval_may_lack_but(node, ids, node); }
 
 /* The copies below are made under iv.lock, which a release aside takes
  * while it holds the fault lock (hlrc.c): a copy into shared memory (a
@@ -434,8 +432,7 @@ void interval_vt_applied(uint32_t *out)
 /* interval_encode, and this node's interval whose versions the homes'
  * acknowledgements have not yet brought where `unacked` (the barrier's
  * arrival). */
-static void encode(struct buf *b, const uint32_t *their_vt, int only_node, int to, bool unacked,
-                   uint32_t *advanced)
+static void encode(struct buf *b, const uint32_t *their_vt, int only_node, int to, bool unacked)
 {
     size_t vt_len = (size_t)job()->nodes * sizeof *iv.vt;
     pthread_mutex_lock(&iv.lock);
@@ -458,8 +455,6 @@ static void encode(struct buf *b, const uint32_t *their_vt, int only_node, int t
              * a flush's answer waits (coherence_after_releases). */
             if (i->unacked && !unacked)
                 continue;
-            if (advanced && i->id > advanced[j])
-                advanced[j] = i->id;
             struct wire_interval w = {.node = (uint16_t)j, .flags = i->vt ? WIRE_INTERVAL_VT : 0,
                                       .id = i->id, .count = i->count};
             buf_put(b, &w, sizeof w);
@@ -475,23 +470,12 @@ static void encode(struct buf *b, const uint32_t *their_vt, int only_node, int t
 
 void interval_encode(struct buf *b, const uint32_t *their_vt, int only_node, int to)
 {
-    encode(b, their_vt, only_node, to, false, NULL);
-}
-
-/* Only this node's last interval can be unacknowledged (interval_acked
- * fills the last one), so what is skipped is a tail: the intervals sent
- * run without a gap, and `their_vt` may move to the last of them. */
-uint32_t interval_encode_since(struct buf *b, uint32_t *their_vt, int to)
-{
-    encode(b, their_vt, -1, to, false, their_vt);
-    uint32_t count;
-    memcpy(&count, b->p, sizeof count);
-    return count;
+    encode(b, their_vt, only_node, to, false);
 }
 
 void interval_encode_arrival(struct buf *b, const uint32_t *their_vt)
 {
-    encode(b, their_vt, job()->rank, -1, true, NULL);
+    encode(b, their_vt, job()->rank, -1, true);
 }
 
 /* One interval of a message being applied. */

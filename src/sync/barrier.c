@@ -314,7 +314,6 @@ static uint32_t barrier_round(void)
                    len - sizeof head.votes);
     free(release);
     interval_gc();
-    sync_flush_drain();
     interval_vt(barrier.vt_at_barrier);
     stats_add(STAT_BARRIERS, 1);
     if (TRACE_ON)

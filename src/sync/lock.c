@@ -633,7 +633,6 @@ static void unlock_here(int id)
     }
     pthread_mutex_unlock(&locks.lock);
     coherence_release_sent();
-    sync_release_pushed(); /* the flush an unlock implies, as a flush's */
     uint64_t t1 = clock_ns();
     stats_add(STAT_T_LOCK_NS, t1 - t0);
     if (TRACE_ON)

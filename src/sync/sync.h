@@ -33,8 +33,6 @@ enum sync_type {
     SYNC_FREE,            /* blocks of the receiver's arena freed elsewhere */
     SYNC_FLUSH_ASK,       /* a flush: the asker's vector timestamp, to every other node */
     SYNC_FLUSH_ANSWER,    /* the intervals the asker has not seen */
-    SYNC_FLUSH_PUSH,      /* after a release: the intervals the receiver was not sent */
-    SYNC_FLUSH_PUSH_ACK,  /* the push is queued at the receiver */
     SYNC_TYPE_NEXT
 };
 
@@ -125,13 +123,6 @@ void sync_lock_finish(void);
 void sync_barrier_start(void);
 void sync_cond_start(void);
 void sync_flush_start(void);
-/* At a barrier's end: the intervals pushed here so far, applied. */
-void sync_flush_drain(void);
-/* Where releases push (sync/flush.c): waits until every node has
- * acknowledged what this node pushed so far, as a flush does, so that a
- * flush elsewhere that asks nobody and starts after this returns sees
- * the release before it (an unlock's). */
-void sync_release_pushed(void);
 
 /* Runs fn(arg) once every release kept on this node so far
  * (coherence_release_keep) has run: at once when none is pending, else on

@@ -20,13 +20,6 @@
       node, and each adds up to TASKS over the nodes, however the tasks
       were divided (a task another node takes is run there, and its
       children are made there).
-  check_report.py quiet_flushes DSMRUN NODES FLUSHES PROTOCOL PROGRAM [ARGS...]
-      runs it under PROTOCOL with --stats-json: a program that flushes
-      FLUSHES times on each node with nothing written anywhere (after one
-      flush each) makes each node ask nobody for those (sync/flush.c: every
-      other node pushes its intervals after its releases): FLUSH_ASK is
-      under FLUSHES / 4 a node, and the local flushes number FLUSHES or
-      more.
 """
 import json
 import os
@@ -192,24 +185,8 @@ def check_tasks(dsmrun, nodes, threads, tasks, program):
                   f"row '{label}' prints {cells}, the JSON says {counts}")
 
 
-def check_quiet_flushes(dsmrun, nodes, flushes, protocol, program):
-    _, doc = stats_of(dsmrun, nodes, ["--protocol", protocol], program)
-    for e in doc["per_node"]:
-        r, c = e.get("rank"), e.get("counters", {})
-        asks = e.get("messages", {}).get("FLUSH_ASK", {}).get("count", 0)
-        check(c.get("FLUSHES", 0) >= flushes,
-              f"node {r}: {c.get('FLUSHES')} flushes, the program makes {flushes} or more")
-        check(c.get("FLUSHES_LOCAL", 0) >= flushes,
-              f"node {r}: {c.get('FLUSHES_LOCAL', 0)} flushes asked nobody, not {flushes} or more")
-        check(asks < flushes // 4,
-              f"node {r}: {asks} FLUSH_ASK sent for {flushes} flushes that had nothing to do")
-
-
 def main():
-    if len(sys.argv) >= 7 and sys.argv[1] == "quiet_flushes":
-        check_quiet_flushes(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
-                            sys.argv[6:])
-    elif len(sys.argv) >= 6 and sys.argv[1] == "threads":
+    if len(sys.argv) >= 6 and sys.argv[1] == "threads":
         check_threads(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
     elif len(sys.argv) >= 7 and sys.argv[1] == "tasks":
         check_tasks(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
