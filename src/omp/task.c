@@ -26,8 +26,9 @@
  * the region, its block and shareds in shared memory) may instead be
  * offered to every node and run by another ("tasks that leave their
  * node", below); any other stays on its node (its private data is this
- * process's). With one thread per node, a task that stays is not queued:
- * it runs at once.
+ * process's). A task with dependences waits for its siblings before it
+ * runs at once, which meets any dependence among them. With one thread
+ * per node, a task that stays is not queued: it runs at once.
  *
  * Tasks that complete later than their routine returns: a detachable
  * task (`detach(event)`: complete once its routine has returned and
