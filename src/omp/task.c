@@ -203,7 +203,11 @@ static void tool_create(kmp_task_t *task, bool if0, bool deps, const void *codep
  * running, and the taskgroup its new tasks join. */
 struct task_rec {
     int              children;
-    int              depth;    /* 0: an implicit task */
+    int              depth : 31; /* 0: an implicit task */
+    /* Its data block (its private and firstprivate variables, an untied
+     * task's locals) is memory of this node alone: what it makes stays here
+     * (may_offer). */
+    unsigned         data_private : 1;
     struct taskgroup *group;
     struct task_rec  *parent;  /* NULL: an implicit task's */
     int              *cancel;  /* its taskgroup's cancel word where group is not its node's */
@@ -335,7 +339,8 @@ static void run_queued_locked(struct queued_task *q)
 {
     pthread_mutex_unlock(&nodeq.lock);
     struct task_rec rec = {.children = 0, .group = q->group, .parent = q->parent,
-                           .depth = prefix_of(q->task)->depth, .cancel = q->cancel};
+                           .depth = prefix_of(q->task)->depth, .cancel = q->cancel,
+                           .data_private = !mem_contains(q->task)};
     struct task_rec *outer = current;
     current = &rec;
     run(q->gtid, q->task);
@@ -548,10 +553,17 @@ void omp_tasks_single_met(void)
 }
 
 /* Whether a task about to be allocated may be offered: its block is then
- * taken from shared memory. */
+ * taken from shared memory. Not when the task making it has its data in
+ * this node's own memory: a pointer to one of that task's private
+ * variables may reach the new one through its shared variables (BOTS
+ * floorplan passes its task's private `board` and `cells` to the next
+ * level's tasks), and the node that ran it would read nothing there. By
+ * induction, a task with a shared block has ancestors whose data are all
+ * shared; their stack frames are on the shared stack (stack_on_shared). */
 static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
 {
-    if (job()->nodes <= 1 || in_final || (flags & (TASK_PROXY | TASK_DETACHABLE)))
+    if (job()->nodes <= 1 || in_final || (flags & (TASK_PROXY | TASK_DETACHABLE)) ||
+        current_rec()->data_private)
         return false;
     int depth = current_rec()->depth + 1; /* the new task's */
     if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
@@ -829,7 +841,8 @@ static void wait_zero_locked(const int *count)
 static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
 {
     struct task_rec rec = {.children = 0, .group = NULL, .parent = NULL,
-                           .depth = prefix_of(task)->depth, .cancel = prefix_of(task)->cancel};
+                           .depth = prefix_of(task)->depth, .cancel = prefix_of(task)->cancel,
+                           .data_private = !mem_contains(task)};
     struct task_rec *outer = current;
     current = &rec;
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
@@ -1345,7 +1358,8 @@ static void run_now(kmp_int32 gtid, kmp_task_t *task)
 {
     struct task_rec *parent = current_rec();
     struct task_rec rec = {.children = 0, .group = parent->group, .parent = parent,
-                           .depth = parent->depth + 1, .cancel = parent->cancel};
+                           .depth = parent->depth + 1, .cancel = parent->cancel,
+                           .data_private = !mem_contains(task)};
     struct task_rec *outer = current;
     current = &rec;
     run(gtid, task);
