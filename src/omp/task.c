@@ -950,61 +950,76 @@ static void wait_children(void)
         run_until_zero(&current_rec()->children);
 }
 
-/* The node's threads of a team at a barrier or the region's end (under
- * nodeq.lock): until the last of them has come, one that came keeps
- * running the node's queued tasks — a thread still at work may make more
- * and wait for them to run (a master that waits for its task's signal),
- * as libomp's threads run tasks while they wait in a barrier. The last
- * one runs what is left, then lets them all go on. Outer teams only (a
- * nested team of the node's threads meets in its own barrier). */
+/* The node's threads of a team at a barrier or the region's end: until
+ * the last of them has come, one that came keeps running the node's
+ * queued tasks — a thread still at work may make more and wait for them
+ * to run (a master that waits for its task's signal), as libomp's threads
+ * run tasks while they wait in a barrier. The last one runs what is left,
+ * then lets them all go on. Outer teams only (a nested team of the node's
+ * threads meets in its own barrier).
+ *
+ * This meeting comes at every barrier of a program with several threads
+ * a node, tasks or none, so where there is no task it must cost what a
+ * barrier in memory costs: the arrivals are counted without a lock, and
+ * a thread with nothing to run spins (spin.h: bounded, not at all where
+ * the node's threads outnumber its CPUs) on the round and the queue
+ * before it sleeps. Measured on 16 cores, NPB C MG W on one node of 16
+ * threads: 0.11 s before the meeting existed, 0.18 s with it under the
+ * queues' lock, sleeping; 0.16 s spinning under the lock. */
 static DSM_STATE struct {
-    int      count;
-    unsigned round; /* written under nodeq.lock, read by spinners without it */
+    int      count; /* arrivals of this round (atomic) */
+    unsigned round; /* stored under nodeq.lock (sleepers), read without it */
 } gathered;
 
 struct gather_wait { unsigned round; };
 
-static bool gather_passed(void *arg)
+static bool gather_passed(const struct gather_wait *w)
 {
-    return __atomic_load_n(&gathered.round, __ATOMIC_ACQUIRE) != ((struct gather_wait *)arg)->round;
+    return __atomic_load_n(&gathered.round, __ATOMIC_ACQUIRE) != w->round;
 }
 
-/* A thread with nothing to run spins (spin.h: bounded, and not at all
- * where the node's threads outnumber its CPUs) before it sleeps: this
- * meeting comes at every barrier of a program with several threads a
- * node, tasks or none, and sleeping here cost each of them a wake-up
- * (16 cores, NPB MG W on one node of 16 threads: 77,000 context switches
- * and 0.15 s sleeping, 48,000 and 0.12 s spinning). A task queued while
- * it spins waits at most the spin, then is run from the queue below. */
+/* A spinner's end: the round passed, or a task was queued (a hint read
+ * without the lock; run_one_locked decides under it). */
+static bool gather_moved(void *arg)
+{
+    return gather_passed(arg) || __atomic_load_n(&nodeq.top, __ATOMIC_ACQUIRE) != NULL;
+}
+
 static void gather_node_threads(int here)
 {
     static __thread struct spin spin;
-    pthread_mutex_lock(&nodeq.lock);
-    unsigned round = gathered.round;
-    if (++gathered.count >= here) {
+    /* The round cannot pass before this thread has come: read it first. */
+    struct gather_wait w = {__atomic_load_n(&gathered.round, __ATOMIC_ACQUIRE)};
+    if (__atomic_add_fetch(&gathered.count, 1, __ATOMIC_ACQ_REL) >= here) {
+        pthread_mutex_lock(&nodeq.lock);
         wait_zero_locked(&nodeq.outstanding);
-        gathered.count = 0;
-        __atomic_store_n(&gathered.round, round + 1, __ATOMIC_RELEASE);
+        /* Reset before the round passes: the next round's first arrival
+         * comes after it has seen the round pass. */
+        __atomic_store_n(&gathered.count, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&gathered.round, w.round + 1, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&nodeq.done);
-    } else {
-        bool spun = false;
-        while (gathered.round == round) {
-            if (run_one_locked()) {
-                spun = false;
-                continue;
-            }
-            if (!spun) {
-                struct gather_wait w = {round};
-                pthread_mutex_unlock(&nodeq.lock);
-                spun = true;
-                bool passed = spin_until(&spin, gather_passed, &w);
-                pthread_mutex_lock(&nodeq.lock);
-                if (passed)
-                    break;
-                continue; /* a task queued meanwhile: run it before sleeping */
-            }
-            pthread_cond_wait(&nodeq.done, &nodeq.lock);
+        pthread_mutex_unlock(&nodeq.lock);
+        return;
+    }
+    if (spin_until(&spin, gather_moved, &w) && gather_passed(&w))
+        return;
+    pthread_mutex_lock(&nodeq.lock);
+    bool spun = true;
+    while (!gather_passed(&w)) {
+        if (run_one_locked()) {
+            spun = false;
+            continue;
         }
+        if (!spun) { /* after a task: spin again before sleeping */
+            pthread_mutex_unlock(&nodeq.lock);
+            spun = true;
+            bool passed = spin_until(&spin, gather_moved, &w) && gather_passed(&w);
+            pthread_mutex_lock(&nodeq.lock);
+            if (passed)
+                break;
+            continue;
+        }
+        pthread_cond_wait(&nodeq.done, &nodeq.lock);
     }
     pthread_mutex_unlock(&nodeq.lock);
 }
