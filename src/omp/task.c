@@ -38,11 +38,14 @@
  * children, its taskgroup's and the node's tasks until it completes, so
  * taskwait, a taskgroup's end, a barrier and the region's end wait for
  * it (on a condition: its completion may come from a thread that is no
- * OpenMP thread). A task with dependences on a tracked sibling not yet
- * complete cannot run at once: it is deferred, tracked too, and queued
- * for the node's threads once no earlier sibling it depends on is left
- * (in creation order, as OpenMP orders dependences), so the encountering
- * thread goes on at once, as OpenMP asks.
+ * OpenMP thread, or from another node: "detach(event)" below). A task
+ * with dependences on a tracked sibling not yet complete cannot run at
+ * once: it is deferred, tracked too, and queued for the node's threads
+ * (or offered to every node, when it may leave its node: below) once no
+ * earlier sibling it depends on is left (in creation order, as OpenMP
+ * orders dependences), so the encountering thread goes on at once, as
+ * OpenMP asks. A task with dependences that may leave its node is
+ * tracked too, wherever it runs.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -233,6 +236,7 @@ struct queued_task {
     struct tracked     *tracked;  /* a deferred dependent task's record; else NULL */
     int                *cancel;   /* its taskgroup's cancel word (struct taskgroup) */
     bool                offered;  /* in this node's queue for every node (below) */
+    bool                movable;  /* a deferred dependent task that may be offered once released */
 };
 
 /* One dependence of a task (kmp.h's kmp_depend_info_t). */
@@ -268,6 +272,10 @@ static DSM_STATE struct {
      * nesting of waits stays as deep as the program's tasks (taken oldest
      * first, fib(15)'s waits nested hundreds deep). */
     struct queued_task *top;
+    /* Dependent tasks just released that may leave the node: offered by
+     * the next of the node's threads at a waiting point (run_one_locked),
+     * as the releasing one may hold the queues' lock (queue_call_end). */
+    struct queued_task *to_offer;
     int                 outstanding; /* queued, running, or tracked and not complete */
     struct tracked     *tracked, **tracked_tail; /* creation order */
 } nodeq = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
@@ -315,6 +323,10 @@ static void run_until_zero(const int *count);
  * (below; under nodeq.lock). */
 static DSM_STATE int offered_out;
 
+/* Events of this node's detached tasks that another node may fulfil
+ * (below; under nodeq.lock): its waiting points look for them. */
+static DSM_STATE int shared_events;
+
 /* A queued task (not a tracked one) is complete: its parent, its
  * taskgroup and the node stop counting it. Caller holds nodeq.lock. */
 static void complete_locked(struct queued_task *q)
@@ -326,6 +338,21 @@ static void complete_locked(struct queued_task *q)
         offered_out--;
     __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&nodeq.done);
+}
+
+/* A queued task's routine has returned, here or on the node that took
+ * it: a tracked one (a dependent task) may not be complete yet, and its
+ * completion releases the siblings that depend on it. Caller holds
+ * nodeq.lock. */
+static void routine_done_locked(struct queued_task *q)
+{
+    if (!q->tracked) {
+        complete_locked(q);
+        return;
+    }
+    if (q->offered)
+        offered_out--;
+    finish_part_locked(q->tracked);
 }
 
 /* Runs a task taken off the queue (or a tracked one due now); caller
@@ -344,12 +371,11 @@ static void run_queued_locked(struct queued_task *q)
     /* Its children hold its record: they finish before it does. */
     wait_zero_locked(&rec.children);
     current = outer;
-    if (q->tracked)
-        finish_part_locked(q->tracked); /* a proxy or detached one may not be complete yet */
-    else
-        complete_locked(q);
+    routine_done_locked(q); /* a proxy or detached one may not be complete yet */
     free(q);
 }
+
+static bool offer_queued(struct queued_task *q, bool make_room);
 
 /* Runs one queued task that this thread may run now; caller holds
  * nodeq.lock, which is dropped while it runs. A thread waiting inside an
@@ -360,6 +386,17 @@ static void run_queued_locked(struct queued_task *q)
 static bool run_one_locked(void)
 {
     struct queued_task **pp = &nodeq.top, *q;
+    if ((q = nodeq.to_offer)) { /* offering one starts nothing: any thread may */
+        nodeq.to_offer = q->next;
+        pthread_mutex_unlock(&nodeq.lock);
+        bool offered = offer_queued(q, false);
+        pthread_mutex_lock(&nodeq.lock);
+        if (!offered) { /* the queue is full: the node's threads run it */
+            q->next = nodeq.top;
+            nodeq.top = q;
+        }
+        return true;
+    }
     while ((q = *pp) && current && !descends(q, current))
         pp = &q->next;
     if (!q)
@@ -381,15 +418,20 @@ static bool run_one_locked(void)
  * node, homed there), under that node's dsm lock (omp_lock.c's last id of
  * the node). Every other task stays on its node, as before — those made
  * on a private stack (any other thread's; a firstprivate pointer there
- * would name the thief's own memory), detached and proxy tasks, tasks
- * with dependences, included tasks (made in a final task: they run at
- * once where the final one runs, which may be another node), tasks of a taskgroup with
- * a task reduction, and, with a tool attached, a task whose tool data is
+ * would name the thief's own memory), detached and proxy tasks, included
+ * tasks (made in a final task: they run at once where the final one
+ * runs, which may be another node), tasks of a taskgroup with a task
+ * reduction, and, with a tool attached, a task whose tool data is
  * a pointer into this process (tool_data_moves). A task made with a tool
  * carries its tool record (shared memory, beside the task) to the node
  * that runs it, whose copy of the tool reports its schedule; under
  * OMP_CANCELLATION=true a taskgroup's cancel word is shared memory (the
  * thief reads it at cancellation points and before it starts a task).
+ * A task with dependences is offered once no earlier sibling it depends
+ * on is incomplete (at its creation, or when the last such completes:
+ * release_ready_locked); its record stays here (submit_tracked), so its
+ * completion, which comes back under the queues' lock, releases its
+ * successors here — no dependence graph on other nodes.
  *
  * Cut-offs, so that a task that costs more to move than to run stays:
  * the depth (a task nested more than OFFER_DEPTH deep is never offered:
@@ -475,9 +517,10 @@ static DSM_STATE struct {
     struct node_tasks *nodes;    /* node 0: the queues (one page a node); NULL: none yet */
     bool               tried;    /* node 0: allocated them, or could not */
     bool               seen;     /* a task was made on this node */
-    /* A detached or proxy task was made here: its completion (an event
-     * fulfilled, a proxy completed) is this node's to take, so no task
-     * leaves the node from then on — the one that completes it could. */
+    /* A proxy task, or a detached one whose event could not be shared
+     * memory, was made here: its completion (a proxy completed, such an
+     * event fulfilled) is this node's to take, so no task leaves the node
+     * from then on — the one that completes it could. */
     bool               completions;
     int                stealing; /* a thread of this node is taking a task from another */
     kmp_task_t        *harvest[OFFER_RING]; /* completions just taken (under lock) */
@@ -702,29 +745,30 @@ static void queue_call_end(int harvested)
     for (int i = 0; i < harvested; i++) {
         kmp_task_t *task = offer.harvest[i];
         struct queued_task *q = prefix_of(task)->q;
+        bool tracked = q->tracked != NULL; /* then its record frees the task */
         pthread_mutex_lock(&nodeq.lock);
-        complete_locked(q);
+        routine_done_locked(q);
         pthread_mutex_unlock(&nodeq.lock);
         free(q);
-        task_free(task);
+        if (!tracked)
+            task_free(task);
     }
     pthread_mutex_unlock(&offer.lock);
 }
 
 static bool offered_work(void);
 
-/* Offers the task; false when the queue is full (then it stays here). */
-static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
+/* Offers the task of record q: a new one (offer_task), or a dependent
+ * task's, counted already where it is waited for (submit_tracked).
+ * False when the queue is full (then it stays here). make_room: a full
+ * queue first takes the other nodes' completions (below). */
+static bool offer_queued(struct queued_task *q, bool make_room)
 {
-    struct queued_task *q = malloc(sizeof *q);
-    if (!q)
-        log_fatal("out of memory for an OpenMP task");
-    struct task_rec *parent = current_rec();
-    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
-                              .cancel = group_cancel(parent), .offered = true};
+    struct task_rec *parent = q->parent;
+    kmp_task_t *task = q->task;
     pthread_mutex_lock(&nodeq.lock);
     bool room = offered_out < OFFER_RING;
-    if (!room && !queue_all) {
+    if (!room && make_room && !queue_all) {
         /* Other nodes' completions are taken at this node's waiting
          * points, or here: a loop that makes every task and never waits
          * (a single making them all, BOTS's alignment) would offer its
@@ -738,17 +782,18 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
         room = offered_out < OFFER_RING;
     }
     if (room) { /* counted before another node can complete it */
-        parent->children++;
-        if (q->group)
-            q->group->count++;
+        if (!q->tracked) {
+            parent->children++;
+            if (q->group)
+                q->group->count++;
+            __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
+        }
         offered_out++;
-        __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
+        q->offered = true;
     }
     pthread_mutex_unlock(&nodeq.lock);
-    if (!room) {
-        free(q);
+    if (!room)
         return false;
-    }
     prefix_of(task)->q = q;
     prefix_of(task)->cancel = q->cancel;
     struct offer_call c = {.op = OFFER_PUT, .nodes = offer.nodes, .node = job()->rank,
@@ -757,14 +802,32 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
     queue_call_end(c.harvested);
     if (!c.ok) { /* not reached: offered_out bounds the ring */
         pthread_mutex_lock(&nodeq.lock);
-        complete_locked(q);
+        if (q->tracked)
+            offered_out--;
+        else
+            complete_locked(q);
+        q->offered = false;
         pthread_mutex_unlock(&nodeq.lock);
-        free(q);
         prefix_of(task)->q = NULL;
         return false;
     }
     stats_add(STAT_PAR_TASKS_OFFERED, 1);
     return true;
+}
+
+/* Offers the task; false when the queue is full (then it stays here). */
+static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
+{
+    struct queued_task *q = malloc(sizeof *q);
+    if (!q)
+        log_fatal("out of memory for an OpenMP task");
+    struct task_rec *parent = current_rec();
+    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
+                              .cancel = group_cancel(parent)};
+    if (offer_queued(q, true))
+        return true;
+    free(q);
+    return false;
 }
 
 /* At a waiting point of the node that offered tasks: their completions
@@ -799,6 +862,31 @@ static void pause_locked(unsigned *us)
     pthread_cond_timedwait(&nodeq.done, &nodeq.lock, &ts);
 }
 
+static bool take_fulfilments(void);
+
+/* Nothing to run now: waits for *count to change — for a task of this
+ * node to be queued or to complete, or (polled, with a pause growing
+ * while nothing comes) for another node to complete a task this node
+ * offered or to fulfil an event of a task here (below). Caller holds
+ * nodeq.lock. */
+static void await_locked(const int *count, unsigned *us)
+{
+    bool offered = offered_out > 0, events = shared_events > 0;
+    if (!offered && !events) {
+        pthread_cond_wait(&nodeq.done, &nodeq.lock);
+        return;
+    }
+    pthread_mutex_unlock(&nodeq.lock);
+    bool changed = offered && offered_work();
+    if (events && take_fulfilments())
+        changed = true;
+    pthread_mutex_lock(&nodeq.lock);
+    if (changed)
+        *us = 0;
+    else if (*count > 0)
+        pause_locked(us);
+}
+
 /* Until *count is 0, running what this thread may run meanwhile (caller
  * holds nodeq.lock). */
 static void wait_zero_locked(const int *count)
@@ -809,17 +897,7 @@ static void wait_zero_locked(const int *count)
             us = 0;
             continue;
         }
-        if (offered_out == 0) {
-            pthread_cond_wait(&nodeq.done, &nodeq.lock);
-            continue;
-        }
-        pthread_mutex_unlock(&nodeq.lock);
-        bool changed = offered_work();
-        pthread_mutex_lock(&nodeq.lock);
-        if (changed)
-            us = 0;
-        else if (*count > 0)
-            pause_locked(&us);
+        await_locked(count, &us);
     }
 }
 
@@ -1022,7 +1100,11 @@ static bool deps_conflict(const struct tracked *a, const struct tracked *b)
 }
 
 /* Queues each deferred task no earlier sibling it depends on holds back
- * any more (creation order: an earlier one first). */
+ * any more (creation order: an earlier one first); one that may leave the
+ * node is offered (run_one_locked) as it would have been at its creation.
+ * Its predecessors' writes are this node's by now: those run here, and
+ * those another node ran came back under the queues' lock (an acquire,
+ * queue_call_end); its offer is a release of them under the same lock. */
 static void release_ready_locked(void)
 {
     for (struct tracked *tr = nodeq.tracked; tr; tr = tr->next) {
@@ -1033,8 +1115,9 @@ static void release_ready_locked(void)
             held = deps_conflict(e, tr);
         if (held)
             continue;
-        tr->waiting->next = nodeq.top;
-        nodeq.top = tr->waiting;
+        struct queued_task **to = tr->waiting->movable ? &nodeq.to_offer : &nodeq.top;
+        tr->waiting->next = *to;
+        *to = tr->waiting;
         tr->waiting = NULL;
         pthread_cond_broadcast(&nodeq.done);
     }
@@ -1072,13 +1155,15 @@ static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d)
 }
 
 /* A task that completes later than its routine returns, or one with
- * dependences while tracked tasks are about: tracked until complete. It
- * runs now on this thread unless an earlier sibling it depends on is not
- * complete (then it waits, queued when released), or the node's threads
- * share the queue (then it is queued at once). */
+ * dependences while tracked tasks are about or that may leave the node
+ * (movable: offerable, the caller found): tracked until complete, here,
+ * wherever it runs. It runs now on this thread unless an earlier sibling
+ * it depends on is not complete (then it waits, queued or offered when
+ * released), it is movable (then it is offered, if the queue has room),
+ * or the node's threads share the queue (then it is queued at once). */
 static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
                            const struct kmp_depend_info *deps, int nnoalias,
-                           const struct kmp_depend_info *noalias)
+                           const struct kmp_depend_info *noalias, bool movable)
 {
     struct task_prefix *p = prefix_of(task);
     struct tracked *tr = malloc(sizeof *tr + (size_t)(ndeps + nnoalias) * sizeof(struct dep));
@@ -1090,7 +1175,7 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
     add_deps(tr, ndeps, deps);
     add_deps(tr, nnoalias, noalias);
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
-                              .tracked = tr, .cancel = group_cancel(parent)};
+                              .tracked = tr, .cancel = group_cancel(parent), .movable = movable};
     pthread_mutex_lock(&nodeq.lock);
     if (p->flags & TASK_PROXY)
         tr->parts++; /* __kmpc_proxy_task_completed[_ooo] */
@@ -1113,6 +1198,12 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
     *nodeq.tracked_tail = tr;
     nodeq.tracked_tail = &tr->next;
     bool queued = smp_multi() || tool_defers();
+    if (!held && movable) {
+        pthread_mutex_unlock(&nodeq.lock);
+        if (offer_queued(q, true))
+            return;
+        pthread_mutex_lock(&nodeq.lock);
+    }
     if (held || queued)
         stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     if (held)
@@ -1162,13 +1253,27 @@ void __kmpc_proxy_task_completed(kmp_int32 gtid, kmp_task_t *task)
 
 void __kmpc_proxy_task_completed_ooo(kmp_task_t *task) { proxy_completed(task); }
 
-/* detach(event): the handle is a record of this node's, found again in
- * its list when the event is fulfilled. A handle fulfilled on another
- * node is not in that node's list: one line, never a write through a
- * pointer of another process. */
+/* detach(event): the handle is a record of this node's, on its list
+ * until the event is fulfilled. In a job of several nodes the record is
+ * shared memory and the handle names its node too (above the address's
+ * EVENT_NODE_SHIFT bits): a thread of any node — this node's, a task
+ * taken from here, a thread of the team on another — fulfils the event
+ * by setting the record's word under the node's task-queue lock (a
+ * release of what it wrote before), and the node takes it there: at
+ * once when it is its own, else at its waiting points, which look under
+ * the same lock (an acquire) while it has such events (await_locked).
+ * The task stays on its node (its block is the node's). A handle that
+ * names no event still to be fulfilled ends the job with one line, never
+ * a write through a pointer of another process. A record that could not
+ * be shared (one node, or no shared memory left) is private, as is its
+ * handle: once one is made, this node's tasks stay on it
+ * (offer.completions: the one that fulfils it must run here). */
 #define EVENT_MAGIC 0x65766e74u /* "evnt" */
+#define EVENT_NODE_SHIFT 48     /* user addresses are below 2^47 (x86-64, AArch64's 48 bits) */
 struct event {
     uint32_t      magic;
+    int32_t       fulfilled; /* a shared record's: set under its node's task-queue lock */
+    int32_t       node;
     kmp_task_t   *task;
     struct event *next;
 };
@@ -1177,40 +1282,127 @@ static DSM_STATE struct event *events; /* under nodeq.lock */
 void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
-    struct event *e = malloc(sizeof *e);
-    if (!e)
-        log_fatal("out of memory for an OpenMP event");
+    struct event *e = job()->nodes > 1 ? dsm_malloc(sizeof *e) : NULL;
+    if (e && (uintptr_t)e >> EVENT_NODE_SHIFT) { /* no room for the node in the handle */
+        dsm_free(e);
+        e = NULL;
+    }
+    bool shared = e != NULL;
+    if (!shared) {
+        e = malloc(sizeof *e);
+        if (!e)
+            log_fatal("out of memory for an OpenMP event");
+        offer.completions = true;
+    }
     struct task_prefix *p = prefix_of(task);
-    offer.completions = true;
     pthread_mutex_lock(&nodeq.lock);
     p->flags |= TASK_DETACHABLE;
     p->parts = 1;
-    *e = (struct event){.magic = EVENT_MAGIC, .task = task, .next = events};
+    *e = (struct event){.magic = EVENT_MAGIC, .node = job()->rank, .task = task, .next = events};
     events = e;
+    shared_events += shared;
     pthread_mutex_unlock(&nodeq.lock);
-    return e;
+    if (!shared)
+        return e;
+    return (void *)((uintptr_t)e | (uintptr_t)(job()->rank + 1) << EVENT_NODE_SHIFT);
+}
+
+/* The event of record e, off the list, is fulfilled: its task completes
+ * once its routine has returned too. Caller holds nodeq.lock. */
+static void event_fulfilled_locked(struct event *e)
+{
+    struct task_prefix *p = prefix_of(e->task);
+    e->magic = 0;
+    p->parts = 0;
+    if (p->tracked)
+        finish_part_locked(p->tracked);
+    if (mem_contains(e))
+        dsm_free(e);
+    else
+        free(e);
+    pthread_cond_broadcast(&nodeq.done); /* an undeferred one's encountering thread waits */
+}
+
+/* Under a node's task-queue lock: fulfils the shared record `e` (NULL:
+ * none), and on its own node takes every fulfilled one. */
+struct event_call {
+    struct event *e;
+    int           node; /* whose lock */
+    int           taken;
+    bool          bad;  /* e is no event of `node` still to be fulfilled */
+};
+
+/* Off the master's shared stack, as offer_call. */
+static void event_call(void *arg)
+{
+    struct event_call c = *(struct event_call *)arg;
+    int id = omp_task_lock_id(c.node);
+    sync_lock(id);
+    if (c.e) {
+        c.bad = c.e->magic != EVENT_MAGIC || c.e->node != c.node || c.e->fulfilled;
+        if (!c.bad)
+            c.e->fulfilled = 1;
+    }
+    if (c.node == job()->rank && !c.bad) {
+        pthread_mutex_lock(&nodeq.lock);
+        for (struct event **pp = &events, *e; (e = *pp);) {
+            if (!mem_contains(e) || !e->fulfilled) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            shared_events--;
+            event_fulfilled_locked(e);
+            c.taken++;
+        }
+        pthread_mutex_unlock(&nodeq.lock);
+    }
+    sync_unlock(id);
+    *(struct event_call *)arg = c;
+}
+
+static void run_event_call(struct event_call *c)
+{
+    pthread_mutex_lock(&offer.lock); /* the node's threads one at a time at the queues' locks */
+    stack_private(event_call, c);
+    pthread_mutex_unlock(&offer.lock);
+}
+
+/* At a waiting point of a node with events another node may fulfil:
+ * takes those fulfilled. Returns whether any was. */
+static bool take_fulfilments(void)
+{
+    struct event_call c = {.node = job()->rank};
+    run_event_call(&c);
+    return c.taken > 0;
 }
 
 void omp_fulfill_event(uintptr_t handle)
 {
-    pthread_mutex_lock(&nodeq.lock);
-    struct event **pp = &events;
-    while (*pp && (uintptr_t)*pp != handle)
-        pp = &(*pp)->next;
-    struct event *e = *pp;
-    if (!e || e->magic != EVENT_MAGIC)
-        log_fatal("omp_fulfill_event(%#lx): not an event of a task of this node that is still "
-                  "to be fulfilled (dsm fulfils an event on the node that ran its task)",
-                  (unsigned long)handle);
-    *pp = e->next;
-    struct task_prefix *p = prefix_of(e->task);
-    e->magic = 0;
-    free(e);
-    p->parts = 0;
-    if (p->tracked)
-        finish_part_locked(p->tracked);
-    pthread_cond_broadcast(&nodeq.done); /* an undeferred one's encountering thread waits */
-    pthread_mutex_unlock(&nodeq.lock);
+    int node = (int)(handle >> EVENT_NODE_SHIFT) - 1;
+    struct event *e = (struct event *)(handle & (((uintptr_t)1 << EVENT_NODE_SHIFT) - 1));
+    if (node >= 0) { /* a shared record, of that node's */
+        struct event_call c = {.e = e, .node = node, .bad = true};
+        if (node < job()->nodes && mem_contains(e) && (uintptr_t)e % _Alignof(struct event) == 0)
+            run_event_call(&c);
+        if (!c.bad)
+            return;
+    } else {
+        pthread_mutex_lock(&nodeq.lock);
+        struct event **pp = &events;
+        while (*pp && (*pp != e || mem_contains(e)))
+            pp = &(*pp)->next;
+        if ((e = *pp) && e->magic == EVENT_MAGIC) {
+            *pp = e->next;
+            event_fulfilled_locked(e);
+            pthread_mutex_unlock(&nodeq.lock);
+            return;
+        }
+        pthread_mutex_unlock(&nodeq.lock);
+    }
+    log_fatal("omp_fulfill_event(%#lx): no event still to be fulfilled (fulfilled already, or "
+              "not a handle that detach gave%s)",
+              (unsigned long)handle, node < 0 && job()->nodes > 1 ? " on this node" : "");
 }
 
 kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
@@ -1221,7 +1413,7 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     /* The task, then its shareds, 16-byte aligned as libomp lays them. */
     size_t head = (sizeof_kmp_task_t + 15) & ~(size_t)15;
     offer.seen = true;
-    if (flags & (TASK_PROXY | TASK_DETACHABLE))
+    if (flags & TASK_PROXY) /* a detached task's own event says (its record) */
         offer.completions = true;
     kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0,
                              may_offer(flags, task_entry));
@@ -1339,7 +1531,7 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
     return r;
 }
 
-/* may_move: false for a task with dependences (run here, in order). */
+/* may_move: false for a task with dependences that stays (run here, in order). */
 static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool may_move)
 {
     (void)loc;
@@ -1349,7 +1541,7 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool m
     }
     bool cancelled = group_cancelled(current_rec());
     if (tracks(task) && !cancelled) {
-        submit_tracked(gtid, task, 0, NULL, 0, NULL);
+        submit_tracked(gtid, task, 0, NULL, 0, NULL, false);
         return 0;
     }
     if (may_move && !cancelled && offerable(task) && offer_task(gtid, task))
@@ -1413,8 +1605,11 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
                                     kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
     bool cancelled = group_cancelled(current_rec());
-    if (!cancelled && (tracks(task) || tracked_about() || tool_defers())) {
-        submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias);
+    /* One that may leave the node is tracked here wherever it runs: its
+     * later siblings find it until it completes. */
+    bool movable = !cancelled && !tracks(task) && offerable(task);
+    if (!cancelled && (tracks(task) || movable || tracked_about() || tool_defers())) {
+        submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias, movable);
         return 0;
     }
     if (smp_multi() || queue_all) { /* its siblings first, then it, at once: every dependence met */
@@ -1455,9 +1650,10 @@ void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task
     struct task_prefix *p = prefix_of(task);
     if (p->flags & TASK_DETACHABLE) { /* undeferred: complete once its event is fulfilled */
         pthread_mutex_lock(&nodeq.lock);
+        unsigned us = 0;
         while (p->parts > 0)
             if (!run_one_locked())
-                pthread_cond_wait(&nodeq.done, &nodeq.lock);
+                await_locked(&p->parts, &us);
         pthread_mutex_unlock(&nodeq.lock);
     }
     task_free(task);
