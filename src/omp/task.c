@@ -245,21 +245,50 @@ struct kmp_depend_info {
     size_t   len;
     uint8_t  flags; /* 1 in, 2 out, 4 mutexinoutset, 8 inoutset, 0x80 omp_all_memory */
 };
-struct dep {
-    intptr_t addr;
-    bool     in_only;
-    bool     all;    /* omp_all_memory: every sibling's */
+/* Dependences among a task's children, found as libomp finds them
+ * (kmp_taskdeps.cpp): per (parent, address), the last sibling with an
+ * `out` on it and the siblings with an `in` since, not complete yet. A new
+ * task depends on the last `out` for an `in`, on the `in`s since (else the
+ * last `out`) for any other type — so each new task costs its number of
+ * items, never a scan of the tasks pending (the 6,000 dependent tasks of
+ * tests/omp/omp_task_queue.c each compared with every pending one took
+ * 36 s). `mutexinoutset` and `inoutset` order as `out` (stricter than
+ * OpenMP asks: their tasks run one at a time, which OpenMP allows).
+ * omp_all_memory is an `out` on the parent's key ALL_MEMORY, on which
+ * every other task with dependences has an `in`: it follows every earlier
+ * sibling with dependences, and every later one follows it. A task
+ * completes: it leaves the entries it names (an entry no incomplete task
+ * names is freed, so the table holds only what is pending and a parent's
+ * record reused after it ended finds nothing of its children), and each
+ * successor whose last predecessor it was is released. */
+struct dep_entry {
+    struct dep_entry      *next;     /* in its bucket */
+    const struct task_rec *parent;
+    intptr_t               addr;
+    struct tracked        *last_out; /* NULL: none not complete */
+    struct dep            *ins;      /* the `in` items since last_out, not complete */
+    int                    refs;     /* items of incomplete tasks that name it */
 };
+struct dep {
+    struct dep_entry *entry;
+    struct tracked   *task;
+    struct dep       *prev, *next; /* on entry->ins while listed */
+    bool              in_only, listed;
+};
+static const char all_memory_key;
+#define ALL_MEMORY ((intptr_t)&all_memory_key) /* no program's dependence is the runtime's byte */
 
-/* A tracked task (above): not complete yet. On the node's list, in
- * creation order, until it completes. */
+/* A tracked task (above): not complete yet. */
 struct tracked {
-    struct tracked     *next;
     kmp_task_t         *task;
     struct task_rec    *parent;
     struct taskgroup   *group;
     struct queued_task *waiting;  /* deferred for an earlier sibling; NULL once queued or run */
     int                 parts;    /* its routine's end, and for a proxy its completion */
+    int                 npred;    /* earlier siblings it depends on, not complete */
+    int                 nsucc, succ_cap;
+    struct tracked    **succ;     /* later siblings that depend on it */
+    uint64_t            mark;     /* the submission that last linked it (one edge a pair) */
     int                 ndeps;
     struct dep          deps[];
 };
@@ -277,7 +306,12 @@ static DSM_STATE struct {
      * as the releasing one may hold the queues' lock (queue_call_end). */
     struct queued_task *to_offer;
     int                 outstanding; /* queued, running, or tracked and not complete */
-    struct tracked     *tracked, **tracked_tail; /* creation order */
+    int                 ntracked;    /* tracked tasks not complete */
+    /* The dependence entries (above), chained by a hash of (parent,
+     * address); doubled when they outnumber the buckets. */
+    struct dep_entry  **buckets;
+    size_t              nbuckets, nentries;
+    uint64_t            marks;       /* submissions of tracked tasks */
 } nodeq = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 /* The task this thread runs now (its implicit task's record when none). */
@@ -429,7 +463,7 @@ static bool run_one_locked(void)
  * thief reads it at cancellation points and before it starts a task).
  * A task with dependences is offered once no earlier sibling it depends
  * on is incomplete (at its creation, or when the last such completes:
- * release_ready_locked); its record stays here (submit_tracked), so its
+ * release_locked); its record stays here (submit_tracked), so its
  * completion, which comes back under the queues' lock, releases its
  * successors here — no dependence graph on other nodes.
  *
@@ -1087,45 +1121,149 @@ void omp_tasks_complete(void)
 
 /* ---- tracked tasks: proxy, detached, and those that depend on them ------- */
 
-static bool deps_conflict(const struct tracked *a, const struct tracked *b)
+static size_t dep_hash(const struct task_rec *parent, intptr_t addr, size_t nbuckets)
 {
-    if (a->parent != b->parent) /* dependences order siblings only */
-        return false;
-    for (int i = 0; i < a->ndeps; i++)
-        for (int j = 0; j < b->ndeps; j++)
-            if (a->deps[i].all || b->deps[j].all ||
-                (a->deps[i].addr == b->deps[j].addr && !(a->deps[i].in_only && b->deps[j].in_only)))
-                return true;
-    return false;
+    uint64_t k = (uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull ^ (uint64_t)addr;
+    k = (k ^ k >> 31) * 0xbf58476d1ce4e5b9ull;
+    return (size_t)(k ^ k >> 29) & (nbuckets - 1);
 }
 
-/* Queues each deferred task no earlier sibling it depends on holds back
- * any more (creation order: an earlier one first); one that may leave the
- * node is offered (run_one_locked) as it would have been at its creation.
- * Its predecessors' writes are this node's by now: those run here, and
- * those another node ran came back under the queues' lock (an acquire,
- * queue_call_end); its offer is a release of them under the same lock. */
-static void release_ready_locked(void)
+/* The entry of (parent, addr), made when there is none (caller holds
+ * nodeq.lock). */
+static struct dep_entry *dep_entry_get(const struct task_rec *parent, intptr_t addr)
 {
-    for (struct tracked *tr = nodeq.tracked; tr; tr = tr->next) {
-        if (!tr->waiting)
-            continue;
-        bool held = false;
-        for (struct tracked *e = nodeq.tracked; e != tr && !held; e = e->next)
-            held = deps_conflict(e, tr);
-        if (held)
-            continue;
-        struct queued_task **to = tr->waiting->movable ? &nodeq.to_offer : &nodeq.top;
-        tr->waiting->next = *to;
-        *to = tr->waiting;
-        tr->waiting = NULL;
-        pthread_cond_broadcast(&nodeq.done);
+    if (nodeq.nentries >= nodeq.nbuckets) { /* double (64 at first): chains stay short */
+        size_t n = nodeq.nbuckets ? nodeq.nbuckets * 2 : 64;
+        struct dep_entry **b = calloc(n, sizeof *b);
+        if (!b)
+            log_fatal("out of memory for OpenMP task dependences");
+        for (size_t i = 0; i < nodeq.nbuckets; i++)
+            for (struct dep_entry *e = nodeq.buckets[i], *next; e; e = next) {
+                next = e->next;
+                size_t h = dep_hash(e->parent, e->addr, n);
+                e->next = b[h];
+                b[h] = e;
+            }
+        free(nodeq.buckets);
+        nodeq.buckets = b;
+        nodeq.nbuckets = n;
     }
+    struct dep_entry **head = &nodeq.buckets[dep_hash(parent, addr, nodeq.nbuckets)];
+    for (struct dep_entry *e = *head; e; e = e->next)
+        if (e->parent == parent && e->addr == addr)
+            return e;
+    struct dep_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        log_fatal("out of memory for OpenMP task dependences");
+    e->parent = parent;
+    e->addr = addr;
+    e->next = *head;
+    *head = e;
+    nodeq.nentries++;
+    return e;
+}
+
+static void dep_entry_free(struct dep_entry *e)
+{
+    struct dep_entry **pp = &nodeq.buckets[dep_hash(e->parent, e->addr, nodeq.nbuckets)];
+    while (*pp != e)
+        pp = &(*pp)->next;
+    *pp = e->next;
+    nodeq.nentries--;
+    free(e);
+}
+
+static void unlist(struct dep *d)
+{
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        d->entry->ins = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    d->prev = d->next = NULL;
+    d->listed = false;
+}
+
+/* tr depends on pred (NULL: nothing), once however many items say so. */
+static void link_pred(struct tracked *pred, struct tracked *tr)
+{
+    if (!pred || pred->mark == tr->mark)
+        return;
+    pred->mark = tr->mark;
+    if (pred->nsucc == pred->succ_cap) {
+        int cap = pred->succ_cap ? pred->succ_cap * 2 : 4;
+        struct tracked **succ = realloc(pred->succ, (size_t)cap * sizeof *succ);
+        if (!succ)
+            log_fatal("out of memory for OpenMP task dependences");
+        pred->succ = succ;
+        pred->succ_cap = cap;
+    }
+    pred->succ[pred->nsucc++] = tr;
+    tr->npred++;
+    struct omp_tool_task *first = prefix_of(pred->task)->tool, *second = prefix_of(tr->task)->tool;
+    if (first && second) /* ompt_callback_task_dependence */
+        omp_tool_task_dependence(first, second);
+}
+
+/* Enters tr's item d in its entry: tr follows what the item's type orders
+ * it after, and later siblings find tr there (caller holds nodeq.lock). */
+static void dep_enter(struct tracked *tr, struct dep *d, intptr_t addr)
+{
+    struct dep_entry *e = dep_entry_get(tr->parent, addr);
+    d->entry = e;
+    d->task = tr;
+    e->refs++;
+    if (d->in_only) {
+        link_pred(e->last_out, tr);
+        d->prev = NULL;
+        d->next = e->ins;
+        if (e->ins)
+            e->ins->prev = d;
+        e->ins = d;
+        d->listed = true;
+        return;
+    }
+    if (e->ins) /* each `in` since the last `out` follows that `out` already */
+        while (e->ins) {
+            link_pred(e->ins->task, tr);
+            unlist(e->ins);
+        }
+    else
+        link_pred(e->last_out, tr);
+    e->last_out = tr;
+}
+
+static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d, bool *all)
+{
+    for (int i = 0; i < n; i++) {
+        bool every = (d[i].flags & 0x80) != 0;
+        struct dep *dep = &tr->deps[tr->ndeps++];
+        *dep = (struct dep){.in_only = !every && (d[i].flags & 0xff) == 1};
+        dep_enter(tr, dep, every ? ALL_MEMORY : d[i].base_addr);
+        *all |= every;
+    }
+}
+
+/* Releases tr, no earlier sibling it depends on incomplete any more:
+ * queued, or offered (run_one_locked) when it may leave the node, as it
+ * would have been at its creation. Its predecessors' writes are this
+ * node's by now: those run here, and those another node ran came back
+ * under the queues' lock (an acquire, queue_call_end); its offer is a
+ * release of them under the same lock. */
+static void release_locked(struct tracked *tr)
+{
+    struct queued_task **to = tr->waiting->movable ? &nodeq.to_offer : &nodeq.top;
+    tr->waiting->next = *to;
+    *to = tr->waiting;
+    tr->waiting = NULL;
+    pthread_cond_broadcast(&nodeq.done);
 }
 
 /* One of what a tracked task waits for has come (its routine's end, a
  * proxy's completion, a detached task's event): when it was the last, the
- * task is complete. */
+ * task is complete, leaves its entries, and releases each successor it
+ * was the last predecessor of (in their creation order). */
 static void finish_part_locked(struct tracked *tr)
 {
     if (--tr->parts > 0)
@@ -1134,24 +1272,26 @@ static void finish_part_locked(struct tracked *tr)
     if (tr->group)
         tr->group->count--;
     __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
-    struct tracked **pp = &nodeq.tracked;
-    while (*pp != tr)
-        pp = &(*pp)->next;
-    *pp = tr->next;
-    if (nodeq.tracked_tail == &tr->next)
-        nodeq.tracked_tail = pp;
+    nodeq.ntracked--;
+    for (int i = 0; i < tr->ndeps; i++) {
+        struct dep *d = &tr->deps[i];
+        struct dep_entry *e = d->entry;
+        if (d->listed)
+            unlist(d);
+        if (e->last_out == tr)
+            e->last_out = NULL;
+        if (--e->refs == 0)
+            dep_entry_free(e);
+    }
+    for (int i = 0; i < tr->nsucc; i++) {
+        struct tracked *s = tr->succ[i];
+        if (--s->npred == 0 && s->waiting)
+            release_locked(s);
+    }
+    free(tr->succ);
     task_free(tr->task);
     free(tr);
-    release_ready_locked();
     pthread_cond_broadcast(&nodeq.done);
-}
-
-static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d)
-{
-    for (int i = 0; i < n; i++)
-        tr->deps[tr->ndeps++] = (struct dep){.addr = d[i].base_addr,
-                                             .in_only = (d[i].flags & 0xff) == 1,
-                                             .all = (d[i].flags & 0x80) != 0};
 }
 
 /* A task that completes later than its routine returns, or one with
@@ -1166,14 +1306,13 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
                            const struct kmp_depend_info *noalias, bool movable)
 {
     struct task_prefix *p = prefix_of(task);
-    struct tracked *tr = malloc(sizeof *tr + (size_t)(ndeps + nnoalias) * sizeof(struct dep));
+    int nitems = ndeps + nnoalias > 0 ? ndeps + nnoalias + 1 : 0; /* + ALL_MEMORY's */
+    struct tracked *tr = malloc(sizeof *tr + (size_t)nitems * sizeof(struct dep));
     struct queued_task *q = malloc(sizeof *q);
     if (!tr || !q)
         log_fatal("out of memory for an OpenMP task");
     struct task_rec *parent = current_rec();
     *tr = (struct tracked){.task = task, .parent = parent, .group = parent->group, .parts = 1};
-    add_deps(tr, ndeps, deps);
-    add_deps(tr, nnoalias, noalias);
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
                               .tracked = tr, .cancel = group_cancel(parent), .movable = movable};
     pthread_mutex_lock(&nodeq.lock);
@@ -1186,17 +1325,16 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
     if (tr->group)
         tr->group->count++;
     __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
-    bool held = false;
-    for (struct tracked *e = nodeq.tracked; e && (!held || p->tool); e = e->next)
-        if (deps_conflict(e, tr)) {
-            held = true;
-            if (p->tool && prefix_of(e->task)->tool) /* ompt_callback_task_dependence */
-                omp_tool_task_dependence(prefix_of(e->task)->tool, p->tool);
-        }
-    if (!nodeq.tracked_tail || !nodeq.tracked)
-        nodeq.tracked_tail = &nodeq.tracked;
-    *nodeq.tracked_tail = tr;
-    nodeq.tracked_tail = &tr->next;
+    nodeq.ntracked++;
+    tr->mark = ++nodeq.marks; /* its own items never make it its own predecessor */
+    bool all = false;
+    add_deps(tr, ndeps, deps, &all);
+    add_deps(tr, nnoalias, noalias, &all);
+    if (nitems && !all) { /* after the last omp_all_memory sibling, before the next */
+        tr->deps[tr->ndeps] = (struct dep){.in_only = true};
+        dep_enter(tr, &tr->deps[tr->ndeps++], ALL_MEMORY);
+    }
+    bool held = tr->npred > 0;
     bool queued = smp_multi() || tool_defers();
     if (!held && movable) {
         pthread_mutex_unlock(&nodeq.lock);
@@ -1227,7 +1365,7 @@ static bool tracks(const kmp_task_t *task)
 static bool tracked_about(void)
 {
     pthread_mutex_lock(&nodeq.lock);
-    bool any = nodeq.tracked != NULL;
+    bool any = nodeq.ntracked > 0;
     pthread_mutex_unlock(&nodeq.lock);
     return any;
 }
