@@ -26,9 +26,10 @@
  * the region, its block and shareds in shared memory) may instead be
  * offered to every node and run by another ("tasks that leave their
  * node", below); any other stays on its node (its private data is this
- * process's). A task with dependences waits for its siblings before it
- * runs at once, which meets any dependence among them. With one thread
- * per node, a task that stays is not queued: it runs at once.
+ * process's). A task with dependences that stays, while no tracked task
+ * (below) is about, waits for its siblings before it runs at once, which
+ * meets any dependence among them. With one thread per node, a task that
+ * stays is not queued: it runs at once.
  *
  * Tasks that complete later than their routine returns: a detachable
  * task (`detach(event)`: complete once its routine has returned and
@@ -45,7 +46,8 @@
  * earlier sibling it depends on is left (in creation order, as OpenMP
  * orders dependences), so the encountering thread goes on at once, as
  * OpenMP asks. A task with dependences that may leave its node is
- * tracked too, wherever it runs.
+ * tracked too, wherever it runs. A tracked task's predecessors are found
+ * per address, as libomp finds them ("struct dep_entry" below).
  */
 #include <pthread.h>
 #include <stdbool.h>
