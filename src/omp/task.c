@@ -26,9 +26,10 @@
  * the region, its block and shareds in shared memory) may instead be
  * offered to every node and run by another ("tasks that leave their
  * node", below); any other stays on its node (its private data is this
- * process's). A task with dependences waits for its siblings before it
- * runs at once, which meets any dependence among them. With one thread
- * per node, a task that stays is not queued: it runs at once.
+ * process's). A task with dependences that stays, while no tracked task
+ * (below) is about, waits for its siblings before it runs at once, which
+ * meets any dependence among them. With one thread per node, a task that
+ * stays is not queued: it runs at once.
  *
  * Tasks that complete later than their routine returns: a detachable
  * task (`detach(event)`: complete once its routine has returned and
@@ -38,11 +39,15 @@
  * children, its taskgroup's and the node's tasks until it completes, so
  * taskwait, a taskgroup's end, a barrier and the region's end wait for
  * it (on a condition: its completion may come from a thread that is no
- * OpenMP thread). A task with dependences on a tracked sibling not yet
- * complete cannot run at once: it is deferred, tracked too, and queued
- * for the node's threads once no earlier sibling it depends on is left
- * (in creation order, as OpenMP orders dependences), so the encountering
- * thread goes on at once, as OpenMP asks.
+ * OpenMP thread, or from another node: "detach(event)" below). A task
+ * with dependences on a tracked sibling not yet complete cannot run at
+ * once: it is deferred, tracked too, and queued for the node's threads
+ * (or offered to every node, when it may leave its node: below) once no
+ * earlier sibling it depends on is left (in creation order, as OpenMP
+ * orders dependences), so the encountering thread goes on at once, as
+ * OpenMP asks. A task with dependences that may leave its node is
+ * tracked too, wherever it runs. A tracked task's predecessors are found
+ * per address, as libomp finds them ("struct dep_entry" below).
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -238,6 +243,7 @@ struct queued_task {
     struct tracked     *tracked;  /* a deferred dependent task's record; else NULL */
     int                *cancel;   /* its taskgroup's cancel word (struct taskgroup) */
     bool                offered;  /* in this node's queue for every node (below) */
+    bool                movable;  /* a deferred dependent task that may be offered once released */
 };
 
 /* One dependence of a task (kmp.h's kmp_depend_info_t). */
@@ -246,21 +252,50 @@ struct kmp_depend_info {
     size_t   len;
     uint8_t  flags; /* 1 in, 2 out, 4 mutexinoutset, 8 inoutset, 0x80 omp_all_memory */
 };
-struct dep {
-    intptr_t addr;
-    bool     in_only;
-    bool     all;    /* omp_all_memory: every sibling's */
+/* Dependences among a task's children, found as libomp finds them
+ * (kmp_taskdeps.cpp): per (parent, address), the last sibling with an
+ * `out` on it and the siblings with an `in` since, not complete yet. A new
+ * task depends on the last `out` for an `in`, on the `in`s since (else the
+ * last `out`) for any other type — so each new task costs its number of
+ * items, never a scan of the tasks pending (the 6,000 dependent tasks of
+ * tests/omp/omp_task_queue.c each compared with every pending one took
+ * 36 s). `mutexinoutset` and `inoutset` order as `out` (stricter than
+ * OpenMP asks: their tasks run one at a time, which OpenMP allows).
+ * omp_all_memory is an `out` on the parent's key ALL_MEMORY, on which
+ * every other task with dependences has an `in`: it follows every earlier
+ * sibling with dependences, and every later one follows it. A task
+ * completes: it leaves the entries it names (an entry no incomplete task
+ * names is freed, so the table holds only what is pending and a parent's
+ * record reused after it ended finds nothing of its children), and each
+ * successor whose last predecessor it was is released. */
+struct dep_entry {
+    struct dep_entry      *next;     /* in its bucket */
+    const struct task_rec *parent;
+    intptr_t               addr;
+    struct tracked        *last_out; /* NULL: none not complete */
+    struct dep            *ins;      /* the `in` items since last_out, not complete */
+    int                    refs;     /* items of incomplete tasks that name it */
 };
+struct dep {
+    struct dep_entry *entry;
+    struct tracked   *task;
+    struct dep       *prev, *next; /* on entry->ins while listed */
+    bool              in_only, listed;
+};
+static const char all_memory_key;
+#define ALL_MEMORY ((intptr_t)&all_memory_key) /* no program's dependence is the runtime's byte */
 
-/* A tracked task (above): not complete yet. On the node's list, in
- * creation order, until it completes. */
+/* A tracked task (above): not complete yet. */
 struct tracked {
-    struct tracked     *next;
     kmp_task_t         *task;
     struct task_rec    *parent;
     struct taskgroup   *group;
     struct queued_task *waiting;  /* deferred for an earlier sibling; NULL once queued or run */
     int                 parts;    /* its routine's end, and for a proxy its completion */
+    int                 npred;    /* earlier siblings it depends on, not complete */
+    int                 nsucc, succ_cap;
+    struct tracked    **succ;     /* later siblings that depend on it */
+    uint64_t            mark;     /* the submission that last linked it (one edge a pair) */
     int                 ndeps;
     struct dep          deps[];
 };
@@ -273,8 +308,17 @@ static DSM_STATE struct {
      * nesting of waits stays as deep as the program's tasks (taken oldest
      * first, fib(15)'s waits nested hundreds deep). */
     struct queued_task *top;
+    /* Dependent tasks just released that may leave the node: offered by
+     * the next of the node's threads at a waiting point (run_one_locked),
+     * as the releasing one may hold the queues' lock (queue_call_end). */
+    struct queued_task *to_offer;
     int                 outstanding; /* queued, running, or tracked and not complete */
-    struct tracked     *tracked, **tracked_tail; /* creation order */
+    int                 ntracked;    /* tracked tasks not complete */
+    /* The dependence entries (above), chained by a hash of (parent,
+     * address); doubled when they outnumber the buckets. */
+    struct dep_entry  **buckets;
+    size_t              nbuckets, nentries;
+    uint64_t            marks;       /* submissions of tracked tasks */
 } nodeq = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
 /* The task this thread runs now (its implicit task's record when none). */
@@ -320,6 +364,10 @@ static void run_until_zero(const int *count);
  * (below; under nodeq.lock). */
 static DSM_STATE int offered_out;
 
+/* Events of this node's detached tasks that another node may fulfil
+ * (below; under nodeq.lock): its waiting points look for them. */
+static DSM_STATE int shared_events;
+
 /* A queued task (not a tracked one) is complete: its parent, its
  * taskgroup and the node stop counting it. Caller holds nodeq.lock. */
 static void complete_locked(struct queued_task *q)
@@ -331,6 +379,21 @@ static void complete_locked(struct queued_task *q)
         offered_out--;
     __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&nodeq.done);
+}
+
+/* A queued task's routine has returned, here or on the node that took
+ * it: a tracked one (a dependent task) may not be complete yet, and its
+ * completion releases the siblings that depend on it. Caller holds
+ * nodeq.lock. */
+static void routine_done_locked(struct queued_task *q)
+{
+    if (!q->tracked) {
+        complete_locked(q);
+        return;
+    }
+    if (q->offered)
+        offered_out--;
+    finish_part_locked(q->tracked);
 }
 
 /* Runs a task taken off the queue (or a tracked one due now); caller
@@ -350,12 +413,11 @@ static void run_queued_locked(struct queued_task *q)
     /* Its children hold its record: they finish before it does. */
     wait_zero_locked(&rec.children);
     current = outer;
-    if (q->tracked)
-        finish_part_locked(q->tracked); /* a proxy or detached one may not be complete yet */
-    else
-        complete_locked(q);
+    routine_done_locked(q); /* a proxy or detached one may not be complete yet */
     free(q);
 }
+
+static bool offer_queued(struct queued_task *q, bool make_room);
 
 /* Runs one queued task that this thread may run now; caller holds
  * nodeq.lock, which is dropped while it runs. A thread waiting inside an
@@ -366,6 +428,17 @@ static void run_queued_locked(struct queued_task *q)
 static bool run_one_locked(void)
 {
     struct queued_task **pp = &nodeq.top, *q;
+    if ((q = nodeq.to_offer)) { /* offering one starts nothing: any thread may */
+        nodeq.to_offer = q->next;
+        pthread_mutex_unlock(&nodeq.lock);
+        bool offered = offer_queued(q, false);
+        pthread_mutex_lock(&nodeq.lock);
+        if (!offered) { /* the queue is full: the node's threads run it */
+            q->next = nodeq.top;
+            nodeq.top = q;
+        }
+        return true;
+    }
     while ((q = *pp) && current && !descends(q, current))
         pp = &q->next;
     if (!q)
@@ -387,15 +460,20 @@ static bool run_one_locked(void)
  * node, homed there), under that node's dsm lock (omp_lock.c's last id of
  * the node). Every other task stays on its node, as before — those made
  * on a private stack (any other thread's; a firstprivate pointer there
- * would name the thief's own memory), detached and proxy tasks, tasks
- * with dependences, included tasks (made in a final task: they run at
- * once where the final one runs, which may be another node), tasks of a taskgroup with
- * a task reduction, and, with a tool attached, a task whose tool data is
+ * would name the thief's own memory), detached and proxy tasks, included
+ * tasks (made in a final task: they run at once where the final one
+ * runs, which may be another node), tasks of a taskgroup with a task
+ * reduction, and, with a tool attached, a task whose tool data is
  * a pointer into this process (tool_data_moves). A task made with a tool
  * carries its tool record (shared memory, beside the task) to the node
  * that runs it, whose copy of the tool reports its schedule; under
  * OMP_CANCELLATION=true a taskgroup's cancel word is shared memory (the
  * thief reads it at cancellation points and before it starts a task).
+ * A task with dependences is offered once no earlier sibling it depends
+ * on is incomplete (at its creation, or when the last such completes:
+ * release_locked); its record stays here (submit_tracked), so its
+ * completion, which comes back under the queues' lock, releases its
+ * successors here — no dependence graph on other nodes.
  *
  * Cut-offs, so that a task that costs more to move than to run stays:
  * the depth (a task nested more than OFFER_DEPTH deep is never offered:
@@ -481,9 +559,10 @@ static DSM_STATE struct {
     struct node_tasks *nodes;    /* node 0: the queues (one page a node); NULL: none yet */
     bool               tried;    /* node 0: allocated them, or could not */
     bool               seen;     /* a task was made on this node */
-    /* A detached or proxy task was made here: its completion (an event
-     * fulfilled, a proxy completed) is this node's to take, so no task
-     * leaves the node from then on — the one that completes it could. */
+    /* A proxy task, or a detached one whose event could not be shared
+     * memory, was made here: its completion (a proxy completed, such an
+     * event fulfilled) is this node's to take, so no task leaves the node
+     * from then on — the one that completes it could. */
     bool               completions;
     int                stealing; /* a thread of this node is taking a task from another */
     kmp_task_t        *harvest[OFFER_RING]; /* completions just taken (under lock) */
@@ -715,29 +794,30 @@ static void queue_call_end(int harvested)
     for (int i = 0; i < harvested; i++) {
         kmp_task_t *task = offer.harvest[i];
         struct queued_task *q = prefix_of(task)->q;
+        bool tracked = q->tracked != NULL; /* then its record frees the task */
         pthread_mutex_lock(&nodeq.lock);
-        complete_locked(q);
+        routine_done_locked(q);
         pthread_mutex_unlock(&nodeq.lock);
         free(q);
-        task_free(task);
+        if (!tracked)
+            task_free(task);
     }
     pthread_mutex_unlock(&offer.lock);
 }
 
 static bool offered_work(void);
 
-/* Offers the task; false when the queue is full (then it stays here). */
-static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
+/* Offers the task of record q: a new one (offer_task), or a dependent
+ * task's, counted already where it is waited for (submit_tracked).
+ * False when the queue is full (then it stays here). make_room: a full
+ * queue first takes the other nodes' completions (below). */
+static bool offer_queued(struct queued_task *q, bool make_room)
 {
-    struct queued_task *q = malloc(sizeof *q);
-    if (!q)
-        log_fatal("out of memory for an OpenMP task");
-    struct task_rec *parent = current_rec();
-    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
-                              .cancel = group_cancel(parent), .offered = true};
+    struct task_rec *parent = q->parent;
+    kmp_task_t *task = q->task;
     pthread_mutex_lock(&nodeq.lock);
     bool room = offered_out < OFFER_RING;
-    if (!room && !queue_all) {
+    if (!room && make_room && !queue_all) {
         /* Other nodes' completions are taken at this node's waiting
          * points, or here: a loop that makes every task and never waits
          * (a single making them all, BOTS's alignment) would offer its
@@ -751,17 +831,18 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
         room = offered_out < OFFER_RING;
     }
     if (room) { /* counted before another node can complete it */
-        parent->children++;
-        if (q->group)
-            q->group->count++;
+        if (!q->tracked) {
+            parent->children++;
+            if (q->group)
+                q->group->count++;
+            __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
+        }
         offered_out++;
-        __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
+        q->offered = true;
     }
     pthread_mutex_unlock(&nodeq.lock);
-    if (!room) {
-        free(q);
+    if (!room)
         return false;
-    }
     prefix_of(task)->q = q;
     prefix_of(task)->cancel = q->cancel;
     struct offer_call c = {.op = OFFER_PUT, .nodes = offer.nodes, .node = job()->rank,
@@ -770,14 +851,32 @@ static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
     queue_call_end(c.harvested);
     if (!c.ok) { /* not reached: offered_out bounds the ring */
         pthread_mutex_lock(&nodeq.lock);
-        complete_locked(q);
+        if (q->tracked)
+            offered_out--;
+        else
+            complete_locked(q);
+        q->offered = false;
         pthread_mutex_unlock(&nodeq.lock);
-        free(q);
         prefix_of(task)->q = NULL;
         return false;
     }
     stats_add(STAT_PAR_TASKS_OFFERED, 1);
     return true;
+}
+
+/* Offers the task; false when the queue is full (then it stays here). */
+static bool offer_task(kmp_int32 gtid, kmp_task_t *task)
+{
+    struct queued_task *q = malloc(sizeof *q);
+    if (!q)
+        log_fatal("out of memory for an OpenMP task");
+    struct task_rec *parent = current_rec();
+    *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
+                              .cancel = group_cancel(parent)};
+    if (offer_queued(q, true))
+        return true;
+    free(q);
+    return false;
 }
 
 /* At a waiting point of the node that offered tasks: their completions
@@ -812,6 +911,31 @@ static void pause_locked(unsigned *us)
     pthread_cond_timedwait(&nodeq.done, &nodeq.lock, &ts);
 }
 
+static bool take_fulfilments(void);
+
+/* Nothing to run now: waits for *count to change — for a task of this
+ * node to be queued or to complete, or (polled, with a pause growing
+ * while nothing comes) for another node to complete a task this node
+ * offered or to fulfil an event of a task here (below). Caller holds
+ * nodeq.lock. */
+static void await_locked(const int *count, unsigned *us)
+{
+    bool offered = offered_out > 0, events = shared_events > 0;
+    if (!offered && !events) {
+        pthread_cond_wait(&nodeq.done, &nodeq.lock);
+        return;
+    }
+    pthread_mutex_unlock(&nodeq.lock);
+    bool changed = offered && offered_work();
+    if (events && take_fulfilments())
+        changed = true;
+    pthread_mutex_lock(&nodeq.lock);
+    if (changed)
+        *us = 0;
+    else if (*count > 0)
+        pause_locked(us);
+}
+
 /* Until *count is 0, running what this thread may run meanwhile (caller
  * holds nodeq.lock). */
 static void wait_zero_locked(const int *count)
@@ -822,17 +946,7 @@ static void wait_zero_locked(const int *count)
             us = 0;
             continue;
         }
-        if (offered_out == 0) {
-            pthread_cond_wait(&nodeq.done, &nodeq.lock);
-            continue;
-        }
-        pthread_mutex_unlock(&nodeq.lock);
-        bool changed = offered_work();
-        pthread_mutex_lock(&nodeq.lock);
-        if (changed)
-            us = 0;
-        else if (*count > 0)
-            pause_locked(&us);
+        await_locked(count, &us);
     }
 }
 
@@ -1069,40 +1183,149 @@ void omp_tasks_complete(void)
 
 /* ---- tracked tasks: proxy, detached, and those that depend on them ------- */
 
-static bool deps_conflict(const struct tracked *a, const struct tracked *b)
+static size_t dep_hash(const struct task_rec *parent, intptr_t addr, size_t nbuckets)
 {
-    if (a->parent != b->parent) /* dependences order siblings only */
-        return false;
-    for (int i = 0; i < a->ndeps; i++)
-        for (int j = 0; j < b->ndeps; j++)
-            if (a->deps[i].all || b->deps[j].all ||
-                (a->deps[i].addr == b->deps[j].addr && !(a->deps[i].in_only && b->deps[j].in_only)))
-                return true;
-    return false;
+    uint64_t k = (uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull ^ (uint64_t)addr;
+    k = (k ^ k >> 31) * 0xbf58476d1ce4e5b9ull;
+    return (size_t)(k ^ k >> 29) & (nbuckets - 1);
 }
 
-/* Queues each deferred task no earlier sibling it depends on holds back
- * any more (creation order: an earlier one first). */
-static void release_ready_locked(void)
+/* The entry of (parent, addr), made when there is none (caller holds
+ * nodeq.lock). */
+static struct dep_entry *dep_entry_get(const struct task_rec *parent, intptr_t addr)
 {
-    for (struct tracked *tr = nodeq.tracked; tr; tr = tr->next) {
-        if (!tr->waiting)
-            continue;
-        bool held = false;
-        for (struct tracked *e = nodeq.tracked; e != tr && !held; e = e->next)
-            held = deps_conflict(e, tr);
-        if (held)
-            continue;
-        tr->waiting->next = nodeq.top;
-        nodeq.top = tr->waiting;
-        tr->waiting = NULL;
-        pthread_cond_broadcast(&nodeq.done);
+    if (nodeq.nentries >= nodeq.nbuckets) { /* double (64 at first): chains stay short */
+        size_t n = nodeq.nbuckets ? nodeq.nbuckets * 2 : 64;
+        struct dep_entry **b = calloc(n, sizeof *b);
+        if (!b)
+            log_fatal("out of memory for OpenMP task dependences");
+        for (size_t i = 0; i < nodeq.nbuckets; i++)
+            for (struct dep_entry *e = nodeq.buckets[i], *next; e; e = next) {
+                next = e->next;
+                size_t h = dep_hash(e->parent, e->addr, n);
+                e->next = b[h];
+                b[h] = e;
+            }
+        free(nodeq.buckets);
+        nodeq.buckets = b;
+        nodeq.nbuckets = n;
     }
+    struct dep_entry **head = &nodeq.buckets[dep_hash(parent, addr, nodeq.nbuckets)];
+    for (struct dep_entry *e = *head; e; e = e->next)
+        if (e->parent == parent && e->addr == addr)
+            return e;
+    struct dep_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        log_fatal("out of memory for OpenMP task dependences");
+    e->parent = parent;
+    e->addr = addr;
+    e->next = *head;
+    *head = e;
+    nodeq.nentries++;
+    return e;
+}
+
+static void dep_entry_free(struct dep_entry *e)
+{
+    struct dep_entry **pp = &nodeq.buckets[dep_hash(e->parent, e->addr, nodeq.nbuckets)];
+    while (*pp != e)
+        pp = &(*pp)->next;
+    *pp = e->next;
+    nodeq.nentries--;
+    free(e);
+}
+
+static void unlist(struct dep *d)
+{
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        d->entry->ins = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    d->prev = d->next = NULL;
+    d->listed = false;
+}
+
+/* tr depends on pred (NULL: nothing), once however many items say so. */
+static void link_pred(struct tracked *pred, struct tracked *tr)
+{
+    if (!pred || pred->mark == tr->mark)
+        return;
+    pred->mark = tr->mark;
+    if (pred->nsucc == pred->succ_cap) {
+        int cap = pred->succ_cap ? pred->succ_cap * 2 : 4;
+        struct tracked **succ = realloc(pred->succ, (size_t)cap * sizeof *succ);
+        if (!succ)
+            log_fatal("out of memory for OpenMP task dependences");
+        pred->succ = succ;
+        pred->succ_cap = cap;
+    }
+    pred->succ[pred->nsucc++] = tr;
+    tr->npred++;
+    struct omp_tool_task *first = prefix_of(pred->task)->tool, *second = prefix_of(tr->task)->tool;
+    if (first && second) /* ompt_callback_task_dependence */
+        omp_tool_task_dependence(first, second);
+}
+
+/* Enters tr's item d in its entry: tr follows what the item's type orders
+ * it after, and later siblings find tr there (caller holds nodeq.lock). */
+static void dep_enter(struct tracked *tr, struct dep *d, intptr_t addr)
+{
+    struct dep_entry *e = dep_entry_get(tr->parent, addr);
+    d->entry = e;
+    d->task = tr;
+    e->refs++;
+    if (d->in_only) {
+        link_pred(e->last_out, tr);
+        d->prev = NULL;
+        d->next = e->ins;
+        if (e->ins)
+            e->ins->prev = d;
+        e->ins = d;
+        d->listed = true;
+        return;
+    }
+    if (e->ins) /* each `in` since the last `out` follows that `out` already */
+        while (e->ins) {
+            link_pred(e->ins->task, tr);
+            unlist(e->ins);
+        }
+    else
+        link_pred(e->last_out, tr);
+    e->last_out = tr;
+}
+
+static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d, bool *all)
+{
+    for (int i = 0; i < n; i++) {
+        bool every = (d[i].flags & 0x80) != 0;
+        struct dep *dep = &tr->deps[tr->ndeps++];
+        *dep = (struct dep){.in_only = !every && (d[i].flags & 0xff) == 1};
+        dep_enter(tr, dep, every ? ALL_MEMORY : d[i].base_addr);
+        *all |= every;
+    }
+}
+
+/* Releases tr, no earlier sibling it depends on incomplete any more:
+ * queued, or offered (run_one_locked) when it may leave the node, as it
+ * would have been at its creation. Its predecessors' writes are this
+ * node's by now: those run here, and those another node ran came back
+ * under the queues' lock (an acquire, queue_call_end); its offer is a
+ * release of them under the same lock. */
+static void release_locked(struct tracked *tr)
+{
+    struct queued_task **to = tr->waiting->movable ? &nodeq.to_offer : &nodeq.top;
+    tr->waiting->next = *to;
+    *to = tr->waiting;
+    tr->waiting = NULL;
+    pthread_cond_broadcast(&nodeq.done);
 }
 
 /* One of what a tracked task waits for has come (its routine's end, a
  * proxy's completion, a detached task's event): when it was the last, the
- * task is complete. */
+ * task is complete, leaves its entries, and releases each successor it
+ * was the last predecessor of (in their creation order). */
 static void finish_part_locked(struct tracked *tr)
 {
     if (--tr->parts > 0)
@@ -1111,46 +1334,49 @@ static void finish_part_locked(struct tracked *tr)
     if (tr->group)
         tr->group->count--;
     __atomic_fetch_sub(&nodeq.outstanding, 1, __ATOMIC_RELEASE);
-    struct tracked **pp = &nodeq.tracked;
-    while (*pp != tr)
-        pp = &(*pp)->next;
-    *pp = tr->next;
-    if (nodeq.tracked_tail == &tr->next)
-        nodeq.tracked_tail = pp;
+    nodeq.ntracked--;
+    for (int i = 0; i < tr->ndeps; i++) {
+        struct dep *d = &tr->deps[i];
+        struct dep_entry *e = d->entry;
+        if (d->listed)
+            unlist(d);
+        if (e->last_out == tr)
+            e->last_out = NULL;
+        if (--e->refs == 0)
+            dep_entry_free(e);
+    }
+    for (int i = 0; i < tr->nsucc; i++) {
+        struct tracked *s = tr->succ[i];
+        if (--s->npred == 0 && s->waiting)
+            release_locked(s);
+    }
+    free(tr->succ);
     task_free(tr->task);
     free(tr);
-    release_ready_locked();
     pthread_cond_broadcast(&nodeq.done);
 }
 
-static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d)
-{
-    for (int i = 0; i < n; i++)
-        tr->deps[tr->ndeps++] = (struct dep){.addr = d[i].base_addr,
-                                             .in_only = (d[i].flags & 0xff) == 1,
-                                             .all = (d[i].flags & 0x80) != 0};
-}
-
 /* A task that completes later than its routine returns, or one with
- * dependences while tracked tasks are about: tracked until complete. It
- * runs now on this thread unless an earlier sibling it depends on is not
- * complete (then it waits, queued when released), or the node's threads
- * share the queue (then it is queued at once). */
+ * dependences while tracked tasks are about or that may leave the node
+ * (movable: offerable, the caller found): tracked until complete, here,
+ * wherever it runs. It runs now on this thread unless an earlier sibling
+ * it depends on is not complete (then it waits, queued or offered when
+ * released), it is movable (then it is offered, if the queue has room),
+ * or the node's threads share the queue (then it is queued at once). */
 static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
                            const struct kmp_depend_info *deps, int nnoalias,
-                           const struct kmp_depend_info *noalias)
+                           const struct kmp_depend_info *noalias, bool movable)
 {
     struct task_prefix *p = prefix_of(task);
-    struct tracked *tr = malloc(sizeof *tr + (size_t)(ndeps + nnoalias) * sizeof(struct dep));
+    int nitems = ndeps + nnoalias > 0 ? ndeps + nnoalias + 1 : 0; /* + ALL_MEMORY's */
+    struct tracked *tr = malloc(sizeof *tr + (size_t)nitems * sizeof(struct dep));
     struct queued_task *q = malloc(sizeof *q);
     if (!tr || !q)
         log_fatal("out of memory for an OpenMP task");
     struct task_rec *parent = current_rec();
     *tr = (struct tracked){.task = task, .parent = parent, .group = parent->group, .parts = 1};
-    add_deps(tr, ndeps, deps);
-    add_deps(tr, nnoalias, noalias);
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
-                              .tracked = tr, .cancel = group_cancel(parent)};
+                              .tracked = tr, .cancel = group_cancel(parent), .movable = movable};
     pthread_mutex_lock(&nodeq.lock);
     if (p->flags & TASK_PROXY)
         tr->parts++; /* __kmpc_proxy_task_completed[_ooo] */
@@ -1161,18 +1387,23 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
     if (tr->group)
         tr->group->count++;
     __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
-    bool held = false;
-    for (struct tracked *e = nodeq.tracked; e && (!held || p->tool); e = e->next)
-        if (deps_conflict(e, tr)) {
-            held = true;
-            if (p->tool && prefix_of(e->task)->tool) /* ompt_callback_task_dependence */
-                omp_tool_task_dependence(prefix_of(e->task)->tool, p->tool);
-        }
-    if (!nodeq.tracked_tail || !nodeq.tracked)
-        nodeq.tracked_tail = &nodeq.tracked;
-    *nodeq.tracked_tail = tr;
-    nodeq.tracked_tail = &tr->next;
+    nodeq.ntracked++;
+    tr->mark = ++nodeq.marks; /* its own items never make it its own predecessor */
+    bool all = false;
+    add_deps(tr, ndeps, deps, &all);
+    add_deps(tr, nnoalias, noalias, &all);
+    if (nitems && !all) { /* after the last omp_all_memory sibling, before the next */
+        tr->deps[tr->ndeps] = (struct dep){.in_only = true};
+        dep_enter(tr, &tr->deps[tr->ndeps++], ALL_MEMORY);
+    }
+    bool held = tr->npred > 0;
     bool queued = smp_multi() || tool_defers();
+    if (!held && movable) {
+        pthread_mutex_unlock(&nodeq.lock);
+        if (offer_queued(q, true))
+            return;
+        pthread_mutex_lock(&nodeq.lock);
+    }
     if (held || queued)
         stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     if (held)
@@ -1196,7 +1427,7 @@ static bool tracks(const kmp_task_t *task)
 static bool tracked_about(void)
 {
     pthread_mutex_lock(&nodeq.lock);
-    bool any = nodeq.tracked != NULL;
+    bool any = nodeq.ntracked > 0;
     pthread_mutex_unlock(&nodeq.lock);
     return any;
 }
@@ -1222,13 +1453,27 @@ void __kmpc_proxy_task_completed(kmp_int32 gtid, kmp_task_t *task)
 
 void __kmpc_proxy_task_completed_ooo(kmp_task_t *task) { proxy_completed(task); }
 
-/* detach(event): the handle is a record of this node's, found again in
- * its list when the event is fulfilled. A handle fulfilled on another
- * node is not in that node's list: one line, never a write through a
- * pointer of another process. */
+/* detach(event): the handle is a record of this node's, on its list
+ * until the event is fulfilled. In a job of several nodes the record is
+ * shared memory and the handle names its node too (above the address's
+ * EVENT_NODE_SHIFT bits): a thread of any node — this node's, a task
+ * taken from here, a thread of the team on another — fulfils the event
+ * by setting the record's word under the node's task-queue lock (a
+ * release of what it wrote before), and the node takes it there: at
+ * once when it is its own, else at its waiting points, which look under
+ * the same lock (an acquire) while it has such events (await_locked).
+ * The task stays on its node (its block is the node's). A handle that
+ * names no event still to be fulfilled ends the job with one line, never
+ * a write through a pointer of another process. A record that could not
+ * be shared (one node, or no shared memory left) is private, as is its
+ * handle: once one is made, this node's tasks stay on it
+ * (offer.completions: the one that fulfils it must run here). */
 #define EVENT_MAGIC 0x65766e74u /* "evnt" */
+#define EVENT_NODE_SHIFT 48     /* user addresses are below 2^47 (x86-64, AArch64's 48 bits) */
 struct event {
     uint32_t      magic;
+    int32_t       fulfilled; /* a shared record's: set under its node's task-queue lock */
+    int32_t       node;
     kmp_task_t   *task;
     struct event *next;
 };
@@ -1237,40 +1482,127 @@ static DSM_STATE struct event *events; /* under nodeq.lock */
 void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
 {
     (void)loc, (void)gtid;
-    struct event *e = malloc(sizeof *e);
-    if (!e)
-        log_fatal("out of memory for an OpenMP event");
+    struct event *e = job()->nodes > 1 ? dsm_malloc(sizeof *e) : NULL;
+    if (e && (uintptr_t)e >> EVENT_NODE_SHIFT) { /* no room for the node in the handle */
+        dsm_free(e);
+        e = NULL;
+    }
+    bool shared = e != NULL;
+    if (!shared) {
+        e = malloc(sizeof *e);
+        if (!e)
+            log_fatal("out of memory for an OpenMP event");
+        offer.completions = true;
+    }
     struct task_prefix *p = prefix_of(task);
-    offer.completions = true;
     pthread_mutex_lock(&nodeq.lock);
     p->flags |= TASK_DETACHABLE;
     p->parts = 1;
-    *e = (struct event){.magic = EVENT_MAGIC, .task = task, .next = events};
+    *e = (struct event){.magic = EVENT_MAGIC, .node = job()->rank, .task = task, .next = events};
     events = e;
+    shared_events += shared;
     pthread_mutex_unlock(&nodeq.lock);
-    return e;
+    if (!shared)
+        return e;
+    return (void *)((uintptr_t)e | (uintptr_t)(job()->rank + 1) << EVENT_NODE_SHIFT);
+}
+
+/* The event of record e, off the list, is fulfilled: its task completes
+ * once its routine has returned too. Caller holds nodeq.lock. */
+static void event_fulfilled_locked(struct event *e)
+{
+    struct task_prefix *p = prefix_of(e->task);
+    e->magic = 0;
+    p->parts = 0;
+    if (p->tracked)
+        finish_part_locked(p->tracked);
+    if (mem_contains(e))
+        dsm_free(e);
+    else
+        free(e);
+    pthread_cond_broadcast(&nodeq.done); /* an undeferred one's encountering thread waits */
+}
+
+/* Under a node's task-queue lock: fulfils the shared record `e` (NULL:
+ * none), and on its own node takes every fulfilled one. */
+struct event_call {
+    struct event *e;
+    int           node; /* whose lock */
+    int           taken;
+    bool          bad;  /* e is no event of `node` still to be fulfilled */
+};
+
+/* Off the master's shared stack, as offer_call. */
+static void event_call(void *arg)
+{
+    struct event_call c = *(struct event_call *)arg;
+    int id = omp_task_lock_id(c.node);
+    sync_lock(id);
+    if (c.e) {
+        c.bad = c.e->magic != EVENT_MAGIC || c.e->node != c.node || c.e->fulfilled;
+        if (!c.bad)
+            c.e->fulfilled = 1;
+    }
+    if (c.node == job()->rank && !c.bad) {
+        pthread_mutex_lock(&nodeq.lock);
+        for (struct event **pp = &events, *e; (e = *pp);) {
+            if (!mem_contains(e) || !e->fulfilled) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            shared_events--;
+            event_fulfilled_locked(e);
+            c.taken++;
+        }
+        pthread_mutex_unlock(&nodeq.lock);
+    }
+    sync_unlock(id);
+    *(struct event_call *)arg = c;
+}
+
+static void run_event_call(struct event_call *c)
+{
+    pthread_mutex_lock(&offer.lock); /* the node's threads one at a time at the queues' locks */
+    stack_private(event_call, c);
+    pthread_mutex_unlock(&offer.lock);
+}
+
+/* At a waiting point of a node with events another node may fulfil:
+ * takes those fulfilled. Returns whether any was. */
+static bool take_fulfilments(void)
+{
+    struct event_call c = {.node = job()->rank};
+    run_event_call(&c);
+    return c.taken > 0;
 }
 
 void omp_fulfill_event(uintptr_t handle)
 {
-    pthread_mutex_lock(&nodeq.lock);
-    struct event **pp = &events;
-    while (*pp && (uintptr_t)*pp != handle)
-        pp = &(*pp)->next;
-    struct event *e = *pp;
-    if (!e || e->magic != EVENT_MAGIC)
-        log_fatal("omp_fulfill_event(%#lx): not an event of a task of this node that is still "
-                  "to be fulfilled (dsm fulfils an event on the node that ran its task)",
-                  (unsigned long)handle);
-    *pp = e->next;
-    struct task_prefix *p = prefix_of(e->task);
-    e->magic = 0;
-    free(e);
-    p->parts = 0;
-    if (p->tracked)
-        finish_part_locked(p->tracked);
-    pthread_cond_broadcast(&nodeq.done); /* an undeferred one's encountering thread waits */
-    pthread_mutex_unlock(&nodeq.lock);
+    int node = (int)(handle >> EVENT_NODE_SHIFT) - 1;
+    struct event *e = (struct event *)(handle & (((uintptr_t)1 << EVENT_NODE_SHIFT) - 1));
+    if (node >= 0) { /* a shared record, of that node's */
+        struct event_call c = {.e = e, .node = node, .bad = true};
+        if (node < job()->nodes && mem_contains(e) && (uintptr_t)e % _Alignof(struct event) == 0)
+            run_event_call(&c);
+        if (!c.bad)
+            return;
+    } else {
+        pthread_mutex_lock(&nodeq.lock);
+        struct event **pp = &events;
+        while (*pp && (*pp != e || mem_contains(e)))
+            pp = &(*pp)->next;
+        if ((e = *pp) && e->magic == EVENT_MAGIC) {
+            *pp = e->next;
+            event_fulfilled_locked(e);
+            pthread_mutex_unlock(&nodeq.lock);
+            return;
+        }
+        pthread_mutex_unlock(&nodeq.lock);
+    }
+    log_fatal("omp_fulfill_event(%#lx): no event still to be fulfilled (fulfilled already, or "
+              "not a handle that detach gave%s)",
+              (unsigned long)handle, node < 0 && job()->nodes > 1 ? " on this node" : "");
 }
 
 kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
@@ -1281,7 +1613,7 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     /* The task, then its shareds, 16-byte aligned as libomp lays them. */
     size_t head = (sizeof_kmp_task_t + 15) & ~(size_t)15;
     offer.seen = true;
-    if (flags & (TASK_PROXY | TASK_DETACHABLE))
+    if (flags & TASK_PROXY) /* a detached task's own event says (its record) */
         offer.completions = true;
     kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0,
                              may_offer(flags, task_entry));
@@ -1400,7 +1732,7 @@ kmp_int32 __kmpc_omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
     return r;
 }
 
-/* may_move: false for a task with dependences (run here, in order). */
+/* may_move: false for a task with dependences that stays (run here, in order). */
 static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool may_move)
 {
     (void)loc;
@@ -1410,7 +1742,7 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool m
     }
     bool cancelled = group_cancelled(current_rec());
     if (tracks(task) && !cancelled) {
-        submit_tracked(gtid, task, 0, NULL, 0, NULL);
+        submit_tracked(gtid, task, 0, NULL, 0, NULL, false);
         return 0;
     }
     if (may_move && !cancelled && offerable(task) && offer_task(gtid, task))
@@ -1474,8 +1806,11 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
                                     kmp_int32 ndeps_noalias, const struct kmp_depend_info *noalias)
 {
     bool cancelled = group_cancelled(current_rec());
-    if (!cancelled && (tracks(task) || tracked_about() || tool_defers())) {
-        submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias);
+    /* One that may leave the node is tracked here wherever it runs: its
+     * later siblings find it until it completes. */
+    bool movable = !cancelled && !tracks(task) && offerable(task);
+    if (!cancelled && (tracks(task) || movable || tracked_about() || tool_defers())) {
+        submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias, movable);
         return 0;
     }
     if (smp_multi() || queue_all) { /* its siblings first, then it, at once: every dependence met */
@@ -1516,9 +1851,10 @@ void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task
     struct task_prefix *p = prefix_of(task);
     if (p->flags & TASK_DETACHABLE) { /* undeferred: complete once its event is fulfilled */
         pthread_mutex_lock(&nodeq.lock);
+        unsigned us = 0;
         while (p->parts > 0)
             if (!run_one_locked())
-                pthread_cond_wait(&nodeq.done, &nodeq.lock);
+                await_locked(&p->parts, &us);
         pthread_mutex_unlock(&nodeq.lock);
     }
     task_free(task);

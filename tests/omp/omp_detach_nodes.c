@@ -1,0 +1,119 @@
+/*
+ * omp_detach_nodes.c — events fulfilled on another node than their
+ * task's (task detach(event), omp_fulfill_event; src/omp/task.c). A team
+ * of two threads, one a node: one thread makes a detached task and a task
+ * that depends on it, and hands the event's handle to the other through
+ * a shared variable (a flush, then a flag); the other writes a value and
+ * fulfils the event. The two are the team's first and last threads, on
+ * the first and last node (with several threads a node too). The maker's taskwait returns once the event is
+ * fulfilled, and the dependent task, which runs only then, sees the
+ * value. Both ways: thread 0 (node 0, the master's shared stack) makes
+ * and the last fulfils, then the last (its node's private stack) makes
+ * and thread 0 fulfils. On the code before, the fulfilment ended the job
+ * ("omp_fulfill_event(...): not an event of a task of this node").
+ *
+ * With the argument "twice" the fulfiller fulfils the first event twice:
+ * the second names no event still to be fulfilled, and the job ends with
+ * that one line (checked by its test).
+ *
+ * Every wait is bounded: a failure is a check that fails, never a hang.
+ * Prints "events fulfilled on another node: 2" and "PASSED: 0 failed".
+ */
+#include <dsm.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#define BOUND_S 60.0
+
+static int failed;
+static omp_event_handle_t handle_box[2]; /* round r's handle, written by its maker */
+static int have_handle[2];               /* set after a flush once handle_box[r] is written */
+static int payload[2];                   /* written by the fulfiller before it fulfils */
+static int body_node[2], dependent_saw[2], fulfilled_on[2], dependent_ran_early[2];
+static int fulfilled[2];
+
+static void fail(const char *what, int round)
+{
+#pragma omp atomic
+    failed++;
+    printf("FAILED: %s (round %d)\n", what, round);
+}
+
+static int read_int(int *p)
+{
+    int v;
+#pragma omp atomic read
+    v = *p;
+    return v;
+}
+
+static void make_and_wait(int round)
+{
+    omp_event_handle_t ev = (omp_event_handle_t)0; /* detach(ev) sets it */
+    int x = 0;
+#pragma omp task detach(ev) depend(out : x) firstprivate(round)
+    body_node[round] = dsm_rank();
+#pragma omp task depend(in : x) firstprivate(round)
+    {
+        dependent_saw[round] = payload[round];
+        dependent_ran_early[round] = !read_int(&fulfilled[round]);
+    }
+    handle_box[round] = ev;
+#pragma omp flush
+#pragma omp atomic write
+    have_handle[round] = 1;
+#pragma omp taskwait
+    if (body_node[round] != dsm_rank())
+        fail("the detached task did not run on its maker's node", round);
+    if (dependent_ran_early[round] || dependent_saw[round] != 1000 + round)
+        fail("the dependent task ran before the fulfilment, or did not see the fulfiller's write",
+             round);
+}
+
+static void fulfil(int round, int twice)
+{
+    double start = omp_get_wtime();
+    while (!read_int(&have_handle[round]))
+        if (omp_get_wtime() - start > BOUND_S) {
+            fail("the handle never came", round);
+            return;
+        }
+#pragma omp flush
+    omp_event_handle_t ev = handle_box[round];
+    payload[round] = 1000 + round;
+    fulfilled_on[round] = dsm_rank();
+#pragma omp atomic write
+    fulfilled[round] = 1;
+    omp_fulfill_event(ev);
+    if (twice)
+        omp_fulfill_event(ev); /* ends the job: no event still to be fulfilled */
+}
+
+int main(int argc, char **argv)
+{
+    int twice = argc > 1 && strcmp(argv[1], "twice") == 0;
+    int team = 0;
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num(), last = omp_get_num_threads() - 1;
+        if (me == 0)
+            team = omp_get_num_threads();
+        for (int round = 0; round < 2 && last > 0; round++) {
+            int maker = round == 0 ? 0 : last, fulfiller = round == 0 ? last : 0;
+            if (me == maker)
+                make_and_wait(round);
+            else if (me == fulfiller)
+                fulfil(round, twice);
+#pragma omp barrier
+        }
+    }
+    int across = 0;
+    for (int r = 0; r < 2; r++)
+        across += fulfilled_on[r] != body_node[r];
+    if (team < 2 || across != 2)
+        fail("the events were not fulfilled on another node than their tasks'", across);
+    printf("events fulfilled on another node: %d\n", across);
+    printf("PASSED: %d failed\n", failed);
+    return failed != 0;
+}
