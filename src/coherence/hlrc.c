@@ -1093,8 +1093,14 @@ static bool release_locked(bool aside, int parent)
             mem.pages[page].state = PAGE_READ;
             mem_protect(page, hlrc.pages[page].hidden ? PROT_NONE : PROT_READ);
         }
+        /* Before the diffs and compares (no write may follow them), and
+         * before the lock is dropped: a diff applied once it is dropped
+         * hides its page at once (hide_if_catching_up), and a read-only
+         * protection chosen before that diff but applied after it would
+         * open the hidden page, whose program would then read the diff
+         * (a flag) without catching up, and stale data after it. */
+        mem_protect_flush();
         pthread_mutex_unlock(&hlrc.lock);
-        mem_protect_flush(); /* before the diffs and compares: no write may follow them */
     }
     /* The diffs leave together: those of one home as one message (or a
      * few, a datagram each), applied and acknowledged together
