@@ -113,6 +113,8 @@ _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alig
 
 /* kmp_tasking_flags bits that matter here. */
 enum { TASK_FINAL = 0x2, TASK_PROXY = 0x10, TASK_DETACHABLE = 0x40 };
+/* Ours, above the compiler's bits: begun by __kmpc_omp_task_begin_if0. */
+enum { TASK_BEGUN_IF0 = 0x40000000 };
 
 /* KMP_ENABLE_TASK_THROTTLING=0: every task is queued, even on a node of
  * one thread, and runs at the next scheduling point (a barrier, taskwait,
@@ -1741,6 +1743,11 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool m
         return 0;
     }
     bool cancelled = group_cancelled(current_rec());
+    if (prefix_of(task)->flags & TASK_BEGUN_IF0) { /* an untied if(0) task's body */
+        if (!cancelled)
+            run_now(gtid, task);
+        return 0; /* freed by __kmpc_omp_task_complete_if0 */
+    }
     if (tracks(task) && !cancelled) {
         submit_tracked(gtid, task, 0, NULL, 0, NULL, false);
         return 0;
@@ -1831,6 +1838,13 @@ void __kmpc_omp_task_begin_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
     (void)loc, (void)gtid;
     stats_add(STAT_PAR_TASKS_CREATED, 1);
     stats_add(STAT_PAR_TASKS_RUN, 1); /* the compiler's code runs it, here */
+    /* clang's inline code for an untied if(0) task runs none of the body:
+     * its part 0 hands the task on (__kmpc_omp_task) for part 1, the body,
+     * and then completes it here (__kmpc_omp_task_complete_if0). So that
+     * hand-on runs the task at once and leaves its freeing to the
+     * completion (BOTS fib with its if-clause cut-off freed it twice:
+     * "free(): invalid pointer"; libomp asserts on it). */
+    prefix_of(task)->flags |= TASK_BEGUN_IF0;
     if (!omp_tool_on)
         return;
     /* The caller's frame: the saved frame pointer (built with them). */
