@@ -841,6 +841,13 @@ static bool offer_queued(struct queued_task *q, bool make_room)
         }
         offered_out++;
         q->offered = true;
+        /* A thread of this node asleep in await_locked went to sleep with
+         * nothing offered, waiting for nothing but a wake-up here: with the
+         * task offered it must poll for its completion, or take it back
+         * (offered_work) — the other nodes may all be in a barrier that
+         * steals nothing (a released dependent task, offered by the
+         * node's other thread from nodeq.to_offer, waited so for ever). */
+        pthread_cond_broadcast(&nodeq.done);
     }
     pthread_mutex_unlock(&nodeq.lock);
     if (!room)
