@@ -224,6 +224,8 @@ extern const struct coherence_ops *coh;
 const char *coherence_name(void);
 
 void coherence_start(const struct coherence_protocol *p);
+/* The calling thread's time in page faults so far (ns). */
+uint64_t coherence_thread_fault_ns(void);
 /* The fault lock: the program's protocol actions (faults, releases,
  * applying notices, ...) one at a time. Faults hold it already; the
  * protocol takes it in its other entry points that need it. */

@@ -107,7 +107,10 @@ struct task_prefix {
     struct queued_task *q;
     /* The cancel word of its taskgroup (below), for the node that runs it. */
     int            *cancel;
-    uint64_t        pad;    /* a multiple of 16 bytes */
+    /* Taken by another node: what running it there cost (run_stolen),
+     * for its creator's cut-off (queue_call_end). */
+    uint32_t        stolen_us; /* from the steal to its end, children included */
+    uint32_t        moved_us;  /* of which the steal and the page faults */
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
@@ -484,9 +487,23 @@ static bool run_one_locked(void)
  * routine and depth: below OFFER_MIN_NS on average here, its children
  * included, a task of that kind stays: a steal costs a lock's round trip and the task's pages
  * fetched, 0.1-0.3 ms on this project's VM, and health's or sparselu's
- * small tasks offered one by one made them 2-6x slower on 2 nodes), and
- * the queue's length (at most OFFER_RING offered and not complete:
- * beyond them the node has work enough).
+ * small tasks offered one by one made them 2-6x slower on 2 nodes), what
+ * the kind's tasks cost where they were taken (their steal and page
+ * faults against their time: where moving them took more than their
+ * work — OFFER_SLOWDOWN — the kind stays), and the queue's length (at
+ * most OFFER_RING offered and not complete: beyond them the node has
+ * work enough).
+ *
+ * Both times are measured, not guessed, and the second from the tasks
+ * themselves rather than from how long their creator waited: a kind's
+ * time here grows while its children run slowly on another node (the
+ * creator waits for them), so a cut-off by that time alone kept a kind
+ * or offered it by how its first runs happened to go — BOTS health on 2
+ * nodes took 10 s or 20 s from run to run. A thief reports each stolen
+ * task's time and the part of it spent stealing and faulting its pages
+ * in (run_stolen, in the task's prefix, before its completion's
+ * release); the creator adds them to the kind's record when it takes the
+ * completion (queue_call_end).
  *
  * The node's own threads take its offered tasks newest first, at their
  * waiting points, as the private queue's; another node's idle thread
@@ -512,7 +529,11 @@ static bool run_one_locked(void)
 #define OFFER_RING  128 /* a power of two: the ring's indices wrap with uint32_t */
 #define OFFER_DEPTH 8
 #define OFFER_MIN_NS  (1000 * 1000)
-#define OFFER_SAMPLES 4 /* runs of a kind before its time decides */
+#define OFFER_SAMPLES 4 /* runs of a kind (here, or taken elsewhere) before their times decide */
+/* A kind whose tasks taken by other nodes spent more than half their time
+ * there stealing and faulting pages in stays: on 2 nodes such a thief
+ * adds less than half a node, and its creator may wait for it. */
+#define OFFER_SLOWDOWN 2
 #define COST_SLOTS    256
 
 /* The time tasks took to run on this node (run()), by kind: the task's
@@ -523,7 +544,9 @@ static bool run_one_locked(void)
  * never cut off. */
 static DSM_STATE struct task_cost {
     uintptr_t key; /* 0: free */
-    uint64_t  ns, runs;
+    uint64_t  ns, runs;                    /* run here */
+    uint64_t  stolen_us, moved_us, stolen; /* taken by other nodes (queue_call_end) */
+    int       kept;                        /* stays: costlier to move than to run */
 } task_cost[COST_SLOTS];
 
 static struct task_cost *cost_of(kmp_routine_entry_t routine, int depth, bool add)
@@ -650,8 +673,36 @@ static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
     if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
         return false;
     struct task_cost *c = cost_of(routine, depth, false);
-    uint64_t runs = c ? __atomic_load_n(&c->runs, __ATOMIC_RELAXED) : 0;
+    if (!c)
+        return true;
+    if (__atomic_load_n(&c->kept, __ATOMIC_RELAXED))
+        return false;
+    uint64_t runs = __atomic_load_n(&c->runs, __ATOMIC_RELAXED);
     return runs < OFFER_SAMPLES || __atomic_load_n(&c->ns, __ATOMIC_RELAXED) / runs >= OFFER_MIN_NS;
+}
+
+/* A completion taken from another node: what the task cost there. The
+ * first OFFER_SAMPLES of a kind only warm up: they fault in what every
+ * task of the kind reads (BOTS alignment's sequences: its first steals
+ * spent two thirds of their time faulting, the later ones a third). Once
+ * OFFER_SAMPLES more have come back, a kind whose steals and faults came
+ * to more than 1/OFFER_SLOWDOWN of its time there stays here from then on
+ * (its later tasks are never taken, so nothing would say otherwise).
+ * BOTS health's village subtrees: 22 ms taken, 20 of them faulting, where
+ * one runs here in 1 ms. */
+static void stolen_cost(kmp_task_t *task)
+{
+    struct task_prefix *p = prefix_of(task);
+    if (p->depth < 1 || p->depth > OFFER_DEPTH)
+        return;
+    struct task_cost *c = cost_of(task->routine, p->depth, true);
+    if (!c || __atomic_add_fetch(&c->stolen, 1, __ATOMIC_RELAXED) <= OFFER_SAMPLES)
+        return;
+    uint64_t us = __atomic_add_fetch(&c->stolen_us, p->stolen_us, __ATOMIC_RELAXED);
+    uint64_t moved = __atomic_add_fetch(&c->moved_us, p->moved_us, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&c->stolen, __ATOMIC_RELAXED) >= 2 * OFFER_SAMPLES &&
+        moved * OFFER_SLOWDOWN > us && !__atomic_exchange_n(&c->kept, 1, __ATOMIC_RELAXED))
+        stats_add(STAT_PAR_TASK_KINDS_KEPT, 1);
 }
 
 /* A tool's data for the task (set at its creation) must mean the same on
@@ -796,6 +847,7 @@ static void queue_call_end(int harvested)
     for (int i = 0; i < harvested; i++) {
         kmp_task_t *task = offer.harvest[i];
         struct queued_task *q = prefix_of(task)->q;
+        stolen_cost(task);
         bool tracked = q->tracked != NULL; /* then its record frees the task */
         pthread_mutex_lock(&nodeq.lock);
         routine_done_locked(q);
@@ -959,10 +1011,14 @@ static void wait_zero_locked(const int *count)
     }
 }
 
-/* A task taken from another node: run here, its children here too (they
- * finish before it), then handed back complete. */
-static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
+static uint32_t us_of(uint64_t ns) { return ns / 1000 < UINT32_MAX ? (uint32_t)(ns / 1000) : UINT32_MAX; }
+
+/* A task taken from another node (the take begun at `took`): run here,
+ * its children here too (they finish before it), then handed back
+ * complete, with what it cost here (stolen_cost). */
+static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, uint64_t took)
 {
+    uint64_t faults = coherence_thread_fault_ns(), began = clock_ns();
     struct task_rec rec = {.children = 0, .group = NULL, .parent = NULL,
                            .depth = prefix_of(task)->depth, .cancel = prefix_of(task)->cancel,
                            .data_private = !mem_contains(task)};
@@ -974,6 +1030,9 @@ static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task)
     if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
         run_until_zero(&rec.children);
     sync_refresh_end();
+    uint64_t moved = (began - took) + (coherence_thread_fault_ns() - faults);
+    prefix_of(task)->stolen_us = us_of(clock_ns() - took);
+    prefix_of(task)->moved_us = us_of(moved);
     trace_task(TRACE_TASK_RAN, victim, task, t0);
     current = outer;
     stats_add(STAT_PAR_TASKS_STOLEN, 1);
@@ -992,11 +1051,12 @@ static void steal_until(struct node_tasks *nodes, uint64_t point)
             run_until_zero(&nodeq.outstanding); /* what a stolen task made here */
         if (!__atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE)) {
             struct offer_call c = {.op = OFFER_STEAL, .nodes = nodes, .node = 0, .point = point};
+            uint64_t took = clock_ns();
             queue_call(&c);
             queue_call_end(0);
             __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
             if (c.task) {
-                run_stolen(nodes, 0, c.task);
+                run_stolen(nodes, 0, c.task, took);
                 us = 0;
                 continue;
             }
