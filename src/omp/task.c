@@ -531,9 +531,11 @@ static bool run_one_locked(void)
 #define OFFER_MIN_NS  (1000 * 1000)
 #define OFFER_SAMPLES 4 /* runs of a kind (here, or taken elsewhere) before their times decide */
 /* A kind whose tasks taken by other nodes spent more than half their time
- * there stealing and faulting pages in stays: on 2 nodes such a thief
- * adds less than half a node, and its creator may wait for it. */
+ * there stealing and faulting pages in, OFFER_COSTLY steals in a row,
+ * stays: on 2 nodes such a thief adds less than half a node, and its
+ * creator may wait for it. */
 #define OFFER_SLOWDOWN 2
+#define OFFER_COSTLY   16 /* such steals in a row */
 #define COST_SLOTS    256
 
 /* The time tasks took to run on this node (run()), by kind: the task's
@@ -545,7 +547,8 @@ static bool run_one_locked(void)
 static DSM_STATE struct task_cost {
     uintptr_t key; /* 0: free */
     uint64_t  ns, runs;                    /* run here */
-    uint64_t  stolen_us, moved_us, stolen; /* taken by other nodes (queue_call_end) */
+    uint64_t  stolen;                      /* taken by other nodes (queue_call_end) */
+    int       costly;                      /* the latest steals in a row that cost more than their work */
     int       kept;                        /* stays: costlier to move than to run */
 } task_cost[COST_SLOTS];
 
@@ -681,15 +684,17 @@ static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
     return runs < OFFER_SAMPLES || __atomic_load_n(&c->ns, __ATOMIC_RELAXED) / runs >= OFFER_MIN_NS;
 }
 
-/* A completion taken from another node: what the task cost there. The
- * first OFFER_SAMPLES of a kind only warm up: they fault in what every
- * task of the kind reads (BOTS alignment's sequences: its first steals
- * spent two thirds of their time faulting, the later ones a third). Once
- * OFFER_SAMPLES more have come back, a kind whose steals and faults came
- * to more than 1/OFFER_SLOWDOWN of its time there stays here from then on
- * (its later tasks are never taken, so nothing would say otherwise).
- * BOTS health's village subtrees: 22 ms taken, 20 of them faulting, where
- * one runs here in 1 ms. */
+/* A completion taken from another node: what the task cost there. A
+ * kind stays here from then on once OFFER_COSTLY of its steals in a row,
+ * after the first OFFER_SAMPLES, spent more than 1/OFFER_SLOWDOWN of
+ * their time stealing and faulting (its later tasks are never taken, so
+ * nothing would say otherwise). In a row, and not from the first ones:
+ * the first steals of a kind fault in what every task of it reads, and
+ * a sum of a few of them kept BOTS alignment home in two runs of three
+ * (its first steals spent two thirds of their time faulting the
+ * sequences in, the later ones a tenth, and 2 nodes took 12.1 s or 7.6).
+ * Health's village subtrees fault every time: 22 ms on node 1, 20 of them
+ * faulting, where node 0 runs one in 1 ms. */
 static void stolen_cost(kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
@@ -698,10 +703,10 @@ static void stolen_cost(kmp_task_t *task)
     struct task_cost *c = cost_of(task->routine, p->depth, true);
     if (!c || __atomic_add_fetch(&c->stolen, 1, __ATOMIC_RELAXED) <= OFFER_SAMPLES)
         return;
-    uint64_t us = __atomic_add_fetch(&c->stolen_us, p->stolen_us, __ATOMIC_RELAXED);
-    uint64_t moved = __atomic_add_fetch(&c->moved_us, p->moved_us, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&c->stolen, __ATOMIC_RELAXED) >= 2 * OFFER_SAMPLES &&
-        moved * OFFER_SLOWDOWN > us && !__atomic_exchange_n(&c->kept, 1, __ATOMIC_RELAXED))
+    if ((uint64_t)p->moved_us * OFFER_SLOWDOWN <= p->stolen_us)
+        __atomic_store_n(&c->costly, 0, __ATOMIC_RELAXED);
+    else if (__atomic_add_fetch(&c->costly, 1, __ATOMIC_RELAXED) == OFFER_COSTLY &&
+             !__atomic_exchange_n(&c->kept, 1, __ATOMIC_RELAXED))
         stats_add(STAT_PAR_TASK_KINDS_KEPT, 1);
 }
 
