@@ -465,7 +465,8 @@ static bool run_one_locked(void)
  * node, homed there), under that node's dsm lock (omp_lock.c's last id of
  * the node). Every other task stays on its node, as before — those made
  * on a private stack (any other thread's; a firstprivate pointer there
- * would name the thief's own memory), detached and proxy tasks, included
+ * would name the thief's own memory), proxy tasks (a detached one may
+ * leave: its event's record stays here, below), included
  * tasks (made in a final task: they run at once where the final one
  * runs, which may be another node), tasks of a taskgroup with a task
  * reduction, and, with a tool attached, a task whose tool data is
@@ -669,8 +670,7 @@ void omp_tasks_single_met(void)
  * shared; their stack frames are on the shared stack (stack_on_shared). */
 static bool may_offer(int32_t flags, kmp_routine_entry_t routine)
 {
-    if (job()->nodes <= 1 || in_final || (flags & (TASK_PROXY | TASK_DETACHABLE)) ||
-        current_rec()->data_private)
+    if (job()->nodes <= 1 || in_final || (flags & TASK_PROXY) || current_rec()->data_private)
         return false;
     int depth = current_rec()->depth + 1; /* the new task's */
     if (depth > OFFER_DEPTH || !stack_on_shared() || !team_queues())
@@ -729,8 +729,8 @@ static bool tool_data_moves(uint64_t data)
 static bool offerable(kmp_task_t *task)
 {
     struct task_prefix *p = prefix_of(task);
-    if (!mem_contains(p) || (p->flags & (TASK_PROXY | TASK_DETACHABLE)) ||
-        offer.completions || in_final || !stack_on_shared() || !team_queues())
+    if (!mem_contains(p) || (p->flags & TASK_PROXY) || offer.completions || in_final ||
+        !stack_on_shared() || !team_queues())
         return false;
     if (p->tool && !tool_data_moves(p->tool->data))
         return false;
@@ -1536,7 +1536,10 @@ void __kmpc_proxy_task_completed_ooo(kmp_task_t *task) { proxy_completed(task); 
  * release of what it wrote before), and the node takes it there: at
  * once when it is its own, else at its waiting points, which look under
  * the same lock (an acquire) while it has such events (await_locked).
- * The task stays on its node (its block is the node's). A handle that
+ * The task itself may run on another node (offered as any other): the
+ * node that made it keeps its tracked record and its event's, and counts
+ * it complete when both its routine's end (the thief's completion, taken
+ * under the same lock) and the fulfilment have come. A handle that
  * names no event still to be fulfilled ends the job with one line, never
  * a write through a pointer of another process. A record that could not
  * be shared (one node, or no shared memory left) is private, as is its
@@ -1820,8 +1823,8 @@ static kmp_int32 omp_task(ident_t *loc, kmp_int32 gtid, kmp_task_t *task, bool m
             run_now(gtid, task);
         return 0; /* freed by __kmpc_omp_task_complete_if0 */
     }
-    if (tracks(task) && !cancelled) {
-        submit_tracked(gtid, task, 0, NULL, 0, NULL, false);
+    if (tracks(task) && !cancelled) { /* a detached task may leave, a proxy one not */
+        submit_tracked(gtid, task, 0, NULL, 0, NULL, may_move && offerable(task));
         return 0;
     }
     if (may_move && !cancelled && offerable(task) && offer_task(gtid, task))
@@ -1887,7 +1890,7 @@ static kmp_int32 omp_task_with_deps(ident_t *loc, kmp_int32 gtid, kmp_task_t *ta
     bool cancelled = group_cancelled(current_rec());
     /* One that may leave the node is tracked here wherever it runs: its
      * later siblings find it until it completes. */
-    bool movable = !cancelled && !tracks(task) && offerable(task);
+    bool movable = !cancelled && offerable(task);
     if (!cancelled && (tracks(task) || movable || tracked_about() || tool_defers())) {
         submit_tracked(gtid, task, ndeps, deps, ndeps_noalias, noalias, movable);
         return 0;
