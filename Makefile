@@ -70,7 +70,7 @@ SAN_TESTS ?= ^unit\.|\.n2$$
 # threads, and LeakSanitizer at the child's exit reports that heap: the
 # child is not a node, src/runtime/forked.c); and tests that count the
 # lines of stderr, to which ASan adds its own swapcontext warnings.
-SAN_EXCLUDE ?= ^conf\.(threads\.)?lock_(only|barrier)_memory|^mp\.fork_child_|^omp\.fatal_error_said_once_intact\.|^omp\.event_fulfilled_twice_refused\.
+SAN_EXCLUDE ?= ^conf\.(threads\.)?lock_(only|barrier)_memory|^mp\.fork_child_|^omp\.fatal_error_said_once_intact\.|^omp\.(event_fulfilled|proxy_completed)_twice_refused\.
 sanitize: deps
 	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@echo "building with sanitizers, $(JOBS) jobs (log: $(BUILD)-san/build.log)"

@@ -107,10 +107,17 @@ struct task_prefix {
     struct queued_task *q;
     /* The cancel word of its taskgroup (below), for the node that runs it. */
     int            *cancel;
-    /* Taken by another node: what running it there cost (run_stolen),
-     * for its creator's cut-off (queue_call_end). */
-    uint32_t        stolen_us; /* from the steal to its end, children included */
-    uint32_t        moved_us;  /* of which the steal and the page faults */
+    union {
+        /* Taken by another node: what running it there cost (run_stolen),
+         * for its creator's cut-off (queue_call_end). */
+        struct {
+            uint32_t stolen_us; /* from the steal to its end, children included */
+            uint32_t moved_us;  /* of which the steal and the page faults */
+        };
+        /* A proxy task's (never taken): the handle of the event that
+         * __kmpc_proxy_task_completed fulfils, from any node; 0: none. */
+        uintptr_t proxy_event;
+    };
 };
 _Static_assert(sizeof(struct task_prefix) % 16 == 0, "a task keeps malloc's alignment");
 
@@ -1437,6 +1444,8 @@ static void finish_part_locked(struct tracked *tr)
  * it depends on is not complete (then it waits, queued or offered when
  * released), it is movable (then it is offered, if the queue has room),
  * or the node's threads share the queue (then it is queued at once). */
+static uintptr_t new_event(kmp_task_t *task);
+
 static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
                            const struct kmp_depend_info *deps, int nnoalias,
                            const struct kmp_depend_info *noalias, bool movable)
@@ -1451,11 +1460,13 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
     *tr = (struct tracked){.task = task, .parent = parent, .group = parent->group, .parts = 1};
     *q = (struct queued_task){.task = task, .gtid = gtid, .parent = parent, .group = parent->group,
                               .tracked = tr, .cancel = group_cancel(parent), .movable = movable};
+    if ((p->flags & TASK_PROXY) && mem_contains(p) && !p->proxy_event)
+        p->proxy_event = new_event(task); /* __kmpc_proxy_task_completed fulfils it */
     pthread_mutex_lock(&nodeq.lock);
-    if (p->flags & TASK_PROXY)
-        tr->parts++; /* __kmpc_proxy_task_completed[_ooo] */
-    if ((p->flags & TASK_DETACHABLE) && p->parts > 0)
-        tr->parts++; /* omp_fulfill_event, unless it came already */
+    if ((p->flags & TASK_PROXY) && !p->proxy_event)
+        tr->parts++; /* __kmpc_proxy_task_completed[_ooo] on this node */
+    if ((p->flags & (TASK_DETACHABLE | TASK_PROXY)) && p->parts > 0)
+        tr->parts++; /* the event's fulfilment, unless it came already */
     p->tracked = tr;
     parent->children++;
     if (tr->group)
@@ -1506,26 +1517,6 @@ static bool tracked_about(void)
     return any;
 }
 
-/* A proxy task's completion: from an OpenMP thread, or from any thread
- * ("out of order"); neither runs tasks here, the waiting threads do. */
-static void proxy_completed(kmp_task_t *task)
-{
-    pthread_mutex_lock(&nodeq.lock);
-    struct task_prefix *p = prefix_of(task);
-    if (!(p->flags & TASK_PROXY) || !p->tracked)
-        log_fatal("__kmpc_proxy_task_completed of a task that is no proxy task in flight on this "
-                  "node");
-    finish_part_locked(p->tracked);
-    pthread_mutex_unlock(&nodeq.lock);
-}
-
-void __kmpc_proxy_task_completed(kmp_int32 gtid, kmp_task_t *task)
-{
-    (void)gtid;
-    proxy_completed(task);
-}
-
-void __kmpc_proxy_task_completed_ooo(kmp_task_t *task) { proxy_completed(task); }
 
 /* detach(event): the handle is a record of this node's, on its list
  * until the event is fulfilled. In a job of several nodes the record is
@@ -1556,9 +1547,10 @@ struct event {
 };
 static DSM_STATE struct event *events; /* under nodeq.lock */
 
-void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
+/* The event a task's completion waits for (its parts: the routine's end
+ * and this), as its handle: a detached task's, or a proxy task's. */
+static uintptr_t new_event(kmp_task_t *task)
 {
-    (void)loc, (void)gtid;
     struct event *e = job()->nodes > 1 ? dsm_malloc(sizeof *e) : NULL;
     if (e && (uintptr_t)e >> EVENT_NODE_SHIFT) { /* no room for the node in the handle */
         dsm_free(e);
@@ -1573,15 +1565,23 @@ void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_
     }
     struct task_prefix *p = prefix_of(task);
     pthread_mutex_lock(&nodeq.lock);
-    p->flags |= TASK_DETACHABLE;
     p->parts = 1;
     *e = (struct event){.magic = EVENT_MAGIC, .node = job()->rank, .task = task, .next = events};
     events = e;
     shared_events += shared;
     pthread_mutex_unlock(&nodeq.lock);
     if (!shared)
-        return e;
-    return (void *)((uintptr_t)e | (uintptr_t)(job()->rank + 1) << EVENT_NODE_SHIFT);
+        return (uintptr_t)e;
+    return (uintptr_t)e | (uintptr_t)(job()->rank + 1) << EVENT_NODE_SHIFT;
+}
+
+void *__kmpc_task_allow_completion_event(ident_t *loc, kmp_int32 gtid, kmp_task_t *task)
+{
+    (void)loc, (void)gtid;
+    pthread_mutex_lock(&nodeq.lock);
+    prefix_of(task)->flags |= TASK_DETACHABLE;
+    pthread_mutex_unlock(&nodeq.lock);
+    return (void *)new_event(task);
 }
 
 /* The event of record e, off the list, is fulfilled: its task completes
@@ -1654,7 +1654,9 @@ static bool take_fulfilments(void)
     return c.taken > 0;
 }
 
-void omp_fulfill_event(uintptr_t handle)
+/* Fulfils the event of `handle`: true, or false when it names no event
+ * still to be fulfilled. */
+static bool fulfil(uintptr_t handle)
 {
     int node = (int)(handle >> EVENT_NODE_SHIFT) - 1;
     struct event *e = (struct event *)(handle & (((uintptr_t)1 << EVENT_NODE_SHIFT) - 1));
@@ -1662,25 +1664,60 @@ void omp_fulfill_event(uintptr_t handle)
         struct event_call c = {.e = e, .node = node, .bad = true};
         if (node < job()->nodes && mem_contains(e) && (uintptr_t)e % _Alignof(struct event) == 0)
             run_event_call(&c);
-        if (!c.bad)
-            return;
-    } else {
-        pthread_mutex_lock(&nodeq.lock);
-        struct event **pp = &events;
-        while (*pp && (*pp != e || mem_contains(e)))
-            pp = &(*pp)->next;
-        if ((e = *pp) && e->magic == EVENT_MAGIC) {
-            *pp = e->next;
-            event_fulfilled_locked(e);
-            pthread_mutex_unlock(&nodeq.lock);
-            return;
-        }
-        pthread_mutex_unlock(&nodeq.lock);
+        return !c.bad;
     }
-    log_fatal("omp_fulfill_event(%#lx): no event still to be fulfilled (fulfilled already, or "
-              "not a handle that detach gave%s)",
-              (unsigned long)handle, node < 0 && job()->nodes > 1 ? " on this node" : "");
+    pthread_mutex_lock(&nodeq.lock);
+    struct event **pp = &events;
+    while (*pp && (*pp != e || mem_contains(e)))
+        pp = &(*pp)->next;
+    bool found = (e = *pp) && e->magic == EVENT_MAGIC;
+    if (found) {
+        *pp = e->next;
+        event_fulfilled_locked(e);
+    }
+    pthread_mutex_unlock(&nodeq.lock);
+    return found;
 }
+
+void omp_fulfill_event(uintptr_t handle)
+{
+    if (!fulfil(handle))
+        log_fatal("omp_fulfill_event(%#lx): no event still to be fulfilled (fulfilled already, or "
+                  "not a handle that detach gave%s)",
+                  (unsigned long)handle,
+                  handle >> EVENT_NODE_SHIFT == 0 && job()->nodes > 1 ? " on this node" : "");
+}
+
+/* A proxy task's completion: from an OpenMP thread, or from any thread
+ * ("out of order"); neither runs tasks here, the waiting threads do. In
+ * a job of several nodes the proxy's block is shared memory and its
+ * completion is an event (new_event), fulfilled from any node as a
+ * detached task's; else the call must come from a thread of its node. */
+static void proxy_completed(kmp_task_t *task)
+{
+    struct task_prefix *p = prefix_of(task);
+    if (mem_contains(p) && job()->nodes > 1) {
+        uintptr_t handle = (p->flags & TASK_PROXY) ? p->proxy_event : 0;
+        if (!handle || !fulfil(handle))
+            log_fatal("__kmpc_proxy_task_completed(%p): no proxy task still to be completed "
+                      "(completed already, or not yet submitted)", (void *)task);
+        return;
+    }
+    pthread_mutex_lock(&nodeq.lock);
+    if (!(p->flags & TASK_PROXY) || !p->tracked)
+        log_fatal("__kmpc_proxy_task_completed of a task that is no proxy task in flight on this "
+                  "node");
+    finish_part_locked(p->tracked);
+    pthread_mutex_unlock(&nodeq.lock);
+}
+
+void __kmpc_proxy_task_completed(kmp_int32 gtid, kmp_task_t *task)
+{
+    (void)gtid;
+    proxy_completed(task);
+}
+
+void __kmpc_proxy_task_completed_ooo(kmp_task_t *task) { proxy_completed(task); }
 
 kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
                                   size_t sizeof_kmp_task_t, size_t sizeof_shareds,
@@ -1690,10 +1727,14 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     /* The task, then its shareds, 16-byte aligned as libomp lays them. */
     size_t head = (sizeof_kmp_task_t + 15) & ~(size_t)15;
     offer.seen = true;
-    if (flags & TASK_PROXY) /* a detached task's own event says (its record) */
-        offer.completions = true;
+    /* A proxy task's block is shared memory in a job of several nodes, so
+     * that a thread of any node may complete it (proxy_completed); it
+     * never leaves its node. */
+    bool proxy = flags & TASK_PROXY;
     kmp_task_t *t = task_new(head + sizeof_shareds + 16, sizeof_shareds ? head : 0,
-                             may_offer(flags, task_entry));
+                             may_offer(flags, task_entry) || (proxy && job()->nodes > 1));
+    if (proxy && !mem_contains(t)) /* completed by a thread of this node: none leave it */
+        offer.completions = true;
     t->shareds = sizeof_shareds ? (char *)t + head : NULL;
     t->routine = task_entry;
     /* A final task's descendants are final (and included) too. */
