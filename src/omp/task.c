@@ -595,10 +595,10 @@ static DSM_STATE struct {
     struct node_tasks *nodes;    /* node 0: the queues (one page a node); NULL: none yet */
     bool               tried;    /* node 0: allocated them, or could not */
     bool               seen;     /* a task was made on this node */
-    /* A proxy task, or a detached one whose event could not be shared
-     * memory, was made here: its completion (a proxy completed, such an
-     * event fulfilled) is this node's to take, so no task leaves the node
-     * from then on — the one that completes it could. */
+    /* A proxy task whose block, or a detached one whose event, could not
+     * be shared memory was made here: its completion (a proxy completed,
+     * such an event fulfilled) is this node's to take, so no task leaves
+     * the node from then on — the one that completes it could. */
     bool               completions;
     int                stealing; /* a thread of this node is taking a task from another */
     kmp_task_t        *harvest[OFFER_RING]; /* completions just taken (under lock) */
