@@ -35,29 +35,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define BOUND_S 60.0
+#include "handoff.h"
 
-static int failed;
 static omp_event_handle_t handle_box[2]; /* round r's handle, written by its maker */
 static int have_handle[2];               /* set after a flush once handle_box[r] is written */
 static int payload[2];                   /* written by the fulfiller before it fulfils */
 static int body_node[2], maker_node[2], dependent_saw[2], fulfilled_on[2], dependent_ran_early[2];
 static int fulfilled[2];
-
-static void fail(const char *what, int round)
-{
-#pragma omp atomic
-    failed++;
-    printf("FAILED: %s (round %d)\n", what, round);
-}
-
-static int read_int(int *p)
-{
-    int v;
-#pragma omp atomic read
-    v = *p;
-    return v;
-}
 
 static void make_and_wait(int round)
 {
@@ -83,12 +67,8 @@ static void make_and_wait(int round)
 
 static void fulfil(int round, int twice)
 {
-    double start = omp_get_wtime();
-    while (!read_int(&have_handle[round]))
-        if (omp_get_wtime() - start > BOUND_S) {
-            fail("the handle never came", round);
-            return;
-        }
+    if (!await_flag(&have_handle[round], "the handle never came", round))
+        return;
 #pragma omp flush
     omp_event_handle_t ev = handle_box[round];
     payload[round] = 1000 + round;
@@ -126,13 +106,9 @@ static void detached_tasks_leave(void)
         moved_saw[i] = moved_payload[i];
         events[i] = ev;
     }
-    double start = omp_get_wtime();
     for (int i = 0; i < MOVED; i++) {
-        while (!read_int(&moved_done[i]))
-            if (omp_get_wtime() - start > BOUND_S) {
-                fail("a detached task's body never ran on another thread", i);
-                return; /* its event unfulfilled: the job's limit ends it */
-            }
+        if (!await_flag(&moved_done[i], "a detached task's body never ran on another thread", i))
+            return; /* its event unfulfilled: the job's limit ends it */
         if (i % 2 == 1) {
 #pragma omp flush
             moved_payload[i] = 2000 + i;
@@ -160,18 +136,10 @@ int main(int argc, char **argv)
     int team = 0;
 #pragma omp parallel
     {
-        int me = omp_get_thread_num(), last = omp_get_num_threads() - 1;
-        if (me == 0)
-            team = omp_get_num_threads();
-        for (int round = 0; round < 2 && last > 0; round++) {
-            int maker = round == 0 ? 0 : last, fulfiller = round == 0 ? last : 0;
-            if (me == maker)
-                make_and_wait(round);
-            else if (me == fulfiller)
-                fulfil(round, twice);
-#pragma omp barrier
-        }
-        if (!twice && last > 0) {
+#pragma omp master
+        team = omp_get_num_threads();
+        handoff_rounds(make_and_wait, fulfil, twice);
+        if (!twice && omp_get_num_threads() > 1) {
 #pragma omp master
             detached_tasks_leave();
 #pragma omp barrier

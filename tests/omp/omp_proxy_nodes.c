@@ -50,30 +50,14 @@ int32_t __kmpc_omp_task_with_deps(ident_t *, int32_t gtid, kmp_task_t *task, int
                                   kmp_depend_info_t *noalias);
 void __kmpc_proxy_task_completed_ooo(kmp_task_t *task);
 
-#define BOUND_S 60.0
+#include "handoff.h"
 
-static int failed;
 static kmp_task_t *task_box[2]; /* round r's proxy task, written by its maker */
 static int have_task[2];        /* set after a flush once task_box[r] is written */
 static int payload[2];          /* written by the completer before it completes */
 static int routine_node[2], maker_node[2], completed_on[2], dependent_saw[2];
 static int completed[2], dependent_ran_early[2];
 static int round_of_proxy;      /* the round whose proxy's routine runs next */
-
-static void fail(const char *what, int round)
-{
-#pragma omp atomic
-    failed++;
-    printf("FAILED: %s (round %d)\n", what, round);
-}
-
-static int read_int(int *p)
-{
-    int v;
-#pragma omp atomic read
-    v = *p;
-    return v;
-}
 
 static int32_t proxy_routine(int32_t gtid, kmp_task_t *task)
 {
@@ -112,12 +96,8 @@ static void make_and_wait(int round)
 
 static void complete(int round, int twice)
 {
-    double start = omp_get_wtime();
-    while (!read_int(&have_task[round]))
-        if (omp_get_wtime() - start > BOUND_S) {
-            fail("the proxy task never came", round);
-            return;
-        }
+    if (!await_flag(&have_task[round], "the proxy task never came", round))
+        return;
 #pragma omp flush
     kmp_task_t *proxy = task_box[round];
     payload[round] = 3000 + round;
@@ -135,17 +115,9 @@ int main(int argc, char **argv)
     int team = 0;
 #pragma omp parallel
     {
-        int me = omp_get_thread_num(), last = omp_get_num_threads() - 1;
-        if (me == 0)
-            team = omp_get_num_threads();
-        for (int round = 0; round < 2 && last > 0; round++) {
-            int maker = round == 0 ? 0 : last, completer = round == 0 ? last : 0;
-            if (me == maker)
-                make_and_wait(round);
-            else if (me == completer)
-                complete(round, twice);
-#pragma omp barrier
-        }
+#pragma omp master
+        team = omp_get_num_threads();
+        handoff_rounds(make_and_wait, complete, twice);
     }
     int across = 0;
     for (int r = 0; r < 2; r++)
