@@ -1396,12 +1396,19 @@ static void on_page_run_req(int src, const void *msg, size_t len)
     uint32_t need[READ_AHEAD_MAX], version[READ_AHEAD_MAX];
     memcpy(need, tail, count * sizeof *need);
     bool all_here = true;
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
+        /* The base node records the home it decides before its reply
+         * naming us reaches us, and its own threads may ask us for the
+         * page in between (a run built on that record, overtaking the
+         * reply): the base's word is the decision, as in home_route. */
+        if (mem_home(r.first + i) < 0 && mem_base_node(r.first + i) == src)
+            mem_set_home(r.first + i, job()->rank);
         if (mem_home(r.first + i) != job()->rank) {
             if (migrate_successor(r.first + i) < 0)
                 home_unreachable(src, r.first + i, "a read-ahead request");
             all_here = false;
         }
+    }
     if (!all_here) {
         /* Some moved away (migrate.c): each page on its own, served here or
          * by its new home; the requester expects each as a pull. */
