@@ -7,7 +7,10 @@
 #include "base/state.h"
 #include "base/stack.h"
 
-static DSM_STATE struct {
+/* The calling thread's shared stack, if it runs on one: the master's main
+ * (stack_set_shared) or a thread's region (stack_run_shared). Per thread:
+ * each runs on its own, and returns to its own private stack. */
+static __thread struct {
     char *lo, *hi, *top;
 } shared;
 
@@ -19,9 +22,9 @@ void stack_set_shared(char *lo, size_t len, char *top)
 }
 
 #if defined(__x86_64__)
-/* Switches rsp to `top`, calls fn(arg) there, and switches back. Only the
- * master's application thread is ever on the shared stack, so one private
- * top serves; nested calls from fn are already off it. */
+/* Switches rsp to `top`, calls fn(arg) there, and switches back. Each
+ * thread on a shared stack has its own private top; nested calls from fn
+ * are already off the shared stack. */
 __attribute__((noinline)) static void call_on(char *top, void (*fn)(void *), void *arg)
 {
     __asm__ volatile("mov %%rsp, %%r12\n\t"
@@ -33,6 +36,34 @@ __attribute__((noinline)) static void call_on(char *top, void (*fn)(void *), voi
                      : "r12", "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "memory", "cc",
                        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
                        "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+#endif
+
+#if defined(__x86_64__)
+/* Below the caller's frame on its private stack, where stack_private's
+ * calls run while the thread is on its shared stack: room for this
+ * function's and call_on's frames. */
+#define PRIVATE_GAP (16u << 10)
+
+void stack_run_shared(char *lo, size_t len, void (*fn)(void *), void *arg)
+{
+    char here;
+    typeof(shared) outer = shared;
+    shared.lo = lo;
+    shared.hi = lo + len;
+    shared.top = (char *)(((uintptr_t)&here - PRIVATE_GAP) & ~(uintptr_t)15);
+    /* fn reads `shared` (stack_private), which the compiler cannot see
+     * through call_on's assembly: without its address escaping here, the
+     * stores above were dropped as dead. */
+    __asm__ volatile("" : : "r"(&shared) : "memory");
+    call_on((char *)((uintptr_t)(lo + len) & ~(uintptr_t)15), fn, arg);
+    shared = outer;
+}
+#else
+void stack_run_shared(char *lo, size_t len, void (*fn)(void *), void *arg)
+{
+    (void)lo, (void)len;
+    fn(arg);
 }
 #endif
 

@@ -8,7 +8,10 @@
  * on its next local while holding its own locks. So every entry point that
  * does protocol work (synchronisation, create, finish) calls through
  * stack_private, which moves to the process's own stack when the caller is
- * on the shared one, and simply calls otherwise.
+ * on the shared one, and simply calls otherwise. Node 0's other OpenMP
+ * threads run a region on shared stacks of their own too (omp/region.c,
+ * stack_run_shared), so that their tasks may leave the node: each thread
+ * keeps its own shared stack and private top.
  */
 #ifndef DSM_BASE_STACK_H
 #define DSM_BASE_STACK_H
@@ -19,8 +22,13 @@
  * process's own stack to run on (16-byte aligned below it). */
 void stack_set_shared(char *lo, size_t len, char *top);
 
-/* Whether the caller runs on the shared stack (main's, under master-only
- * start). */
+/* fn(arg) on [lo, lo + len), a stack in the shared region, as the
+ * calling thread's shared stack (its stack_private calls come back below
+ * the caller's frame). Elsewhere than x86-64, fn(arg) where it is. */
+void stack_run_shared(char *lo, size_t len, void (*fn)(void *), void *arg);
+
+/* Whether the caller runs on a shared stack (main's, under master-only
+ * start, or its own: stack_run_shared). */
 bool stack_on_shared(void);
 
 /* fn(arg) on a private stack. fn must copy what arg points to before it

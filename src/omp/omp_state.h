@@ -373,6 +373,9 @@ uint64_t omp_task_nodes(void);
 bool     omp_tasks_seen(void);
 void     omp_tasks_single_met(void);
 int      omp_task_lock_id(int node);
+/* Whether the calling thread's tasks may be offered to other nodes (a
+ * team over several nodes with the job's task queues). */
+bool     omp_tasks_may_leave(void);
 /* KMP_ENABLE_TASK_THROTTLING: true (the default) lets a node of one
  * thread run a task at once; false queues every task (task.c). */
 void omp_tasks_throttle(bool on);

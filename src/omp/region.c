@@ -22,6 +22,7 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
+#include "mem/mem.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
 #include "runtime/runtime.h"
@@ -216,6 +217,47 @@ static void region_takes_binding(struct omp_thread *t, struct omp_region *r)
     r->part_count = t->part_count;
 }
 
+/* The region's code on a helper thread of node 0, in a team over several
+ * nodes, runs on a stack of its own in the shared region, as the master's
+ * main does: the tasks it makes (after a `single` it won, say) share
+ * variables of its frames, and may then be offered to the other nodes
+ * (task.c, "tasks that leave their node"), which steal from node 0. The
+ * stack is the helper's for the job (helpers are kept: threads.c), taken
+ * from the top of the node's arena at its first such region. Other
+ * nodes' threads keep their private stacks: nobody steals their tasks. */
+static __thread char *shared_stack;
+
+struct invocation {
+    kmpc_micro      fn;
+    kmp_int32       gtid, btid;
+    int             argc;
+    const uint64_t *args;
+};
+
+static void invoke_call(void *arg)
+{
+    const struct invocation *v = arg;
+    invoke(v->fn, v->gtid, v->btid, v->argc, v->args);
+}
+
+static void invoke_region(const struct omp_region *r, kmpc_micro fn, kmp_int32 tid, int argc,
+                          const uint64_t *args)
+{
+    (void)r;
+    if (job()->rank != 0 || smp_index() == 0 || !omp_tasks_may_leave()) {
+        invoke(fn, tid, tid, argc, args);
+        return;
+    }
+    size_t len = runtime_stack_size();
+    if (!shared_stack) {
+        shared_stack = mem_alloc_top(len);
+        if (PROFILE_ON)
+            profile_alloc(PROF_ALLOC_STACK, shared_stack, len);
+    }
+    struct invocation v = {.fn = fn, .gtid = tid, .btid = tid, .argc = argc, .args = args};
+    stack_run_shared(shared_stack, len, invoke_call, &v);
+}
+
 /* One thread of a node, in the region: thread i of node r is team thread
  * r·p + i (node-major, as dsm_thread_id). The master's own thread takes
  * the path in __kmpc_fork_call instead. */
@@ -238,7 +280,7 @@ static void run_thread(void *arg)
         omp_tool_team_begin(&tool_team, tool_ctx.enc, tool_ctx.par, r->nthreads, tid);
     else if (tool)
         omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
-    invoke((kmpc_micro)(uintptr_t)r->microtask, tid, tid, argc, args);
+    invoke_region(r, (kmpc_micro)(uintptr_t)r->microtask, tid, argc, args);
     if (tool && !r->league)
         omp_tool_join_begin(&tool_task, NULL);
     omp_tasks_complete(); /* the region's end is a barrier for its tasks */

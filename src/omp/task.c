@@ -22,8 +22,9 @@
  * the region's end (until every task of the node is), and a task's own
  * end (until its children are: a child's count lives in its parent's
  * record, so the parent waits for it; OpenMP allows the wait). A task
- * whose data means the same on every node (made on the master's stack in
- * the region, its block and shareds in shared memory) may instead be
+ * whose data means the same on every node (made on a shared stack of
+ * node 0's threads in the region, its block and shareds in shared
+ * memory) may instead be
  * offered to every node and run by another ("tasks that leave their
  * node", below); any other stays on its node (its private data is this
  * process's). A task with dependences that stays, while no tracked task
@@ -468,15 +469,18 @@ static bool run_one_locked(void)
 
 /* Every task's data must mean the same on the node that runs it as where
  * it was made. The master's main runs on a stack in the shared region
- * (runtime/master.c), every other thread on a stack of its own process:
- * a task the master makes there, whose block is shared memory and whose
+ * (runtime/master.c), and so do node 0's other threads in a region of a
+ * team over the nodes (region.c, invoke_region); every other thread runs
+ * on a stack of its own process: a task node 0's threads make there,
+ * whose block is shared memory and whose
  * shareds (the addresses of the variables it shares) all lie in the
  * shared region, can run on any node. Such a task is "offered": queued
  * in its node's page of the job's task queues (shared memory, one page a
  * node, homed there), under that node's dsm lock (omp_lock.c's last id of
  * the node). Every other task stays on its node, as before — those made
- * on a private stack (any other thread's; a firstprivate pointer there
- * would name the thief's own memory), proxy tasks (a detached one may
+ * on a private stack (other nodes' threads' and any thread's outside a
+ * team over the nodes; a firstprivate pointer there would name the
+ * thief's own memory), proxy tasks (a detached one may
  * leave: its event's record stays here, below), included
  * tasks (made in a final task: they run at once where the final one
  * runs, which may be another node), tasks of a taskgroup with a task
@@ -664,6 +668,8 @@ static struct node_tasks *team_queues(void)
     }
     return team_tasks.nodes;
 }
+
+bool omp_tasks_may_leave(void) { return team_queues() != NULL; }
 
 void omp_tasks_single_met(void)
 {

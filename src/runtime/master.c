@@ -62,8 +62,9 @@ static void finish_at_exit(void)
 }
 
 /* main's stack: as large as the process's stack limit allows (8 MiB when
- * unlimited), at most 1 GiB. */
-static size_t stack_size(void)
+ * unlimited), at most 1 GiB. A shared stack of another thread's
+ * (omp/region.c) is as large. */
+size_t runtime_stack_size(void)
 {
     struct rlimit rl;
     size_t n = MAIN_STACK_DEFAULT;
@@ -85,7 +86,7 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
 
     /* Faults on the region stack go to the alternate signal stack that
      * dsm_startup gave this thread (mem_fault_watch_thread). */
-    r->main_stack_len = stack_size();
+    r->main_stack_len = runtime_stack_size();
     r->main_stack = mem_alloc_top(r->main_stack_len);
     if (PROFILE_ON)
         profile_alloc(PROF_ALLOC_STACK, r->main_stack, r->main_stack_len);

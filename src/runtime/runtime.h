@@ -43,6 +43,9 @@ void forked_start(void);
 void fork_start(void);
 void fork_finish(void);
 
+/* master.c: the size of a stack in the shared region (main's, a thread's). */
+size_t runtime_stack_size(void);
+
 /* globals.c: every node's globals start as the master's. */
 void globals_start(void);
 void globals_sync(void);

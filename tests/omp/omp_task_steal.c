@@ -14,7 +14,10 @@
  *
  * The first region makes one task, so that the next begins with tasks
  * seen (every barrier of it waits for offered tasks; task.c): the master
- * makes the kernels' tasks under `master`, deterministically on node 0.
+ * makes the kernels' tasks under `masked`, deterministically on node 0 —
+ * or, given an argument T, thread T does (with --threads 2, thread 1 is
+ * node 0's second thread, whose region runs on a shared stack of its own
+ * so that its tasks may leave the node too).
  * Prints "nodes N every node ran tasks" and "PASSED: 0 failed".
  */
 #include <dsm.h>
@@ -155,8 +158,9 @@ static void sums(const int *a, long *part)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int maker = argc > 1 ? atoi(argv[1]) : 0;
     nodes = dsm_nodes();
     int *a = malloc(ELEMS * sizeof *a);
     long part[ELEMS / CHUNK];
@@ -175,7 +179,7 @@ int main(void)
 
     long f = 0, q = 0;
 #pragma omp parallel
-#pragma omp master
+#pragma omp masked filter(maker)
     {
 #pragma omp taskgroup
         {
