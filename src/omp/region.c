@@ -226,6 +226,7 @@ static void region_takes_binding(struct omp_thread *t, struct omp_region *r)
  * from the top of the node's arena at its first such region. Other
  * nodes' threads keep their private stacks: nobody steals their tasks. */
 static __thread char *shared_stack;
+static __thread size_t shared_stack_len;
 
 struct invocation {
     kmpc_micro      fn;
@@ -240,22 +241,20 @@ static void invoke_call(void *arg)
     invoke(v->fn, v->gtid, v->btid, v->argc, v->args);
 }
 
-static void invoke_region(const struct omp_region *r, kmpc_micro fn, kmp_int32 tid, int argc,
-                          const uint64_t *args)
+static void invoke_region(kmpc_micro fn, kmp_int32 tid, int argc, const uint64_t *args)
 {
-    (void)r;
     if (job()->rank != 0 || smp_index() == 0 || !omp_tasks_may_leave()) {
         invoke(fn, tid, tid, argc, args);
         return;
     }
-    size_t len = runtime_stack_size();
     if (!shared_stack) {
-        shared_stack = mem_alloc_top(len);
+        shared_stack_len = runtime_stack_size();
+        shared_stack = mem_alloc_top(shared_stack_len);
         if (PROFILE_ON)
-            profile_alloc(PROF_ALLOC_STACK, shared_stack, len);
+            profile_alloc(PROF_ALLOC_STACK, shared_stack, shared_stack_len);
     }
     struct invocation v = {.fn = fn, .gtid = tid, .btid = tid, .argc = argc, .args = args};
-    stack_run_shared(shared_stack, len, invoke_call, &v);
+    stack_run_shared(shared_stack, shared_stack_len, invoke_call, &v);
 }
 
 /* One thread of a node, in the region: thread i of node r is team thread
@@ -280,7 +279,7 @@ static void run_thread(void *arg)
         omp_tool_team_begin(&tool_team, tool_ctx.enc, tool_ctx.par, r->nthreads, tid);
     else if (tool)
         omp_tool_implicit_begin(&tool_task, tool_ctx.par, tool_ctx.enc, r->nthreads, tid, false);
-    invoke_region(r, (kmpc_micro)(uintptr_t)r->microtask, tid, argc, args);
+    invoke_region((kmpc_micro)(uintptr_t)r->microtask, tid, argc, args);
     if (tool && !r->league)
         omp_tool_join_begin(&tool_task, NULL);
     omp_tasks_complete(); /* the region's end is a barrier for its tasks */
