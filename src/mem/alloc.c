@@ -580,8 +580,11 @@ void *mem_alloc_top(size_t size)
         exhausted(size);
     arenas.end_page -= count; /* the bump allocator stops below it */
     arenas.top_page = arenas.end_page;
+    /* Read under the lock: another thread's call may lower it next (two
+     * threads of a node taking their shared stacks at once got one). */
+    void *block = mem_app(arenas.top_page);
     pthread_mutex_unlock(&alloc_lock);
-    return mem_app(arenas.top_page);
+    return block;
 }
 
 /* The profile's allocation sites (base/profile.h) are the program's calls
