@@ -30,20 +30,26 @@ typedef struct omp_lock_t { void *_lk; } omp_lock_t;
 typedef struct omp_nest_lock_t { void *_lk; } omp_nest_lock_t;
 
 /* Ids made on this node: unique across nodes without asking anyone. The
- * last of each node's range is its task queue's (task.c). */
+ * top TASK_LOCK_SPAN of each node's range hold its task queue's (task.c):
+ * the one of them the node itself manages (a lock's manager is its id
+ * modulo the nodes, sync/lock.c), so that a thief's request goes straight
+ * to the queue's node and the node's own takes stay local. */
 #define LOCK_IDS_PER_NODE 0x10000
+#define TASK_LOCK_SPAN    256 /* as many nodes as a job may have */
 static DSM_STATE atomic_uint next_lock;
 
 int omp_task_lock_id(int node)
 {
-    return PARALLEL_LOCK_BASE + 16 + node * LOCK_IDS_PER_NODE + LOCK_IDS_PER_NODE - 1;
+    int top = PARALLEL_LOCK_BASE + 16 + node * LOCK_IDS_PER_NODE + LOCK_IDS_PER_NODE - 1;
+    return top - (int)(((unsigned)top - (unsigned)node) % (unsigned)job()->nodes);
 }
 
 static int new_id(void)
 {
     unsigned n = atomic_fetch_add(&next_lock, 1);
-    if (n >= LOCK_IDS_PER_NODE - 1)
-        log_fatal("more than %d OpenMP locks initialised on this node", LOCK_IDS_PER_NODE - 1);
+    if (n >= LOCK_IDS_PER_NODE - TASK_LOCK_SPAN)
+        log_fatal("more than %d OpenMP locks initialised on this node",
+                  LOCK_IDS_PER_NODE - TASK_LOCK_SPAN);
     return PARALLEL_LOCK_BASE + 16 + job()->rank * LOCK_IDS_PER_NODE + (int)n;
 }
 

@@ -376,6 +376,7 @@ int      omp_task_lock_id(int node);
 /* Whether the calling thread's tasks may be offered to other nodes (a
  * team over several nodes with the job's task queues). */
 bool     omp_tasks_may_leave(void);
+void     omp_run_shared(void (*fn)(void *), void *arg); /* on the thread's shared stack (region.c) */
 /* KMP_ENABLE_TASK_THROTTLING: true (the default) lets a node of one
  * thread run a task at once; false queues every task (task.c). */
 void omp_tasks_throttle(bool on);

@@ -217,16 +217,33 @@ static void region_takes_binding(struct omp_thread *t, struct omp_region *r)
     r->part_count = t->part_count;
 }
 
-/* The region's code on a helper thread of node 0, in a team over several
- * nodes, runs on a stack of its own in the shared region, as the master's
- * main does: the tasks it makes (after a `single` it won, say) share
- * variables of its frames, and may then be offered to the other nodes
- * (task.c, "tasks that leave their node"), which steal from node 0. The
- * stack is the helper's for the job (helpers are kept: threads.c), taken
- * from the top of the node's arena at its first such region. Other
- * nodes' threads keep their private stacks: nobody steals their tasks. */
+/* The region's code, in a team over several nodes, runs on a stack in
+ * the shared region on every thread but node 0's master (whose main runs
+ * on one already: runtime/master.c): the tasks a thread makes (after a
+ * `single` it won, say) share variables of its frames, and may then be
+ * offered to the other nodes, which steal them (task.c, "tasks that leave
+ * their node"). The stack is the thread's for the job (a node's threads
+ * are kept: threads.c), taken from the top of its node's arena (so its
+ * pages are homed where it runs) at its first such region. A task a thread
+ * steals at a barrier or the region's end runs on it too (omp_run_shared),
+ * so that the tasks it makes may leave as well. */
 static __thread char *shared_stack;
 static __thread size_t shared_stack_len;
+
+void omp_run_shared(void (*fn)(void *), void *arg)
+{
+    if (stack_on_shared()) {
+        fn(arg);
+        return;
+    }
+    if (!shared_stack) {
+        shared_stack_len = runtime_stack_size();
+        shared_stack = mem_alloc_top(shared_stack_len);
+        if (PROFILE_ON)
+            profile_alloc(PROF_ALLOC_STACK, shared_stack, shared_stack_len);
+    }
+    stack_run_shared(shared_stack, shared_stack_len, fn, arg);
+}
 
 struct invocation {
     kmpc_micro      fn;
@@ -243,18 +260,12 @@ static void invoke_call(void *arg)
 
 static void invoke_region(kmpc_micro fn, kmp_int32 tid, int argc, const uint64_t *args)
 {
-    if (job()->rank != 0 || smp_index() == 0 || !omp_tasks_may_leave()) {
+    if (!omp_tasks_may_leave()) {
         invoke(fn, tid, tid, argc, args);
         return;
     }
-    if (!shared_stack) {
-        shared_stack_len = runtime_stack_size();
-        shared_stack = mem_alloc_top(shared_stack_len);
-        if (PROFILE_ON)
-            profile_alloc(PROF_ALLOC_STACK, shared_stack, shared_stack_len);
-    }
     struct invocation v = {.fn = fn, .gtid = tid, .btid = tid, .argc = argc, .args = args};
-    stack_run_shared(shared_stack, shared_stack_len, invoke_call, &v);
+    omp_run_shared(invoke_call, &v);
 }
 
 /* One thread of a node, in the region: thread i of node r is team thread

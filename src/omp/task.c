@@ -22,8 +22,8 @@
  * the region's end (until every task of the node is), and a task's own
  * end (until its children are: a child's count lives in its parent's
  * record, so the parent waits for it; OpenMP allows the wait). A task
- * whose data means the same on every node (made on a shared stack of
- * node 0's threads in the region, its block and shareds in shared
+ * whose data means the same on every node (made on a shared stack by a
+ * thread of a team over the nodes, its block and shareds in shared
  * memory) may instead be
  * offered to every node and run by another ("tasks that leave their
  * node", below); any other stays on its node (its private data is this
@@ -469,18 +469,18 @@ static bool run_one_locked(void)
 
 /* Every task's data must mean the same on the node that runs it as where
  * it was made. The master's main runs on a stack in the shared region
- * (runtime/master.c), and so do node 0's other threads in a region of a
- * team over the nodes (region.c, invoke_region); every other thread runs
- * on a stack of its own process: a task node 0's threads make there,
- * whose block is shared memory and whose
- * shareds (the addresses of the variables it shares) all lie in the
- * shared region, can run on any node. Such a task is "offered": queued
- * in its node's page of the job's task queues (shared memory, one page a
- * node, homed there), under that node's dsm lock (omp_lock.c's last id of
- * the node). Every other task stays on its node, as before — those made
- * on a private stack (other nodes' threads' and any thread's outside a
- * team over the nodes; a firstprivate pointer there would name the
- * thief's own memory), proxy tasks (a detached one may
+ * (runtime/master.c), and so does every other thread of a team over the
+ * nodes, in the region and in the tasks it steals (region.c,
+ * omp_run_shared); outside such a team a thread runs on a stack of its
+ * own process. A task made on a shared stack, whose block is shared
+ * memory and whose shareds (the addresses of the variables it shares)
+ * all lie in the shared region, can run on any node. Such a task is
+ * "offered": queued in its node's page of the job's task queues (shared
+ * memory, one page a node, homed there), under that node's dsm lock
+ * (omp_lock.c: one the node manages). Every other task stays on its node,
+ * as before — those made on a private stack (a thread's outside a team
+ * over the nodes; a firstprivate pointer there would name the thief's own
+ * memory), proxy tasks (a detached one may
  * leave: its event's record stays here, below), included
  * tasks (made in a final task: they run at once where the final one
  * runs, which may be another node), tasks of a taskgroup with a task
@@ -524,7 +524,7 @@ static bool run_one_locked(void)
  * The node's own threads take its offered tasks newest first, at their
  * waiting points, as the private queue's; another node's idle thread
  * takes the oldest (the largest, near the root), one steal in flight per
- * node. A take is a dsm lock acquire: the thief acquires what the
+ * node, trying the nodes in turn (steal_until). A take is a dsm lock acquire: the thief acquires what the
  * creator released when it offered the task (its data, the shared
  * variables as they were), as a lock grant carries them. Completion is
  * the thief's release: it puts the task on the queue's done list under
@@ -532,15 +532,15 @@ static bool run_one_locked(void)
  * next waiting point, acquires the task's writes before its count says
  * the task is done (taskwait, taskgroup's end, barrier).
  *
- * Barriers and the region's end: a node that arrives with nothing left
- * to run keeps taking node 0's offered tasks until node 0 has said, in
- * its page, that it passed the same point (the team and the number of
- * barriers entered, the same on every node there) with its own tasks
- * complete — node 0 says so at every barrier of a team over the nodes.
- * Until then the barrier cannot end anyway: node 0 waits for its stolen
- * tasks. The thieves wait so only where tasks may come: after a single
- * or a master (the constructs programs make their tasks in), or in a
- * region begun after node 0 has made a task.
+ * Barriers and the region's end, where tasks may come — after a single
+ * or a master (the constructs programs make their tasks in; every thread
+ * of the team meets them, so every node agrees), or in a region begun
+ * after node 0 had made a task: every node, once its threads of the team
+ * have come and its own tasks are complete, says in its page that it
+ * passed the point (the team and the number of barriers entered, the same
+ * on every node there), and then keeps taking the other nodes' offered
+ * tasks until each of them has said so. Until then the barrier cannot end
+ * anyway: a node waits for its stolen tasks.
  */
 #define OFFER_RING  128 /* a power of two: the ring's indices wrap with uint32_t */
 #define OFFER_DEPTH 8
@@ -612,7 +612,7 @@ static DSM_STATE struct {
     kmp_task_t        *harvest[OFFER_RING]; /* completions just taken (under lock) */
 } offer = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Node 0: its team's threads that have come to a point (under nodeq.lock). */
+/* The team's threads of this node that have come to a point (under nodeq.lock). */
 static DSM_STATE struct {
     uint64_t point;
     int      count;
@@ -665,6 +665,10 @@ static struct node_tasks *team_queues(void)
         team_tasks.nodes = (struct node_tasks *)(uintptr_t)t->region->task_nodes;
         team_tasks.seen = t->region->tasks_seen;
         team_tasks.single = false;
+        /* Node 0 made them once for the job (omp_task_nodes); the other
+         * nodes learn where they are here. */
+        if (team_tasks.nodes && !__atomic_load_n(&offer.nodes, __ATOMIC_ACQUIRE))
+            __atomic_store_n(&offer.nodes, team_tasks.nodes, __ATOMIC_RELEASE);
     }
     return team_tasks.nodes;
 }
@@ -1037,9 +1041,20 @@ static uint32_t us_of(uint64_t ns) { return ns / 1000 < UINT32_MAX ? (uint32_t)(
 
 /* A task taken from another node (the take begun at `took`): run here,
  * its children here too (they finish before it), then handed back
- * complete, with what it cost here (stolen_cost). */
-static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, uint64_t took)
+ * complete, with what it cost here (stolen_cost). It runs on this
+ * thread's shared stack (omp_run_shared), so that the tasks it makes may
+ * be offered in turn. */
+struct stolen {
+    struct node_tasks *nodes;
+    int                victim;
+    kmp_task_t        *task;
+    uint64_t           took;
+};
+
+static void run_stolen_call(void *arg)
 {
+    const struct stolen *s = arg;
+    kmp_task_t *task = s->task;
     uint64_t faults = coherence_thread_fault_ns(), began = clock_ns();
     struct task_rec rec = {.children = 0, .group = NULL, .parent = NULL,
                            .depth = prefix_of(task)->depth, .cancel = prefix_of(task)->cancel,
@@ -1052,38 +1067,65 @@ static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, u
     if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
         run_until_zero(&rec.children);
     sync_refresh_end();
-    uint64_t moved = (began - took) + (coherence_thread_fault_ns() - faults);
-    prefix_of(task)->stolen_us = us_of(clock_ns() - took);
+    uint64_t moved = (began - s->took) + (coherence_thread_fault_ns() - faults);
+    prefix_of(task)->stolen_us = us_of(clock_ns() - s->took);
     prefix_of(task)->moved_us = us_of(moved);
-    trace_task(TRACE_TASK_RAN, victim, task, t0);
+    trace_task(TRACE_TASK_RAN, s->victim, task, t0);
     current = outer;
+}
+
+static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, uint64_t took)
+{
+    struct stolen s = {.nodes = nodes, .victim = victim, .task = task, .took = took};
+    omp_run_shared(run_stolen_call, &s);
     stats_add(STAT_PAR_TASKS_STOLEN, 1);
     struct offer_call c = {.op = OFFER_DONE, .nodes = nodes, .node = victim, .task = task};
     queue_call(&c);
     queue_call_end(0);
 }
 
-/* A node other than 0 at a barrier or the region's end, its own tasks
- * done: node 0's offered tasks until node 0 has passed this point. */
-static void steal_until(struct node_tasks *nodes, uint64_t point)
+/* A node at a barrier or the region's end, its own tasks done: the other
+ * nodes' offered tasks (the team's nodes, 0 to `nodes` - 1), until every
+ * one of them has passed this point. The victims in turn from the next
+ * node after this one (each node starts elsewhere, so thieves spread
+ * over the creators); a victim that has passed the point and had nothing
+ * to take is left for the rest of this wait (what it offers later, the
+ * children of a task it stole, it runs or its other thieves take). One
+ * steal in flight per node. */
+static void steal_until(struct node_tasks *nodes, int team_nodes, uint64_t point)
 {
+    int me = job()->rank, left = team_nodes - 1, victim = me;
+    bool passed[VT_MAX_NODES] = {false};
     unsigned us = 0;
-    for (;;) {
+    int tried = 0; /* victims asked since a task was last taken */
+    while (left > 0) {
         if (__atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0)
             run_until_zero(&nodeq.outstanding); /* what a stolen task made here */
         if (!__atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE)) {
-            struct offer_call c = {.op = OFFER_STEAL, .nodes = nodes, .node = 0, .point = point};
+            do
+                victim = (victim + 1) % team_nodes;
+            while (victim == me || passed[victim]);
+            struct offer_call c = {.op = OFFER_STEAL, .nodes = nodes, .node = victim,
+                                   .point = point};
             uint64_t took = clock_ns();
             queue_call(&c);
             queue_call_end(0);
             __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
             if (c.task) {
-                run_stolen(nodes, 0, c.task, took);
+                run_stolen(nodes, victim, c.task, took);
                 us = 0;
+                tried = 0;
+                victim = (victim + team_nodes - 1) % team_nodes; /* it again next */
                 continue;
             }
-            if (c.ok)
-                return;
+            if (c.ok) {
+                passed[victim] = true;
+                left--;
+                continue;
+            }
+            if (++tried < left)
+                continue; /* the next victim at once */
+            tried = 0;
         }
         pthread_mutex_lock(&nodeq.lock);
         pause_locked(&us);
@@ -1248,28 +1290,33 @@ void omp_tasks_complete(void)
      * every node here). A team over fewer nodes than the job's, or one
      * under OMP_CANCELLATION=true, meets in the team's lock-based barrier
      * (region.c), which counts no epoch: its point is then the region's,
-     * which node 0 publishes at each of its barriers and at the region's
-     * end — a thief steals until node 0's first, never waits past it. */
+     * which every node publishes at each of its barriers and at the region's
+     * end — a thief steals until each node's first, never waits past it. */
     uint64_t point = (uint64_t)team_tasks.team << 32 | (uint32_t)sync_barrier_epoch();
     bool tasks_may_come = team_tasks.seen || team_tasks.single;
     team_tasks.single = false;
-    if (job()->rank == 0) { /* always: a thief may wait for it */
-        /* Once every thread of the team here has come (another may still
-         * make tasks: the master, after a `master` the others skipped). */
-        struct omp_thread *t = omp_self_owing();
-        int here = omp_team_on_node(t->nthreads, t->region->per_node, 0);
-        pthread_mutex_lock(&nodeq.lock);
-        if (arrivals.point != point)
-            arrivals.point = point, arrivals.count = 0;
-        bool last = ++arrivals.count >= here;
-        pthread_mutex_unlock(&nodeq.lock);
-        if (!last)
-            return;
-        struct offer_call c = {.op = OFFER_PUBLISH, .nodes = nodes, .node = 0, .point = point};
+    if (!tasks_may_come)
+        return;
+    /* Every node says it passed the point, once every thread of the team
+     * here has come (another may still make tasks: the master, after a
+     * `master` the others skipped). Only where tasks may come, which every
+     * node of the team agrees on (the region's `seen`; a single or master
+     * every thread meets): elsewhere no thief waits for it, and a barrier
+     * of a program without tasks takes no lock. */
+    struct omp_thread *t = omp_self_owing();
+    int here = omp_team_on_node(t->nthreads, t->region->per_node, job()->rank);
+    pthread_mutex_lock(&nodeq.lock);
+    if (arrivals.point != point)
+        arrivals.point = point, arrivals.count = 0;
+    bool last = ++arrivals.count >= here;
+    pthread_mutex_unlock(&nodeq.lock);
+    if (last) {
+        struct offer_call c = {.op = OFFER_PUBLISH, .nodes = nodes, .node = job()->rank,
+                               .point = point};
         queue_call(&c);
         queue_call_end(0);
-    } else if (tasks_may_come)
-        steal_until(nodes, point);
+    }
+    steal_until(nodes, t->team_nodes, point);
 }
 
 /* ---- tracked tasks: proxy, detached, and those that depend on them ------- */
