@@ -1085,7 +1085,7 @@ static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, u
 }
 
 /* A node at a barrier or the region's end, its own tasks done: the other
- * nodes' offered tasks (the team's nodes, 0 to `nodes` - 1), until every
+ * nodes' offered tasks (the team's nodes, 0 to team_nodes - 1), until every
  * one of them has passed this point. The victims in turn from the next
  * node after this one (each node starts elsewhere, so thieves spread
  * over the creators); a victim that has passed the point and had nothing
