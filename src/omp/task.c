@@ -1045,7 +1045,6 @@ static uint32_t us_of(uint64_t ns) { return ns / 1000 < UINT32_MAX ? (uint32_t)(
  * thread's shared stack (omp_run_shared), so that the tasks it makes may
  * be offered in turn. */
 struct stolen {
-    struct node_tasks *nodes;
     int                victim;
     kmp_task_t        *task;
     uint64_t           took;
@@ -1076,7 +1075,7 @@ static void run_stolen_call(void *arg)
 
 static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, uint64_t took)
 {
-    struct stolen s = {.nodes = nodes, .victim = victim, .task = task, .took = took};
+    struct stolen s = {.victim = victim, .task = task, .took = took};
     omp_run_shared(run_stolen_call, &s);
     stats_add(STAT_PAR_TASKS_STOLEN, 1);
     struct offer_call c = {.op = OFFER_DONE, .nodes = nodes, .node = victim, .task = task};
