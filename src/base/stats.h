@@ -103,6 +103,7 @@
     X(PAR_TASKS_RUN,       "OpenMP tasks run on this node")                    \
     X(PAR_TASKS_OFFERED,   "OpenMP tasks put where other nodes can take them") \
     X(PAR_TASKS_STOLEN,    "OpenMP tasks taken from another node and run here") \
+    X(PAR_TASKS_TAKEN_BACK, "of which descendants of this node's, taken while it waited") \
     X(PAR_TASK_KINDS_KEPT, "kinds of OpenMP task kept here: slower to move than to run elsewhere") \
     X(PAR_REPARTITIONS,    "profiled loops re-partitioned by measured speed")  \
     X(PAR_PROFILE_STOPS,   "profiled loops that stopped profiling (Fig. 4's stop rule)") \

@@ -108,6 +108,11 @@ struct task_prefix {
     struct queued_task *q;
     /* The cancel word of its taskgroup (below), for the node that runs it. */
     int            *cancel;
+    /* Where its chain of ancestors last left the node that made it
+     * (chain_from): a node and that node's record of the task taken from
+     * it; 0: the chain begins at an implicit task there. */
+    uint64_t        from;
+    uint64_t        unused; /* to a multiple of 16 bytes */
     union {
         /* Taken by another node: what running it there cost (run_stolen),
          * for its creator's cut-off (queue_call_end). */
@@ -360,17 +365,75 @@ static bool group_cancelled(const struct task_rec *r)
 static void run(kmp_int32 gtid, kmp_task_t *task);
 static void finish_part_locked(struct tracked *tr);
 
-/* Whether the queued task descends from the task of record `a`. Depths
- * fall by one a level up, so the walk stops above a's depth: a task not
- * below `a` costs the difference of their depths, not its own depth
- * (BOTS uts on 2 x 2, a tree 1,572 deep, spent 62 % of its time walking
- * to the root for every queued task a taskwait passed over). */
-static bool descends(const struct queued_task *q, const struct task_rec *a)
+/* A task taken from another node, as the node that runs it records it
+ * (run_stolen_call): the only record whose parent is NULL at a depth
+ * above 0 (an implicit task's is at 0). Its ancestors are on other
+ * nodes; `self` names it to the nodes below it (chain_from), `from` is
+ * where its own chain last left its creator's node (its prefix's). */
+struct stolen_rec {
+    struct task_rec rec;
+    uint64_t        self; /* its creator's node and that node's record of it */
+    uint64_t        from;
+};
+
+/* A chain's crossing: a node and that node's record (struct queued_task)
+ * of a task another node took; 0: none. Shared-region addresses and
+ * malloc's lie below 2^48. */
+static uint64_t chain_mark(int node, const struct queued_task *q)
 {
-    for (const struct task_rec *r = q->parent; r && r->depth >= a->depth; r = r->parent)
+    return (uint64_t)node << 48 | (uint64_t)(uintptr_t)q;
+}
+static int chain_node(uint64_t m) { return (int)(m >> 48); }
+static struct queued_task *chain_record(uint64_t m)
+{
+    return (struct queued_task *)(uintptr_t)(m & ((UINT64_C(1) << 48) - 1));
+}
+
+/* The task taken from another node at the root of the running task's
+ * ancestors on this node (chain_mark of it); 0: they begin at this
+ * thread's implicit task. A task made now carries it (prefix->from), so
+ * the node it was taken from can tell that the new task descends from
+ * one of its own (descends_rec) — a thread waiting there for that one
+ * may run it. */
+static uint64_t chain_from(void)
+{
+    const struct task_rec *r = current_rec();
+    while (r->parent)
+        r = r->parent;
+    return r->depth > 0 ? ((const struct stolen_rec *)r)->self : 0;
+}
+
+/* Whether the task of record r, or one of its ancestors, is the task of
+ * record `a`. Depths fall by one a level up, so the walk stops above a's
+ * depth: a task not below `a` costs the difference of their depths, not
+ * its own depth (BOTS uts on 2 x 2, a tree 1,572 deep, spent 62 % of its
+ * time walking to the root for every queued task a taskwait passed
+ * over). At a task taken from another node the walk goes on where its
+ * chain last left this node, if it did (a task of this node taken by
+ * another, whose descendant this node took back: struct stolen_rec);
+ * a chain through a third node is not followed (its records are there):
+ * the answer is then no, which only keeps a task where it is. */
+static bool descends_rec(const struct task_rec *r, const struct task_rec *a)
+{
+    while (r && r->depth >= a->depth) {
         if (r == a)
             return true;
+        if (r->parent || r->depth == 0) {
+            r = r->parent;
+            continue;
+        }
+        uint64_t from = ((const struct stolen_rec *)r)->from;
+        if (!from || chain_node(from) != job()->rank)
+            return false;
+        r = chain_record(from)->parent;
+    }
     return false;
+}
+
+/* Whether the queued task descends from the task of record `a`. */
+static bool descends(const struct queued_task *q, const struct task_rec *a)
+{
+    return descends_rec(q->parent, a);
 }
 
 static bool run_one_locked(void);
@@ -595,6 +658,7 @@ struct node_tasks {
     uint32_t ndone;      /* done[0 .. ndone): taken by another node and complete */
     uint32_t unused;
     uint64_t ring[OFFER_RING];
+    uint64_t from[OFFER_RING]; /* each ring entry's prefix->from */
     uint64_t done[OFFER_RING];
 };
 
@@ -772,13 +836,13 @@ static bool offerable(kmp_task_t *task)
 
 /* ---- the queues' operations, under their node's dsm lock ---- */
 
-enum offer_op { OFFER_PUT, OFFER_TAKE_OWN, OFFER_STEAL, OFFER_DONE, OFFER_PUBLISH };
+enum offer_op { OFFER_PUT, OFFER_TAKE_OWN, OFFER_STEAL, OFFER_TAKE_BACK, OFFER_DONE, OFFER_PUBLISH };
 
 struct offer_call {
     enum offer_op      op;
     struct node_tasks *nodes;
     int                node;     /* whose queue */
-    kmp_task_t        *task;     /* PUT, DONE: the task; TAKE_OWN, STEAL: the one taken */
+    kmp_task_t        *task;     /* PUT, DONE: the task; TAKE_OWN, STEAL, TAKE_BACK: the one taken */
     uint64_t           point;    /* PUBLISH: the point passed; STEAL: the one waited at */
     int                harvested; /* PUT, TAKE_OWN: completions now in offer.harvest */
     bool               ok;       /* PUT: queued; STEAL: the node has passed `point` */
@@ -805,6 +869,19 @@ static int harvest(struct node_tasks *q)
     return n;
 }
 
+/* Takes entry i (an index of ring[head .. tail)) out of the ring, the
+ * later ones moving down a place (caller holds the queue's lock). */
+static kmp_task_t *ring_remove(struct node_tasks *q, uint32_t i)
+{
+    kmp_task_t *t = (kmp_task_t *)(uintptr_t)q->ring[i % OFFER_RING];
+    for (uint32_t j = i + 1; j != q->tail; j++) {
+        q->ring[(j - 1) % OFFER_RING] = q->ring[j % OFFER_RING];
+        q->from[(j - 1) % OFFER_RING] = q->from[j % OFFER_RING];
+    }
+    q->tail--;
+    return t;
+}
+
 /* Off the master's shared stack (base/stack.h): the lock's acquire may
  * invalidate the very pages of the caller's frames. */
 static void offer_call(void *arg)
@@ -818,8 +895,10 @@ static void offer_call(void *arg)
     case OFFER_PUT:
         c.harvested = harvest(q);
         c.ok = q->tail - q->head < OFFER_RING;
-        if (c.ok)
+        if (c.ok) {
+            q->from[q->tail % OFFER_RING] = prefix_of(c.task)->from;
             q->ring[q->tail++ % OFFER_RING] = (uintptr_t)c.task;
+        }
         break;
     case OFFER_TAKE_OWN: /* the newest this thread may start (run_one_locked) */
         c.harvested = harvest(q);
@@ -828,10 +907,7 @@ static void offer_call(void *arg)
             kmp_task_t *t = (kmp_task_t *)(uintptr_t)q->ring[(i - 1) % OFFER_RING];
             if (current && !descends(prefix_of(t)->q, current))
                 continue;
-            c.task = t;
-            for (uint32_t j = i; j != q->tail; j++)
-                q->ring[(j - 1) % OFFER_RING] = q->ring[j % OFFER_RING];
-            q->tail--;
+            c.task = ring_remove(q, i - 1);
             break;
         }
         break;
@@ -839,6 +915,17 @@ static void offer_call(void *arg)
         c.task = q->head != q->tail ? (kmp_task_t *)(uintptr_t)q->ring[q->head++ % OFFER_RING]
                                     : NULL;
         c.ok = q->published >= c.point;
+        break;
+    case OFFER_TAKE_BACK: /* the oldest that descends from the task this thread waits in */
+        c.task = NULL;
+        for (uint32_t i = q->head; i != q->tail; i++) {
+            uint64_t from = q->from[i % OFFER_RING];
+            if (from && chain_node(from) == job()->rank &&
+                descends_rec(chain_record(from)->parent, current_rec())) {
+                c.task = ring_remove(q, i);
+                break;
+            }
+        }
         break;
     case OFFER_DONE:
         if (q->ndone >= OFFER_RING)
@@ -854,7 +941,7 @@ static void offer_call(void *arg)
     sync_unlock(id);
     if (c.op == OFFER_PUT && c.ok)
         trace_task(TRACE_TASK_OFFERED, c.node, c.task, t0);
-    else if (c.op == OFFER_STEAL)
+    else if (c.op == OFFER_STEAL || c.op == OFFER_TAKE_BACK)
         trace_task(TRACE_TASK_TAKEN, c.node, c.task, t0);
     else if (c.op == OFFER_DONE)
         trace_task(TRACE_TASK_DONE, c.node, c.task, t0);
@@ -1000,12 +1087,26 @@ static void pause_locked(unsigned *us)
 
 static bool take_fulfilments(void);
 
+static bool take_back(void);
+
+/* One wait of a thread for a count (wait_zero_locked): the pause while
+ * nothing comes, and when next to try taking a descendant back from
+ * another node (take_back: a lock's round trip; after each that found
+ * nothing the next comes twice as many polls later, at most
+ * TAKE_BACK_GAP). */
+#define TAKE_BACK_GAP 64
+struct waiting {
+    unsigned us;
+    unsigned polls, next_back, gap;
+};
+
 /* Nothing to run now: waits for *count to change — for a task of this
  * node to be queued or to complete, or (polled, with a pause growing
  * while nothing comes) for another node to complete a task this node
- * offered or to fulfil an event of a task here (below). Caller holds
- * nodeq.lock. */
-static void await_locked(const int *count, unsigned *us)
+ * offered or to fulfil an event of a task here (below); meanwhile it may
+ * run a descendant of the waited task that another node offered
+ * (take_back). Caller holds nodeq.lock. */
+static void await_locked(const int *count, struct waiting *w)
 {
     bool offered = offered_out > 0, events = shared_events > 0;
     if (!offered && !events) {
@@ -1016,24 +1117,29 @@ static void await_locked(const int *count, unsigned *us)
     bool changed = offered && offered_work();
     if (events && take_fulfilments())
         changed = true;
+    if (!changed && offered && w->polls++ == w->next_back) {
+        changed = take_back();
+        w->gap = changed || !w->gap ? 1 : w->gap < TAKE_BACK_GAP ? w->gap * 2 : TAKE_BACK_GAP;
+        w->next_back = w->polls + w->gap - 1;
+    }
     pthread_mutex_lock(&nodeq.lock);
     if (changed)
-        *us = 0;
+        w->us = 0;
     else if (*count > 0)
-        pause_locked(us);
+        pause_locked(&w->us);
 }
 
 /* Until *count is 0, running what this thread may run meanwhile (caller
  * holds nodeq.lock). */
 static void wait_zero_locked(const int *count)
 {
-    unsigned us = 0;
+    struct waiting w = {0};
     while (*count > 0) {
         if (run_one_locked()) {
-            us = 0;
+            w.us = 0;
             continue;
         }
-        await_locked(count, &us);
+        await_locked(count, &w);
     }
 }
 
@@ -1055,16 +1161,18 @@ static void run_stolen_call(void *arg)
     const struct stolen *s = arg;
     kmp_task_t *task = s->task;
     uint64_t faults = coherence_thread_fault_ns(), began = clock_ns();
-    struct task_rec rec = {.children = 0, .group = NULL, .parent = NULL,
-                           .depth = prefix_of(task)->depth, .cancel = prefix_of(task)->cancel,
-                           .data_private = !mem_contains(task)};
+    struct task_prefix *p = prefix_of(task);
+    struct stolen_rec stolen = {
+        .rec = {.children = 0, .group = NULL, .parent = NULL, .depth = p->depth,
+                .cancel = p->cancel, .data_private = !mem_contains(task)},
+        .self = chain_mark(s->victim, p->q), .from = p->from};
     struct task_rec *outer = current;
-    current = &rec;
+    current = &stolen.rec;
     uint64_t t0 = TRACE_ON ? clock_ns() : 0;
     sync_refresh_begin(); /* its creator's writes reach a task that polls (sync/refresh.c) */
     run(omp_self_owing()->gtid, task);
-    if (__atomic_load_n(&rec.children, __ATOMIC_ACQUIRE) > 0)
-        run_until_zero(&rec.children);
+    if (__atomic_load_n(&stolen.rec.children, __ATOMIC_ACQUIRE) > 0)
+        run_until_zero(&stolen.rec.children);
     sync_refresh_end();
     uint64_t moved = (began - s->took) + (coherence_thread_fault_ns() - faults);
     prefix_of(task)->stolen_us = us_of(clock_ns() - s->took);
@@ -1081,6 +1189,38 @@ static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, u
     struct offer_call c = {.op = OFFER_DONE, .nodes = nodes, .node = victim, .task = task};
     queue_call(&c);
     queue_call_end(0);
+}
+
+/* A thread waiting for tasks of its node that other nodes took (in a
+ * taskwait, a taskgroup's end, a barrier): the oldest task another node
+ * offered that descends from the task it waits in — made below one of
+ * the taken ones (prefix->from) — run here, as OpenMP lets a waiting
+ * task start its descendants. Without it the first split of a recursion
+ * stayed: BOTS fib on 2 nodes ran fib(n-1) on the thief and fib(n-2) on
+ * the creator, which then waited out the difference. One victim a call,
+ * in turn; returns whether a task was run. */
+static bool take_back(void)
+{
+    static __thread int victim;
+    struct node_tasks *nodes = team_queues();
+    if (!nodes)
+        return false;
+    int team_nodes = omp_self_owing()->team_nodes, me = job()->rank;
+    if (me >= team_nodes || __atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE))
+        return false;
+    do
+        victim = (victim + 1) % team_nodes;
+    while (victim == me);
+    struct offer_call c = {.op = OFFER_TAKE_BACK, .nodes = nodes, .node = victim};
+    uint64_t took = clock_ns();
+    queue_call(&c);
+    queue_call_end(0);
+    __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
+    if (!c.task)
+        return false;
+    stats_add(STAT_PAR_TASKS_TAKEN_BACK, 1);
+    run_stolen(nodes, victim, c.task, took);
+    return true;
 }
 
 /* A node at a barrier or the region's end, its own tasks done: the other
@@ -1797,6 +1937,8 @@ kmp_task_t *__kmpc_omp_task_alloc(ident_t *loc, kmp_int32 gtid, kmp_int32 flags,
     prefix_of(t)->flags = flags | (in_final ? TASK_FINAL : 0);
     prefix_of(t)->shareds_len = (uint32_t)sizeof_shareds;
     prefix_of(t)->depth = current_rec()->depth + 1;
+    if (mem_contains(t) && !proxy)
+        prefix_of(t)->from = chain_from();
     return t;
 }
 
@@ -2037,10 +2179,10 @@ void __kmpc_omp_task_complete_if0(ident_t *loc, kmp_int32 gtid, kmp_task_t *task
     struct task_prefix *p = prefix_of(task);
     if (p->flags & TASK_DETACHABLE) { /* undeferred: complete once its event is fulfilled */
         pthread_mutex_lock(&nodeq.lock);
-        unsigned us = 0;
+        struct waiting w = {0};
         while (p->parts > 0)
             if (!run_one_locked())
-                await_locked(&p->parts, &us);
+                await_locked(&p->parts, &w);
         pthread_mutex_unlock(&nodeq.lock);
     }
     task_free(task);
