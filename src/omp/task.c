@@ -1183,6 +1183,21 @@ static void run_stolen_call(void *arg)
 
 static void release_ran(void *arg) { (void)arg; } /* nothing more to do once it has */
 
+/* A take from another node's queue (OFFER_STEAL, OFFER_TAKE_BACK): one in
+ * flight per node. take_claim claims it (false: another thread of this
+ * node is taking one); take_claimed makes the take at c->node and gives
+ * the claim up, returning when the take began. */
+static bool take_claim(void) { return !__atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE); }
+
+static uint64_t take_claimed(struct offer_call *c)
+{
+    uint64_t took = clock_ns();
+    queue_call(c);
+    queue_call_end(0);
+    __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
+    return took;
+}
+
 static void run_stolen(struct node_tasks *nodes, int victim, kmp_task_t *task, uint64_t took)
 {
     struct stolen s = {.victim = victim, .task = task, .took = took};
@@ -1216,16 +1231,13 @@ static bool take_back(void)
     if (!nodes)
         return false;
     int team_nodes = omp_self_owing()->team_nodes, me = job()->rank;
-    if (me >= team_nodes || __atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE))
+    if (me >= team_nodes || !take_claim())
         return false;
     do
         victim = (victim + 1) % team_nodes;
     while (victim == me);
     struct offer_call c = {.op = OFFER_TAKE_BACK, .nodes = nodes, .node = victim};
-    uint64_t took = clock_ns();
-    queue_call(&c);
-    queue_call_end(0);
-    __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
+    uint64_t took = take_claimed(&c);
     if (!c.task)
         return false;
     stats_add(STAT_PAR_TASKS_TAKEN_BACK, 1);
@@ -1250,16 +1262,13 @@ static void steal_until(struct node_tasks *nodes, int team_nodes, uint64_t point
     while (left > 0) {
         if (__atomic_load_n(&nodeq.outstanding, __ATOMIC_ACQUIRE) > 0)
             run_until_zero(&nodeq.outstanding); /* what a stolen task made here */
-        if (!__atomic_exchange_n(&offer.stealing, 1, __ATOMIC_ACQUIRE)) {
+        if (take_claim()) {
             do
                 victim = (victim + 1) % team_nodes;
             while (victim == me || passed[victim]);
             struct offer_call c = {.op = OFFER_STEAL, .nodes = nodes, .node = victim,
                                    .point = point};
-            uint64_t took = clock_ns();
-            queue_call(&c);
-            queue_call_end(0);
-            __atomic_store_n(&offer.stealing, 0, __ATOMIC_RELEASE);
+            uint64_t took = take_claimed(&c);
             if (c.task) {
                 run_stolen(nodes, victim, c.task, took);
                 us = 0;
