@@ -52,6 +52,7 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -70,6 +71,7 @@
 #include "mem/mem.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
+#include "omp/task_lists.h"
 #include "sync/sync.h"
 
 typedef kmp_int32 (*kmp_routine_entry_t)(kmp_int32, void *);
@@ -253,7 +255,8 @@ struct taskgroup {
 struct taskgroup *omp_taskgroup_outer(struct taskgroup *g) { return g->outer; }
 struct omp_taskred **omp_taskgroup_reduction(struct taskgroup *g) { return &g->reduction; }
 struct queued_task {
-    struct queued_task *next;
+    struct task_link    link;     /* on a list of the node's (task_lists.h) */
+    struct queued_task *next;     /* on nodeq.to_offer */
     kmp_task_t         *task;
     kmp_int32           gtid;
     struct task_rec    *parent;
@@ -321,11 +324,12 @@ struct tracked {
 static DSM_STATE struct {
     pthread_mutex_t     lock;  /* the queue and every count below and in records */
     pthread_cond_t      done;  /* a task finished, or one was queued */
-    /* Newest first, taken from the top: a waiting task then mostly runs
-     * its own children, depth first, as libomp's own deque does, and the
-     * nesting of waits stays as deep as the program's tasks (taken oldest
-     * first, fib(15)'s waits nested hundreds deep). */
-    struct queued_task *top;
+    /* Each thread's, newest first, taken from the top by their thread: a
+     * waiting task then mostly runs its own children, depth first, as
+     * libomp's own deque does, and the nesting of waits stays as deep as
+     * the program's tasks (taken oldest first, fib(15)'s waits nested
+     * hundreds deep); other threads take the oldest (run_one_locked). */
+    struct task_lists   lists;
     /* Dependent tasks just released that may leave the node: offered by
      * the next of the node's threads at a waiting point (run_one_locked),
      * as the releasing one may hold the queues' lock (queue_call_end). */
@@ -499,31 +503,75 @@ static void run_queued_locked(struct queued_task *q)
 
 static bool offer_queued(struct queued_task *q, bool make_room);
 
-/* Runs one queued task that this thread may run now; caller holds
- * nodeq.lock, which is dropped while it runs. A thread waiting inside an
- * explicit task may only start its descendants (OpenMP's task scheduling
- * constraint: a task waiting on it could hold a lock or critical section
- * another task needs); in its implicit task, any. Returns false when no
- * queued task qualified. */
+static struct queued_task *queued_of(struct task_link *k)
+{
+    return k ? (struct queued_task *)((char *)k - offsetof(struct queued_task, link)) : NULL;
+}
+
+/* Whether this thread may start queued task q now: a thread waiting
+ * inside an explicit task may only start its descendants (OpenMP's task
+ * scheduling constraint: a task waiting on it could hold a lock or
+ * critical section another task needs); in its implicit task, any. */
+static bool may_start(const struct queued_task *q)
+{
+    return !current || descends(q, current);
+}
+
+/* Queues q on this thread's list (the common list where it has none) and
+ * wakes the node's waiting threads. Caller holds nodeq.lock. */
+static void queue_locked(struct queued_task *q)
+{
+    struct task_list *mine = task_list_mine(&nodeq.lists, &nodeq.lock);
+    task_list_push(&nodeq.lists, mine ? mine : &nodeq.lists.common, &q->link);
+    pthread_cond_broadcast(&nodeq.done);
+}
+
+/* The queued task this thread takes next, if any may start: the newest of
+ * its own — only the newest: what a thread queued while it ran the task
+ * it waits in lies above all it queued before, and descends from that
+ * task, while all below it was queued before and cannot (a thread runs
+ * every task it starts to its end, an untied one too) — else the first
+ * of the common list that may start, else the oldest of another thread's
+ * if it may (libomp's thieves look at the oldest alone too: a thread
+ * runs every task it queued, or waits for it, so nothing is left behind
+ * for want of a thief that looks deeper). */
+static struct queued_task *next_queued_locked(void)
+{
+    struct task_lists *ls = &nodeq.lists;
+    struct task_list *mine = task_list_mine(ls, &nodeq.lock);
+    struct queued_task *q;
+    if (mine && (q = queued_of(mine->newest)) && may_start(q))
+        return q;
+    for (struct task_link *k = ls->common.newest; k; k = k->older)
+        if (may_start(q = queued_of(k)))
+            return q;
+    int me = mine ? (int)(mine - ls->own) : 0;
+    for (int i = 1; i <= TASK_LISTS; i++) {
+        int s = (me + i) % TASK_LISTS;
+        if ((ls->used >> s & 1) && (q = queued_of(ls->own[s].oldest)) && may_start(q))
+            return q;
+    }
+    return NULL;
+}
+
+/* Offers a released dependent task, or runs one queued task that this
+ * thread may start (next_queued_locked); caller holds nodeq.lock, which
+ * is dropped meanwhile. Returns false when there was nothing to do. */
 static bool run_one_locked(void)
 {
-    struct queued_task **pp = &nodeq.top, *q;
+    struct queued_task *q;
     if ((q = nodeq.to_offer)) { /* offering one starts nothing: any thread may */
         nodeq.to_offer = q->next;
         pthread_mutex_unlock(&nodeq.lock);
         bool offered = offer_queued(q, false);
         pthread_mutex_lock(&nodeq.lock);
-        if (!offered) { /* the queue is full: the node's threads run it */
-            q->next = nodeq.top;
-            nodeq.top = q;
-        }
+        if (!offered) /* the queue is full: the node's threads run it */
+            task_list_push(&nodeq.lists, &nodeq.lists.common, &q->link);
         return true;
     }
-    while ((q = *pp) && current && !descends(q, current))
-        pp = &q->next;
-    if (!q)
+    if (!(q = next_queued_locked()))
         return false;
-    *pp = q->next;
+    task_list_remove(&nodeq.lists, &q->link);
     run_queued_locked(q);
     return true;
 }
@@ -1315,9 +1363,13 @@ static bool tool_defers(void)
 }
 
 /* Whether a task this thread cannot offer is queued, not run at once:
- * the node has other threads of the team, throttling is off, or a tool
- * is attached (above). */
-static bool defers(void) { return smp_multi() || queue_all || tool_defers(); }
+ * the node has other threads of the team (unless this thread's own list
+ * is full: task_lists.h), throttling is off, or a tool is attached
+ * (above). */
+static bool defers(void)
+{
+    return (smp_multi() && !task_list_mine_full(&nodeq.lists)) || queue_all || tool_defers();
+}
 
 static void defer(kmp_int32 gtid, kmp_task_t *task)
 {
@@ -1333,9 +1385,7 @@ static void defer(kmp_int32 gtid, kmp_task_t *task)
     if (q->group)
         q->group->count++;
     __atomic_fetch_add(&nodeq.outstanding, 1, __ATOMIC_RELAXED);
-    q->next = nodeq.top;
-    nodeq.top = q;
-    pthread_cond_broadcast(&nodeq.done);
+    queue_locked(q);
     pthread_mutex_unlock(&nodeq.lock);
 }
 
@@ -1387,7 +1437,7 @@ static bool gather_passed(const struct gather_wait *w)
  * without the lock; run_one_locked decides under it). */
 static bool gather_moved(void *arg)
 {
-    return gather_passed(arg) || __atomic_load_n(&nodeq.top, __ATOMIC_ACQUIRE) != NULL;
+    return gather_passed(arg) || __atomic_load_n(&nodeq.lists.queued, __ATOMIC_ACQUIRE) > 0;
 }
 
 static void gather_node_threads(int here)
@@ -1611,9 +1661,11 @@ static void add_deps(struct tracked *tr, int n, const struct kmp_depend_info *d,
  * release of them under the same lock. */
 static void release_locked(struct tracked *tr)
 {
-    struct queued_task **to = tr->waiting->movable ? &nodeq.to_offer : &nodeq.top;
-    tr->waiting->next = *to;
-    *to = tr->waiting;
+    if (tr->waiting->movable) {
+        tr->waiting->next = nodeq.to_offer;
+        nodeq.to_offer = tr->waiting;
+    } else /* not this thread's: its parent may wait on any thread */
+        task_list_push(&nodeq.lists, &nodeq.lists.common, &tr->waiting->link);
     tr->waiting = NULL;
     pthread_cond_broadcast(&nodeq.done);
 }
@@ -1708,11 +1760,9 @@ static void submit_tracked(kmp_int32 gtid, kmp_task_t *task, int ndeps,
         stats_add(STAT_PAR_TASKS_DEFERRED, 1);
     if (held)
         tr->waiting = q;
-    else if (queued) {
-        q->next = nodeq.top;
-        nodeq.top = q;
-        pthread_cond_broadcast(&nodeq.done);
-    } else
+    else if (queued)
+        queue_locked(q);
+    else
         run_queued_locked(q);
     pthread_mutex_unlock(&nodeq.lock);
 }
