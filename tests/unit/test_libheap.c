@@ -2,12 +2,14 @@
  * every size hold what is written to them without overlapping, calloc
  * zeroes reused blocks, realloc keeps contents, alignments are kept, a
  * block the C library allocated is freed by it, the sort sorts and is
- * stable, and a signal handler that allocates and frees while the
+ * stable, a signal handler that allocates and frees while the
  * interrupted code is inside the allocator neither deadlocks nor corrupts
- * (the C library's malloc would deadlock there). */
+ * (the C library's malloc would deadlock there), and the blocks a thread
+ * keeps for itself go back to the lists when it ends. */
 #define DSM_LIBHEAP_ITSELF /* call libheap_* by name; malloc is the C library's */
 #include "base/libheap.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -204,8 +206,40 @@ static void handler_inside_the_allocator(void)
         libheap_free(ring[i]);
 }
 
+/* A thread frees 8 blocks of a size no other test uses into its own
+ * cache and ends: the next 8 of that size taken here are those. */
+#define CACHED 8
+#define CACHED_SIZE 200
+static void *free_into_own_cache(void *arg)
+{
+    void **blocks = arg;
+    for (int i = 0; i < CACHED; i++)
+        blocks[i] = libheap_malloc(CACHED_SIZE);
+    for (int i = 0; i < CACHED; i++)
+        libheap_free(blocks[i]);
+    return NULL;
+}
+
+static void ended_threads_blocks_reused(void)
+{
+    void *theirs[CACHED], *mine[CACHED];
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, free_into_own_cache, theirs) == 0);
+    pthread_join(t, NULL);
+    int reused = 0;
+    for (int i = 0; i < CACHED; i++) {
+        mine[i] = libheap_malloc(CACHED_SIZE);
+        for (int j = 0; j < CACHED; j++)
+            reused += mine[i] == theirs[j];
+    }
+    CHECK(reused == CACHED);
+    for (int i = 0; i < CACHED; i++)
+        libheap_free(mine[i]);
+}
+
 int main(void)
 {
+    ended_threads_blocks_reused();
     sizes_hold_their_bytes();
     calloc_zeroes_reused_blocks();
     realloc_keeps_contents();
