@@ -93,10 +93,10 @@ bench: all
 
 # The many-core bundle (issue 60): everything bench/scale runs, with the
 # libraries it loads, in scale-bundle/ (docs/performance.md "Many cores").
-# SPLASH3=, NPB_C=, NPB_F= name the fetched source trees (each optional).
+# SPLASH3=, NPB_C=, NPB_F=, BOTS= name the fetched source trees (each optional).
 scale-bundle: all
 	@bench/scale-bundle --build $(BUILD) $(if $(SPLASH3),--splash3 $(SPLASH3)) \
-	    $(if $(NPB_C),--npb-c $(NPB_C)) $(if $(NPB_F),--npb-f $(NPB_F))
+	    $(if $(NPB_C),--npb-c $(NPB_C)) $(if $(NPB_F),--npb-f $(NPB_F)) $(if $(BOTS),--bots $(BOTS))
 
 # dsmrun, dsmcc, libdsm (libdsm.so.ABI and libdsm.a), libdsm-start, the headers
 # and macro files, dsm.pc and the CMake package (lib/cmake/dsm): under PREFIX
