@@ -1,7 +1,7 @@
 #include "base/stats.h"
 #include "base/state.h"
 
-DSM_STATE _Atomic uint64_t stats_counters[STAT_COUNT];
+DSM_STATE struct stats_shard stats_shards[STATS_SHARDS];
 DSM_STATE _Atomic uint64_t stats_msgs_by_type[STATS_MSG_TYPES];
 DSM_STATE _Atomic uint64_t stats_bytes_by_type[STATS_MSG_TYPES];
 

@@ -72,12 +72,10 @@ void service_plan_decide(int setting, int threads, int nodes, int nodes_here, in
             if (CPU_ISSET(c, &set))
                 cpus[n++] = c;
     service_plan = service_plan_make(cpus, n, setting, threads, nodes, nodes_here, index_here);
-    atomic_store_explicit(&stats_counters[STAT_SVC_POLLING], service_plan.polls ? 1 : 0,
-                          memory_order_relaxed);
+    stats_set(STAT_SVC_POLLING, service_plan.polls ? 1 : 0);
     /* For the report's line on CPUs shared by the nodes (report.c). */
-    atomic_store_explicit(&stats_counters[STAT_HOST_CPUS], (uint64_t)n, memory_order_relaxed);
-    atomic_store_explicit(&stats_counters[STAT_HOST_NODES], (uint64_t)(nodes_here > 0 ? nodes_here : 1),
-                          memory_order_relaxed);
+    stats_set(STAT_HOST_CPUS, (uint64_t)n);
+    stats_set(STAT_HOST_NODES, (uint64_t)(nodes_here > 0 ? nodes_here : 1));
 }
 
 void service_pin(void)

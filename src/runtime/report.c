@@ -73,7 +73,7 @@ void dsm_stats_reset(void)
     for (int i = 0; i < STAT_COUNT; i++)
         /* set once, before any reset */
         if (i != STAT_T_STARTUP_NS && i != STAT_SVC_POLLING && i != STAT_HOST_CPUS && i != STAT_HOST_NODES)
-            atomic_store_explicit(&stats_counters[i], 0, memory_order_relaxed);
+            stats_set((enum stats_counter)i, 0);
     for (int i = 0; i < STATS_MSG_TYPES; i++) {
         atomic_store_explicit(&stats_msgs_by_type[i], 0, memory_order_relaxed);
         atomic_store_explicit(&stats_bytes_by_type[i], 0, memory_order_relaxed);
@@ -87,8 +87,7 @@ void dsm_stats_reset(void)
  * since dsm_stats_reset). */
 static void take(struct node_report *r)
 {
-    atomic_store_explicit(&stats_counters[STAT_T_TOTAL_NS], clock_ns() - rep.start_ns,
-                          memory_order_relaxed);
+    stats_set(STAT_T_TOTAL_NS, clock_ns() - rep.start_ns);
     for (int c = 0; c < STAT_COUNT; c++)
         r->counters[c] = stats_get((enum stats_counter)c);
     for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {

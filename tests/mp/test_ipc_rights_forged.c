@@ -197,7 +197,7 @@ int main(int argc, char **argv)
         struct dsm_msg m = take(inbox);
         MP_CHECK(m.src_node == 1, "node 1's word");
         dsm_msg_free(&m);
-        uint64_t refused = atomic_load(&stats_counters[STAT_IPC_REFUSED]);
+        uint64_t refused = stats_get(STAT_IPC_REFUSED);
         MP_CHECK(refused == 5, "5 forgeries refused, %llu counted", (unsigned long long)refused);
         MP_CHECK(dsm_msg_recv(victim.port, &m, 0.05) == -ETIMEDOUT, "nothing forged was delivered");
 
