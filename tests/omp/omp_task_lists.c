@@ -20,43 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define BOUND_MS 30000 /* a bound, not a timing: a wait past it fails */
+#include "omp_bounded_wait.h"
+
 #define MADE     1000
 #define LIST_MAX 256
 
 static int failed;
-static int started, first[2] = {-1, -1}, gave_up;
+static int started, first[2] = {-1, -1};
 static int ran, all_made;
-
-static int read_int(int *p)
-{
-    int v;
-#pragma omp atomic read
-    v = *p;
-    return v;
-}
-
-static void add_int(int *p, int v)
-{
-#pragma omp atomic
-    *p += v;
-}
-
-/* Until *p is at least v: whether it came within the bound. */
-static int wait_for(int *p, int v)
-{
-    for (int ms = 0; ms < BOUND_MS; ms++) {
-        if (read_int(p) >= v)
-            return 1;
-        if (read_int(&gave_up))
-            return 0;
-        usleep(1000);
-    }
-    add_int(&gave_up, 1);
-    return 0;
-}
 
 static void check(int ok, const char *what)
 {

@@ -22,42 +22,12 @@
 #include <dsm.h>
 #include <omp.h>
 #include <stdio.h>
-#include <unistd.h>
 
-#define BOUND_MS 30000 /* a bound, not a timing: a wait past it fails */
+#include "omp_bounded_wait.h"
 
 static int nodes, failed;
 static int t_started, t_node = -1;
 static int children_on[64]; /* children of T started, per node */
-static int gave_up;         /* a wait ran out: the others do not wait */
-
-static int read_int(int *p)
-{
-    int v;
-#pragma omp atomic read
-    v = *p;
-    return v;
-}
-
-static void add_int(int *p, int v)
-{
-#pragma omp atomic
-    *p += v;
-}
-
-/* Until *p is at least v: whether it came within the bound. */
-static int wait_for(int *p, int v)
-{
-    for (int ms = 0; ms < BOUND_MS; ms++) {
-        if (read_int(p) >= v)
-            return 1;
-        if (read_int(&gave_up))
-            return 0;
-        usleep(1000);
-    }
-    add_int(&gave_up, 1);
-    return 0;
-}
 
 static void child(void)
 {
