@@ -216,30 +216,6 @@ static void put_listed(void *block, unsigned i)
     stack_private(put_op, &op);
 }
 
-/* A thread ends: its cached blocks go back to the lists. */
-static void cache_flush(void *arg)
-{
-    (void)arg;
-    cached = false;
-    cache_ended = true; /* a later destructor's malloc does not start it again */
-    for (unsigned i = 0; i < CACHED_LISTS; i++)
-        while (cache[i].head) {
-            struct free_block *b = cache[i].head;
-            cache[i].head = b->next;
-            cache[i].n--;
-            put_listed(b, i);
-        }
-}
-
-static void cache_key_create(void) { cache_keyed = pthread_key_create(&cache_key, cache_flush) == 0; }
-
-/* Starts this thread's cache, if its end can empty it. */
-static void cache_start(void)
-{
-    pthread_once(&cache_once, cache_key_create);
-    cached = cache_keyed && pthread_setspecific(cache_key, (void *)1) == 0;
-}
-
 /* Inside (above) while the cache changes: a fault handler's call meanwhile
  * leaves it alone. The signal fences keep the compiler from moving the
  * cache's loads and stores out from between. */
@@ -277,6 +253,26 @@ static bool cache_put(void *block, unsigned i)
     cache[i].n++;
     leave();
     return true;
+}
+
+/* A thread ends: its cached blocks go back to the lists. */
+static void cache_flush(void *arg)
+{
+    (void)arg;
+    cached = false;
+    cache_ended = true; /* a later destructor's malloc does not start it again */
+    for (unsigned i = 0; i < CACHED_LISTS; i++)
+        for (void *b; (b = cache_take(i));)
+            put_listed(b, i);
+}
+
+static void cache_key_create(void) { cache_keyed = pthread_key_create(&cache_key, cache_flush) == 0; }
+
+/* Starts this thread's cache, if its end can empty it. */
+static void cache_start(void)
+{
+    pthread_once(&cache_once, cache_key_create);
+    cached = cache_keyed && pthread_setspecific(cache_key, (void *)1) == 0;
 }
 
 /* The blocks a handler freed while this thread was inside (linked through
