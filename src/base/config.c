@@ -423,14 +423,6 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
                      (long long)cfg->threads);
             return -EINVAL;
         }
-        if (cfg->migrate_homes || cfg->migrate_pages) {
-            /* Measured: a read-ahead request reached a node that was not
-             * the page's home with 2 nodes x 2 threads; not yet understood. */
-            snprintf(err, errlen, "DSM_THREADS=%lld (dsmrun --threads) cannot be combined with "
-                     "DSM_MIGRATE_%s yet: homes stay where they are with threads",
-                     (long long)cfg->threads, cfg->migrate_homes ? "HOMES" : "PAGES");
-            return -EINVAL;
-        }
     }
     return 0;
 }

@@ -563,13 +563,6 @@ void migrate_start(const struct home_ops *ops)
     mig.pages = p;
 }
 
-void migrate_stop(void)
-{
-    pthread_mutex_lock(&mig.lock);
-    mig.pages_on = mig.homes_on = false;
-    pthread_mutex_unlock(&mig.lock);
-}
-
 void migrate_finish(void)
 {
     pthread_mutex_lock(&mig.lock);

@@ -49,11 +49,6 @@ struct home_ops;
 void migrate_start(const struct home_ops *ops);
 void migrate_finish(void);
 
-/* No page or home moves from now on (what moved stays where it went):
- * an OpenMP region with several threads on a node calls it on every
- * node before its threads run, as DSM_THREADS refuses migration at start
- * (config.c). Called by the node's one application thread. */
-void migrate_stop(void);
 
 /* Whether migration is on: the protocol then reports its home's own
  * changes (migrate_note_write) — home migration weighs them, and page

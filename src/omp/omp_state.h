@@ -333,14 +333,11 @@ int omp_team_on_node(int n, int per_node, int node);
  * region that has them (protocol, settings, cancellation), in one line. */
 void omp_team_check_threads(const struct omp_thread *t, int per_node);
 /* Whether a region may hold nested regions with teams of a node's
- * threads (max-active-levels above 1, what threads on a node need), and,
- * on every node at such a region's start, stopping home migration as
- * threads on a node do. */
+ * threads (max-active-levels above 1, what threads on a node need). */
 bool omp_nesting_possible(const struct omp_thread *t);
-void omp_migration_stop(void);
 /* On every node, before and after its threads of a region run fn(arg):
  * `local` threads (this one and local - 1 helpers) as SMP threads. */
-void omp_node_threads_begin(int per_node, int local, void (*fn)(void *), void *arg);
+void omp_node_threads_begin(int local, void (*fn)(void *), void *arg);
 void omp_node_threads_end(int local);
 /* Locks of the runtime's own (critical, reductions, ordered): inside the
  * node first when the node has several threads (sync/cohort.c). */

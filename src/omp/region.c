@@ -308,8 +308,6 @@ static void run_thread(void *arg)
 static void run_member(void *arg)
 {
     struct omp_region *r = arg;
-    if (r->nested)
-        omp_migration_stop(); /* threads may run here: as omp_node_threads_begin */
     omp_affinity_take(r->affinity_fmt, r->affinity_gen);
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
     /* OMPT: this node's copies of the master's region and its task. */
@@ -327,7 +325,7 @@ static void run_member(void *arg)
         tool_ctx.par = &par;
         tool_ctx.enc = &enc;
     }
-    omp_node_threads_begin(r->per_node, local, run_thread, r);
+    omp_node_threads_begin(local, run_thread, r);
     if (local > 0)
         run_thread(r);
     omp_node_threads_end(local);
@@ -489,7 +487,7 @@ static void fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
             return;
         }
     } else {
-        omp_node_threads_begin(n, n, run_local_thread, r);
+        omp_node_threads_begin(n, run_local_thread, r);
     }
     struct omp_thread saved = *t;
     enter(t, r, 0);
@@ -612,8 +610,6 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     omp_affinity_publish(&r->affinity_fmt, &r->affinity_gen);
     r->nested = !league && omp_nesting_possible(t);
     r->local = 0;
-    if (r->nested)
-        omp_migration_stop();
     r->copyprivate_src = 0;
     r->cancelled_construct = 0;
     r->count = (struct team_count){0, 0, 0};
@@ -643,7 +639,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     if (others)
         dsm_create(run_member, r);
     int local = omp_team_on_node(n, per_node, 0);
-    omp_node_threads_begin(per_node, local, run_thread, r);
+    omp_node_threads_begin(local, run_thread, r);
 
     struct omp_thread saved = *t;
     enter(t, r, 0);

@@ -33,7 +33,6 @@
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/state.h"
-#include "coherence/migrate.h"
 #include "omp/omp_state.h"
 #include "runtime/runtime.h"
 #include "sync/sync.h"
@@ -111,25 +110,7 @@ void omp_team_check_threads(const struct omp_thread *t, int per_node)
         log_fatal("an OpenMP region of %d threads per node with DSM_LOCAL_MEM: the page cache "
                   "runs one thread per node; leave DSM_LOCAL_MEM unset, or use at most %d threads",
                   per_node, job()->nodes);
-    /* Migration is on by default for OpenMP programs and is then turned
-     * off at the first region with threads (omp_node_threads_begin); asked
-     * for explicitly, it is refused as DSM_THREADS refuses it (config.c). */
-    const char *asked = getenv("DSM_MIGRATE_HOMES");
-    if (!(asked && atoi(asked)))
-        asked = getenv("DSM_MIGRATE_PAGES");
-    if (asked && atoi(asked) && (c->migrate_homes || c->migrate_pages))
-        log_fatal("an OpenMP region of %d threads per node with DSM_MIGRATE_%s set: homes stay "
-                  "where they are with threads (docs/design.md, SMP nodes); unset it",
-                  per_node, c->migrate_homes ? "HOMES" : "PAGES");
     (void)t; /* cancellation with threads per node: `cancel parallel` is refused (cancel.c) */
-}
-
-void omp_migration_stop(void)
-{
-    static DSM_STATE bool stopped; /* one application thread here: no race */
-    if (!stopped)
-        migrate_stop(); /* every node, before any thread runs (config.c's rule) */
-    stopped = true;
 }
 
 /* Nested teams run several threads on a node: what omp_team_check_threads
@@ -142,16 +123,11 @@ bool omp_nesting_possible(const struct omp_thread *t)
     const struct dsm_config *c = &job()->cfg;
     char name[32];
     config_protocol_name(c, name, sizeof name);
-    if (strcmp(name, "hlrc") || c->local_mem)
-        return false;
-    const char *homes = getenv("DSM_MIGRATE_HOMES"), *pages = getenv("DSM_MIGRATE_PAGES");
-    return !(homes && atoi(homes)) && !(pages && atoi(pages));
+    return !strcmp(name, "hlrc") && !c->local_mem;
 }
 
-void omp_node_threads_begin(int per_node, int local, void (*fn)(void *), void *arg)
+void omp_node_threads_begin(int local, void (*fn)(void *), void *arg)
 {
-    if (per_node > 1)
-        omp_migration_stop();
     if (local <= 1)
         return;
     smp_set_threads(local);

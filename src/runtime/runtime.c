@@ -59,8 +59,6 @@ struct runtime *rt(void) { return &the_runtime; }
  *   more (docs/performance.md, bench/unmodified/run). */
 static void program_defaults(struct dsm_config *c, bool dsmcc_program)
 {
-    if (c->threads > 1)
-        return; /* SMP nodes keep homes where they are (config.c) */
     if ((dsmcc_program || &dsm_openmp_program) && !getenv("DSM_MIGRATE_HOMES"))
         c->migrate_homes = 1;
 }

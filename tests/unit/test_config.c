@@ -655,9 +655,9 @@ static void test_threads_refuse_what_cannot_run_them(void)
     const char *mem[] = {"DSM_THREADS=2", "DSM_LOCAL_MEM=64K"};
     CHECK_EQ(config_load_over(&c, mem, 2, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "DSM_LOCAL_MEM") != NULL);
-    const char *mig[] = {"DSM_THREADS=2", "DSM_MIGRATE_PAGES=1"};
-    CHECK_EQ(config_load_over(&c, mig, 2, err, sizeof err), -EINVAL);
-    CHECK(strstr(err, "DSM_MIGRATE_PAGES") != NULL);
+    const char *mig[] = {"DSM_THREADS=2", "DSM_MIGRATE_PAGES=1", "DSM_MIGRATE_HOMES=1"};
+    CHECK_EQ(config_load_over(&c, mig, 3, err, sizeof err), 0); /* homes move with threads too */
+    CHECK(c.migrate_pages && c.migrate_homes);
     const char *one[] = {"DSM_THREADS=1", "DSM_PROTOCOL=sc", "DSM_LOCAL_MEM=64K"};
     CHECK_EQ(config_load_over(&c, one, 3, err, sizeof err), 0);
 }
