@@ -8,7 +8,10 @@
  * so "old" means anything less. Half the rounds the pair's flags lie on
  * two pages with different homes, half on one page. Each node records what
  * it read; after a barrier both check the pair's outcome.
- * Usage: test_sc_store_buffering [rounds]
+ * With `flush`, each node flushes between its store and its load (dsm_flush,
+ * OpenMP's flush): under every protocol flushes are seen in one order, so
+ * the outcome must be the same (src/sync/flush.c).
+ * Usage: test_sc_store_buffering [rounds] [flush]
  */
 #include <stdbool.h>
 
@@ -19,6 +22,7 @@ int main(int argc, char **argv)
     dsm_startup(&argc, &argv);
     int me = dsm_rank(), n = dsm_nodes();
     int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    bool flush = argc > 2 && !strcmp(argv[2], "flush");
     size_t page = dsm_page_size(), pw = page / sizeof(int64_t);
 
     /* apart: node i's flag on page i (homes cyclic); together: the pair's
@@ -53,6 +57,8 @@ int main(int argc, char **argv)
         dsm_barrier();
         if (paired) {
             *mine = r + 1;
+            if (flush)
+                dsm_flush();
             seen[me] = *theirs;
         }
         dsm_barrier();
@@ -69,8 +75,9 @@ int main(int argc, char **argv)
         }
     }
     if (me == 0)
-        printf("sc_store_buffering: %d nodes, %d rounds: never both old; node 0's pair saw one "
-               "store in %d rounds, both in %d\n", n, rounds, counts[1], counts[2]);
+        printf("%s: %d nodes, %d rounds: never both old; node 0's pair saw one store in %d "
+               "rounds, both in %d\n", flush ? "flush_store_buffering" : "sc_store_buffering", n,
+               rounds, counts[1], counts[2]);
     dsm_finish();
     return 0;
 }
