@@ -22,27 +22,50 @@ void stack_set_shared(char *lo, size_t len, char *top)
 }
 
 #if defined(__x86_64__)
-/* Switches rsp to `top`, calls fn(arg) there, and switches back. Each
- * thread on a shared stack has its own private top; nested calls from fn
- * are already off the shared stack. */
-__attribute__((noinline)) static void call_on(char *top, void (*fn)(void *), void *arg)
-{
-    __asm__ volatile("mov %%rsp, %%r12\n\t"
-                     "mov %[top], %%rsp\n\t"
-                     "call *%[fn]\n\t"
-                     "mov %%r12, %%rsp\n\t"
-                     : [top] "+r"(top), [fn] "+r"(fn), "+D"(arg)
-                     :
-                     : "r12", "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "memory", "cc",
-                       "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-                       "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
-}
+/* stack_call_on(top, fn, arg): switches rsp to `top`, calls fn(arg)
+ * there, and switches back. Each thread on a shared stack has its own
+ * private top; nested calls from fn are already off the shared stack.
+ *
+ * Written whole in assembly for its unwind information: the frame's
+ * canonical address is kept in rbp, on the stack it was called from, so
+ * an unwinder walking out of fn — backtrace() in the sharing profile's
+ * samples (base/profile.c), a debugger, a C++ exception — steps from one
+ * stack back to the other. With the switch as inline assembly in a C
+ * function the compiler's unwind tables said the frame was where rsp
+ * pointed, on the new stack: the walk read above the shared stack's top,
+ * which for the last node's threads is the end of the region (every
+ * OpenMP program on 2 nodes under --profile ended with a segmentation
+ * fault there). */
+void stack_call_on(char *top, void (*fn)(void *), void *arg);
+__asm__(".pushsection .text\n"
+        ".globl stack_call_on\n"
+        ".hidden stack_call_on\n"
+        ".type stack_call_on, @function\n"
+        ".p2align 4\n"
+        "stack_call_on:\n"
+        ".cfi_startproc\n"
+        "endbr64\n"
+        "push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "mov %rdi, %rsp\n" /* top is 16-byte aligned: so is fn's frame after the call */
+        "mov %rdx, %rdi\n"
+        "call *%rsi\n"
+        "mov %rbp, %rsp\n"
+        "pop %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size stack_call_on, .-stack_call_on\n"
+        ".popsection\n");
 #endif
 
 #if defined(__x86_64__)
 /* Below the caller's frame on its private stack, where stack_private's
  * calls run while the thread is on its shared stack: room for this
- * function's and call_on's frames. */
+ * function's and stack_call_on's frames. */
 #define PRIVATE_GAP (16u << 10)
 
 void stack_run_shared(char *lo, size_t len, void (*fn)(void *), void *arg)
@@ -53,10 +76,10 @@ void stack_run_shared(char *lo, size_t len, void (*fn)(void *), void *arg)
     shared.hi = lo + len;
     shared.top = (char *)(((uintptr_t)&here - PRIVATE_GAP) & ~(uintptr_t)15);
     /* fn reads `shared` (stack_private), which the compiler cannot see
-     * through call_on's assembly: without its address escaping here, the
+     * through stack_call_on: without its address escaping here, the
      * stores above were dropped as dead. */
     __asm__ volatile("" : : "r"(&shared) : "memory");
-    call_on((char *)((uintptr_t)(lo + len) & ~(uintptr_t)15), fn, arg);
+    stack_call_on((char *)((uintptr_t)(lo + len) & ~(uintptr_t)15), fn, arg);
     shared = outer;
 }
 #else
@@ -78,7 +101,7 @@ void stack_private(void (*fn)(void *), void *arg)
     char here;
 #if defined(__x86_64__)
     if (&here >= shared.lo && &here < shared.hi) {
-        call_on(shared.top, fn, arg);
+        stack_call_on(shared.top, fn, arg);
         return;
     }
 #endif
