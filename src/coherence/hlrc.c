@@ -183,6 +183,15 @@ struct hlrc_page {
 #define READ_AHEAD_MAX HLRC_READ_AHEAD_MAX
 _Static_assert(READ_AHEAD_MAX <= 32, "a run's unseen pages are bits of the reply's aux");
 
+/* Read-ahead's streams (see read_ahead): how many the node follows at
+ * once, the read faults it remembers to find a new one's stride in, and
+ * the largest stride, in pages, it takes for a stream (a row of a
+ * 4096-wide matrix of doubles is 4 pages; a stride of 64 reads 1 page in
+ * 64 of a 512 KiB row). */
+#define AHEAD_STREAMS    8
+#define AHEAD_RECENT     8
+#define AHEAD_STRIDE_MAX 64
+
 static DSM_STATE struct {
     pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
     struct hlrc_page  *pages;       /* per page, mapped at start (zero pages until used) */
@@ -203,8 +212,15 @@ static DSM_STATE struct {
     uint32_t          *to_pull;       /* of them, those whose requests are to go */
     size_t             nto_pull, cap_to_pull;
     int                pulls_due;     /* of them, replies still to come (under lock) */
-    size_t             ahead_next;    /* the page a read-ahead run would fault on next */
-    unsigned           ahead_run;     /* faults in that run so far */
+    struct ahead_stream {         /* read-ahead's streams of faults (see read_ahead) */
+        size_t   next;                /* the page its next fault is expected at */
+        long     stride;              /* pages from one of its faults to the next */
+        unsigned run;                 /* its faults so far */
+        uint64_t used;                /* hlrc.ahead_clock when it last faulted */
+    } streams[AHEAD_STREAMS];
+    size_t             recent[AHEAD_RECENT]; /* the last fetching read faults' pages, + 1 (0: none) */
+    uint64_t           ahead_clock;   /* read faults that fetched so far */
+    int                ahead_stream;  /* the stream of the fault being fetched, or -1 */
     size_t             ahead_room;    /* pages the page cache has room for ahead */
     size_t             write_ahead_end; /* the page after a write fault's run fetched ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
@@ -364,6 +380,7 @@ static void invalidate(size_t page)
 }
 
 static void pull_landed(struct hlrc_page *h, uint32_t version, bool unseen);
+static void hide(size_t page);
 
 /* DSM_CHECK: a page's version at its home only grows (each diff applied
  * adds one; the page moves with its version), so a copy installed here is
@@ -467,11 +484,22 @@ static void settle_pulls(void)
                 invalidate(page);
         } else if ((h->version > h->need || h->unseen) && coherence_catching_up()) {
             /* Newer than our notices, or holding writes of intervals we
-             * may lack (coherence.h, "catching up"): left invalid, so
-             * that its first read faults and catches up; no pull credit,
+             * may lack (coherence.h, "catching up"): kept, but hidden, so
+             * that its first access faults and catches up — or finds a
+             * catch-up begun since it came here already ended (the fault
+             * that read it ahead catches up right after, when its own
+             * page was as new: BOTS strassen's node 1, whose pages read
+             * ahead were all dropped and fetched again); no pull credit,
              * which would only fetch it ahead again. */
-            if (e->state != PAGE_INVALID)
-                invalidate(page);
+            pthread_mutex_lock(&hlrc.lock);
+            hide(page);
+            pthread_mutex_unlock(&hlrc.lock);
+            if (e->state == PAGE_INVALID) {
+                e->state = PAGE_READ;
+                cache_admit(page);
+            } else {
+                mem_protect(page, PROT_NONE);
+            }
             h->reread = 0;
             h->pull = 0;
         } else if (e->state == PAGE_INVALID) {
@@ -484,18 +512,37 @@ static void settle_pulls(void)
     mem_protect_flush();
 }
 
-/* Read-ahead: after a run of read faults on consecutive pages of one home,
- * the next fault also fetches the invalid pages after it of that home,
- * 2, 4, ... up to DSM_READ_AHEAD (16) of them, with one request whose one reply
- * lands in place (consecutive pages are consecutive in the system view):
- * the home sends them in a few datagrams instead of a message each.
+/* Read-ahead: read faults that follow one another at a constant stride
+ * through one home's pages — consecutive pages (a loop over an array), or
+ * every 2nd, 4th, ... page (a row of a sub-matrix: a quadrant's rows of
+ * a row-major matrix, a block of a larger one) — form a *stream*, and a
+ * stream's next fault also fetches the invalid pages that follow it at
+ * its stride, 2, 4, ... up to DSM_READ_AHEAD (16) of them. Consecutive
+ * pages go in one request whose one reply lands in place (consecutive
+ * pages are consecutive in the system view): the home sends them in a
+ * few datagrams instead of a message each; pages at a larger stride go
+ * as requests of their own, in the same wake-up as the fault's. The node
+ * follows AHEAD_STREAMS streams at once, so that loops reading several
+ * arrays together (BOTS strassen's quadrant sums read four rows of pages
+ * in turn, each every second page: 6,385 of node 1's 6,545 fetching read
+ * faults on 2 nodes were such streams', where one stream of consecutive
+ * pages saw 47) read each ahead. A fault no stream expected starts one,
+ * its stride the distance from the nearest of the last AHEAD_RECENT
+ * fetching read faults (at most AHEAD_STRIDE_MAX pages away), or 1 where
+ * the pages between are valid here (consecutive pages some of which came
+ * otherwise: SPLASH-3 FFT's node 1, whose scans took every other page's
+ * fault for a stride of 2 and faulted on the rest, until this); it reads
+ * ahead at once for consecutive pages, as before, and from the stream's
+ * next fault for a larger stride, which a loop over scattered pages would
+ * otherwise start by chance. A fault on a stream's stride past the pages
+ * it expected, all valid here (read without a fault), continues it.
  *
  * Write-ahead: a program that writes pages homed elsewhere one after
  * another (a copy into a remote block, a radix sort's run of one digit)
  * takes a write fault on each, and each waits a round trip for its fetch;
  * such writes are interleaved with other streams (a radix sort fills
- * 2^r runs at once), so the read faults' test of consecutive faults does
- * not see them. So a write fault on an invalid page whose predecessor was
+ * 2^r runs at once), so the read faults' streams do not see
+ * them. So a write fault on an invalid page whose predecessor was
  * written here since the last release (it is dirty: a twin, homed
  * elsewhere) and has the same home also fetches the invalid pages after
  * it of that home, up to DSM_WRITE_AHEAD (8), in one run, and makes them
@@ -505,11 +552,84 @@ static void settle_pulls(void)
  * transfer, its twin and a compare at the release, whose diff is empty
  * (nothing is sent, no notice).
  *
- * Both are read_ahead's run, sent with the faulting page's request.
+ * Both are sent with the faulting page's request.
  * Caller holds the fault lock; the faulting page's request is out. */
-static size_t ahead_depth(size_t page)
+
+/* Whether every page from `from` on at `stride` before `to` is valid
+ * here: the program may have read them without a fault. */
+static bool valid_between(long from, long to, long stride)
 {
-    unsigned run = page == hlrc.ahead_next ? hlrc.ahead_run : 0;
+    for (long q = from; q != to; q += stride)
+        if (q < 0 || (size_t)q >= mem.npages || mem.pages[q].state == PAGE_INVALID)
+            return false;
+    return true;
+}
+
+/* The stream whose next fault `page` is: the one that expected it, else
+ * one it continues past pages still valid here (at most READ_AHEAD_MAX
+ * strides on), or -1. */
+static int stream_of(size_t page)
+{
+    int best = -1;
+    long best_k = READ_AHEAD_MAX + 1;
+    for (int i = 0; i < AHEAD_STREAMS; i++) {
+        struct ahead_stream *st = &hlrc.streams[i];
+        if (!st->run)
+            continue;
+        long d = (long)page - (long)st->next;
+        if (d % st->stride || d / st->stride < 0 || d / st->stride >= best_k)
+            continue;
+        if (d && !valid_between((long)st->next, (long)page, st->stride))
+            continue;
+        best = i;
+        best_k = d / st->stride;
+    }
+    return best;
+}
+
+/* The stream a read fault on `page` belongs to, found or started (the
+ * least recently used one replaced), or -1: no stride in reach. A new
+ * stream's stride is the smallest distance from a recent fault — taken
+ * as 1 (or -1) where the pages between are all valid: consecutive pages
+ * some of which came otherwise (read ahead, fetched before), not a
+ * stride. Sets hlrc.ahead_stream. */
+static int stream_for(size_t page)
+{
+    int i = stream_of(page);
+    if (i < 0) {
+        long stride = 0;
+        for (int k = 0; k < AHEAD_RECENT && hlrc.recent[k]; k++) {
+            long d = (long)page - (long)(hlrc.recent[k] - 1);
+            if (!d || d < -AHEAD_STRIDE_MAX || d > AHEAD_STRIDE_MAX)
+                continue;
+            long one = d > 0 ? 1 : -1;
+            if (valid_between((long)page - d + one, (long)page, one))
+                d = one;
+            if (!stride || labs(d) < labs(stride))
+                stride = d;
+        }
+        if (stride) {
+            i = 0;
+            for (int k = 1; k < AHEAD_STREAMS; k++)
+                if (hlrc.streams[k].used < hlrc.streams[i].used)
+                    i = k;
+            /* A first stride of 1 reads ahead at once (a second fault
+             * on consecutive pages); another from its next fault. */
+            hlrc.streams[i] = (struct ahead_stream){.next = page, .stride = stride,
+                                                    .run = stride == 1 ? 1 : 0};
+        }
+    }
+    hlrc.ahead_stream = i;
+    return i;
+}
+
+/* Pages the read fault on `page` fetches ahead (its stream's, as
+ * stream_for found it), before the cache's room. */
+static size_t ahead_depth(void)
+{
+    if (hlrc.ahead_stream < 0)
+        return 0;
+    unsigned run = hlrc.streams[hlrc.ahead_stream].run;
     size_t depth = run ? (size_t)1 << (run < 5 ? run : 5) : 0;
     return depth > hlrc.read_ahead ? hlrc.read_ahead : depth;
 }
@@ -546,13 +666,45 @@ static size_t fetch_run(size_t page, int home, size_t depth, enum stats_counter 
     return q;
 }
 
+/* Fetches the invalid pages of `home` among the `depth` pages after
+ * `page` at `stride` from one another (as pulls, counted as read ahead):
+ * consecutive ones in one request each run, others a request each; valid
+ * pages on the way are passed over. Returns the page after the last one
+ * looked at. */
+static size_t fetch_ahead(size_t page, int home, long stride, size_t depth)
+{
+    if (depth > hlrc.ahead_room) /* DSM_LOCAL_MEM: what make_valid made room for */
+        depth = hlrc.ahead_room;
+    struct pull_run r = {.count = 0};
+    long q = (long)page;
+    for (size_t k = 0; k < depth; k++) {
+        q += stride;
+        if (q < 0 || (size_t)q >= mem.npages || mem_home((size_t)q) != home) {
+            q -= stride;
+            break;
+        }
+        if (mem.pages[q].state != PAGE_INVALID || hlrc.pages[q].pulling)
+            continue;
+        pull_mark((size_t)q, STAT_PAGES_AHEAD);
+        pull_in_run(&r, (size_t)q);
+    }
+    pull_run_send(&r);
+    return (size_t)(q + stride);
+}
+
 static void read_ahead(size_t page, int home)
 {
-    size_t depth = ahead_depth(page);
-    if (page != hlrc.ahead_next)
-        hlrc.ahead_run = 0;
-    hlrc.ahead_next = fetch_run(page, home, depth, STAT_PAGES_AHEAD);
-    hlrc.ahead_run++;
+    memmove(&hlrc.recent[1], &hlrc.recent[0], (AHEAD_RECENT - 1) * sizeof *hlrc.recent);
+    hlrc.recent[0] = page + 1;
+    hlrc.ahead_clock++;
+    int i = hlrc.ahead_stream;
+    if (i < 0)
+        return;
+    struct ahead_stream *st = &hlrc.streams[i];
+    size_t depth = ahead_depth();
+    st->next = fetch_ahead(page, home, st->stride, depth);
+    st->run++;
+    st->used = hlrc.ahead_clock;
 }
 
 static void write_ahead(size_t page, int home)
@@ -572,18 +724,19 @@ static void hide(size_t page)
     hlrc.pages[page].hidden_at = coherence_pull_mark();
 }
 
-/* Whether a hidden page may be shown to the program now. With one thread
- * it may, and is no longer hidden: the faulting thread (the only one)
- * catches up before its access is retried. With several, it stays hidden
- * from all of them until a catch-up begun after it was hidden has ended
- * (which this thread's catch-up will be, at worst). Caller holds
- * hlrc.lock and the fault lock. */
+/* Whether a hidden page may be shown to the program now: once a
+ * catch-up begun after it was hidden has ended, at once. Otherwise, with
+ * one thread it may, and is no longer hidden: the faulting thread (the
+ * only one) catches up before its access is retried. With several, it
+ * stays hidden from all of them until then (which this thread's
+ * catch-up will be, at worst). Caller holds hlrc.lock and the fault
+ * lock. */
 static bool may_show(size_t page)
 {
     struct hlrc_page *h = &hlrc.pages[page];
     if (!h->hidden)
         return true;
-    if (smp_multi() && coherence_pulled_since(h->hidden_at)) {
+    if (coherence_pulled_since(h->hidden_at)) {
         h->hidden = 0;
         return true;
     }
@@ -608,7 +761,8 @@ static void make_valid(size_t page, enum ahead ahead)
         size_t depth = 0;
         if (ahead == AHEAD_READ) {
             also = read_ahead;
-            depth = ahead_depth(page);
+            stream_for(page);
+            depth = ahead_depth();
         } else if (ahead == AHEAD_WRITE && home >= 0 && (depth = write_ahead_depth(page, home))) {
             also = write_ahead;
         }
