@@ -175,6 +175,14 @@ void coherence_after_releases(void (*fn)(void *), void *arg)
     pthread_mutex_unlock(&releasing.lock);
 }
 
+bool coherence_release_unfinished(void)
+{
+    pthread_mutex_lock(&releasing.lock);
+    bool running = releasing.running > 0;
+    pthread_mutex_unlock(&releasing.lock);
+    return running || coherence_release_pending(coherence_release_kept());
+}
+
 void coherence_release_begins(void)
 {
     pthread_mutex_lock(&releasing.lock);
