@@ -646,7 +646,7 @@ static int stream_for(size_t page)
     return i;
 }
 
-/* Pages the read fault on `page` fetches ahead (its stream's, as
+/* Pages the read fault being fetched reads ahead (its stream's, as
  * stream_for found it), before the cache's room. */
 static size_t ahead_depth(void)
 {
