@@ -513,7 +513,9 @@ static void settle_pulls(void)
              * that read it ahead catches up right after, when its own
              * page was as new: BOTS strassen's node 1, whose pages read
              * ahead were all dropped and fetched again); no pull credit,
-             * which would only fetch it ahead again. */
+             * which would only fetch it ahead again. Under hlrc.lock: the
+             * page may have moved here meanwhile (pull_in_run), and a
+             * home's pages are hidden under it (hide). */
             pthread_mutex_lock(&hlrc.lock);
             hide(page);
             pthread_mutex_unlock(&hlrc.lock);
@@ -610,13 +612,14 @@ static int stream_of(size_t page)
     return best;
 }
 
-/* The stream a read fault on `page` belongs to, found or started (the
- * least recently used one replaced), or -1: no stride in reach. A new
+/* Sets hlrc.ahead_stream: the stream a read fault on `page` belongs to,
+ * found or started (the least recently used one replaced), or -1: no
+ * stride in reach. A new
  * stream's stride is the smallest distance from a recent fault — taken
  * as 1 (or -1) where the pages between are all valid: consecutive pages
  * some of which came otherwise (read ahead, fetched before), not a
- * stride. Sets hlrc.ahead_stream. */
-static int stream_for(size_t page)
+ * stride. */
+static void stream_for(size_t page)
 {
     int i = stream_of(page);
     if (i < 0) {
@@ -643,7 +646,6 @@ static int stream_for(size_t page)
         }
     }
     hlrc.ahead_stream = i;
-    return i;
 }
 
 /* Pages the read fault being fetched reads ahead (its stream's, as
