@@ -297,6 +297,75 @@ def lock_summary(nodes, slow_ns=1000000, top=5):
     return out
 
 
+# ---- barriers and faults: where a node's waits went --------------------------
+
+def barrier_summary(nodes):
+    """Per node, where its barrier time went, within the statistics' window:
+    {rank: {barriers, ms, release_ms, late_ms, after_ms, one_clock}}.
+    `release_ms`: its own release (the diffs of its writes, t0..t1);
+    `late_ms`: waiting for the last node to arrive (from its release's end
+    to the latest entry of the same epoch on any node); `after_ms`: the rest,
+    from the last arrival to its leaving (the tree's messages up and down,
+    the release's notices applied); the three add up to `ms`. The split
+    needs the nodes' clocks to be one (nodes on one host): where some node
+    left an epoch before another entered it, they are not, `one_clock` is
+    False and late_ms and after_ms are None."""
+    entered, spans = {}, {}
+    for n in nodes:
+        lo, hi = n.window()
+        for _, r in n.records(BARRIER):
+            epoch, t0, t1, t2 = r[3], r[4], r[5], r[6]
+            entered[epoch] = max(entered.get(epoch, t0), t0)
+            if lo <= t0 <= hi:
+                spans.setdefault(n.rank, []).append((epoch, t0, t1 if t1 else t0, t2))
+    one_clock = all(t2 >= entered[e] for v in spans.values() for e, _, _, t2 in v)
+    out = {}
+    for n in nodes:
+        v = spans.get(n.rank, [])
+        total = sum(t2 - t0 for _, t0, _, t2 in v)
+        release = sum(t1 - t0 for _, t0, t1, _ in v)
+        late = sum(max(0, min(entered[e], t2) - t1) for e, _, t1, t2 in v)
+        out[n.rank] = {"barriers": len(v), "ms": total / 1e6, "release_ms": release / 1e6,
+                       "late_ms": late / 1e6 if one_clock else None,
+                       "after_ms": (total - release - late) / 1e6 if one_clock else None,
+                       "one_clock": one_clock}
+    return out
+
+
+def fault_summary(nodes):
+    """Per node, its faults within the statistics' window and what they
+    waited for: {rank: {"read"|"write": {faults, ms, asked, asked_ms}}},
+    `asked` the faults that sent a message (a fetch, a request to a
+    manager: they waited on another node), the rest served on the node (a
+    twin, a protection change, a page already here)."""
+    out = {}
+    for n in nodes:
+        lo, hi = n.window()
+        kinds = {"read": dict(faults=0, ms=0.0, asked=0, asked_ms=0.0),
+                 "write": dict(faults=0, ms=0.0, asked=0, asked_ms=0.0)}
+        for th in n.threads:
+            recs = th.recs
+            for j, r in enumerate(recs):
+                if r[0] != FAULT or not lo <= r[4] <= hi:
+                    continue
+                k = kinds["write" if r[1] else "read"]
+                ms = (r[5] - r[4]) / 1e6
+                k["faults"] += 1
+                k["ms"] += ms
+                # A record is made as it ends (a fault after what it did):
+                # the records just before it that ended within it.
+                asked = False
+                for q in range(j - 1, -1, -1):
+                    if max(recs[q][4:7]) < r[4]:
+                        break
+                    asked |= recs[q][0] == SEND
+                if asked:
+                    k["asked"] += 1
+                    k["asked_ms"] += ms
+        out[n.rank] = kinds
+    return out
+
+
 # ---- the latency of one message, step by step (seed 004, Fig. 6) ------------
 
 # The steps of a port message from the sender's dsm_msg_send to the

@@ -8,7 +8,9 @@
       every send was received, and that the Chrome trace-event JSON of it
       validates (a process per node, named threads, one flow per message),
       and that its lock summary (dsm-trace locks) counts the acquires and
-      those that needed another node as the statistics do.
+      those that needed another node as the statistics do, its fault
+      summary (dsm-trace faults) the faults, and its barrier summary
+      (dsm-trace barriers) parts that add up on one clock.
   check_trace.py --threads T DSMRUN NODES PROGRAM [ARGS...]
       the same with dsmrun --threads T; and the timelines name the
       application threads "application 0" .. "application T-1" (each node's
@@ -90,6 +92,32 @@ def main():
     lk = subprocess.run([sys.executable, tool, "locks", prefix], stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE, text=True)
     check(lk.returncode == 0 and "node 0:" in lk.stdout, "dsm-trace locks failed: %s" % lk.stderr)
+    # Faults as the statistics count them; every barrier the trace has
+    # (the statistics count a team's barriers on one node too), its parts
+    # adding up, and the nodes on this host sharing one clock.
+    for rank, kinds in dt.fault_summary(nodes_).items():
+        for kind, counter in (("read", "READ_FAULTS"), ("write", "WRITE_FAULTS")):
+            k = kinds[kind]
+            check(k["faults"] == per[rank][counter],
+                  "node %d: %d %s faults in the trace, %d in the statistics"
+                  % (rank, k["faults"], kind, per[rank][counter]))
+            check(0 <= k["asked"] <= k["faults"] and 0 <= k["asked_ms"] <= k["ms"] + 1e-9,
+                  "node %d: %s faults asked %d of %d" % (rank, kind, k["asked"], k["faults"]))
+    for rank, b in dt.barrier_summary(nodes_).items():
+        check(b["one_clock"], "nodes of one host said to have clocks apart")
+        check(b["barriers"] <= per[rank]["BARRIERS"] and (b["barriers"] > 0) == (per[rank]["BARRIERS"] > 0),
+              "node %d: %d barriers in the trace, %d in the statistics"
+              % (rank, b["barriers"], per[rank]["BARRIERS"]))
+        if b["one_clock"]:
+            parts = b["release_ms"] + b["late_ms"] + b["after_ms"]
+            check(min(b["release_ms"], b["late_ms"], b["after_ms"]) >= 0 and
+                  abs(parts - b["ms"]) < 1e-6 * max(1.0, b["ms"]),
+                  "node %d: barrier parts %.3f ms, total %.3f ms" % (rank, parts, b["ms"]))
+    for cmd, want in (("barriers", "barriers,"), ("faults", "write faults")):
+        o = subprocess.run([sys.executable, tool, cmd, prefix], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        check(o.returncode == 0 and want in o.stdout, "dsm-trace %s failed: %s%s"
+              % (cmd, o.stdout[-300:], o.stderr))
     msgs, lone_s, lone_r = dt.match_messages(nodes_)
     check(lone_r == 0, "%d receipts without a send" % lone_r)
     check(all(m.s0 <= m.s1 and m.s0 <= m.r1 <= m.r2 for m in msgs),
