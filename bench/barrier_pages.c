@@ -20,11 +20,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "args.h"
 #include "dsm.h"
+#include "raw_udp.h" /* bench_now_ns, bench_median */
 
 #define MAX_COUNTS 8
 #define MAX_PAGES  64
@@ -57,25 +56,6 @@ static int parse_counts(const char *text, void *dest)
         p = *end ? end + 1 : end;
     }
     return c->n ? 0 : -1;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -115,14 +95,14 @@ int main(int argc, char **argv)
         for (int c = 0; c < counts.n; c++) {
             int p = counts.v[c];
             dsm_barrier();
-            uint64_t t0 = now_ns();
+            uint64_t t0 = bench_now_ns();
             for (int it = 0; it < iters; it++) {
                 stamp++;
                 for (int j = 0; j < p; j++)
                     a[mine[j] + (size_t)(stamp % (int64_t)words)] = stamp * 131 + j;
                 dsm_barrier();
             }
-            us[c][r] = (double)(now_ns() - t0) / 1e3 / iters;
+            us[c][r] = (double)(bench_now_ns() - t0) / 1e3 / iters;
         }
 
     /* A last pass every node checks: each writes word 0 of all its pages
@@ -147,7 +127,7 @@ int main(int argc, char **argv)
                nodes, iters, rounds);
         double base = 0;
         for (int c = 0; c < counts.n; c++) {
-            double m = median(us[c], rounds);
+            double m = bench_median(us[c], (size_t)rounds);
             if (counts.v[c] == 0)
                 base = m;
             printf("  %2d pages a node: %8.1f us a barrier", counts.v[c], m);
