@@ -58,6 +58,15 @@ static int parse_counts(const char *text, void *dest)
     return c->n ? 0 : -1;
 }
 
+/* The first word of page j of node `node`'s row, in words from the block's
+ * start: with cyclic homes page q is homed at node q mod N, and the row's
+ * pages are q = (node * MAX_PAGES + j) * N + (node + 1) mod N, each homed
+ * at the next node. */
+static size_t row_page(int node, int j, int nodes, size_t words)
+{
+    return ((size_t)(node * MAX_PAGES + j) * (size_t)nodes + (size_t)((node + 1) % nodes)) * words;
+}
+
 int main(int argc, char **argv)
 {
     dsm_startup(&argc, &argv);
@@ -78,16 +87,13 @@ int main(int argc, char **argv)
         return status;
     }
     size_t page = dsm_page_size(), words = page / sizeof(int64_t);
-    /* Node i's row of MAX_PAGES pages starts at page i * MAX_PAGES * N + ...:
-     * with cyclic homes page q is homed at node q mod N, so node i writes
-     * the pages q = (i * MAX_PAGES + j) * N + (i + 1) mod N. */
     int64_t *a = NULL;
     if (me == 0)
         a = dsm_malloc_home((size_t)nodes * MAX_PAGES * (size_t)nodes * page, DSM_HOME_CYCLIC);
     dsm_bcast(&a, sizeof a, 0);
     size_t mine[MAX_PAGES];
     for (int j = 0; j < MAX_PAGES; j++)
-        mine[j] = ((size_t)(me * MAX_PAGES + j) * (size_t)nodes + (size_t)((me + 1) % nodes)) * words;
+        mine[j] = row_page(me, j, nodes, words);
 
     static double us[MAX_COUNTS][MAX_ROUNDS];
     int64_t stamp = 0;
@@ -118,7 +124,7 @@ int main(int argc, char **argv)
     long bad = 0;
     for (int i = 0; i < nodes; i++)
         for (int j = 0; j < MAX_PAGES; j++) {
-            size_t at = ((size_t)(i * MAX_PAGES + j) * (size_t)nodes + (size_t)((i + 1) % nodes)) * words;
+            size_t at = row_page(i, j, nodes, words);
             int64_t want = stamp * 131 + j + i * 7;
             bad += a[at] != want || (last && a[at + last] != -want);
         }
