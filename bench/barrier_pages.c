@@ -15,11 +15,18 @@
  * medians, each count's time against the bare barrier's, and the cost a
  * page adds. A last pass writes every page and every node reads them all.
  *
+ * --sync flush: the same with dsm_flush in place of the barrier, every node
+ * flushing at its own pace (NAS LU's pipeline flushes after each row it
+ * writes): the flush's release sends the diffs, and its acquire asks every
+ * other node for what it lacks.
+ *
  *   dsmrun -n N barrier_pages [--pages 0,1,4,16] [--iters M] [--rounds R]
+ *                             [--sync barrier|flush]
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "args.h"
 #include "dsm.h"
@@ -35,7 +42,8 @@ static void usage(FILE *f)
                "  --pages LIST  page counts to write before each barrier, comma-separated,\n"
                "                each 0..%d, at most %d of them (default 0,1,4,16)\n"
                "  --iters M     barriers per count and round, 1..100000 (default 2000)\n"
-               "  --rounds R    rounds over the counts, 1..%d (default 5)\n",
+               "  --rounds R    rounds over the counts, 1..%d (default 5)\n"
+               "  --sync S      barrier (default) or flush: what follows each node's writes\n",
             MAX_PAGES, MAX_COUNTS, MAX_ROUNDS);
 }
 
@@ -58,6 +66,15 @@ static int parse_counts(const char *text, void *dest)
     return c->n ? 0 : -1;
 }
 
+static int parse_sync(const char *text, void *dest)
+{
+    bool *flush = dest;
+    if (strcmp(text, "barrier") && strcmp(text, "flush"))
+        return -1;
+    *flush = strcmp(text, "flush") == 0;
+    return 0;
+}
+
 /* The first word of page j of node `node`'s row, in words from the block's
  * start: with cyclic homes page q is homed at node q mod N, and the row's
  * pages are q = (node * MAX_PAGES + j) * N + (node + 1) mod N, each homed
@@ -73,11 +90,13 @@ int main(int argc, char **argv)
     int me = dsm_rank(), nodes = dsm_nodes();
     struct counts counts = {4, {0, 1, 4, 16}};
     int iters = 2000, rounds = 5;
+    bool flush = false;
     struct arg_option options[] = {
         {"--pages", ARG_CUSTOM, &counts, "page counts 0..64, comma-separated, at most 8",
          .parse = parse_counts},
         {"--iters", ARG_INT, &iters, "a barrier count 1..100000", .lo = 1, .hi = 100000},
         {"--rounds", ARG_INT, &rounds, "a round count 1..50", .lo = 1, .hi = MAX_ROUNDS},
+        {"--sync", ARG_CUSTOM, &flush, "barrier or flush", .parse = parse_sync},
         {0}};
     int status = args_read(argc, argv, options, usage, me == 0);
     if (status == ARGS_RUN && nodes < 2)
@@ -106,7 +125,10 @@ int main(int argc, char **argv)
                 stamp++;
                 for (int j = 0; j < p; j++)
                     a[mine[j] + (size_t)(stamp % (int64_t)words)] = stamp * 131 + j;
-                dsm_barrier();
+                if (flush)
+                    dsm_flush();
+                else
+                    dsm_barrier();
             }
             us[c][r] = (double)(bench_now_ns() - t0) / 1e3 / iters;
         }
@@ -129,16 +151,17 @@ int main(int argc, char **argv)
             bad += a[at] != want || (last && a[at + last] != -want);
         }
     if (me == 0) {
-        printf("barrier_pages: %d nodes, %d barriers per count and round, %d rounds (medians)\n",
-               nodes, iters, rounds);
+        const char *what = flush ? "flush" : "barrier";
+        printf("barrier_pages: %d nodes, %d %ses per count and round, %d rounds (medians)\n",
+               nodes, iters, what, rounds);
         double base = 0;
         for (int c = 0; c < counts.n; c++) {
             double m = bench_median(us[c], (size_t)rounds);
             if (counts.v[c] == 0)
                 base = m;
-            printf("  %2d pages a node: %8.1f us a barrier", counts.v[c], m);
+            printf("  %2d pages a node: %8.1f us a %s", counts.v[c], m, what);
             if (base > 0 && counts.v[c] > 0)
-                printf("   %5.2f x the bare barrier, %6.1f us a page", m / base,
+                printf("   %5.2f x the bare %s, %6.1f us a page", m / base, what,
                        (m - base) / counts.v[c]);
             printf("\n");
         }

@@ -71,6 +71,7 @@
     X(DIFF_BYTES,          "diff bytes created")                               \
     X(DIFFS_APPLIED,       "diffs applied (as home)")                          \
     X(DIFFS_BEFORE_ARRIVAL, "diffs a barrier arrival followed unacknowledged")  \
+    X(DIFFS_BESIDE_ASKS,    "diffs a flush's asks went beside, unacknowledged") \
     X(INVALIDATIONS,       "pages invalidated (write notices, invalidations)") \
     X(SC_WINDOW_HOLDS,     "sc: queues held until a writer's window ended (DSM_SC_WINDOW_US)") \
     X(SC_READS_TOGETHER,   "sc: reads started while others of the page were under way") \

@@ -251,9 +251,11 @@ static DSM_STATE struct {
     uint64_t kept;
 } arriving;
 
+void coherence_release_unawaited(void) { coherence_release_arriving(COH_NO_PARENT); }
+
 void coherence_release_arriving(int parent)
 {
-    if (!coh->release_arriving || parent < 0) {
+    if (!coh->release_arriving || (parent < 0 && parent != COH_NO_PARENT)) {
         coherence_release();
         return;
     }

@@ -130,10 +130,13 @@ struct coherence_ops {
      * barrier's tree is `parent`: the diffs whose home is the parent need
      * not be acknowledged before the arrival goes — it follows them to
      * the parent, which fills their versions into it
-     * (coherence_arrival_from). Returns true when it did so: the fault
+     * (coherence_arrival_from). COH_NO_PARENT: a flush's release, none of
+     * whose diffs is waited for and whose homes fill in nothing
+     * (coherence_release_unawaited). Returns true when it did so: the fault
      * lock stays held, and the interval unacked, until release_sent has
      * the acknowledgements; false when it was an ordinary release. */
     bool (*release_arriving)(int parent);
+#define COH_NO_PARENT (-2) /* release_arriving's parent for a flush: every diff unawaited */
     /* Optional: the same release, run by a thread other than the
      * program's while the program runs on (it holds the fault lock, so the
      * program's faults wait): every write before it must be made final
@@ -239,6 +242,16 @@ void coherence_release_sent(void);
  * coherence_release_sent the release is running (a flush's answer waits)
  * and a kept release counts as pending (its grant waits). */
 void coherence_release_arriving(int parent);
+/* A flush's release (sync/flush.c): the same, with no parent — no diff
+ * is waited for before coherence_release_sent, whatever its home, so the
+ * flush's asks go while its diffs are on their way (NPB LU's pipeline:
+ * a flush that wrote its rows was two round trips, the diffs' and then
+ * the asks'). Nothing rides on the asks for the homes to fill in: the
+ * release's interval exists, unacknowledged, and no answer or grant
+ * gives it out until release_sent has the acknowledgements. Where the
+ * protocol has no such release (or the node runs threads), a
+ * coherence_release. */
+void coherence_release_unawaited(void);
 /* At a barrier parent, a child's arrival (its intervals, `len` bytes):
  * the versions its diffs got here are filled in (home_fill_arrival). */
 void coherence_arrival_from(int child, void *intervals, size_t len);

@@ -966,6 +966,8 @@ static void hlrc_write_fault(size_t page)
  * passes on is acknowledged by the new home alone. */
 static void flush_page(size_t page, int parent)
 {
+    /* COH_NO_PARENT (a flush's release): every diff unawaited, its home's
+     * acknowledgement awaited at release_sent whoever sends it. */
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     if (!e->twin)
@@ -974,8 +976,9 @@ static void flush_page(size_t page, int parent)
     if (len == 0)
         return;
     pthread_mutex_lock(&hlrc.lock);
-    bool before = parent >= 0 && mem_home(page) == parent &&
-                  (!migrate_counts_writes() || h->acked_round == migrate_rounds());
+    bool before = parent == COH_NO_PARENT ||
+                  (parent >= 0 && mem_home(page) == parent &&
+                   (!migrate_counts_writes() || h->acked_round == migrate_rounds()));
     hlrc.outstanding++;
     if (before) {
         hlrc.outstanding_arrival++;
@@ -984,9 +987,11 @@ static void flush_page(size_t page, int parent)
         hlrc.outstanding_other++;
     }
     pthread_mutex_unlock(&hlrc.lock);
-    if (before) {
+    if (before && parent >= 0) {
         home_diff_before_arrival(parent);
         stats_add(STAT_DIFFS_BEFORE_ARRIVAL, 1);
+    } else if (before) {
+        stats_add(STAT_DIFFS_BESIDE_ASKS, 1);
     }
     home_send_diff(page, h->dirty_idx, hlrc.diffbuf, len, interval_next());
 }
@@ -1234,13 +1239,16 @@ static bool release_locked(bool aside, int parent)
     pthread_mutex_unlock(&hlrc.lock);
     if (!hlrc.ndirty && !ntracked && !nunsnapped)
         return false;
-    /* Only the program's own release at a barrier, with one thread on the
-     * node and no flush ever (whose answers and catch-ups would read
-     * versions this node does not have yet). */
+    /* Only the program's own release, with one thread on the node: at a
+     * barrier, with no flush ever (whose answers and catch-ups would read
+     * versions this node does not have yet while the barrier waits for the
+     * other nodes, theirs waiting for this one's); at a flush
+     * (COH_NO_PARENT), which waits for nothing but the acknowledgements
+     * before release_sent, its answers and catch-ups waiting meanwhile. */
     pthread_mutex_lock(&hlrc.lock);
     bool in_flight = hlrc.outstanding > 0; /* a notice's diff (apply_notices): its ack names no flag */
     pthread_mutex_unlock(&hlrc.lock);
-    if (aside || smp_multi() || coherence_catching_up() || in_flight)
+    if (aside || smp_multi() || in_flight || (parent >= 0 && coherence_catching_up()))
         parent = -1;
     struct notice *n = malloc((hlrc.ndirty + ntracked + nunsnapped + 1) * sizeof *n);
     if (!n)

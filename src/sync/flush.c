@@ -146,9 +146,19 @@ static bool answered(void *arg)
  * lacks, applied. */
 static DSM_STATE pthread_mutex_t one_pull = PTHREAD_MUTEX_INITIALIZER; /* threads of a node */
 
+static void pull_locked(void (*after_asks)(void));
+
 static void pull(void)
 {
     pthread_mutex_lock(&one_pull);
+    pull_locked(NULL);
+    pthread_mutex_unlock(&one_pull);
+}
+
+/* The pull, one_pull held; after_asks (a flush's release_sent) runs once
+ * the asks are out, before their answers are waited for. */
+static void pull_locked(void (*after_asks)(void))
+{
     uint64_t number = coherence_pull_begins(); /* before the asks (coherence.h) */
     int nodes = job()->nodes, me = job()->rank;
     uint32_t vt[VT_MAX_NODES];
@@ -162,6 +172,8 @@ static void pull(void)
         if (j != me)
             ipc_send(j, SYNC_FLUSH_ASK, seq, vt, (size_t)nodes * sizeof *vt);
     ipc_batch_end();
+    if (after_asks)
+        after_asks();
     ipc_wait(answered, NULL, 0);
     /* Each answer holds every interval after our timestamp at the ask
      * that its sender knew, so applying them one after another never
@@ -178,7 +190,6 @@ static void pull(void)
         }
     }
     coherence_pull_ends(number);
-    pthread_mutex_unlock(&one_pull);
 }
 
 /* A fault made a copy readable that holds writes whose notices this node
@@ -240,10 +251,20 @@ static void flush_node(void *arg)
     stats_add(STAT_FLUSHES, 1);
     flushes_seen();
     log_flush_output();
-    coherence_release();
-    coherence_release_sent();
-    if (coh->apply_notices && job()->nodes > 1)
-        pull();
+    if (!coh->apply_notices || job()->nodes <= 1) {
+        coherence_release();
+        coherence_release_sent();
+    } else {
+        /* The asks go while the release's diffs are on their way, and its
+         * acknowledgements come back beside the answers: one round trip,
+         * not two (coherence_release_unawaited). one_pull first: a
+         * catch-up takes it before the fault lock, which the release
+         * leaves held until release_sent. */
+        pthread_mutex_lock(&one_pull);
+        coherence_release_unawaited();
+        pull_locked(coherence_release_sent);
+        pthread_mutex_unlock(&one_pull);
+    }
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
 }
 
