@@ -37,6 +37,14 @@
  * answers, so an entry after the flush ended (in real time) pulls; one
  * before it is ordered before the flush, as OpenMP allows.
  *
+ * The two halves overlap: the asks go as soon as the release's diffs
+ * are sent, and the diffs' acknowledgements come back beside the answers
+ * (coherence_release_unawaited). The release's interval exists from the
+ * asks on, so each ask announces it, but no answer, grant or catch-up
+ * gives it out before its acknowledgements are in: an answer waits for
+ * a running release. NPB LU's pipeline flushes after every row it writes,
+ * and each flush was two round trips, the diffs' and then the asks'.
+ *
  * Under erc a release already invalidates (or updates) every copy before
  * it completes, and under sc every write is visible when its store runs:
  * there the flush is the release alone. A flush costs nothing to a
