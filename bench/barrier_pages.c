@@ -38,10 +38,11 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: dsmrun -n N barrier_pages [--pages LIST] [--iters M] [--rounds R]\n"
-               "  --pages LIST  page counts to write before each barrier, comma-separated,\n"
-               "                each 0..%d, at most %d of them (default 0,1,4,16)\n"
-               "  --iters M     barriers per count and round, 1..100000 (default 2000)\n"
+    fprintf(f, "usage: dsmrun -n N barrier_pages [--pages LIST] [--iters M] [--rounds R] [--sync S]\n"
+               "  --pages LIST  page counts to write before each barrier (or flush),\n"
+               "                comma-separated, each 0..%d, at most %d of them (default 0,1,4,16)\n"
+               "  --iters M     barriers (or flushes) per count and round, 1..100000\n"
+               "                (default 2000)\n"
                "  --rounds R    rounds over the counts, 1..%d (default 5)\n"
                "  --sync S      barrier (default) or flush: what follows each node's writes\n",
             MAX_PAGES, MAX_COUNTS, MAX_ROUNDS);
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
     struct arg_option options[] = {
         {"--pages", ARG_CUSTOM, &counts, "page counts 0..64, comma-separated, at most 8",
          .parse = parse_counts},
-        {"--iters", ARG_INT, &iters, "a barrier count 1..100000", .lo = 1, .hi = 100000},
+        {"--iters", ARG_INT, &iters, "a barrier (or flush) count 1..100000", .lo = 1, .hi = 100000},
         {"--rounds", ARG_INT, &rounds, "a round count 1..50", .lo = 1, .hi = MAX_ROUNDS},
         {"--sync", ARG_CUSTOM, &flush, "barrier or flush", .parse = parse_sync},
         {0}};
