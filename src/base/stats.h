@@ -92,6 +92,8 @@
     X(COND_SIGNALS_SKIPPED, "condition signals that sent nothing (no node had waited on it)") \
     X(BARRIERS,            "barriers")                                         \
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \
+    X(QUIET_FLUSHES,       "flushes that asked nothing (nothing new here, nor heard of)") \
+    X(FLUSH_NEWS,          "nodes told to ask again (a release after their flush's ask)") \
     X(ATOMICS,             "atomics on shared memory (each under its block's lock)") \
     X(ATOMICS_AT_HOME,     "of which performed at the page's home (page not written here)") \
     X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \

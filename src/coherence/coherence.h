@@ -425,6 +425,11 @@ void interval_encode_arrival(struct buf *b, const uint32_t *their_vt);
  * none pending), all under the fault lock. */
 void interval_create_unacked(const struct notice *n, uint32_t count);
 void interval_acked(const struct notice *n, uint32_t count);
+/* fn() runs each time one of this node's intervals may be given out
+ * (interval_create, interval_acked), on the thread that made it, after
+ * it is in the log: an encoding begun after fn() was called includes it.
+ * Set once (sync/flush.c: the nodes whose flushes rely on hearing of it). */
+void interval_on_own(void (*fn)(void));
 /* In a checked interval encoding (coh_notices_check), fills in each
  * NOTICE_PENDING version of node `node`'s intervals with version_of's.
  * Returns how many; -(page + 1) for a pending one it cannot fill (another

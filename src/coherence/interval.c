@@ -24,6 +24,7 @@
  * other, asking for theirs (COH_VT), and collects as the answers come.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -299,6 +300,19 @@ static void check_causal(int from, int node, uint32_t id, const uint32_t *vt,
                            first_page(n, count), node, id, from, x, vt[x], iv.vt[x]);
 }
 
+/* Who hears of this node's intervals as they come out (sync/flush.c's
+ * quiet flushes): set once. */
+static DSM_STATE void (*_Atomic own_out)(void);
+
+void interval_on_own(void (*fn)(void)) { atomic_store(&own_out, fn); }
+
+static void own_interval_out(void)
+{
+    void (*fn)(void) = atomic_load(&own_out);
+    if (fn)
+        fn();
+}
+
 void interval_create(const struct notice *n, uint32_t count)
 {
     pthread_mutex_lock(&iv.lock);
@@ -306,6 +320,7 @@ void interval_create(const struct notice *n, uint32_t count)
     iv.applied[job()->rank] = iv.vt[job()->rank];
     pthread_mutex_unlock(&iv.lock);
     stats_add(STAT_INTERVALS, 1);
+    own_interval_out();
     maybe_ask();
 }
 
@@ -337,6 +352,7 @@ void interval_acked(const struct notice *n, uint32_t count)
     }
     i->unacked = false;
     pthread_mutex_unlock(&iv.lock);
+    own_interval_out();
     maybe_ask();
 }
 

@@ -45,6 +45,17 @@
  * a running release. NPB LU's pipeline flushes after every row it writes,
  * and each flush was two round trips, the diffs' and then the asks'.
  *
+ * A flush that finds nothing to do asks nothing (quiet): its release
+ * made no interval, nor did this node since its last ask; every other
+ * node answered that ask and has sent no news since; no ask since named
+ * an interval not applied here. A node that answers an ask counts the
+ * asker as a watcher, and its next release that no flush's ask
+ * announces (an unlock's, kept or not, a barrier's, a sync_release)
+ * sends the watcher news (SYNC_FLUSH_NEWS): ask again. The quiet flush
+ * is ordered before whatever release elsewhere has not reached it, as a
+ * flush that asked just before that release would have been. A program
+ * polling a flag with flush asked every node at every poll.
+ *
  * Under erc a release already invalidates (or updates) every copy before
  * it completes, and under sc every write is visible when its store runs:
  * there the flush is the release alone. A flush costs nothing to a
@@ -77,7 +88,22 @@ static DSM_STATE struct {
     size_t          answer_len[VT_MAX_NODES];
     uint32_t        announced[VT_MAX_NODES];   /* the largest vector time asked with */
     atomic_bool     any_announced;             /* a flush was asked here, ever */
+    /* Quiet flushes. Here as the node asked: each asker's round (seq)
+     * whose ask made it a watcher, 0 once told of a release since. Here
+     * as the asker: each node's latest round answered, and the latest
+     * round its news ended; this node's own entry of the vector time its
+     * last ask sent. */
+    uint32_t        watching[VT_MAX_NODES];
+    bool            answering[VT_MAX_NODES]; /* its answer is being encoded, or sent */
+    uint32_t        answered[VT_MAX_NODES];
+    uint32_t        told[VT_MAX_NODES];
+    uint32_t        own_asked;
+    uint64_t        heard;     /* asks and news received: a quiet flush's wait ends */
 } fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The flushing thread's own release: its interval is announced by the
+ * flush's asks, not by news. */
+static __thread bool releasing_for_flush;
 
 /* An ask to answer once our kept releases have run. */
 struct pending_answer {
@@ -89,6 +115,9 @@ struct pending_answer {
 static void answer_now(void *arg)
 {
     struct pending_answer *p = arg;
+    pthread_mutex_lock(&fl.lock);
+    fl.answering[p->to] = true; /* an interval out from here on is news to it */
+    pthread_mutex_unlock(&fl.lock);
     struct buf b = {0};
     interval_encode(&b, p->vt, -1, p->to);
     ipc_send(p->to, SYNC_FLUSH_ANSWER, p->seq, b.p, b.len);
@@ -102,7 +131,7 @@ static void answer_now(void *arg)
 static void answer(void *arg) { coherence_after_releases(answer_now, arg); }
 
 static void flushes_seen(void);
-static void flush_node(void *arg);
+static bool flush_node(void);
 
 static void on_ask(int src, const void *msg, size_t len)
 {
@@ -119,6 +148,11 @@ static void on_ask(int src, const void *msg, size_t len)
     p->seq = ipc_msg_aux(msg);
     memcpy(p->vt, vt, rest);
     pthread_mutex_lock(&fl.lock);
+    /* A watcher from here on: a release after this point is in the
+     * answer (which waits for kept and running releases) or is news. */
+    fl.watching[src] = p->seq;
+    fl.answering[src] = false;
+    fl.heard++;
     for (int j = 0; j < job()->nodes; j++)
         if (p->vt[j] > fl.announced[j])
             fl.announced[j] = p->vt[j];
@@ -136,9 +170,82 @@ static void on_answer(int src, const void *msg, size_t len)
     if (ipc_msg_aux(msg) != fl.seq || fl.due <= 0 || fl.answer[src])
         log_fatal("node %d answered a flush that was not asked; protocol error", src);
     fl.answer[src] = ipc_copy_payload(msg, len, 0, &fl.answer_len[src]);
+    fl.answered[src] = fl.seq;
     fl.due--;
     pthread_mutex_unlock(&fl.lock);
     ipc_notify();
+}
+
+/* A release at src since it answered our round `aux`: the next flush
+ * asks. Tagged with the round, so that news of an older round, however
+ * late, does not end a newer one's watch. */
+static void on_news(int src, const void *msg, size_t len)
+{
+    size_t rest;
+    char none;
+    ipc_body(src, msg, len, &none, 0, &rest, "flush news");
+    uint32_t round = ipc_msg_aux(msg);
+    pthread_mutex_lock(&fl.lock);
+    uint32_t asked = fl.seq;
+    bool ok = rest == 0 && src != job()->rank && round > 0 && round <= asked;
+    if (ok && round > fl.told[src])
+        fl.told[src] = round;
+    fl.heard++;
+    pthread_mutex_unlock(&fl.lock);
+    if (!ok)
+        log_fatal("node %d sent malformed flush news (round %u; %u asked here)", src, round, asked);
+}
+
+/* A release here that no flush's ask announces: each watcher is told to
+ * ask again, once (it is a watcher again from its next ask). An interval
+ * (`kept` false) is news only to a node whose answer is already being
+ * encoded: one not yet will carry it (the kept releases an ask runs make
+ * theirs so). A kept release has no interval yet: news to every watcher
+ * from its ask on, whose check for kept releases may have passed. Runs
+ * where the release ran, the fault lock perhaps held; sends, never
+ * waits. */
+static void tell_watchers_of(bool kept)
+{
+    if (!atomic_load(&fl.any_announced) || releasing_for_flush)
+        return;
+    int nodes = job()->nodes;
+    for (int j = 0; j < nodes; j++) {
+        pthread_mutex_lock(&fl.lock);
+        uint32_t round = kept || fl.answering[j] ? fl.watching[j] : 0;
+        if (round)
+            fl.watching[j] = 0;
+        pthread_mutex_unlock(&fl.lock);
+        if (round) {
+            ipc_send(j, SYNC_FLUSH_NEWS, round, NULL, 0);
+            stats_add(STAT_FLUSH_NEWS, 1);
+        }
+    }
+}
+
+static void tell_watchers(void) { tell_watchers_of(false); }
+
+void sync_flush_kept_release(void) { tell_watchers_of(true); }
+
+/* Whether a flush whose release made no interval may skip its asks: every
+ * other node answered our last round and has sent no news since (any
+ * release there after its answer would have been news, or an ask of its
+ * own flush naming it), no ask since named an interval not applied here,
+ * and this node made no interval since its last ask (its asks announce
+ * them). Its acquire would bring nothing; it is ordered before whatever
+ * release elsewhere has not reached us yet, as a flush that asked before
+ * that release would have been. Caller holds one_pull. */
+static bool quiet(void)
+{
+    int nodes = job()->nodes, me = job()->rank;
+    uint32_t vt[VT_MAX_NODES];
+    interval_vt_applied(vt);
+    pthread_mutex_lock(&fl.lock);
+    bool q = fl.seq > 0 && fl.own_asked == vt[me];
+    for (int j = 0; j < nodes && q; j++)
+        if (j != me)
+            q = fl.answered[j] > fl.told[j] && fl.announced[j] <= vt[j];
+    pthread_mutex_unlock(&fl.lock);
+    return q;
 }
 
 static bool answered(void *arg)
@@ -174,6 +281,7 @@ static void pull_locked(void (*after_asks)(void))
     pthread_mutex_lock(&fl.lock);
     uint32_t seq = ++fl.seq;
     fl.due = nodes - 1;
+    fl.own_asked = vt[me];
     pthread_mutex_unlock(&fl.lock);
     ipc_batch_begin();
     for (int j = 0; j < nodes; j++)
@@ -231,14 +339,37 @@ void sync_pull(void)
  * a flush's ask and answers are the node's (fl.seq, fl.due). */
 static DSM_STATE pthread_mutex_t one_flush = PTHREAD_MUTEX_INITIALIZER;
 
+/* A program polling a flag with flush on a host whose CPUs the job's
+ * threads share: after a quiet flush, the poller waits (driving the
+ * network itself) until something a flush hears of arrives, or for as
+ * long as an ask's round trip would have taken it. Spinning instead took
+ * the CPU from the very node it waited for. */
+#define QUIET_WAIT_NS 10000
+
+static bool heard_since(void *arg)
+{
+    pthread_mutex_lock(&fl.lock);
+    bool heard = fl.heard != *(const uint64_t *)arg;
+    pthread_mutex_unlock(&fl.lock);
+    return heard;
+}
+
 static void flush_here(void *arg)
 {
+    (void)arg;
     bool threads = smp_multi();
     if (threads)
         pthread_mutex_lock(&one_flush);
-    flush_node(arg);
+    pthread_mutex_lock(&fl.lock);
+    uint64_t heard = fl.heard;
+    pthread_mutex_unlock(&fl.lock);
+    bool quiet = flush_node();
     if (threads)
         pthread_mutex_unlock(&one_flush);
+    if (quiet && ipc_cpus_shared()) {
+        ipc_wait(heard_since, &heard, clock_ns() + QUIET_WAIT_NS);
+        return;
+    }
     /* A program that polls a flag with flush (or volatile loads) asks
      * nothing of the network under sc, or erc with nothing written: where
      * the CPUs are shared it would spin through the turns of the nodes it
@@ -252,9 +383,10 @@ static void flush_here(void *arg)
         sched_yield();
 }
 
-static void flush_node(void *arg)
+/* The node's flush; true when it was quiet (asked nothing). */
+static bool flush_node(void)
 {
-    (void)arg;
+    bool quiet_one = false;
     uint64_t t0 = clock_ns();
     stats_add(STAT_FLUSHES, 1);
     flushes_seen();
@@ -269,11 +401,19 @@ static void flush_node(void *arg)
          * catch-up takes it before the fault lock, which the release
          * leaves held until release_sent. */
         pthread_mutex_lock(&one_pull);
+        releasing_for_flush = true;
         coherence_release_unawaited();
-        pull_locked(coherence_release_sent);
+        quiet_one = quiet();
+        if (quiet_one) {
+            coherence_release_sent();
+            stats_add(STAT_QUIET_FLUSHES, 1);
+        } else
+            pull_locked(coherence_release_sent);
+        releasing_for_flush = false;
         pthread_mutex_unlock(&one_pull);
     }
     stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+    return quiet_one;
 }
 
 static void release_here(void *arg)
@@ -328,4 +468,6 @@ void sync_flush_start(void)
 {
     ipc_register(SYNC_FLUSH_ASK, "FLUSH_ASK", on_ask, NULL);
     ipc_register(SYNC_FLUSH_ANSWER, "FLUSH_ANSWER", on_answer, NULL);
+    ipc_register(SYNC_FLUSH_NEWS, "FLUSH_NEWS", on_news, NULL);
+    interval_on_own(tell_watchers);
 }

@@ -604,6 +604,7 @@ static void unlock_here(int id)
             stats_add(STAT_LOCK_LOCAL_RELEASES, 1);
         stats_add(STAT_LOCK_KEPT_RELEASES, 1);
         pthread_mutex_unlock(&locks.lock);
+        sync_flush_kept_release(); /* after the ticket: an ask from now on runs it */
         done_here(TRACE_UNLOCK, id, t0);
         return;
     }

@@ -33,6 +33,7 @@ enum sync_type {
     SYNC_FREE,            /* blocks of the receiver's arena freed elsewhere */
     SYNC_FLUSH_ASK,       /* a flush: the asker's vector timestamp, to every other node */
     SYNC_FLUSH_ANSWER,    /* the intervals the asker has not seen */
+    SYNC_FLUSH_NEWS,      /* to a node that asked: a release since its ask, ask again */
     SYNC_TYPE_NEXT
 };
 
@@ -135,6 +136,11 @@ void sync_after_kept_releases(void (*fn)(void *), void *arg);
  * next flush or acquire, and the writes every other node made visible
  * (flushed, unlocked, ...) before this flush began become visible here. */
 void sync_flush(void);
+/* A release this node keeps (lock.c: an unlock's, coherence_release_keep)
+ * comes out without an interval: every node whose next flush would ask
+ * nothing on the strength of its last ask is told to ask (flush.c, quiet
+ * flushes). */
+void sync_flush_kept_release(void);
 /* Its release half alone: what this node wrote so far is in an interval
  * that every later flush (or acquire that carries it) elsewhere pulls. */
 void sync_release(void);
