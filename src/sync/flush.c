@@ -45,16 +45,17 @@
  * a running release. NPB LU's pipeline flushes after every row it writes,
  * and each flush was two round trips, the diffs' and then the asks'.
  *
- * A flush that finds nothing to do asks nothing (quiet): its release
- * made no interval, nor did this node since its last ask; every other
- * node answered that ask and has sent no news since; no ask since named
- * an interval not applied here. A node that answers an ask counts the
- * asker as a watcher, and its next release that no flush's ask
- * announces (an unlock's, kept or not, a barrier's, a sync_release)
- * sends the watcher news (SYNC_FLUSH_NEWS): ask again. The quiet flush
- * is ordered before whatever release elsewhere has not reached it, as a
- * flush that asked just before that release would have been. A program
- * polling a flag with flush asked every node at every poll.
+ * A flush that finds nothing to do asks nothing (quiet). A flush that
+ * released nothing since this node's last ask is a poll, and its ask
+ * asks to be watched: the node answering counts the asker as a watcher,
+ * and its next release that no flush's ask announces (an unlock's, kept
+ * or not, a barrier's, a sync_release) sends the watcher news
+ * (SYNC_FLUSH_NEWS): ask again. The next poll is quiet when every other
+ * node answered that ask and has sent no news since, and no ask since
+ * named an interval not applied here (flush_kind). It is ordered before
+ * whatever release elsewhere has not reached it, as a flush that asked
+ * just before that release would have been. A program polling a flag
+ * with flush asked every node at every poll.
  *
  * Under erc a release already invalidates (or updates) every copy before
  * it completes, and under sc every write is visible when its store runs:
@@ -98,6 +99,7 @@ static DSM_STATE struct {
     uint32_t        answered[VT_MAX_NODES];
     uint32_t        told[VT_MAX_NODES];
     uint32_t        own_asked;
+    uint32_t        watch_round; /* our last round that asked to be watched; 0: none */
     uint64_t        heard;     /* asks and news received: a quiet flush's wait ends */
 } fl = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -137,9 +139,15 @@ static void on_ask(int src, const void *msg, size_t len)
 {
     size_t rest;
     char none;
-    const void *vt = ipc_body(src, msg, len, &none, 0, &rest, "flush");
-    if (rest != (size_t)job()->nodes * sizeof(uint32_t) || src == job()->rank)
+    const unsigned char *body = ipc_body(src, msg, len, &none, 0, &rest, "flush");
+    size_t vt_len = (size_t)job()->nodes * sizeof(uint32_t);
+    uint32_t watch = 2;
+    if (rest == vt_len + sizeof watch)
+        memcpy(&watch, body + vt_len, sizeof watch);
+    if (watch > 1 || src == job()->rank)
         log_fatal("node %d sent a malformed flush", src);
+    const void *vt = body;
+    rest = vt_len;
     uint64_t t0 = clock_ns();
     struct pending_answer *p = malloc(sizeof *p + rest);
     if (!p)
@@ -148,9 +156,10 @@ static void on_ask(int src, const void *msg, size_t len)
     p->seq = ipc_msg_aux(msg);
     memcpy(p->vt, vt, rest);
     pthread_mutex_lock(&fl.lock);
-    /* A watcher from here on: a release after this point is in the
-     * answer (which waits for kept and running releases) or is news. */
-    fl.watching[src] = p->seq;
+    /* A watcher from here on, if it asks to be: a release after this
+     * point is in the answer (which waits for kept and running releases)
+     * or is news. */
+    fl.watching[src] = watch ? p->seq : 0;
     fl.answering[src] = false;
     fl.heard++;
     for (int j = 0; j < job()->nodes; j++)
@@ -226,26 +235,32 @@ static void tell_watchers(void) { tell_watchers_of(false); }
 
 void sync_flush_kept_release(void) { tell_watchers_of(true); }
 
-/* Whether a flush whose release made no interval may skip its asks: every
- * other node answered our last round and has sent no news since (any
- * release there after its answer would have been news, or an ask of its
- * own flush naming it), no ask since named an interval not applied here,
- * and this node made no interval since its last ask (its asks announce
- * them). Its acquire would bring nothing; it is ordered before whatever
- * release elsewhere has not reached us yet, as a flush that asked before
- * that release would have been. Caller holds one_pull. */
-static bool quiet(void)
+/* What a flush asks, its release done. A *poll* (this node made no
+ * interval since its last ask) asks to be watched: each node asked will
+ * send news of its next release that no ask announces. A flush that
+ * released asks not to be, so that a node that writes between flushes
+ * (NPB LU's atomics) is sent no news it has no use for. A poll is *quiet*
+ * and asks nothing when its last round asked to be watched, every other
+ * node answered it and has sent no news since, and no ask since named an
+ * interval not applied here. Its acquire would bring nothing; it is
+ * ordered before whatever release elsewhere has not reached us yet, as a
+ * flush that asked before that release would have been. Caller holds
+ * one_pull. */
+enum flush_kind { FLUSH_RELEASED, FLUSH_POLL, FLUSH_QUIET };
+
+static enum flush_kind flush_kind(void)
 {
     int nodes = job()->nodes, me = job()->rank;
     uint32_t vt[VT_MAX_NODES];
     interval_vt_applied(vt);
     pthread_mutex_lock(&fl.lock);
-    bool q = fl.seq > 0 && fl.own_asked == vt[me];
+    enum flush_kind k = fl.seq > 0 && fl.own_asked == vt[me] ? FLUSH_POLL : FLUSH_RELEASED;
+    bool q = k == FLUSH_POLL && fl.watch_round == fl.seq;
     for (int j = 0; j < nodes && q; j++)
         if (j != me)
-            q = fl.answered[j] > fl.told[j] && fl.announced[j] <= vt[j];
+            q = fl.answered[j] == fl.seq && fl.told[j] < fl.seq && fl.announced[j] <= vt[j];
     pthread_mutex_unlock(&fl.lock);
-    return q;
+    return q ? FLUSH_QUIET : k;
 }
 
 static bool answered(void *arg)
@@ -261,32 +276,35 @@ static bool answered(void *arg)
  * lacks, applied. */
 static DSM_STATE pthread_mutex_t one_pull = PTHREAD_MUTEX_INITIALIZER; /* threads of a node */
 
-static void pull_locked(void (*after_asks)(void));
+static void pull_locked(void (*after_asks)(void), bool watch);
 
 static void pull(void)
 {
     pthread_mutex_lock(&one_pull);
-    pull_locked(NULL);
+    pull_locked(NULL, false);
     pthread_mutex_unlock(&one_pull);
 }
 
 /* The pull, one_pull held; after_asks (a flush's release_sent) runs once
- * the asks are out, before their answers are waited for. */
-static void pull_locked(void (*after_asks)(void))
+ * the asks are out, before their answers are waited for. The ask: our
+ * vector time, then whether we ask to be watched (flush_kind). */
+static void pull_locked(void (*after_asks)(void), bool watch)
 {
     uint64_t number = coherence_pull_begins(); /* before the asks (coherence.h) */
     int nodes = job()->nodes, me = job()->rank;
-    uint32_t vt[VT_MAX_NODES];
+    uint32_t vt[VT_MAX_NODES + 1];
     interval_vt_applied(vt);
+    vt[nodes] = watch;
     pthread_mutex_lock(&fl.lock);
     uint32_t seq = ++fl.seq;
     fl.due = nodes - 1;
     fl.own_asked = vt[me];
+    fl.watch_round = watch ? seq : 0;
     pthread_mutex_unlock(&fl.lock);
     ipc_batch_begin();
     for (int j = 0; j < nodes; j++)
         if (j != me)
-            ipc_send(j, SYNC_FLUSH_ASK, seq, vt, (size_t)nodes * sizeof *vt);
+            ipc_send(j, SYNC_FLUSH_ASK, seq, vt, (size_t)(nodes + 1) * sizeof *vt);
     ipc_batch_end();
     if (after_asks)
         after_asks();
@@ -403,12 +421,13 @@ static bool flush_node(void)
         pthread_mutex_lock(&one_pull);
         releasing_for_flush = true;
         coherence_release_unawaited();
-        quiet_one = quiet();
+        enum flush_kind kind = flush_kind();
+        quiet_one = kind == FLUSH_QUIET;
         if (quiet_one) {
             coherence_release_sent();
             stats_add(STAT_QUIET_FLUSHES, 1);
         } else
-            pull_locked(coherence_release_sent);
+            pull_locked(coherence_release_sent, kind == FLUSH_POLL);
         releasing_for_flush = false;
         pthread_mutex_unlock(&one_pull);
     }
