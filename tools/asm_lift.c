@@ -26,7 +26,9 @@
  * Phoenix's and Linux's atomic helpers write it. A statement that is
  * nothing but a mov to or from memory (xv6's and Linux's spin unlock
  * `movl $0, %0`: x86's plain store is its release store) becomes an atomic
- * store or load, so that such a lock is released to the other nodes too.
+ * store or load, so that such a lock is released to the other nodes too;
+ * so does FreeBSD's atomic_load_acq, a `lock cmpxchg` of the accumulator
+ * into memory whose "=a" output is given no input.
  *
  * Refused (the caller stops the build): any other form that holds an
  * atomic — a lock prefix on another instruction (bts, btr, adc, neg...),
@@ -154,6 +156,7 @@ static void afree(struct arena *a)
 #define NPHYS 16               /* rax..r15; then one register per operand */
 #define NREGS (NPHYS + MAX_OPS)
 #define MAX_INSNS 64
+#define REG_RAX 0
 #define REG_RBP 6
 #define REG_RSP 7
 
@@ -1244,9 +1247,20 @@ static bool exec(struct lift *L, const struct insn *in, bool lone)
     case OP_CMPXCHG: {
         if (!need(L, in, 2) || x[1].k != X_MEM || x[0].k == X_MEM)
             return fail(L, "cmpxchg whose destination is not memory");
+        if (!L->reg[REG_RAX].txt && x[0].k == X_REG && x[0].reg == REG_RAX) {
+            /* FreeBSD's atomic_load_acq: `lock cmpxchg %rax, m` with rax
+             * never set. Equal, it stores back the value it found; not,
+             * it loads it: either way rax ends with m, m is unchanged,
+             * and only the flags depend on what rax held. An atomic
+             * load, on every compiler; its flags mean nothing. */
+            if (!read_x(L, &x[1], bits, true, &a))
+                return false;
+            L->fl = (struct flags){.kind = F_NONE};
+            return reg_write(L, REG_RAX, a, bits);
+        }
         struct val acc;
         const char *p;
-        if (!read_x(L, &x[0], bits, false, &b) || !as_int(L, L->reg[0], bits, &acc) ||
+        if (!read_x(L, &x[0], bits, false, &b) || !as_int(L, L->reg[REG_RAX], bits, &acc) ||
             !address(L, &x[1], bits, &p))
             return false;
         const char *pair = tmp(L), *old = tmp(L), *ok = tmp(L);
@@ -1255,7 +1269,7 @@ static bool exec(struct lift *L, const struct insn *in, bool lone)
         emit(L, "%s = extractvalue { i%d, i1 } %s, 0", old, bits, pair);
         emit(L, "%s = extractvalue { i%d, i1 } %s, 1", ok, bits, pair);
         L->fl = (struct flags){.kind = F_ZF, .zf = {ok, 1, NULL}};
-        return reg_write(L, 0, (struct val){old, bits, NULL}, bits);
+        return reg_write(L, REG_RAX, (struct val){old, bits, NULL}, bits);
     }
     default: return fail(L, "'%s' is not an instruction dsmcc translates", in->text);
     }

@@ -9,6 +9,9 @@
  * form becomes a dsm atomic (tools/asm_lift.c) and the totals are exact
  * with the threads on several nodes; before that, a node's lock; xaddl
  * updated its own copy of the page and most increments were lost.
+ * Then they pass a baton in turn, waiting on FreeBSD's atomic_load_acq
+ * (a lock cmpxchg read as a load, issue 89) for the one before to hand it
+ * on with an asm store: each sees the one before's plain write.
  *
  *   asm_count THREADS ITERS
  */
@@ -89,12 +92,30 @@ static inline int dec_and_test(volatile int *v)
     return c != 0;
 }
 
+/* FreeBSD's atomic_load_acq_int: a cmpxchg of the accumulator, never set
+ * ("=a" and no input), into memory: an atomic load. */
+static inline unsigned load_acq(volatile unsigned *p)
+{
+    unsigned res;
+    asm volatile("lock; cmpxchgl %0,%1" : "=a"(res), "+m"(*p) : : "memory", "cc");
+    return res;
+}
+
+/* The release store that goes with it: a mov in a statement of its own. */
+static inline void store_rel(volatile unsigned *p, unsigned v)
+{
+    asm volatile("movl %1, %0" : "=m"(*p) : "r"(v) : "memory");
+}
+
 static int      threads, iters;
 static int      c_xadd, c_inc, c_locked, c_cas, c_zero, c_down;
 static long     c_add64, c_cas64;
 static unsigned c_phoenix;
 static int      lock_word;
 static int      tickets_seen[64];
+static unsigned baton;       /* whose turn: handed on with store_rel */
+static long     relay;       /* written in turn, ordered by the baton */
+static int      relay_order[64];
 static pthread_barrier_t start;
 
 static void *work(void *arg)
@@ -123,6 +144,13 @@ static void *work(void *arg)
         mine++;
     }
     tickets_seen[t] = mine;
+    /* The baton, in thread order: each waits on FreeBSD's load until the
+     * one before hands it on, sees what that one wrote, and hands on. */
+    while (load_acq(&baton) != (unsigned)t)
+        asm volatile("pause");
+    relay_order[t] = (int)relay;
+    relay = t + 1;
+    store_rel(&baton, (unsigned)t + 1);
     return NULL;
 }
 
@@ -158,6 +186,9 @@ int main(int argc, char **argv)
     CHECK("... reached zero once", c_zero, 1);
     for (int t = 0; t < threads; t++)
         CHECK("a thread's iterations", tickets_seen[t], iters);
+    for (int t = 0; t < threads; t++)
+        CHECK("baton: the one before's write", relay_order[t], t);
+    CHECK("baton: lock; cmpxchgl load", load_acq(&baton), threads);
     printf("asm_count: %s\n", ok ? "ok" : "WRONG");
     return ok ? 0 : 1;
 }

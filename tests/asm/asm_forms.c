@@ -230,6 +230,22 @@ static inline void ck_store(int *target, int v)
     asm volatile("movl %1, %0" : "=m"(*target) : "q"(v) : "memory");
 }
 
+/* FreeBSD's atomic_load_acq_{char,short,int,long} (sys/amd64/include/
+ * atomic.h): a cmpxchg of the accumulator, which the statement never
+ * sets, into memory: whatever rax held, it ends holding *p, and *p is
+ * unchanged. */
+#define FREEBSD_LOAD(name, type, op)                                                               \
+    static inline type name(volatile type *p)                                                      \
+    {                                                                                              \
+        type res;                                                                                  \
+        asm volatile("lock ; " op : "=a"(res), "+m"(*p) : : "memory", "cc");                       \
+        return res;                                                                                \
+    }
+FREEBSD_LOAD(load_acq_char, uint8_t, "cmpxchgb %b0,%1")
+FREEBSD_LOAD(load_acq_short, short, "cmpxchgw %w0,%1")
+FREEBSD_LOAD(load_acq_int, unsigned, "cmpxchgl %0,%1")
+FREEBSD_LOAD(load_acq_long, long, "cmpxchgq %0,%1")
+
 /* ---- Phoenix's helpers, in their shape ---- */
 
 /* (Phoenix's own has "=a": without the early clobber clang -O0 gives n
@@ -394,6 +410,14 @@ int main(void)
     SHOW("release %d", i32);
     i32 = 1234;
     SHOW("load %d", load(&i32));
+    u8 = 0xa5;
+    i16 = -300;
+    u32 = 0xdeadbeefu;
+    i64 = -(1L << 50) - 3;
+    SHOW("load_acq_char %u %u", load_acq_char(&u8), u8);
+    SHOW("load_acq_short %d %d", load_acq_short(&i16), i16);
+    SHOW("load_acq_int %u %u", load_acq_int(&u32), u32);
+    SHOW("load_acq_long %ld %ld", load_acq_long(&i64), i64);
     fences();
     SHOW("fences %d", 1);
     printf("asm_forms: ok\n");

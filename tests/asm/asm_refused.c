@@ -67,6 +67,14 @@ int main(void)
     counter = 1;
 zero:
 #endif
+#ifdef CASE_CMPXCHG_UNSET
+    /* A compare with an accumulator never set, storing another register:
+     * what it stores depends on what rax held (FreeBSD's load, which
+     * stores back rax itself, is translated). */
+    int found;
+    asm volatile("lock; cmpxchgl %2, %1" : "=a"(found), "+m"(counter) : "r"(7) : "memory"); /* here: CASE_CMPXCHG_UNSET */
+    other = found;
+#endif
 #ifdef CASE_HEADER
     set_bit_locked(5, &bits);
 #endif
