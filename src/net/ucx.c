@@ -19,11 +19,12 @@
  *    docs/security.md for what that protects here and what it cannot.
  *  - A dead peer: endpoints use UCP_ERR_HANDLING_MODE_PEER, so a transport
  *    that loses its peer (a reset tcp connection; UCX's keepalive on shared
- *    memory) fails the endpoint and we end the job naming the peer. A peer
- *    that stops without its connections failing (stopped, or its host
- *    gone silent) is found as UDP finds it: heartbeats to the two ring
- *    neighbours every second, and silence beyond DSM_PEER_TIMEOUT ends the
- *    job.
+ *    memory) fails the endpoint and we end the job naming the peer, once
+ *    the launcher has had DSM_PEER_TIMEOUT to name a death it saw
+ *    (verdict_due). A peer that stops without its connections failing
+ *    (stopped, or its host gone silent) is found as UDP finds it:
+ *    heartbeats to the two ring neighbours every second, and silence
+ *    beyond DSM_PEER_TIMEOUT ends the job. Either is said once (end_naming).
  *
  * Threads, as in the UDP transport (service.c): one thread at a time
  * progresses the worker and delivers (rx_lock) — the service thread, or
@@ -46,6 +47,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,7 @@ void ucx_send_witness(int to, bool question, const void *line, size_t len)
 #define SEND_RETRY_NS    (50ull * 1000)     /* sends queued, nothing moved: look again after */
 #define CLOSE_WAIT_NS    (1000ull * 1000000) /* closing the endpoints at the end, at most */
 #define ABORT_WAIT_NS    (1000ull * 1000000) /* unreachable_at_start: a peer's ABORT, at most */
+#define VERDICT_WAIT_NS  (2000ull * 1000000) /* verdict_due, when DSM_PEER_TIMEOUT is 0 */
 
 /* ---- libucp, loaded at run time ---------------------------------------- */
 
@@ -239,6 +242,7 @@ struct ucx_peer {
     _Atomic uint64_t last_rx_ns;
     _Atomic bool     fin_rx;
     _Atomic int      failed;      /* the endpoint's error (a ucs_status_t), 0: none */
+    _Atomic uint64_t lost_ns;     /* when this node first found it failed (verdict_due) */
     bool             same_host;   /* shares this host's CPUs (liveness.c) */
 };
 
@@ -457,14 +461,63 @@ static bool failure_expected(int peer)
     return now - ux.parent_failed_ns < FIN_GRACE_NS;
 }
 
+/* A dead peer is named once per job. Its two ring neighbours watch it on
+ * the same clock, and both named a stopped node, a line each (over UDP
+ * the first line's ABORT most often reaches the others first; by luck).
+ * So the peer's ring predecessor says it (log_fatal), and any other node
+ * that finds it dead ends with the same line as a relay to the launcher,
+ * which prints it only if no node said a failure of its own
+ * (log_exit_quietly): one line, whoever is first, and a node that finds
+ * it alone (the predecessor starved, or not watching) is still heard. */
+static void end_naming(int peer, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void end_naming(int peer, const char *fmt, ...)
+{
+    char msg[400], line[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if ((ux.rank + 1) % ux.nodes == peer)
+        log_fatal("%s", msg);
+    snprintf(line, sizeof line, "dsm: node %d: %s", ux.rank, msg);
+    log_exit_quietly(line);
+}
+
+/* A peer whose endpoint failed mid-job has most often ended: killed, or
+ * crashed. Its launcher sees that end (its child, or its agent's) and
+ * names the cause, "killed by signal 9", stopping the job; over UDP that
+ * line always comes first, the nodes finding the peer silent only a
+ * timeout later. Over UCX the peer's connections close with its process,
+ * and the nodes that named it at once ("unreachable over UCX (Endpoint
+ * timeout)", status 1) beat the launcher in 3 of 6 runs. So a failure
+ * waits, as silence does, DSM_PEER_TIMEOUT (VERDICT_WAIT_NS if that is
+ * 0) for the launcher's verdict, whose SIGTERM ends this node quietly;
+ * only a failure no launcher sees (a link lost between hosts) is named
+ * here. The first call starts the wait; true once it is over. */
+static bool verdict_due(int peer)
+{
+    uint64_t now = clock_ns(), since = 0;
+    if (atomic_compare_exchange_strong(&ux.peers[peer].lost_ns, &since, now))
+        since = now;
+    return now - since >= (ux.peer_timeout_ns ? ux.peer_timeout_ns : VERDICT_WAIT_NS);
+}
+
+void ucx_peer_lost(int peer, int status, const char *during)
+{
+    while (!verdict_due(peer))
+        usleep(10000);
+    end_naming(peer, "peer %d unreachable over UCX%s (%s); ending the job", peer, during,
+               status_str(status));
+}
+
 static void check_failures(void)
 {
     if (!atomic_load(&ux.any_failed))
         return;
     for (int i = 0; i < ux.nodes; i++) {
         int st = atomic_load(&ux.peers[i].failed);
-        if (st && !failure_expected(i))
-            log_fatal("peer %d unreachable over UCX (%s); ending the job", i, status_str(st));
+        if (st && !failure_expected(i) && verdict_due(i))
+            end_naming(i, "peer %d unreachable over UCX (%s); ending the job", i, status_str(st));
     }
 }
 
@@ -653,8 +706,8 @@ static void run_timers(void)
             const char *why;
             if (!atomic_load(&ux.fin_sent) && drained > seen &&
                 net_peer_dead(ring[i], p->same_host, drained - seen, ux.peer_timeout_ns, now, &why))
-                log_fatal("peer %d silent for %.1f s (no message over UCX%s%s); ending the job",
-                          ring[i], (double)(now - seen) / 1e9, why ? "; " : "", why ? why : "");
+                end_naming(ring[i], "peer %d silent for %.1f s (no message over UCX%s%s); ending the job",
+                           ring[i], (double)(now - seen) / 1e9, why ? "; " : "", why ? why : "");
         }
     }
     atomic_store(&ux.timers_due, next);

@@ -71,6 +71,10 @@ ucp_worker_h ucx_worker_lock(void);
 void         ucx_worker_unlock(void);
 /* A peer's endpoint failure (a ucs_status_t; 0: none), and its name. */
 int          ucx_peer_failed(int peer);
+/* Ends the job for peer's failure (status, found `during` what: "" or
+ * " during ..."), once its launcher has had the time to name the cause
+ * (ucx.c, verdict_due); a launcher's SIGTERM ends it sooner. */
+__attribute__((noreturn)) void ucx_peer_lost(int peer, int status, const char *during);
 ucp_ep_h     ucx_ep(int peer);
 const char  *ucx_status_string(int status);
 uint64_t     ucx_peer_timeout_ns(void);

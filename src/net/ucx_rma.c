@@ -320,8 +320,7 @@ int ucx_rma_get(int peer, int range, size_t offset, void *dst, size_t len)
             if (++spins % 64 == 0) {
                 int failed = ucx_peer_failed(peer);
                 if (failed)
-                    log_fatal("peer %d unreachable over UCX during a one-sided read (%s); "
-                              "ending the job", peer, ucx_status_string(failed));
+                    ucx_peer_lost(peer, failed, " during a one-sided read");
                 if (clock_ns() - start > ucx_peer_timeout_ns())
                     log_fatal("peer %d did not answer a one-sided read for %.1f s over UCX; "
                               "ending the job", peer, (double)(clock_ns() - start) / 1e9);
@@ -332,8 +331,7 @@ int ucx_rma_get(int peer, int range, size_t offset, void *dst, size_t len)
     }
     ucx_worker_unlock();
     if (st != UCS_OK)
-        log_fatal("peer %d unreachable over UCX during a one-sided read (%s); ending the job",
-                  peer, ucx_status_string(st));
+        ucx_peer_lost(peer, st, " during a one-sided read");
     return 0;
 }
 
