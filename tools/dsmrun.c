@@ -44,6 +44,7 @@
 
 #include "launcher.h"
 #include "base/config.h"
+#include "net/net.h"
 #include "runtime/settings.h"
 
 /* ------------------------------------------------------------------------ */
@@ -638,6 +639,18 @@ static int check_settings(const struct options *o)
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     if (r == 0)
         r = settings_check(&cfg, !o->hosts && !o->hostfile, err, sizeof err);
+    if (r == 0 && cfg.net_transport == NET_TRANSPORT_UCX && !o->hosts && !o->hostfile) {
+        /* UCX_* are UCX's to judge, by the UCX the nodes will load. */
+        char warn[1024];
+        r = net_check_ucx_settings(over, n, err, sizeof err, warn, sizeof warn);
+        for (char *w = warn; *w; w += strcspn(w, "\n") + (w[strcspn(w, "\n")] != 0))
+            fprintf(stderr, "dsmrun: warning: %.*s\n", (int)strcspn(w, "\n"), w);
+        if (r < 0) {
+            free(over);
+            fprintf(stderr, "dsmrun: %s\n", err);
+            return r;
+        }
+    }
     free(over);
     if (r < 0) {
         /* A bad value the user typed as an option is named as that option,

@@ -162,4 +162,12 @@ int  net_nodes(void);
 bool net_cpus_shared(void);
 /* The payload size of one datagram (messages up to this travel in one). */
 size_t net_datagram_payload(void);
+
+/* For dsmrun, before any node of a DSM_NET=ucx job starts on this host:
+ * whether UCX starts with the user's UCX_* settings, in the environment
+ * the nodes will have (this process's, then over[0..nover), NAME=VALUE).
+ * Returns 0, with warn holding UCX's warnings one a line ("" if none),
+ * or -EINVAL with the one line that refuses them in err (ucx_check.c). */
+int net_check_ucx_settings(const char *const *over, int nover, char *err, size_t errlen,
+                           char *warn, size_t warnlen);
 #endif

@@ -1119,8 +1119,15 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     };
     st = uc.init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &ux.ctx);
     uc.config_release(config);
-    if (st != UCS_OK)
-        log_fatal("DSM_NET=ucx: cannot initialise UCX: %s", status_str(st));
+    if (st != UCS_OK) {
+        /* Under dsmrun on this host ucx_check.c has refused such a
+         * setting already; started otherwise, the node says it. */
+        char said[256];
+        const char *tls = getenv("UCX_TLS");
+        ucx_log_first_error(said, sizeof said);
+        log_fatal("DSM_NET=ucx: cannot initialise UCX%s%s: %s%s%s%s", tls ? " with UCX_TLS=" : "",
+                  tls ? tls : "", status_str(st), said[0] ? " (UCX: " : "", said, said[0] ? ")" : "");
+    }
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
                               .thread_mode = UCS_THREAD_MODE_SERIALIZED};
     st = uc.worker_create(ux.ctx, &wp, &ux.worker);
