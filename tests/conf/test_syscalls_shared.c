@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -166,6 +167,14 @@ static void call_write_pwrite_writev(struct slot *s)
     iov[1] = (struct iovec){(void *)(src + 10192), 2196};
     MP_CHECK(lseek(fd, 8192, SEEK_SET) == 8192, "lseek");
     MP_CHECK(writev(fd, iov, 2) == 4196, "participant %d: writev: %s", s->me, strerror(errno));
+    struct flock *lock = fresh(s, sizeof *lock);
+    *lock = (struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 100};
+    MP_CHECK(fcntl(fd, F_SETLK, lock) == 0, "participant %d: fcntl F_SETLK: %s", s->me, strerror(errno));
+    lock = fresh(s, sizeof *lock);
+    *lock = (struct flock){.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 10}; /* the kernel says the write lock */
+    MP_CHECK(fcntl(fd, F_OFD_GETLK, lock) == 0 && lock->l_type == F_WRLCK && lock->l_len == 100,
+             "participant %d: fcntl F_OFD_GETLK: %s (type %d, pid %d)", s->me, strerror(errno), lock->l_type,
+             (int)lock->l_pid);
     static __thread char back[3 * 4096 + 100];
     MP_CHECK(pread(fd, back, sizeof back, 0) == (ssize_t)sizeof back, "participant %d: pread back", s->me);
     same(s, "write, pwrite, writev", back, s->want, sizeof back);
@@ -179,6 +188,9 @@ static void call_pipe(struct slot *s)
     MP_CHECK(pipe(fds) == 0, "participant %d: pipe: %s", s->me, strerror(errno));
     const char *src = source(s);
     MP_CHECK(write(fds[1], src, 6000) == 6000, "participant %d: write (pipe): %s", s->me, strerror(errno));
+    int *queued = fresh(s, sizeof *queued);
+    MP_CHECK(ioctl(fds[0], FIONREAD, queued) == 0 && *queued == 6000, "participant %d: ioctl FIONREAD: %s", s->me,
+             strerror(errno));
     char *dst = fresh(s, 6000);
     MP_CHECK(read(fds[0], dst, 6000) == 6000, "participant %d: read (pipe): %s", s->me, strerror(errno));
     same(s, "read (pipe)", dst, src, 6000);
