@@ -9,6 +9,7 @@
  * recvmsg) is one private buffer, scattered after the call: the kernel
  * fills a vector in order, so its result is the same. Fortified builds'
  * __read_chk, __pread_chk, __recv_chk and __recvfrom_chk come here too.
+ * x86-64's off_t is off64_t: the 64 forms are the same functions.
  */
 #include <errno.h>
 #include <limits.h>
@@ -174,7 +175,7 @@ ssize_t pread(int fd, void *buf, size_t n, off_t at)
     return transfer_one((struct transfer){.how = PREAD, .fn = fn, .fd = fd, .at = at}, buf, n);
 }
 
-ssize_t pread64(int fd, void *buf, size_t n, off64_t at) { return pread(fd, buf, n, at); }
+ssize_t pread64(int fd, void *buf, size_t n, off64_t at) __attribute__((alias("pread")));
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
@@ -193,7 +194,7 @@ ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t at)
                     iov_total(iov, cnt));
 }
 
-ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t at) { return preadv(fd, iov, cnt, at); }
+ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t at) __attribute__((alias("preadv")));
 
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t at, int flags)
 {
@@ -204,10 +205,7 @@ ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t at, int flags)
                     iov, cnt, iov_total(iov, cnt));
 }
 
-ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t at, int flags)
-{
-    return preadv2(fd, iov, cnt, at, flags);
-}
+ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t at, int flags) __attribute__((alias("preadv2")));
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
@@ -225,7 +223,7 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t at)
     return transfer_one((struct transfer){.how = PWRITE, .fn = fn, .fd = fd, .at = at}, (void *)buf, n);
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t at) { return pwrite(fd, buf, n, at); }
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t at) __attribute__((alias("pwrite")));
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
@@ -244,7 +242,7 @@ ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t at)
                     iov_total(iov, cnt));
 }
 
-ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t at) { return pwritev(fd, iov, cnt, at); }
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t at) __attribute__((alias("pwritev")));
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t at, int flags)
 {
@@ -255,10 +253,7 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t at, int flags)
                     iov, cnt, iov_total(iov, cnt));
 }
 
-ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t at, int flags)
-{
-    return pwritev2(fd, iov, cnt, at, flags);
-}
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t at, int flags) __attribute__((alias("pwritev2")));
 
 /* A socket address the kernel writes (recvfrom, recvmsg, accept): a
  * private one, its length given as the caller's, written back as the
