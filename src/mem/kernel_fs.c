@@ -143,6 +143,13 @@ ssize_t __readlink_chk(const char *path, char *buf, size_t n, size_t room)
     return readlink(path, buf, n);
 }
 
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t n, size_t room)
+{
+    if (n > room)
+        __chk_fail();
+    return readlinkat(dirfd, path, buf, n);
+}
+
 char *__getcwd_chk(char *buf, size_t n, size_t room)
 {
     if (n > room)
@@ -175,26 +182,12 @@ int open(const char *path, int flags, ...)
     return openat(AT_FDCWD, path, flags, mode);
 }
 
-int open64(const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = open_mode(flags, ap);
-    va_end(ap);
-    return openat(AT_FDCWD, path, flags, mode);
-}
-
-int openat64(int dirfd, const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = open_mode(flags, ap);
-    va_end(ap);
-    return openat(dirfd, path, flags, mode);
-}
+/* x86-64's off_t is off64_t: the 64 forms are the same functions. */
+int open64(const char *path, int flags, ...) __attribute__((alias("open")));
+int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
 
 int creat(const char *path, mode_t mode) { return openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
-int creat64(const char *path, mode_t mode) { return creat(path, mode); }
+int creat64(const char *path, mode_t mode) __attribute__((alias("creat")));
 int __open_2(const char *path, int flags) { return openat(AT_FDCWD, path, flags); }
 int __open64_2(const char *path, int flags) { return openat(AT_FDCWD, path, flags); }
 int __openat_2(int dirfd, const char *path, int flags) { return openat(dirfd, path, flags); }
@@ -205,7 +198,7 @@ FILE *fopen(const char *path, const char *mode)
     MEM_KERNEL_PATHS(path, mode, fn(P, Q));
 }
 
-FILE *fopen64(const char *path, const char *mode) { return fopen(path, mode); }
+FILE *fopen64(const char *path, const char *mode) __attribute__((alias("fopen")));
 
 FILE *freopen(const char *path, const char *mode, FILE *stream)
 {
@@ -213,7 +206,7 @@ FILE *freopen(const char *path, const char *mode, FILE *stream)
     MEM_KERNEL_PATHS(path, mode, fn(P, Q, stream));
 }
 
-FILE *freopen64(const char *path, const char *mode, FILE *stream) { return freopen(path, mode, stream); }
+FILE *freopen64(const char *path, const char *mode, FILE *stream) __attribute__((alias("freopen")));
 
 DIR *opendir(const char *path)
 {

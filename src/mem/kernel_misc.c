@@ -69,6 +69,21 @@ int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const si
     MEM_KERNEL_THROUGH(NULL, fds, n * sizeof *fds, true, fn(O, n, timeout, mask));
 }
 
+/* _FORTIFY_SOURCE's forms: the bound checked as the C library's does. */
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t room)
+{
+    if (room / sizeof *fds < n)
+        __chk_fail();
+    return poll(fds, n, timeout);
+}
+
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask, size_t room)
+{
+    if (room / sizeof *fds < n)
+        __chk_fail();
+    return ppoll(fds, n, timeout, mask);
+}
+
 /* select's and pselect's sets and time, copied in and back. */
 struct select_args {
     fd_set          set[3];

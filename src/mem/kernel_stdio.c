@@ -19,8 +19,15 @@
  * is still the kernel's to read; the format has read it just before, so
  * only a concurrent invalidation by another thread of the node can make
  * that write fail (the stream's error, EFAULT).
+ *
+ * getline and getdelim grow the caller's buffer with the C library's
+ * realloc, which knows nothing of a block dsmcc's malloc gave (the shared
+ * heap, dsm_heap_alloc) and crashes on it. Such a buffer gets the line
+ * through one of the C library's own, and grows with dsm_heap_realloc.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/state.h"
@@ -125,3 +132,34 @@ int setvbuf(FILE *f, char *buf, int mode, size_t size)
 
 void setbuffer(FILE *f, char *buf, size_t size) { setvbuf(f, buf, buf ? _IOFBF : _IONBF, size); }
 void setbuf(FILE *f, char *buf) { setbuffer(f, buf, BUFSIZ); }
+
+ssize_t getdelim(char **line, size_t *n, int delim, FILE *f)
+{
+    MEM_KERNEL_REAL(ssize_t, "getdelim", (char **, size_t *, int, FILE *));
+    if (!line || !n || !*line || !mem_kernel_touches(*line, 1) || !dsm_heap_owns(*line))
+        return fn(line, n, delim, f);
+    char *own = NULL;
+    size_t room = 0;
+    ssize_t got = fn(&own, &room, delim, f);
+    int err = errno;
+    if (got >= 0 && (size_t)got + 1 > *n) {
+        char *grown = dsm_heap_realloc(*line, (size_t)got + 1);
+        if (grown) {
+            *line = grown;
+            *n = (size_t)got + 1;
+        } else {
+            got = -1;
+            err = ENOMEM;
+        }
+    }
+    if (got >= 0)
+        memcpy(*line, own, (size_t)got + 1);
+    free(own);
+    errno = err;
+    return got;
+}
+
+/* bits/stdio.h's inline getline calls __getdelim (C++, or C with
+ * optimisation and _GNU_SOURCE). */
+ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f) __attribute__((alias("getdelim")));
+ssize_t getline(char **line, size_t *n, FILE *f) { return getdelim(line, n, '\n', f); }

@@ -7,7 +7,9 @@
 // main wrote, twice: through getline (the stream's buffer) and with read()
 // into a block main allocated and filled (a page another node holds); and
 // writes a file of its own with std::ofstream from shared memory, which
-// main reads back. Exits non-zero naming what failed.
+// main reads back; and reads the file with getline(3) into a buffer of
+// malloc's (shared), which getline grows. Exits non-zero naming what
+// failed.
 #include <omp.h>
 #include <unistd.h>
 
@@ -37,7 +39,7 @@ int main()
     }
     const int nt = omp_get_max_threads();
     std::vector<std::vector<char>> blocks(nt, std::vector<char>(all.size(), '?')); // main's pages
-    std::vector<int> bad_lines(nt), bad_read(nt), bad_write(nt);
+    std::vector<int> bad_lines(nt), bad_read(nt), bad_write(nt), bad_getline(nt);
 #pragma omp parallel num_threads(nt)
     {
         int t = omp_get_thread_num();
@@ -56,6 +58,16 @@ int main()
         out.write(blocks[t].data(), (std::streamsize)blocks[t].size());
         out.close();
         bad_write[t] = !out;
+        FILE *f = std::fopen(path, "r");
+        size_t cap = 8;
+        char *buf = static_cast<char *>(std::malloc(cap));
+        int k = 0;
+        while (f && getline(&buf, &cap, f) > 0)
+            bad_getline[t] += std::string(buf) != line_of(k++) + '\n';
+        bad_getline[t] += k != lines;
+        std::free(buf);
+        if (f)
+            std::fclose(f);
     }
     int fails = 0;
     for (int t = 0; t < nt; t++) {
@@ -64,9 +76,10 @@ int main()
         std::string got((std::istreambuf_iterator<char>(back)), std::istreambuf_iterator<char>());
         bad_write[t] += got != all;
         std::remove(mine.c_str());
-        if (bad_lines[t] || bad_read[t] || bad_write[t]) {
-            std::printf("thread %d: getline %d wrong, read %s, ofstream %s\n", t, bad_lines[t],
-                        bad_read[t] ? "wrong" : "right", bad_write[t] ? "wrong" : "right");
+        if (bad_lines[t] || bad_read[t] || bad_write[t] || bad_getline[t]) {
+            std::printf("thread %d: std::getline %d wrong, read %s, ofstream %s, getline(3) %d wrong\n", t,
+                        bad_lines[t], bad_read[t] ? "wrong" : "right", bad_write[t] ? "wrong" : "right",
+                        bad_getline[t]);
             fails++;
         }
     }
