@@ -40,6 +40,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -77,7 +78,14 @@ static __thread struct {
 static DSM_STATE pthread_key_t copies_key;
 static DSM_STATE pthread_once_t copies_once = PTHREAD_ONCE_INIT;
 
-static void copies_release(void *base) { munmap(base, RESERVE); }
+/* At the thread's end; a later key's destructor may still make a call,
+ * which maps a reservation again (and is called again to release it). */
+static void copies_release(void *base)
+{
+    munmap(base, RESERVE);
+    copies.base = NULL;
+    copies.top = 0;
+}
 static void copies_key_make(void)
 {
     if (pthread_key_create(&copies_key, copies_release) != 0)
@@ -94,6 +102,8 @@ static char *mapped(size_t len)
 
 void *mem_kernel_take(size_t len)
 {
+    if (len > SIZE_MAX / 2)
+        log_fatal("system calls into shared memory: a copy of %zu bytes asked for", len);
     size_t need = HEADER + ALIGN_UP(len);
     if (!copies.base) {
         pthread_once(&copies_once, copies_key_make);
