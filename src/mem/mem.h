@@ -238,4 +238,89 @@ size_t mem_home_run(size_t page, int home, size_t max);
 size_t mem_take_remote_frees(int owner, uint64_t *pages_out, size_t max);
 void   mem_free_remote_block(uint64_t addr_offset);
 extern enum dsm_home mem_default_home;
+/* System calls whose pointers lie in the region (kernel.c and the
+ * kernel_*.c files that interpose the C library's names): the kernel's
+ * own access to a page the application view protects fails with EFAULT
+ * instead of faulting, so those calls hand the kernel private memory and
+ * copy between it and the region in user space, where a fault is the
+ * protocol's. mem_kernel_touches: whether [p, p + len) reaches into the
+ * region (outside, a wrapper calls the C library's at once). */
+static inline bool mem_kernel_touches(const void *p, size_t len)
+{
+    return mem.base && len && (mem_contains(p) || mem_contains((const char *)p + len - 1));
+}
+/* The C library's function of that name (the next definition after
+ * libdsm's), found once into *cache; fatal when there is none. */
+void *mem_kernel_next(_Atomic(void *) *cache, const char *name);
+/* Private memory for one call's copies, at least len bytes (len at most
+ * MEM_KERNEL_CHUNK plus a few small objects), on the calling thread, given
+ * back in reverse order (a signal handler's call nests inside). */
+#define MEM_KERNEL_CHUNK ((size_t)256 << 10)
+void *mem_kernel_take(size_t len);
+void  mem_kernel_give(void *p);
+/* How a transfer of n bytes on fd moves through private memory: returns
+ * the bytes of its first step, and *more says whether a complete step is
+ * followed by the next. Up to MEM_KERNEL_CHUNK: n, in one step. Beyond: a
+ * datagram socket's is never cut (one step of n); a regular file's or
+ * block device's is cut into chunks (consecutive transfers mean the same
+ * as one); on a pipe, stream socket or terminal an output continues while
+ * each chunk goes whole (as a blocking one would), an input returns after
+ * one chunk (a short count, which POSIX allows there) unless `whole` (as
+ * recv's MSG_WAITALL asks). */
+size_t mem_kernel_step(int fd, size_t n, bool output, bool whole, bool *more);
+/* The C library's function `name` (a string literal) as fn, of type
+ * ret (*)params: the first lines of a wrapper. */
+#define MEM_KERNEL_REAL(ret, name, params)                                      \
+    static DSM_STATE _Atomic(void *) real_;                                     \
+    ret(*fn) params = (ret(*) params)mem_kernel_next(&real_, name)
+/* path copied into private memory (mem_kernel_take), or path itself when
+ * it lies outside the region; give it back with mem_kernel_give_path. */
+const char *mem_kernel_path(const char *path);
+void        mem_kernel_give_path(const char *copy, const char *path);
+/* The C library's end of a _FORTIFY_SOURCE check (the __*_chk forms). */
+void __chk_fail(void) __attribute__((noreturn));
+/* A call's fixed-size result (a struct stat, two descriptors) and path,
+ * through private memory: begin takes their copies (the result's holding
+ * the caller's bytes when `in`: the call reads them too); end copies len
+ * bytes of the result back when ok, and gives the copies back, errno kept. */
+struct mem_kernel_out {
+    const char *user_path, *path;
+    void       *user, *copy;
+};
+void mem_kernel_out_begin(struct mem_kernel_out *o, const char *path, void *out, size_t size, bool in);
+void mem_kernel_out_end(struct mem_kernel_out *o, bool ok, size_t len);
+/* A wrapper's body: `call`, in which P stands for path and O for out
+ * (size bytes the kernel writes, after reading them when `in`); outside
+ * the region as it is, inside through private copies, the result copied
+ * back when the call returned 0 or more. */
+#define MEM_KERNEL_THROUGH(path_, out_, size_, in_, call)                       \
+    do {                                                                        \
+        const char *P = (path_);                                                \
+        void       *O = (out_);                                                 \
+        if (!mem_kernel_touches(P, 1) && !mem_kernel_touches(O, size_))         \
+            return call;                                                        \
+        struct mem_kernel_out o_;                                               \
+        mem_kernel_out_begin(&o_, P, O, size_, in_);                            \
+        P = o_.path;                                                            \
+        O = o_.copy;                                                            \
+        __typeof__(call) r_ = call;                                             \
+        mem_kernel_out_end(&o_, r_ >= 0, size_);                                \
+        return r_;                                                              \
+    } while (0)
+/* The same for a call whose only pointer is the string path (P), or two
+ * (P and Q), whatever its result. */
+#define MEM_KERNEL_PATHS(path_, path2_, call)                                   \
+    do {                                                                        \
+        const char *P = (path_), *Q = (path2_);                                 \
+        if (!mem_kernel_touches(P, 1) && !mem_kernel_touches(Q, 1))             \
+            return call;                                                        \
+        P = mem_kernel_path(P);                                                 \
+        Q = mem_kernel_path(Q);                                                 \
+        __typeof__(call) r_ = call;                                             \
+        int e_ = errno;                                                         \
+        mem_kernel_give_path(Q, path2_);                                        \
+        mem_kernel_give_path(P, path_);                                         \
+        errno = e_;                                                             \
+        return r_;                                                              \
+    } while (0)
 #endif

@@ -14,32 +14,17 @@
  * and the address. dsmcc's programs have their pthread calls wrapped
  * (sync/pthread_*.c: in shared memory they are the job's, and a
  * process-shared one is refused there); a program on dsm's API calls the
- * C library's, so libdsm defines these five names over it — the only C
- * library names it exports (libdsm.map) — and hands every other object to
- * the C library's (dlsym RTLD_NEXT), unchanged.
+ * C library's, so libdsm defines these five names over it (libdsm.map;
+ * its other C library names are mem/kernel*.c's system calls) and hands
+ * every other object to the C library's (dlsym RTLD_NEXT), unchanged.
  */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
-#include <stdatomic.h>
 
 #include "base/log.h"
 #include "base/state.h"
 #include "mem/mem.h"
 #include "sync/sync.h"
-
-/* The C library's function of that name, found once. */
-static void *next(_Atomic(void *) *cache, const char *name)
-{
-    void *fn = atomic_load_explicit(cache, memory_order_acquire);
-    if (!fn) {
-        fn = dlsym(RTLD_NEXT, name);
-        if (!fn)
-            log_fatal("%s: the C library's is not found", name);
-        atomic_store_explicit(cache, fn, memory_order_release);
-    }
-    return fn;
-}
 
 static void refuse_shared(const char *call, const void *obj, const char *what)
 {
@@ -54,45 +39,44 @@ static void refuse_shared(const char *call, const void *obj, const char *what)
 
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
-    static DSM_STATE _Atomic(void *) real;
+    MEM_KERNEL_REAL(int, "pthread_mutex_init", (pthread_mutex_t *, const pthread_mutexattr_t *));
     int pshared = PTHREAD_PROCESS_PRIVATE;
     if (attr && pthread_mutexattr_getpshared(attr, &pshared) == 0 && pshared == PTHREAD_PROCESS_SHARED)
         refuse_shared("pthread_mutex_init", m, "mutex (PTHREAD_PROCESS_SHARED)");
-    return ((int (*)(pthread_mutex_t *, const pthread_mutexattr_t *))next(&real, "pthread_mutex_init"))(m, attr);
+    return fn(m, attr);
 }
 
 int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
-    static DSM_STATE _Atomic(void *) real;
+    MEM_KERNEL_REAL(int, "pthread_cond_init", (pthread_cond_t *, const pthread_condattr_t *));
     int pshared = PTHREAD_PROCESS_PRIVATE;
     if (attr && pthread_condattr_getpshared(attr, &pshared) == 0 && pshared == PTHREAD_PROCESS_SHARED)
         refuse_shared("pthread_cond_init", c, "condition (PTHREAD_PROCESS_SHARED)");
-    return ((int (*)(pthread_cond_t *, const pthread_condattr_t *))next(&real, "pthread_cond_init"))(c, attr);
+    return fn(c, attr);
 }
 
 int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr, unsigned count)
 {
-    static DSM_STATE _Atomic(void *) real;
+    MEM_KERNEL_REAL(int, "pthread_barrier_init", (pthread_barrier_t *, const pthread_barrierattr_t *, unsigned));
     int pshared = PTHREAD_PROCESS_PRIVATE;
     if (attr && pthread_barrierattr_getpshared(attr, &pshared) == 0 && pshared == PTHREAD_PROCESS_SHARED)
         refuse_shared("pthread_barrier_init", b, "barrier (PTHREAD_PROCESS_SHARED)");
-    return ((int (*)(pthread_barrier_t *, const pthread_barrierattr_t *, unsigned))next(
-        &real, "pthread_barrier_init"))(b, attr, count);
+    return fn(b, attr, count);
 }
 
 int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 {
-    static DSM_STATE _Atomic(void *) real;
+    MEM_KERNEL_REAL(int, "pthread_rwlock_init", (pthread_rwlock_t *, const pthread_rwlockattr_t *));
     int pshared = PTHREAD_PROCESS_PRIVATE;
     if (attr && pthread_rwlockattr_getpshared(attr, &pshared) == 0 && pshared == PTHREAD_PROCESS_SHARED)
         refuse_shared("pthread_rwlock_init", rw, "read-write lock (PTHREAD_PROCESS_SHARED)");
-    return ((int (*)(pthread_rwlock_t *, const pthread_rwlockattr_t *))next(&real, "pthread_rwlock_init"))(rw, attr);
+    return fn(rw, attr);
 }
 
 int sem_init(sem_t *s, int pshared, unsigned value)
 {
-    static DSM_STATE _Atomic(void *) real;
+    MEM_KERNEL_REAL(int, "sem_init", (sem_t *, int, unsigned));
     if (pshared)
         refuse_shared("sem_init", s, "semaphore (pshared 1)");
-    return ((int (*)(sem_t *, int, unsigned))next(&real, "sem_init"))(s, pshared, value);
+    return fn(s, pshared, value);
 }
