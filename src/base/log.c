@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* msg, a char array, gets the message fmt and the caller's arguments say. */
+#define FORMAT(msg, fmt)                        \
+    do {                                        \
+        va_list ap_;                            \
+        va_start(ap_, fmt);                     \
+        vsnprintf(msg, sizeof msg, fmt, ap_);   \
+        va_end(ap_);                            \
+    } while (0)
+
 static DSM_STATE int log_node = -1;
 static DSM_STATE void (*abort_hook)(const char *);
 static DSM_STATE atomic_flag dying = ATOMIC_FLAG_INIT;
@@ -27,10 +36,7 @@ void log_said_to_launcher(void)
 void log_warn(const char *fmt, ...)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FORMAT(msg, fmt);
     if (log_node < 0) /* before the node knows its rank: no node to name */
         fprintf(stderr, "dsm: warning: %s\n", msg);
     else
@@ -62,10 +68,7 @@ __attribute__((noreturn)) static void forked_child_exit(const char *msg)
 void log_forked_child(const char *fmt, ...)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FORMAT(msg, fmt);
     forked_child_exit(msg);
 }
 
@@ -101,20 +104,14 @@ __attribute__((noreturn)) static void fatal(const char *msg, bool alike)
 void log_fatal(const char *fmt, ...)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FORMAT(msg, fmt);
     fatal(msg, false);
 }
 
 void log_fatal_alike(const char *fmt, ...)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FORMAT(msg, fmt);
     fatal(msg, true);
 }
 
