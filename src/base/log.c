@@ -7,6 +7,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* msg, a char array, gets the message fmt and the caller's arguments say. */
+#define FORMAT(msg, fmt)                        \
+    do {                                        \
+        va_list ap_;                            \
+        va_start(ap_, fmt);                     \
+        vsnprintf(msg, sizeof msg, fmt, ap_);   \
+        va_end(ap_);                            \
+    } while (0)
+
 static DSM_STATE int log_node = -1;
 static DSM_STATE void (*abort_hook)(const char *);
 static DSM_STATE atomic_flag dying = ATOMIC_FLAG_INIT;
@@ -27,10 +36,7 @@ void log_said_to_launcher(void)
 void log_warn(const char *fmt, ...)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FORMAT(msg, fmt);
     if (log_node < 0) /* before the node knows its rank: no node to name */
         fprintf(stderr, "dsm: warning: %s\n", msg);
     else
@@ -62,20 +68,13 @@ __attribute__((noreturn)) static void forked_child_exit(const char *msg)
 void log_forked_child(const char *fmt, ...)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
+    FORMAT(msg, fmt);
     forked_child_exit(msg);
 }
 
-void log_fatal(const char *fmt, ...)
+/* log_fatal's end; `alike` as log_fatal_alike. */
+__attribute__((noreturn)) static void fatal(const char *msg, bool alike)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (forked_from) {
         char what[560];
         snprintf(what, sizeof what, "called dsm, which ended it: %s", msg);
@@ -87,15 +86,33 @@ void log_fatal(const char *fmt, ...)
         for (;;)
             pause();
     fflush(stdout);
+    char line[560];
     if (log_node < 0)
-        fprintf(stderr, "dsm: %s\n", msg);
+        snprintf(line, sizeof line, "dsm: %s", msg);
     else
-        fprintf(stderr, "dsm: node %d: %s\n", log_node, msg);
-    /* before the peers hear of it: their relays then find this said */
-    log_said_to_launcher();
+        snprintf(line, sizeof line, "dsm: node %d: %s", log_node, msg);
+    if (!alike || !launcher.relayed || !launcher.relayed(line)) {
+        fprintf(stderr, "%s\n", line);
+        /* before the peers hear of it: their relays then find this said */
+        log_said_to_launcher();
+    }
     if (abort_hook)
         abort_hook(msg);
     _exit(1);
+}
+
+void log_fatal(const char *fmt, ...)
+{
+    char msg[512];
+    FORMAT(msg, fmt);
+    fatal(msg, false);
+}
+
+void log_fatal_alike(const char *fmt, ...)
+{
+    char msg[512];
+    FORMAT(msg, fmt);
+    fatal(msg, true);
 }
 
 void log_flush_output(void) { fflush(stdout); }

@@ -17,6 +17,17 @@ void log_set_abort_hook(void (*hook)(const char *reason));
 __attribute__((noreturn, format(printf, 1, 2)))
 void log_fatal(const char *fmt, ...);
 
+/* A fatal condition every node may meet at once, alike (a limit of the
+ * host they share): said once a job, not once a node. Each node hands
+ * its line to the launcher, as a relay: the launcher prints the first,
+ * and only when no node's own line said a failure. (Were one node to say
+ * it, the launcher's SIGTERM after another's relay could end that node
+ * between its line and its word to the launcher: two lines.) Without a
+ * launcher, each node prints its own. Each tells its peers, as
+ * log_fatal does. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void log_fatal_alike(const char *fmt, ...);
+
 __attribute__((format(printf, 1, 2)))
 void log_warn(const char *fmt, ...);
 

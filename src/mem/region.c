@@ -29,7 +29,8 @@ static DSM_STATE struct {
 /* ENOMEM from a mapping that reserves no memory (MAP_NORESERVE): the
  * address space ran out, most often under an address-space limit (ulimit
  * -v). The region is reserved twice (the application and the system view)
- * plus its page table: a smaller DSM_REGION_SIZE is the fix. */
+ * plus its page table: a smaller DSM_REGION_SIZE is the fix. Every node
+ * under the same limit meets it at once: said once for the job. */
 static _Noreturn void no_address_space(const char *what)
 {
     struct rlimit rl;
@@ -37,8 +38,8 @@ static _Noreturn void no_address_space(const char *what)
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         snprintf(limit, sizeof limit, " under an address-space limit (ulimit -v) of %llu MiB",
                  (unsigned long long)rl.rlim_cur >> 20);
-    log_fatal("cannot reserve address space for %s (2 x %zu MiB and a page table)%s; "
-              "set DSM_REGION_SIZE smaller", what, mem.size >> 20, limit);
+    log_fatal_alike("cannot reserve address space for %s (2 x %zu MiB and a page table)%s; "
+                    "set DSM_REGION_SIZE smaller", what, mem.size >> 20, limit);
 }
 
 /* The region's file: a memfd, or with DSM_HOME_DIR an unlinked file in

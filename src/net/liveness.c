@@ -33,7 +33,11 @@
  * rank is the node's). It is looked up when a peer on this host not yet
  * found stays silent for a quarter of the timeout, and known by its start
  * time as well as its pid, so that a pid reused after its death is not
- * taken for it.
+ * taken for it. A peer not found while our parent is seen to start the
+ * job's nodes (a sibling names our job, or is still the parent's own
+ * program, forked and not yet exec'd) has not been started yet: on a
+ * loaded machine a node came up 0.6 s after its peers had begun to call
+ * it. It is waited for; its launcher reports a node that cannot start.
  *
  * A peer on another host is looked at by someone on its host:
  *   - under dsmrun --hosts, by the launcher's agent there, its parent: this
@@ -54,8 +58,9 @@
  *
  * What cannot be told apart: a peer alone on its host under mpirun or
  * srun (no agent, no mate) is judged by its silence, DSM_PEER_TIMEOUT, as
- * is a peer on this host whose process is not found (a launcher that is
- * not a common parent); for a peer on this host the silence allowed grows
+ * is a peer on this host whose process is not found where no sibling
+ * shows our parent to be its launcher too (a program started through a
+ * shell of its own); for a peer on this host the silence allowed grows
  * while the host's run queue holds more than 16 runnable threads a CPU
  * (silence_allowed_ns). A stopped peer there ends the job at the timeout;
  * a live one starved for longer does too: run such jobs with a timeout
@@ -155,6 +160,12 @@ static DSM_STATE struct {
     pthread_mutex_t lock;
     uint64_t        looked_up_ns;  /* the last search; 0: none yet */
     struct watched *peer;          /* job()->nodes of them */
+    /* Our parent, as of the last search, has been seen to start this
+     * job's nodes: a sibling of ours named our job, or was still the
+     * parent's own program (forked, not yet exec'd). Our peers on this
+     * host are then its children too, and one not found is one it has not
+     * yet started. */
+    int             launcher;      /* that parent's pid; 0: none seen */
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The value of `name` (with its '=') in an environment block of len bytes. */
@@ -181,8 +192,24 @@ static const char *job_in(const char *env, size_t n, const char **rank)
     return env_value(env, n, "PMIX_NAMESPACE=");
 }
 
+/* Whether process pid runs the program `exe` names (a readlink of
+ * /proc/PID/exe). */
+static bool runs(int pid, const char *exe)
+{
+    char path[64], link[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", pid);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0)
+        return false;
+    link[n] = 0;
+    return !strcmp(link, exe);
+}
+
 /* Finds the processes of this node's peers on this host: the siblings
- * whose environment names our job and their rank. */
+ * whose environment names our job and their rank. A sibling still
+ * running our parent's program has been forked to become a node, and
+ * has not yet exec'd: it names nothing yet, but tells that our parent
+ * starts the job's nodes (watch.launcher). */
 static void look_up_peers(void)
 {
     static DSM_STATE char env[65536];
@@ -193,6 +220,10 @@ static void look_up_peers(void)
     char ours[300]; /* a PMIx namespace: at most 255 characters */
     snprintf(ours, sizeof ours, "%s", mine);
     int parent = (int)getppid();
+    char launcher_exe[4096], path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", parent);
+    ssize_t len = readlink(path, launcher_exe, sizeof launcher_exe - 1);
+    launcher_exe[len > 0 ? len : 0] = 0;
     DIR *d = opendir("/proc");
     if (!d)
         return;
@@ -201,7 +232,7 @@ static void look_up_peers(void)
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
         int pid = atoi(e->d_name), ppid;
-        char path[64], state;
+        char state;
         unsigned long long start;
         uint64_t cpu;
         snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -210,6 +241,8 @@ static void look_up_peers(void)
         snprintf(path, sizeof path, "/proc/%d/environ", pid);
         n = proc_read_file(path, env, sizeof env);
         const char *rank, *theirs = job_in(env, n, &rank);
+        if ((theirs && !strcmp(theirs, ours)) || (len > 0 && runs(pid, launcher_exe)))
+            watch.launcher = parent;
         if (!theirs || !rank || strcmp(theirs, ours))
             continue;
         int r = atoi(rank);
@@ -381,6 +414,12 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
             observe(w, &s, now);
         }
         dead = w->since_ns && judged_dead(w, true, silent_ns, timeout_ns, now, why);
+    } else if (w && same_host && watch.launcher && watch.launcher == (int)getppid()) {
+        /* Not started yet: our launcher, which started this node and its
+         * siblings, has not yet forked or exec'd it (at load 20-40 a node
+         * came up 0.6 s after its peers, and was declared dead), and it
+         * says so itself if the node cannot start or ends. */
+        dead = false;
     } else if (w && (agent >= 0 || witness_can_ask(peer))) {
         /* Another host's, or this kernel's but not our launcher's child
          * (hosts that share a kernel, which UCX takes for one): its

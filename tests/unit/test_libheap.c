@@ -151,19 +151,49 @@ static void sort_sorts_stably(void)
 
 /* The handler allocates and frees every size, and frees blocks the
  * interrupted loop allocated, wherever the loop was: inside a list's lock
- * too, and between two steps of draining what an earlier handler freed
- * there. Every 100 us, 5,000 times: at every 500 us, 1,000 times, the
- * drain's race (libheap.c, drain_deferred) crashed a run only rarely (once
- * in CI; never in 600 runs here); at this rate 17 runs of 20 before the
- * fix. The count, not the time, ends it. */
-#define SIGNALS 5000
+ * too, and between two steps of draining what earlier handlers freed
+ * there. A signal every 100 us, 5,000 of them: at every 500 us, 1,000
+ * times, the drain's race (libheap.c, drain_deferred) crashed a run only
+ * rarely (once in CI; never in 600 runs here); at this rate in most runs
+ * before the fix (12 of 20 here). The count, not the time, ends it.
+ *
+ * Each signal is timed from the one before, as a periodic timer's are:
+ * a handler slower than 100 us (mapping and unmapping while the loop is
+ * inside) is followed by the next at once, and the frees they defer make
+ * the drain long enough to be interrupted. But at most IN_A_ROW signals
+ * come without a round of the loop between them: then the loop arms the
+ * next. With a periodic timer the handler, slower than its period on a
+ * loaded machine, was entered again on each return, and the loop never
+ * reached its exit test (754,863 signals handled for the 5,000 planned,
+ * at load 20); now it makes a round every IN_A_ROW signals, whatever the
+ * load. */
+#define SIGNALS  5000
+#define IN_A_ROW 32
 #define RING 64
 static void *volatile ring[RING];
 static volatile sig_atomic_t handled;
+static volatile unsigned long rounds; /* the loop's */
+static volatile sig_atomic_t armed;   /* the next signal is on its way */
+
+static void arm_next_signal(void)
+{
+    struct itimerval once = {{0, 0}, {0, 100}};
+    armed = 1;
+    setitimer(ITIMER_REAL, &once, NULL);
+}
 
 static void on_alarm(int sig)
 {
     (void)sig;
+    static unsigned long rounds_seen;
+    static unsigned in_a_row;
+    if (rounds != rounds_seen) {
+        rounds_seen = rounds;
+        in_a_row = 0;
+    }
+    armed = 0;
+    if (++in_a_row < IN_A_ROW && handled + 1 < SIGNALS)
+        arm_next_signal();
     for (size_t i = 0; i < NSIZES; i++) {
         size_t n = sizes[i] > 4096 ? 8 : sizes[i]; /* the largest: touch a little */
         unsigned char *p = libheap_malloc(sizes[i]);
@@ -184,10 +214,11 @@ static void handler_inside_the_allocator(void)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGALRM, &sa, NULL);
-    struct itimerval it = {{0, 100}, {0, 100}};
-    setitimer(ITIMER_REAL, &it, NULL);
     unsigned seed = 7;
     for (long round = 0; handled < SIGNALS && round < 200000000; round++) {
+        rounds++;
+        if (!armed)
+            arm_next_signal();
         seed = seed * 1103515245 + 12345;
         size_t n = sizes[(seed >> 8) % 12]; /* listed sizes */
         unsigned char *p = libheap_malloc(n);
