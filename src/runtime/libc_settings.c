@@ -43,7 +43,10 @@
 enum setting { SET_CHDIR, SET_UMASK, SET_SETENV, SET_UNSETENV, SET_CLEARENV, SET_SETLOCALE,
                SET_KINDS };
 
-/* A change, to every other node: two strings follow (each with its 0). */
+/* A change, to every other node: two strings follow (each with its 0),
+ * together at most SETTING_MAX bytes (Linux takes 128 KiB for one
+ * variable of a program's environment, MAX_ARG_STRLEN). */
+#define SETTING_MAX (256 * 1024)
 struct setting_msg {
     uint32_t kind;      /* enum setting */
     int32_t  arg;       /* umask's mask, setlocale's category */
@@ -134,9 +137,9 @@ static void send_call(void *p)
     }
     struct setting_msg m = {.kind = c->kind, .arg = c->arg, .len1 = (uint32_t)strlen(c->s1) + 1,
                             .len2 = (uint32_t)strlen(c->s2) + 1};
-    if (sizeof m + m.len1 + m.len2 > ipc_message_room())
-        log_fatal("%s(\"%.40s...\"): %u bytes, more than a message between the nodes holds (%zu)",
-                  c->call, c->s1, m.len1 + m.len2, ipc_message_room() - sizeof m);
+    if (m.len1 + m.len2 > SETTING_MAX)
+        log_fatal("%s(\"%.40s...\"): %u bytes, more than dsm sends the other nodes (%d)",
+                  c->call, c->s1, m.len1 + m.len2, SETTING_MAX);
     pthread_mutex_lock(&bc.lock);
     bc.waiting = job()->nodes - 1;
     bc.failed = 0;
