@@ -22,10 +22,14 @@
  * - Thread-specific data keys, memory from mmap and signal dispositions
  *   are the job's; the CPU counts the program reads describe the job
  *   (nodes x T, or DSM_CPUS).
+ * - The C library's process-wide state is the job's: one state of the
+ *   random number generators (rand, random, the drand48 family), and the
+ *   working directory, umask, environment and locale, changed on every
+ *   node at once.
  * - What cannot work across nodes ends the job with one line: a
  *   process-shared object, fork and daemon, signals and cancellation
  *   between threads, another thread's C library record, a timed wait, a
- *   mutex trylock, a device's memory, MAP_FIXED outside the region.
+ *   device's memory, MAP_FIXED outside the region.
  * On one node, and after the job ends (exit handlers), every call is the
  * C library's.
  */
@@ -155,6 +159,37 @@ int   dsm_mprotect(void *addr, size_t len, int prot);
  * (runtime/signals.c); SIGSEGV's kept beside dsm's own. */
 int  dsm_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 void (*dsm_signal(int sig, void (*handler)(int)))(int);
+
+/* The C library's random number generators, one state for the job under
+ * a dsm lock (runtime/libc_rand.c): glibc's algorithms, so the job draws
+ * the sequence one process draws. */
+int             dsm_rand(void);
+void            dsm_srand(unsigned seed);
+long            dsm_random(void);
+void            dsm_srandom(unsigned seed);
+char           *dsm_initstate(unsigned seed, char *buf, size_t n);
+char           *dsm_setstate(char *buf);
+double          dsm_drand48(void);
+double          dsm_erand48(unsigned short xsubi[3]);
+long            dsm_lrand48(void);
+long            dsm_nrand48(unsigned short xsubi[3]);
+long            dsm_mrand48(void);
+long            dsm_jrand48(unsigned short xsubi[3]);
+void            dsm_srand48(long seed);
+unsigned short *dsm_seed48(unsigned short seed[3]);
+void            dsm_lcong48(unsigned short param[7]);
+
+/* Process-wide settings (runtime/libc_settings.c): changed here and then
+ * on every other node, before the call returns, one change at a time in
+ * the job; a node that cannot make it ends the job in one line. */
+int    dsm_chdir(const char *path);
+int    dsm_fchdir(int fd);
+mode_t dsm_umask(mode_t mask);
+int    dsm_setenv(const char *name, const char *value, int overwrite);
+int    dsm_unsetenv(const char *name);
+int    dsm_putenv(char *string);
+int    dsm_clearenv(void);
+char  *dsm_setlocale(int category, const char *locale);
 
 /* Around a call that blocks the calling thread (a sleep): the node's
  * run slot goes to another of its threads meanwhile (base/smp.h);

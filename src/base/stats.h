@@ -89,6 +89,7 @@
     X(LOCK_KEPT_RELEASES,  "unlocks whose release stayed pending on the node") \
     X(LOCK_ASIDE_RELEASES, "pending releases run for another node's request")  \
     X(LOCK_HELPED_RELEASES, "pending releases the program ran itself (at a lock or unlock)") \
+    X(LOCK_BUSY,           "tries (trylock) answered busy by another node")  \
     X(COND_SIGNALS_SKIPPED, "condition signals that sent nothing (no node had waited on it)") \
     X(BARRIERS,            "barriers")                                         \
     X(FLUSHES,             "flushes (OpenMP flush, dsm_flush)")                \

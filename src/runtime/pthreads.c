@@ -75,6 +75,7 @@ struct pt_table {
     uint32_t live;                        /* placed threads not yet ended (main not counted) */
     uint32_t on_node[VT_MAX_NODES];       /* threads running on each node, main included */
     struct pthread_keys keys;             /* the program's keys (pthread_key.c) */
+    struct libc_rand rand;                /* rand, random, drand48 (libc_rand.c) */
 };
 
 /* Shared, under PT_TABLE_LOCK; a pthread_t points here. */
@@ -150,6 +151,11 @@ struct pthread_keys *pthreads_keys(void)
     if (!pt.table && job()->rank == 0)
         stack_private(table_make_call, NULL);
     return pt.table ? &pt.table->keys : NULL;
+}
+
+struct libc_rand *pthreads_libc_rand(void)
+{
+    return pthreads_keys() ? &pt.table->rand : NULL;
 }
 
 /* The node of a new thread: the next round-robin that runs fewer threads

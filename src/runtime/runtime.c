@@ -177,6 +177,7 @@ int dsm_startup(int *argc, char ***argv)
     forked_start();
     pthreads_start();
     signals_start();
+    libc_settings_start();
     globals_start();
     report_start();
     if (c->trace) {

@@ -16,6 +16,8 @@ enum runtime_type {
     RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
     RUNTIME_PTHREAD_START,          /* start a program's thread placed here (pthreads.c) */
     RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
+    RUNTIME_SETTING,                /* a process-wide setting made on every node (libc_settings.c) */
+    RUNTIME_SETTING_DONE,           /* made (or the errno why not) */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -100,8 +102,37 @@ struct pthread_keys *pthreads_keys(void);
  * thread's end (pthread_exit, or its routine's return). */
 void pthread_keys_exit(void);
 
+/* libc_rand.c: the C library's random number generators as glibc's,
+ * over one state (the job's: in pthreads.c's table, under the dsm lock
+ * SYNC_PTHREAD_RAND_ID). All zero is a process's state before any call. */
+struct libc_rand48 {
+    unsigned short x[3], old_x[3], c, init; /* init: a and c set */
+    uint64_t       a;
+};
+struct libc_rand {
+    int32_t  table[32];   /* random's own buffer (glibc's randtbl) */
+    int32_t *state;       /* the current buffer's word 1; NULL: as srandom(1) */
+    int32_t  type, deg, sep, front, rear; /* front, rear: indices into state */
+    struct libc_rand48 r48;
+};
+int32_t libc_random_next(struct libc_rand *r);
+void    libc_random_seed(struct libc_rand *r, unsigned seed);
+char   *libc_random_initstate(struct libc_rand *r, unsigned seed, char *buf, size_t n);
+char   *libc_random_setstate(struct libc_rand *r, char *buf);
+double  libc_erand48(struct libc_rand48 *d, unsigned short xsubi[3]);
+long    libc_nrand48(struct libc_rand48 *d, unsigned short xsubi[3]);
+long    libc_jrand48(struct libc_rand48 *d, unsigned short xsubi[3]);
+void    libc_srand48(struct libc_rand48 *d, long seed);
+unsigned short *libc_seed48(struct libc_rand48 *d, const unsigned short seed[3]);
+void    libc_lcong48(struct libc_rand48 *d, const unsigned short param[7]);
+/* The job's generators' state, made on node 0 if need be; NULL where no
+ * thread of the program has run (pthreads_keys). */
+struct libc_rand *pthreads_libc_rand(void);
+
 /* signals.c: the program's signal dispositions are the job's. */
 void signals_start(void);
+/* libc_settings.c: chdir, umask, the environment and the locale are. */
+void libc_settings_start(void);
 
 /* mmap.c: at the job's end, on the master: the program's writable shared
  * file mappings written back. */

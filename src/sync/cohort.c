@@ -9,7 +9,8 @@
  * those that sleep. A lock: a mutex of
  * the node per lock id is taken first, then lock.c's lock of the node,
  * which stays here without a message until another node asks for it
- * (ArgoDSM's cohort locks; lock.c keeps the release on the node). Only
+ * (ArgoDSM's cohort locks; lock.c keeps the release on the node). A try
+ * tries both, and gives the node's mutex back when the job's is busy. Only
  * with T > 1, or a pthreads program's threads taking turns on a node's run
  * slots: the public calls take these paths behind smp_threaded(). A lock's
  * waits (the node's mutex, the grant) give the waiter's run slot up.
@@ -214,6 +215,20 @@ void sync_cohort_lock(int id)
     c->owner = pthread_self();
     c->held = true;
     sync_lock_yielding(id);
+}
+
+bool sync_cohort_trylock(int id)
+{
+    struct cohort *c = cohort_of(id);
+    if (pthread_mutex_trylock(&c->mutex))
+        return false; /* this thread or another of the node has it */
+    c->owner = pthread_self();
+    c->held = true;
+    if (sync_lock_try(id))
+        return true;
+    c->held = false;
+    pthread_mutex_unlock(&c->mutex);
+    return false;
 }
 
 void sync_cohort_unlock(int id)

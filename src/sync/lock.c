@@ -19,6 +19,15 @@
  * pending release aside (coherence_release_aside: it takes the fault lock
  * and waits for the acknowledgements while the program runs on) and then
  * grants each lock of its batch still owned, not held and asked for.
+ *
+ * A try (issue 89: pthread_mutex_trylock, pthread_spin_trylock) is a
+ * request that is answered "busy" rather than queued. The manager passes
+ * it to the last owner, which grants it, as it would a request, if it has
+ * the lock and nobody holds it, and otherwise answers busy; either way it
+ * tells the manager, which only then records the requester as the last
+ * owner (taken) or not (busy). Meanwhile the manager holds back the lock's
+ * other requests and tries, and then hands them on in their order: the
+ * queue never contains a requester that may turn out not to want the lock.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -63,10 +72,23 @@ struct lock_relay {
     struct lock_atomic op;
 };
 
+/* A request or a try the manager holds back while a try is out. */
+struct held_request {
+    struct held_request *next;
+    bool                 try;
+    int                  requester;
+    struct lock_atomic   op;
+    uint32_t             vt[]; /* the requester's vector timestamp: job()->nodes */
+};
+
 struct lock_state {
     bool           owned;       /* the token is here */
     bool           held;        /* the program holds the lock */
     bool           granted;     /* a grant arrived for our request */
+    bool           busy;        /* our try was answered busy */
+    bool           succ_try;    /* the successor only tried: the manager hears of its grant */
+    bool           trying;      /* at the manager: a try is out, requests are held back */
+    struct held_request *held_back, **held_tail; /* at the manager, in their order */
     bool           local;       /* the program took it without a message this time */
     int            successor;   /* plus one; 0: none */
     uint32_t      *succ_vt;
@@ -81,6 +103,8 @@ struct lock_state {
 };
 
 struct lock_msg { int32_t id, requester; }; /* + the requester's vector timestamp */
+/* A try's outcome, from the last owner to the manager. */
+struct lock_tried { int32_t id, requester, taken; };
 
 struct deferred {
     void (*fn)(void *);
@@ -112,6 +136,7 @@ static struct lock_state *state_of(int id)
 }
 
 static void grant_to(int id, int to, const uint32_t *vt, const struct lock_atomic *op);
+static void grant_successor(int id, struct lock_state *l);
 
 /* A batch is the locks queued for the releaser before it is taken; the
  * release that follows runs every release kept before them (each lock's
@@ -152,11 +177,8 @@ static void batch_grant(int *ids, size_t n, uint64_t batch)
         if (l->batch != batch)
             continue;
         l->batch = 0;
-        if (l->owned && !l->held && l->successor) {
-            l->owned = false;
-            grant_to(ids[i], l->successor - 1, l->succ_vt, &l->succ_atomic);
-            l->successor = 0;
-        }
+        if (l->owned && !l->held && l->successor)
+            grant_successor(ids[i], l);
     }
     free(ids);
 }
@@ -343,21 +365,45 @@ static void on_relay(int src, const void *msg, size_t len)
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
 }
 
-/* At the previous owner: someone queued behind us. Caller holds locks.lock. */
-static void on_successor(int id, int requester, const uint32_t *vt, const struct lock_atomic *op)
+static void tried(int id, int requester, bool taken);
+
+/* Grants the lock to the successor recorded (owned, not held here).
+ * Caller holds locks.lock. */
+static void grant_successor(int id, struct lock_state *l)
+{
+    int to = l->successor - 1;
+    l->owned = false;
+    grant_to(id, to, l->succ_vt, &l->succ_atomic);
+    l->successor = 0;
+    if (l->succ_try)
+        tried(id, to, true);
+    l->succ_try = false;
+}
+
+/* At the previous owner: someone queued behind us, or tried (`try`: the
+ * manager hears whether it took the lock). Caller holds locks.lock. */
+static void on_successor(int id, int requester, const uint32_t *vt, const struct lock_atomic *op,
+                         bool try)
 {
     struct lock_state *l = state_of(id);
+    if (try && (!l->owned || l->held)) { /* held here, or on its way to a thread of ours */
+        tried(id, requester, false);
+        return;
+    }
     /* Pending: its own last unlock's release (or one before) has not run.
      * Releases kept after that unlock need not go with it. */
     bool pending = l->owned && !l->held && coherence_release_pending(l->ticket);
     if (l->owned && !l->held && !pending) {
         l->owned = false;
         grant_to(id, requester, vt, op);
+        if (try)
+            tried(id, requester, true);
         return;
     }
     if (l->successor)
         log_fatal("lock %d was passed two successors; protocol error", id);
     l->successor = requester + 1;
+    l->succ_try = try;
     if (!l->succ_vt)
         l->succ_vt = malloc((size_t)job()->nodes * sizeof *l->succ_vt);
     if (!l->succ_vt)
@@ -372,21 +418,119 @@ static void on_successor(int id, int requester, const uint32_t *vt, const struct
 static void send_request(int to, enum sync_type type, int id, int requester, const uint32_t *vt,
                          const struct lock_atomic *op);
 
+/* Keeps a request or try for when the try that is out has its answer.
+ * Caller holds locks.lock. */
+static void hold_back(struct lock_state *m, bool try, int requester, const uint32_t *vt,
+                      const struct lock_atomic *op)
+{
+    size_t vt_len = (size_t)job()->nodes * sizeof *vt;
+    struct held_request *h = malloc(sizeof *h + vt_len);
+    if (!h)
+        log_fatal("out of memory for a lock");
+    *h = (struct held_request){.try = try, .requester = requester, .op = *op};
+    memcpy(h->vt, vt, vt_len);
+    if (!m->held_back)
+        m->held_tail = &m->held_back;
+    *m->held_tail = h;
+    m->held_tail = &h->next;
+}
+
+static void on_try(int id, int requester, const uint32_t *vt);
+
 static void on_request(int id, int requester, const uint32_t *vt, const struct lock_atomic *op)
 {
     struct lock_state *m = state_of(id);
+    if (m->trying) {
+        hold_back(m, false, requester, vt, op);
+        return;
+    }
     int prev = m->last_owner - 1;
     m->last_owner = requester + 1;
     if (prev < 0) { /* never held: the manager hands it out itself */
         if (requester == job()->rank) {
             struct lock_state *l = state_of(id);
             l->granted = true;
+            ipc_notify(); /* when a held-back request of ours is handed on */
         } else
             grant_to(id, requester, vt, op);
     } else if (prev == job()->rank)
-        on_successor(id, requester, vt, op);
+        on_successor(id, requester, vt, op, false);
     else
         send_request(prev, SYNC_LOCK_FWD, id, requester, vt, op);
+}
+
+/* The requester hears its try failed. Caller holds locks.lock. */
+static void busy_to(int id, int requester)
+{
+    if (requester == job()->rank) {
+        state_of(id)->busy = true;
+        ipc_notify();
+        return;
+    }
+    int32_t msg = id;
+    ipc_send(requester, SYNC_LOCK_BUSY, 0, &msg, sizeof msg);
+}
+
+/* A try, at the manager: passed to the last owner, with the lock's other
+ * requests held back until it answers. Caller holds locks.lock. */
+static void on_try(int id, int requester, const uint32_t *vt)
+{
+    struct lock_state *m = state_of(id);
+    const struct lock_atomic none = {.on = 0};
+    if (m->trying) {
+        hold_back(m, true, requester, vt, &none);
+        return;
+    }
+    int prev = m->last_owner - 1;
+    if (prev < 0) /* never held: it is free */
+        on_request(id, requester, vt, &none);
+    else if (prev == requester) /* it is on its way to a thread of the requester's */
+        busy_to(id, requester);
+    else {
+        m->trying = true;
+        if (prev == job()->rank)
+            on_successor(id, requester, vt, &none, true);
+        else
+            send_request(prev, SYNC_LOCK_TRY_FWD, id, requester, vt, &none);
+    }
+}
+
+/* The try's outcome, at the manager: the requester is the last owner or
+ * hears it is busy, and the requests held back meanwhile go on in their
+ * order until one is a try again. Caller holds locks.lock. */
+static void on_tried(int id, int requester, bool taken)
+{
+    struct lock_state *m = state_of(id);
+    if (!m->trying)
+        log_fatal("lock %d: a try's answer for node %d, and no try is out; protocol error",
+                  id, requester);
+    m->trying = false;
+    if (taken)
+        m->last_owner = requester + 1;
+    else
+        busy_to(id, requester);
+    while (m->held_back && !m->trying) {
+        struct held_request *h = m->held_back;
+        m->held_back = h->next;
+        if (h->try)
+            on_try(id, h->requester, h->vt);
+        else
+            on_request(id, h->requester, h->vt, &h->op);
+        free(h);
+    }
+}
+
+/* At the last owner: tells the manager what became of a try. Caller holds
+ * locks.lock. */
+static void tried(int id, int requester, bool taken)
+{
+    int manager = id % job()->nodes;
+    if (manager == job()->rank) {
+        on_tried(id, requester, taken);
+        return;
+    }
+    struct lock_tried t = {.id = id, .requester = requester, .taken = taken};
+    ipc_send(manager, SYNC_LOCK_TRIED, 0, &t, sizeof t);
 }
 
 /* A request (to the manager) or its forward (to the last owner): the
@@ -445,9 +589,59 @@ static void on_fwd(int src, const void *msg, size_t len)
     parse_lock_msg(src, msg, len, &m, vt, &op);
     uint64_t t0 = clock_ns();
     pthread_mutex_lock(&locks.lock);
-    on_successor(m.id, m.requester, vt, &op);
+    on_successor(m.id, m.requester, vt, &op, false);
     pthread_mutex_unlock(&locks.lock);
     stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+/* A try: to the manager (on_try), or passed to the last owner. */
+static void try_msg(int src, const void *msg, size_t len, bool at_manager)
+{
+    struct lock_msg m;
+    uint32_t vt[VT_MAX_NODES];
+    struct lock_atomic op;
+    parse_lock_msg(src, msg, len, &m, vt, &op);
+    if (op.on || m.requester == job()->rank ||
+        (at_manager && (m.id % job()->nodes != job()->rank || m.requester != src)))
+        log_fatal("node %d sent a malformed try of lock %d", src, m.id);
+    uint64_t t0 = clock_ns();
+    pthread_mutex_lock(&locks.lock);
+    if (at_manager)
+        on_try(m.id, m.requester, vt);
+    else
+        on_successor(m.id, m.requester, vt, &op, true);
+    pthread_mutex_unlock(&locks.lock);
+    stats_add(STAT_T_SERVICE_NS, clock_ns() - t0);
+}
+
+static void on_try_msg(int src, const void *msg, size_t len) { try_msg(src, msg, len, true); }
+static void on_try_fwd(int src, const void *msg, size_t len) { try_msg(src, msg, len, false); }
+
+static void on_tried_msg(int src, const void *msg, size_t len)
+{
+    struct lock_tried t;
+    size_t rest;
+    ipc_body(src, msg, len, &t, sizeof t, &rest, "lock try's answer");
+    if (rest || t.id < 0 || t.id % job()->nodes != job()->rank || t.requester < 0 ||
+        t.requester >= job()->nodes || (t.taken != 0 && t.taken != 1))
+        log_fatal("node %d sent a malformed answer to a try of lock %d", src, t.id);
+    pthread_mutex_lock(&locks.lock);
+    on_tried(t.id, t.requester, t.taken);
+    pthread_mutex_unlock(&locks.lock);
+}
+
+static void on_busy(int src, const void *msg, size_t len)
+{
+    int32_t id;
+    size_t rest;
+    ipc_body(src, msg, len, &id, sizeof id, &rest, "lock busy");
+    pthread_mutex_lock(&locks.lock);
+    struct lock_state *l = id >= 0 && !rest ? state_of(id) : NULL;
+    if (!l || l->busy || l->granted || l->owned)
+        log_fatal("node %d answered busy to a try of lock %d, which was not tried", src, id);
+    l->busy = true;
+    pthread_mutex_unlock(&locks.lock);
+    ipc_notify();
 }
 
 static void on_grant(int src, const void *msg, size_t len)
@@ -472,13 +666,14 @@ static void on_grant(int src, const void *msg, size_t len)
     ipc_notify();
 }
 
-static bool granted(void *arg)
+/* The grant came, or (a try) the answer busy. */
+static bool answered(void *arg)
 {
     struct lock_state *l = arg;
     pthread_mutex_lock(&locks.lock);
-    bool g = l->granted;
+    bool a = l->granted || l->busy;
     pthread_mutex_unlock(&locks.lock);
-    return g;
+    return a;
 }
 
 /* A lock or unlock done without a message. Such a call is timed only when
@@ -506,12 +701,18 @@ static __thread struct {
     uint64_t t0, wait;
 } acquired;
 
+enum lock_outcome {
+    LOCK_TOOK,
+    LOCK_TOOK_ATOMIC, /* and the granter performed the atomic (l->grant_head says how) */
+    LOCK_BUSY         /* a try, and another node has the lock */
+};
+
 /* Takes lock id; `op`, when on, rides on the request if one goes out.
- * Returns true when the granter performed it (l->grant_head says how).
- * `yield`: the calling thread gives its run slot up while it waits for the
- * grant (base/smp.h), and takes one again before it applies the grant's
- * notices, which is protocol work. */
-static bool lock_here(int id, const struct lock_atomic *op, bool yield)
+ * `try`: a request the lock's manager answers busy rather than queue
+ * (no atomic rides on it). `yield`: the calling thread gives its run slot
+ * up while it waits for the grant (base/smp.h), and takes one again
+ * before it applies the grant's notices, which is protocol work. */
+static enum lock_outcome lock_here(int id, const struct lock_atomic *op, bool yield, bool try)
 {
     if (id < 0)
         log_fatal("dsm_lock(%d): lock ids are >= 0", id);
@@ -519,38 +720,60 @@ static bool lock_here(int id, const struct lock_atomic *op, bool yield)
     pthread_mutex_lock(&locks.lock);
     uint64_t t0 = batch_help();
     struct lock_state *l = state_of(id);
+    if (l->held && try) { /* by the node's only thread: the caller */
+        pthread_mutex_unlock(&locks.lock);
+        return LOCK_BUSY;
+    }
     if (l->held)
         log_fatal("dsm_lock(%d): this node already holds it", id);
     if (l->owned) { /* ours since our last release, and nobody asked */
         l->held = true;
         l->local = true;
+        if (l->successor && l->succ_try) {
+            /* A try waits for our pending release: taken again first, the
+             * lock is busy for it, which must not wait for our unlock. */
+            tried(id, l->successor - 1, false);
+            l->successor = 0;
+            l->succ_try = false;
+            l->batch = 0;
+        }
         pthread_mutex_unlock(&locks.lock);
         done_here(TRACE_LOCK, id, t0);
         if (PROFILE_ON)
             acquired.remote = false;
-        return false;
+        return LOCK_TOOK;
     }
     if (!t0)
         t0 = clock_ns();
     stats_add(STAT_LOCK_REMOTE, 1);
     l->granted = false;
+    l->busy = false;
     l->grant_head = (struct grant_head){.atomic = GRANT_ATOMIC_NONE};
     uint32_t vt[VT_MAX_NODES];
     interval_vt(vt);
     int manager = id % job()->nodes;
-    if (manager == job()->rank)
+    if (manager == job()->rank && try)
+        on_try(id, job()->rank, vt);
+    else if (manager == job()->rank)
         on_request(id, job()->rank, vt, op);
     else
-        send_request(manager, SYNC_LOCK_ACQ, id, job()->rank, vt, op);
+        send_request(manager, try ? SYNC_LOCK_TRY : SYNC_LOCK_ACQ, id, job()->rank, vt, op);
     pthread_mutex_unlock(&locks.lock);
     if (yield)
         smp_wait_begin();
-    ipc_wait(granted, l, 0);
+    ipc_wait(answered, l, 0);
     if (yield)
         smp_wait_end();
     uint64_t t_granted = TRACE_ON ? clock_ns() : 0;
 
     pthread_mutex_lock(&locks.lock);
+    if (l->busy) {
+        l->busy = false;
+        pthread_mutex_unlock(&locks.lock);
+        stats_add(STAT_LOCK_BUSY, 1);
+        stats_add(STAT_T_LOCK_NS, clock_ns() - t0);
+        return LOCK_BUSY;
+    }
     unsigned char *g = l->grant;
     size_t glen = l->grant_len;
     int from = l->grant_from;
@@ -573,7 +796,7 @@ static bool lock_here(int id, const struct lock_atomic *op, bool yield)
         acquired.t0 = t0;
         acquired.wait = t1 - t0;
     }
-    return l->grant_head.atomic != GRANT_ATOMIC_NONE;
+    return l->grant_head.atomic != GRANT_ATOMIC_NONE ? LOCK_TOOK_ATOMIC : LOCK_TOOK;
 }
 
 static void unlock_here(int id)
@@ -627,9 +850,7 @@ static void unlock_here(int id)
     }
     l->held = false;
     if (l->successor) {
-        l->owned = false;
-        grant_to(id, l->successor - 1, l->succ_vt, &l->succ_atomic);
-        l->successor = 0;
+        grant_successor(id, l);
         l->batch = 0; /* granted here, not by the releaser */
     }
     pthread_mutex_unlock(&locks.lock);
@@ -669,11 +890,21 @@ void sync_lock_start(void)
     ipc_register(SYNC_LOCK_FWD, "LOCK_FWD", on_fwd, NULL);
     ipc_register(SYNC_LOCK_GRANT, "LOCK_GRANT", on_grant, NULL);
     ipc_register(SYNC_LOCK_RELAY, "LOCK_RELAY", on_relay, NULL);
+    ipc_register(SYNC_LOCK_TRY, "LOCK_TRY", on_try_msg, NULL);
+    ipc_register(SYNC_LOCK_TRY_FWD, "LOCK_TRY_FWD", on_try_fwd, NULL);
+    ipc_register(SYNC_LOCK_TRIED, "LOCK_TRIED", on_tried_msg, NULL);
+    ipc_register(SYNC_LOCK_BUSY, "LOCK_BUSY", on_busy, NULL);
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */
-static void lock_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, false); }
-static void lock_yield_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, true); }
+static void lock_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, false, false); }
+static void lock_yield_call(void *arg) { lock_here(*(int *)arg, &(struct lock_atomic){.on = 0}, true, false); }
+struct try_call { int id; bool took; };
+static void try_call(void *arg)
+{
+    struct try_call *c = arg;
+    c->took = lock_here(c->id, &(struct lock_atomic){.on = 0}, true, true) != LOCK_BUSY;
+}
 static void unlock_call(void *arg) { unlock_here(*(int *)arg); }
 /* The profile hears of an acquire here, on the program's stack, where
  * the call's stack can be sampled. */
@@ -693,6 +924,15 @@ void sync_lock_yielding(int id)
 {
     stack_private(lock_yield_call, &id);
     profile_acquired(id);
+}
+
+bool sync_lock_try(int id)
+{
+    struct try_call c = {.id = id};
+    stack_private(try_call, &c);
+    if (c.took)
+        profile_acquired(id);
+    return c.took;
 }
 
 void sync_unlock(int id)
@@ -717,7 +957,7 @@ static void lock_atomic_call(void *arg)
     struct lock_atomic op = {.page = (uint32_t)c.page, .offset = (uint32_t)c.offset, .need = c.need,
                              .op = a.op, .size = a.size, .on = 1, .value = a.value,
                              .expected = a.expected};
-    c.done = lock_here(c.id, &op, false);
+    c.done = lock_here(c.id, &op, false, false) == LOCK_TOOK_ATOMIC;
     if (c.done) {
         pthread_mutex_lock(&locks.lock);
         struct grant_head head = state_of(c.id)->grant_head;

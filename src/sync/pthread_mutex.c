@@ -116,6 +116,11 @@ void sync_pthread_lock(uint32_t id)
         sync_lock((int)id);
 }
 
+bool sync_pthread_trylock(uint32_t id)
+{
+    return smp_threaded() ? sync_cohort_trylock((int)id) : sync_lock_try((int)id);
+}
+
 void sync_pthread_unlock(uint32_t id)
 {
     if (smp_threaded())
@@ -164,15 +169,13 @@ int dsm_pthread_mutex_destroy(pthread_mutex_t *m)
 
 static int type_of(const struct shared_mutex *s) { return s->kind & 3; }
 
-int dsm_pthread_mutex_lock(pthread_mutex_t *m)
+/* A lock or (try) a trylock of a mutex in shared memory. */
+static int mutex_take(pthread_mutex_t *m, bool try, const char *call)
 {
-    PROFILE_SITE();
-    if (!sync_pthread_object(m))
-        return pthread_mutex_lock(m);
     struct shared_mutex *s = (struct shared_mutex *)m;
     if (s->kind & GLIBC_MUTEX_PSHARED)
-        sync_pthread_refuse("pthread_mutex_lock", "a process-shared mutex (made by another "
-                            "process, in a file both map) is for other processes");
+        sync_pthread_refuse(call, "a process-shared mutex (made by another process, in a file "
+                            "both map) is for other processes");
     uint32_t me = sync_pthread_me(), id = sync_pthread_id_of(&s->id);
     if (s->owner == me) {
         if (type_of(s) == PTHREAD_MUTEX_RECURSIVE) {
@@ -181,23 +184,36 @@ int dsm_pthread_mutex_lock(pthread_mutex_t *m)
             s->depth++;
             return 0;
         }
+        if (try) /* POSIX: a normal or error-checking mutex held, by anyone */
+            return EBUSY;
         if (type_of(s) == PTHREAD_MUTEX_ERRORCHECK)
             return EDEADLK;
         log_fatal("pthread_mutex_lock(%p): this thread already holds the mutex, and locking a "
                   "normal mutex twice deadlocks (POSIX); make it PTHREAD_MUTEX_RECURSIVE", (void *)m);
     }
-    sync_pthread_lock(id);
+    if (!try)
+        sync_pthread_lock(id);
+    else if (!sync_pthread_trylock(id))
+        return EBUSY;
     s->owner = me;
     s->depth = 1;
     return 0;
 }
 
+int dsm_pthread_mutex_lock(pthread_mutex_t *m)
+{
+    PROFILE_SITE();
+    if (!sync_pthread_object(m))
+        return pthread_mutex_lock(m);
+    return mutex_take(m, false, "pthread_mutex_lock");
+}
+
 int dsm_pthread_mutex_trylock(pthread_mutex_t *m)
 {
+    PROFILE_SITE();
     if (!sync_pthread_object(m))
         return pthread_mutex_trylock(m);
-    sync_pthread_refuse("pthread_mutex_trylock", "a mutex tried without waiting (a dsm lock held "
-                        "on another node can only be waited for)");
+    return mutex_take(m, true, "pthread_mutex_trylock");
 }
 
 int dsm_pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
@@ -291,8 +307,7 @@ int dsm_pthread_spin_trylock(pthread_spinlock_t *l)
 {
     if (!sync_pthread_object(l))
         return pthread_spin_trylock(l);
-    sync_pthread_refuse("pthread_spin_trylock", "a spin lock tried without waiting (a dsm lock "
-                        "held on another node can only be waited for)");
+    return sync_pthread_trylock(spin_id(l, "pthread_spin_trylock")) ? 0 : EBUSY;
 }
 
 int dsm_pthread_spin_unlock(pthread_spinlock_t *l)

@@ -21,6 +21,10 @@ enum sync_type {
     SYNC_LOCK_FWD,        /* the manager passes it to the last owner */
     SYNC_LOCK_GRANT,      /* the lock and the write notices the acquirer lacks */
     SYNC_LOCK_RELAY,      /* a grant with an atomic, by way of the page's home */
+    SYNC_LOCK_TRY,        /* a try (granted or busy, never queued), to the manager */
+    SYNC_LOCK_TRY_FWD,    /* the manager passes it to the last owner */
+    SYNC_LOCK_TRIED,      /* the last owner tells the manager: taken, or busy */
+    SYNC_LOCK_BUSY,       /* the manager tells the requester: busy */
     SYNC_COND_WAIT,       /* register as a waiter, at the condition's manager */
     SYNC_COND_QUEUED,     /* registered */
     SYNC_COND_SIGNAL,     /* wake one waiter, or all */
@@ -59,6 +63,10 @@ void sync_lock_yielding(int id);
  * Returns true when it was done (a->old set); false when not (the lock
  * was here, or the granter is not the home): the caller performs it. */
 bool sync_lock_atomic(int id, size_t page, size_t offset, uint32_t need, struct coh_atomic *a);
+/* sync_lock_yielding that takes the lock only if no node has it (held, or
+ * asked for before): true when taken (with an acquire's consistency
+ * actions), false at once when busy; the request never queues. */
+bool sync_lock_try(int id);
 /* Whether this node, holding lock id, had it come from another node
  * (its acquire took a message) rather than find it still here. */
 bool sync_lock_came(int id);
@@ -114,6 +122,9 @@ void sync_node_meet(const char *op, void (*fn)(void *), void *arg);
 void sync_node_bcast(void *buf, size_t len, int root,
                      void (*node_bcast)(void *buf, size_t len, int root_node));
 void sync_cohort_lock(int id);
+/* sync_cohort_lock that takes it only if it is free: in the node (another
+ * thread's) and in the job (sync_lock_try). */
+bool sync_cohort_trylock(int id);
 void sync_cohort_unlock(int id);
 void sync_refuse_threads(const char *call);
 
@@ -204,7 +215,9 @@ enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's t
        SYNC_PTHREAD_NAMING_ID,                        /* naming a statically initialised object */
        SYNC_PTHREAD_ONCE_ID,                          /* every pthread_once */
        SYNC_PTHREAD_KEYS_ID,                          /* thread-specific data keys */
-       SYNC_PTHREAD_MMAP_ID };                        /* the program's mappings */
+       SYNC_PTHREAD_MMAP_ID,                          /* the program's mappings */
+       SYNC_PTHREAD_RAND_ID,                          /* rand, random, drand48 (runtime/libc_rand.c) */
+       SYNC_PTHREAD_SETTINGS_ID };                    /* chdir, umask, setenv, setlocale (libc_settings.c) */
 extern bool sync_pthreads_on;
 /* Whether an object at addr is the job's (sync_pthreads_on, in shared
  * memory); the caller must be a thread dsm knows: the process's first (main,
@@ -222,6 +235,8 @@ uint32_t sync_pthread_me(void);
 /* A node's lock, taken by one of its threads (cohort or plain). */
 void sync_pthread_lock(uint32_t id);
 void sync_pthread_unlock(uint32_t id);
+/* sync_pthread_lock only if no thread of the job has it: true when taken. */
+bool sync_pthread_trylock(uint32_t id);
 /* pthread_cond_wait's mutex (pthread_mutex.c): its id if this thread holds
  * it once (0: it does not hold it), and its holder leaving and coming back
  * around the wait. */

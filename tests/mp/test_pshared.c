@@ -9,6 +9,12 @@
  *   test_pshared private   what stays the C library's works: process-shared
  *                          objects in private memory, private ones in
  *                          shared memory (prints "private: ok")
+ *   test_pshared fork      fork style (dsm_startup_fork; --threads 2 too):
+ *                          main inits a process-shared mutex in dsm_malloc
+ *                          memory and every thread of every node takes it
+ *                          (must end the job at the init; issue 83, point
+ *                          3: linked with libdsm.a it was not refused, and
+ *                          the job hung)
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -43,8 +49,40 @@ static void init_shared(const char *kind, void *obj)
     }
 }
 
+/* Fork style's workers, and main: each thread takes the mutex in turn. */
+struct counted { pthread_mutex_t m; long count; };
+
+static void take_turns(void *arg)
+{
+    struct counted *c = arg;
+    for (int i = 0; i < 100; i++) {
+        pthread_mutex_lock(&c->m);
+        c->count++;
+        pthread_mutex_unlock(&c->m);
+    }
+}
+
+static int fork_style(int argc, char **argv)
+{
+    dsm_startup_fork(&argc, &argv);
+    struct counted *c = dsm_malloc(sizeof *c);
+    printf("object %p\n", (void *)&c->m);
+    fflush(stdout);
+    init_shared("mutex", &c->m);
+    printf("reached\n");
+    fflush(stdout);
+    dsm_create(take_turns, c);
+    take_turns(c);
+    dsm_wait_for_end();
+    printf("count %ld of %d\n", c->count, 100 * dsm_thread_count());
+    dsm_finish();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "fork"))
+        return fork_style(argc, argv);
     dsm_startup(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "private";
     void *shared = dsm_malloc(4096);

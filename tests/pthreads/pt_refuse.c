@@ -2,7 +2,6 @@
  * pt_refuse — what cannot work across nodes ends the job with one line,
  * each mode a POSIX threads use dsm refuses (on two or more nodes):
  *
- *   trylock    pthread_mutex_trylock on a mutex in shared memory
  *   timedwait  pthread_cond_timedwait
  *   pshared    a PTHREAD_PROCESS_SHARED mutex
  *   kill       pthread_kill of a thread
@@ -68,9 +67,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     pthread_t th[4];
-    if (!strcmp(mode, "trylock")) {
-        pthread_mutex_trylock(&m);
-    } else if (!strcmp(mode, "timedwait")) {
+    if (!strcmp(mode, "timedwait")) {
         struct timespec when;
         clock_gettime(CLOCK_REALTIME, &when);
         when.tv_sec += 1;
