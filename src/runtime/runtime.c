@@ -174,6 +174,7 @@ int dsm_startup(int *argc, char ***argv)
     sync_start();
     parallel_start();
     fork_start();
+    exit_start();
     forked_start();
     pthreads_start();
     signals_start();

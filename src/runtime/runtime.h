@@ -16,6 +16,8 @@ enum runtime_type {
     RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
     RUNTIME_PTHREAD_START,          /* start a program's thread placed here (pthreads.c) */
     RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
+    RUNTIME_END,                    /* the program called exit there: end, with aux's status (exit.c) */
+    RUNTIME_END_SEEN,               /* the answer: this node ends too */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -38,6 +40,20 @@ struct runtime *rt(void);
 
 /* forked.c: fork's child is not a node (pthread_atfork) */
 void forked_start(void);
+
+/* exit.c: the program's exit, anywhere but main's thread at its
+ * ordinary end, ends the job with its status and without dsm_finish;
+ * runtime_exit_handlers runs the exit handlers the program registered
+ * once the job ran (the job's, in this table: pthreads.c's, under
+ * SYNC_PTHREAD_ATEXIT_ID), last first. */
+#define PTHREAD_ATEXIT_MAX 1024
+struct pthread_atexit {
+    uint32_t n;
+    uint64_t fn[PTHREAD_ATEXIT_MAX];
+};
+void exit_start(void);
+void runtime_exit_handlers(void);
+__attribute__((noreturn)) void runtime_exit(int status);
 
 /* fork.c */
 void fork_start(void);
@@ -80,6 +96,9 @@ void threads_group_each(void (*fn)(void *), void *arg);
 void pthreads_start(void);
 void pthreads_finish(void);
 uint64_t pthreads_busy_ns(void);
+/* Whether the calling thread is main's, with no other thread of the
+ * program left anywhere: its exit is the job's ordinary end. */
+bool pthreads_main_alone(void);
 
 /* pthread_key.c: a dsmcc program's thread-specific data keys are the
  * job's, in this table (shared memory, in pthreads.c's thread table,
@@ -96,6 +115,9 @@ struct pthread_keys {
 /* The job's table, made on node 0 if need be; NULL where no thread of the
  * program has run (a worker node's own thread). */
 struct pthread_keys *pthreads_keys(void);
+/* The job's exit handlers (exit.c); NULL where the program's threads are
+ * not spread over the nodes, or none has run here. */
+struct pthread_atexit *pthreads_atexit(void);
 /* The calling thread's destructors, as the C library runs them at a
  * thread's end (pthread_exit, or its routine's return). */
 void pthread_keys_exit(void);
@@ -104,8 +126,9 @@ void pthread_keys_exit(void);
 void signals_start(void);
 
 /* mmap.c: at the job's end, on the master: the program's writable shared
- * file mappings written back. */
+ * file mappings written back; mmap_write_back does it on any node. */
 void mmap_finish(void);
+void mmap_write_back(void);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);

@@ -204,7 +204,8 @@ enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's t
        SYNC_PTHREAD_NAMING_ID,                        /* naming a statically initialised object */
        SYNC_PTHREAD_ONCE_ID,                          /* every pthread_once */
        SYNC_PTHREAD_KEYS_ID,                          /* thread-specific data keys */
-       SYNC_PTHREAD_MMAP_ID };                        /* the program's mappings */
+       SYNC_PTHREAD_MMAP_ID,                          /* the program's mappings */
+       SYNC_PTHREAD_ATEXIT_ID };                      /* its exit handlers (runtime/exit.c) */
 extern bool sync_pthreads_on;
 /* Whether an object at addr is the job's (sync_pthreads_on, in shared
  * memory); the caller must be a thread dsm knows: the process's first (main,
