@@ -175,6 +175,7 @@ int dsm_startup(int *argc, char ***argv)
     parallel_start();
     fork_start();
     exit_start();
+    heap_start();
     forked_start();
     pthreads_start();
     signals_start();

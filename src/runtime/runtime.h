@@ -18,6 +18,8 @@ enum runtime_type {
     RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
     RUNTIME_END,                    /* the program called exit there: end, with aux's status (exit.c) */
     RUNTIME_END_SEEN,               /* the answer: this node ends too */
+    RUNTIME_HEAP_SIZE,              /* the size of a heap block of the receiver's arena? (heap.c) */
+    RUNTIME_HEAP_SIZE_IS,           /* the answer */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -40,6 +42,9 @@ struct runtime *rt(void);
 
 /* forked.c: fork's child is not a node (pthread_atfork) */
 void forked_start(void);
+
+/* heap.c: the program's heap; a block's size is asked of its node. */
+void heap_start(void);
 
 /* exit.c: the program's exit, anywhere but main's thread at its
  * ordinary end, ends the job with its status and without dsm_finish;
