@@ -64,7 +64,7 @@ struct atexit_call { void (*fn)(void); int ret; };
 static void add_call(void *arg)
 {
     struct atexit_call *c = arg;
-    struct pthread_atexit *t = pthreads_atexit();
+    struct pthread_atexit *t = pthreads_atexit(true);
     sync_pthread_lock(SYNC_PTHREAD_ATEXIT_ID);
     c->ret = t->n < PTHREAD_ATEXIT_MAX ? 0 : -1; /* POSIX: nonzero when it cannot */
     if (!c->ret)
@@ -74,7 +74,7 @@ static void add_call(void *arg)
 
 int dsm_atexit(void (*fn)(void))
 {
-    if (!pthreads_atexit())
+    if (!pthreads_atexit(true))
         return atexit(fn);
     struct atexit_call c = {fn, 0};
     stack_private(add_call, &c);
@@ -84,7 +84,7 @@ int dsm_atexit(void (*fn)(void))
 static void take_call(void *arg)
 {
     struct atexit_call *c = arg;
-    struct pthread_atexit *t = pthreads_atexit();
+    struct pthread_atexit *t = pthreads_atexit(false);
     sync_pthread_lock(SYNC_PTHREAD_ATEXIT_ID);
     c->fn = t->n ? (void (*)(void))(uintptr_t)t->fn[--t->n] : NULL;
     sync_pthread_unlock(SYNC_PTHREAD_ATEXIT_ID);
@@ -93,7 +93,7 @@ static void take_call(void *arg)
 /* Each runs once, though it may register more (they run too). */
 void runtime_exit_handlers(void)
 {
-    if (!pthreads_atexit())
+    if (!pthreads_atexit(false))
         return;
     for (;;) {
         struct atexit_call c = {NULL, 0};
@@ -142,7 +142,8 @@ static void end_here(void *arg)
         if (i != job()->rank)
             ipc_send(i, RUNTIME_END, code, NULL, 0);
     double wait_s = job()->cfg.peer_timeout_s / 2;
-    ipc_wait(all_seen, NULL, clock_ns() + (uint64_t)(wait_s * 1e9));
+    if (job()->nodes > 1)
+        ipc_wait(all_seen, NULL, clock_ns() + (uint64_t)(wait_s * 1e9));
     tell_launcher(status);
     _exit(status);
 }

@@ -66,10 +66,11 @@ static void finish_at_exit(int status, void *arg)
     if (log_in_forked_child() || !rt()->started)
         return;
     runtime_exit_handlers();
-    if (pthreads_main_alone())
-        dsm_finish();
-    else
+    if (!pthreads_main_alone())
         runtime_exit(status);
+    if (status != 0) /* the program's own status: no line of the launcher's for it */
+        log_said_to_launcher();
+    dsm_finish();
 }
 
 /* main's stack: as large as the process's stack limit allows (8 MiB when

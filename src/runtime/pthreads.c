@@ -159,9 +159,9 @@ struct pthread_keys *pthreads_keys(void)
     return t ? &t->keys : NULL;
 }
 
-struct pthread_atexit *pthreads_atexit(void)
+struct pthread_atexit *pthreads_atexit(bool make)
 {
-    struct pt_table *t = pt.on ? table() : NULL;
+    struct pt_table *t = !pt.on ? NULL : make ? table() : pt.table;
     return t ? &t->atexit : NULL;
 }
 

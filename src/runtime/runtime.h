@@ -120,9 +120,10 @@ struct pthread_keys {
 /* The job's table, made on node 0 if need be; NULL where no thread of the
  * program has run (a worker node's own thread). */
 struct pthread_keys *pthreads_keys(void);
-/* The job's exit handlers (exit.c); NULL where the program's threads are
- * not spread over the nodes, or none has run here. */
-struct pthread_atexit *pthreads_atexit(void);
+/* The job's exit handlers (exit.c), the table made on node 0 if `make`;
+ * NULL where the program's threads are not spread over the nodes, or no
+ * table is known here. */
+struct pthread_atexit *pthreads_atexit(bool make);
 /* The calling thread's destructors, as the C library runs them at a
  * thread's end (pthread_exit, or its routine's return). */
 void pthread_keys_exit(void);

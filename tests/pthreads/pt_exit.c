@@ -6,6 +6,8 @@
  *   pt_exit worker W   a thread on node 1 calls exit(3)
  *   pt_exit node0 W    a thread on node 0, not main, calls exit(3)
  *   pt_exit main W     main calls exit(3)
+ *   pt_exit return W   main returns 3 once every thread has ended (the
+ *                      job's ordinary end, in step on every node)
  *
  * W threads are started (at least 4, so that every kind of wait is
  * there). The program's exit handler prints "atexit ran" once, on the
@@ -26,7 +28,7 @@ static pthread_cond_t started_cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;  /* main holds it to the end */
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t never_full;
-static int started, exiter_taken, nthreads, exit_node = -1;
+static int started, exiter_taken, nthreads, exit_node = -1, threads_return;
 static volatile long work[64];
 
 static void said_at_exit(void) { printf("atexit ran on node %d\n", dsm_rank()); }
@@ -43,6 +45,8 @@ static void wait_for_all(int want)
 static void *thread(void *arg)
 {
     long i = (long)arg;
+    if (threads_return)
+        return NULL;
     pthread_mutex_lock(&lock);
     bool exiter = exit_node == dsm_rank() && !exiter_taken;
     exiter_taken |= exiter;
@@ -79,8 +83,9 @@ static void *thread(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "worker") && strcmp(argv[1], "node0") && strcmp(argv[1], "main"))) {
-        fprintf(stderr, "usage: pt_exit worker|node0|main THREADS\n");
+    if (argc != 3 || (strcmp(argv[1], "worker") && strcmp(argv[1], "node0") && strcmp(argv[1], "main") &&
+                      strcmp(argv[1], "return"))) {
+        fprintf(stderr, "usage: pt_exit worker|node0|main|return THREADS\n");
         return 2;
     }
     nthreads = atoi(argv[2]);
@@ -89,12 +94,19 @@ int main(int argc, char **argv)
         return 2;
     }
     exit_node = !strcmp(argv[1], "worker") ? 1 : !strcmp(argv[1], "node0") ? 0 : -1;
+    threads_return = !strcmp(argv[1], "return");
     atexit(said_at_exit);
     pthread_barrier_init(&never_full, NULL, (unsigned)nthreads + 1);
     pthread_mutex_lock(&held);
     pthread_t t[64];
     for (long i = 0; i < nthreads; i++)
         pthread_create(&t[i], NULL, thread, (void *)i);
+    if (threads_return) {
+        for (int i = 0; i < nthreads; i++)
+            pthread_join(t[i], NULL);
+        printf("main returns\n");
+        return 3;
+    }
     if (exit_node < 0) {
         wait_for_all(nthreads);
         printf("main exits\n");

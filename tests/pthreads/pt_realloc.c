@@ -58,35 +58,32 @@ static void check(int slot, int b, size_t n, int gen, const char *when)
         }
 }
 
+/* Block b of slot, realloc'ed to n bytes: its first `keep` bytes must be
+ * generation gen's still, and malloc_usable_size at least n. */
+static void resize(int slot, int b, size_t n, size_t keep, int gen, const char *what)
+{
+    unsigned char *p = realloc(block[slot][b], n);
+    if (!p) {
+        fail(what, slot, b, n);
+        return;
+    }
+    block[slot][b] = p;
+    check(slot, b, keep, gen, what);
+    if (malloc_usable_size(p) < n)
+        fail("malloc_usable_size below the size asked", slot, b, n);
+}
+
 /* Slot's blocks, written at generation gen: larger, then smaller than
- * they were, each checked; then refilled at gen + 1. */
+ * they were, each checked; then back to their size, refilled at gen + 1. */
 static void resize_slot(int slot, int gen)
 {
     for (int b = 0; b < BLOCKS; b++) {
-        size_t was = len[slot][b], larger = was * 3 + 17, smaller = was / 2 + 1;
+        size_t was = len[slot][b], smaller = was / 2 + 1;
         if (malloc_usable_size(block[slot][b]) < was)
             fail("malloc_usable_size below the size asked", slot, b, was);
-        unsigned char *p = realloc(block[slot][b], larger);
-        if (!p) {
-            fail("realloc larger returned NULL", slot, b, larger);
-            continue;
-        }
-        block[slot][b] = p;
-        check(slot, b, was, gen, "realloc larger lost contents");
-        if (malloc_usable_size(p) < larger)
-            fail("malloc_usable_size below the size asked", slot, b, larger);
-        p = realloc(p, smaller);
-        if (!p) {
-            fail("realloc smaller returned NULL", slot, b, smaller);
-            continue;
-        }
-        block[slot][b] = p;
-        check(slot, b, smaller, gen, "realloc smaller lost contents");
-        if (malloc_usable_size(p) < smaller)
-            fail("malloc_usable_size below the size asked", slot, b, smaller);
-        p = realloc(p, was); /* back to its size, for the next round */
-        block[slot][b] = p;
-        check(slot, b, smaller, gen, "realloc back lost contents");
+        resize(slot, b, was * 3 + 17, was, gen, "realloc larger");
+        resize(slot, b, smaller, smaller, gen, "realloc smaller");
+        resize(slot, b, was, smaller, gen, "realloc back");
         fill(slot, b, gen + 1);
     }
 }
