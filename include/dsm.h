@@ -91,6 +91,9 @@ void dsm_wait_for_end(void);
 void *dsm_heap_alloc(size_t size, size_t align);
 void  dsm_heap_free(void *p);
 void *dsm_heap_realloc(void *p, size_t size);
+/* The bytes p's block holds, at least what was asked for; any node's
+ * block, asked of any node (malloc_usable_size). */
+size_t dsm_heap_usable_size(void *p);
 /* Whether p is a block dsm_heap_alloc returned (else: the C library's). */
 int   dsm_heap_owns(const void *p);
 /* Whether the job has yet to start: the program's allocations until then —

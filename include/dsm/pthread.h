@@ -58,6 +58,7 @@ int       dsm_pthread_kill(pthread_t thread, int sig);
 int       dsm_pthread_cancel(pthread_t thread);
 pid_t     dsm_fork(void);
 int       dsm_daemon(int nochdir, int noclose);
+int       dsm_atexit(void (*fn)(void));
 int       dsm_pthread_tryjoin_np(pthread_t thread, void **value);
 int       dsm_pthread_timedjoin_np(pthread_t thread, void **value, const struct timespec *abstime);
 int       dsm_pthread_clockjoin_np(pthread_t thread, void **value, clockid_t clock,

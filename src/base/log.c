@@ -80,9 +80,10 @@ __attribute__((noreturn)) static void fatal(const char *msg, bool alike)
         snprintf(what, sizeof what, "called dsm, which ended it: %s", msg);
         forked_child_exit(what);
     }
-    /* Two threads may fail at once (service thread and application); the
-     * first one reports, the other waits to be ended with the process. */
-    if (atomic_flag_test_and_set(&dying))
+    /* Two threads may fail at once (service thread and application), or
+     * one fail while the program's exit ends the job; the first one
+     * reports, the other waits to be ended with the process. */
+    if (!log_claim_end())
         for (;;)
             pause();
     fflush(stdout);
@@ -117,9 +118,11 @@ void log_fatal_alike(const char *fmt, ...)
 
 void log_flush_output(void) { fflush(stdout); }
 
+bool log_claim_end(void) { return !atomic_flag_test_and_set(&dying); }
+
 void log_exit_quietly(const char *line)
 {
-    if (atomic_flag_test_and_set(&dying))
+    if (!log_claim_end())
         for (;;)
             pause();
     fflush(stdout);

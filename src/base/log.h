@@ -61,6 +61,12 @@ void log_forked_child(const char *fmt, ...);
 __attribute__((noreturn))
 void log_exit_quietly(const char *line);
 
+/* Claims this node's end: true for the first caller only. log_fatal and
+ * log_exit_quietly claim it, and so does the program's exit (runtime/
+ * exit.c); a thread that finds it claimed has nothing to report (the
+ * job's end is decided) and waits to be ended with the process. */
+bool log_claim_end(void);
+
 /* The launcher's ear (runtime/boot_env.c, dsmrun's life pipe). said():
  * this node has printed the line that says its failure (log_fatal, a
  * crash); async-signal-safe. relayed(line): this node ends because a peer

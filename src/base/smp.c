@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "base/clock.h"
 #include "base/state.h"
 
 DSM_STATE int smp_threads_per_node = 1;
@@ -42,13 +43,36 @@ static DSM_STATE struct {
     int             free;        /* slots no thread holds */
     uint64_t        head, tail;  /* the ticket served next; the next handed out */
     atomic_int      waiting;     /* tail - head, for the quick tests */
+    uint64_t        free_ns;     /* the integral of free over time, to free_since */
+    uint64_t        free_since;
 } slots = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* Under slots.lock, before free changes. */
+static void count_free(void)
+{
+    uint64_t now = clock_ns();
+    slots.free_ns += (uint64_t)slots.free * (now - slots.free_since);
+    slots.free_since = now;
+}
+
+bool smp_slots_enabled(void) { return smp_slots_on; }
+
+uint64_t smp_slots_free_ns(void)
+{
+    pthread_mutex_lock(&slots.lock);
+    if (smp_slots_on)
+        count_free();
+    uint64_t ns = slots.free_ns;
+    pthread_mutex_unlock(&slots.lock);
+    return ns;
+}
 
 static __thread bool holder;     /* this thread takes turns on the slots */
 static __thread int  wait_depth; /* > 0: it waits without its slot */
 
 void smp_slots_enable(int n)
 {
+    slots.free_since = clock_ns();
     slots.free = n > 1 ? n : 1;
     smp_slots_on = true;
 }
@@ -61,6 +85,7 @@ static void take(void)
     while (slots.head != ticket || slots.free == 0)
         pthread_cond_wait(&slots.cv, &slots.lock);
     slots.head++;
+    count_free();
     slots.free--;
     atomic_fetch_sub(&slots.waiting, 1);
     /* The next in line may find a slot free too (several were given). */
@@ -73,6 +98,7 @@ static void take(void)
 static void give(void)
 {
     pthread_mutex_lock(&slots.lock);
+    count_free();
     slots.free++;
     bool waiters = slots.head != slots.tail;
     pthread_mutex_unlock(&slots.lock);

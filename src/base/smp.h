@@ -11,6 +11,7 @@
 #ifndef DSM_BASE_SMP_H
 #define DSM_BASE_SMP_H
 #include <stdbool.h>
+#include <stdint.h>
 
 /* T, set once at startup (DSM_THREADS) before any thread is started. */
 void smp_set_threads(int threads);
@@ -64,6 +65,7 @@ void smp_park(bool parked);
  * would not have in one process.
  */
 void smp_slots_enable(int slots);
+bool smp_slots_enabled(void);
 /* The calling thread joins the turns: waits for a slot (a placed thread
  * before its routine; main), and gives it up for good at its end. */
 void smp_slot_take(void);
@@ -83,6 +85,10 @@ bool smp_may_spin(void);
 /* Threads waiting for a slot on this node (approximate, for statistics
  * and for smp_yield's quick test). */
 int  smp_slot_waiters(void);
+/* Slot-time no thread held so far: the integral over time of the free
+ * slots, in ns (0 while the slots are off). The report's waits of
+ * threads off their slots count only up to it (runtime/report.c). */
+uint64_t smp_slots_free_ns(void);
 
 /* Called first by each of dsm's own threads (the service thread, lock.c's
  * releaser, UCX's): they block every signal a program may send or catch,

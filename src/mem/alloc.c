@@ -446,6 +446,32 @@ static void free_locked(void *p)
     arenas.remote[owner][arenas.nremote[owner]++] = (uint64_t)((char *)p - mem.base);
 }
 
+size_t mem_block_capacity(const void *p)
+{
+    if (!mem_contains(p))
+        return 0;
+    size_t page = mem_page_of(p);
+    if (page < mem.gpages + mem.epages || mem_base_node(page) != job()->rank)
+        return 0;
+    size_t cap = 0;
+    pthread_mutex_lock(&alloc_lock);
+    size_t i = page - arenas.first_page;
+    if (!arenas.ready) {
+        /* nothing allocated yet */
+    } else if (arenas.small[i]) {
+        int k = arenas.small[i] - 1;
+        size_t bsize = class_size(k), offset = (size_t)((const char *)p - mem_app(page));
+        uint64_t mask;
+        if (offset % bsize == 0 && offset / bsize < mem.page_size / bsize &&
+            (*inuse_bit(page, k, p, &mask) & mask))
+            cap = bsize;
+    } else if (p == mem_app(page) && arenas.run[i]) {
+        cap = (size_t)arenas.run[i] << mem.page_shift;
+    }
+    pthread_mutex_unlock(&alloc_lock);
+    return cap;
+}
+
 size_t mem_take_remote_frees(int owner, uint64_t *out, size_t max)
 {
     pthread_mutex_lock(&alloc_lock);

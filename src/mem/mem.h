@@ -236,6 +236,10 @@ int   mem_home_decide(size_t page, int requester);
 size_t mem_home_run(size_t page, int home, size_t max);
 /* Frees of other nodes' blocks, batched: takes the pending list for `owner`. */
 size_t mem_take_remote_frees(int owner, uint64_t *pages_out, size_t max);
+/* The bytes the block at p holds (its size class's, or its pages'); 0
+ * when p is not the start of a block of this node's arena that is
+ * allocated. Only the arena's node knows: the bookkeeping is its own. */
+size_t mem_block_capacity(const void *p);
 void   mem_free_remote_block(uint64_t addr_offset);
 extern enum dsm_home mem_default_home;
 /* System calls whose pointers lie in the region (kernel.c and the

@@ -5,9 +5,19 @@
  * Under threads a malloc'ed block is visible to every thread; a program
  * built with dsmcc expects the same of its nodes. So the program's own
  * allocations (the linker redirects its references only, never the C
- * library's or dsm's own) come from the shared region. The allocator does
- * not record block sizes the way realloc needs, so this node keeps a table
- * of the blocks it handed out and their sizes.
+ * library's or dsm's own) come from the shared region.
+ *
+ * realloc and malloc_usable_size need a block's size, which any thread
+ * may ask of any block, whichever node allocated it. The allocator's
+ * bookkeeping is its node's own (mem/alloc.c: nothing of it travels), so
+ * that node answers: here when the block is this node's, else by one
+ * request and its answer (RUNTIME_HEAP_SIZE), served by the owner's
+ * delivery thread from its tables. The answer is the block's capacity,
+ * its size class's or its pages', at least what was asked for: realloc
+ * copies up to it (what lies beyond the asked size is indeterminate, as
+ * C says), and malloc_usable_size returns it, as the C library's does.
+ * realloc then allocates here, copies, and frees the old block, wherever
+ * it was (mem/alloc.c frees another node's block at the next barrier).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,85 +25,112 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/job.h"
 #include "base/log.h"
 #include "base/profile.h"
+#include "base/stack.h"
 #include "base/state.h"
+#include "ipc/ipc.h"
 #include "mem/mem.h"
+#include "runtime/runtime.h"
 
-struct heap_block {
-    uintptr_t addr;
-    size_t    size;
+/* A question to a block's node, and its answer (the same struct). */
+struct heap_size_msg { uint64_t token, offset, capacity; };
+
+struct size_query {
+    struct size_query *next;
+    uint64_t           token, capacity;
+    bool               answered;
 };
 
 static DSM_STATE struct {
     pthread_mutex_t    lock;
-    struct heap_block *slots; /* open addressing; addr 0: empty, 1: deleted */
-    size_t             cap, used, live;
+    struct size_query *asked;  /* this node's questions in flight */
+    uint64_t           next_token;
 } heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static size_t slot_of(uintptr_t a, size_t cap) { return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1); }
-
-/* Caller holds heap.lock. */
-static void grow(void)
+static bool answered(void *arg)
 {
-    size_t cap = heap.cap ? heap.cap * 2 : 1024;
-    struct heap_block *s = calloc(cap, sizeof *s);
-    if (!s)
-        log_fatal("out of memory for the heap's block table");
-    for (size_t i = 0; i < heap.cap; i++)
-        if (heap.slots[i].addr > 1) {
-            size_t j = slot_of(heap.slots[i].addr, cap);
-            while (s[j].addr)
-                j = (j + 1) & (cap - 1);
-            s[j] = heap.slots[i];
-        }
-    free(heap.slots);
-    heap.slots = s;
-    heap.cap = cap;
-    heap.used = heap.live;
-}
-
-/* The slot of addr, or NULL. Caller holds heap.lock. */
-static struct heap_block *find(uintptr_t addr)
-{
-    if (!heap.cap)
-        return NULL;
-    for (size_t j = slot_of(addr, heap.cap);; j = (j + 1) & (heap.cap - 1)) {
-        if (heap.slots[j].addr == addr)
-            return &heap.slots[j];
-        if (!heap.slots[j].addr)
-            return NULL;
-    }
-}
-
-static void remember(void *p, size_t size)
-{
+    struct size_query *q = arg;
     pthread_mutex_lock(&heap.lock);
-    if ((heap.used + 1) * 4 > heap.cap * 3)
-        grow();
-    size_t j = slot_of((uintptr_t)p, heap.cap);
-    while (heap.slots[j].addr > 1)
-        j = (j + 1) & (heap.cap - 1);
-    if (!heap.slots[j].addr)
-        heap.used++;
-    heap.slots[j] = (struct heap_block){(uintptr_t)p, size};
-    heap.live++;
+    bool done = q->answered;
     pthread_mutex_unlock(&heap.lock);
+    return done;
 }
 
-/* The size of a block of ours, forgetting it; (size_t)-1 if not ours. */
-static size_t forget(const void *p)
+struct capacity_call { const void *p; size_t capacity; };
+
+static void capacity_call(void *arg)
 {
+    struct capacity_call *c = arg;
+    int owner = mem_base_node(mem_page_of(c->p));
+    if (owner == job()->rank) {
+        c->capacity = mem_block_capacity(c->p);
+        return;
+    }
+    struct size_query q = {0};
     pthread_mutex_lock(&heap.lock);
-    struct heap_block *b = find((uintptr_t)p);
-    size_t size = (size_t)-1;
-    if (b) {
-        size = b->size;
-        b->addr = 1;
-        heap.live--;
+    q.token = ++heap.next_token;
+    q.next = heap.asked;
+    heap.asked = &q;
+    pthread_mutex_unlock(&heap.lock);
+    struct heap_size_msg m = {.token = q.token, .offset = (uint64_t)((const char *)c->p - mem.base)};
+    int rc = ipc_send(owner, RUNTIME_HEAP_SIZE, 0, &m, sizeof m);
+    if (rc)
+        log_fatal("cannot ask node %d the size of the block at %p: %s", owner, c->p, strerror(-rc));
+    ipc_wait(answered, &q, 0);
+    pthread_mutex_lock(&heap.lock);
+    struct size_query **pp = &heap.asked;
+    while (*pp != &q)
+        pp = &(*pp)->next;
+    *pp = q.next;
+    pthread_mutex_unlock(&heap.lock);
+    c->capacity = q.capacity;
+}
+
+/* The capacity of the heap block at p (not a pre-start one), from its
+ * node; `call` names the program's call when p is no block at all. */
+static size_t capacity_of(const void *p, const char *call)
+{
+    struct capacity_call c = {p, 0};
+    if (mem_contains(p))
+        stack_private(capacity_call, &c);
+    if (!c.capacity)
+        log_fatal("%s(%p): not a block that malloc returned, or one already freed", call, p);
+    return c.capacity;
+}
+
+/* At a block's node: the question's answer (0: no such block). */
+static void on_size(int src, const void *msg, size_t len)
+{
+    struct heap_size_msg m;
+    ipc_body(src, msg, len, &m, sizeof m, NULL, "heap block size");
+    m.capacity = m.offset < mem.size ? mem_block_capacity(mem.base + m.offset) : 0;
+    ipc_send(src, RUNTIME_HEAP_SIZE_IS, 0, &m, sizeof m);
+}
+
+static void on_size_is(int src, const void *msg, size_t len)
+{
+    struct heap_size_msg m;
+    ipc_body(src, msg, len, &m, sizeof m, NULL, "heap block size answer");
+    pthread_mutex_lock(&heap.lock);
+    struct size_query *q = heap.asked;
+    while (q && q->token != m.token)
+        q = q->next;
+    if (q) {
+        q->capacity = m.capacity;
+        q->answered = true;
     }
     pthread_mutex_unlock(&heap.lock);
-    return size;
+    if (!q)
+        log_fatal("node %d answered a block size question this node did not ask", src);
+    ipc_notify();
+}
+
+void heap_start(void)
+{
+    ipc_register(RUNTIME_HEAP_SIZE, "HEAP_SIZE", on_size, NULL);
+    ipc_register(RUNTIME_HEAP_SIZE_IS, "HEAP_SIZE_IS", on_size_is, NULL);
 }
 
 int dsm_heap_owns(const void *p)
@@ -115,7 +152,6 @@ void *dsm_heap_alloc(size_t size, size_t align)
     void *p = mem_alloc_aligned(size, align);
     if (((uintptr_t)p & (align ? align - 1 : 0)) != 0)
         log_fatal("internal error: a %zu-byte block is not %zu-aligned", size, align);
-    remember(p, size);
     return p;
 }
 
@@ -123,8 +159,17 @@ void dsm_heap_free(void *p)
 {
     if (!p || mem_prestart_block(p, NULL)) /* a pre-start block stays (prestart.c) */
         return;
-    forget(p); /* a block of another node's: its owner frees it (dsm_free) */
-    dsm_free(p);
+    dsm_free(p); /* a block of another node's: its owner frees it (dsm_free) */
+}
+
+size_t dsm_heap_usable_size(void *p)
+{
+    size_t size;
+    if (!p)
+        return 0;
+    if (mem_prestart_block(p, &size))
+        return size;
+    return capacity_of(p, "malloc_usable_size");
 }
 
 void *dsm_heap_realloc(void *p, size_t size)
@@ -139,10 +184,7 @@ void *dsm_heap_realloc(void *p, size_t size)
             memcpy(q, p, old < size ? old : size);
         return q;
     }
-    old = forget(p);
-    if (old == (size_t)-1)
-        log_fatal("realloc(%p): a block another node allocated; only its node knows its size "
-                  "(allocate a new block and copy instead)", p);
+    old = capacity_of(p, "realloc");
     void *q = dsm_heap_alloc(size, 0);
     memcpy(q, p, old < size ? old : size);
     dsm_free(p);

@@ -16,7 +16,9 @@
  * registered before main so that it runs after the program's own, calls
  * dsm_finish while the program's handlers may still use shared memory;
  * dsm_finish then makes the globals and the stack plain memory for the
- * destructors that follow.
+ * destructors that follow. That is main's ordinary end; an exit from
+ * another thread, or while other threads run, ends the job at once
+ * (exit.c).
  *
  * Faults on the region stack are handled on an alternate signal stack: the
  * kernel cannot push a signal frame onto a stack page the protocol has made
@@ -54,10 +56,20 @@ static void run_main(void)
     master.status = master.fn(master.argc, master.argv, master.envp);
 }
 
-static void finish_at_exit(void)
+/* main's thread, alone in the program, ends the job in step with the
+ * other nodes; any other exit ends it at once (exit.c). */
+static void finish_at_exit(int status, void *arg)
 {
-    if (log_in_forked_child()) /* the node's job, not this child's (forked.c) */
+    (void)arg;
+    /* A forked child's exit is not the node's (forked.c); after
+     * dsm_finish there is no job to end. */
+    if (log_in_forked_child() || !rt()->started)
         return;
+    runtime_exit_handlers();
+    if (!pthreads_main_alone())
+        runtime_exit(status);
+    if (status != 0) /* the program's own status: no line of the launcher's for it */
+        log_said_to_launcher();
     dsm_finish();
 }
 
@@ -82,6 +94,9 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
     r->fork_asked = true;
     dsm_startup(&argc, &argv);
     r->master_only = true;
+    /* Every node's: a worker's thread may call exit too. */
+    if (on_exit(finish_at_exit, NULL) != 0)
+        log_fatal("cannot register the job's end at exit");
     fork_begin(); /* the workers stay there */
 
     /* Faults on the region stack go to the alternate signal stack that
@@ -94,8 +109,6 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
      * main is suspended on the shared one (base/stack.h). */
     stack_set_shared(r->main_stack, r->main_stack_len,
                      (char *)__builtin_frame_address(0) - PRIVATE_GAP);
-    if (atexit(finish_at_exit) != 0)
-        log_fatal("cannot register the job's end at exit");
 
     if (r->before_main)
         r->before_main();

@@ -669,8 +669,14 @@ static void finish_call(void *arg)
     write_back_range(0, UINT64_MAX, "exit");
 }
 
+void mmap_write_back(void)
+{
+    if (applies())
+        stack_private(finish_call, NULL);
+}
+
 void mmap_finish(void)
 {
-    if (applies() && job()->rank == 0)
-        stack_private(finish_call, NULL);
+    if (job()->rank == 0)
+        mmap_write_back();
 }

@@ -76,6 +76,7 @@ struct pt_table {
     uint32_t on_node[VT_MAX_NODES];       /* threads running on each node, main included */
     struct pthread_keys keys;             /* the program's keys (pthread_key.c) */
     struct libc_rand rand;                /* rand, random, drand48 (libc_rand.c) */
+    struct pthread_atexit atexit;         /* its exit handlers (exit.c) */
 };
 
 /* Shared, under PT_TABLE_LOCK; a pthread_t points here. */
@@ -146,11 +147,23 @@ static void table_make_call(void *arg)
     table_make();
 }
 
-struct pthread_keys *pthreads_keys(void)
+static struct pt_table *table(void)
 {
     if (!pt.table && job()->rank == 0)
         stack_private(table_make_call, NULL);
-    return pt.table ? &pt.table->keys : NULL;
+    return pt.table;
+}
+
+struct pthread_keys *pthreads_keys(void)
+{
+    struct pt_table *t = table();
+    return t ? &t->keys : NULL;
+}
+
+struct pthread_atexit *pthreads_atexit(bool make)
+{
+    struct pt_table *t = !pt.on ? NULL : make ? table() : pt.table;
+    return t ? &t->atexit : NULL;
 }
 
 struct libc_rand *pthreads_libc_rand(void)
@@ -485,6 +498,23 @@ int dsm_pthread_detach(pthread_t thread)
     if (gone)
         dsm_free(r);
     return ret;
+}
+
+static void count_live(void *alone)
+{
+    sync_pthread_lock(PT_TABLE_LOCK);
+    *(bool *)alone = pt.table->live == 0;
+    sync_pthread_unlock(PT_TABLE_LOCK);
+}
+
+bool pthreads_main_alone(void)
+{
+    if (!is_main_thread())
+        return false;
+    bool alone = true;
+    if (pt.on && pt.table)
+        stack_private(count_live, &alone);
+    return alone;
 }
 
 /* main's pthread_exit: the process lives on until its other threads end

@@ -18,6 +18,7 @@
 #include "base/job.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/smp.h"
 #include "base/state.h"
 #include "base/stats.h"
 #include "base/trace.h"
@@ -40,6 +41,7 @@ struct node_report {
 static DSM_STATE struct {
     pthread_mutex_t     lock;
     uint64_t            start_ns; /* report_started: the end of dsm_startup */
+    uint64_t            free_at_start; /* smp_slots_free_ns then */
     bool                frozen;   /* dsm_stats_freeze: `held` is the report */
     struct node_report  held;
     struct node_report *table;    /* at node 0: one per node */
@@ -79,8 +81,34 @@ void dsm_stats_reset(void)
         atomic_store_explicit(&stats_bytes_by_type[i], 0, memory_order_relaxed);
     }
     rep.start_ns = clock_ns();
+    rep.free_at_start = smp_slots_free_ns();
     rep.frozen = false;
     trace_mark(TRACE_MARK_RESET);
+}
+
+/* A pthreads program's node (run slots, base/smp.h): its threads may
+ * outnumber its T slots, and a thread that waits for another (a lock, a
+ * condition, a join, a barrier) gives its slot up to one that computes.
+ * Summed over the threads, those waits can pass the node's thread-time,
+ * T x the run, and left computing 0 where a thread computed all along
+ * (node 0: main waiting in pthread_join while the program thread placed
+ * beside it ran). What they took from the node is the slot-time no
+ * thread held: the waits off the slots (lock, barrier, idle) are scaled
+ * down to it when they pass it, so the split still adds up and
+ * computing is the slot-time threads ran. Fault waits hold the slot:
+ * they stay as they are. */
+static void count_waits_off_slots(uint64_t *c)
+{
+    if (!smp_slots_enabled())
+        return;
+    uint64_t free_ns = smp_slots_free_ns() - rep.free_at_start;
+    uint64_t waits = c[STAT_T_LOCK_NS] + c[STAT_T_BARRIER_NS] + c[STAT_T_IDLE_NS];
+    if (waits <= free_ns)
+        return;
+    double k = (double)free_ns / (double)waits;
+    c[STAT_T_LOCK_NS] = (uint64_t)((double)c[STAT_T_LOCK_NS] * k);
+    c[STAT_T_BARRIER_NS] = (uint64_t)((double)c[STAT_T_BARRIER_NS] * k);
+    c[STAT_T_IDLE_NS] = (uint64_t)((double)c[STAT_T_IDLE_NS] * k);
 }
 
 /* This node's statistics now; the total is its time since startup (or
@@ -90,6 +118,7 @@ static void take(struct node_report *r)
     stats_set(STAT_T_TOTAL_NS, clock_ns() - rep.start_ns);
     for (int c = 0; c < STAT_COUNT; c++)
         r->counters[c] = stats_get((enum stats_counter)c);
+    count_waits_off_slots(r->counters);
     for (unsigned t = 0; t < STATS_MSG_TYPES; t++) {
         r->msgs[t] = atomic_load_explicit(&stats_msgs_by_type[t], memory_order_relaxed);
         r->bytes[t] = atomic_load_explicit(&stats_bytes_by_type[t], memory_order_relaxed);
@@ -109,6 +138,7 @@ void dsm_stats_freeze(void)
 void report_started(void)
 {
     rep.start_ns = clock_ns();
+    rep.free_at_start = smp_slots_free_ns();
 }
 
 void report_start(void)

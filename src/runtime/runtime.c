@@ -174,6 +174,8 @@ int dsm_startup(int *argc, char ***argv)
     sync_start();
     parallel_start();
     fork_start();
+    exit_start();
+    heap_start();
     forked_start();
     pthreads_start();
     signals_start();

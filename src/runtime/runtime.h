@@ -18,6 +18,10 @@ enum runtime_type {
     RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
     RUNTIME_SETTING,                /* a process-wide setting made on every node (libc_settings.c) */
     RUNTIME_SETTING_DONE,           /* made (or the errno why not) */
+    RUNTIME_END,                    /* the program called exit there: end, with aux's status (exit.c) */
+    RUNTIME_END_SEEN,               /* the answer: this node ends too */
+    RUNTIME_HEAP_SIZE,              /* the size of a heap block of the receiver's arena? (heap.c) */
+    RUNTIME_HEAP_SIZE_IS,           /* the answer */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -40,6 +44,23 @@ struct runtime *rt(void);
 
 /* forked.c: fork's child is not a node (pthread_atfork) */
 void forked_start(void);
+
+/* heap.c: the program's heap; a block's size is asked of its node. */
+void heap_start(void);
+
+/* exit.c: the program's exit, anywhere but main's thread at its
+ * ordinary end, ends the job with its status and without dsm_finish;
+ * runtime_exit_handlers runs the exit handlers the program registered
+ * once the job ran (the job's, in this table: pthreads.c's, under
+ * SYNC_PTHREAD_ATEXIT_ID), last first. */
+#define PTHREAD_ATEXIT_MAX 1024
+struct pthread_atexit {
+    uint32_t n;
+    uint64_t fn[PTHREAD_ATEXIT_MAX];
+};
+void exit_start(void);
+void runtime_exit_handlers(void);
+__attribute__((noreturn)) void runtime_exit(int status);
 
 /* fork.c */
 void fork_start(void);
@@ -82,6 +103,9 @@ void threads_group_each(void (*fn)(void *), void *arg);
 void pthreads_start(void);
 void pthreads_finish(void);
 uint64_t pthreads_busy_ns(void);
+/* Whether the calling thread is main's, with no other thread of the
+ * program left anywhere: its exit is the job's ordinary end. */
+bool pthreads_main_alone(void);
 
 /* pthread_key.c: a dsmcc program's thread-specific data keys are the
  * job's, in this table (shared memory, in pthreads.c's thread table,
@@ -98,6 +122,10 @@ struct pthread_keys {
 /* The job's table, made on node 0 if need be; NULL where no thread of the
  * program has run (a worker node's own thread). */
 struct pthread_keys *pthreads_keys(void);
+/* The job's exit handlers (exit.c), the table made on node 0 if `make`;
+ * NULL where the program's threads are not spread over the nodes, or no
+ * table is known here. */
+struct pthread_atexit *pthreads_atexit(bool make);
 /* The calling thread's destructors, as the C library runs them at a
  * thread's end (pthread_exit, or its routine's return). */
 void pthread_keys_exit(void);
@@ -135,8 +163,9 @@ void signals_start(void);
 void libc_settings_start(void);
 
 /* mmap.c: at the job's end, on the master: the program's writable shared
- * file mappings written back. */
+ * file mappings written back; mmap_write_back does it on any node. */
 void mmap_finish(void);
+void mmap_write_back(void);
 
 /* report.c: statistics gathered at node 0 and printed at dsm_finish. */
 void report_start(void);

@@ -20,6 +20,7 @@ void  __real_free(void *p);
 int   __real_posix_memalign(void **out, size_t align, size_t size);
 void *__real_aligned_alloc(size_t align, size_t size);
 void *__real_memalign(size_t align, size_t size);
+size_t __real_malloc_usable_size(void *p);
 
 /* Shared once the job has begun (dsm_main starts it before main), and
  * before it (static initializers: dsm_heap_prestart). */
@@ -47,6 +48,20 @@ void *__wrap_realloc(void *p, size_t size)
     return dsm_heap_realloc(p, size);
 }
 
+/* reallocarray's overflow check, then realloc (glibc's own would call
+ * the C library's realloc on a shared block). */
+void *__wrap_reallocarray(void *p, size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __wrap_realloc(p, n * size);
+}
+size_t __wrap_malloc_usable_size(void *p)
+{
+    return p && dsm_heap_owns(p) ? dsm_heap_usable_size(p) : __real_malloc_usable_size(p);
+}
 void __wrap_free(void *p)
 {
     if (dsm_heap_owns(p)) {

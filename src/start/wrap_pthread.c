@@ -277,6 +277,9 @@ int __wrap_pthread_getcpuclockid(pthread_t thread, clockid_t *clock) { return ds
 int __wrap_daemon(int nochdir, int noclose);
 int __wrap_daemon(int nochdir, int noclose) { return dsm_daemon(nochdir, noclose); }
 
+int __wrap_atexit(void (*fn)(void));
+int __wrap_atexit(void (*fn)(void)) { return dsm_atexit(fn); }
+
 /* ---- signal dispositions, the job's (runtime/signals.c) ------------------ */
 
 int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);

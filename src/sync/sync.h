@@ -217,7 +217,8 @@ enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's t
        SYNC_PTHREAD_KEYS_ID,                          /* thread-specific data keys */
        SYNC_PTHREAD_MMAP_ID,                          /* the program's mappings */
        SYNC_PTHREAD_RAND_ID,                          /* rand, random, drand48 (runtime/libc_rand.c) */
-       SYNC_PTHREAD_SETTINGS_ID };                    /* chdir, umask, setenv, setlocale (libc_settings.c) */
+       SYNC_PTHREAD_SETTINGS_ID,                      /* chdir, umask, setenv, setlocale (libc_settings.c) */
+       SYNC_PTHREAD_ATEXIT_ID };                      /* its exit handlers (runtime/exit.c) */
 extern bool sync_pthreads_on;
 /* Whether an object at addr is the job's (sync_pthreads_on, in shared
  * memory); the caller must be a thread dsm knows: the process's first (main,

@@ -14,6 +14,10 @@
       thread-time, T x the run (docs/statistics.md): the printed total is
       T x the JSON's, and computing is that less the threads' waits, so the
       rows add up to it.
+  check_report.py computing DSMRUN NODES T PROGRAM [ARGS...]
+      the same checks as threads, and every node's computing is above 0 (a
+      pthreads program, whose waits summed over a node's threads may pass
+      its thread-time while one of them computes).
   check_report.py tasks DSMRUN NODES T TASKS PROGRAM [ARGS...]
       runs it with --threads T, --stats and --stats-json: the printed rows of
       OpenMP tasks created and run hold the JSON's counts, a column per
@@ -136,8 +140,12 @@ def check_text(dsmrun, nodes, program):
 WAIT_ROWS = ["barrier", "read fault", "write fault", "lock", "idle ***"]
 
 
-def check_threads(dsmrun, nodes, threads, program):
+def check_threads(dsmrun, nodes, threads, program, every_node_computes=False):
     out, doc = run_stats(dsmrun, nodes, threads, program)
+    if every_node_computes:
+        for n, e in enumerate(doc["per_node"]):
+            check(e["time_ms"]["computing"] > 0,
+                  f"node {n}: computing is {e['time_ms']['computing']} ms, though it ran threads")
     title = f"time split, ms of thread-time ({threads} threads x the run; % of it)"
     check(any(l.startswith(title) for l in out), f"title '{title}' missing")
 
@@ -186,8 +194,9 @@ def check_tasks(dsmrun, nodes, threads, tasks, program):
 
 
 def main():
-    if len(sys.argv) >= 6 and sys.argv[1] == "threads":
-        check_threads(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:])
+    if len(sys.argv) >= 6 and sys.argv[1] in ("threads", "computing"):
+        check_threads(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:],
+                      sys.argv[1] == "computing")
     elif len(sys.argv) >= 7 and sys.argv[1] == "tasks":
         check_tasks(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]),
                     sys.argv[6:])
