@@ -16,6 +16,9 @@ enum runtime_type {
     RUNTIME_GLOBALS,                /* the shared globals' first contents, from the master */
     RUNTIME_PTHREAD_START,          /* start a program's thread placed here (pthreads.c) */
     RUNTIME_SIGACTION,              /* a signal's disposition, the program's on every node (signals.c) */
+    RUNTIME_STREAM_IO,              /* output through a descriptor or stream the receiver opened (streams.c) */
+    RUNTIME_STREAM_OWN,             /* a stream claimed at node 0, known elsewhere, or closed */
+    RUNTIME_STREAM_DONE,            /* a stream call's result and errno */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -102,6 +105,10 @@ void pthread_keys_exit(void);
 
 /* signals.c: the program's signal dispositions are the job's. */
 void signals_start(void);
+
+/* streams.c: the program's descriptors and streams are the job's. */
+void streams_start(void);
+void streams_finish(void);
 
 /* mmap.c: at the job's end, on the master: the program's writable shared
  * file mappings written back. */
