@@ -9,7 +9,7 @@
  * and the calls that would read another node's FILE here are refused in
  * one line. The calls that open a descriptor or a stream make it the
  * job's (mem_kernel_fd_opened, mem_kernel_file_opened). With no job of
- * several nodes running a dsmcc program's threads, each is a compare
+ * several nodes running a dsmcc program, each is a compare
  * and the C library's.
  */
 #include <errno.h>

@@ -311,7 +311,7 @@ void mem_kernel_out_end(struct mem_kernel_out *o, bool ok, size_t len);
  * runtime/streams.c): output through one that another node opened is
  * shipped to that node, which does it; input through one is refused. The
  * runtime sets mem_kernel_streams when a job of several nodes runs a
- * dsmcc program's threads; until then (NULL) every call is this node's. */
+ * dsmcc program; until then (NULL) every call is this node's. */
 enum mem_stream_op {
     MEM_STREAM_WRITE,   /* write(fd): key the descriptor */
     MEM_STREAM_PWRITE,  /* pwrite(fd, at) */

@@ -48,7 +48,6 @@
 #include "base/smp.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
-#include "sync/sync.h"
 #include "runtime/runtime.h"
 
 #define STREAMS_FD_BASE 256
@@ -436,7 +435,9 @@ void streams_start(void)
     ipc_register(RUNTIME_STREAM_IO, "STREAM_IO", on_io, NULL);
     ipc_register(RUNTIME_STREAM_OWN, "STREAM_OWN", on_own, NULL);
     ipc_register(RUNTIME_STREAM_DONE, "STREAM_DONE", on_done, NULL);
-    st.on = sync_pthreads_on && job()->nodes > 1;
+    /* A dsmcc program (main on node 0 alone; its threads, an OpenMP
+     * team's or a fork style's workers elsewhere) on several nodes. */
+    st.on = rt()->share_globals && job()->nodes > 1;
     if (!st.on)
         return;
     st.band = (STREAMS_FD_TOP - STREAMS_FD_BASE) / job()->nodes;

@@ -3,7 +3,8 @@
  * 2): main fopens a file and opens another, and threads on every node
  * write LINES lines each through the FILE * (fprintf, fputs, fwrite,
  * vfprintf) and the descriptor (write, dprintf, writev);
- * afterwards each file holds every line exactly once, each whole.
+ * afterwards each file holds every line exactly once, each whole. Each
+ * worker also writes and reads back a file through a stream of its own.
  *
  *   pt_streams WORKERS
  *
@@ -27,6 +28,31 @@ static FILE *out;
 static int fd;
 static int workers;
 static unsigned char seen[2][MAXW][LINES];
+static int own_lines[MAXW];
+static int run;
+
+/* A stream of the worker's own, opened, written, closed and read back on
+ * its node while the others write main's: its address may be another
+ * node's stream's, which dsm tells apart. */
+static int own_stream(int w)
+{
+    char path[80], buf[64];
+    snprintf(path, sizeof path, "/tmp/pt_streams.%d.%d", run, w);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    for (int i = 0; i < 10; i++)
+        fprintf(f, "own %d\n", i);
+    fclose(f);
+    f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(buf, sizeof buf, f))
+        n++;
+    if (f)
+        fclose(f);
+    unlink(path);
+    return n;
+}
 
 /* A line: who, which, how, and padding to a fixed width (62 bytes and
  * the newline), so that a line cut or interleaved does not parse. */
@@ -89,6 +115,7 @@ static void *worker(void *arg)
     }
     if (fflush(out))
         perror("fflush");
+    own_lines[w] = own_stream(w);
     return NULL;
 }
 
@@ -127,7 +154,8 @@ int main(int argc, char **argv)
         return 2;
     }
     char fpath[64], dpath[64];
-    snprintf(fpath, sizeof fpath, "/tmp/pt_streams.%d.file", (int)getpid());
+    run = (int)getpid();
+    snprintf(fpath, sizeof fpath, "/tmp/pt_streams.%d.file", run);
     snprintf(dpath, sizeof dpath, "/tmp/pt_streams.%d.fd", (int)getpid());
     out = fopen(fpath, "w");
     fd = open(dpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
@@ -155,7 +183,11 @@ int main(int argc, char **argv)
             }
     printf("stream: %ld lines once, %ld missing or repeated, %d not whole\n", once[0], other[0], bad_file);
     printf("descriptor: %ld lines once, %ld missing or repeated, %d not whole\n", once[1], other[1], bad_fd);
-    int ok = !other[0] && !other[1] && !bad_file && !bad_fd;
+    int own_ok = 0;
+    for (int w = 0; w < workers; w++)
+        own_ok += own_lines[w] == 10;
+    printf("own streams: %d of %d read back whole\n", own_ok, workers);
+    int ok = !other[0] && !other[1] && !bad_file && !bad_fd && own_ok == workers;
     printf("pt_streams: %s\n", ok ? "ok" : "FAILED");
     return ok ? 0 : 1;
 }
