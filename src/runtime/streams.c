@@ -18,10 +18,10 @@
  *
  * Which is another node's. Descriptor numbers: after the start, a number
  * a node's open, socket, pipe, accept or dup returns is moved into that
- * node's band, [STREAMS_FD_BASE + rank * band, + band) with band =
- * (STREAMS_FD_TOP - STREAMS_FD_BASE) / nodes: the number alone names its
- * node, with no table to keep and no message, and stays below FD_SETSIZE
- * for select. Numbers below the base (0, 1, 2, what dsm and libraries
+ * node's band, base + rank * band up to band numbers, at the top of the
+ * numbers the hard limit allows (fd_bands_start): the number alone names
+ * its node, with no table to keep and no message. Numbers below the base
+ * (0, 1, 2, what dsm, UCX and libraries
  * opened before the start) are each node's own. Streams: a FILE * is the
  * address of a block of its node's private heap, and nodes' heaps lie at
  * the same addresses, so a node's fopen can return the address of a
@@ -35,12 +35,14 @@
  * forgets an address only for the node that claimed it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "base/job.h"
@@ -50,8 +52,14 @@
 #include "mem/mem.h"
 #include "runtime/runtime.h"
 
-#define STREAMS_FD_BASE 256
-#define STREAMS_FD_TOP  1024 /* FD_SETSIZE */
+/* The bands lie at the top of the descriptor numbers, below the hard
+ * limit (at most STREAMS_FD_TOP), each STREAMS_FD_BAND long (less when
+ * the limit leaves less above STREAMS_FD_LOW): far above what the kernel
+ * hands out first, and so above what dsm, UCX and the libraries opened
+ * before the start. */
+#define STREAMS_FD_TOP  65536
+#define STREAMS_FD_BAND 1024
+#define STREAMS_FD_LOW  1024
 
 /* One message's fixed part: the calls (aux: the op) and their answers. */
 struct stream_io_msg {
@@ -91,7 +99,7 @@ struct stream_request {
 
 static struct {
     bool                   on;
-    int                    band;
+    int                    base, band; /* node r's descriptors: base + r * band, band of them */
     pthread_mutex_t        lock;       /* everything below */
     struct stream_call    *calls;
     uint64_t               next_token;
@@ -103,6 +111,12 @@ static struct {
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .tail = &st.head};
 
 /* ---- the table of streams ------------------------------------------------- */
+
+/* Before the job has started (a library's constructor that dsm's own
+ * start loads: UCX's, libnuma's) the calls are this node's: the network
+ * may not be up yet, and no other node can hold what is opened then. */
+static bool job_running(void) { return rt()->started; }
+
 
 static struct stream_file *file_find(uint64_t f)
 {
@@ -153,7 +167,7 @@ static int file_claim_here(uint64_t f, int node)
 
 static int file_node(void *f)
 {
-    if (atomic_load_explicit(&st.known, memory_order_acquire) == 0)
+    if (!job_running() || atomic_load_explicit(&st.known, memory_order_acquire) == 0)
         return -1;
     pthread_mutex_lock(&st.lock);
     struct stream_file *e = file_find((uint64_t)(uintptr_t)f);
@@ -338,16 +352,20 @@ static void on_own(int src, const void *msg, size_t len)
 
 static int fd_node(int fd)
 {
-    if (fd < STREAMS_FD_BASE || fd >= STREAMS_FD_BASE + st.band * job()->nodes)
+    if (st.band == 0 || !job_running() || fd < st.base || fd >= st.base + st.band * job()->nodes)
         return -1;
-    int node = (fd - STREAMS_FD_BASE) / st.band;
+    int node = (fd - st.base) / st.band;
     return node == job()->rank ? -1 : node;
 }
 
 static void fd_band(int *lo, int *hi)
 {
-    *lo = STREAMS_FD_BASE + job()->rank * st.band;
+    *lo = st.base + job()->rank * st.band;
     *hi = *lo + st.band;
+    if (st.band == 0 || !job_running()) {
+        *lo = 0;
+        *hi = INT_MAX;
+    }
 }
 
 static long ship(int node, enum mem_stream_op op, uint64_t key, int64_t at, const void *buf, size_t len)
@@ -387,6 +405,8 @@ static int file_claim(void *f)
 {
     uint64_t key = (uint64_t)(uintptr_t)f;
     int me = job()->rank;
+    if (!job_running())
+        return 0;
     struct stream_io_msg m = {.key = key, .at = me};
     int rc = me == 0 ? file_claim_here(key, 0) : (int)call(0, RUNTIME_STREAM_OWN, STREAM_CLAIM, &m, NULL, 0);
     if (rc)
@@ -430,6 +450,33 @@ const struct mem_kernel_streams *_Atomic mem_kernel_streams;
 
 /* ---- start and end -------------------------------------------------------- */
 
+/* The same numbers on every node (the same limits: one user, one host's
+ * settings). A descriptor already open among them (one a library opened
+ * before the start) would be taken for another node's: one line. With
+ * too few numbers, descriptors are not moved and stay each node's. */
+static void fd_bands_start(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t top = rl.rlim_max < STREAMS_FD_TOP ? rl.rlim_max : STREAMS_FD_TOP;
+    int nodes = job()->nodes;
+    rlim_t room = top > STREAMS_FD_LOW ? (top - STREAMS_FD_LOW) / (rlim_t)nodes : 0;
+    if (room < 16)
+        return;
+    st.band = room < STREAMS_FD_BAND ? (int)room : STREAMS_FD_BAND;
+    st.base = (int)top - st.band * nodes;
+    if (rl.rlim_cur < top) {
+        rl.rlim_cur = top;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    for (int fd = st.base; fd < st.base + st.band * nodes; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+            log_fatal("node %d: descriptor %d is open at the start, among the numbers dsm gives the "
+                      "program's descriptors (%d to %d; docs/unmodified-programs.md, \"Descriptors and "
+                      "streams\")", job()->rank, fd, st.base, st.base + st.band * nodes - 1);
+}
+
 void streams_start(void)
 {
     ipc_register(RUNTIME_STREAM_IO, "STREAM_IO", on_io, NULL);
@@ -440,17 +487,7 @@ void streams_start(void)
     st.on = rt()->share_globals && job()->nodes > 1;
     if (!st.on)
         return;
-    st.band = (STREAMS_FD_TOP - STREAMS_FD_BASE) / job()->nodes;
-    if (st.band < 1)
-        log_fatal("%d nodes: more than dsm has descriptor numbers for (%d); "
-                  "docs/unmodified-programs.md, \"Descriptors and streams\"",
-                  job()->nodes, STREAMS_FD_TOP - STREAMS_FD_BASE);
-    /* The bands reach STREAMS_FD_TOP: a soft limit below it is raised. */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < STREAMS_FD_TOP) {
-        rl.rlim_cur = rl.rlim_max < STREAMS_FD_TOP ? rl.rlim_max : STREAMS_FD_TOP;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    fd_bands_start();
     pthread_t t;
     int err = pthread_create(&t, NULL, serve, NULL);
     if (err)
