@@ -163,14 +163,19 @@ static mode_t open_mode(int flags, va_list ap)
     return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
 }
 
-int openat(int dirfd, const char *path, int flags, ...)
+static int openat_here(int dirfd, const char *path, int flags, mode_t mode)
 {
     MEM_KERNEL_REAL(int, "openat", (int, const char *, int, ...));
+    MEM_KERNEL_PATHS(path, NULL, fn(dirfd, P, flags, mode));
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
     va_list ap;
     va_start(ap, flags);
     mode_t mode = open_mode(flags, ap);
     va_end(ap);
-    MEM_KERNEL_PATHS(path, NULL, fn(dirfd, P, flags, mode));
+    return mem_kernel_fd_opened(openat_here(dirfd, path, flags, mode));
 }
 
 int open(const char *path, int flags, ...)
@@ -192,18 +197,26 @@ int __open_2(const char *path, int flags) { return openat(AT_FDCWD, path, flags)
 int __open64_2(const char *path, int flags) { return openat(AT_FDCWD, path, flags); }
 int __openat_2(int dirfd, const char *path, int flags) { return openat(dirfd, path, flags); }
 
-FILE *fopen(const char *path, const char *mode)
+static FILE *fopen_here(const char *path, const char *mode)
 {
     MEM_KERNEL_REAL(FILE *, "fopen", (const char *, const char *));
     MEM_KERNEL_PATHS(path, mode, fn(P, Q));
 }
 
+FILE *fopen(const char *path, const char *mode) { return mem_kernel_file_opened(fopen_here(path, mode), mode); }
+
 FILE *fopen64(const char *path, const char *mode) __attribute__((alias("fopen")));
 
-FILE *freopen(const char *path, const char *mode, FILE *stream)
+static FILE *freopen_here(const char *path, const char *mode, FILE *stream)
 {
     MEM_KERNEL_REAL(FILE *, "freopen", (const char *, const char *, FILE *));
     MEM_KERNEL_PATHS(path, mode, fn(P, Q, stream));
+}
+
+FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+    mem_kernel_file_here("freopen", stream);
+    return mem_kernel_file_opened(freopen_here(path, mode, stream), mode);
 }
 
 FILE *freopen64(const char *path, const char *mode, FILE *stream) __attribute__((alias("freopen")));

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -161,6 +162,7 @@ static ssize_t transfer_one(struct transfer t, void *buf, size_t n)
 
 ssize_t read(int fd, void *buf, size_t n)
 {
+    mem_kernel_fd_here("read", fd);
     MEM_KERNEL_REAL(ssize_t, "read", (int, void *, size_t));
     if (!mem_kernel_touches(buf, n))
         return fn(fd, buf, n);
@@ -169,6 +171,7 @@ ssize_t read(int fd, void *buf, size_t n)
 
 ssize_t pread(int fd, void *buf, size_t n, off_t at)
 {
+    mem_kernel_fd_here("pread", fd);
     MEM_KERNEL_REAL(ssize_t, "pread", (int, void *, size_t, off_t));
     if (!mem_kernel_touches(buf, n))
         return fn(fd, buf, n, at);
@@ -179,6 +182,7 @@ ssize_t pread64(int fd, void *buf, size_t n, off64_t at) __attribute__((alias("p
 
 ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
+    mem_kernel_fd_here("readv", fd);
     MEM_KERNEL_REAL(ssize_t, "readv", (int, const struct iovec *, int));
     if (!iov_touches(iov, cnt))
         return fn(fd, iov, cnt);
@@ -187,6 +191,7 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
 
 ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t at)
 {
+    mem_kernel_fd_here("preadv", fd);
     MEM_KERNEL_REAL(ssize_t, "preadv", (int, const struct iovec *, int, off_t));
     if (!iov_touches(iov, cnt))
         return fn(fd, iov, cnt, at);
@@ -198,6 +203,7 @@ ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t at) __attribu
 
 ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t at, int flags)
 {
+    mem_kernel_fd_here("preadv2", fd);
     MEM_KERNEL_REAL(ssize_t, "preadv2", (int, const struct iovec *, int, off_t, int));
     if (!iov_touches(iov, cnt))
         return fn(fd, iov, cnt, at, flags);
@@ -209,6 +215,9 @@ ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t at, int fla
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
+    int node = mem_kernel_fd_node(fd);
+    if (node >= 0)
+        return mem_kernel_ship(node, MEM_STREAM_WRITE, (unsigned)fd, 0, buf, n);
     MEM_KERNEL_REAL(ssize_t, "write", (int, const void *, size_t));
     if (!mem_kernel_touches(buf, n))
         return fn(fd, buf, n);
@@ -217,6 +226,9 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t at)
 {
+    int node = mem_kernel_fd_node(fd);
+    if (node >= 0)
+        return mem_kernel_ship(node, MEM_STREAM_PWRITE, (unsigned)fd, at, buf, n);
     MEM_KERNEL_REAL(ssize_t, "pwrite", (int, const void *, size_t, off_t));
     if (!mem_kernel_touches(buf, n))
         return fn(fd, buf, n, at);
@@ -225,8 +237,30 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t at)
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t at) __attribute__((alias("pwrite")));
 
+/* writev on another node's descriptor: its bytes in one write there. */
+static ssize_t writev_shipped(int node, int fd, const struct iovec *iov, int cnt)
+{
+    size_t total = iov_total(iov, cnt);
+    if (total == SIZE_MAX)
+        return -1;
+    char *flat = malloc(total ? total : 1);
+    if (!flat) {
+        errno = ENOMEM;
+        return -1;
+    }
+    iov_copy(iov, cnt, 0, flat, total, false);
+    ssize_t r = mem_kernel_ship(node, MEM_STREAM_WRITE, (unsigned)fd, 0, flat, total);
+    int err = errno;
+    free(flat);
+    errno = err;
+    return r;
+}
+
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
+    int node = mem_kernel_fd_node(fd);
+    if (node >= 0)
+        return writev_shipped(node, fd, iov, cnt);
     MEM_KERNEL_REAL(ssize_t, "writev", (int, const struct iovec *, int));
     if (!iov_touches(iov, cnt))
         return fn(fd, iov, cnt);
@@ -235,6 +269,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t at)
 {
+    mem_kernel_fd_here("pwritev", fd);
     MEM_KERNEL_REAL(ssize_t, "pwritev", (int, const struct iovec *, int, off_t));
     if (!iov_touches(iov, cnt))
         return fn(fd, iov, cnt, at);
@@ -246,6 +281,7 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t at) __attrib
 
 ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t at, int flags)
 {
+    mem_kernel_fd_here("pwritev2", fd);
     MEM_KERNEL_REAL(ssize_t, "pwritev2", (int, const struct iovec *, int, off_t, int));
     if (!iov_touches(iov, cnt))
         return fn(fd, iov, cnt, at, flags);
@@ -278,6 +314,7 @@ static void peer_out(const struct peer *p, void *addr, socklen_t *len)
 
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr, socklen_t *addrlen)
 {
+    mem_kernel_fd_here("recvfrom", fd);
     MEM_KERNEL_REAL(ssize_t, "recvfrom", (int, void *, size_t, int, struct sockaddr *, socklen_t *));
     if (!mem_kernel_touches(buf, n) && !mem_kernel_touches(addrlen, sizeof *addrlen) &&
         !(addr && addrlen && mem_kernel_touches(addr, *addrlen)))
@@ -300,6 +337,7 @@ ssize_t recv(int fd, void *buf, size_t n, int flags) { return recvfrom(fd, buf, 
 
 ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *addr, socklen_t addrlen)
 {
+    mem_kernel_fd_here("sendto", fd);
     MEM_KERNEL_REAL(ssize_t, "sendto", (int, const void *, size_t, int, const struct sockaddr *, socklen_t));
     if (!mem_kernel_touches(buf, n) && !mem_kernel_touches(addr, addr ? addrlen : 0))
         return fn(fd, buf, n, flags, addr, addrlen);
@@ -358,6 +396,7 @@ static struct msghdr *msg_private(const struct msghdr *m, size_t step, bool outp
 
 ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
+    mem_kernel_fd_here("sendmsg", fd);
     MEM_KERNEL_REAL(ssize_t, "sendmsg", (int, const struct msghdr *, int));
     if (!mem.base || !msg_touches(m))
         return fn(fd, m, flags);
@@ -389,6 +428,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 
 ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 {
+    mem_kernel_fd_here("recvmsg", fd);
     MEM_KERNEL_REAL(ssize_t, "recvmsg", (int, struct msghdr *, int));
     if (!mem.base || !msg_touches(m))
         return fn(fd, m, flags);
@@ -437,10 +477,15 @@ static int accept_through(int fd, struct sockaddr *addr, socklen_t *addrlen, int
     return s;
 }
 
-int accept(int fd, struct sockaddr *addr, socklen_t *addrlen) { return accept_through(fd, addr, addrlen, 0, false); }
+int accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
+{
+    mem_kernel_fd_here("accept", fd);
+    return mem_kernel_fd_opened(accept_through(fd, addr, addrlen, 0, false));
+}
 int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 {
-    return accept_through(fd, addr, addrlen, flags, true);
+    mem_kernel_fd_here("accept4", fd);
+    return mem_kernel_fd_opened(accept_through(fd, addr, addrlen, flags, true));
 }
 
 /* _FORTIFY_SOURCE's forms: the bound checked as the C library's does. */

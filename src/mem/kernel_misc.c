@@ -27,23 +27,29 @@
 #include "base/state.h"
 #include "mem/mem.h"
 
-int pipe(int fds[2])
+static int pipe_here(int fds[2])
 {
     MEM_KERNEL_REAL(int, "pipe", (int *));
     MEM_KERNEL_THROUGH(NULL, fds, 2 * sizeof *fds, false, fn(O));
 }
 
-int pipe2(int fds[2], int flags)
+int pipe(int fds[2]) { return mem_kernel_fds_opened(pipe_here(fds), fds); }
+
+static int pipe2_here(int fds[2], int flags)
 {
     MEM_KERNEL_REAL(int, "pipe2", (int *, int));
     MEM_KERNEL_THROUGH(NULL, fds, 2 * sizeof *fds, false, fn(O, flags));
 }
 
-int socketpair(int domain, int type, int protocol, int fds[2])
+int pipe2(int fds[2], int flags) { return mem_kernel_fds_opened(pipe2_here(fds, flags), fds); }
+
+static int socketpair_here(int domain, int type, int protocol, int fds[2])
 {
     MEM_KERNEL_REAL(int, "socketpair", (int, int, int, int *));
     MEM_KERNEL_THROUGH(NULL, fds, 2 * sizeof *fds, false, fn(domain, type, protocol, O));
 }
+
+int socketpair(int domain, int type, int protocol, int fds[2]) { return mem_kernel_fds_opened(socketpair_here(domain, type, protocol, fds), fds); }
 
 int poll(struct pollfd *fds, nfds_t n, int timeout)
 {

@@ -26,6 +26,7 @@
  * through one of the C library's own, and grows with dsm_heap_realloc.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,24 +65,42 @@ static size_t stdio_through(size_t (*fn)(void *, size_t, size_t, FILE *), void *
 
 size_t fread(void *buf, size_t size, size_t n, FILE *f)
 {
+    mem_kernel_file_here("fread", f);
     MEM_KERNEL_REAL(size_t, "fread", (void *, size_t, size_t, FILE *));
     return stdio_through(fn, buf, size, n, f, false, true);
 }
 
 size_t(fread_unlocked)(void *buf, size_t size, size_t n, FILE *f)
 {
+    mem_kernel_file_here("fread_unlocked", f);
     MEM_KERNEL_REAL(size_t, "fread_unlocked", (void *, size_t, size_t, FILE *));
     return stdio_through(fn, buf, size, n, f, false, false);
 }
 
+/* fwrite on another node's stream: one fwrite of its bytes there. */
+static size_t fwrite_shipped(int node, const void *buf, size_t size, size_t n, FILE *f)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(size, n, &bytes) || !bytes)
+        return 0;
+    long done = mem_kernel_ship(node, MEM_STREAM_FWRITE, (uintptr_t)f, 0, buf, bytes);
+    return done < 0 ? 0 : (size_t)done / size;
+}
+
 size_t fwrite(const void *buf, size_t size, size_t n, FILE *f)
 {
+    int node = mem_kernel_file_node(f);
+    if (node >= 0)
+        return fwrite_shipped(node, buf, size, n, f);
     MEM_KERNEL_REAL(size_t, "fwrite", (void *, size_t, size_t, FILE *));
     return stdio_through(fn, (void *)buf, size, n, f, true, true);
 }
 
 size_t(fwrite_unlocked)(const void *buf, size_t size, size_t n, FILE *f)
 {
+    int node = mem_kernel_file_node(f);
+    if (node >= 0)
+        return fwrite_shipped(node, buf, size, n, f);
     MEM_KERNEL_REAL(size_t, "fwrite_unlocked", (void *, size_t, size_t, FILE *));
     return stdio_through(fn, (void *)buf, size, n, f, true, false);
 }
@@ -89,7 +108,7 @@ size_t(fwrite_unlocked)(const void *buf, size_t size, size_t n, FILE *f)
 int fputs(const char *s, FILE *f)
 {
     MEM_KERNEL_REAL(int, "fputs", (const char *, FILE *));
-    if (!mem_kernel_touches(s, 1))
+    if (!mem_kernel_touches(s, 1) && mem_kernel_file_node(f) < 0)
         return fn(s, f);
     size_t len = strlen(s);
     return fwrite(s, 1, len, f) == len ? 1 : EOF;
@@ -127,6 +146,7 @@ size_t __fread_unlocked_chk(void *buf, size_t room, size_t size, size_t n, FILE 
 int setvbuf(FILE *f, char *buf, int mode, size_t size)
 {
     MEM_KERNEL_REAL(int, "setvbuf", (FILE *, char *, int, size_t));
+    mem_kernel_file_here("setvbuf", f);
     return fn(f, mem_kernel_touches(buf, size) ? NULL : buf, mode, size);
 }
 
@@ -136,6 +156,7 @@ void setbuf(FILE *f, char *buf) { setbuffer(f, buf, BUFSIZ); }
 ssize_t getdelim(char **line, size_t *n, int delim, FILE *f)
 {
     MEM_KERNEL_REAL(ssize_t, "getdelim", (char **, size_t *, int, FILE *));
+    mem_kernel_file_here("getdelim", f);
     if (!line || !n || !*line || !mem_kernel_touches(*line, 1) || !dsm_heap_owns(*line))
         return fn(line, n, delim, f);
     char *own = NULL;

@@ -311,6 +311,63 @@ void mem_kernel_out_end(struct mem_kernel_out *o, bool ok, size_t len);
         mem_kernel_out_end(&o_, r_ >= 0, size_);                                \
         return r_;                                                              \
     } while (0)
+/* Descriptors and streams are the process's, not a node's (issue 89;
+ * runtime/streams.c): output through one that another node opened is
+ * shipped to that node, which does it; input through one is refused. The
+ * runtime sets mem_kernel_streams when a job of several nodes runs a
+ * dsmcc program; until then (NULL) every call is this node's. */
+enum mem_stream_op {
+    MEM_STREAM_WRITE,   /* write(fd): key the descriptor */
+    MEM_STREAM_PWRITE,  /* pwrite(fd, at) */
+    MEM_STREAM_CLOSE,   /* close(fd) */
+    MEM_STREAM_FWRITE,  /* fwrite(f): key the FILE's address */
+    MEM_STREAM_FFLUSH,  /* fflush(f) */
+    MEM_STREAM_FCLOSE,  /* fclose(f) */
+    MEM_STREAM_OPS
+};
+struct mem_kernel_streams {
+    /* The node that opened fd or f when it is another's; -1: this node's. */
+    int  (*fd_node)(int fd);
+    int  (*file_node)(void *f);
+    /* op on that node, with len bytes of buf: its result, errno set as
+     * the call set it there. */
+    long (*ship)(int node, enum mem_stream_op op, uint64_t key, int64_t at, const void *buf, size_t len);
+    /* The numbers of this node's descriptors, [*lo, *hi): a descriptor
+     * opened here is moved among them (mem_kernel_fd_opened). */
+    void (*fd_band)(int *lo, int *hi);
+    /* A stream this node opened, made the job's: 0, or -EEXIST when its
+     * address is a stream another node holds open (the opener makes
+     * another on the same descriptor and tries that). */
+    int  (*file_claim)(void *f);
+    /* This node closed f: the other nodes forget it. */
+    void (*file_closed)(void *f);
+};
+extern const struct mem_kernel_streams *_Atomic mem_kernel_streams;
+/* kernel_streams.c: the node that opened fd or f when another one did
+ * (-1: this node's); op shipped there; a call refused in one line; a
+ * descriptor (two: a pipe's, rc its call's result) or stream this node
+ * opened, made the job's (returned as the program is to see it). */
+int   mem_kernel_fd_node(int fd);
+int   mem_kernel_file_node(void *f);
+long  mem_kernel_ship(int node, enum mem_stream_op op, uint64_t key, int64_t at, const void *buf, size_t len);
+void  mem_kernel_refuse(const char *call, const char *what, int node) __attribute__((noreturn));
+int   mem_kernel_fd_opened(int fd);
+int   mem_kernel_fds_opened(int rc, int fds[2]);
+void *mem_kernel_file_opened(void *f, const char *mode);
+/* A call dsm does not ship, on fd or f: refused when another node's. */
+static inline void mem_kernel_fd_here(const char *call, int fd)
+{
+    int node = mem_kernel_fd_node(fd);
+    if (node >= 0)
+        mem_kernel_refuse(call, "a descriptor", node);
+}
+static inline void mem_kernel_file_here(const char *call, void *f)
+{
+    int node = mem_kernel_file_node(f);
+    if (node >= 0)
+        mem_kernel_refuse(call, "a stream", node);
+}
+
 /* The same for a call whose only pointer is the string path (P), or two
  * (P and Q), whatever its result. */
 #define MEM_KERNEL_PATHS(path_, path2_, call)                                   \

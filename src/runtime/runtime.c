@@ -180,6 +180,7 @@ int dsm_startup(int *argc, char ***argv)
     pthreads_start();
     signals_start();
     libc_settings_start();
+    streams_start();
     globals_start();
     report_start();
     if (c->trace) {
@@ -254,6 +255,7 @@ static void finish_here(void *arg)
     if (!r->started)
         return;
     mem_check_freed();    /* a write after dsm_free, under DSM_CHECK */
+    streams_finish();     /* before ipc_leave: after it no other node answers */
     ipc_leave();          /* first: nodes still running may wait for its notifications */
     mmap_finish();        /* the program's shared file mappings back to their files */
     sync_atomic_finish(); /* the program's atomics are the hardware's again */

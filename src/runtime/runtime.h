@@ -22,6 +22,9 @@ enum runtime_type {
     RUNTIME_END_SEEN,               /* the answer: this node ends too */
     RUNTIME_HEAP_SIZE,              /* the size of a heap block of the receiver's arena? (heap.c) */
     RUNTIME_HEAP_SIZE_IS,           /* the answer */
+    RUNTIME_STREAM_IO,              /* output through a descriptor or stream the receiver opened (streams.c) */
+    RUNTIME_STREAM_OWN,             /* a stream claimed at node 0, known elsewhere, or closed */
+    RUNTIME_STREAM_DONE,            /* a stream call's result and errno */
     RUNTIME_TYPE_NEXT
 };
 _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than ipc has slots");
@@ -161,6 +164,10 @@ struct libc_rand *pthreads_libc_rand(void);
 void signals_start(void);
 /* libc_settings.c: chdir, umask, the environment and the locale are. */
 void libc_settings_start(void);
+
+/* streams.c: the program's descriptors and streams are the job's. */
+void streams_start(void);
+void streams_finish(void);
 
 /* mmap.c: at the job's end, on the master: the program's writable shared
  * file mappings written back; mmap_write_back does it on any node. */

@@ -17,6 +17,8 @@
  *   daemon     daemon (it forks)
  *   mmap_dev   mmap of a device
  *   mmap_fixed mmap with MAP_FIXED outside the shared region
+ *   stream_input  fgets on a stream main opened, from a thread on another
+ *              node (fd_input: read on main's descriptor)
  * and faults that say why (the job ends with the signal):
  *   null       a store through a null pointer
  *   rodata     a store into a string literal
@@ -50,6 +52,20 @@ static void *wait_at_gate(void *arg)
 static void *read_value(void *arg)
 {
     value = *(int *)arg;
+    return NULL;
+}
+
+static FILE *main_stream;
+static int main_fd;
+
+static void *read_main_stream(void *arg)
+{
+    char line[64];
+    if (arg)
+        fgets(line, sizeof line, main_stream);
+    else
+        read(main_fd, line, sizeof line);
+    printf("reached: %s returned\n", arg ? "fgets" : "read");
     return NULL;
 }
 
@@ -123,6 +139,11 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "mmap_fixed")) {
         mmap((void *)0x100000000000ul, 4096, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    } else if (!strcmp(mode, "stream_input") || !strcmp(mode, "fd_input")) {
+        main_stream = fopen("/dev/null", "r");
+        main_fd = open("/dev/null", O_RDONLY);
+        pthread_create(&th[0], NULL, read_main_stream, !strcmp(mode, "stream_input") ? main_stream : NULL);
+        pthread_join(th[0], NULL);
     } else if (!strcmp(mode, "null")) {
         *(volatile int *)(uintptr_t)argc = 1; /* argc is 2: a null pointer's page */
     } else if (!strcmp(mode, "rodata")) {
