@@ -48,6 +48,7 @@
 #include "base/job.h"
 #include "base/log.h"
 #include "base/smp.h"
+#include "base/state.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
 #include "runtime/runtime.h"
@@ -97,7 +98,7 @@ struct stream_request {
     struct stream_request *next;
 };
 
-static struct {
+static DSM_STATE struct {
     bool                   on;
     int                    base, band; /* node r's descriptors: base + r * band, band of them */
     pthread_mutex_t        lock;       /* everything below */
@@ -446,7 +447,7 @@ static const struct mem_kernel_streams ops = {
     .file_closed = file_closed,
 };
 
-const struct mem_kernel_streams *_Atomic mem_kernel_streams;
+DSM_STATE const struct mem_kernel_streams *_Atomic mem_kernel_streams;
 
 /* ---- start and end -------------------------------------------------------- */
 
