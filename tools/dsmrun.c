@@ -643,8 +643,11 @@ static int check_settings(const struct options *o)
         /* UCX_* are UCX's to judge, by the UCX the nodes will load. */
         char warn[1024];
         r = net_check_ucx_settings(over, n, err, sizeof err, warn, sizeof warn);
-        for (char *w = warn; *w; w += strcspn(w, "\n") + (w[strcspn(w, "\n")] != 0))
-            fprintf(stderr, "dsmrun: warning: %.*s\n", (int)strcspn(w, "\n"), w);
+        for (const char *w = warn; *w;) { /* one warning a line */
+            size_t len = strcspn(w, "\n");
+            fprintf(stderr, "dsmrun: warning: %.*s\n", (int)len, w);
+            w += len + (w[len] == '\n');
+        }
         if (r < 0) {
             free(over);
             fprintf(stderr, "dsmrun: %s\n", err);
