@@ -490,3 +490,19 @@ void libheap_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, c
     merge_sort(base, tmp, n, size, cmp);
     libheap_free(tmp);
 }
+
+void *libheap_grow(void *v, size_t *cap, size_t elem, size_t first, const char *what)
+{
+    size_t n = *cap ? 2 * *cap : first;
+    void *grown = NULL;
+    if (n > *cap && n <= SIZE_MAX / elem)
+#ifdef __SANITIZE_ADDRESS__ /* the library's blocks are the C library's there (libheap.h) */
+        grown = realloc(v, n * elem);
+#else
+        grown = libheap_realloc(v, n * elem);
+#endif
+    if (!grown)
+        log_fatal("out of memory %s", what);
+    *cap = n;
+    return grown;
+}

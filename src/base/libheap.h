@@ -32,6 +32,12 @@ int   libheap_posix_memalign(void **out, size_t align, size_t size);
  * qsort takes one from malloc above 1 KiB). Stable. */
 void libheap_qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/* Room for one more element in a full growing array v of *cap elements of
+ * elem bytes: twice the capacity (first, when it has none), or the job ends
+ * "out of memory <what>". Returns the array, and *cap its new capacity; the
+ * array is the library's realloc's, as a caller's own would be. */
+void *libheap_grow(void *v, size_t *cap, size_t elem, size_t first, const char *what);
+
 #if !defined(__SANITIZE_ADDRESS__) && !defined(DSM_LIBHEAP_ITSELF)
 #define malloc(size)                    libheap_malloc(size)
 #define calloc(n, size)                 libheap_calloc(n, size)

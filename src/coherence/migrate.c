@@ -128,14 +128,9 @@ bool migrate_hold_request(size_t page, int requester, uint32_t need)
     pthread_mutex_lock(&mig.lock);
     bool hold = mig.pages[page].in_flight;
     if (hold) {
-        if (mig.nheld == mig.cap_held) {
-            size_t cap = mig.cap_held ? 2 * mig.cap_held : 16;
-            struct held_req *h = realloc(mig.held, cap * sizeof *h);
-            if (!h)
-                log_fatal("out of memory holding requests for migrating pages");
-            mig.held = h;
-            mig.cap_held = cap;
-        }
+        if (mig.nheld == mig.cap_held)
+            mig.held = libheap_grow(mig.held, &mig.cap_held, sizeof *mig.held, 16,
+                                    "holding requests for migrating pages");
         mig.held[mig.nheld++] = (struct held_req){.page = (uint32_t)page, .need = need,
                                                   .requester = requester};
     }

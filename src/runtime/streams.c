@@ -131,14 +131,8 @@ static void file_set(uint64_t f, int node)
 {
     struct stream_file *e = file_find(f);
     if (!e) {
-        if (st.nfiles == st.cap) {
-            size_t cap = st.cap ? 2 * st.cap : 64;
-            struct stream_file *v = realloc(st.files, cap * sizeof *v);
-            if (!v)
-                log_fatal("out of memory for the job's table of streams");
-            st.files = v;
-            st.cap = cap;
-        }
+        if (st.nfiles == st.cap)
+            st.files = libheap_grow(st.files, &st.cap, sizeof *st.files, 64, "for the job's table of streams");
         e = &st.files[st.nfiles++];
         atomic_store(&st.known, st.nfiles);
     }
