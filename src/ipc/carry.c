@@ -25,7 +25,7 @@
  *  - the receive right: its token, while it is in a message; the node
  *    that takes that message pulls the port (migrate.c).
  * A message whose node holds no right for it, an operation of a node that
- * holds nothing to do it with, are refused (port.c prints the line).
+ * holds nothing to do it with, are refused (port_queue.c prints the line).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -289,41 +289,23 @@ int ipc_send3_lent(int peer, unsigned type, uint32_t aux, const void *body, size
 __attribute__((format(printf, 1, 2)))
 void ipc_refuse(const char *fmt, ...);
 
-/* ---- port.c: ports and their messages -------------------------------------- */
-void port_on_small(int src, const struct ipc_parsed *p);
-void port_on_req(int src, const struct ipc_parsed *p);
-void port_on_op(int src, const struct ipc_parsed *p);
-void port_on_grant(int src, const struct ipc_grant *b);
-void port_on_kmsg(int src, const struct ipc_kmsg *b, const void *data, size_t len);
-void port_on_page(int src, const struct ipc_page *b, const void *data, size_t len);
-void port_on_accept(int src, uint16_t flow, uint64_t ordinal);
-void *port_place_kmsg(int src, const struct ipc_kmsg *b, size_t msg_len, size_t *skip);
-void *port_place_page(int src, const struct ipc_page *b, size_t msg_len, size_t *skip);
-void port_kmsg_placed(int src);
-void port_page_placed(int src, uint64_t index, uint32_t count);
+/* ---- port.c: ports, the slot table ------------------------------------------- */
+/* Ends the job when dsm_startup has not been called. */
+void port_need_started(void);
 /* A free slot made a port (uid, limit), in `state`; NULL when none is free. */
 struct port *port_new(uint64_t uid, uint32_t limit, enum port_state state);
 /* The port number the program knows a slot by. */
 int port_number(const struct port *p);
 /* Frees the slot of a port that died or left (its queue already emptied). */
 void port_free(struct port *p);
-/* Handles every message and operation whose turn has come. */
-void port_run(struct port *p);
-/* Handles one whose turn it is (its number already counted). */
-void port_take_turn(struct port *p, int origin, int from, struct queued_msg *msg, unsigned op,
-                    uint64_t token, uint64_t arg);
-/* Grants the port's waiting requests while it has room. */
-void port_grant_waiting(struct port *p);
-/* Grants every waiting request for uid, whose port is gone (received, then dropped). */
-void port_grant_orphans(uint64_t uid);
-void port_unlink_reservation(struct reservation *r);
 /* The local port of a slot and uid, or NULL. */
 struct port *port_here(uint32_t slot, uint64_t uid);
-/* Frees a message and its buffers (rights already dealt with). */
-void port_msg_free(struct queued_msg *m);
-/* Appends a message the port accepted to its queue, numbered for its
- * origin unless `ordinal` is already set. */
-void port_append(struct port *p, struct queued_msg *m);
+/* The port a program's port number names, if this node holds its receive
+ * right (and it is not in a message). */
+struct port *port_of_number(int number);
+
+/* ---- port_send.c: the sender protocol ---------------------------------------- */
+void port_on_grant(int src, const struct ipc_grant *b);
 /* Sends a complete message to the port where it now lives (node, slot):
  * forwarded for its origin, keeping its number (QUEUED: its place in this
  * node's queue, index of count). Takes m. */
@@ -335,6 +317,46 @@ int port_send(const dsm_port_ref *dst, const void *data, size_t len,
               const struct dsm_ool *ool, int nool, const struct dsm_msg_right *rights,
               int nrights, double timeout, uint64_t *seq_out, uint64_t reply_token,
               uint64_t reply_cap);
+
+/* ---- port_flow.c: the sender's credits and accepts --------------------------- */
+struct credit_wait {
+    uint32_t link;
+};
+/* Whether the link has credit (or is dead): an ipc_wait condition. */
+bool port_credit_available(void *arg);
+void port_on_accept(int src, uint16_t flow, uint64_t ordinal);
+
+/* ---- port_queue.c: turns, and the program taking messages -------------------- */
+void port_on_op(int src, const struct ipc_parsed *p);
+/* Handles every message and operation whose turn has come. */
+void port_run(struct port *p);
+/* Handles one whose turn it is (its number already counted). */
+void port_take_turn(struct port *p, int origin, int from, struct queued_msg *msg, unsigned op,
+                    uint64_t token, uint64_t arg);
+/* Appends a message the port accepted to its queue, numbered for its
+ * origin unless `ordinal` is already set. */
+void port_append(struct port *p, struct queued_msg *m);
+/* Handles at once a message for the port here whose turn it is, nothing
+ * waiting (migrate_route is the long way); whether it did. */
+bool port_in_turn(uint32_t slot, uint64_t uid, int origin, int from, uint64_t seq,
+                  struct queued_msg *m);
+
+/* ---- port_assembly.c: messages received and assembled ------------------------ */
+void port_on_small(int src, const struct ipc_parsed *p);
+void port_on_req(int src, const struct ipc_parsed *p);
+void port_on_kmsg(int src, const struct ipc_kmsg *b, const void *data, size_t len);
+void port_on_page(int src, const struct ipc_page *b, const void *data, size_t len);
+void *port_place_kmsg(int src, const struct ipc_kmsg *b, size_t msg_len, size_t *skip);
+void *port_place_page(int src, const struct ipc_page *b, size_t msg_len, size_t *skip);
+void port_kmsg_placed(int src);
+void port_page_placed(int src, uint64_t index, uint32_t count);
+/* Grants the port's waiting requests while it has room. */
+void port_grant_waiting(struct port *p);
+/* Grants every waiting request for uid, whose port is gone (received, then dropped). */
+void port_grant_orphans(uint64_t uid);
+void port_unlink_reservation(struct reservation *r);
+/* Frees a message and its buffers (rights already dealt with). */
+void port_msg_free(struct queued_msg *m);
 
 /* ---- right.c: this node's rights -------------------------------------------- */
 /* The entry a program's handle names, if it is one of `kinds` (a bit per

@@ -279,7 +279,7 @@ void migrate_out(struct port *p, int node, uint32_t slot)
     p->items = NULL;
 
     /* 5. Requests: those not granted go on; granted ones finish here and
-     * their message follows (port.c, maybe_complete). */
+     * their message follows (port_assembly.c, maybe_complete). */
     for (struct reservation *res = ipc.reservations, *next; res; res = next) {
         next = res->next;
         if (res->uid == uid && !res->reserved)

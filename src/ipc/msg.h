@@ -6,7 +6,7 @@
  * length or an index is used: ipc_msg_check verifies each body's size
  * against its type, and the counts and lengths inside it against the
  * protocol's limits. Whether the sender may do what a well-formed message
- * asks (holds the right it names) is the port's to decide (port.c,
+ * asks (holds the right it names) is the port's to decide (port_queue.c,
  * carry.c): that needs state, this file has none.
  */
 #ifndef DSM_IPC_MSG_H

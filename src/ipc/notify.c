@@ -154,7 +154,7 @@ void notify_port_dies(struct port *p)
         if (ipc.rights[i].nonce && ipc.rights[i].kind == DSM_RIGHT_RECEIVE &&
             ipc.rights[i].slot == (int32_t)(p - ipc.ports))
             right_free(i + 1);
-    /* Requests still to come in are received and dropped (port.c). */
+    /* Requests still to come in are received and dropped (port_assembly.c). */
     port_free(p);
     port_grant_orphans(uid);
 }
