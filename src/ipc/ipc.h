@@ -136,6 +136,21 @@ size_t ipc_message_room(void);
 /* Waits (driving progress) until done(arg); see net_wait. */
 int  ipc_wait(bool (*done)(void *), void *arg, uint64_t deadline_ns);
 void ipc_notify(void);
+/* A question to another node's handler and its answer (ask.c): open one
+ * (its token goes in the question's body; the answer's body, up to cap
+ * bytes, lands in answer), send the question with ipc_send, then wait.
+ * The answer's handler passes the token and body to
+ * ipc_question_answered, false when no open question has that token. */
+struct ipc_question {
+    struct ipc_question *next;
+    uint64_t             token;
+    void                *answer;
+    size_t               cap;
+    bool                 done;
+};
+uint64_t ipc_question_open(struct ipc_question *q, void *answer, size_t cap);
+void     ipc_question_wait(struct ipc_question *q);
+bool     ipc_question_answered(uint64_t token, const void *answer, size_t len);
 /* This job's threads on this host outnumber its CPUs (net_cpus_shared). */
 bool ipc_cpus_shared(void);
 

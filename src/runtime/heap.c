@@ -20,7 +20,6 @@
  * it was (mem/alloc.c frees another node's block at the next barrier).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,34 +28,12 @@
 #include "base/log.h"
 #include "base/profile.h"
 #include "base/stack.h"
-#include "base/state.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
 #include "runtime/runtime.h"
 
 /* A question to a block's node, and its answer (the same struct). */
 struct heap_size_msg { uint64_t token, offset, capacity; };
-
-struct size_query {
-    struct size_query *next;
-    uint64_t           token, capacity;
-    bool               answered;
-};
-
-static DSM_STATE struct {
-    pthread_mutex_t    lock;
-    struct size_query *asked;  /* this node's questions in flight */
-    uint64_t           next_token;
-} heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static bool answered(void *arg)
-{
-    struct size_query *q = arg;
-    pthread_mutex_lock(&heap.lock);
-    bool done = q->answered;
-    pthread_mutex_unlock(&heap.lock);
-    return done;
-}
 
 struct capacity_call { const void *p; size_t capacity; };
 
@@ -68,24 +45,15 @@ static void capacity_call(void *arg)
         c->capacity = mem_block_capacity(c->p);
         return;
     }
-    struct size_query q = {0};
-    pthread_mutex_lock(&heap.lock);
-    q.token = ++heap.next_token;
-    q.next = heap.asked;
-    heap.asked = &q;
-    pthread_mutex_unlock(&heap.lock);
-    struct heap_size_msg m = {.token = q.token, .offset = (uint64_t)((const char *)c->p - mem.base)};
+    struct ipc_question q;
+    uint64_t capacity = 0;
+    struct heap_size_msg m = {.token = ipc_question_open(&q, &capacity, sizeof capacity),
+                              .offset = (uint64_t)((const char *)c->p - mem.base)};
     int rc = ipc_send(owner, RUNTIME_HEAP_SIZE, 0, &m, sizeof m);
     if (rc)
         log_fatal("cannot ask node %d the size of the block at %p: %s", owner, c->p, strerror(-rc));
-    ipc_wait(answered, &q, 0);
-    pthread_mutex_lock(&heap.lock);
-    struct size_query **pp = &heap.asked;
-    while (*pp != &q)
-        pp = &(*pp)->next;
-    *pp = q.next;
-    pthread_mutex_unlock(&heap.lock);
-    c->capacity = q.capacity;
+    ipc_question_wait(&q);
+    c->capacity = capacity;
 }
 
 /* The capacity of the heap block at p (not a pre-start one), from its
@@ -113,18 +81,8 @@ static void on_size_is(int src, const void *msg, size_t len)
 {
     struct heap_size_msg m;
     ipc_body(src, msg, len, &m, sizeof m, NULL, "heap block size answer");
-    pthread_mutex_lock(&heap.lock);
-    struct size_query *q = heap.asked;
-    while (q && q->token != m.token)
-        q = q->next;
-    if (q) {
-        q->capacity = m.capacity;
-        q->answered = true;
-    }
-    pthread_mutex_unlock(&heap.lock);
-    if (!q)
+    if (!ipc_question_answered(m.token, &m.capacity, sizeof m.capacity))
         log_fatal("node %d answered a block size question this node did not ask", src);
-    ipc_notify();
 }
 
 void heap_start(void)

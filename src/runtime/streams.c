@@ -76,12 +76,10 @@ struct stream_done_msg {
 /* aux of RUNTIME_STREAM_OWN */
 enum { STREAM_FORGET, STREAM_CLAIM, STREAM_KNOW };
 
-struct stream_call {
-    uint64_t            token;
-    bool                done;
-    int64_t             result;
-    int                 err;
-    struct stream_call *next;
+/* What a call's answer carries (stream_done_msg without its token). */
+struct stream_result {
+    int64_t result;
+    int32_t err;
 };
 
 struct stream_file {
@@ -102,8 +100,6 @@ static DSM_STATE struct {
     bool                   on;
     int                    base, band; /* node r's descriptors: base + r * band, band of them */
     pthread_mutex_t        lock;       /* everything below */
-    struct stream_call    *calls;
-    uint64_t               next_token;
     struct stream_file    *files;      /* node 0: the job's; elsewhere: as told */
     size_t                 nfiles, cap;
     _Atomic size_t         known;      /* nfiles, read without the lock */
@@ -182,26 +178,14 @@ static bool file_mine(uint64_t f)
 
 /* ---- calls and their answers -------------------------------------------- */
 
-static bool call_done(void *arg)
-{
-    struct stream_call *c = arg;
-    pthread_mutex_lock(&st.lock);
-    bool d = c->done;
-    pthread_mutex_unlock(&st.lock);
-    return d;
-}
-
 /* Sends type/aux with body (head, then len bytes of data) to node and
  * waits, off the run slot, for the answer: its result, errno as there. */
 static int64_t call(int node, unsigned type, uint32_t aux, struct stream_io_msg *head, const void *data,
                     size_t len)
 {
-    struct stream_call c = {0};
-    pthread_mutex_lock(&st.lock);
-    c.token = head->token = ++st.next_token;
-    c.next = st.calls;
-    st.calls = &c;
-    pthread_mutex_unlock(&st.lock);
+    struct ipc_question q;
+    struct stream_result r = {0};
+    head->token = ipc_question_open(&q, &r, sizeof r);
 
     struct iovec iov[2] = {{head, sizeof *head}, {(void *)data, len}};
     int err = ipc_sendv(node, type, aux, iov, len ? 2 : 1);
@@ -209,18 +193,10 @@ static int64_t call(int node, unsigned type, uint32_t aux, struct stream_io_msg 
         log_fatal("node %d: cannot reach node %d for a descriptor or stream it opened: %s",
                   job()->rank, node, strerror(-err));
     smp_wait_begin();
-    ipc_wait(call_done, &c, 0);
+    ipc_question_wait(&q);
     smp_wait_end();
-
-    pthread_mutex_lock(&st.lock);
-    for (struct stream_call **pp = &st.calls; *pp; pp = &(*pp)->next)
-        if (*pp == &c) {
-            *pp = c.next;
-            break;
-        }
-    pthread_mutex_unlock(&st.lock);
-    errno = c.err;
-    return c.result;
+    errno = r.err;
+    return r.result;
 }
 
 static void answer(int node, uint64_t token, int64_t result, int err)
@@ -236,16 +212,7 @@ static void on_done(int src, const void *msg, size_t len)
 {
     struct stream_done_msg d;
     ipc_body(src, msg, len, &d, sizeof d, NULL, "a stream call's answer");
-    pthread_mutex_lock(&st.lock);
-    for (struct stream_call *c = st.calls; c; c = c->next)
-        if (c->token == d.token) {
-            c->result = d.result;
-            c->err = d.err;
-            c->done = true;
-            break;
-        }
-    pthread_mutex_unlock(&st.lock);
-    ipc_notify();
+    ipc_question_answered(d.token, &(struct stream_result){d.result, d.err}, sizeof(struct stream_result));
 }
 
 /* ---- the owner's side: the server thread ---------------------------------- */
