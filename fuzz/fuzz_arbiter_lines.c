@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "net/peer_process.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
  *
  * The launcher binds every node's UDP socket itself before forking, so each
  * node starts knowing every peer's address and no rendezvous is needed
- * (src/runtime/boot.h is the contract). It then supervises the job: the job
+ * (src/base/launch.h is the contract). It then supervises the job: the job
  * succeeds when every node exits 0; the first failure (a node exiting
  * non-zero or killed by a signal, --timeout, or a signal sent to dsmrun)
  * stops the whole job: a signal to every node, SIGKILL STOP_GRACE_S later.

@@ -18,7 +18,7 @@
 
 #include "hostlist.h"
 #include "remote.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 #define EXIT_USAGE       2
 #define EXIT_TIMEOUT     124   /* as timeout(1) */

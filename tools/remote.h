@@ -13,7 +13,7 @@
  *                       the host's address toward the launcher
  *   launcher -> agent   "peers IP:PORT,..." (every node, rank order): the
  *                       agent starts its nodes under the usual contract
- *                       (src/runtime/boot.h) and supervises them
+ *                       (src/base/launch.h) and supervises them
  *   launcher -> agent   "alive" every beat_s, "stop SIG", or EOF: stop the
  *                       nodes and exit
  *   agent -> launcher   on stdout, frames: "o LEN" or "e LEN" and a newline,

@@ -484,7 +484,7 @@ void config_print_help(FILE *out)
             format_size(e, (unsigned long long)e->min, lo, sizeof lo);
             format_size(e, (unsigned long long)e->max, hi, sizeof hi);
             /* The region's most is what fits at the default base (a higher
-             * or lower DSM_REGION_BASE changes it: config_check says). */
+             * or lower DSM_REGION_BASE changes it: config_load_over says). */
             if (e->offset == OFF(region_size))
                 format_size_down(region_room(strtoull(REGION_BASE_DEFAULT, NULL, 16)), hi, sizeof hi);
             n += snprintf(head + n, sizeof head - (size_t)n, ", range %s .. %s%s, %s", lo, hi,

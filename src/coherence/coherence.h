@@ -1,5 +1,5 @@
 /*
- * coherence.h — the protocol interface (DESIGN.md, layer 4) and the
+ * coherence.h — the protocol interface (docs/design.md, layer 4) and the
  * interval machinery shared by the lazy protocols.
  *
  * Release consistency, the lazy way (TreadMarks, HLRC): a node's execution

@@ -145,7 +145,7 @@ struct transfer {
     struct net_ref        ref;
 };
 
-/* A right of this node's (enum dsm_right_kind), named to the program by
+/* A right of this node's (its kind one of dsm.h's DSM_RIGHT_*), named to the program by
  * its index + 1 and nonce. */
 struct right {
     uint64_t          nonce;   /* 0: free */

@@ -23,9 +23,11 @@
  * getline and getdelim grow the caller's buffer with the C library's
  * realloc, which knows nothing of a block dsmcc's malloc gave (the shared
  * heap, dsm_heap_alloc) and crashes on it. Such a buffer gets the line
- * through one of the C library's own, and grows with dsm_heap_realloc.
+ * through one of the C library's own, and grows with dsm_heap_realloc
+ * (the runtime's: through mem_kernel_heap, hooks.c).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,14 +159,15 @@ ssize_t getdelim(char **line, size_t *n, int delim, FILE *f)
 {
     MEM_KERNEL_REAL(ssize_t, "getdelim", (char **, size_t *, int, FILE *));
     mem_kernel_file_here("getdelim", f);
-    if (!line || !n || !*line || !mem_kernel_touches(*line, 1) || !dsm_heap_owns(*line))
+    const struct mem_kernel_heap *heap = atomic_load_explicit(&mem_kernel_heap, memory_order_acquire);
+    if (!line || !n || !*line || !mem_kernel_touches(*line, 1) || !heap || !heap->owns(*line))
         return fn(line, n, delim, f);
     char *own = NULL;
     size_t room = 0;
     ssize_t got = fn(&own, &room, delim, f);
     int err = errno;
     if (got >= 0 && (size_t)got + 1 > *n) {
-        char *grown = dsm_heap_realloc(*line, (size_t)got + 1);
+        char *grown = heap->resize(*line, (size_t)got + 1);
         if (grown) {
             *line = grown;
             *n = (size_t)got + 1;

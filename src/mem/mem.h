@@ -1,6 +1,6 @@
 /*
  * mem.h — the shared region, its page table, faults, twins and diffs, and
- * the allocator (DESIGN.md, layer 3).
+ * the allocator (docs/design.md, layer 3).
  *
  * The region is one memfd mapped twice: the *application view* at the same
  * address on every node, whose protection encodes each page's state
@@ -343,6 +343,13 @@ struct mem_kernel_streams {
     void (*file_closed)(void *f);
 };
 extern const struct mem_kernel_streams *_Atomic mem_kernel_streams;
+/* The program's heap (dsmcc's malloc, runtime/heap.c), for getline and
+ * getdelim growing a buffer of it. Set as libdsm loads; NULL: none. */
+struct mem_kernel_heap {
+    int   (*owns)(const void *p);
+    void *(*resize)(void *p, size_t size); /* dsm_heap_realloc */
+};
+extern const struct mem_kernel_heap *_Atomic mem_kernel_heap;
 /* kernel_streams.c: the node that opened fd or f when another one did
  * (-1: this node's); op shipped there; a call refused in one line; a
  * descriptor (two: a pipe's, rc its call's result) or stream this node

@@ -28,7 +28,7 @@
  *
  * The peer's process is found among this node's siblings (the processes
  * the same launcher started: same parent) by the job and rank in their
- * environment: dsmrun's DSM_JOB_ID and DSM_RANK (runtime/boot.h), or a
+ * environment: dsmrun's DSM_JOB_ID and DSM_RANK (base/launch.h), or a
  * PMIx launcher's PMIX_NAMESPACE and PMIX_RANK (mpirun, srun; the PMIx
  * rank is the node's). It is looked up when a peer on this host not yet
  * found stays silent for a quarter of the timeout, and known by its start
@@ -81,8 +81,7 @@
 #include "base/job.h"
 #include "base/state.h"
 #include "net/peer_process.h"
-#include "runtime/boot.h"
-#include "runtime/bootstrap.h"
+#include "base/launch.h"
 
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
@@ -166,7 +165,13 @@ static DSM_STATE struct {
      * host are then its children too, and one not found is one it has not
      * yet started. */
     int             launcher;      /* that parent's pid; 0: none seen */
-} watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    int             agent_fd;      /* net_params.agent_fd; -1: none */
+} watch = {.lock = PTHREAD_MUTEX_INITIALIZER, .agent_fd = -1};
+
+void liveness_start(int agent_fd)
+{
+    watch.agent_fd = agent_fd;
+}
 
 /* The value of `name` (with its '=') in an environment block of len bytes. */
 static const char *env_value(const char *block, size_t len, const char *name)
@@ -178,7 +183,7 @@ static const char *env_value(const char *block, size_t len, const char *name)
     return NULL;
 }
 
-/* The job and the rank an environment block names: dsmrun's (runtime/boot.h),
+/* The job and the rank an environment block names: dsmrun's (base/launch.h),
  * or a PMIx launcher's (mpirun, srun: the job's namespace and the rank in
  * it, which is the node's rank, runtime/boot_pmix.c). */
 static const char *job_in(const char *env, size_t n, const char **rank)
@@ -392,7 +397,7 @@ bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeou
         return false;
     if (job()->nodes < 2)
         return silent_ns > timeout_ns;
-    int agent = boot_arbiter_fd();
+    int agent = watch.agent_fd;
     pthread_mutex_lock(&watch.lock);
     struct watched *w = watched(peer);
     if (w && silent_ns <= timeout_ns / 4) {

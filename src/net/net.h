@@ -46,6 +46,8 @@ struct net_params {
     int                 spin_us;      /* -1: adapt */
     int                 one_sided;    /* enum net_one_sided (DSM_NET_ONE_SIDED) */
     int                 service_poll; /* enum net_service_poll (DSM_SERVICE_POLL) */
+    int                 agent_fd;     /* dsmrun's agent on this host, asked about a
+                                         silent peer (base/launch.h); -1: none */
 };
 
 struct net_rx_ops {

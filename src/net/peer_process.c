@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 int process_look_format(char *buf, size_t len, int rank)
 {

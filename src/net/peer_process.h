@@ -21,7 +21,7 @@ struct process_sight {
                                 decreasing: exited threads count) */
 };
 
-/* The arbiter's lines (runtime/boot.h, BOOT_ENV_ARBITER_FD; the agents'
+/* The arbiter's lines (base/launch.h, BOOT_ENV_ARBITER_FD; the agents'
  * channel, tools/arbiter.c): "look RANK", and "seen RANK STATE CPU_NS
  * PROCESS_CPU_NS". Formatting returns the length (at most
  * BOOT_ARBITER_LINE_MAX, no newline). Parsing returns the rank, in

@@ -26,7 +26,7 @@
 #include "base/log.h"
 #include "base/stats.h"
 #include "base/trace.h"
-#include "runtime/boot.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
+#include "base/launch.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
 
 #define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 

@@ -99,6 +99,7 @@ int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = job()->cfg.threads > 1 ? job()->cfg.threads : 1;
     cpus_shared = nodes_here(prm) * (threads + 1) > cpus;
+    liveness_start(prm->agent_fd);
     witness_start(prm->peers);
     if (prm->transport == NET_TRANSPORT_UCX)
         return ucx_start(prm, ops, ctx);

@@ -284,6 +284,9 @@ void window_send_control(int dst, uint16_t kind, const void *payload, size_t len
 
 /* ---- liveness (liveness.c) ---------------------------------------------- */
 
+/* Before the service starts: the socket to ask dsmrun's agent on (-1: none). */
+void liveness_start(int agent_fd);
+
 /* Whether `peer`, which this node waits on and has not heard from for
  * silent_ns (as of the last time this node had read all that arrived), is
  * dead rather than starved of CPU: past timeout_ns, a peer whose process

@@ -66,7 +66,7 @@
 #include "base/tree.h"
 #include "net/transport.h" /* service_spin_ns, NET_TLS */
 #include "net/wire.h"
-#include "runtime/boot.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
+#include "base/launch.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
 
 DSM_STATE bool net_over_ucx;
 

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "runtime/boot.h" /* BOOT_ARBITER_LINE_MAX */
+#include "base/launch.h" /* BOOT_ARBITER_LINE_MAX */
 
 void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, int mac)
 {

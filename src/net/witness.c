@@ -26,7 +26,7 @@
 #include "base/job.h"
 #include "base/state.h"
 #include "net/peer_process.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 static DSM_STATE struct {
     in_addr_t *host;   /* job()->nodes of them: each node's published address */

@@ -19,7 +19,7 @@
 #include "base/state.h"
 #include "omp/kmpc.h"
 #include "omp/omp_state.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 #include "runtime/runtime.h"
 
 /* Each thread of a node has its own (a region's helpers too). */

@@ -1,5 +1,5 @@
 /*
- * parallel.h — worksharing across nodes (DESIGN.md, layer 6): what a
+ * parallel.h — worksharing across nodes (docs/design.md, layer 6): what a
  * fork-join front end (the OpenMP runtime in src/omp) needs beyond locks
  * and barriers.
  *

@@ -1,5 +1,5 @@
 /*
- * boot_env.c — joining a job that dsmrun started (boot.h), or a job of one.
+ * boot_env.c — joining a job that dsmrun started (base/launch.h), or a job of one.
  *
  * Every value dsmrun hands over is checked before use; a bad one ends the
  * process with a line that names it and says to start with dsmrun.
@@ -18,7 +18,7 @@
 #include "base/job.h"
 #include "base/log.h"
 #include "base/state.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 #include "runtime/bootstrap.h"
 
 static long parse_long(const char *name, const char *v, long min, long max)

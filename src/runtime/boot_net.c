@@ -18,7 +18,7 @@
 #include "base/log.h"
 #include "net/peer_process.h"
 #include "net/wire.h"        /* the size of its header, for the datagram size only */
-#include "runtime/boot.h"
+#include "base/launch.h"
 #include "runtime/bootstrap.h"
 
 #define SOCKET_BUFFER   (4 << 20)

@@ -39,7 +39,7 @@
 #include "base/linkage.h"
 #include "base/log.h"
 #include "base/state.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 #include "runtime/bootstrap.h"
 
 #define REEXEC_ENV "DSM_PMIX_REEXEC"   /* set across the one re-execution */

@@ -2,7 +2,7 @@
  * bootstrap.h — how a node learns who it is, the job's key and its peers.
  *
  * Three ways, chosen by the environment the process starts in:
- *   dsmrun (DSM_RANK set): the contract of boot.h — an inherited socket,
+ *   dsmrun (DSM_RANK set): the contract of base/launch.h — an inherited socket,
  *     the key through a pipe (boot_env.c);
  *   PMIx (PMIX_RANK and PMIX_NAMESPACE set: srun, mpirun): rank and size
  *     from the PMIx server, addresses and the key exchanged through it
@@ -37,7 +37,7 @@ size_t boot_datagram(int fd);
 int  boot_env_present(void);
 void boot_env(struct net_params *np);
 void boot_solo(struct net_params *np);
-/* Tells the launcher BOOT_LIFE_STARTED or BOOT_LIFE_FINISHED (boot.h),
+/* Tells the launcher BOOT_LIFE_STARTED or BOOT_LIFE_FINISHED (base/launch.h),
  * where it gave this node a life pipe. */
 void boot_tell_launcher(char what);
 /* The socket to the launcher's agent (BOOT_ENV_ARBITER_FD); -1: none. */

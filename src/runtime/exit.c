@@ -49,7 +49,7 @@
 #include "ipc/ipc.h"
 #include "sync/sync.h"
 #include "runtime/bootstrap.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 #include "runtime/runtime.h"
 
 /* ---- the program's exit handlers ------------------------------------------- */

@@ -20,6 +20,7 @@
  * it was (mem/alloc.c frees another node's block at the next barrier).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,16 @@ int dsm_heap_owns(const void *p)
 }
 
 int dsm_heap_prestart(void) { return mem_prestart_open(); }
+
+/* mem's getline and getdelim grow a buffer of this heap through this
+ * (mem/hooks.c); set as libdsm loads, since a program may read a line
+ * into a block it allocated before the job started. */
+static const struct mem_kernel_heap heap_for_mem = {.owns = dsm_heap_owns, .resize = dsm_heap_realloc};
+
+__attribute__((constructor)) static void heap_lend_to_mem(void)
+{
+    atomic_store_explicit(&mem_kernel_heap, &heap_for_mem, memory_order_release);
+}
 
 void *dsm_heap_alloc(size_t size, size_t align)
 {

@@ -29,7 +29,7 @@
 #include "runtime/settings.h"
 #include "mem/mem.h"
 #include "sync/sync.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 #include "runtime/bootstrap.h"
 #include "runtime/runtime.h"
 
@@ -146,6 +146,7 @@ int dsm_startup(int *argc, char ***argv)
     np.transport = c->net_transport ? NET_TRANSPORT_UCX : NET_TRANSPORT_UDP;
     np.one_sided = (int)c->net_one_sided;
     np.service_poll = (int)c->service_poll;
+    np.agent_fd = boot_arbiter_fd();
     struct ipc_params ip = {.inline_max = (size_t)c->ipc_inline_max,
                             .window = (unsigned)c->ipc_window};
     int rc = ipc_start(&np, &ip);

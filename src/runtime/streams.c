@@ -408,8 +408,6 @@ static const struct mem_kernel_streams ops = {
     .file_closed = file_closed,
 };
 
-DSM_STATE const struct mem_kernel_streams *_Atomic mem_kernel_streams;
-
 /* ---- start and end -------------------------------------------------------- */
 
 /* The same numbers on every node (the same limits: one user, one host's

@@ -64,7 +64,7 @@ static DSM_STATE pthread_once_t once = PTHREAD_ONCE_INIT;
 static __thread struct {
     timer_t timer;
     bool    made;   /* the thread's timer exists */
-    int     depth;  /* refresh_begin calls not ended */
+    int     depth;  /* sync_refresh_begin calls not ended */
     long    period; /* ms to the next tick */
 } me;
 

@@ -1,5 +1,5 @@
 /*
- * sync.h — barriers, locks, condition variables and broadcast (DESIGN.md,
+ * sync.h — barriers, locks, condition variables and broadcast (docs/design.md,
  * layer 5). Each carries the consistency actions of the active protocol:
  * a release runs coh->release first, and coherence_release_sent once its
  * message is out; the write notices travel with the lock grant, the

@@ -1,6 +1,6 @@
 /*
  * boot_probe.c — a node program that checks, from inside, what dsmrun hands
- * it (src/runtime/boot.h), then behaves as its arguments say so that the
+ * it (src/base/launch.h), then behaves as its arguments say so that the
  * tests can watch dsmrun's supervision.
  *
  * Plain libc on purpose: it tests the launcher, not the library.
@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 #define WAIT_MS      20000  /* for peers; generous, the machine may be loaded */
 #define EXIT_TIMEOUT 99

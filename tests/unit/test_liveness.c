@@ -16,7 +16,7 @@
 #include "base/clock.h"
 #include "base/job.h"
 #include "net/transport.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 #include <fcntl.h>
 #include <signal.h>

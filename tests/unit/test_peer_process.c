@@ -6,7 +6,7 @@
  */
 #include "check.h"
 #include "net/peer_process.h"
-#include "runtime/boot.h"
+#include "base/launch.h"
 
 #include <signal.h>
 #include <string.h>

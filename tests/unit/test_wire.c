@@ -177,7 +177,7 @@ static void test_siphash_depends_on_key_length_and_every_bit(void)
 #define PEER     1
 #define MAXPAY   1024
 #define HDR      sizeof(struct wire_hdr)
-#define LINE_MAX_BYTES 96 /* a look's line at most (runtime/boot.h, BOOT_ARBITER_LINE_MAX) */
+#define LINE_MAX_BYTES 96 /* a look's line at most (base/launch.h, BOOT_ARBITER_LINE_MAX) */
 
 static unsigned char key_bytes[32];
 

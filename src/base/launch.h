@@ -1,5 +1,6 @@
 /*
- * boot.h — what dsmrun hands each node (the bootstrap contract).
+ * launch.h — what dsmrun hands each node (the launcher's contract with
+ * a node, below every layer: the transport's supervision reads it too).
  *
  * dsmrun binds one UDP socket per node itself (port 0: the kernel picks, so
  * two jobs on one machine never collide), so every node knows every peer's
@@ -8,8 +9,8 @@
  * (another user could read /proc/PID/environ of a setuid child; a pipe is
  * private to the process).
  */
-#ifndef DSM_RUNTIME_BOOT_H
-#define DSM_RUNTIME_BOOT_H
+#ifndef DSM_BASE_LAUNCH_H
+#define DSM_BASE_LAUNCH_H
 
 #define BOOT_ENV_RANK    "DSM_RANK"     /* decimal rank, 0 .. nodes-1 */
 #define BOOT_ENV_NODES   "DSM_NODES"    /* decimal node count */
