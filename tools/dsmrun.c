@@ -91,7 +91,7 @@ static const char *const contract_vars[] = {
 static const struct {
     const char *name, *description;
 } protocols[] = {
-#define PROTOCOL(name, ops, description) {name, description},
+#define PROTOCOL(name, ops, can, description) {name, description},
 #include "coherence/protocols.def"
 #undef PROTOCOL
 };

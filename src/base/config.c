@@ -39,7 +39,7 @@ struct config_entry {
 /* "|hlrc|lrc|...": every name in protocols.def, each after a '|' (the
  * choices start after the first). */
 static const char protocol_choices[] =
-#define PROTOCOL(name, ops, description) "|" name
+#define PROTOCOL(name, ops, can, description) "|" name
 #include "coherence/protocols.def"
 #undef PROTOCOL
     ;
@@ -406,17 +406,10 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
                  "%s fits there", size_text, base_text, AS_PROGRAM, most);
         return -EINVAL;
     }
-    /* SMP nodes (docs/design.md): hlrc alone acts per node under
-     * concurrent threads; the page cache's clock takes pages' access away
-     * under a single thread's feet only. */
+    /* SMP nodes (docs/design.md): the page cache's clock takes pages'
+     * access away under a single thread's feet only. (Whether the protocol
+     * runs several threads a node is its own to say: settings_check.) */
     if (cfg->threads > 1) {
-        char name[32];
-        config_protocol_name(cfg, name, sizeof name);
-        if (strcmp(name, "hlrc")) {
-            snprintf(err, errlen, "DSM_THREADS=%lld (dsmrun --threads) needs the hlrc protocol; "
-                     "%s runs one thread per node", (long long)cfg->threads, name);
-            return -EINVAL;
-        }
         if (cfg->local_mem) {
             snprintf(err, errlen, "DSM_THREADS=%lld (dsmrun --threads) cannot be combined with "
                      "DSM_LOCAL_MEM: the page cache runs one thread per node",

@@ -207,21 +207,32 @@ struct coherence_ops {
 };
 
 /* Every protocol's ops (protocols.def lists them). */
-#define PROTOCOL(name, ops, description) extern const struct coherence_ops ops;
+#define PROTOCOL(name, ops, can, description) extern const struct coherence_ops ops;
 #include "coherence/protocols.def"
 #undef PROTOCOL
 
 /* A protocol, as protocols.def lists it. */
+/* What a protocol can do beyond the interface (protocols.def's third
+ * column), asked of it rather than of its name. */
+enum coherence_can {
+    /* Several program threads of a node at once (docs/design.md, SMP
+     * nodes): its paths act per node under concurrent faults. */
+    COHERENCE_NODE_THREADS = 1u << 0,
+};
 struct coherence_protocol {
     const char                 *name;
     const char                 *description;
     const struct coherence_ops *ops;
+    unsigned                    can; /* enum coherence_can, or-ed */
 };
 /* lrc collects its diffs at the first barrier after this many notices
  * (DSM_LRC_GC_NOTICES). */
 extern uint64_t lrc_gc_notices;
 /* The protocol called `name` (one of protocols.def), or NULL. */
 const struct coherence_protocol *coherence_find(const char *name);
+/* Whether the protocol called `name` can do all of `what` (enum
+ * coherence_can); false for a name that is none. */
+bool coherence_can(const char *name, unsigned what);
 /* The active protocol's ops, and its name. */
 extern const struct coherence_ops *coh;
 const char *coherence_name(void);

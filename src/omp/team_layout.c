@@ -33,6 +33,7 @@
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/state.h"
+#include "coherence/coherence.h"
 #include "omp/omp_state.h"
 #include "runtime/runtime.h"
 #include "sync/sync.h"
@@ -101,7 +102,7 @@ void omp_team_check_threads(const struct omp_thread *t, int per_node)
     const struct dsm_config *c = &job()->cfg;
     char name[32];
     config_protocol_name(c, name, sizeof name);
-    if (strcmp(name, "hlrc"))
+    if (!coherence_can(name, COHERENCE_NODE_THREADS))
         log_fatal("an OpenMP region of %d threads per node under --protocol %s: several threads "
                   "on a node need the hlrc protocol (docs/design.md, SMP nodes); use hlrc, or at "
                   "most one thread per node (num_threads, OMP_NUM_THREADS <= %d)",
@@ -123,7 +124,7 @@ bool omp_nesting_possible(const struct omp_thread *t)
     const struct dsm_config *c = &job()->cfg;
     char name[32];
     config_protocol_name(c, name, sizeof name);
-    return !strcmp(name, "hlrc") && !c->local_mem;
+    return coherence_can(name, COHERENCE_NODE_THREADS) && !c->local_mem;
 }
 
 void omp_node_threads_begin(int local, void (*fn)(void *), void *arg)

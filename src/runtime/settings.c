@@ -18,6 +18,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "coherence/coherence.h"
 #include "parallel/schedule.h"
 #include "runtime/bootstrap.h"
 
@@ -131,6 +132,15 @@ int settings_check(const struct dsm_config *cfg, bool here, char *err, size_t er
             snprintf(err, errlen, "DSM_OMP_STATIC=%s", why);
             return -EINVAL;
         }
+    }
+    /* SMP nodes (docs/design.md): the protocol says whether it acts per
+     * node under concurrent threads. */
+    char name[32];
+    config_protocol_name(cfg, name, sizeof name);
+    if (cfg->threads > 1 && !coherence_can(name, COHERENCE_NODE_THREADS)) {
+        snprintf(err, errlen, "DSM_THREADS=%lld (dsmrun --threads) needs the hlrc protocol; "
+                 "%s runs one thread per node", (long long)cfg->threads, name);
+        return -EINVAL;
     }
     if (!here)
         return 0;

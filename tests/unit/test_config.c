@@ -6,6 +6,7 @@
 #include "check.h"
 #include "net/seqwin.h"
 #include "base/config.h"
+#include "runtime/settings.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -649,9 +650,15 @@ static void test_threads_refuse_what_cannot_run_them(void)
     const char *zero[] = {"DSM_THREADS=0"};
     CHECK_EQ(config_load_over(&c, zero, 1, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "DSM_THREADS=0") != NULL);
+    /* The protocol says whether it runs several threads a node
+     * (coherence_can): the runtime's settings check asks it. */
     const char *lrc[] = {"DSM_THREADS=2", "DSM_PROTOCOL=lrc"};
-    CHECK_EQ(config_load_over(&c, lrc, 2, err, sizeof err), -EINVAL);
+    CHECK_EQ(config_load_over(&c, lrc, 2, err, sizeof err), 0);
+    CHECK_EQ(settings_check(&c, false, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "needs the hlrc protocol; lrc") != NULL);
+    const char *hlrc[] = {"DSM_THREADS=2", "DSM_PROTOCOL=hlrc"};
+    CHECK_EQ(config_load_over(&c, hlrc, 2, err, sizeof err), 0);
+    CHECK_EQ(settings_check(&c, false, err, sizeof err), 0);
     const char *mem[] = {"DSM_THREADS=2", "DSM_LOCAL_MEM=64K"};
     CHECK_EQ(config_load_over(&c, mem, 2, err, sizeof err), -EINVAL);
     CHECK(strstr(err, "DSM_LOCAL_MEM") != NULL);
