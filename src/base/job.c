@@ -5,3 +5,17 @@
 #include "base/state.h"
 
 DSM_STATE struct job job_state = {.rank = 0, .nodes = 1};
+
+extern const int dsm_openmp_program __attribute__((weak));
+
+int job_cpus(void)
+{
+    if (!job()->started)
+        return 0;
+    const struct job *j = job();
+    if (j->cfg.cpus > 0)
+        return (int)j->cfg.cpus;
+    if (j->nodes <= 1 && !&dsm_openmp_program)
+        return 0;
+    return j->nodes * (int)(j->cfg.threads > 1 ? j->cfg.threads : 1);
+}

@@ -3,6 +3,7 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "base/state.h"
 #include "base/stack.h"
@@ -153,4 +154,19 @@ const void *stack_overflow_end(const void *addr, const void *sp)
     if (past_end((uintptr_t)shared.lo, (uintptr_t)shared.hi, a, s))
         return shared.lo;
     return NULL;
+}
+
+#define MAIN_STACK_DEFAULT (8u << 20)
+#define MAIN_STACK_MAX     (1u << 30)
+
+/* main's stack: as large as the process's stack limit allows (8 MiB when
+ * unlimited), at most 1 GiB. A shared stack of another thread's
+ * (omp's regions) is as large. */
+size_t stack_shared_size(void)
+{
+    struct rlimit rl;
+    size_t n = MAIN_STACK_DEFAULT;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        n = rl.rlim_cur > MAIN_STACK_MAX ? MAIN_STACK_MAX : (size_t)rl.rlim_cur;
+    return n < (1u << 20) ? (1u << 20) : n;
 }

@@ -44,4 +44,8 @@ void stack_note_thread(void);
  * of the shared stack, or with the stack pointer itself past it — the
  * lowest address of that stack; else NULL. Async-signal-safe. */
 const void *stack_overflow_end(const void *addr, const void *sp);
+/* The size of a stack in the shared region (main's under dsm_main, a
+ * thread's that OpenMP runs there): the process's stack limit, within
+ * 1 MiB .. 1 GiB (8 MiB when unlimited). */
+size_t stack_shared_size(void);
 #endif

@@ -18,25 +18,31 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "omp/kmpc.h"
+#include "omp/omp.h"
 #include "omp/omp_state.h"
 #include "base/launch.h"
-#include "runtime/runtime.h"
+
+/* The runtime's fork style, lent at start (omp.h). */
+static DSM_STATE struct omp_runtime_ops runtime_ops;
+
+void omp_start(const struct omp_runtime_ops *ops) { runtime_ops = *ops; }
+const struct omp_runtime_ops *omp_runtime(void) { return &runtime_ops; }
 
 /* Each thread of a node has its own (a region's helpers too). */
 static __thread struct omp_thread self;
 
 static void omp_init(struct omp_thread *t)
 {
-    if (getenv(BOOT_ENV_RANK) && dsm_nodes() == 1 && !rt()->started)
+    if (getenv(BOOT_ENV_RANK) && !job()->started)
         log_fatal("this OpenMP program runs under dsmrun but never joined the job: build it "
                   "with dsmcc (dsmcc -fopenmp prog.c -o prog), which starts dsm before main");
     t->nthreads = 1;
     t->num_teams = 1;
-    t->distributed = rt()->started && job()->nodes > 1;
+    t->distributed = job()->started && job()->nodes > 1;
     /* nthreads-var: OMP_NUM_THREADS, else every thread of every node
      * (DSM_THREADS each, 1 by default); a region places them over the
      * nodes (team_layout.c). */
-    int64_t node_threads = rt()->started && job()->cfg.threads > 1 ? job()->cfg.threads : 1;
+    int64_t node_threads = job()->started && job()->cfg.threads > 1 ? job()->cfg.threads : 1;
     t->icv.nthreads = job()->nodes * (int)node_threads;
     /* dyn-var's initial value is the implementation's to choose: true,
      * so that a region asking for more than nodes × DSM_THREADS gets
@@ -163,7 +169,7 @@ int omp_get_max_threads(void) { return omp_self()->icv.nthreads; }
  * sysconf and get_nprocs report them to a dsmcc program. */
 int omp_get_num_procs(void)
 {
-    int n = dsm_job_cpus();
+    int n = job_cpus();
     return n > 0 ? n : job()->nodes;
 }
 int omp_get_thread_limit(void)

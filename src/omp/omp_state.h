@@ -218,6 +218,9 @@ void omp_get_partition_place_nums(int *nums);
 extern bool omp_tool_on;
 /* The node's tool: found and started once, at the runtime's first use. */
 void omp_tool_node_init(void);
+/* The runtime's fork style (omp_api.c, lent by omp_start; omp.h). */
+struct omp_runtime_ops;
+const struct omp_runtime_ops *omp_runtime(void);
 /* A thread's first use (thread_begin; node 0's first: the initial task). */
 void omp_tool_thread_begin(void);
 /* The node's end: thread_end on every thread of the node, finalize. */

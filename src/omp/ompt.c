@@ -51,8 +51,9 @@
 #include "base/smp.h"
 #include "base/state.h"
 #include "omp/kmpc.h"
+#include "omp/omp.h"
 #include "omp/omp_state.h"
-#include "runtime/runtime.h"
+#include "parallel/threads.h"
 
 _Static_assert(sizeof(ompt_data_t) == sizeof(uint64_t), "ompt_data_t is a word");
 _Static_assert(offsetof(struct omp_tool_task, exit_frame) + sizeof(ompt_frame_t) ==
@@ -400,15 +401,10 @@ void omp_tool_node_init(void) { pthread_once(&tool.once, start); }
  * read again at that call (settings.c). */
 extern const int dsm_openmp_program __attribute__((weak));
 
-static void start_before_main(void)
+void omp_before_main(void)
 {
     if (&dsm_openmp_program)
         omp_settings_recheck_owed(omp_self());
-}
-
-__attribute__((constructor)) static void register_start(void)
-{
-    rt()->before_main = start_before_main;
 }
 
 /* A thread's first use of the runtime on this node. */

@@ -24,8 +24,9 @@
 #include "coherence/coherence.h"
 #include "mem/mem.h"
 #include "omp/kmpc.h"
+#include "omp/omp.h"
 #include "omp/omp_state.h"
-#include "runtime/runtime.h"
+#include "parallel/threads.h"
 
 /* Calls the outlined region with its arguments: clang's outlined functions
  * take (gtid*, btid*, arg0, ..., argN-1), every argument pointer-sized.
@@ -237,7 +238,7 @@ void omp_run_shared(void (*fn)(void *), void *arg)
         return;
     }
     if (!shared_stack) {
-        shared_stack_len = runtime_stack_size();
+        shared_stack_len = stack_shared_size();
         shared_stack = mem_alloc_top(shared_stack_len);
         if (PROFILE_ON)
             profile_alloc(PROF_ALLOC_STACK, shared_stack, shared_stack_len);
@@ -523,7 +524,7 @@ void omp_take_args(const char *what, int argc, va_list ap, uint64_t *args)
 /* The job's initial thread: node 0's first, on main's stack. */
 static bool master_thread(void)
 {
-    return job()->rank == 0 && smp_index() == 0 && (!rt()->started || stack_on_shared());
+    return job()->rank == 0 && smp_index() == 0 && (!job()->started || stack_on_shared());
 }
 
 void __kmpc_fork_call(ident_t *loc, kmp_int32 argc, kmpc_micro microtask, ...)
@@ -637,7 +638,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->task_nodes = others ? omp_task_nodes() : 0;
     r->tasks_seen = omp_tasks_seen();
     if (others)
-        dsm_create(run_member, r);
+        omp_runtime()->create(run_member, r);
     int local = omp_team_on_node(n, per_node, 0);
     omp_node_threads_begin(local, run_thread, r);
 
@@ -659,7 +660,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
     if (others)
-        dsm_wait_for_end();
+        omp_runtime()->wait_for_end();
     if (r->tool_on)
         omp_tool_parallel_end(&tool_par, league, false, codeptr);
     omp_doacross_region_end(r);

@@ -35,7 +35,7 @@
 #include "base/state.h"
 #include "coherence/coherence.h"
 #include "omp/omp_state.h"
-#include "runtime/runtime.h"
+#include "parallel/threads.h"
 #include "sync/sync.h"
 
 /* A node's threads when DSM_THREADS does not say (as DSM_THREADS's own
@@ -54,14 +54,14 @@ int omp_node_thread_limit(void) { return node_threads_max(); }
 
 int omp_thread_limit(const struct omp_thread *t)
 {
-    int job_limit = rt()->started ? job()->nodes * node_threads_max() : 1;
+    int job_limit = job()->started ? job()->nodes * node_threads_max() : 1;
     return t->icv.thread_limit > 0 && t->icv.thread_limit < job_limit ? t->icv.thread_limit
                                                                        : job_limit;
 }
 
 int omp_team_size(const struct omp_thread *t, int asked)
 {
-    if (!rt()->started)
+    if (!job()->started)
         return 1; /* not in a job: the program's one thread */
     int nodes = job()->nodes;
     int limit = nodes * node_threads_max();

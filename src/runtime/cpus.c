@@ -29,19 +29,7 @@
 #include "base/log.h"
 #include "runtime/runtime.h"
 
-extern const int dsm_openmp_program __attribute__((weak));
-
-int dsm_job_cpus(void)
-{
-    if (!rt()->started)
-        return 0;
-    const struct job *j = job();
-    if (j->cfg.cpus > 0)
-        return (int)j->cfg.cpus;
-    if (j->nodes <= 1 && !&dsm_openmp_program)
-        return 0;
-    return j->nodes * (int)(j->cfg.threads > 1 ? j->cfg.threads : 1);
-}
+int dsm_job_cpus(void) { return job_cpus(); }
 
 long dsm_sysconf(int name)
 {

@@ -29,6 +29,7 @@
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
+#include "parallel/threads.h"
 #include "runtime/runtime.h"
 #include "sync/sync.h"
 
@@ -360,7 +361,7 @@ void fork_start(void)
  * program otherwise gives the right answer on node 0 alone, silently. */
 void dsm_program_thread_created(void)
 {
-    if (!rt()->started || !forks.fork_style || job()->rank != 0 || job()->nodes < 2)
+    if (!job()->started || !forks.fork_style || job()->rank != 0 || job()->nodes < 2)
         return;
     pthread_mutex_lock(&forks.lock);
     bool tell = !forks.ever_created && !forks.told_threads;

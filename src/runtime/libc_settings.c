@@ -161,7 +161,7 @@ static void send_call(void *p)
 }
 
 /* Whether a change is the job's: a pthreads program on several nodes. */
-static bool job_wide(void) { return sync_pthreads_on && rt()->started && job()->nodes > 1; }
+static bool job_wide(void) { return sync_pthreads_on && job()->started && job()->nodes > 1; }
 
 static void settings_lock(void)
 {

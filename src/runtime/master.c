@@ -37,10 +37,9 @@
 #include "base/stack.h"
 #include "base/state.h"
 #include "mem/mem.h"
+#include "omp/omp.h"
 #include "runtime/runtime.h"
 
-#define MAIN_STACK_DEFAULT (8u << 20)
-#define MAIN_STACK_MAX     (1u << 30)
 #define PRIVATE_GAP        (64u << 10) /* below dsm_main's frame: swapcontext's */
 
 static DSM_STATE struct {
@@ -63,7 +62,7 @@ static void finish_at_exit(int status, void *arg)
     (void)arg;
     /* A forked child's exit is not the node's (forked.c); after
      * dsm_finish there is no job to end. */
-    if (log_in_forked_child() || !rt()->started)
+    if (log_in_forked_child() || !job()->started)
         return;
     runtime_exit_handlers();
     if (!pthreads_main_alone())
@@ -73,22 +72,10 @@ static void finish_at_exit(int status, void *arg)
     dsm_finish();
 }
 
-/* main's stack: as large as the process's stack limit allows (8 MiB when
- * unlimited), at most 1 GiB. A shared stack of another thread's
- * (omp/region.c) is as large. */
-size_t runtime_stack_size(void)
-{
-    struct rlimit rl;
-    size_t n = MAIN_STACK_DEFAULT;
-    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        n = rl.rlim_cur > MAIN_STACK_MAX ? MAIN_STACK_MAX : (size_t)rl.rlim_cur;
-    return n < (1u << 20) ? (1u << 20) : n;
-}
-
 int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, char **))
 {
     struct runtime *r = rt();
-    if (r->started)
+    if (job()->started)
         log_fatal("dsm_main: the job has already started");
     r->share_globals = true;
     r->fork_asked = true;
@@ -101,7 +88,7 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
 
     /* Faults on the region stack go to the alternate signal stack that
      * dsm_startup gave this thread (mem_fault_watch_thread). */
-    r->main_stack_len = runtime_stack_size();
+    r->main_stack_len = stack_shared_size();
     r->main_stack = mem_alloc_top(r->main_stack_len);
     if (PROFILE_ON)
         profile_alloc(PROF_ALLOC_STACK, r->main_stack, r->main_stack_len);
@@ -110,8 +97,7 @@ int dsm_main(int argc, char **argv, char **envp, int (*main_fn)(int, char **, ch
     stack_set_shared(r->main_stack, r->main_stack_len,
                      (char *)__builtin_frame_address(0) - PRIVATE_GAP);
 
-    if (r->before_main)
-        r->before_main();
+    omp_before_main();
     master.fn = main_fn;
     master.argc = argc;
     master.argv = argv;

@@ -80,7 +80,7 @@ extern struct map_table *__dsm_mmap_table __attribute__((weak));
  * runs; the C library's before and after, and on one node. */
 static bool applies(void)
 {
-    return rt()->started && rt()->share_globals && job()->nodes > 1 && &__dsm_mmap_table;
+    return job()->started && rt()->share_globals && job()->nodes > 1 && &__dsm_mmap_table;
 }
 
 static uint64_t os_pages(uint64_t len) { return (len + OS_PAGE - 1) & ~(uint64_t)(OS_PAGE - 1); }
@@ -450,7 +450,7 @@ static void unmap_call(void *arg)
 
 int dsm_munmap(void *addr, size_t len)
 {
-    if (!mem.base || !mem_contains(addr) || !rt()->started || !&__dsm_mmap_table)
+    if (!mem.base || !mem_contains(addr) || !job()->started || !&__dsm_mmap_table)
         return munmap(addr, len);
     if ((uintptr_t)addr % OS_PAGE || !len) {
         errno = EINVAL;
@@ -534,7 +534,7 @@ fill:
 
 void *dsm_mremap(void *addr, size_t old_len, size_t new_len, int flags, void *new_addr)
 {
-    if (!mem.base || !mem_contains(addr) || !rt()->started || !&__dsm_mmap_table)
+    if (!mem.base || !mem_contains(addr) || !job()->started || !&__dsm_mmap_table)
         return mremap(addr, old_len, new_len, flags, new_addr);
     if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))
         log_fatal("mremap(%p, %zu, %zu, %s): a mapping in dsm's shared region moves only where "
@@ -587,7 +587,7 @@ static void advise_call(void *arg)
 
 int dsm_madvise(void *addr, size_t len, int advice)
 {
-    if (!mem.base || !mem_contains(addr) || !rt()->started)
+    if (!mem.base || !mem_contains(addr) || !job()->started)
         return madvise(addr, len, advice);
     if ((uintptr_t)addr % OS_PAGE) {
         errno = EINVAL;
@@ -606,7 +606,7 @@ int dsm_madvise(void *addr, size_t len, int advice)
 
 int dsm_posix_madvise(void *addr, size_t len, int advice)
 {
-    if (!mem.base || !mem_contains(addr) || !rt()->started)
+    if (!mem.base || !mem_contains(addr) || !job()->started)
         return posix_madvise(addr, len, advice);
     return 0; /* POSIX_MADV_DONTNEED may leave the contents as they are (glibc's does) */
 }
@@ -620,7 +620,7 @@ static void sync_call(void *arg)
 
 int dsm_msync(void *addr, size_t len, int flags)
 {
-    if (!mem.base || !mem_contains(addr) || !rt()->started || !&__dsm_mmap_table)
+    if (!mem.base || !mem_contains(addr) || !job()->started || !&__dsm_mmap_table)
         return msync(addr, len, flags);
     if ((uintptr_t)addr % OS_PAGE) {
         errno = EINVAL;
@@ -647,7 +647,7 @@ static void protect_call(void *arg)
 
 int dsm_mprotect(void *addr, size_t len, int prot)
 {
-    if (!mem.base || !mem_contains(addr) || !rt()->started)
+    if (!mem.base || !mem_contains(addr) || !job()->started)
         return mprotect(addr, len, prot);
     if ((uintptr_t)addr % OS_PAGE) {
         errno = EINVAL;

@@ -640,7 +640,7 @@ int dsm_pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
 
 int dsm_daemon(int nochdir, int noclose)
 {
-    if (rt()->started)
+    if (job()->started)
         log_fatal("daemon: it forks, and the child would share this node's view of the shared "
                   "memory without being a node of the job (docs/unmodified-programs.md, pthreads)");
     return daemon(nochdir, noclose);

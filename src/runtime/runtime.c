@@ -28,6 +28,7 @@
 #include "ipc/ipc.h"
 #include "runtime/settings.h"
 #include "mem/mem.h"
+#include "omp/omp.h"
 #include "sync/sync.h"
 #include "base/launch.h"
 #include "runtime/bootstrap.h"
@@ -108,9 +109,9 @@ static void smp_start(int threads)
 int dsm_startup(int *argc, char ***argv)
 {
     struct runtime *r = rt();
-    if (r->started && r->master_only)
+    if (job()->started && r->master_only)
         return 0; /* dsm_main started the job before main; the program's own call is a no-op */
-    if (r->started)
+    if (job()->started)
         log_fatal("dsm_startup called twice");
     tune_malloc();
     char err[256];
@@ -174,6 +175,7 @@ int dsm_startup(int *argc, char ***argv)
     cache_start((size_t)c->local_mem, (int)c->replacement, c->home_dir);
     sync_start();
     parallel_start();
+    omp_start(&(struct omp_runtime_ops){.create = dsm_create, .wait_for_end = dsm_wait_for_end});
     fork_start();
     exit_start();
     heap_start();
@@ -213,15 +215,15 @@ int dsm_startup(int *argc, char ***argv)
     globals_sync();
     stats_add(STAT_T_STARTUP_NS, boot_since_launch_ns());
     report_started();
-    r->started = true;
+    job_init()->started = true;
     return 0;
 }
 
 /* Before dsm_startup and after dsm_finish, the program is node 0 of 1. */
-int dsm_rank(void) { return rt()->started ? job()->rank : 0; }
-int dsm_nodes(void) { return rt()->started ? job()->nodes : 1; }
-int dsm_thread_id(void) { return rt()->started ? job()->rank * smp_threads() + smp_index() : 0; }
-int dsm_thread_count(void) { return rt()->started ? job()->nodes * smp_threads() : 1; }
+int dsm_rank(void) { return job()->started ? job()->rank : 0; }
+int dsm_nodes(void) { return job()->started ? job()->nodes : 1; }
+int dsm_thread_id(void) { return job()->started ? job()->rank * smp_threads() + smp_index() : 0; }
+int dsm_thread_count(void) { return job()->started ? job()->nodes * smp_threads() : 1; }
 int dsm_node_threads(void) { return smp_threads(); }
 
 /* The flush implied by an access to a volatile object (OpenMP 3.1-4.5,
@@ -253,7 +255,7 @@ static void finish_here(void *arg)
 {
     (void)arg;
     struct runtime *r = rt();
-    if (!r->started)
+    if (!job()->started)
         return;
     mem_check_freed();    /* a write after dsm_free, under DSM_CHECK */
     streams_finish();     /* before ipc_leave: after it no other node answers */
@@ -275,7 +277,7 @@ static void finish_here(void *arg)
                  strerror(-rc));
     coherence_finish();
     parallel_finish();
-    r->started = false;
+    job_init()->started = false;
     boot_tell_launcher(BOOT_LIFE_FINISHED);
     /* What runs after the job (exit handlers, destructors, the C runtime's
      * own flags) may touch globals and the master's stack: plain memory

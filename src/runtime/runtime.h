@@ -31,16 +31,11 @@ _Static_assert((int)RUNTIME_TYPE_NEXT <= IPC_TYPE_MAX, "more message types than 
 _Static_assert(IPC_TYPE_MAX <= 256, "ipc_hdr's type is one byte");
 
 struct runtime {
-    bool              started;
     bool              share_globals; /* asked for by dsm_main (dsmcc's programs) */
     bool              master_only;   /* started by dsm_main: workers never run main */
     bool              fork_asked;    /* dsm_startup_fork or dsm_main: fork style to come */
     char             *main_stack;    /* the master's main runs here, in the region */
     size_t            main_stack_len;
-    /* Run on the master once the job has started, before main: the
-     * OpenMP runtime's start (src/omp sets it), so that a tool is
-     * initialized before the program's first line, as libomp's is. */
-    void            (*before_main)(void);
 };
 
 struct runtime *rt(void);
@@ -69,8 +64,6 @@ __attribute__((noreturn)) void runtime_exit(int status);
 void fork_start(void);
 void fork_finish(void);
 
-/* master.c: the size of a stack in the shared region (main's, a thread's). */
-size_t runtime_stack_size(void);
 
 /* globals.c: every node's globals start as the master's. */
 void globals_start(void);
@@ -80,25 +73,6 @@ void globals_sync(void);
  * returning); run fn(arg) on one node (PARMACS CREATE). */
 void fork_begin(void);
 void fork_create_on(int node, void (*fn)(void *), void *arg);
-
-/* threads.c: with DSM_THREADS > 1, fn(arg) on the node's T - 1 helper
- * threads (nothing when T = 1); and the wait for them to return. */
-void threads_run(void (*fn)(void *), void *arg);
-void threads_join(void);
-/* The node's helper threads started so far (they live until the end). */
-int  threads_started(void);
-/* A group of helpers beside the node's round (an OpenMP team nested in
- * one of the several threads the node runs for the outer team): count
- * threads run fn(arg) at once, with smp indices the node does not use now
- * (taken from the top, above every round's); the k-th of them (1 ..
- * count) finds k in threads_group_position(). NULL when the node has not
- * that many indices free: the caller runs without them. */
-struct threads_group;
-struct threads_group *threads_group_run(int count, void (*fn)(void *), void *arg);
-void threads_group_join(struct threads_group *g);
-int  threads_group_position(void);
-/* fn(arg) once on every group helper started so far, and the wait. */
-void threads_group_each(void (*fn)(void *), void *arg);
 
 /* pthreads.c: a dsmcc program's threads spread over the nodes; and the
  * time this node ran any of them so far (a worker waiting for the master's

@@ -39,7 +39,7 @@ struct sig_msg {
     unsigned char mask[sizeof(sigset_t)];
 };
 
-static bool job_wide(void) { return sync_pthreads_on && rt()->started && job()->nodes > 1; }
+static bool job_wide(void) { return sync_pthreads_on && job()->started && job()->nodes > 1; }
 
 static void on_sigaction(int src, const void *msg, size_t len)
 {
@@ -64,7 +64,7 @@ static void on_sigaction(int src, const void *msg, size_t len)
 int dsm_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     int rc = 0;
-    if (sig == SIGSEGV && mem.base && rt()->started)
+    if (sig == SIGSEGV && mem.base && job()->started)
         mem_fault_chain(act, old);
     else
         rc = sigaction(sig, act, old);

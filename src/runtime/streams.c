@@ -112,7 +112,7 @@ static DSM_STATE struct {
 /* Before the job has started (a library's constructor that dsm's own
  * start loads: UCX's, libnuma's) the calls are this node's: the network
  * may not be up yet, and no other node can hold what is opened then. */
-static bool job_running(void) { return rt()->started; }
+static bool job_running(void) { return job()->started; }
 
 
 static struct stream_file *file_find(uint64_t f)

@@ -24,7 +24,7 @@
 #include "base/spin.h"
 #include "base/state.h"
 #include "mem/mem.h"
-#include "runtime/runtime.h"
+#include "parallel/threads.h"
 
 static DSM_STATE struct {
     pthread_mutex_t lock;

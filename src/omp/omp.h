@@ -1,0 +1,24 @@
+/*
+ * omp.h — what the runtime, the layer above, calls of the OpenMP layer,
+ * and what it lends it.
+ *
+ * A region spans the nodes through fork style (runtime/fork.c): the
+ * master runs the team's members on the other nodes with dsm_create and
+ * waits for them with dsm_wait_for_end. Those are the runtime's; the
+ * runtime hands them down at start, so the OpenMP layer never calls up.
+ */
+#ifndef DSM_OMP_H
+#define DSM_OMP_H
+
+struct omp_runtime_ops {
+    void (*create)(void (*fn)(void *), void *arg); /* on every other node */
+    void (*wait_for_end)(void);                    /* for what create started */
+};
+
+/* At dsm_startup, before any region spans the nodes. */
+void omp_start(const struct omp_runtime_ops *ops);
+/* On the master once the job has started, before main (dsm_main): the
+ * OpenMP runtime's start, so that a tool is initialized before the
+ * program's first line, as libomp's is. */
+void omp_before_main(void);
+#endif
