@@ -23,7 +23,7 @@
  *    port takes away. They travel without a word to the port: only their
  *    use or their destruction tells it.
  *  - the receive right: its token, while it is in a message; the node
- *    that takes that message pulls the port (migrate.c).
+ *    that takes that message pulls the port (port_migrate.c).
  * A message whose node holds no right for it, an operation of a node that
  * holds nothing to do it with, are refused (port_queue.c prints the line).
  */
@@ -372,7 +372,7 @@ bool carry_apply(struct port *p, int origin, int from, unsigned op, uint64_t tok
     case IPC_OP_PULL:
         if (!p->in_transit || token != p->recv_token || origin != from)
             return false;
-        migrate_out(p, origin, (uint32_t)arg);
+        port_migrate_out(p, origin, (uint32_t)arg);
         return true;
     case IPC_OP_DROP_RECV:
         if (!p->in_transit || token != p->recv_token)

@@ -468,12 +468,12 @@ static void dispatch(int peer, const void *msg, size_t len)
         if (to_port) {
             port_on_op(peer, &p);
         } else if (h.aux == IPC_OP_MIGRATE) {
-            migrate_on_state(peer, body, len - sizeof h);
+            port_migrate_on_state(peer, body, len - sizeof h);
         } else {
             struct ipc_loc l;
             memcpy(&l, body, sizeof l);
             if (h.aux == IPC_OP_REDIRECT)
-                migrate_on_redirect(peer, &l);
+                port_migrate_on_redirect(peer, &l);
             else
                 notify_on_dead(peer, l.uid);
         }

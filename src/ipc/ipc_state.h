@@ -337,7 +337,7 @@ void port_take_turn(struct port *p, int origin, int from, struct queued_msg *msg
  * origin unless `ordinal` is already set. */
 void port_append(struct port *p, struct queued_msg *m);
 /* Handles at once a message for the port here whose turn it is, nothing
- * waiting (migrate_route is the long way); whether it did. */
+ * waiting (port_migrate_route is the long way); whether it did. */
 bool port_in_turn(uint32_t slot, uint64_t uid, int origin, int from, uint64_t seq,
                   struct queued_msg *m);
 
@@ -417,7 +417,7 @@ struct port_token *carry_token(struct port *p, uint64_t token, uint32_t kind);
 void carry_token_add(struct port *p, uint64_t token, uint32_t kind, int node);
 void carry_token_remove(struct port *p, struct port_token *t);
 
-/* ---- migrate.c: ports that move ------------------------------------------------ */
+/* ---- port_migrate.c: ports that move ------------------------------------------- */
 /* A message (msg) or an operation that reached this node for a port. */
 struct route_item {
     int                 origin;   /* whose it is */
@@ -431,19 +431,19 @@ struct route_item {
     uint64_t            token, arg;
 };
 /* Routes it: to the port here, onward to where it moved, or refused/dead. */
-void migrate_route(struct route_item *it);
+void port_migrate_route(struct route_item *it);
 /* Whether `from` may forward for port uid: the port lived there. */
-bool migrate_trusts(uint64_t uid, int from);
+bool port_migrate_trusts(uint64_t uid, int from);
 /* Forwards a large message's request (not reserved here) to where its port
  * lives now (r). */
-void migrate_forward_parsed_req(struct route_item *it, const struct ipc_parsed *p,
+void port_migrate_forward_parsed_req(struct route_item *it, const struct ipc_parsed *p,
                                 struct dir_rec *r);
 /* The receive right's taker (node, slot) pulled the port: it goes there. */
-void migrate_out(struct port *p, int node, uint32_t slot);
-void migrate_on_state(int src, const void *body, size_t len);
-void migrate_on_redirect(int src, const struct ipc_loc *l);
+void port_migrate_out(struct port *p, int node, uint32_t slot);
+void port_migrate_on_state(int src, const void *body, size_t len);
+void port_migrate_on_redirect(int src, const struct ipc_loc *l);
 /* A message queued at the former node, forwarded with its place. */
-void migrate_arrived_queued(struct port *p, struct queued_msg *m, uint32_t index, uint32_t count);
+void port_migrate_arrived_queued(struct port *p, struct queued_msg *m, uint32_t index, uint32_t count);
 
 /* ---- notify.c: notifications and port death ---------------------------------- */
 /* Sends a notification through a request's send-once right (disarms it). */

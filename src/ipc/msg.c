@@ -241,7 +241,7 @@ int ipc_parse(const void *msg, size_t len, struct ipc_parsed *p)
         return -EINVAL;
     }
     /* Numbered in the sender's order, but for what moves or destroys a
-     * receive right in transit (migrate.c says why). */
+     * receive right in transit (port_migrate.c says why). */
     bool unnumbered = h.type == IPC_PORT_OP && (p->opcode == IPC_OP_PULL ||
                                                 p->opcode == IPC_OP_DROP_RECV);
     if (p->d.slot >= IPC_MAX_SLOTS || !p->d.uid || !p->d.seq != unnumbered)

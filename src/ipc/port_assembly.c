@@ -73,7 +73,7 @@ void port_on_small(int src, const struct ipc_parsed *p)
     if (!(p->d.flags & IPC_MF_FWD) && port_in_turn(p->d.slot, p->d.uid, origin, src, p->d.seq, m))
         return;
     struct route_item it = {.origin = origin, .from = src, .d = p->d, .fwd = p->fwd, .msg = m};
-    migrate_route(&it);
+    port_migrate_route(&it);
 }
 
 static struct reservation *find_reservation(int provider, uint64_t xfer)
@@ -130,7 +130,7 @@ void port_on_req(int src, const struct ipc_parsed *p)
                   origin);
     struct port *port = port_here(p->d.slot, p->d.uid);
     struct dir_rec *rec = port ? NULL : dir_find(p->d.uid);
-    if ((p->d.flags & IPC_MF_FWD) && !migrate_trusts(p->d.uid, src)) {
+    if ((p->d.flags & IPC_MF_FWD) && !port_migrate_trusts(p->d.uid, src)) {
         ipc_refuse("node %d forwarded a request for port %016llx it never held; refused", src,
                    (unsigned long long)p->d.uid);
         return;
@@ -144,7 +144,7 @@ void port_on_req(int src, const struct ipc_parsed *p)
             return;
         }
         /* Not reserved here: the port's new node grants the provider. */
-        migrate_forward_parsed_req(&it, p, rec);
+        port_migrate_forward_parsed_req(&it, p, rec);
         return;
     }
     struct reservation *r = calloc(1, sizeof *r);
@@ -222,7 +222,7 @@ static void maybe_complete(struct reservation *r)
                             .uid = r->uid, .seq = r->msg->seq, .flags = r->flags},
                             .fwd = r->fwd, .msg = r->msg, .trusted = true};
     free(r);
-    migrate_route(&it);
+    port_migrate_route(&it);
 }
 
 static struct reservation *granted_reservation(int src, uint64_t xfer)

@@ -89,7 +89,7 @@ void port_take_turn(struct port *p, int origin, int from, struct queued_msg *msg
 }
 
 /* The common case, straight: a message for the port here, in its turn,
- * nothing waiting, is handled at once (migrate_route decides the same,
+ * nothing waiting, is handled at once (port_migrate_route decides the same,
  * the long way). Whether it was. */
 bool port_in_turn(uint32_t slot, uint64_t uid, int origin, int from, uint64_t seq,
                   struct queued_msg *m)
@@ -113,7 +113,7 @@ void port_on_op(int src, const struct ipc_parsed *p)
                   src, origin);
     struct route_item it = {.origin = origin, .from = src, .d = p->d, .fwd = p->fwd,
                             .op = p->opcode, .token = p->op.token, .arg = p->op.arg};
-    migrate_route(&it);
+    port_migrate_route(&it);
 }
 
 /* ---- the receiving program -------------------------------------------- */

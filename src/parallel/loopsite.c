@@ -16,7 +16,7 @@
  * either adopts the division by speed and keeps profiling (d), or stops
  * profiling and keeps the division it has (e, 2).
  *
- * When it stops (profile_step): the seed stops when the predicted gain no
+ * When it stops (profiled_step): the seed stops when the predicted gain no
  * longer passes the threshold; here also when the first measurement after
  * a re-partition shows it did not deliver (slower than before it: the
  * division goes back; neither near its prediction nor better than before:
@@ -38,7 +38,7 @@
  * one 10 µs loop of CG class A in a run, each breaking the locality of
  * the rows the product had written: seed 003 §4.4). So the longest loop
  * timed for a trip count and team *leads* (the shortest thread's time an
- * execution, profile_shortest_ns, is what counts), and a loop at least
+ * execution, profiled_shortest_ns, is what counts), and a loop at least
  * FOLLOW_RATIO times shorter stops profiling and *follows*: it divides its
  * iterations as the lead is divided, whenever it runs. Every node takes
  * the same decisions from the same exchanged times, in the same order, so
@@ -71,12 +71,12 @@
 #include "base/state.h"
 #include "base/stats.h"
 #include "parallel/parallel.h"
-#include "parallel/profile.h"
+#include "parallel/profiled.h"
 
 /* A loop this many times shorter than the lead follows it (see the top). */
 #define FOLLOW_RATIO 8
 
-/* Fig. 4's stop rule (profile_step): a re-partition must move at least 2 %
+/* Fig. 4's stop rule (profiled_step): a re-partition must move at least 2 %
  * of the trip to another thread, a measured time within 10 % of a
  * predicted or an earlier one counts as meeting it, and a site is
  * re-partitioned at most 8 times (reverting counts as one): so it stops
@@ -107,7 +107,7 @@ struct loop_site {
     double             *weights;            /* nthreads */
     uint64_t            rounds, repartitions;
     double              last_gain;          /* predicted by the last decision */
-    /* Fig. 4's stop rule (profile_step): the division the current one
+    /* Fig. 4's stop rule (profiled_step): the division the current one
      * replaced (none, the static one, or weights), what the current one
      * was predicted to take and what its predecessor took (s; 0: judged). */
     bool                has_prev, prev_static;
@@ -180,7 +180,7 @@ uint64_t parallel_plan_chunk(const struct loop_plan *p, uint64_t trip, uint64_t 
                              uint64_t *first)
 {
     if (p->cyclic)
-        return profile_cyclic_next(trip, p->chunk, p->offset, p->round, k, first);
+        return profiled_cyclic_next(trip, p->chunk, p->offset, p->round, k, first);
     *first = p->first;
     return k == 0 ? p->count : 0;
 }
@@ -387,7 +387,7 @@ static void decide(struct loop_site *s, int n, uint64_t trip, const uint64_t *cu
     struct profile_past past = {.prev = s->has_prev ? prev : NULL, .predicted = s->predicted_s,
                                 .before = s->before_s, .repartitions = s->repartitions};
     double gain, predicted;
-    enum profile_verdict v = profile_step(trip, n, cur, speed, measured, &past, &rule, next,
+    enum profile_verdict v = profiled_step(trip, n, cur, speed, measured, &past, &rule, next,
                                           &gain, &predicted);
     size_t wlen = (size_t)n * sizeof *s->weights;
     s->last_gain = gain;
@@ -480,7 +480,7 @@ static void decide_here(void *arg)
     for (int i = 0; i < n; i++)
         if (iterations[i] && ns[i] > longest)
             longest = ns[i];
-    uint64_t t = profile_shortest_ns(n, iterations, ns) / m->size; /* an execution's */
+    uint64_t t = profiled_shortest_ns(n, iterations, ns) / m->size; /* an execution's */
     uint64_t trip = s->threads[0].trip; /* the measured executions' */
     s->rounds++;
     /* The measured executions' division, at the measured trip. */
@@ -543,13 +543,13 @@ static void plan_of(const struct loop_site *s, const struct sched_spec *spec, ui
     if (plan->cyclic) {
         uint64_t c = (uint64_t)spec->chunk;
         if (d)
-            profile_chunk_of(n, d, c, tid, &plan->chunk, &plan->offset, &plan->round);
+            profiled_chunk_of(n, d, c, tid, &plan->chunk, &plan->offset, &plan->round);
         else /* the static one: every chunk alike */
             plan->chunk = c, plan->offset = (uint64_t)tid * c, plan->round = (uint64_t)n * c;
         plan->count = 0;
         plan->first = trip;
         for (uint64_t k = 0;; k++) {
-            uint64_t first, count = profile_cyclic_next(trip, plan->chunk, plan->offset,
+            uint64_t first, count = profiled_cyclic_next(trip, plan->chunk, plan->offset,
                                                         plan->round, k, &first);
             if (!count)
                 break;

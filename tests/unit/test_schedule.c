@@ -5,7 +5,7 @@
  * OMP_SCHEDULE is parsed or refused with a reason.
  */
 #include "check.h"
-#include "parallel/profile.h"
+#include "parallel/profiled.h"
 #include "parallel/schedule.h"
 
 #include <stdlib.h>
@@ -146,37 +146,37 @@ static void test_profiled_repartitions_when_it_pays(void)
     double speed[3] = {3000, 1000, 2000};
     uint64_t even[3] = {200, 200, 200}, next[3];
     double gain;
-    CHECK(profile_decide(600, 3, even, speed, 0.05, next, &gain));
+    CHECK(profiled_decide(600, 3, even, speed, 0.05, next, &gain));
     CHECK_EQ(next[0], 300);
     CHECK_EQ(next[1], 100);
     CHECK_EQ(next[2], 200);
     /* even: 200 / 1000 = 0.2 s; by speed: 0.1 s */
     CHECK(gain > 0.49 && gain < 0.51);
-    CHECK(profile_predict(3, even, speed) > 0.199 && profile_predict(3, even, speed) < 0.201);
+    CHECK(profiled_predict(3, even, speed) > 0.199 && profiled_predict(3, even, speed) < 0.201);
 
     /* Already divided by speed: nothing left to gain, profiling stops. */
     uint64_t again[3];
-    CHECK(!profile_decide(600, 3, next, speed, 0.05, again, &gain));
+    CHECK(!profiled_decide(600, 3, next, speed, 0.05, again, &gain));
     CHECK(gain < 0.01);
 
     /* Equal speeds, even split: no gain. */
     double same[2] = {5, 5};
     uint64_t half[2] = {50, 50}, out[2];
-    CHECK(!profile_decide(100, 2, half, same, 0.05, out, &gain));
+    CHECK(!profiled_decide(100, 2, half, same, 0.05, out, &gain));
     /* A small gain below the threshold is not taken. */
     double close[2] = {1000, 1040};
-    CHECK(!profile_decide(100, 2, half, close, 0.05, out, &gain));
-    CHECK(profile_decide(100, 2, half, close, 0.01, out, &gain));
+    CHECK(!profiled_decide(100, 2, half, close, 0.05, out, &gain));
+    CHECK(profiled_decide(100, 2, half, close, 0.01, out, &gain));
 
     /* A thread that ran nothing counts at the others' mean speed. */
     double unknown[3] = {2000, 0, 2000};
     uint64_t got[3], cur[3] = {10, 0, 10};
-    profile_decide(30, 3, cur, unknown, 0.05, got, &gain);
+    profiled_decide(30, 3, cur, unknown, 0.05, got, &gain);
     CHECK_EQ(got[0] + got[1] + got[2], 30);
     CHECK_EQ(got[1], 10);
 }
 
-/* Fig. 4's stop rule (profile_step): 2 nodes at speeds 2:1, trip 300. */
+/* Fig. 4's stop rule (profiled_step): 2 nodes at speeds 2:1, trip 300. */
 static const struct profile_rule rule = {.threshold = 0.05, .band = 0.02, .tolerance = 0.10,
                                          .max_repartitions = 8};
 
@@ -186,7 +186,7 @@ static void test_profiled_first_decision_repartitions_by_speed(void)
     uint64_t even[2] = {150, 150}, next[2];
     struct profile_past none = {0};
     /* even: 150 / 1000 = 0.15 s */
-    CHECK_EQ(profile_step(300, 2, even, speed, 0.15, &none, &rule, next, &gain, &predicted),
+    CHECK_EQ(profiled_step(300, 2, even, speed, 0.15, &none, &rule, next, &gain, &predicted),
              PROFILE_REPARTITION);
     CHECK_EQ(next[0], 200);
     CHECK_EQ(next[1], 100);
@@ -200,13 +200,13 @@ static void test_profiled_stops_when_nothing_left_to_gain(void)
     uint64_t even[2] = {150, 150}, cur[2] = {200, 100}, next[2];
     /* The re-partition delivered (0.1 s, as predicted): now balanced. */
     struct profile_past past = {.prev = even, .predicted = 0.1, .before = 0.15};
-    CHECK_EQ(profile_step(300, 2, cur, speed, 0.1, &past, &rule, next, &gain, &predicted),
+    CHECK_EQ(profiled_step(300, 2, cur, speed, 0.1, &past, &rule, next, &gain, &predicted),
              PROFILE_STOP_GAIN);
     /* A gain below the threshold, without a past, stops too. */
     double close[2] = {1000, 1040};
     uint64_t half[2] = {150, 150};
     struct profile_past none = {0};
-    CHECK_EQ(profile_step(300, 2, half, close, 0.15, &none, &rule, next, &gain, &predicted),
+    CHECK_EQ(profiled_step(300, 2, half, close, 0.15, &none, &rule, next, &gain, &predicted),
              PROFILE_STOP_GAIN);
 }
 
@@ -219,16 +219,16 @@ static void test_profiled_does_not_repartition_within_the_band(void)
     double speed[2] = {101, 100}, gain, predicted;
     uint64_t half[2] = {150, 150}, next[2];
     struct profile_past none = {0};
-    CHECK_EQ(profile_step(300, 2, half, speed, 1.5, &none, &loose, next, &gain, &predicted),
+    CHECK_EQ(profiled_step(300, 2, half, speed, 1.5, &none, &loose, next, &gain, &predicted),
              PROFILE_STOP_BAND);
     CHECK(gain > 0);
     /* 110:100 moves 7 iterations (2.3 %), beyond the band: it
      * re-partitions; 106.5:100 moves 5 (1.7 %), within it. */
     double faster[2] = {110, 100}, slightly[2] = {106.5, 100};
-    CHECK_EQ(profile_step(300, 2, half, faster, 1.5, &none, &loose, next, &gain, &predicted),
+    CHECK_EQ(profiled_step(300, 2, half, faster, 1.5, &none, &loose, next, &gain, &predicted),
              PROFILE_REPARTITION);
     CHECK_EQ(next[0], 157);
-    CHECK_EQ(profile_step(300, 2, half, slightly, 1.5, &none, &loose, next, &gain, &predicted),
+    CHECK_EQ(profiled_step(300, 2, half, slightly, 1.5, &none, &loose, next, &gain, &predicted),
              PROFILE_STOP_BAND);
 }
 
@@ -237,7 +237,7 @@ static enum profile_verdict step2(const uint64_t *cur, const double *speed, doub
                                   const struct profile_past *past, uint64_t *next)
 {
     double gain, predicted;
-    return profile_step(300, 2, cur, speed, measured, past, &rule, next, &gain, &predicted);
+    return profiled_step(300, 2, cur, speed, measured, past, &rule, next, &gain, &predicted);
 }
 
 static void test_profiled_stops_after_a_swing_back(void)
@@ -288,19 +288,19 @@ static void test_profiled_loop_time_is_the_shortest_threads(void)
 {
     uint64_t it[3] = {100, 50, 0};
     uint64_t ns[3] = {2000000, 5000000, 7};
-    CHECK_EQ(profile_shortest_ns(3, it, ns), 2000000);
+    CHECK_EQ(profiled_shortest_ns(3, it, ns), 2000000);
     /* the fast thread's 10 us, though the other was stopped 5 ms */
     uint64_t stopped[3] = {10000, 5000000, 0};
-    CHECK_EQ(profile_shortest_ns(3, it, stopped), 10000);
+    CHECK_EQ(profiled_shortest_ns(3, it, stopped), 10000);
     uint64_t none[3] = {0, 0, 0};
-    CHECK_EQ(profile_shortest_ns(3, none, ns), UINT64_MAX);
+    CHECK_EQ(profiled_shortest_ns(3, none, ns), UINT64_MAX);
 }
 
 static void test_cyclic_chunks_scale_with_speed_and_cover_once(void)
 {
     double speed[3] = {3, 1, 2};
     uint64_t chunks[3];
-    profile_chunks(3, speed, 4, chunks);
+    profiled_chunks(3, speed, 4, chunks);
     CHECK_EQ(chunks[0], 12);
     CHECK_EQ(chunks[1], 4);
     CHECK_EQ(chunks[2], 8);
@@ -309,7 +309,7 @@ static void test_cyclic_chunks_scale_with_speed_and_cover_once(void)
         memset(hits, 0, sizeof hits);
         for (int t = 0; t < 3; t++)
             for (uint64_t k = 0;; k++) {
-                uint64_t first, c = profile_cyclic_chunk(trip, 3, chunks, t, k, &first);
+                uint64_t first, c = profiled_cyclic_chunk(trip, 3, chunks, t, k, &first);
                 if (!c)
                     break;
                 for (uint64_t i = first; i < first + c; i++)
@@ -342,15 +342,15 @@ static void test_one_threads_part_is_the_whole_divisions(void)
         CHECK_EQ(sum, trip);
     }
     uint64_t chunks[6];
-    profile_chunks(6, speed, 3, chunks);
+    profiled_chunks(6, speed, 3, chunks);
     for (int t = 0; t < 6; t++) {
         uint64_t chunk, offset, round;
-        profile_chunk_of(6, speed, 3, t, &chunk, &offset, &round);
+        profiled_chunk_of(6, speed, 3, t, &chunk, &offset, &round);
         CHECK_EQ(chunk, chunks[t]);
         for (uint64_t k = 0; k < 5; k++) {
             uint64_t f1 = 0, f2 = 0;
-            uint64_t c1 = profile_cyclic_chunk(150, 6, chunks, t, k, &f1);
-            uint64_t c2 = profile_cyclic_next(150, chunk, offset, round, k, &f2);
+            uint64_t c1 = profiled_cyclic_chunk(150, 6, chunks, t, k, &f1);
+            uint64_t c2 = profiled_cyclic_next(150, chunk, offset, round, k, &f2);
             CHECK_EQ(c1, c2);
             CHECK_EQ(f1, f2);
         }

@@ -1,7 +1,8 @@
 /*
- * migrate.c — ports that move with their receive right (NORMA IPC's port
- * migration, after Mach 3's norma/ipc_migrate.c: the new node pulls the
- * port, and the old one becomes a forwarder).
+ * port_migrate.c — ports that move with their receive right (NORMA IPC's
+ * port migration, after Mach 3's norma/ipc_migrate.c: the new node pulls
+ * the port, and the old one becomes a forwarder). Pages' homes move in
+ * coherence (page_migrate.c).
  *
  *   holder R puts the receive right in a message (carry.c: in transit; the
  *   port stays at R and keeps queueing)
@@ -43,7 +44,7 @@
 static bool bit(const uint8_t *map, int i) { return map[i / 8] & (1u << (i % 8)); }
 static void set_bit(uint8_t *map, int i) { map[i / 8] |= (uint8_t)(1u << (i % 8)); }
 
-bool migrate_trusts(uint64_t uid, int from)
+bool port_migrate_trusts(uint64_t uid, int from)
 {
     struct dir_rec *r = dir_find(uid);
     if (!r)
@@ -73,11 +74,11 @@ static void forward_op(struct route_item *it, struct dir_rec *r)
     stats_add(STAT_IPC_FORWARDED, 1);
 }
 
-void migrate_route(struct route_item *it)
+void port_migrate_route(struct route_item *it)
 {
     const struct ipc_dst *d = &it->d;
     bool fwd = d->flags & IPC_MF_FWD;
-    if (fwd && !it->trusted && !migrate_trusts(d->uid, it->from)) {
+    if (fwd && !it->trusted && !port_migrate_trusts(d->uid, it->from)) {
         ipc_refuse("node %d forwarded for port %016llx, which never lived there; refused",
                    it->from, (unsigned long long)d->uid);
         if (it->msg)
@@ -91,7 +92,7 @@ void migrate_route(struct route_item *it)
                 !it->msg)
                 log_fatal("node %d sent a queued message of port %016llx out of its move; "
                           "protocol error", it->from, (unsigned long long)d->uid);
-            migrate_arrived_queued(p, it->msg, it->fwd.queued_index, it->fwd.queued_count);
+            port_migrate_arrived_queued(p, it->msg, it->fwd.queued_index, it->fwd.queued_count);
             return;
         }
         if (!d->seq && p->state == PORT_LIVE) { /* PULL, DROP_RECV: not in any order */
@@ -169,7 +170,7 @@ static void forward_req(int node, uint32_t slot, struct ipc_dst d, const struct 
     stats_add(STAT_IPC_FORWARDED, 1);
 }
 
-void migrate_forward_parsed_req(struct route_item *it, const struct ipc_parsed *p,
+void port_migrate_forward_parsed_req(struct route_item *it, const struct ipc_parsed *p,
                                 struct dir_rec *r)
 {
     struct ipc_fwd_ext fwd = p->fwd;
@@ -203,7 +204,7 @@ static void forward_reservation(struct reservation *res, int node, uint32_t slot
     free(res);
 }
 
-void migrate_out(struct port *p, int node, uint32_t slot)
+void port_migrate_out(struct port *p, int node, uint32_t slot)
 {
     uint64_t uid = p->uid;
     uint64_t epoch = p->epoch + 1;
@@ -306,7 +307,7 @@ static void go_live(struct port *p)
     port_run(p);
 }
 
-void migrate_arrived_queued(struct port *p, struct queued_msg *m, uint32_t index, uint32_t count)
+void port_migrate_arrived_queued(struct port *p, struct queued_msg *m, uint32_t index, uint32_t count)
 {
     if (!p->state_got || count != p->nqueued || index >= count || p->arriving[index])
         log_fatal("node %d moved message %u of %u of port %016llx, which does not fit its state; "
@@ -316,7 +317,7 @@ void migrate_arrived_queued(struct port *p, struct queued_msg *m, uint32_t index
         go_live(p);
 }
 
-void migrate_on_state(int src, const void *body, size_t len)
+void port_migrate_on_state(int src, const void *body, size_t len)
 {
     const char *bad = ipc_migrate_check(body, len);
     if (bad)
@@ -364,7 +365,7 @@ void migrate_on_state(int src, const void *body, size_t len)
     }
 }
 
-void migrate_on_redirect(int src, const struct ipc_loc *l)
+void port_migrate_on_redirect(int src, const struct ipc_loc *l)
 {
     (void)src;
     int li = link_find(l->uid);

@@ -1,11 +1,12 @@
 /*
- * profile.c — the decisions of seed 003's profiled schedule (profile.h).
+ * profiled.c — the decisions of seed 003's profiled schedule (profiled.h);
+ * the sharing profile is base/profile.c.
  */
-#include "parallel/profile.h"
+#include "parallel/profiled.h"
 
 #include "parallel/schedule.h"
 
-double profile_predict(int n, const uint64_t *counts, const double *speed)
+double profiled_predict(int n, const uint64_t *counts, const double *speed)
 {
     double worst = 0;
     for (int i = 0; i < n; i++) {
@@ -18,7 +19,7 @@ double profile_predict(int n, const uint64_t *counts, const double *speed)
     return worst;
 }
 
-uint64_t profile_shortest_ns(int n, const uint64_t *iterations, const uint64_t *ns)
+uint64_t profiled_shortest_ns(int n, const uint64_t *iterations, const uint64_t *ns)
 {
     uint64_t t = UINT64_MAX;
     for (int i = 0; i < n; i++)
@@ -46,27 +47,27 @@ static void fill_speeds(int n, const double *speed, double *out)
         out[i] = speed[i] > 0 ? speed[i] : mean;
 }
 
-bool profile_decide(uint64_t trip, int n, const uint64_t *cur, const double *speed,
+bool profiled_decide(uint64_t trip, int n, const uint64_t *cur, const double *speed,
                     double threshold, uint64_t *next, double *gain)
 {
     double s[n];
     fill_speeds(n, speed, s);
     sched_split_by_weight(trip, n, s, next);
-    double t_cur = profile_predict(n, cur, s);
-    double t_new = profile_predict(n, next, s);
+    double t_cur = profiled_predict(n, cur, s);
+    double t_new = profiled_predict(n, next, s);
     *gain = t_cur > 0 ? (t_cur - t_new) / t_cur : 0;
     return *gain > threshold;
 }
 
-enum profile_verdict profile_step(uint64_t trip, int n, const uint64_t *cur, const double *speed,
+enum profile_verdict profiled_step(uint64_t trip, int n, const uint64_t *cur, const double *speed,
                                   double measured, const struct profile_past *past,
                                   const struct profile_rule *rule, uint64_t *next, double *gain,
                                   double *predicted)
 {
-    bool pays = profile_decide(trip, n, cur, speed, rule->threshold, next, gain);
+    bool pays = profiled_decide(trip, n, cur, speed, rule->threshold, next, gain);
     double s[n];
     fill_speeds(n, speed, s);
-    *predicted = profile_predict(n, next, s);
+    *predicted = profiled_predict(n, next, s);
     double tol = 1 + rule->tolerance;
     if (past->predicted > 0 && past->prev) {
         /* The first measurement after a re-partition judges it. Slower
@@ -108,7 +109,7 @@ enum profile_verdict profile_step(uint64_t trip, int n, const uint64_t *cur, con
     return PROFILE_REPARTITION;
 }
 
-const char *profile_verdict_name(enum profile_verdict v)
+const char *profiled_verdict_name(enum profile_verdict v)
 {
     static const char *const names[] = {
         [PROFILE_REPARTITION] = "re-partition", [PROFILE_STOP_GAIN] = "stop: no gain",
@@ -139,14 +140,14 @@ static double slowest_of(int n, const double *speed, double mean)
     return slowest;
 }
 
-void profile_chunks(int n, const double *speed, uint64_t chunk_size, uint64_t *chunks)
+void profiled_chunks(int n, const double *speed, uint64_t chunk_size, uint64_t *chunks)
 {
     double mean = known_mean(n, speed), slowest = slowest_of(n, speed, mean);
     for (int i = 0; i < n; i++)
         chunks[i] = chunk_at(speed[i] > 0 ? speed[i] : mean, slowest, chunk_size);
 }
 
-void profile_chunk_of(int n, const double *speed, uint64_t chunk_size, int tid, uint64_t *chunk,
+void profiled_chunk_of(int n, const double *speed, uint64_t chunk_size, int tid, uint64_t *chunk,
                       uint64_t *offset, uint64_t *round)
 {
     double mean = known_mean(n, speed), slowest = slowest_of(n, speed, mean);
@@ -161,7 +162,7 @@ void profile_chunk_of(int n, const double *speed, uint64_t chunk_size, int tid, 
     }
 }
 
-uint64_t profile_cyclic_next(uint64_t trip, uint64_t chunk, uint64_t offset, uint64_t round,
+uint64_t profiled_cyclic_next(uint64_t trip, uint64_t chunk, uint64_t offset, uint64_t round,
                              uint64_t k, uint64_t *first)
 {
     uint64_t start = k * round + offset;
@@ -171,7 +172,7 @@ uint64_t profile_cyclic_next(uint64_t trip, uint64_t chunk, uint64_t offset, uin
     return trip - start < chunk ? trip - start : chunk;
 }
 
-uint64_t profile_cyclic_chunk(uint64_t trip, int n, const uint64_t *chunks, int tid, uint64_t k,
+uint64_t profiled_cyclic_chunk(uint64_t trip, int n, const uint64_t *chunks, int tid, uint64_t k,
                               uint64_t *first)
 {
     uint64_t round = 0, offset = 0;
@@ -180,5 +181,5 @@ uint64_t profile_cyclic_chunk(uint64_t trip, int n, const uint64_t *chunks, int 
             offset += chunks[i];
         round += chunks[i];
     }
-    return profile_cyclic_next(trip, chunks[tid], offset, round, k, first);
+    return profiled_cyclic_next(trip, chunks[tid], offset, round, k, first);
 }
