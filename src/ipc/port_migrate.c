@@ -2,7 +2,7 @@
  * port_migrate.c — ports that move with their receive right (NORMA IPC's
  * port migration, after Mach 3's norma/ipc_migrate.c: the new node pulls
  * the port, and the old one becomes a forwarder). Pages' homes move in
- * coherence (page_migrate.c).
+ * coherence (coherence/migrate.c).
  *
  *   holder R puts the receive right in a message (carry.c: in transit; the
  *   port stays at R and keeps queueing)
