@@ -34,8 +34,9 @@ test: all
 # UDP test registered a second time over UCX). Left out, as UDP's by nature:
 # injected faults (the _lossy tests, and a test of their settings), the
 # datagram checks (foreign, replayed and forged datagrams, the MTU) and the
-# UDP twin of the one-sided test, which asserts no page is read one-sided.
-UCX_UDP_ONLY ?= lossy|net_foreign_|net_replayed_|net_token_|oneside_page_never_torn\.hlrc\.n|datagram_follows_mtu|env_option_overrides_bad_environment
+# UDP twin of the one-sided test, which asserts no page is read one-sided;
+# and fully static programs, which cannot load UCX.
+UCX_UDP_ONLY ?= lossy|net_foreign_|net_replayed_|net_token_|oneside_page_never_torn\.hlrc\.n|datagram_follows_mtu|env_option_overrides_bad_environment|_fully_static
 test-ucx: all
 	@DSM_NET=ucx $(BUILD)/tools/dsmrun -n 1 $(BUILD)/tests/conf/test_barrier_messages 1 >/dev/null 2>&1 || \
 	    { echo "test-ucx: this build has no UCX transport (DSM_NET=ucx fails; install-deps installs libucx-dev)"; exit 2; }

@@ -59,9 +59,10 @@ bool ucx_rma_one_sided(int peer);
 int  ucx_rma_get(int peer, int range, size_t offset, void *dst, size_t len);
 
 #ifdef DSM_HAVE_UCX
-/* At start, in ucx.c: allocates the exposed ranges and packs their keys
- * into *blob (malloc'ed; its length returned, 0 and NULL when none); then,
- * with every endpoint made, unpacks each peer's (`here`: on this host). */
+/* At start, in ucx_start.c: allocates the exposed ranges and packs their
+ * keys into *blob (malloc'ed; its length returned, 0 and NULL when none);
+ * then, with every endpoint made, unpacks each peer's (`here`: on this
+ * host). */
 size_t ucx_rma_pack(ucp_context_h ctx, void **blob);
 void   ucx_rma_unpack(int peer, bool here, ucp_ep_h ep, const void *blob, size_t len);
 /* ucx.c's worker for a caller outside it: under its lock (every call into
@@ -73,7 +74,7 @@ void         ucx_worker_unlock(void);
 int          ucx_peer_failed(int peer);
 /* Ends the job for peer's failure (status, found `during` what: "" or
  * " during ..."), once its launcher has had the time to name the cause
- * (ucx.c, verdict_due); a launcher's SIGTERM ends it sooner. */
+ * (ucx_end.c, verdict_due); a launcher's SIGTERM ends it sooner. */
 __attribute__((noreturn)) void ucx_peer_lost(int peer, int status, const char *during);
 ucp_ep_h     ucx_ep(int peer);
 const char  *ucx_status_string(int status);

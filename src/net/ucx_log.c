@@ -12,7 +12,7 @@
  *    dsm's warnings are ("dsm: node 1: warning: UCX error: mm_sysv.c:57
  *    shmat(...) failed"), made fit for a terminal (wire_abort_reason);
  *  - otherwise UCX logs errors only, and the first one is kept: an error
- *    that ends the job is said in dsm's one line for it (ucx.c adds it),
+ *    that ends the job is said in dsm's one line for it (ucx_start.c adds it),
  *    and one UCX recovers from is not the user's business. A fatal one
  *    (UCX is about to abort the process) is printed at once.
  */

@@ -4,7 +4,7 @@
  *
  * Before the start the layers above ask for ranges of memory (hlrc: a word
  * per page, and a pool of published pages; coherence/oneside.c). At the
- * start ucx.c has each range allocated here by UCX itself (ucp_mem_map
+ * start ucx_start.c has each range allocated here by UCX itself (ucp_mem_map
  * with UCP_MEM_MAP_ALLOCATE: sysv or posix shared memory first, which
  * UCX's shared-memory transports read with a plain copy in the reader's
  * process, and which RDMA transports register) and its remote key packed
