@@ -61,9 +61,9 @@ static enum sched_kind kind_of(int base, const struct omp_thread *t, int64_t *ch
 /* ---- static loops ---------------------------------------------------------- */
 
 /* Whether a loop of the team may be profiled: a nested team of one
- * node's threads (region.c's local teams, several of which may run the
- * same loop at once on a node) is divided static instead, having no nodes
- * to balance and no node-wide meeting of its own. Else seed 003's
+ * node's threads (region_nested.c's local teams, several of which may
+ * run the same loop at once on a node) is divided static instead, having
+ * no nodes to balance and no node-wide meeting of its own. Else seed 003's
  * schedule measures every thread and divides over all of them, by node
  * and then by thread (loopsite.c). */
 static bool profiled_team(const struct omp_thread *t) { return !t->local_team; }

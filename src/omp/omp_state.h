@@ -77,13 +77,13 @@ struct omp_region {
     int32_t           tool_on, tool_enc_type, tool_enc_thread_num, tool_enc_team_size;
     uint64_t          tool_par, tool_enc_data, tool_enc_par, tool_enc_exit, tool_enc_enter;
     int32_t           nested;           /* inner regions may have teams of a node's threads */
-    int32_t           local;            /* a team of one node's threads, nested (region.c) */
+    int32_t           local;            /* a team of one node's threads, nested (region_nested.c) */
     int32_t           outer_tid, outer_nthreads; /* local: the encountering thread's in its active team */
     int32_t           level_base, outer_level; /* the encountering thread's level; local: its team's */
     uint64_t          group_barrier;    /* local, beside other teams of the node: its own barrier */
     uint64_t          tool_local_par, tool_local_enc; /* local: OMPT's records (node pointers) */
     uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
-    uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (region.c) */
+    uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (team_single.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
     uint64_t          doacross, doacross_prev; /* ordered(n) loops' words (doacross.c) */
     uint64_t          task_nodes;       /* the nodes' task queues (task.c); 0: none */
@@ -128,7 +128,7 @@ struct omp_icv {
 };
 
 /* Two levels of active regions: the job's teams, and inside them teams of
- * a node's threads (region.c, fork_local). */
+ * a node's threads (region_nested.c, region_fork_local). */
 #define OMP_SUPPORTED_LEVELS 2
 
 /* target-offload-var's values, as libomp's kmp_target_offload_kind. */
@@ -166,7 +166,7 @@ struct omp_thread {
     int                team_num, num_teams; /* in a teams region (teams.c); else 0 and 1 */
     int                thread_limit;    /* a teams region's thread_limit (0: none) */
     int                pushed_teams, pushed_team_threads; /* num_teams, thread_limit for the next teams */
-    bool               local_team;      /* in a nested team of this node's threads (region.c) */
+    bool               local_team;      /* in a nested team of this node's threads (region_nested.c) */
     int                outer_tid, outer_nthreads; /* then: the outer team's thread that started it */
     int                outer_level;     /* then: the outer team's level */
     uint32_t           local_teams;     /* nested teams this thread started */
@@ -184,7 +184,7 @@ struct omp_thread {
     bool               settings_owed;   /* at the master: main may have set OMP_ variables */
     /* Worksharing constructs (loops, sections, singles) and masters met
      * since the team's last barrier: a reduction after an earlier one
-     * waits for the team first (region.c, __kmpc_reduce_nowait). */
+     * waits for the team first (team_sync.c, __kmpc_reduce_nowait). */
     int                since_barrier;
     char              *stack_hi;        /* at a member: its stack above the region's frames */
     int                place;           /* the place it is bound to, -1: none (affinity.c) */
@@ -283,7 +283,7 @@ void omp_tool_task_end(struct omp_tool_task *task, int status);
 void omp_tool_task_memory(struct omp_tool_task *task, void *addr, size_t size);
 
 /* This node's state, made ready (settings read, checked) on first use.
- * It first runs a barrier a blocking reduction left owed (region.c):
+ * It first runs a barrier a blocking reduction left owed (team_sync.c):
  * every entry to the runtime but __kmpc_barrier itself pays it. */
 struct omp_thread *omp_self(void);
 /* The same, leaving an owed barrier to the caller. */
@@ -311,7 +311,7 @@ static inline bool omp_in_league(const struct omp_thread *t)
     return t->num_teams > 1 && t->level == 0;
 }
 
-/* Barrier of the team (region.c). */
+/* Barrier of the team (team_sync.c). */
 struct ident;
 void __kmpc_barrier(struct ident *loc, int32_t gtid);
 

@@ -5,11 +5,11 @@
  * The league is laid over the nodes as a parallel region's team is
  * (team_layout.c): n teams give ceil(n / nodes) initial threads on a node,
  * node-major, so team k's initial thread is thread k of a region whose
- * description says `league` (region.c, enter): there it is thread 0 of a
- * team of one, at level 0, and omp_get_team_num() is k. What a teams
+ * description says `league` (region.c, region_enter): there it is thread
+ * 0 of a team of one, at level 0, and omp_get_team_num() is k. What a teams
  * region may hold binds to the league: `distribute` divides its loop by
  * team (loop.c), a reduction merges the teams' values under a lock
- * (region.c), and a `parallel` inside is a team of one for each initial
+ * (team_sync.c), and a `parallel` inside is a team of one for each initial
  * thread (dsm starts a region's team from the master only; OpenMP lets a
  * runtime give fewer threads than asked).
  */

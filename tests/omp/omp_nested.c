@@ -1,11 +1,12 @@
 /*
  * omp_nested.c — nested parallelism (omp_set_nested, max-active-levels
- * 2; src/omp/region.c, fork_local): each thread of the outer team starts
- * an inner team of its own, whose threads see level 2, their ancestors'
- * numbers and team sizes, and share worksharing (a dynamic loop, a
- * single, a barrier, a reduction, critical, tasks) among themselves
- * only. Without nesting asked for, and one level deeper, regions have one
- * thread. Built with dsmcc and with clang on libomp (the reference).
+ * 2; src/omp/region_nested.c, region_fork_local): each thread of the
+ * outer team starts an inner team of its own, whose threads see level 2,
+ * their ancestors' numbers and team sizes, and share worksharing (a
+ * dynamic loop, a single, a barrier, a reduction, critical, tasks) among
+ * themselves only. Without nesting asked for, and one level deeper,
+ * regions have one thread. Built with dsmcc and with clang on libomp
+ * (the reference).
  * Prints "inner N" (the inner teams' size) and "PASSED: 0 failed" when
  * every check passed.
  */
