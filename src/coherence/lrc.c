@@ -78,14 +78,9 @@ struct lpage *lrc_record(size_t page)
         p->last_node = -1;
         p->base_from = -1;
         lrc.tab[page] = p;
-        if (lrc.nrecorded == lrc.cap_recorded) {
-            size_t cap = lrc.cap_recorded ? 2 * lrc.cap_recorded : 1024;
-            uint32_t *r = realloc(lrc.recorded, cap * sizeof *r);
-            if (!r)
-                log_fatal("out of memory for lrc page records");
-            lrc.recorded = r;
-            lrc.cap_recorded = cap;
-        }
+        if (lrc.nrecorded == lrc.cap_recorded)
+            lrc.recorded = libheap_grow(lrc.recorded, &lrc.cap_recorded, sizeof *lrc.recorded,
+                                        1024, "for lrc page records");
         lrc.recorded[lrc.nrecorded++] = (uint32_t)page;
     }
     return p;

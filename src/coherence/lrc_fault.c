@@ -159,12 +159,8 @@ static void fetch_diffs(size_t page)
             struct diff_item it;
             memcpy(&it, q, sizeof it);
             q += sizeof it;
-            if (nitems == cap) {
-                cap = cap ? cap * 2 : 16;
-                items = realloc(items, cap * sizeof *items);
-                if (!items)
-                    log_fatal("out of memory applying diffs");
-            }
+            if (nitems == cap)
+                items = libheap_grow(items, &cap, sizeof *items, 16, "applying diffs");
             items[nitems++] = (struct apply_item){it.stamp, node, k, it.len, q};
             q += it.len;
         }
