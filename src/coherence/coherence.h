@@ -295,7 +295,7 @@ void coherence_release_begins(void);
 void coherence_release_ends(void);
 /* Whether a release is running on this node, or kept and not yet run:
  * the interval it makes is the one interval_next names, and a flush's
- * answer waits for it (hlrc.c, unseen_by). */
+ * answer waits for it (hlrc_home.c, unseen_by). */
 bool coherence_release_unfinished(void);
 
 /* Catching up with a copy newer than the notices (docs/protocols.md,

@@ -28,7 +28,7 @@ struct coh_limits {
 #define HOME_RUN_MAX   64
 #define HOME_RUN_SHIFT 8
 
-/* Pages in one read-ahead run (hlrc.c). */
+/* Pages in one read-ahead run (hlrc_ahead.c). */
 #define HLRC_READ_AHEAD_MAX 16
 
 /* The interval encoding (interval.c). Encoding: u32 count, then per
@@ -42,13 +42,13 @@ struct wire_interval {
 };
 #define WIRE_INTERVAL_VT 1u
 
-/* lrc's diff fetch (lrc.c). */
+/* lrc's diff fetch (lrc_fault.c, lrc_handlers.c). */
 struct diff_req  { uint32_t page, count; };  /* + count u32 stamps */
 struct diff_rep  { uint32_t page, count; };  /* + count {diff_item, diff bytes} */
 struct diff_item { uint32_t stamp, len; };
 #define LRC_OPEN_STAMP 0 /* a diff of the interval still open: never sent */
 
-/* hlrc's read-ahead (hlrc.c): the request names the pages and the
+/* hlrc's read-ahead (hlrc_ahead.c): the request names the pages and the
  * version each needs (need[count] follows); the reply, their versions
  * (version[count]) and then the pages. */
 struct run_req { uint32_t first, count; };

@@ -86,7 +86,7 @@ struct omp_region {
     uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (team_single.c) */
     uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
     uint64_t          doacross, doacross_prev; /* ordered(n) loops' words (doacross.c) */
-    uint64_t          task_nodes;       /* the nodes' task queues (task.c); 0: none */
+    uint64_t          task_nodes;       /* the nodes' task queues (task_ring.c); 0: none */
     int32_t           tasks_seen;       /* the master's node had made tasks before this region */
     struct team_count count;            /* a partial team's barrier */
     uint64_t          args[OMP_MAX_ARGS];
@@ -362,10 +362,10 @@ void omp_doacross_region_end(struct omp_region *r);
 int omp_taskgroup_cancel(void);
 int omp_taskgroup_cancelled(void);
 
-/* Runs the node's queued tasks until none is left (task.c): at a barrier
+/* Runs the node's queued tasks until none is left (task_barrier.c): at a barrier
  * and at the region's end, where every task of the team must be done. */
 void omp_tasks_complete(void);
-/* Tasks that leave their node (task.c): the queues every node's page of
+/* Tasks that leave their node (task_offer.c, task_ring.c): the queues every node's page of
  * which a region's description carries (made once, on node 0), whether
  * node 0 has made a task yet, and a single or master met by a thread of a team
  * over the nodes (its next barrier waits for tasks other nodes offer). */
@@ -378,7 +378,7 @@ int      omp_task_lock_id(int node);
 bool     omp_tasks_may_leave(void);
 void     omp_run_shared(void (*fn)(void *), void *arg); /* on the thread's shared stack (region.c) */
 /* KMP_ENABLE_TASK_THROTTLING: true (the default) lets a node of one
- * thread run a task at once; false queues every task (task.c). */
+ * thread run a task at once; false queues every task (task_queue.c). */
 void omp_tasks_throttle(bool on);
 
 /* Taskgroups (task.c) and their task reductions (task_reduction.c). */

@@ -126,7 +126,7 @@ void omp_tasks_complete(void)
     /* This point: the team, and the barriers entered (the same count on
      * every node here). A team over fewer nodes than the job's, or one
      * under OMP_CANCELLATION=true, meets in the team's lock-based barrier
-     * (region.c), which counts no epoch: its point is then the region's,
+     * (team_sync.c), which counts no epoch: its point is then the region's,
      * which every node publishes at each of its barriers and at the region's
      * end — a thief steals until each node's first, never waits past it. */
     uint64_t point = (uint64_t)task_team.team << 32 | (uint32_t)sync_barrier_epoch();

@@ -1,5 +1,5 @@
 /*
- * task_lists.h — a node's queued tasks, one list per thread (task.c).
+ * task_lists.h — a node's queued tasks, one list per thread (task_queue.c).
  *
  * A thread queues the tasks it makes on a list of its own, newest on top,
  * and takes from its own top first: depth first, as libomp's deque, so
@@ -12,7 +12,7 @@
  * completion; one whose offer to other nodes found no room; those of
  * threads beyond TASK_LISTS) go on the node's common list, which any
  * thread searches whole. The caller holds the lock that guards the lists
- * (task.c's nodeq.lock).
+ * (task_queue.c's task_nodeq.lock).
  */
 #ifndef DSM_OMP_TASK_LISTS_H
 #define DSM_OMP_TASK_LISTS_H
@@ -31,7 +31,7 @@
 
 struct task_list;
 
-/* Embedded in what is queued (task.c's struct queued_task). */
+/* Embedded in what is queued (task_state.h's struct queued_task). */
 struct task_link {
     struct task_link *newer, *older;
     struct task_list *on; /* NULL: on no list */

@@ -130,7 +130,7 @@ void sync_refuse_threads(const char *call);
 
 void sync_start(void);
 void sync_lock_start(void);
-/* Stops the lock releaser thread (lock.c), after ipc_finish. */
+/* Stops the lock releaser thread (lock_releaser.c), after ipc_finish. */
 void sync_lock_finish(void);
 void sync_barrier_start(void);
 void sync_cond_start(void);
@@ -138,9 +138,9 @@ void sync_flush_start(void);
 
 /* Runs fn(arg) once every release kept on this node so far
  * (coherence_release_keep) has run: at once when none is pending, else on
- * lock.c's releaser thread after the release it runs aside. fn runs under
- * lock.c's lock and must not wait. For the delivery thread, which may not
- * wait itself. */
+ * lock_releaser.c's thread after the release it runs aside. fn runs under
+ * the lock table's lock and must not wait. For the delivery thread, which
+ * may not wait itself. */
 void sync_after_kept_releases(void (*fn)(void *), void *arg);
 
 /* A flush (flush.c): this node's writes become visible to every node's
