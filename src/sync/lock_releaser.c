@@ -151,12 +151,9 @@ void sync_after_kept_releases(void (*fn)(void *), void *arg)
         return;
     }
     releaser_ensure();
-    if (locks.rel.nlater == locks.rel.caplater) {
-        locks.rel.caplater = locks.rel.caplater ? locks.rel.caplater * 2 : 8;
-        locks.rel.later = realloc(locks.rel.later, locks.rel.caplater * sizeof *locks.rel.later);
-        if (!locks.rel.later)
-            log_fatal("out of memory for a flush");
-    }
+    if (locks.rel.nlater == locks.rel.caplater)
+        locks.rel.later = libheap_grow(locks.rel.later, &locks.rel.caplater, sizeof *locks.rel.later, 8,
+                                       "for a flush");
     locks.rel.later[locks.rel.nlater++] = (struct deferred){fn, arg};
     pthread_cond_signal(&locks.rel.cv);
     pthread_mutex_unlock(&locks.lock);
@@ -166,12 +163,8 @@ void sync_after_kept_releases(void (*fn)(void *), void *arg)
 void lock_releaser_queue(int id, struct lock_state *l)
 {
     releaser_ensure();
-    if (locks.rel.n == locks.rel.cap) {
-        locks.rel.cap = locks.rel.cap ? locks.rel.cap * 2 : 8;
-        locks.rel.ids = realloc(locks.rel.ids, locks.rel.cap * sizeof *locks.rel.ids);
-        if (!locks.rel.ids)
-            log_fatal("out of memory for a lock");
-    }
+    if (locks.rel.n == locks.rel.cap)
+        locks.rel.ids = libheap_grow(locks.rel.ids, &locks.rel.cap, sizeof *locks.rel.ids, 8, "for a lock");
     locks.rel.ids[locks.rel.n++] = id;
     l->batch = locks.rel.batch;
     pthread_cond_signal(&locks.rel.cv);
