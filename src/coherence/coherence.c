@@ -31,7 +31,7 @@ void coherence_lock(void) { pthread_mutex_lock(&fault_lock); }
 void coherence_unlock(void) { pthread_mutex_unlock(&fault_lock); }
 
 static const struct coherence_protocol protocols[] = {
-#define PROTOCOL(name, ops, can, description) {name, description, &ops, can},
+#define PROTOCOL(name, ops, can, description) {name, description, &ops},
 #include "coherence/protocols.def"
 #undef PROTOCOL
 };

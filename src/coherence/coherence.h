@@ -213,7 +213,8 @@ struct coherence_ops {
 
 /* A protocol, as protocols.def lists it. */
 /* What a protocol can do beyond the interface (protocols.def's third
- * column), asked of it rather than of its name. */
+ * column), asked of it rather than of its name: coherence_can, which
+ * holds the column apart from the ops (protocol_can.c). */
 enum coherence_can {
     /* Several program threads of a node at once (docs/design.md, SMP
      * nodes): its paths act per node under concurrent faults. */
@@ -223,7 +224,6 @@ struct coherence_protocol {
     const char                 *name;
     const char                 *description;
     const struct coherence_ops *ops;
-    unsigned                    can; /* enum coherence_can, or-ed */
 };
 /* lrc collects its diffs at the first barrier after this many notices
  * (DSM_LRC_GC_NOTICES). */
