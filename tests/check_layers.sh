@@ -26,10 +26,9 @@ order=$(awk '/^## Layers/ { on = 1; next } on && /^## / { exit }
         while (match(s, /\*\*[a-z]+\*\*/)) { print substr(s, RSTART + 2, RLENGTH - 4), n; s = substr(s, RSTART + RLENGTH) } }' \
     "$src/docs/design.md")
 [ -n "$order" ] || { echo "check_layers: no numbered layers in $src/docs/design.md"; exit 1; }
-rank() { echo "$order" | awk -v l="$1" '$1 == l { print $2; f = 1 } END { if (!f) print -1 }'; }
 
 tmp=$(mktemp -d) || exit 1
-[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT
 echo "$order" > "$tmp/order"
 
 # Includes.
@@ -48,7 +47,6 @@ includes=$(cat "$src"/src/*/*.[ch] "$src"/src/*/*.def 2>/dev/null | grep -c '^[[
 libc=$(${CC:-cc} -print-file-name=libc.so.6)
 nm -D --defined-only "$libc" 2>/dev/null | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u > "$tmp/libc"
 [ -s "$tmp/libc" ] || { echo "check_layers: cannot read the C library's names ($libc)"; exit 1; }
-calls=0
 for o in "$@"; do
     layer=$(echo "$o" | sed -n 's|.*/src/\([a-z_]*\)/[^/]*\.o$|\1|p')
     [ -n "$layer" ] || continue
