@@ -8,7 +8,7 @@
  * larger than the nodes, p = 1: one thread per node, as dsm always ran.
  * A parallel region is a dsm_create of every node with a description of
  * the region that the master writes into shared memory; each node runs it
- * on its threads of the team (the SMP machinery: runtime/threads.c,
+ * on its threads of the team (the SMP machinery: parallel/threads.c,
  * sync/cohort.c) and the region ends when every node has returned
  * (dsm_wait_for_end), which is the release and acquire the end of a
  * region needs. The state below is per thread.

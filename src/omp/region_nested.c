@@ -6,7 +6,7 @@
  * thread of the outer team that meets the region forks it here: its
  * team's other threads are the node's helpers, or a group of helpers of
  * its own when the node runs several threads of the outer team
- * (runtime/threads.c). They enter and leave the region as a team over
+ * (parallel/threads.c). They enter and leave the region as a team over
  * the nodes does (region_enter, region.c); the description is the
  * encountering thread's, in its node's own memory (calloc): only the
  * node's threads read it. The team's barrier is the node's, or the group's

@@ -21,7 +21,7 @@
  * thread, and every path is the one-thread path of before.
  *
  * A node runs its threads of a region as the SMP machinery runs fork
- * style's: runtime/threads.c's helpers, smp_threads() set to the node's
+ * style's: parallel/threads.c's helpers, smp_threads() set to the node's
  * share of the team while the region runs (so cohort.c's barrier gathers
  * exactly those and the protocol takes its SMP-safe paths) and back to 1
  * after it, when the node again runs one thread.
