@@ -57,6 +57,7 @@
     X(PAGES_GOT,           "of which read one-sided from the home's memory (UCX get)") \
     X(ONESIDE_RETRIES,     "one-sided reads that found the page changing and read again") \
     X(ONESIDE_ASKED,       "one-sided reads that asked the home instead (not published)") \
+    X(FETCHES_IN_FLIGHT_MAX, "most fetches a fault waits for in flight at once (node-wide lock: 1)") \
     X(PAGES_SERVED,        "pages served to other nodes (as home)")            \
     X(CACHE_EVICTIONS,     "copies evicted at DSM_LOCAL_MEM")                  \
     X(CACHE_WRITEBACKS,    "of which written back first (dirty)")              \

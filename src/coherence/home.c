@@ -11,10 +11,13 @@
  * above HOME_RUN_SHIFT: the home learns them before it replies, since the
  * requester, told of the run, may ask it for any of those pages next.
  *
- * The fetch the program waits for is one slot (one fault at a time: the
- * fault lock), under its own lock; the delivering thread records the home
- * the reply names before it tells the slot, so that a request the base
- * forwards right behind a first-touch reply finds this node already home.
+ * Each fetch a thread waits for is a record on its stack, on a list under
+ * home.lock, matched by page: a node may have as many fetches in flight as
+ * it has threads (a protocol that fetches without its node-wide lock held,
+ * hlrc, lets no two of them be for one page). The delivering thread
+ * records the home the reply names before it tells the record, so that a
+ * request the base node forwards right behind a first-touch reply finds
+ * this node already home.
  *
  * Homes that move (migrate.c) change a page's home only in a migration
  * window; a former home forwards requests and diffs that still reach it to
@@ -41,14 +44,18 @@
 
 enum { RUN_SHIFT = HOME_RUN_SHIFT };
 
+/* A fetch a thread waits for (home_fetch), on its stack. */
+struct fetch {
+    struct fetch *next;
+    uint32_t      page, version, status;
+    bool          done, unseen;
+};
+
 static DSM_STATE struct {
-    pthread_mutex_t        lock;  /* the fetch slot */
+    pthread_mutex_t        lock;     /* the fetches list */
     const struct home_ops *ops;
-    struct {                      /* the fetch the program waits for */
-        bool     waiting, done;
-        uint32_t page, version, status;
-        bool     unseen;
-    } fetch;
+    struct fetch          *fetches;  /* in flight: at most one a page */
+    int                    in_flight;
     struct home_diffs {           /* a release's diffs for one home, kept until sent */
         unsigned char *buf;
         size_t         len, cap;
@@ -124,14 +131,27 @@ static void send_request(size_t page, int h, uint32_t need)
 
 void home_request(size_t page, int h, uint32_t need) { send_request(page, h, need); }
 
+/* The fetch in flight for the page, or NULL. Caller holds home.lock. */
+static struct fetch *fetch_of(uint32_t page)
+{
+    for (struct fetch *f = home.fetches; f; f = f->next)
+        if (f->page == page)
+            return f;
+    return NULL;
+}
+
 enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version, bool *unseen,
                             void (*also)(size_t page, int home))
 {
+    struct fetch f = {.page = (uint32_t)page};
     pthread_mutex_lock(&home.lock);
-    home.fetch.waiting = true;
-    home.fetch.done = false;
-    home.fetch.page = (uint32_t)page;
+    if (fetch_of(f.page))
+        log_fatal("internal error: two fetches of page %zu at once", page);
+    f.next = home.fetches;
+    home.fetches = &f;
+    int in_flight = ++home.in_flight;
     pthread_mutex_unlock(&home.lock);
+    stats_max(STAT_FETCHES_IN_FLIGHT_MAX, (uint64_t)in_flight);
     if (also) {
         ipc_batch_begin(); /* the request and what goes with it: one wake-up at the home */
         send_request(page, h, need);
@@ -141,14 +161,18 @@ enum home_status home_fetch(size_t page, int h, uint32_t need, uint32_t *version
     } else {
         send_request(page, h, need);
     }
-    coherence_wait_flag(&home.lock, &home.fetch.done);
+    coherence_wait_flag(&home.lock, &f.done);
     pthread_mutex_lock(&home.lock);
-    home.fetch.waiting = false;
-    enum home_status status = home.fetch.status;
-    *version = home.fetch.version;
-    if (unseen)
-        *unseen = home.fetch.unseen;
+    struct fetch **at = &home.fetches;
+    while (*at != &f)
+        at = &(*at)->next;
+    *at = f.next;
+    home.in_flight--;
     pthread_mutex_unlock(&home.lock);
+    enum home_status status = f.status;
+    *version = f.version;
+    if (unseen)
+        *unseen = f.unseen;
     if (status == HOME_UNALLOCATED)
         mem_crash_unallocated(mem_app(page));
     if (status == HOME_DATA) {
@@ -282,7 +306,8 @@ static void *place_page_rep(int src, const void *head, size_t head_len, size_t m
     struct page_rep r;
     coherence_place_head(src, head, head_len, &r, sizeof r, skip, "page reply");
     pthread_mutex_lock(&home.lock);
-    bool expected = home.fetch.waiting && !home.fetch.done && r.page == home.fetch.page;
+    struct fetch *f = fetch_of(r.page);
+    bool expected = f && !f->done;
     pthread_mutex_unlock(&home.lock);
     /* A pull that a former home answers with "you are home" (the page
      * came here while it was on its way) is expected too. */
@@ -314,10 +339,13 @@ static void on_page_rep(int src, const void *msg, size_t len)
     bool unseen = ipc_msg_aux(msg) != 0;
     if (!(home.ops->landed && home.ops->landed(r.page, r.status, r.version, unseen))) {
         pthread_mutex_lock(&home.lock);
-        home.fetch.version = r.version;
-        home.fetch.unseen = unseen;
-        home.fetch.status = r.status;
-        home.fetch.done = true;
+        struct fetch *f = fetch_of(r.page);
+        if (!f || f->done)
+            log_fatal("node %d sent a page reply for page %u, which no fetch waits for", src, r.page);
+        f->version = r.version;
+        f->unseen = unseen;
+        f->status = r.status;
+        f->done = true;
         pthread_mutex_unlock(&home.lock);
     }
     ipc_notify();

@@ -141,8 +141,9 @@ int home_lookup(size_t page);
  * *version is the home's, and *unseen, where given, what the home said
  * with home_send_page) or HOME_YOU_ARE_HOME; a page no allocation covers
  * crashes. `also`, when given, runs after the request is sent, in the
- * same batch (hlrc's read-ahead), where the home is known. One fetch at a
- * time (the fault lock). */
+ * same batch (hlrc's read-ahead), where the home is known. Threads may
+ * fetch at once, never two of them the same page (the protocol sees to
+ * it); counted as STAT_FETCHES_IN_FLIGHT_MAX. */
 enum home_status home_fetch(size_t page, int home, uint32_t need, uint32_t *version, bool *unseen,
                             void (*also)(size_t page, int home));
 
