@@ -158,7 +158,7 @@ static size_t fetch_run(size_t page, int home, size_t depth, enum stats_counter 
     for (; q <= page + depth && q < mem.npages; q++) {
         struct page_entry *e = &mem.pages[q];
         struct hlrc_page *h = &hlrc.pages[q];
-        if (e->state != PAGE_INVALID || mem_home(q) != home || h->pulling)
+        if (e->state != PAGE_INVALID || mem_home(q) != home || h->pulling || h->fetching)
             break;
         need[q - page - 1] = h->need;
         hlrc_pull_mark(q, stat);
@@ -186,7 +186,7 @@ static size_t fetch_ahead(size_t page, int home, long stride, size_t depth)
             q -= stride;
             break;
         }
-        if (mem.pages[q].state != PAGE_INVALID || hlrc.pages[q].pulling)
+        if (mem.pages[q].state != PAGE_INVALID || hlrc.pages[q].pulling || hlrc.pages[q].fetching)
             continue;
         hlrc_pull_mark((size_t)q, STAT_PAGES_AHEAD);
         hlrc_pull_in_run(&r, (size_t)q);

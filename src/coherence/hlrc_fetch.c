@@ -11,6 +11,15 @@
  * the delivering thread also touches (a page's version and state at the
  * home, hidden pages) under hlrc.lock. The pages fetched with a fault are
  * hlrc_ahead.c's, their replies settled as pulls (hlrc_acquire.c).
+ *
+ * With threads (smp_multi), a fault that fetches its page alone (no
+ * read-ahead or write-ahead with it, no one-sided get, an unbounded page
+ * cache, the home known) drops the fault lock for the round trip: the
+ * node's other threads fault, fetch, acquire and release meanwhile, each
+ * fetch its own record (home.c). The page is marked `fetching` until it is
+ * installed: a second thread's fault on it waits for that fetch, and
+ * read-ahead passes it over. An acquire that names a newer version while
+ * the fetch is out raises the page's `need`, and the fetch goes again.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,6 +36,7 @@
 #include "coherence/home.h"
 #include "coherence/migrate.h"
 #include "coherence/oneside.h"
+#include "ipc/ipc.h"
 
 /* A notice made this node's copy stale: the next read faults, and counts
  * as a re-read (see DSM_PULL_CREDIT). Caller holds the fault lock. */
@@ -88,12 +98,70 @@ static bool may_show(size_t page)
 
 enum ahead { AHEAD_NONE, AHEAD_READ, AHEAD_WRITE };
 
+static bool fetch_ended(void *arg)
+{
+    const struct hlrc_page *h = arg;
+    pthread_mutex_lock(&hlrc.lock);
+    bool ended = !h->fetching;
+    pthread_mutex_unlock(&hlrc.lock);
+    return ended;
+}
+
+/* Waits, the fault lock dropped, while another thread's fetch of the page
+ * is in flight. Returns whether it waited (the page's state may have
+ * changed). Caller holds the fault lock, and holds it again on return. */
+static bool wait_for_fetch(size_t page)
+{
+    struct hlrc_page *h = &hlrc.pages[page];
+    bool waited = false;
+    while (h->fetching) {
+        coherence_unlock();
+        ipc_wait(fetch_ended, h, 0);
+        coherence_lock();
+        waited = true;
+    }
+    return waited;
+}
+
+/* The page from `home`, the fault lock dropped across the round trip
+ * (see the head of this file); again while a notice applied meanwhile
+ * named a version newer than the one that came. The caller installs the
+ * page and then ends the fetch (end_fetch). Caller holds the fault lock,
+ * and holds it again on return. */
+static enum home_status fetch_unlocked(size_t page, int home, uint32_t *version, bool *unseen)
+{
+    struct hlrc_page *h = &hlrc.pages[page];
+    pthread_mutex_lock(&hlrc.lock);
+    h->fetching = 1;
+    pthread_mutex_unlock(&hlrc.lock);
+    for (;;) {
+        uint32_t need = h->need;
+        coherence_unlock();
+        enum home_status status = home_fetch(page, home, need, version, unseen, NULL);
+        coherence_lock();
+        if (status != HOME_DATA || *version >= h->need)
+            return status;
+    }
+}
+
+/* The page installed: its fetch is over. Returns whether one was, whose
+ * waiters the caller wakes (ipc_notify) once it has dropped hlrc.lock.
+ * Caller holds hlrc.lock. */
+static bool end_fetch(struct hlrc_page *h)
+{
+    bool was = h->fetching;
+    h->fetching = 0;
+    return was;
+}
+
 /* Makes an invalid page valid (read-only), fetching ahead as `ahead`
  * says. Caller holds the fault lock. */
 static void make_valid(size_t page, enum ahead ahead)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
+    if (wait_for_fetch(page) && e->state != PAGE_INVALID)
+        return; /* another thread's fetch brought it */
     int home = home_lookup(page);
     if (home != job()->rank) {
         void (*also)(size_t, int) = NULL;
@@ -131,7 +199,16 @@ static void make_valid(size_t page, enum ahead ahead)
             if (also)
                 also(page, home);
         }
-        if (got || home_fetch(page, home, h->need, &version, &unseen, also) == HOME_DATA) {
+        /* Alone, with threads: the round trip without the fault lock. */
+        bool alone = !got && smp_multi() && home >= 0 && !depth && !cache_frames();
+        if (alone && also) {
+            also(page, home); /* read-ahead's record of the fault; nothing fetched */
+            also = NULL;
+        }
+        enum home_status status = got     ? HOME_DATA
+                                  : alone ? fetch_unlocked(page, home, &version, &unseen)
+                                          : home_fetch(page, home, h->need, &version, &unseen, also);
+        if (status == HOME_DATA) {
             hlrc_check_version(page, h->version, h->need, version, "fetched");
             h->version = version;
             if ((version > h->need || unseen) && coherence_catching_up()) {
@@ -160,7 +237,10 @@ static void make_valid(size_t page, enum ahead ahead)
     pthread_mutex_lock(&hlrc.lock);
     e->state = PAGE_READ;
     mem_protect_now(page, may_show(page) ? PROT_READ : PROT_NONE);
+    bool fetched_alone = end_fetch(h);
     pthread_mutex_unlock(&hlrc.lock);
+    if (fetched_alone)
+        ipc_notify(); /* threads waiting for this fetch (wait_for_fetch) */
     hlrc_settle_pulls();
     mem_protect_flush();
 }

@@ -49,6 +49,8 @@ struct hlrc_page {
     uint8_t  reread;    /* invalidated by a notice since its last fetch */
     uint8_t  pull;      /* acquires that may still refresh it in place */
     uint8_t  pulling;   /* a refresh is in flight */
+    uint8_t  fetching;  /* with threads: a fault's fetch is in flight, the fault
+                         * lock dropped (see fetch_unlocked in hlrc_fetch.c) */
     uint8_t  unsnapped; /* at the home: shared and writable without a snapshot */
     uint8_t  unarmed;   /* at the home: tracked before the write watch started and
                          * not armed yet (compared at its next release, then armed) */
