@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -162,7 +163,7 @@ void service_timer_at(uint64_t t)
     while (t < due && !atomic_compare_exchange_weak(&net_state.svc.timers_due, &due, t))
         ;
     uint64_t until = atomic_load(&net_state.svc.sleep_until);
-    if (atomic_load(&net_state.svc.rx_claims) || t + 100000 >= until)
+    if (atomic_load(&net_state.svc.rx_claims) || t + net_state.svc.late_ns >= until)
         return;
     if (!atomic_compare_exchange_strong(&net_state.svc.sleep_until, &until, t))
         return; /* it woke, or another thread set an earlier time */
@@ -170,6 +171,29 @@ void service_timer_at(uint64_t t)
                                          .tv_nsec = (long)(t % 1000000000ull)}};
     if (timerfd_settime(net_state.svc.timer_fd, TFD_TIMER_ABSTIME, &at, NULL) < 0)
         log_fatal("cannot set the service thread's timer: %s", strerror(errno));
+    atomic_store(&net_state.svc.timer_set, t);
+}
+
+/* A claim began: the claimant runs the timers now (net_wait), so a timer
+ * set for the service thread would only wake it for nothing, and on a
+ * machine whose CPUs the nodes' threads all hold, that wake-up lands on
+ * one of them (60-90 µs here, measured on the emulated link's
+ * datagrams, which the sending thread queues and then polls for the
+ * answer). Done for the emulated link (DSM_NET_DELAY_US) alone, whose
+ * every datagram sets the timer. The thread's sleep goes back to the end
+ * it chose; release_socket sets the timer again for what is still due.
+ * Caller holds claim_lock. */
+static void unset_timer(void)
+{
+    if (!net_state.inj.decide.delay_ns || !atomic_exchange(&net_state.svc.timer_set, 0))
+        return;
+    struct itimerspec off = {{0, 0}, {0, 0}};
+    if (timerfd_settime(net_state.svc.timer_fd, 0, &off, NULL) < 0)
+        log_fatal("cannot unset the service thread's timer: %s", strerror(errno));
+    uint64_t until = atomic_load(&net_state.svc.sleep_until);
+    if (until)
+        atomic_compare_exchange_strong(&net_state.svc.sleep_until, &until,
+                                       atomic_load(&net_state.svc.sleep_planned));
 }
 
 /* The upper layer's tick and the transport's timers, run by the service
@@ -237,6 +261,7 @@ static void claim_socket(void)
     pthread_mutex_lock(&net_state.svc.claim_lock);
     if (atomic_fetch_add(&net_state.svc.rx_claims, 1) == 0) {
         atomic_store(&net_state.svc.claimed_since, clock_ns());
+        unset_timer();
         if (net_state.svc.sock_armed) {
             set_socket_armed(false);
             /* It slept on the socket, with a long timeout: have it look
@@ -273,6 +298,11 @@ void *service_main(void *arg)
     (void)arg;
     smp_internal_thread(); /* the program's signals go to its threads */
     service_pin();
+    /* An emulated link (DSM_NET_DELAY_US) sends its delayed datagrams
+     * from here when due: the kernel's default slack of 50 µs on this
+     * thread's timed sleeps would add to every one of them. */
+    if (net_state.inj.decide.delay_ns)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (service_plan.polls)
         return service_poll_main();
     uint64_t lookback = LONG_WAIT_NS;
@@ -300,7 +330,8 @@ void *service_main(void *arg)
                                    .tv_nsec = (long)(wait_ns % 1000000000ull)};
         if (on_socket)
             arm_socket();
-        atomic_store(&net_state.svc.sleep_until, clock_ns() + wait_ns);
+        atomic_store(&net_state.svc.sleep_planned, clock_ns() + wait_ns);
+        atomic_store(&net_state.svc.sleep_until, atomic_load(&net_state.svc.sleep_planned));
         struct epoll_event ev[4];
         int r = epoll_pwait2(net_state.svc.epfd, ev, 4, &timeout, NULL);
         atomic_store(&net_state.svc.sleep_until, 0);
@@ -312,8 +343,10 @@ void *service_main(void *arg)
             readable |= ev[i].data.fd == net_state.sock.fd; /* an error too: the read reports it */
             if (ev[i].data.fd == net_state.svc.tfd)
                 drain_counter(net_state.svc.tfd, "service timer");
-            if (ev[i].data.fd == net_state.svc.timer_fd)
+            if (ev[i].data.fd == net_state.svc.timer_fd) {
                 drain_counter(net_state.svc.timer_fd, "service timer");
+                atomic_store(&net_state.svc.timer_set, 0);
+            }
         }
         if (woken)
             drain_counter(net_state.svc.evfd, "service wake-up channel");
@@ -369,7 +402,8 @@ static void release_socket(bool blocking)
     if (blocking ||
         (net_state.svc.service_core && clock_ns() - atomic_load(&net_state.svc.claimed_since) > LONG_WAIT_NS))
         service_kick();
-    else if (atomic_load(&net_state.svc.inflight_peers)) /* its probe must not wait */
+    else if (atomic_load(&net_state.svc.inflight_peers) || /* its probe must not wait */
+             net_state.inj.decide.delay_ns) /* nor a datagram of the emulated link (unset_timer) */
         service_timer_at(atomic_load(&net_state.svc.timers_due));
 }
 

@@ -138,6 +138,13 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     net_state.up.ctx = ctx;
     wire_keys_init(&net_state.sock.keys, prm->key, prm->job_id, prm->auth_mac);
     inject_start(prm);
+    /* A timer due less than this before the service thread wakes anyway
+     * waits for that wake-up, saving a timerfd_settime: 100 µs for the
+     * transport's own timers (acknowledgements, probes), but an emulated
+     * link's delay (DSM_NET_DELAY_US) is kept to 5 % of it. */
+    net_state.svc.late_ns = 100000;
+    if (net_state.inj.decide.delay_ns && net_state.inj.decide.delay_ns / 20 < net_state.svc.late_ns)
+        net_state.svc.late_ns = net_state.inj.decide.delay_ns / 20;
 
     /* Incast: all peers may stream to one node at once; keep what they may
      * have in flight within what its socket buffer holds. */

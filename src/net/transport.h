@@ -153,6 +153,9 @@ struct net_service {
     int               tfd;            /* wakes it for a look-back after a claim disarmed it */
     int               timer_fd;       /* wakes it for a timer set while it slept (service_timer_at) */
     _Atomic uint64_t  sleep_until;    /* when its sleep ends; 0 while it is awake */
+    uint64_t          late_ns;        /* how late a timer may run rather than set it again */
+    _Atomic uint64_t  sleep_planned;  /* the end of the sleep it chose itself (before any timer) */
+    _Atomic uint64_t  timer_set;      /* when timer_fd is set for (service_timer_at); 0: not set */
     _Atomic int       inflight_peers; /* peers with unacknowledged data */
     uint64_t          spin_ns;        /* how long a waiter polls before it sleeps */
     bool              service_core;   /* a core to spare for the service thread */

@@ -501,8 +501,6 @@ static int ring_neighbour(int step)
 uint64_t window_timers(uint64_t now)
 {
     uint64_t next = now + (uint64_t)IDLE_WAKE_MS * 1000000;
-    if (net_state.inj.on)
-        next = inject_flush(now, next);
     int watch_next = ring_neighbour(1), watch_prev = ring_neighbour(-1);
 
     for (int i = 0; i < job()->nodes; i++) {
@@ -566,5 +564,11 @@ uint64_t window_timers(uint64_t now)
                 next = due;
         }
     }
+    /* Last: the acknowledgements, probes and retransmissions above may
+     * have queued datagrams of an emulated link (inject.c), whose due
+     * times the returned time must cover, or they would wait for the
+     * next timer that happens to be set. */
+    if (net_state.inj.on)
+        next = inject_flush(now, next);
     return next;
 }
