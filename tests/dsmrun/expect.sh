@@ -33,6 +33,14 @@ start=$(date +%s%N)
 "$@" <"$tmp/in" >"$tmp/out" 2>"$tmp/err"
 status=$?
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+# The sanitizer build's runtime remarks, once a process, that it cannot
+# follow dsm's stack switches (swapcontext for OpenMP tasks; main moved to
+# a shared stack, where a noreturn call such as exit finds the stack
+# pointer outside the stack it knows): its remarks, not the program's
+# output, so the stderr checks leave them out.
+grep -Ev "^==[0-9]+==WARNING: ASan (doesn't fully support makecontext/swapcontext|is ignoring requested __asan_handle_no_return)|^False positive error reports may follow$|^For details see https://github.com/google/sanitizers/issues/189$" \
+    "$tmp/err" >"$tmp/err.kept"
+mv "$tmp/err.kept" "$tmp/err"
 
 failures=()
 [ "$status" -eq "$want_status" ] || failures+=("exit status $status, expected $want_status")
