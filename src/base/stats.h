@@ -67,6 +67,8 @@
     X(HOME_UNSNAPPED,      "home pages shared without a snapshot (at the limit)") \
     X(HOME_COMPARES,       "home pages compared with their snapshots at releases") \
     X(HOME_UNWRITTEN,      "home pages the kernel's write watch found unwritten (not compared)") \
+    X(PROTECT_CALLS,       "protection changes of shared pages (mprotect calls; each interrupts the node's CPUs)") \
+    X(PROTECT_PAGES,       "pages they changed (a run of pages is one call)")   \
     X(TWINS,               "twins made")                                       \
     X(DIFFS_CREATED,       "diffs created")                                    \
     X(DIFF_BYTES,          "diff bytes created")                               \

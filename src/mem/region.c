@@ -166,6 +166,8 @@ void mem_protect_flush(void)
     if (mprotect(mem_app(batch.first), batch.count << mem.page_shift,
                  batch.prot) < 0)
         protect_failed();
+    stats_add(STAT_PROTECT_CALLS, 1);
+    stats_add(STAT_PROTECT_PAGES, batch.count);
     batch.count = 0;
 }
 
@@ -173,6 +175,8 @@ void mem_protect_now(size_t page, int prot)
 {
     if (mprotect(mem_app(page), mem.page_size, prot) < 0)
         protect_failed();
+    stats_add(STAT_PROTECT_CALLS, 1);
+    stats_add(STAT_PROTECT_PAGES, 1);
 }
 
 void mem_protect(size_t page, int prot)
