@@ -330,8 +330,9 @@ void *service_main(void *arg)
                                    .tv_nsec = (long)(wait_ns % 1000000000ull)};
         if (on_socket)
             arm_socket();
-        atomic_store(&net_state.svc.sleep_planned, clock_ns() + wait_ns);
-        atomic_store(&net_state.svc.sleep_until, atomic_load(&net_state.svc.sleep_planned));
+        uint64_t planned = clock_ns() + wait_ns;
+        atomic_store(&net_state.svc.sleep_planned, planned);
+        atomic_store(&net_state.svc.sleep_until, planned);
         struct epoll_event ev[4];
         int r = epoll_pwait2(net_state.svc.epfd, ev, 4, &timeout, NULL);
         atomic_store(&net_state.svc.sleep_until, 0);
