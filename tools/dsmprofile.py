@@ -17,11 +17,11 @@ What this module adds to the records:
 - diffs become sharing: in one interval between barriers, the pages two
   nodes wrote are *true* sharing where their bytes overlap and *false*
   sharing where they are disjoint; a fault that fetched a page is a *true*
-  miss when another node wrote the byte it touched since this node last
-  fetched the page, *false* when others wrote only other bytes of it, and
+  miss when another node wrote a byte its access touched (the faulting
+  instruction's width, from objdump) since this node last fetched the page, *false* when others wrote only other bytes of it, and
   *cold* when nobody else wrote it (a first touch).
 
-Python 3 standard library, and addr2line and nm. Every malformed input raises
+Python 3 standard library, and addr2line, nm and objdump. Every malformed input raises
 ProfileError with a one-line message.
 """
 import bisect
@@ -31,6 +31,8 @@ import re
 import shutil
 import struct
 import subprocess
+
+import dsmaccess
 
 MAGIC = b"DSMPROF1"
 VERSION = 1
@@ -670,6 +672,7 @@ class Profile:
         self.page_size = nodes[0].page_size
         self.protocol = nodes[0].protocol
         self.sym = symbols or Symbols()
+        self.widths = dsmaccess.Widths()
         self.maps = nodes[0].maps
         self.sites = {}
         self.lines = {}
@@ -885,7 +888,19 @@ class Profile:
                 if r.sub & STACKED:
                     fault_stacks[r.a].append(r.extra)
         self.page_fault_sites = collections.defaultdict(collections.Counter)
-        self.faults = []  # (node, page, offset, t, t_end, fetched, write, site, line, epoch)
+        self.faults = []  # (node, page, offset, t, t_end, fetched, write, site, line, epoch, width)
+        # each fault's access width, from its instruction (dsmaccess): asked
+        # for all at once, an objdump run per object and cluster
+        places = {}
+        for nd in self.nodes:
+            for r in nd.records(FAULT):
+                places[(nd.rank, r.a)] = self.sym.place(nd.maps, r.a)
+        by_obj = collections.defaultdict(list)
+        for obj, va in places.values():
+            if obj:
+                by_obj[obj].append(va)
+        for obj, vas in by_obj.items():
+            self.widths.resolve(obj, vas)
         for nd in self.nodes:
             for r in nd.records(FAULT):
                 offset = r.b & 0xFFFFFFFF
@@ -900,7 +915,7 @@ class Profile:
                     st.add("wait_ns", nd.rank, r.dur)
                 line.sites[site.key] += 1
                 self.faults.append((nd.rank, r.page, offset, r.t, r.t + r.dur, fetched, write,
-                                    site, line, r.epoch))
+                                    site, line, r.epoch, self.widths.width(*places[(nd.rank, r.a)])))
 
     def _page(self, site, page):
         p = site.pages.get(page)
@@ -1215,7 +1230,7 @@ class Profile:
         for v in invals.values():
             v.sort()
         last = {}
-        for node, page, offset, t, t_end, fetched, write, site, line, epoch in sorted(
+        for node, page, offset, t, t_end, fetched, write, site, line, epoch, width in sorted(
                 self.faults, key=lambda f: f[3]):
             prev = last.get((node, page))
             last[(node, page)] = t_end
@@ -1231,18 +1246,24 @@ class Profile:
             # when the fault asks for it)
             writes = self.writes_by_page.get(page, ())
             i = bisect.bisect_right(writes, (prev or 0, float("inf")))
+            # the bytes the faulting instruction touched, not only its first:
+            # a diff has the bytes that changed, and an int written from 0 to
+            # 2048 kept its low byte
+            touched = span_mask(offset, min(offset + width, self.page_size))
             kind = "cold"
             for tw, wn, bits in writes[i:]:
                 if tw > t_end:
                     break
                 if wn == node:
                     continue
-                if bits >> offset & 1:
+                if bits & touched:
                     kind = "true"
                     break
                 kind = "false"
             if kind != "true" and not sampled:
                 kind = "unsampled"
+            if self.protocol == "sc":
+                kind = "untold"  # sc keeps no written bytes (no twins, no diffs)
             for st in (site, line, self._page(site, page)):
                 st.misses[kind] += 1
 
@@ -1435,7 +1456,7 @@ def site_dict(p, site, top_pages=3):
          "blocks": site.blocks, "bytes": site.bytes,
          "waited_ms": round(ms(site.waited_ns()), 3),
          "per_node": {c: site.c[c] for c in COUNTS},
-         "misses": {k: site.misses[k] for k in MISS_KINDS + ("unsampled",)},
+         "misses": {k: site.misses[k] for k in MISS_KINDS + ("unsampled", "untold")},
          "sharing": {"kind": site_sharing(site),
                      "true_page_intervals": site.sharing["true"],
                      "false_page_intervals": site.sharing["false"],
@@ -1467,7 +1488,7 @@ def site_dict(p, site, top_pages=3):
         d["hottest_pages"].append({"page": page, "address": "%#x" % p.addr(0, page),
                                    "waited_ms": round(ms(st.waited_ns()), 3),
                                    "per_node": {c: st.c[c] for c in COUNTS},
-                                   "misses": {k: st.misses[k] for k in MISS_KINDS + ("unsampled",)},
+                                   "misses": {k: st.misses[k] for k in MISS_KINDS + ("unsampled", "untold")},
                                    "sharing": {k: st.misses["interval_" + k]
                                                for k in ("true", "false")}})
     return d
@@ -1478,7 +1499,7 @@ def line_dict(p, line):
             "file": line.loc.file, "lineno": line.loc.line,
             "via": dict(line.via), "waited_ms": round(ms(line.waited_ns()), 3),
             "per_node": {c: line.c[c] for c in ("read_faults", "write_faults", "wait_ns")},
-            "misses": {k: line.misses[k] for k in MISS_KINDS + ("unsampled",)},
+            "misses": {k: line.misses[k] for k in MISS_KINDS + ("unsampled", "untold")},
             "sites": [p.sites[k].label for k, _ in line.sites.most_common(3)]}
 
 
@@ -1589,7 +1610,10 @@ def sharing_lines(p, d):
                                      bytes_text([tuple(x) for x in e["shared"]])))
     m = d["misses"]
     total = sum(m.values())
-    if total:
+    if m.get("untold"):
+        out.append("misses (faults that brought the page): %d, not told true or false: sc keeps "
+                   "no record of the bytes a node wrote" % m["untold"])
+    elif total:
         out.append("misses (faults that brought the page): %d true (read or wrote bytes another node had "
                    "written), %d false (others wrote only other bytes of the page), %d cold%s"
                    % (m["true"], m["false"], m["cold"],
@@ -1679,11 +1703,12 @@ def to_text(p, top=10):
         pn = l["per_node"]
         via = (" (in %s)" % ", ".join(sorted(l["via"]))) if l["via"] else ""
         out.append("%d. %s%s" % (i, l["line"], via))
-        out.append("    %s read / %s write faults by node, waited %.1f ms; misses %d true, "
-                   "%d false, %d cold"
+        lm = l["misses"]
+        misses = ("misses %d (sc: not told true or false)" % lm["untold"] if lm.get("untold")
+                  else "misses %d true, %d false, %d cold" % (lm["true"], lm["false"], lm["cold"]))
+        out.append("    %s read / %s write faults by node, waited %.1f ms; %s"
                    % ("/".join(map(str, pn["read_faults"])), "/".join(map(str, pn["write_faults"])),
-                      l["waited_ms"], l["misses"]["true"], l["misses"]["false"],
-                      l["misses"]["cold"]))
+                      l["waited_ms"], misses))
         for s in l["sites"]:
             out.append("    on data %s" % s)
 
