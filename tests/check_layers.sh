@@ -31,29 +31,30 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 echo "$order" > "$tmp/order"
 
-# Includes.
-for f in "$src"/src/*/*.c "$src"/src/*/*.h "$src"/src/*/*.def; do
-    [ -e "$f" ] || continue
-    rel=${f#"$src"/}
-    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\)\/\([^"]*\)".*/\1\/\2/p' "$f" |
-        while read -r inc; do echo "$rel $inc"; done
-done | awk -v orderf="$tmp/order" '
+# Includes: one awk over every file (a process a file costs a minute on a
+# machine whose process starts are slow).
+awk -v src="$src/" -v orderf="$tmp/order" '
     BEGIN { while ((getline l < orderf) > 0) { split(l, a, " "); r[a[1]] = a[2] } }
-    { split($1, p, "/"); from = p[2]; split($2, q, "/"); to = q[1]
-      if ((from in r) && (to in r) && r[to] > r[from]) print $1 " -> " $2 }' > "$tmp/found"
+    /^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*\/[^"]*"/ {
+      inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+      rel = FILENAME; sub("^" src, "", rel)
+      split(rel, p, "/"); from = p[2]; split(inc, q, "/"); to = q[1]
+      if ((from in r) && (to in r) && r[to] > r[from]) print rel " -> " inc }' \
+    $(ls "$src"/src/*/*.c "$src"/src/*/*.h "$src"/src/*/*.def 2>/dev/null) > "$tmp/found"
 includes=$(cat "$src"/src/*/*.[ch] "$src"/src/*/*.def 2>/dev/null | grep -c '^[[:space:]]*#[[:space:]]*include[[:space:]]*"')
 
 # Calls.
 libc=$(${CC:-cc} -print-file-name=libc.so.6)
 nm -D --defined-only "$libc" 2>/dev/null | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u > "$tmp/libc"
 [ -s "$tmp/libc" ] || { echo "check_layers: cannot read the C library's names ($libc)"; exit 1; }
-for o in "$@"; do
-    layer=$(echo "$o" | sed -n 's|.*/src/\([a-z_]*\)/[^/]*\.o$|\1|p')
-    [ -n "$layer" ] || continue
-    file=$(echo "$o" | sed -n 's|.*/\(src/[a-z_]*/[^/]*\)\.o$|\1|p')
-    nm "$o" | awk -v f="$file" -v l="$layer" '
-        $1 == "U" { print "U", $2, f, l } NF == 3 && $2 ~ /^[TDBRVW]$/ { print "D", $3, f, l }'
-done > "$tmp/syms"
+# One nm for every object (-A names each line's object).
+nm -A "$@" | awk '
+    { i = index($0, ".o:"); if (!i) next
+      obj = substr($0, 1, i + 1); n = split(substr($0, i + 3), f, " ") }
+    !match(obj, /\/src\/[a-z_]+\/[^\/]+\.o$/) { next }
+    { file = substr(obj, RSTART + 1, RLENGTH - 3); split(file, p, "/"); layer = p[2] }
+    n == 2 && f[1] == "U" { print "U", f[2], file, layer }
+    n == 3 && f[2] ~ /^[TDBRVW]$/ { print "D", f[3], file, layer }' > "$tmp/syms"
 calls=$(awk '$1 == "U"' "$tmp/syms" | wc -l)
 awk -v orderf="$tmp/order" -v libcf="$tmp/libc" '
     BEGIN { while ((getline l < orderf) > 0) { split(l, a, " "); r[a[1]] = a[2] }
