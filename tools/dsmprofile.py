@@ -33,6 +33,7 @@ import struct
 import subprocess
 
 MAGIC = b"DSMPROF1"
+TRACE_MAGIC = b"DSMTRACE"  # tools/dsmtrace.py's files, given here by mistake
 VERSION = 1
 HDR = struct.Struct("<8s4I3Q5Q2Q16s256sQ")
 THREAD = struct.Struct("<2IQ")
@@ -158,11 +159,14 @@ def read_node(path):
             data = f.read()
     except OSError as e:
         raise ProfileError("cannot read %s: %s" % (path, e.strerror))
+    if data[:len(TRACE_MAGIC)] == TRACE_MAGIC:
+        raise ProfileError("%s: a dsm trace (dsmrun --trace), not a profile: dsm-trace and "
+                           "dsm-model read it; dsmrun --profile FILE writes a profile" % path)
     if len(data) < HDR.size:
         raise ProfileError("%s: too short for a profile (%d bytes)" % (path, len(data)))
     fields = HDR.unpack_from(data, 0)
     if fields[0] != MAGIC:
-        raise ProfileError("%s: not a dsm profile (DSM_PROFILE writes them)" % path)
+        raise ProfileError("%s: not a dsm profile (dsmrun --profile FILE writes them)" % path)
     if fields[1] != VERSION:
         raise ProfileError("%s: profile version %d, this tool reads %d" % (path, fields[1], VERSION))
     pos = HDR.size
@@ -186,7 +190,12 @@ def read_node(path):
 
 def load(prefix):
     """Every node's profile of one run: PREFIX.0, PREFIX.1, ... as many as
-    node 0's header says the job had."""
+    node 0's header says the job had (or the run of one file named
+    PREFIX.<rank>)."""
+    if not os.path.exists(prefix + ".0"):
+        base, _, rank = prefix.rpartition(".")
+        if rank.isdigit() and os.path.exists(base + ".0"):
+            prefix = base  # one node's file named: the run's
     first = read_node(prefix + ".0")
     nodes = [first]
     for r in range(1, first.nodes):

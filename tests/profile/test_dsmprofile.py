@@ -4,12 +4,14 @@ byte ranges and bitmaps, the true/false classifier, the interleave and the
 advice, /proc maps, and the file's parser on good and broken input."""
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+TOOLS = os.path.join(HERE, "..", "..", "tools")
+sys.path.insert(0, TOOLS)
 import dsmprofile as dp  # noqa: E402
 
 
@@ -129,7 +131,9 @@ class Files(unittest.TestCase):
     def test_broken_files_are_one_line_errors(self):
         good = rec_bytes(dp.FAULT)
         cases = {
-            "not a dsm profile": b"DSMTRACE" + header()[8:],
+            "not a dsm profile": b"NOTAPROF" + header()[8:],
+            "a dsm trace (dsmrun --trace), not a profile: dsm-trace and dsm-model read it":
+                b"DSMTRACE" + bytes(56),
             "too short": b"DSMPROF1",
             "cut short": header() + dp.THREAD.pack(0, 0, len(good)) + good[:-3],
             "unknown kind": header() + dp.THREAD.pack(0, 0, len(good)) + b"\x63" + good[1:],
@@ -143,6 +147,19 @@ class Files(unittest.TestCase):
                 dp.load(self.write(data))
             self.assertIn(want, str(e.exception))
             self.assertNotIn("\n", str(e.exception))
+
+    def test_a_trace_given_to_the_tool_names_its_tool(self):
+        path = self.write(b"DSMTRACE" + bytes(56))
+        r = subprocess.run([sys.executable, os.path.join(TOOLS, "dsm-profile"), path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "dsm-profile: %s.0: a dsm trace (dsmrun --trace), not a "
+                         "profile: dsm-trace and dsm-model read it; dsmrun --profile FILE "
+                         "writes a profile\n" % path)
+
+    def test_one_nodes_file_names_the_run(self):
+        path = self.write(header() + dp.THREAD.pack(0, 0, 0))
+        self.assertEqual(len(dp.load(path + ".0")), 1)
 
     def test_missing_node_is_an_error(self):
         path = self.write(header(nodes=2) + dp.THREAD.pack(0, 0, 0))
