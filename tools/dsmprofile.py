@@ -1615,6 +1615,37 @@ def section(out, title, items):
         out.append("    (none)")
 
 
+def lock_lines(j):
+    """The locks' entries of the report, in words."""
+    out = []
+    for L in j["locks"]:
+        out.append("%s: %s acquires by node, %s from another node (%d hand-overs), waited %s ms "
+                   "(longest %.2f ms)"
+                   % (L["lock"], "/".join(map(str, L["acquires"])),
+                      "/".join(map(str, L["remote"])), L["handovers"],
+                      "/".join("%.1f" % w for w in L["wait_ms"]), L["max_wait_ms"]))
+        for s in L["sites"]:
+            out.append("    taken at %s (%d)" % (s["site"], s["acquires"]))
+        for dd in L["protects"]:
+            rng = (", " + bytes_text([tuple(x) for x in dd["byte_ranges"]])
+                   if dd["byte_ranges"] else "")
+            out.append("    protects %s%s" % (dd["site"], rng))
+    return out
+
+
+def barrier_lines(p, j):
+    """The barriers' entries of the report, in words."""
+    out = []
+    for B in j["barriers"]:
+        out.append("%s: %s passed, waited %s ms by node (%.2f ms the most at once); "
+                   "imbalance %.1f ms, node %d arrives last"
+                   % (B["site"], "/".join(map(str, B["count"])),
+                      "/".join("%.1f" % w for w in B["wait_ms"]),
+                      max(B["wait_ms"]) and max(ms(x) for x in p.barriers[B["site"]]["max_ns"]),
+                      B["imbalance_ms"], B["last_to_arrive"]))
+    return out
+
+
 def to_text(p, top=10):
     j = to_json(p, top)
     n = p.n
@@ -1697,27 +1728,9 @@ def to_text(p, top=10):
             out.append("    on data %s" % s)
 
     section(out, "locks, by time waited and hand-overs", j["locks"])
-    for L in j["locks"]:
-        out.append("%s: %s acquires by node, %s from another node (%d hand-overs), waited %s ms "
-                   "(longest %.2f ms)"
-                   % (L["lock"], "/".join(map(str, L["acquires"])),
-                      "/".join(map(str, L["remote"])), L["handovers"],
-                      "/".join("%.1f" % w for w in L["wait_ms"]), L["max_wait_ms"]))
-        for s in L["sites"]:
-            out.append("    taken at %s (%d)" % (s["site"], s["acquires"]))
-        for dd in L["protects"]:
-            rng = (", " + bytes_text([tuple(x) for x in dd["byte_ranges"]])
-                   if dd["byte_ranges"] else "")
-            out.append("    protects %s%s" % (dd["site"], rng))
-
+    out.extend(lock_lines(j))
     section(out, "barriers, by time waited", j["barriers"])
-    for B in j["barriers"]:
-        out.append("%s: %s passed, waited %s ms by node (%.2f ms the most at once); "
-                   "imbalance %.1f ms, node %d arrives last"
-                   % (B["site"], "/".join(map(str, B["count"])),
-                      "/".join("%.1f" % w for w in B["wait_ms"]),
-                      max(B["wait_ms"]) and max(ms(x) for x in p.barriers[B["site"]]["max_ns"]),
-                      B["imbalance_ms"], B["last_to_arrive"]))
+    out.extend(barrier_lines(p, j))
     return "\n".join(out) + "\n"
 
 
@@ -1760,21 +1773,29 @@ def page_svg(page_size, by_node, shared, width=720):
     return "".join(out)
 
 
-def bars_svg(items, width=480):
-    """Horizontal bars: [(label, value, [per-node values])]."""
+def bars_svg(items, width=720):
+    """Horizontal bars, numbered as the entries below them and each under
+    its label: [(label, value, [per-node values])]."""
     if not items:
         return ""
     top = max(v for _, v, _ in items) or 1
-    h = 18 * len(items) + 4
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d">' % (width + 90, h)]
+    row = 34
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif">'
+           % (width + 90, row * len(items) + 4)]
     for i, (label, v, parts) in enumerate(items):
+        y = i * row
+        text = "%d. %s" % (i + 1, label)
+        # 11 px sans-serif: about 6 px a character
+        short = text if len(text) * 6 <= width + 80 else text[:(width + 80) // 6 - 1] + "\u2026"
+        out.append('<text x="0" y="%d" font-size="11">%s<title>%s</title></text>'
+                   % (y + 11, _esc(short), _esc(text)))
         x = 0.0
         for n, pv in enumerate(parts):
             w = width * pv / top
             out.append('<rect x="%.1f" y="%d" width="%.1f" height="14" fill="%s"><title>node %d: '
-                       '%.1f ms</title></rect>' % (x, i * 18, w, NODE_COLOURS[n % 8], n, pv))
+                       '%.1f ms</title></rect>' % (x, y + 15, w, NODE_COLOURS[n % 8], n, pv))
             x += w
-        out.append('<text x="%.1f" y="%d" font-size="10">%.1f ms</text>' % (x + 4, i * 18 + 11, v))
+        out.append('<text x="%.1f" y="%d" font-size="10">%.1f ms</text>' % (x + 4, y + 26, v))
     out.append("</svg>")
     return "".join(out)
 
@@ -1783,7 +1804,8 @@ def to_html(p, top=10):
     j = to_json(p, top)
     h = ["<!doctype html><html><head><meta charset='utf-8'><title>dsm sharing profile</title>",
          "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
-         "pre{background:#f6f6f6;padding:6px}td,th{padding:2px 8px;text-align:right}"
+         "pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;overflow-wrap:anywhere}"
+         "svg{display:block}td,th{padding:2px 8px;text-align:right}"
          "td:first-child{text-align:left}</style></head><body>",
          "<h1>dsm sharing profile</h1><p>%d nodes, %s, %d-byte pages. Node colours: %s.</p>"
          % (p.n, _esc(p.protocol), p.page_size,
@@ -1823,7 +1845,9 @@ def to_html(p, top=10):
                                        % (_esc(l["line"]), _esc(", ".join(l["sites"])),
                                           l["misses"]["true"], l["misses"]["false"],
                                           l["misses"]["cold"]) for l in j["code"]))
-    h.append("<h2>Locks and barriers</h2><pre>%s</pre>" %
-             _esc(to_text(p, top).split("-- locks", 1)[1]))
+    h.append("<h2>Locks and barriers</h2>")
+    for title, lines in (("Locks, by time waited and hand-overs", lock_lines(j)),
+                         ("Barriers, by time waited", barrier_lines(p, j))):
+        h.append("<h3>%s</h3><pre>%s</pre>" % (title, _esc("\n".join(lines) or "(none)")))
     h.append("</body></html>")
     return "\n".join(h)

@@ -230,6 +230,34 @@ class Neighbours(unittest.TestCase):
         self.assertEqual(sorted(a["examples"]["false"]["bytes_by_node"]), ["0", "1"])
 
 
+class Report(unittest.TestCase):
+    """The HTML report of a run with a lock and a barrier: its sections
+    begin with their titles, its bars carry their labels."""
+
+    def test_html_sections_and_bars(self):
+        base = 0x200000000000
+        recs = (rec_bytes(dp.ALLOC, 0, t=1, a=base, b=8192, site=11) +
+                rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=3000000, a=31, b=8) +
+                rec_bytes(dp.LOCKSTAT, 0, page=3, dur=2000000, a=10, b=4, site=41) +
+                rec_bytes(dp.LOCK, 0, page=3, dur=900000, a=1) +
+                rec_bytes(dp.BARRIER, 0, page=0, t=5, dur=1000000, site=51))
+        tmp = tempfile.mkdtemp(prefix="test_dsmprofile-")
+        for rank in (0, 1):
+            with open(os.path.join(tmp, "p.%d" % rank), "wb") as f:
+                f.write(header(rank=rank, nodes=2) + dp.THREAD.pack(0, 0, len(recs)) + recs)
+        p = dp.Profile(dp.load(os.path.join(tmp, "p")), FakeSymbols())
+        html = dp.to_html(p)
+        self.assertNotIn(", by time waited and hand-overs --", html)
+        self.assertIn("<h3>Locks, by time waited and hand-overs</h3><pre>lock 3: 10/10 acquires",
+                      html)
+        self.assertIn("<h3>Barriers, by time waited</h3><pre>main (u/prog.c:50): 1/1 passed", html)
+        self.assertIn("white-space:pre-wrap", html)
+        self.assertIn(">1. allocated at main (u/prog.c:10)<", html)  # the data's bar
+        self.assertIn(">1. main (u/prog.c:31)<", html)                # the code's bar
+        text = dp.to_text(p)
+        self.assertIn("-- locks, by time waited and hand-overs --\nlock 3: 10/10 acquires", text)
+
+
 class Locations(unittest.TestCase):
     def test_runtime_frames_are_told_from_the_programs(self):
         self.assertTrue(dp.Loc("dsm_malloc", "/x/src/mem/alloc.c", 3, "/a.out").runtime())
