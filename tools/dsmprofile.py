@@ -422,12 +422,23 @@ SYSTEM_OBJECT = re.compile(r"^/(usr/)?lib(32|64|x32)?/|/ld-linux|/libc[.-]|/libm
                            r"/libstdc\+\+|/libpthread|/libdsm[.-]")
 
 
+# The functions a compiler outlines an OpenMP construct's body into:
+# clang's .omp_outlined._debug__.N, .omp_task_entry.; flang's _QQmain..omp_par
+OUTLINED = re.compile(r"omp_outlined|\.omp_par|omp_task_entry")
+# dsm's OpenMP runtime: what it allocates for a region is its own data
+DSM_OMP = re.compile(r"/src/omp/")
+DSM_ALLOCATOR = re.compile(r"/src/(mem|base)/")  # dsm_malloc, the profile's hooks
+
+
 class Loc:
-    """A source location: function, file, line, and the object it is in."""
-    __slots__ = ("func", "file", "line", "obj", "inlined")
+    """A source location: function, file, line, and the object it is in;
+    for a function outlined from an OpenMP construct, the construct's own
+    location (region: the pragma's file and line)."""
+    __slots__ = ("func", "file", "line", "obj", "inlined", "region")
 
     def __init__(self, func, file, line, obj, inlined=()):
         self.func, self.file, self.line, self.obj, self.inlined = func, file, line, obj, inlined
+        self.region = None
 
     def key(self):
         return (self.func, self.file, self.line)
@@ -440,9 +451,22 @@ class Loc:
         return bool(RUNTIME_FUNC.match(self.func) or DSM_SOURCE.search(self.file) or
                     SYSTEM_OBJECT.search(self.obj))
 
+    def in_dsm_omp(self):
+        """In dsm's OpenMP runtime (src/omp/)."""
+        return bool(DSM_OMP.search(self.file))
+
+    def name(self):
+        """The function as a reader knows it: an outlined function by the
+        construct it came from."""
+        if self.region:
+            return "OpenMP region at %s:%d" % (short_path(self.region[0]), self.region[1])
+        return self.func
+
     def text(self):
         if self.known():
-            return "%s (%s:%d)" % (self.func, short_path(self.file), self.line)
+            return "%s (%s:%d)" % (self.name(), short_path(self.file), self.line)
+        if self.region:
+            return "%s (line unknown)" % self.name()
         if self.func and self.func != "??":
             return "%s (%s)" % (self.func, os.path.basename(self.obj))
         return "?? (%s)" % os.path.basename(self.obj or "?")
@@ -487,6 +511,7 @@ class Symbols:
         self.cache = {}   # (obj, vaddr) -> Loc
         self.pending = collections.defaultdict(set)
         self.globals_ = {}
+        self.regions = {}  # obj -> {outlined function: (file, line) of its construct}
 
     def _bias(self, m):
         """Runtime address minus ELF virtual address, for mapping m."""
@@ -523,8 +548,51 @@ class Symbols:
             vas = sorted(vas)
             locs = self._addr2line(obj, vas)
             for va, loc in zip(vas, locs):
+                if OUTLINED.search(loc.func):
+                    loc.region = self.regions_of(obj).get(loc.func)
                 self.cache[(obj, va)] = loc
         self.pending.clear()
+
+    def regions_of(self, obj):
+        """{outlined function: (file, line)} of an object: the line of each
+        outlined function's first instruction, which the compilers give the
+        construct's pragma (clang's and flang's debug information), one
+        addr2line for them all."""
+        got = self.regions.get(obj)
+        if got is not None:
+            return got
+        got = self.regions[obj] = {}
+        starts = [(va, name) for va, _size, name in self._symbols(obj, "tTwW")
+                  if OUTLINED.search(name)]
+        if starts:
+            locs = self._addr2line(obj, [va for va, _ in starts])
+            for (_va, name), loc in zip(starts, locs):
+                if loc.known():
+                    # clang's symbol (.omp_outlined..24) calls the body its
+                    # debug information names (.omp_outlined._debug__.19),
+                    # inlined at the same line: both are the construct's
+                    got[name] = (loc.file, loc.line)
+                    for f, _fl, _ln in ((loc.func, 0, 0),) + tuple(loc.inlined):
+                        got.setdefault(f, (loc.file, loc.line))
+        return got
+
+    def _symbols(self, obj, kinds):
+        """[(vaddr, size or None, name)] of obj's defined symbols of nm's kinds."""
+        syms = []
+        if self.nm and os.path.exists(obj):
+            try:
+                r = subprocess.run([self.nm, "-S", "-C", "--defined-only", obj],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                   timeout=300)
+                for line in r.stdout.splitlines():
+                    parts = line.split(None, 3)
+                    if len(parts) == 4 and parts[2] in kinds:
+                        syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+                    elif len(parts) == 3 and parts[1] in kinds:  # no size
+                        syms.append((int(parts[0], 16), None, parts[2]))
+            except (OSError, subprocess.SubprocessError, ValueError):
+                pass
+        return syms
 
     def _addr2line(self, obj, vas):
         unknown = [Loc("??", "??", 0, obj) for _ in vas]
@@ -579,18 +647,7 @@ class Symbols:
         """[(vaddr, size, name)] of the data and bss symbols of exe, sorted."""
         if exe in self.globals_:
             return self.globals_[exe]
-        syms = []
-        if self.nm and os.path.exists(exe):
-            try:
-                r = subprocess.run([self.nm, "-S", "-C", "--defined-only", exe],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                   timeout=300)
-                for line in r.stdout.splitlines():
-                    parts = line.split(None, 3)
-                    if len(parts) == 4 and parts[2] in "dDbBvVgGsS":
-                        syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-            except (OSError, subprocess.SubprocessError, ValueError):
-                pass
+        syms = [g for g in self._symbols(exe, "dDbBvVgGsS") if g[1] is not None]
         syms.sort()
         self.globals_[exe] = syms
         return syms
@@ -685,6 +742,7 @@ class Profile:
         self._pieces = {}
         self._frames = {}  # (node, frames) -> program_frame's answer
         self._site_locs = {}  # (node, site, stack) -> site_loc's answer
+        self._omp_sites = {}  # (node, site, samples) -> dsm_omp_alloc's answer
         self._symbolize_all()
         self._allocations()
         self._faults()
@@ -808,6 +866,10 @@ class Profile:
                         s = self.site(("stack",), "stack", "the master's stack (main's locals, "
                                       "shared under master-only start)")
                         ctx = []
+                    elif self.dsm_omp_alloc(nd.rank, r, samples):
+                        s = self.site(("dsm", "omp"), "dsm", "dsm's OpenMP runtime (region data: "
+                                      "its teams, tasks and shared stacks)")
+                        ctx = []
                     else:
                         l, callers = self.site_loc(nd.rank, r.site,
                                                    r.extra if r.sub & STACKED else (), samples)
@@ -846,6 +908,30 @@ class Profile:
                     self.global_bias = self.sym._bias(m)
                     break
             self.global_starts = [g[0] for g in self.globals]
+
+    def dsm_omp_alloc(self, node, r, samples):
+        """Whether an allocation is dsm's OpenMP runtime's own: the call that
+        made it is in src/omp/ (the site when the runtime called dsm_malloc
+        itself; else the first frame of its stack, or of most of its site's
+        stacks, past the allocator's own). A region's or a barrier's call
+        in the program is then the site, but the data is not the program's."""
+        if r.site and self.loc(node, r.site).in_dsm_omp():
+            return True
+        key = (node, r.site, id(samples))
+        if r.sub & STACKED:
+            return self._omp_stack(node, r.extra)
+        got = self._omp_sites.get(key)
+        if got is None:
+            votes = [self._omp_stack(node, st) for st in samples.get(r.site, ())]
+            got = self._omp_sites[key] = (samples, bool(votes) and
+                                          2 * sum(votes) > len(votes))
+        return got[1]
+
+    def _omp_stack(self, node, stack):
+        for l in self.expand(node, stack):
+            if not DSM_ALLOCATOR.search(l.file):
+                return l.in_dsm_omp()
+        return False
 
     def lookup(self, addr, t=None):
         """The site of the data at an address (at time t, where blocks were

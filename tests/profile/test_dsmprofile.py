@@ -258,6 +258,53 @@ class Report(unittest.TestCase):
         self.assertIn("-- locks, by time waited and hand-overs --\nlock 3: 10/10 acquires", text)
 
 
+class OutlinedSymbols(dp.Symbols):
+    """clang's OpenMP program: the symbol .omp_outlined..24 at 0x1000 holds
+    the body .omp_outlined._debug__.19 (the construct at prog.c:74) inlined;
+    a fault at 0x1010 is its line 80, one at 0x1020 has no line."""
+
+    def __init__(self):
+        super().__init__(addr2line="/bin/true", nm="/bin/true")
+
+    def _symbols(self, obj, kinds):
+        return [(0x1000, 0x100, ".omp_outlined..24")] if "t" in kinds else []
+
+    def _addr2line(self, obj, vas):
+        body = ".omp_outlined._debug__.19"
+        table = {0x1000: dp.Loc(body, "/u/prog.c", 74, obj,
+                                ((".omp_outlined..24", "/u/prog.c", 74),)),
+                 0x1010: dp.Loc(body, "/u/prog.c", 80, obj),
+                 0x1020: dp.Loc(body, "/u/prog.c", 0, obj)}
+        return [table.get(v, dp.Loc("??", "??", 0, obj)) for v in vas]
+
+
+class OpenMP(unittest.TestCase):
+    def test_outlined_function_is_named_by_its_construct(self):
+        sym = OutlinedSymbols()
+        maps = [dp.Mapping(0, 0x10000, "r-xp", 0, "/u/prog")]
+        sym.loads["/u/prog"] = (2, [])  # ET_EXEC: addresses as they are
+        self.assertEqual(sym.loc(maps, 0x1010).text(), "OpenMP region at u/prog.c:74 (u/prog.c:80)")
+        self.assertEqual(sym.loc(maps, 0x1020).text(), "OpenMP region at u/prog.c:74 (line unknown)")
+
+    def test_runtime_region_data_is_dsms(self):
+        class Sym(FakeSymbols):
+            def loc(self, maps, pc):  # site 100: inside dsm's OpenMP runtime
+                if pc == 99:
+                    return dp.Loc("fork_region", "/x/src/omp/region.c", 440, "/u/prog")
+                return dp.Loc("main", "/u/prog.c", pc, "/u/prog")
+        base = 0x200000000000
+        recs = (rec_bytes(dp.ALLOC, 0, t=1, a=base, b=64, site=100) +
+                rec_bytes(dp.ALLOC, 0, t=1, a=base + 64, b=64, site=11) +
+                rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=1000, a=31, b=8) +
+                rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=1000, a=31, b=72))
+        path = Files.write(self, header() + dp.THREAD.pack(0, 0, len(recs)) + recs)
+        j = dp.to_json(dp.Profile(dp.load(path), Sym()))
+        sites = sorted(d["site"] for d in j["data"])
+        self.assertEqual(sites, ["allocated at main (u/prog.c:10)",
+                                 "dsm's OpenMP runtime (region data: its teams, tasks and "
+                                 "shared stacks)"])
+
+
 class Locations(unittest.TestCase):
     def test_runtime_frames_are_told_from_the_programs(self):
         self.assertTrue(dp.Loc("dsm_malloc", "/x/src/mem/alloc.c", 3, "/a.out").runtime())
