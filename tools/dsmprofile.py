@@ -322,6 +322,18 @@ def classify_writers(by_node):
     return ("true" if shared else "false"), shared, writers
 
 
+def classify_bits(by_node):
+    """classify_writers for bits_of's integers: (kind, shared bits, writers)."""
+    writers = sorted(n for n, b in by_node.items() if b)
+    if len(writers) < 2:
+        return None, 0, writers
+    seen = shared = 0
+    for n in writers:
+        shared |= seen & by_node[n]
+        seen |= by_node[n]
+    return ("true" if shared else "false"), shared, writers
+
+
 def interleave(by_node):
     """How the writers' bytes of one page interleave: (grain, blocks,
     borders). grain: the shortest stretch of the page that one node wrote
@@ -1246,8 +1258,9 @@ class Profile:
         for (page, epoch), by in sorted(self.written.items()):
             if len(by) < 2:
                 continue  # one writer: no sharing
-            by_node = {n: runs_of_bits(b, ps) for n, b in by.items()}
-            kind, shared, writers = classify_writers(by_node)
+            # (the bytes as bits_of's integers: a page's thousands of runs
+            # intersect in one operation, where run lists cost seconds)
+            kind, shared_bits, writers = classify_bits(by)
             if not kind:
                 continue
             self.page_sharing[page][kind] += 1
@@ -1255,24 +1268,28 @@ class Profile:
             # which sites' bytes are involved; each site's verdict, example
             # and grain from its own bytes of the page (a page may hold the
             # end of one array and the start of the next)
-            allbytes = merge_runs([x for r in by_node.values() for x in r])
-            parts = self._split(base, allbytes, None_t(self))
-            extent = collections.defaultdict(list)
+            allbits = 0
+            for b in by.values():
+                allbits |= b
+            parts = self._split_bits(base, allbits, None_t(self))
+            extent = collections.defaultdict(int)
             for lo, hi, site in self._page_pieces(base, None_t(self)):
-                extent[site].append((lo, hi))
-            for site, sruns in parts.items():
-                own = extent.get(site) or merge_runs(sruns)
-                site_by = {n: intersect(r, own) for n, r in by_node.items()}
-                site_by = {n: r for n, r in site_by.items() if r}
-                k, site_shared, _ = classify_writers(site_by)
+                extent[site] |= span_mask(lo, hi)
+            for site, sbits in parts.items():
+                own = extent.get(site) or sbits
+                site_bits = {n: b & own for n, b in by.items()}
+                site_bits = {n: b for n, b in site_bits.items() if b}
+                k, site_shared_bits, _ = classify_bits(site_bits)
+                site_by = {n: runs_of_bits(b, ps) for n, b in site_bits.items()}
+                site_shared = runs_of_bits(site_shared_bits, ps)
                 neighbours = []
                 if not k:
                     # one node wrote this data, others only other data on
                     # the page: the page is shared falsely, across data
                     k, site_shared = "false", []
                     neighbours = [o for o in parts if o is not site and
-                                  any(n not in site_by for n, r in by_node.items()
-                                      if intersect(r, extent.get(o) or merge_runs(parts[o])))]
+                                  any(n not in site_bits for n, b in by.items()
+                                      if b & (extent.get(o) or parts[o]))]
                     for o in neighbours:
                         site.neighbours[o.label] += 1
                 else:
@@ -1283,7 +1300,8 @@ class Profile:
                 self._page(site, page).misses["interval_" + k] += 1
                 if (k not in site.example or (not neighbours and
                                               len(site.example[k][2]) < len(site_by))):
-                    a = self._alloc_at(base + sruns[0][0], None_t(self))
+                    first = (sbits & -sbits).bit_length() - 1
+                    a = self._alloc_at(base + first, None_t(self))
                     origin = (a.start - base) if a else 0
                     site.example[k] = (page, epoch, site_by, site_shared, origin)
                 if k == "false" and not neighbours:
