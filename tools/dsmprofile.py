@@ -35,6 +35,7 @@ import subprocess
 import dsmaccess
 
 MAGIC = b"DSMPROF1"
+TRACE_MAGIC = b"DSMTRACE"  # tools/dsmtrace.py's files, given here by mistake
 VERSION = 1
 HDR = struct.Struct("<8s4I3Q5Q2Q16s256sQ")
 THREAD = struct.Struct("<2IQ")
@@ -160,11 +161,14 @@ def read_node(path):
             data = f.read()
     except OSError as e:
         raise ProfileError("cannot read %s: %s" % (path, e.strerror))
+    if data[:len(TRACE_MAGIC)] == TRACE_MAGIC:
+        raise ProfileError("%s: a dsm trace (dsmrun --trace), not a profile: dsm-trace and "
+                           "dsm-model read it; dsmrun --profile FILE writes a profile" % path)
     if len(data) < HDR.size:
         raise ProfileError("%s: too short for a profile (%d bytes)" % (path, len(data)))
     fields = HDR.unpack_from(data, 0)
     if fields[0] != MAGIC:
-        raise ProfileError("%s: not a dsm profile (DSM_PROFILE writes them)" % path)
+        raise ProfileError("%s: not a dsm profile (dsmrun --profile FILE writes them)" % path)
     if fields[1] != VERSION:
         raise ProfileError("%s: profile version %d, this tool reads %d" % (path, fields[1], VERSION))
     pos = HDR.size
@@ -188,7 +192,12 @@ def read_node(path):
 
 def load(prefix):
     """Every node's profile of one run: PREFIX.0, PREFIX.1, ... as many as
-    node 0's header says the job had."""
+    node 0's header says the job had (or the run of one file named
+    PREFIX.<rank>)."""
+    if not os.path.exists(prefix + ".0"):
+        base, _, rank = prefix.rpartition(".")
+        if rank.isdigit() and os.path.exists(base + ".0"):
+            prefix = base  # one node's file named: the run's
     first = read_node(prefix + ".0")
     nodes = [first]
     for r in range(1, first.nodes):
@@ -315,6 +324,18 @@ def classify_writers(by_node):
     return ("true" if shared else "false"), shared, writers
 
 
+def classify_bits(by_node):
+    """classify_writers for bits_of's integers: (kind, shared bits, writers)."""
+    writers = sorted(n for n, b in by_node.items() if b)
+    if len(writers) < 2:
+        return None, 0, writers
+    seen = shared = 0
+    for n in writers:
+        shared |= seen & by_node[n]
+        seen |= by_node[n]
+    return ("true" if shared else "false"), shared, writers
+
+
 def interleave(by_node):
     """How the writers' bytes of one page interleave: (grain, blocks,
     borders). grain: the shortest stretch of the page that one node wrote
@@ -415,12 +436,23 @@ SYSTEM_OBJECT = re.compile(r"^/(usr/)?lib(32|64|x32)?/|/ld-linux|/libc[.-]|/libm
                            r"/libstdc\+\+|/libpthread|/libdsm[.-]")
 
 
+# The functions a compiler outlines an OpenMP construct's body into:
+# clang's .omp_outlined._debug__.N, .omp_task_entry.; flang's _QQmain..omp_par
+OUTLINED = re.compile(r"omp_outlined|\.omp_par|omp_task_entry")
+# dsm's OpenMP runtime: what it allocates for a region is its own data
+DSM_OMP = re.compile(r"/src/omp/")
+DSM_ALLOCATOR = re.compile(r"/src/(mem|base)/")  # dsm_malloc, the profile's hooks
+
+
 class Loc:
-    """A source location: function, file, line, and the object it is in."""
-    __slots__ = ("func", "file", "line", "obj", "inlined")
+    """A source location: function, file, line, and the object it is in;
+    for a function outlined from an OpenMP construct, the construct's own
+    location (region: the pragma's file and line)."""
+    __slots__ = ("func", "file", "line", "obj", "inlined", "region")
 
     def __init__(self, func, file, line, obj, inlined=()):
         self.func, self.file, self.line, self.obj, self.inlined = func, file, line, obj, inlined
+        self.region = None
 
     def key(self):
         return (self.func, self.file, self.line)
@@ -433,9 +465,22 @@ class Loc:
         return bool(RUNTIME_FUNC.match(self.func) or DSM_SOURCE.search(self.file) or
                     SYSTEM_OBJECT.search(self.obj))
 
+    def in_dsm_omp(self):
+        """In dsm's OpenMP runtime (src/omp/)."""
+        return bool(DSM_OMP.search(self.file))
+
+    def name(self):
+        """The function as a reader knows it: an outlined function by the
+        construct it came from."""
+        if self.region:
+            return "OpenMP region at %s:%d" % (short_path(self.region[0]), self.region[1])
+        return self.func
+
     def text(self):
         if self.known():
-            return "%s (%s:%d)" % (self.func, short_path(self.file), self.line)
+            return "%s (%s:%d)" % (self.name(), short_path(self.file), self.line)
+        if self.region:
+            return "%s (line unknown)" % self.name()
         if self.func and self.func != "??":
             return "%s (%s)" % (self.func, os.path.basename(self.obj))
         return "?? (%s)" % os.path.basename(self.obj or "?")
@@ -480,6 +525,7 @@ class Symbols:
         self.cache = {}   # (obj, vaddr) -> Loc
         self.pending = collections.defaultdict(set)
         self.globals_ = {}
+        self.regions = {}  # obj -> {outlined function: (file, line) of its construct}
 
     def _bias(self, m):
         """Runtime address minus ELF virtual address, for mapping m."""
@@ -516,8 +562,51 @@ class Symbols:
             vas = sorted(vas)
             locs = self._addr2line(obj, vas)
             for va, loc in zip(vas, locs):
+                if OUTLINED.search(loc.func):
+                    loc.region = self.regions_of(obj).get(loc.func)
                 self.cache[(obj, va)] = loc
         self.pending.clear()
+
+    def regions_of(self, obj):
+        """{outlined function: (file, line)} of an object: the line of each
+        outlined function's first instruction, which the compilers give the
+        construct's pragma (clang's and flang's debug information), one
+        addr2line for them all."""
+        got = self.regions.get(obj)
+        if got is not None:
+            return got
+        got = self.regions[obj] = {}
+        starts = [(va, name) for va, _size, name in self._symbols(obj, "tTwW")
+                  if OUTLINED.search(name)]
+        if starts:
+            locs = self._addr2line(obj, [va for va, _ in starts])
+            for (_va, name), loc in zip(starts, locs):
+                if loc.known():
+                    # clang's symbol (.omp_outlined..24) calls the body its
+                    # debug information names (.omp_outlined._debug__.19),
+                    # inlined at the same line: both are the construct's
+                    got[name] = (loc.file, loc.line)
+                    for f, _fl, _ln in ((loc.func, 0, 0),) + tuple(loc.inlined):
+                        got.setdefault(f, (loc.file, loc.line))
+        return got
+
+    def _symbols(self, obj, kinds):
+        """[(vaddr, size or None, name)] of obj's defined symbols of nm's kinds."""
+        syms = []
+        if self.nm and os.path.exists(obj):
+            try:
+                r = subprocess.run([self.nm, "-S", "-C", "--defined-only", obj],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                   timeout=300)
+                for line in r.stdout.splitlines():
+                    parts = line.split(None, 3)
+                    if len(parts) == 4 and parts[2] in kinds:
+                        syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+                    elif len(parts) == 3 and parts[1] in kinds:  # no size
+                        syms.append((int(parts[0], 16), None, parts[2]))
+            except (OSError, subprocess.SubprocessError, ValueError):
+                pass
+        return syms
 
     def _addr2line(self, obj, vas):
         unknown = [Loc("??", "??", 0, obj) for _ in vas]
@@ -572,18 +661,7 @@ class Symbols:
         """[(vaddr, size, name)] of the data and bss symbols of exe, sorted."""
         if exe in self.globals_:
             return self.globals_[exe]
-        syms = []
-        if self.nm and os.path.exists(exe):
-            try:
-                r = subprocess.run([self.nm, "-S", "-C", "--defined-only", exe],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                   timeout=300)
-                for line in r.stdout.splitlines():
-                    parts = line.split(None, 3)
-                    if len(parts) == 4 and parts[2] in "dDbBvVgGsS":
-                        syms.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-            except (OSError, subprocess.SubprocessError, ValueError):
-                pass
+        syms = [g for g in self._symbols(exe, "dDbBvVgGsS") if g[1] is not None]
         syms.sort()
         self.globals_[exe] = syms
         return syms
@@ -679,6 +757,7 @@ class Profile:
         self._pieces = {}
         self._frames = {}  # (node, frames) -> program_frame's answer
         self._site_locs = {}  # (node, site, stack) -> site_loc's answer
+        self._omp_sites = {}  # (node, site, samples) -> dsm_omp_alloc's answer
         self._symbolize_all()
         self._allocations()
         self._faults()
@@ -802,6 +881,10 @@ class Profile:
                         s = self.site(("stack",), "stack", "the master's stack (main's locals, "
                                       "shared under master-only start)")
                         ctx = []
+                    elif self.dsm_omp_alloc(nd.rank, r, samples):
+                        s = self.site(("dsm", "omp"), "dsm", "dsm's OpenMP runtime (region data: "
+                                      "its teams, tasks and shared stacks)")
+                        ctx = []
                     else:
                         l, callers = self.site_loc(nd.rank, r.site,
                                                    r.extra if r.sub & STACKED else (), samples)
@@ -840,6 +923,30 @@ class Profile:
                     self.global_bias = self.sym._bias(m)
                     break
             self.global_starts = [g[0] for g in self.globals]
+
+    def dsm_omp_alloc(self, node, r, samples):
+        """Whether an allocation is dsm's OpenMP runtime's own: the call that
+        made it is in src/omp/ (the site when the runtime called dsm_malloc
+        itself; else the first frame of its stack, or of most of its site's
+        stacks, past the allocator's own). A region's or a barrier's call
+        in the program is then the site, but the data is not the program's."""
+        if r.site and self.loc(node, r.site).in_dsm_omp():
+            return True
+        key = (node, r.site, id(samples))
+        if r.sub & STACKED:
+            return self._omp_stack(node, r.extra)
+        got = self._omp_sites.get(key)
+        if got is None:
+            votes = [self._omp_stack(node, st) for st in samples.get(r.site, ())]
+            got = self._omp_sites[key] = (samples, bool(votes) and
+                                          2 * sum(votes) > len(votes))
+        return got[1]
+
+    def _omp_stack(self, node, stack):
+        for l in self.expand(node, stack):
+            if not DSM_ALLOCATOR.search(l.file):
+                return l.in_dsm_omp()
+        return False
 
     def lookup(self, addr, t=None):
         """The site of the data at an address (at time t, where blocks were
@@ -1166,8 +1273,9 @@ class Profile:
         for (page, epoch), by in sorted(self.written.items()):
             if len(by) < 2:
                 continue  # one writer: no sharing
-            by_node = {n: runs_of_bits(b, ps) for n, b in by.items()}
-            kind, shared, writers = classify_writers(by_node)
+            # (the bytes as bits_of's integers: a page's thousands of runs
+            # intersect in one operation, where run lists cost seconds)
+            kind, shared_bits, writers = classify_bits(by)
             if not kind:
                 continue
             self.page_sharing[page][kind] += 1
@@ -1175,24 +1283,28 @@ class Profile:
             # which sites' bytes are involved; each site's verdict, example
             # and grain from its own bytes of the page (a page may hold the
             # end of one array and the start of the next)
-            allbytes = merge_runs([x for r in by_node.values() for x in r])
-            parts = self._split(base, allbytes, None_t(self))
-            extent = collections.defaultdict(list)
+            allbits = 0
+            for b in by.values():
+                allbits |= b
+            parts = self._split_bits(base, allbits, None_t(self))
+            extent = collections.defaultdict(int)
             for lo, hi, site in self._page_pieces(base, None_t(self)):
-                extent[site].append((lo, hi))
-            for site, sruns in parts.items():
-                own = extent.get(site) or merge_runs(sruns)
-                site_by = {n: intersect(r, own) for n, r in by_node.items()}
-                site_by = {n: r for n, r in site_by.items() if r}
-                k, site_shared, _ = classify_writers(site_by)
+                extent[site] |= span_mask(lo, hi)
+            for site, sbits in parts.items():
+                own = extent.get(site) or sbits
+                site_bits = {n: b & own for n, b in by.items()}
+                site_bits = {n: b for n, b in site_bits.items() if b}
+                k, site_shared_bits, _ = classify_bits(site_bits)
+                site_by = {n: runs_of_bits(b, ps) for n, b in site_bits.items()}
+                site_shared = runs_of_bits(site_shared_bits, ps)
                 neighbours = []
                 if not k:
                     # one node wrote this data, others only other data on
                     # the page: the page is shared falsely, across data
                     k, site_shared = "false", []
                     neighbours = [o for o in parts if o is not site and
-                                  any(n not in site_by for n, r in by_node.items()
-                                      if intersect(r, extent.get(o) or merge_runs(parts[o])))]
+                                  any(n not in site_bits for n, b in by.items()
+                                      if b & (extent.get(o) or parts[o]))]
                     for o in neighbours:
                         site.neighbours[o.label] += 1
                 else:
@@ -1203,7 +1315,8 @@ class Profile:
                 self._page(site, page).misses["interval_" + k] += 1
                 if (k not in site.example or (not neighbours and
                                               len(site.example[k][2]) < len(site_by))):
-                    a = self._alloc_at(base + sruns[0][0], None_t(self))
+                    first = (sbits & -sbits).bit_length() - 1
+                    a = self._alloc_at(base + first, None_t(self))
                     origin = (a.start - base) if a else 0
                     site.example[k] = (page, epoch, site_by, site_shared, origin)
                 if k == "false" and not neighbours:
@@ -1630,6 +1743,37 @@ def section(out, title, items):
         out.append("    (none)")
 
 
+def lock_lines(j):
+    """The locks' entries of the report, in words."""
+    out = []
+    for L in j["locks"]:
+        out.append("%s: %s acquires by node, %s from another node (%d hand-overs), waited %s ms "
+                   "(longest %.2f ms)"
+                   % (L["lock"], "/".join(map(str, L["acquires"])),
+                      "/".join(map(str, L["remote"])), L["handovers"],
+                      "/".join("%.1f" % w for w in L["wait_ms"]), L["max_wait_ms"]))
+        for s in L["sites"]:
+            out.append("    taken at %s (%d)" % (s["site"], s["acquires"]))
+        for dd in L["protects"]:
+            rng = (", " + bytes_text([tuple(x) for x in dd["byte_ranges"]])
+                   if dd["byte_ranges"] else "")
+            out.append("    protects %s%s" % (dd["site"], rng))
+    return out
+
+
+def barrier_lines(p, j):
+    """The barriers' entries of the report, in words."""
+    out = []
+    for B in j["barriers"]:
+        out.append("%s: %s passed, waited %s ms by node (%.2f ms the most at once); "
+                   "imbalance %.1f ms, node %d arrives last"
+                   % (B["site"], "/".join(map(str, B["count"])),
+                      "/".join("%.1f" % w for w in B["wait_ms"]),
+                      max(B["wait_ms"]) and max(ms(x) for x in p.barriers[B["site"]]["max_ns"]),
+                      B["imbalance_ms"], B["last_to_arrive"]))
+    return out
+
+
 def to_text(p, top=10):
     j = to_json(p, top)
     n = p.n
@@ -1713,27 +1857,9 @@ def to_text(p, top=10):
             out.append("    on data %s" % s)
 
     section(out, "locks, by time waited and hand-overs", j["locks"])
-    for L in j["locks"]:
-        out.append("%s: %s acquires by node, %s from another node (%d hand-overs), waited %s ms "
-                   "(longest %.2f ms)"
-                   % (L["lock"], "/".join(map(str, L["acquires"])),
-                      "/".join(map(str, L["remote"])), L["handovers"],
-                      "/".join("%.1f" % w for w in L["wait_ms"]), L["max_wait_ms"]))
-        for s in L["sites"]:
-            out.append("    taken at %s (%d)" % (s["site"], s["acquires"]))
-        for dd in L["protects"]:
-            rng = (", " + bytes_text([tuple(x) for x in dd["byte_ranges"]])
-                   if dd["byte_ranges"] else "")
-            out.append("    protects %s%s" % (dd["site"], rng))
-
+    out.extend(lock_lines(j))
     section(out, "barriers, by time waited", j["barriers"])
-    for B in j["barriers"]:
-        out.append("%s: %s passed, waited %s ms by node (%.2f ms the most at once); "
-                   "imbalance %.1f ms, node %d arrives last"
-                   % (B["site"], "/".join(map(str, B["count"])),
-                      "/".join("%.1f" % w for w in B["wait_ms"]),
-                      max(B["wait_ms"]) and max(ms(x) for x in p.barriers[B["site"]]["max_ns"]),
-                      B["imbalance_ms"], B["last_to_arrive"]))
+    out.extend(barrier_lines(p, j))
     return "\n".join(out) + "\n"
 
 
@@ -1776,21 +1902,29 @@ def page_svg(page_size, by_node, shared, width=720):
     return "".join(out)
 
 
-def bars_svg(items, width=480):
-    """Horizontal bars: [(label, value, [per-node values])]."""
+def bars_svg(items, width=720):
+    """Horizontal bars, numbered as the entries below them and each under
+    its label: [(label, value, [per-node values])]."""
     if not items:
         return ""
     top = max(v for _, v, _ in items) or 1
-    h = 18 * len(items) + 4
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d">' % (width + 90, h)]
+    row = 34
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif">'
+           % (width + 90, row * len(items) + 4)]
     for i, (label, v, parts) in enumerate(items):
+        y = i * row
+        text = "%d. %s" % (i + 1, label)
+        # 11 px sans-serif: about 6 px a character
+        short = text if len(text) * 6 <= width + 80 else text[:(width + 80) // 6 - 1] + "\u2026"
+        out.append('<text x="0" y="%d" font-size="11">%s<title>%s</title></text>'
+                   % (y + 11, _esc(short), _esc(text)))
         x = 0.0
         for n, pv in enumerate(parts):
             w = width * pv / top
             out.append('<rect x="%.1f" y="%d" width="%.1f" height="14" fill="%s"><title>node %d: '
-                       '%.1f ms</title></rect>' % (x, i * 18, w, NODE_COLOURS[n % 8], n, pv))
+                       '%.1f ms</title></rect>' % (x, y + 15, w, NODE_COLOURS[n % 8], n, pv))
             x += w
-        out.append('<text x="%.1f" y="%d" font-size="10">%.1f ms</text>' % (x + 4, i * 18 + 11, v))
+        out.append('<text x="%.1f" y="%d" font-size="10">%.1f ms</text>' % (x + 4, y + 26, v))
     out.append("</svg>")
     return "".join(out)
 
@@ -1799,7 +1933,8 @@ def to_html(p, top=10):
     j = to_json(p, top)
     h = ["<!doctype html><html><head><meta charset='utf-8'><title>dsm sharing profile</title>",
          "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
-         "pre{background:#f6f6f6;padding:6px}td,th{padding:2px 8px;text-align:right}"
+         "pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;overflow-wrap:anywhere}"
+         "svg{display:block}td,th{padding:2px 8px;text-align:right}"
          "td:first-child{text-align:left}</style></head><body>",
          "<h1>dsm sharing profile</h1><p>%d nodes, %s, %d-byte pages. Node colours: %s.</p>"
          % (p.n, _esc(p.protocol), p.page_size,
@@ -1839,7 +1974,9 @@ def to_html(p, top=10):
                                        % (_esc(l["line"]), _esc(", ".join(l["sites"])),
                                           l["misses"]["true"], l["misses"]["false"],
                                           l["misses"]["cold"]) for l in j["code"]))
-    h.append("<h2>Locks and barriers</h2><pre>%s</pre>" %
-             _esc(to_text(p, top).split("-- locks", 1)[1]))
+    h.append("<h2>Locks and barriers</h2>")
+    for title, lines in (("Locks, by time waited and hand-overs", lock_lines(j)),
+                         ("Barriers, by time waited", barrier_lines(p, j))):
+        h.append("<h3>%s</h3><pre>%s</pre>" % (title, _esc("\n".join(lines) or "(none)")))
     h.append("</body></html>")
     return "\n".join(h)

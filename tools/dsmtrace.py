@@ -15,6 +15,7 @@ import os
 import struct
 
 MAGIC = b"DSMTRACE"
+PROFILE_MAGIC = b"DSMPROF1"  # tools/dsmprofile.py's files, given here by mistake
 VERSION = 1
 HDR = struct.Struct("<8s4I2IQ16s2I")  # then ntypes names of name_len bytes
 THREAD = struct.Struct("<2IQ")
@@ -98,6 +99,9 @@ class Node:
 
 def parse(data, path="<trace>"):
     """Parses one node's trace file from bytes."""
+    if data[:len(PROFILE_MAGIC)] == PROFILE_MAGIC:
+        raise TraceError("%s: a dsm sharing profile (dsmrun --profile), not a trace: "
+                         "dsm-profile reads it; dsmrun --trace FILE writes a trace" % path)
     if len(data) < HDR.size:
         raise TraceError("%s: %d bytes, shorter than a trace header (%d); not a dsm trace "
                          "or cut short" % (path, len(data), HDR.size))

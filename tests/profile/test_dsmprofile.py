@@ -4,12 +4,14 @@ byte ranges and bitmaps, the true/false classifier, the interleave and the
 advice, /proc maps, and the file's parser on good and broken input."""
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.realpath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+TOOLS = os.path.join(HERE, "..", "..", "tools")
+sys.path.insert(0, TOOLS)
 import dsmprofile as dp  # noqa: E402
 
 
@@ -129,7 +131,9 @@ class Files(unittest.TestCase):
     def test_broken_files_are_one_line_errors(self):
         good = rec_bytes(dp.FAULT)
         cases = {
-            "not a dsm profile": b"DSMTRACE" + header()[8:],
+            "not a dsm profile": b"NOTAPROF" + header()[8:],
+            "a dsm trace (dsmrun --trace), not a profile: dsm-trace and dsm-model read it":
+                b"DSMTRACE" + bytes(56),
             "too short": b"DSMPROF1",
             "cut short": header() + dp.THREAD.pack(0, 0, len(good)) + good[:-3],
             "unknown kind": header() + dp.THREAD.pack(0, 0, len(good)) + b"\x63" + good[1:],
@@ -143,6 +147,19 @@ class Files(unittest.TestCase):
                 dp.load(self.write(data))
             self.assertIn(want, str(e.exception))
             self.assertNotIn("\n", str(e.exception))
+
+    def test_a_trace_given_to_the_tool_names_its_tool(self):
+        path = self.write(b"DSMTRACE" + bytes(56))
+        r = subprocess.run([sys.executable, os.path.join(TOOLS, "dsm-profile"), path],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "dsm-profile: %s.0: a dsm trace (dsmrun --trace), not a "
+                         "profile: dsm-trace and dsm-model read it; dsmrun --profile FILE "
+                         "writes a profile\n" % path)
+
+    def test_one_nodes_file_names_the_run(self):
+        path = self.write(header() + dp.THREAD.pack(0, 0, 0))
+        self.assertEqual(len(dp.load(path + ".0")), 1)
 
     def test_missing_node_is_an_error(self):
         path = self.write(header(nodes=2) + dp.THREAD.pack(0, 0, 0))
@@ -211,6 +228,81 @@ class Neighbours(unittest.TestCase):
         self.assertEqual((a["kind"], a["false_within_page_intervals"], a["grain"]), ("false", 1, 64))
         self.assertEqual(a["neighbours"], {})
         self.assertEqual(sorted(a["examples"]["false"]["bytes_by_node"]), ["0", "1"])
+
+
+class Report(unittest.TestCase):
+    """The HTML report of a run with a lock and a barrier: its sections
+    begin with their titles, its bars carry their labels."""
+
+    def test_html_sections_and_bars(self):
+        base = 0x200000000000
+        recs = (rec_bytes(dp.ALLOC, 0, t=1, a=base, b=8192, site=11) +
+                rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=3000000, a=31, b=8) +
+                rec_bytes(dp.LOCKSTAT, 0, page=3, dur=2000000, a=10, b=4, site=41) +
+                rec_bytes(dp.LOCK, 0, page=3, dur=900000, a=1) +
+                rec_bytes(dp.BARRIER, 0, page=0, t=5, dur=1000000, site=51))
+        tmp = tempfile.mkdtemp(prefix="test_dsmprofile-")
+        for rank in (0, 1):
+            with open(os.path.join(tmp, "p.%d" % rank), "wb") as f:
+                f.write(header(rank=rank, nodes=2) + dp.THREAD.pack(0, 0, len(recs)) + recs)
+        p = dp.Profile(dp.load(os.path.join(tmp, "p")), FakeSymbols())
+        html = dp.to_html(p)
+        self.assertNotIn(", by time waited and hand-overs --", html)
+        self.assertIn("<h3>Locks, by time waited and hand-overs</h3><pre>lock 3: 10/10 acquires",
+                      html)
+        self.assertIn("<h3>Barriers, by time waited</h3><pre>main (u/prog.c:50): 1/1 passed", html)
+        self.assertIn("white-space:pre-wrap", html)
+        self.assertIn(">1. allocated at main (u/prog.c:10)<", html)  # the data's bar
+        self.assertIn(">1. main (u/prog.c:31)<", html)                # the code's bar
+        text = dp.to_text(p)
+        self.assertIn("-- locks, by time waited and hand-overs --\nlock 3: 10/10 acquires", text)
+
+
+class OutlinedSymbols(dp.Symbols):
+    """clang's OpenMP program: the symbol .omp_outlined..24 at 0x1000 holds
+    the body .omp_outlined._debug__.19 (the construct at prog.c:74) inlined;
+    a fault at 0x1010 is its line 80, one at 0x1020 has no line."""
+
+    def __init__(self):
+        super().__init__(addr2line="/bin/true", nm="/bin/true")
+
+    def _symbols(self, obj, kinds):
+        return [(0x1000, 0x100, ".omp_outlined..24")] if "t" in kinds else []
+
+    def _addr2line(self, obj, vas):
+        body = ".omp_outlined._debug__.19"
+        table = {0x1000: dp.Loc(body, "/u/prog.c", 74, obj,
+                                ((".omp_outlined..24", "/u/prog.c", 74),)),
+                 0x1010: dp.Loc(body, "/u/prog.c", 80, obj),
+                 0x1020: dp.Loc(body, "/u/prog.c", 0, obj)}
+        return [table.get(v, dp.Loc("??", "??", 0, obj)) for v in vas]
+
+
+class OpenMP(unittest.TestCase):
+    def test_outlined_function_is_named_by_its_construct(self):
+        sym = OutlinedSymbols()
+        maps = [dp.Mapping(0, 0x10000, "r-xp", 0, "/u/prog")]
+        sym.loads["/u/prog"] = (2, [])  # ET_EXEC: addresses as they are
+        self.assertEqual(sym.loc(maps, 0x1010).text(), "OpenMP region at u/prog.c:74 (u/prog.c:80)")
+        self.assertEqual(sym.loc(maps, 0x1020).text(), "OpenMP region at u/prog.c:74 (line unknown)")
+
+    def test_runtime_region_data_is_dsms(self):
+        class Sym(FakeSymbols):
+            def loc(self, maps, pc):  # site 100: inside dsm's OpenMP runtime
+                if pc == 99:
+                    return dp.Loc("fork_region", "/x/src/omp/region.c", 440, "/u/prog")
+                return dp.Loc("main", "/u/prog.c", pc, "/u/prog")
+        base = 0x200000000000
+        recs = (rec_bytes(dp.ALLOC, 0, t=1, a=base, b=64, site=100) +
+                rec_bytes(dp.ALLOC, 0, t=1, a=base + 64, b=64, site=11) +
+                rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=1000, a=31, b=8) +
+                rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=1000, a=31, b=72))
+        path = Files.write(self, header() + dp.THREAD.pack(0, 0, len(recs)) + recs)
+        j = dp.to_json(dp.Profile(dp.load(path), Sym()))
+        sites = sorted(d["site"] for d in j["data"])
+        self.assertEqual(sites, ["allocated at main (u/prog.c:10)",
+                                 "dsm's OpenMP runtime (region data: its teams, tasks and "
+                                 "shared stacks)"])
 
 
 class Locations(unittest.TestCase):

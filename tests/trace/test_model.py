@@ -225,5 +225,49 @@ class TestMalformed(unittest.TestCase):
         self.assertEqual(r.stderr.strip(), "dsm-model: bandwidth=fast: expected a number")
 
 
+def bench_model():
+    """bench/model, a script without .py, as a module."""
+    import importlib.machinery
+    import importlib.util
+    path = os.path.join(HERE, "..", "..", "bench", "model")
+    loader = importlib.machinery.SourceFileLoader("bench_model", path)
+    spec = importlib.util.spec_from_loader("bench_model", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+class TestFigures(unittest.TestCase):
+    """bench/model tables' figures: round ticks, an axis that fits the
+    bars, and bars across the whole width however few they are."""
+
+    def test_ticks_are_round_and_fit(self):
+        bm = bench_model()
+        for vmax, want in ((2243, (500, 2500)), (1804, (500, 2000)), (9.5, (2, 10)),
+                           (100, (20, 100)), (101, (20, 120)), (0.3, (0.05, 0.3))):
+            step, top = bm.axis_ticks(vmax)
+            self.assertAlmostEqual(step, want[0])
+            self.assertAlmostEqual(top, want[1])
+            self.assertTrue(4 <= round(top / step) <= 8)
+        self.assertEqual(bm.tick_text(0.15, 0.05), "0.15")
+        self.assertEqual(bm.tick_text(1500, 500), "1500")
+
+    def test_figure_spans_its_width(self):
+        import re
+        bm = bench_model()
+        run = {"total": 2243.0, "split": {"computing": 600.0}}
+        for net in ("this", "eth", "loh", "loh-hb"):
+            run[net] = {"pred": 2000.0, "cost": {"PAGE_REQ": [1, 1, 300.0, "latency"]}}
+        res = {"sor": {"seq_ms": 1500.0, "runs": {"hlrc.2": run}}}
+        path = os.path.join(tempfile.mkdtemp(), "fig.svg")
+        bm.write_fig(path, res, "sor", [2], ["hlrc"])
+        svg = open(path).read()
+        ticks = re.findall(r'text-anchor="end">([0-9.]+)<', svg)
+        self.assertEqual(ticks, ["0", "500", "1000", "1500", "2000", "2500"])
+        width = int(re.search(r'<svg [^>]*width="(\d+)"', svg).group(1))
+        xs = [float(x) for x in re.findall(r'<rect x="([0-9.]+)"[^>]*><title>', svg)]
+        self.assertGreater(max(xs), width / 2, "the bars end in the left half")
+
+
 if __name__ == "__main__":
     unittest.main()

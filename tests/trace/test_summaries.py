@@ -117,6 +117,30 @@ class TestCommands(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn(want, r.stdout)
 
+    def test_locks_without_locks_is_one_line(self):
+        r = self.run_tool("locks", faults())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(),
+                         ["no locks: the program took none in the statistics' window (2 nodes)"])
+
+    def test_locks_on_one_node_only(self):
+        # node 0 takes lock 3 from node 1 (10..30 us, notices to 31); node 1 none
+        recs = marks(1000)[:1] + [(dt.LOCK, 1, 0, 3, 10 * US, 30 * US, 31 * US)] + marks(1000)[1:]
+        r = self.run_tool("locks", [trace_bytes(0, 2, [(0, recs)], NAMES),
+                                    trace_bytes(1, 2, [(0, marks(1000))], NAMES)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "node 0: 1 acquires, 1 needed another node (1 of 1 locks)")
+        self.assertEqual(lines[-1], "node 1: no locks taken")
+
+    def test_a_profile_is_named_with_its_tool(self):
+        profile = b"DSMPROF1" + bytes(400)
+        r = self.run_tool("counts", [profile])
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("a dsm sharing profile (dsmrun --profile), not a trace: dsm-profile reads it",
+                      r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
