@@ -999,9 +999,10 @@ class Profile:
         # each fault's access width, from its instruction (dsmaccess): asked
         # for all at once, an objdump run per object and cluster
         places = {}
+        place = getattr(self.sym, "place", None)  # a test's symbols may not place
         for nd in self.nodes:
             for r in nd.records(FAULT):
-                places[(nd.rank, r.a)] = self.sym.place(nd.maps, r.a)
+                places[(nd.rank, r.a)] = place(nd.maps, r.a) if place else (None, r.a)
         by_obj = collections.defaultdict(list)
         for obj, va in places.values():
             if obj:
