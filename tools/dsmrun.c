@@ -234,6 +234,43 @@ static const char *option_text(char **argv, int opt, char *buf, size_t len)
     return arg;
 }
 
+/* For an unknown long option, " (did you mean --stats?)": the nearest
+ * option if near enough to be the one meant (a third of its letters wrong,
+ * or two), else those it abbreviates ambiguously; "" if none. */
+static void suggest_option(const char *arg, char *out, size_t len)
+{
+    const char *word = arg + 2;
+    size_t word_len = strcspn(word, "=");
+    char name[64];
+    int best = -1, best_d = 0, used = 0, prefixed = 0;
+    out[0] = 0;
+    if (strncmp(arg, "--", 2) || word_len == 0 || word_len >= sizeof name)
+        return;
+    snprintf(name, sizeof name, "%.*s", (int)word_len, word);
+    for (int i = 0; long_options[i].name; i++) {
+        int d = config_edit_distance(name, long_options[i].name);
+        if (best < 0 || d < best_d) {
+            best = i;
+            best_d = d;
+        }
+    }
+    if (best_d <= ((int)word_len / 3 > 2 ? (int)word_len / 3 : 2) && best_d < (int)word_len) {
+        snprintf(out, len, " (did you mean --%s?)", long_options[best].name);
+        return;
+    }
+    for (int i = 0; long_options[i].name; i++)
+        prefixed += !strncmp(long_options[i].name, name, word_len);
+    for (int i = 0, k = 0; long_options[i].name && prefixed > 1; i++) {
+        if (strncmp(long_options[i].name, name, word_len))
+            continue;
+        k++;
+        int n = snprintf(out + used, (size_t)used < len ? len - (size_t)used : 0, "%s--%s%s",
+                         k == 1 ? " (did you mean " : k == prefixed ? " or " : ", ",
+                         long_options[i].name, k == prefixed ? "?)" : "");
+        used += n > 0 ? n : 0;
+    }
+}
+
 /* Parses argv into *o. PARSE_DONE: --help and the like were answered. On
  * PARSE_ERROR, err holds one line without the "dsmrun: " prefix. */
 static enum parse_result parse_options(struct options *o, int argc, char **argv,
@@ -376,10 +413,13 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
             snprintf(err, errlen, "option '%s' needs a value",
                      option_text(argv, optopt, optbuf, sizeof optbuf));
             return PARSE_ERROR;
-        default:
-            snprintf(err, errlen, "unknown option '%s' (see dsmrun --help)",
-                     option_text(argv, optopt, optbuf, sizeof optbuf));
+        default: {
+            const char *text = option_text(argv, optopt, optbuf, sizeof optbuf);
+            char hint[160];
+            suggest_option(text, hint, sizeof hint);
+            snprintf(err, errlen, "unknown option '%s'%s (see dsmrun --help)", text, hint);
             return PARSE_ERROR;
+        }
         }
     }
     if (o->agent)
@@ -597,6 +637,29 @@ static int export_job_env(const struct launcher *l, const char *peers)
     return setenv(BOOT_ENV_JOB, buf, 1) < 0 ? -errno : 0;
 }
 
+extern char **environ;
+
+/* A DSM_* name dsm does not know (DSM_PAGESIZE=4096) would be ignored in
+ * silence by every node: said here once for the job, in one line, with the
+ * name meant. The job runs: the name may be another program's. */
+static void warn_unknown_settings(const struct options *o)
+{
+    int nenv = 0;
+    while (environ[nenv])
+        nenv++;
+    const char **all = calloc((size_t)(nenv + o->nenv) + 1, sizeof *all);
+    if (!all)
+        return;
+    memcpy(all, environ, (size_t)nenv * sizeof *all);
+    memcpy(all + nenv, o->env, (size_t)o->nenv * sizeof *all);
+    char names[1024];
+    int n = config_unknown_names(all, nenv + o->nenv, names, sizeof names);
+    if (n)
+        fprintf(stderr, "dsmrun: warning: %s %s: ignored (dsmrun --help-env lists them)\n", names,
+                n == 1 ? "is not a dsm setting" : "are not dsm settings");
+    free(all);
+}
+
 /* The settings the nodes will see — the environment, --env over it, and
  * the options that set a variable over both (export_job_env) — checked
  * with the nodes' own code (config.c), so that a bad value is said once,
@@ -632,6 +695,7 @@ static int check_settings(const struct options *o)
         snprintf(profile, sizeof profile, "DSM_PROFILE=%s", o->profile);
         over[n++] = profile;
     }
+    warn_unknown_settings(o);
     struct dsm_config cfg;
     /* The table's types and ranges, then what the values mean (a directory,
      * a file, a schedule, an address): on this host only when the nodes
@@ -1595,8 +1659,14 @@ int check_program(const char *prog, const char *where)
             d += len + (d[len] == ':');
         }
     }
-    fprintf(stderr, "dsmrun: %s%scannot run %s: %s\n", where ? where : "", where ? ": " : "", prog,
-            strerror(err));
+    /* A program in this directory is not found through PATH, as in a
+     * shell: the name the user surely meant. */
+    char local[PATH_MAX];
+    bool here = err == ENOENT && !strchr(prog, '/') &&
+                snprintf(local, sizeof local, "./%s", prog) < (int)sizeof local &&
+                stat(local, &st) == 0 && S_ISREG(st.st_mode) && access(local, X_OK) == 0;
+    fprintf(stderr, "dsmrun: %s%scannot run %s: %s%s%s%s\n", where ? where : "", where ? ": " : "",
+            prog, strerror(err), here ? " (did you mean ./" : "", here ? prog : "", here ? "?)" : "");
     return -1;
 }
 

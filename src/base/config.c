@@ -2,6 +2,7 @@
  * config.c — the table of environment settings, its parser and its help.
  */
 #include "base/config.h"
+#include "base/launch.h"
 
 #include <errno.h>
 #include <ctype.h>
@@ -428,6 +429,111 @@ int config_set(struct dsm_config *cfg, const char *name, const char *value, char
             return parse_entry(&table[i], value, cfg, err, errlen);
     snprintf(err, errlen, "%s: no such setting", name);
     return -ENOENT;
+}
+
+/* The DSM_* variables dsm reads or sets besides the table's: those a
+ * launcher hands its nodes (base/launch.h), the one runtime/boot_pmix.c
+ * sets across its re-execution, and those tools/dsm-hosts and the Slurm
+ * tests (tests/slurm/run.sh) set for the commands they run. */
+static const char *const other_names[] = {
+    BOOT_ENV_RANK, BOOT_ENV_NODES, BOOT_ENV_JOB, BOOT_ENV_SOCK_FD, BOOT_ENV_KEY_FD,
+    BOOT_ENV_PEERS, BOOT_ENV_LAUNCH, BOOT_ENV_LIFE_FD, BOOT_ENV_ARBITER_FD,
+    "DSM_PMIX_REEXEC", "DSM_HOSTS", "DSM_SLURM_LIVENESS_RUNS",
+};
+#define NOTHERS (sizeof other_names / sizeof other_names[0])
+
+#define DISTANCE_MAX_LEN 63
+static int upper(char c)
+{
+    return toupper((unsigned char)c);
+}
+
+int config_edit_distance(const char *a, const char *b)
+{
+    /* The optimal string alignment (Damerau's distance, each substring
+     * edited once), row i of its table in rows[i % 3]: a swap looks two
+     * rows back. */
+    int rows[3][DISTANCE_MAX_LEN + 1];
+    size_t la = strnlen(a, DISTANCE_MAX_LEN), lb = strnlen(b, DISTANCE_MAX_LEN);
+    for (size_t j = 0; j <= lb; j++)
+        rows[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int *row = rows[i % 3], *one = rows[(i + 2) % 3], *two = rows[(i + 1) % 3];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int best = one[j - 1] + (upper(a[i - 1]) != upper(b[j - 1]));
+            if (one[j] + 1 < best)
+                best = one[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            if (i > 1 && j > 1 && upper(a[i - 1]) == upper(b[j - 2]) &&
+                upper(a[i - 2]) == upper(b[j - 1]) && two[j - 2] + 1 < best)
+                best = two[j - 2] + 1;
+            row[j] = best;
+        }
+    }
+    return rows[la % 3][lb];
+}
+
+/* Whether the first name_len characters of name are a name dsm knows. */
+static bool known_name(const char *name, size_t name_len)
+{
+    for (size_t i = 0; i < NENTRIES + NOTHERS; i++) {
+        const char *k = i < NENTRIES ? table[i].name : other_names[i - NENTRIES];
+        if (strlen(k) == name_len && !strncmp(k, name, name_len))
+            return true;
+    }
+    return false;
+}
+
+/* The setting nearest to the unknown name, if near enough to be the one
+ * meant: a third of the letters after DSM_ wrong, or two (DSM_PAGESIZE is
+ * one from DSM_PAGE_SIZE, DSM_FOO three from DSM_NET); else the shortest
+ * the name begins (DSM_NET_SPIN: DSM_NET_SPIN_US). NULL if none. */
+static const char *nearest_setting(const char *name)
+{
+    const char *best = NULL, *longer = NULL;
+    int best_d = 0, len = (int)strlen(name) - 4;
+    for (size_t i = 0; i < NENTRIES; i++) {
+        int d = config_edit_distance(name, table[i].name);
+        if (!best || d < best_d) {
+            best = table[i].name;
+            best_d = d;
+        }
+        if (!strncmp(table[i].name, name, (size_t)len + 4) &&
+            (!longer || strlen(table[i].name) < strlen(longer)))
+            longer = table[i].name;
+    }
+    if (best_d <= (len / 3 > 2 ? len / 3 : 2))
+        return best;
+    return len >= 3 ? longer : NULL;
+}
+
+int config_unknown_names(const char *const *env, int nenv, char *out, size_t len)
+{
+    int count = 0;
+    size_t used = 0;
+    if (len)
+        out[0] = 0;
+    for (int i = 0; i < nenv; i++) {
+        size_t name_len = strcspn(env[i], "=");
+        if (strncmp(env[i], "DSM_", 4) || env[i][name_len] != '=' || known_name(env[i], name_len))
+            continue;
+        bool said = false;
+        for (int k = 0; k < i && !said; k++)
+            said = !strncmp(env[k], env[i], name_len + 1);
+        if (said)
+            continue;
+        char name[DISTANCE_MAX_LEN + 1];
+        snprintf(name, sizeof name, "%.*s", (int)name_len, env[i]);
+        const char *near = nearest_setting(name);
+        int n = snprintf(out + used, used < len ? len - used : 0, "%s%.*s%s%s%s", count ? ", " : "",
+                         (int)name_len, env[i], near ? " (did you mean " : "", near ? near : "",
+                         near ? "?)" : "");
+        used += n > 0 ? (size_t)n : 0;
+        count++;
+    }
+    return count;
 }
 
 /* Text at most HELP_WIDTH columns wide, broken at spaces, each line after

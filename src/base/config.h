@@ -84,6 +84,19 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
 int config_set(struct dsm_config *cfg, const char *name, const char *value, char *err,
                size_t errlen);
 
+/* The DSM_* variables among env (NAME=VALUE strings, as environ; a name
+ * twice is said once) that dsm neither reads nor hands its nodes, each with
+ * the known name nearest to it where one is near enough to be the one
+ * meant ("DSM_PAGESIZE (did you mean DSM_PAGE_SIZE?), DSM_FOO"), into out
+ * (truncated to len). Returns how many there are: a misspelt name would
+ * otherwise be ignored in silence, where every bad value is refused. */
+int config_unknown_names(const char *const *env, int nenv, char *out, size_t len);
+
+/* The fewest one-character insertions, deletions, substitutions and swaps
+ * of neighbours that make a into b, letters' case aside (the first 63
+ * characters of each): how far a typo is from a name. */
+int config_edit_distance(const char *a, const char *b);
+
 /* The name of the chosen protocol (DSM_PROTOCOL), into out. */
 void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen);
 

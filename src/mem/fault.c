@@ -14,7 +14,11 @@
  * fault on an invalid page is taken as a read, and a write then faults again
  * on the read-only page.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -22,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -36,10 +42,12 @@
 static DSM_STATE const struct mem_fault_ops *fault_ops;
 static DSM_STATE struct sigaction previous; /* the handler before ours */
 
-/* async-signal-safe formatting: "dsm: node R: segmentation fault at 0xADDR (why)\n" */
+/* async-signal-safe formatting: "dsm: node R: segmentation fault at 0xADDR (why)\n"
+ * (room for a path and a source line after it: crash_at) */
+#define DIE_LINE_MAX 2048
 static size_t put_str(char *buf, size_t at, const char *s)
 {
-    while (*s && at < 511)
+    while (*s && at < DIE_LINE_MAX - 1)
         buf[at++] = *s++;
     return at;
 }
@@ -52,7 +60,7 @@ static size_t put_num(char *buf, size_t at, uint64_t v, unsigned base)
         tmp[n++] = "0123456789abcdef"[v % base];
         v /= base;
     } while (v && n < 24);
-    while (n && at < 511)
+    while (n && at < DIE_LINE_MAX - 1)
         buf[at++] = tmp[--n];
     return at;
 }
@@ -62,7 +70,7 @@ static size_t put_num(char *buf, size_t at, uint64_t v, unsigned base)
 __attribute__((noreturn)) static void die_of(int sig, const char *what, void *addr,
                                              const char *const *tail)
 {
-    char buf[512];
+    char buf[DIE_LINE_MAX];
     size_t at = put_str(buf, 0, "dsm: node ");
     at = put_num(buf, at, (uint64_t)(log_rank() < 0 ? 0 : log_rank()), 10);
     at = put_str(buf, at, ": ");
@@ -81,9 +89,141 @@ __attribute__((noreturn)) static void die_of(int sig, const char *what, void *ad
     _exit(128 + sig);
 }
 
+static uint64_t parse_hex(const char **p)
+{
+    uint64_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return v;
+        v = v * 16 + (uint64_t)d;
+    }
+}
+
+/* The object file holding pc, and pc as an address in it (what addr2line
+ * takes: from the object's load address, or pc itself in a program not
+ * position-independent), from /proc/self/maps: open and read only, as a
+ * signal handler may. */
+static bool code_place(uintptr_t pc, char *obj, size_t objlen, uint64_t *rel)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char chunk[4096], line[PATH_MAX + 128], base_path[PATH_MAX] = "";
+    size_t used = 0;
+    uint64_t base = 0;
+    bool found = false;
+    ssize_t n;
+    while (!found && (n = read(fd, chunk, sizeof chunk)) > 0) {
+        for (ssize_t i = 0; i < n && !found; i++) {
+            if (chunk[i] != '\n') {
+                if (used < sizeof line - 1)
+                    line[used++] = chunk[i];
+                continue;
+            }
+            line[used] = 0;
+            used = 0;
+            /* start-end perms offset dev inode path */
+            const char *p = line;
+            uint64_t start = parse_hex(&p);
+            p++;
+            uint64_t end = parse_hex(&p);
+            p += 6;
+            uint64_t offset = parse_hex(&p);
+            const char *path = strchr(p, '/');
+            if (!path)
+                continue;
+            if (offset == 0) {
+                base = start;
+                size_t k = 0;
+                for (; path[k] && k < sizeof base_path - 1; k++)
+                    base_path[k] = path[k];
+                base_path[k] = 0;
+            }
+            if (pc < start || pc >= end || strcmp(path, base_path))
+                continue;
+            const Elf64_Ehdr *h = (const Elf64_Ehdr *)(uintptr_t)base;
+            *rel = h->e_type == ET_EXEC ? pc : pc - base;
+            size_t k = 0;
+            for (; path[k] && k < objlen - 1; k++)
+                obj[k] = path[k];
+            obj[k] = 0;
+            found = true;
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* addr2line's "FUNCTION at FILE:LINE" for rel in obj, into out ("" if it
+ * is not installed or says nothing): a child that only execs it, made
+ * with the raw system call, so that no fork handler of the program or of
+ * a library runs in a process that crashed. */
+static void code_line(const char *obj, uint64_t rel, char *out, size_t len)
+{
+    static const char *const tools[] = {"/usr/bin/addr2line", "/bin/addr2line",
+                                        "/usr/local/bin/addr2line"};
+    char hex[24] = "0x";
+    hex[put_num(hex, 2, rel, 16)] = 0;
+    int fds[2];
+    out[0] = 0;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return;
+    pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO);
+        char *argv[] = {"addr2line", "-f", "-C", "-p", "-e", (char *)obj, hex, NULL};
+        char *envp[] = {"LC_ALL=C", NULL};
+        for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+            execve(tools[i], argv, envp);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+    /* A large program's debug information takes addr2line a moment. */
+    while (pid > 0 && got < len - 1 && poll(&pfd, 1, 10000) == 1) {
+        ssize_t r = read(fds[0], out + got, len - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fds[0]);
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    out[got] = 0;
+    out[strcspn(out, "\n")] = 0; /* the innermost of an inlined chain */
+    if (!strncmp(out, "?? ", 3))
+        out[0] = 0;
+}
+
+/* A crash outside dsm's memory: where in the program, as ", in FUNCTION
+ * at FILE:LINE (OBJECT+0xOFFSET)", or the object and offset alone. */
+__attribute__((noreturn)) static void crash_at(void *addr, const char *why, const void *pc)
+{
+    char obj[PATH_MAX], where[PATH_MAX + 64], line[PATH_MAX + 256];
+    uint64_t rel = 0;
+    where[0] = line[0] = 0;
+    if (pc && code_place((uintptr_t)pc, obj, sizeof obj, &rel)) {
+        size_t at = put_str(where, 0, obj);
+        at = put_str(where, at, "+0x");
+        where[put_num(where, at, rel, 16)] = 0;
+        code_line(obj, rel, line, sizeof line);
+    }
+    die_of(SIGSEGV, "segmentation fault", addr,
+           (const char *const[]){" (", why, ")", where[0] ? ", in " : "", line, line[0] ? " (" : "",
+                                 where, line[0] ? ")" : "", NULL});
+}
+
 __attribute__((noreturn)) static void crash(void *addr, const char *why)
 {
-    die_of(SIGSEGV, "segmentation fault", addr, (const char *const[]){" (", why, ")", NULL});
+    crash_at(addr, why, NULL);
 }
 
 /* A fault at the end of a stack: said as such, with the stack's end. */
@@ -175,7 +315,7 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
         const void *end = stack_overflow_end(addr, fault_sp(uctx));
         if (end)
             overflow(addr, end);
-        crash(addr, outside_why(addr, si->si_code));
+        crash_at(addr, outside_why(addr, si->si_code), fault_pc(uctx));
     }
     if (si->si_code != SEGV_ACCERR)
         crash(addr, "inside the shared region, unmapped");

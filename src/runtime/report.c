@@ -447,11 +447,28 @@ static void cpus_shared_line(FILE *out, int nodes)
     }
 }
 
+/* The transport the nodes ran over (DSM_NET), and over UCX the transports
+ * UCX was told to use (UCX_TLS; unset, UCX chooses among all it finds):
+ * the same program's times differ by several times between them. */
+static void transport_name(char *out, size_t len)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (job()->cfg.net_transport != NET_TRANSPORT_UCX)
+        snprintf(out, len, "udp");
+    else if (tls)
+        snprintf(out, len, "ucx (UCX_TLS=%s)", tls);
+    else
+        snprintf(out, len, "ucx (UCX_TLS unset: whichever UCX finds)");
+}
+
 static void print_report(FILE *out, int nodes)
 {
+    char transport[160];
+    transport_name(transport, sizeof transport);
     int width = label_width(nodes);
     fprintf(out, "\n== dsm statistics: %d node%s ==\n", nodes, nodes == 1 ? "" : "s");
     fprintf(out, "protocol: %s\n", coherence_name());
+    fprintf(out, "transport: %s\n", transport);
     int last = slowest_start(nodes);
     fprintf(out, "startup: %.1f ms (the job's launch to node %d's dsm_startup return, the last)\n",
             (double)rep.table[last].counters[STAT_T_STARTUP_NS] / 1e6, last);
@@ -485,6 +502,8 @@ static void print_report(FILE *out, int nodes)
                      INDENT "   under AURC, whose writes would reach the home by hardware.\n");
     fprintf(out, INDENT "*** fork style (dsmcc, dsm_startup_fork): a node waiting for the master's\n"
                  INDENT "    next create, or the master waiting for its workers to end.\n");
+    fprintf(out, INDENT "A row can pass 100%%: it sums the waits of all the node's threads (a\n"
+                 INDENT "pthreads program's), several of which can wait at once.\n");
 
     section(out, width, TITLE_COUNTS, nodes);
     bool none = true;
@@ -542,9 +561,11 @@ static void write_json(const char *path, int nodes)
         log_warn("cannot write statistics to %s: %s", path, strerror(errno));
         return;
     }
-    fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"startup_ms\": %.3f,\n"
-               "  \"per_node\": [\n", nodes,
-            coherence_name(), (double)rep.table[slowest_start(nodes)].counters[STAT_T_STARTUP_NS] / 1e6);
+    char transport[160];
+    transport_name(transport, sizeof transport);
+    fprintf(f, "{\n  \"nodes\": %d,\n  \"protocol\": \"%s\",\n  \"transport\": \"%s\",\n"
+               "  \"startup_ms\": %.3f,\n  \"per_node\": [\n", nodes,
+            coherence_name(), transport, (double)rep.table[slowest_start(nodes)].counters[STAT_T_STARTUP_NS] / 1e6);
     for (int n = 0; n < nodes; n++) {
         const struct node_report *r = &rep.table[n];
         fprintf(f, "    {\"rank\": %d, \"threads\": %llu,\n     \"time_ms\": {", n,

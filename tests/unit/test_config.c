@@ -702,8 +702,30 @@ static void test_job_wide_settings_name_the_first_difference(void)
     CHECK(config_job_wide(&a, small, sizeof small) == strlen(sa));
 }
 
+static void test_unknown_names_are_said_with_the_nearest_setting(void)
+{
+    CHECK_EQ(config_edit_distance("DSM_PAGESIZE", "DSM_PAGE_SIZE"), 1);
+    CHECK_EQ(config_edit_distance("stat", "stats"), 1);
+    CHECK_EQ(config_edit_distance("DSM_NTE", "DSM_NET"), 1); /* a swap is one edit */
+    CHECK_EQ(config_edit_distance("dsm_net", "DSM_NET"), 0);
+    CHECK_EQ(config_edit_distance("", "abc"), 3);
+    const char *env[] = {"PATH=/bin", "DSM_PAGESIZE=4096", "DSM_PAGE_SIZE=8192", "DSM_RANK=1",
+                         "DSM_HOSTS=a", "DSM_FROB=1", "DSM_PAGESIZE=1", "DSM_NET_SPIN=1", "DSM_X"};
+    char out[256];
+    CHECK_EQ(config_unknown_names(env, 9, out, sizeof out), 3);
+    CHECK(!strcmp(out, "DSM_PAGESIZE (did you mean DSM_PAGE_SIZE?), DSM_FROB, "
+                       "DSM_NET_SPIN (did you mean DSM_NET_SPIN_US?)"));
+    CHECK_EQ(config_unknown_names(env, 5, out, sizeof out), 1);
+    CHECK_EQ(config_unknown_names(env + 2, 3, out, sizeof out), 0);
+    CHECK(out[0] == 0);
+    char small[8];
+    CHECK_EQ(config_unknown_names(env, 9, small, sizeof small), 3);
+    CHECK(strlen(small) == 7);
+}
+
 int main(void)
 {
+    test_unknown_names_are_said_with_the_nearest_setting();
     test_threads_refuse_what_cannot_run_them();
     test_sizes_take_suffixes_and_addresses_hex();
     test_defaults_apply_without_environment();
