@@ -74,7 +74,7 @@ static const struct option long_options[] = {
     {"hostfile",   required_argument, NULL, OPT_HOSTFILE},
     {"agent",      no_argument,       NULL, OPT_AGENT},
     {"slow",       required_argument, NULL, OPT_SLOW},
-    {"help-env",   no_argument,       NULL, OPT_HELP_ENV},
+    {"help-env",   optional_argument, NULL, OPT_HELP_ENV},
     {"help",       no_argument,       NULL, 'h'},
     {"version",    no_argument,       NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -130,7 +130,8 @@ static void print_usage(FILE *out)
         "                         to mimic a slower machine: dsmrun stops and continues it\n"
         "                         (SIGSTOP/SIGCONT), running F of every 1 ms (repeatable;\n"
         "                         one host only)\n"
-        "      --help-env         list the environment variables dsm reads, and exit\n"
+        "      --help-env[=all]   list the environment settings users tune (all: the expert\n"
+        "                         and test ones too, marked), and exit\n"
         "  -h, --help             print this help, and exit\n"
         "      --version          print the version, and exit\n"
         "\n"
@@ -401,7 +402,11 @@ static enum parse_result parse_options(struct options *o, int argc, char **argv,
                 printf("%s\n", protocols[i].name);
             return PARSE_DONE;
         case OPT_HELP_ENV:
-            config_print_help(stdout);
+            if (optarg && strcmp(optarg, "all")) {
+                snprintf(err, errlen, "--help-env=%.64s: expected --help-env or --help-env=all", optarg);
+                return PARSE_ERROR;
+            }
+            config_print_help(stdout, optarg != NULL);
             return PARSE_DONE;
         case 'h':
             print_usage(stdout);

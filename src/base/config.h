@@ -9,6 +9,7 @@
 #ifndef DSM_BASE_CONFIG_H
 #define DSM_BASE_CONFIG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
 
@@ -111,8 +112,14 @@ size_t config_job_wide(const struct dsm_config *cfg, char *out, size_t len);
 int config_job_wide_differ(const char *mine, const char *theirs, char *name, size_t name_len,
                            char *my_value, char *their_value, size_t value_len);
 
-/* Prints the table (name, type, default, range, description). */
-void config_print_help(FILE *out);
+/* Who a setting is for: what users tune (`dsmrun --help-env`), what
+ * those who know the protocols tune, and what the tests use (fault
+ * injection, checks); `--help-env=all` shows every one, marked. */
+enum config_audience { CFG_USER, CFG_EXPERT, CFG_TEST };
+
+/* Prints the table (name, type, default, range, description): the users'
+ * settings, or with all every one, the others marked as expert or test. */
+void config_print_help(FILE *out, bool all);
 
 /* Applies defaults only (no environment); for tests. */
 void config_defaults(struct dsm_config *cfg);

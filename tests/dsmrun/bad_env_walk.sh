@@ -47,7 +47,7 @@ bytes() {
 }
 
 long_path=/$(printf 'a%.0s' {1..5000})
-help=$("$dsmrun" --help-env) || { echo "FAIL: dsmrun --help-env failed"; exit 1; }
+help=$("$dsmrun" --help-env=all) || { echo "FAIL: dsmrun --help-env failed"; exit 1; }
 while read -r name type rest; do
     names=$((names + 1))
     def=${rest#default }

@@ -5,7 +5,7 @@
 # typed `path`.
 set -u
 dsmrun=$1 prog=$2
-help=$("$dsmrun" --help-env)
+help=$("$dsmrun" --help-env=all)
 fail=0
 long=$(printf '%s\n' "$help" | awk 'length($0) > 100')
 [ -z "$long" ] || { echo "lines over 100 characters:"; printf '%s\n' "$long"; fail=1; }

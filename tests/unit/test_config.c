@@ -532,7 +532,7 @@ static void test_help_lists_every_variable(void)
     CHECK(f != NULL);
     if (!f)
         return;
-    config_print_help(f);
+    config_print_help(f, true);
     fclose(f);
     for (size_t i = 0; i < NNAMES; i++) {
         const char *at = strstr(text, names[i]);
