@@ -2,6 +2,11 @@
 BUILD    ?= build
 TYPE     ?= RelWithDebInfo
 CMAKE_FLAGS ?=
+# Warnings are errors in every build made here (CMake's DSM_WERROR, off for
+# a user's own cmake): WERROR=OFF builds through them.
+WERROR   ?= ON
+# A build directory configured before, or with the other WERROR, follows it.
+werror = grep -qx 'DSM_WERROR:BOOL=$(WERROR)' $(1)/CMakeCache.txt || cmake -DDSM_WERROR=$(WERROR) $(1) >/dev/null
 # Builds use every core; tests run side by side, one per core: most of a
 # multi-node test's time is its processes waiting on each other.
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
@@ -12,12 +17,13 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 # core, and a copy in $(BUILD)/build.log.
 SHELL := /bin/bash
 all: deps $(BUILD)/CMakeCache.txt
+	@$(call werror,$(BUILD))
 	@echo "building with $(JOBS) jobs (log: $(BUILD)/build.log)"
 	@cmake --build $(BUILD) -j$(JOBS) -- --no-print-directory 2>&1 | tee $(BUILD)/build.log; \
 	    exit $${PIPESTATUS[0]}
 
 $(BUILD)/CMakeCache.txt:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
 
 deps:
 	@tools/install-deps.sh
@@ -73,7 +79,8 @@ SAN_TESTS ?= ^unit\.|\.n2$$
 # lines of stderr, to which ASan adds its own swapcontext warnings.
 SAN_EXCLUDE ?= ^conf\.(threads\.)?lock_(only|barrier)_memory|^mp\.fork_child_|^omp\.fatal_error_said_once_intact\.|^omp\.(event_fulfilled|proxy_completed)_twice_refused\.
 sanitize: deps
-	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@test -f $(BUILD)-san/CMakeCache.txt || cmake -S . -B $(BUILD)-san -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_SANITIZE=ON -DDSM_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
+	@$(call werror,$(BUILD)-san)
 	@echo "building with sanitizers, $(JOBS) jobs (log: $(BUILD)-san/build.log)"
 	@cmake --build $(BUILD)-san -j$(JOBS) -- --no-print-directory 2>&1 | tee $(BUILD)-san/build.log; \
 	    exit $${PIPESTATUS[0]}
@@ -109,7 +116,8 @@ install: all
 # briefly over its corpus (make test runs the same pass as fuzz.smoke).
 # A long run: $(BUILD)-fuzz/fuzz/fuzz_wire -runs=10000000 fuzz/corpus/fuzz_wire
 fuzz: deps
-	@test -f $(BUILD)-fuzz/CMakeCache.txt || cmake -S . -B $(BUILD)-fuzz -DDSM_FUZZ=ON -DCMAKE_C_COMPILER=clang >/dev/null
+	@test -f $(BUILD)-fuzz/CMakeCache.txt || cmake -S . -B $(BUILD)-fuzz -DDSM_FUZZ=ON -DCMAKE_C_COMPILER=clang -DDSM_WERROR=$(WERROR) >/dev/null
+	@$(call werror,$(BUILD)-fuzz)
 	@echo "building the fuzz targets, $(JOBS) jobs (log: $(BUILD)-fuzz/build.log)"
 	@cmake --build $(BUILD)-fuzz -j$(JOBS) -- --no-print-directory 2>&1 | tee $(BUILD)-fuzz/build.log; \
 	    exit $${PIPESTATUS[0]}

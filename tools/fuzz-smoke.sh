@@ -23,7 +23,7 @@ if ! "$cc" -fsanitize=fuzzer,address,undefined "$tmp/probe.c" -o "$tmp/probe" >/
 fi
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S "$src" -B "$build" -DDSM_FUZZ=ON -DCMAKE_C_COMPILER="$cc" >/dev/null || exit 1
+    cmake -S "$src" -B "$build" -DDSM_FUZZ=ON -DCMAKE_C_COMPILER="$cc" -DDSM_WERROR=ON >/dev/null || exit 1
 fi
 cmake --build "$build" -j2 >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 

@@ -493,8 +493,10 @@ static void check_range(int k, size_t off, size_t len, int width, const char *co
         int w = i + (size_t)width <= len ? width : 1;
         load_w(o->p + off + i, got, w);
         if (memcmp(got, o->want + off + i, (size_t)w) != 0) {
+            /* A byte among the w loaded differs: the scan stops by then,
+             * reading only bytes load_w wrote. */
             int j = 0;
-            while (got[j] == o->want[off + i + (size_t)j])
+            while (j < w - 1 && got[j] == o->want[off + i + (size_t)j])
                 j++;
             size_t b = off + i + (size_t)j;
             fail("%s: %s, read in %d-byte loads: byte %zu is 0x%02x, the model's 0x%02x; %s",
