@@ -771,17 +771,25 @@ class Profile:
     # -- locations --
 
     def _symbolize_all(self):
-        """One addr2line per object for every program counter of the run."""
+        """One addr2line per object for every program counter of the run,
+        and one objdump per object for the faults' access widths."""
+        self.fault_place = {}  # (node, pc) -> (object, ELF address)
         for nd in self.nodes:
             for r in nd.records():
                 if r.kind == FAULT:
-                    self.sym.want(nd.maps, r.a)
+                    self.fault_place[(nd.rank, r.a)] = self.sym.want(nd.maps, r.a)
                 if r.site:
                     self.sym.want(nd.maps, r.site - 1)
                 if r.kind in (FAULT, ALLOC, BARRIER, STACK) and (r.sub & STACKED or r.kind == STACK):
                     for pc in r.extra:
                         self.sym.want(nd.maps, pc - 1)
         self.sym.resolve()
+        by_obj = collections.defaultdict(list)
+        for obj, va in self.fault_place.values():
+            if obj:
+                by_obj[obj].append(va)
+        for obj, vas in by_obj.items():
+            self.widths.resolve(obj, vas)
 
     def loc(self, node, pc, ret=True):
         return self.sym.loc(self.nodes[node].maps, pc - 1 if ret and pc else pc)
@@ -995,20 +1003,9 @@ class Profile:
                 if r.sub & STACKED:
                     fault_stacks[r.a].append(r.extra)
         self.page_fault_sites = collections.defaultdict(collections.Counter)
+        # the width: from the fault's instruction (dsmaccess), read for all
+        # faults at once in _symbolize_all
         self.faults = []  # (node, page, offset, t, t_end, fetched, write, site, line, epoch, width)
-        # each fault's access width, from its instruction (dsmaccess): asked
-        # for all at once, an objdump run per object and cluster
-        places = {}
-        place = getattr(self.sym, "place", None)  # a test's symbols may not place
-        for nd in self.nodes:
-            for r in nd.records(FAULT):
-                places[(nd.rank, r.a)] = place(nd.maps, r.a) if place else (None, r.a)
-        by_obj = collections.defaultdict(list)
-        for obj, va in places.values():
-            if obj:
-                by_obj[obj].append(va)
-        for obj, vas in by_obj.items():
-            self.widths.resolve(obj, vas)
         for nd in self.nodes:
             for r in nd.records(FAULT):
                 offset = r.b & 0xFFFFFFFF
@@ -1023,7 +1020,7 @@ class Profile:
                     st.add("wait_ns", nd.rank, r.dur)
                 line.sites[site.key] += 1
                 self.faults.append((nd.rank, r.page, offset, r.t, r.t + r.dur, fetched, write,
-                                    site, line, r.epoch, self.widths.width(*places[(nd.rank, r.a)])))
+                                    site, line, r.epoch, self.widths.width(*self.fault_place[(nd.rank, r.a)])))
 
     def _page(self, site, page):
         p = site.pages.get(page)
