@@ -255,7 +255,7 @@ static void suggest_option(const char *arg, char *out, size_t len)
             best_d = d;
         }
     }
-    if (best_d <= ((int)word_len / 3 > 2 ? (int)word_len / 3 : 2) && best_d < (int)word_len) {
+    if (config_typo_near(best_d, (int)word_len) && best_d < (int)word_len) {
         snprintf(out, len, " (did you mean --%s?)", long_options[best].name);
         return;
     }

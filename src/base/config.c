@@ -476,6 +476,11 @@ int config_edit_distance(const char *a, const char *b)
     return rows[la % 3][lb];
 }
 
+bool config_typo_near(int distance, int letters)
+{
+    return distance <= (letters / 3 > 2 ? letters / 3 : 2);
+}
+
 /* Whether the first name_len characters of name are a name dsm knows. */
 static bool known_name(const char *name, size_t name_len)
 {
@@ -505,7 +510,7 @@ static const char *nearest_setting(const char *name)
             (!longer || strlen(table[i].name) < strlen(longer)))
             longer = table[i].name;
     }
-    if (best_d <= (len / 3 > 2 ? len / 3 : 2))
+    if (config_typo_near(best_d, len))
         return best;
     return len >= 3 ? longer : NULL;
 }

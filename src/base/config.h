@@ -98,6 +98,11 @@ int config_unknown_names(const char *const *env, int nenv, char *out, size_t len
  * characters of each): how far a typo is from a name. */
 int config_edit_distance(const char *a, const char *b);
 
+/* Whether a name `distance` edits from a known one, of `letters` letters
+ * that count, is near enough to be that one mistyped: a third of them
+ * wrong, or two (dsmrun's options and the settings both judge so). */
+bool config_typo_near(int distance, int letters);
+
 /* The name of the chosen protocol (DSM_PROTOCOL), into out. */
 void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen);
 
