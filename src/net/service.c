@@ -137,13 +137,7 @@ static void bump_gen(void)
     pthread_mutex_unlock(&net_state.lock);
 }
 
-void net_notify(void)
-{
-    if (net_over_ucx)
-        ucx_notify();
-    else
-        bump_gen();
-}
+void udp_notify(void) { bump_gen(); }
 
 void service_kick(void)
 {
@@ -215,12 +209,8 @@ static void run_timers_and_tick(void)
         service_timer_at(up);
 }
 
-void net_timer_at(uint64_t t)
+void udp_timer_at(uint64_t t)
 {
-    if (net_over_ucx) {
-        ucx_timer_at(t);
-        return;
-    }
     uint64_t cur = atomic_load(&net_state.svc.upper_due);
     while ((!cur || t < cur) && !atomic_compare_exchange_weak(&net_state.svc.upper_due, &cur, t))
         ;
@@ -408,13 +398,8 @@ static void release_socket(bool blocking)
         service_timer_at(atomic_load(&net_state.svc.timers_due));
 }
 
-int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
+int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
 {
-    /* A forked child has no service thread: nothing would ever come. */
-    if (__builtin_expect(log_in_forked_child(), 0))
-        log_forked_child("called dsm (a wait for its node's messages)");
-    if (net_over_ucx)
-        return ucx_wait(done, arg, deadline);
     if (recv_in_delivery || udp_cork.on)
         log_fatal("internal error: a wait on the network while sends are held back");
     uint64_t spin_until = 0;

@@ -15,6 +15,7 @@
  * need anything from us (net_finish).
  */
 #include "net/transport.h"
+#include "net/backend.h"
 #include "net/ucx.h"
 
 #include <errno.h>
@@ -48,12 +49,8 @@ static void abort_hook(const char *reason)
     net_abort_peers(reason);
 }
 
-void net_abort_peers(const char *reason)
+static void udp_abort_peers(const char *reason)
 {
-    if (net_over_ucx) {
-        ucx_abort_peers(reason);
-        return;
-    }
     if (!net_state.peers)
         return;
     /* Best effort and lock-free: the caller may hold net_state.lock. */
@@ -63,23 +60,88 @@ void net_abort_peers(const char *reason)
                 window_send_control(i, WIRE_ABORT, reason, strlen(reason));
 }
 
+static void udp_send_witness(int to, bool question, const void *line, size_t len)
+{
+    window_send_control(to, question ? WIRE_LOOK : WIRE_SEEN, line, len);
+}
+
+/* ---- net.h's calls, to the job's transport (backend.h) ---- */
+
+static void udp_finish(void);
+
+const struct net_backend udp_backend = {
+    .name = "udp",
+    .send_ref = udp_send_ref,
+    .wait = udp_wait,
+    .notify = udp_notify,
+    .timer_at = udp_timer_at,
+    .batch_begin = udp_batch_begin,
+    .batch_end = udp_batch_end,
+    .send_witness = udp_send_witness,
+    .finish = udp_finish,
+    .abort_peers = udp_abort_peers,
+};
+
+DSM_STATE const struct net_backend *net_backend = &udp_backend;
+
+int net_send(int dst, const struct iovec *iov, int iovcnt)
+{
+    return net_send_ref(dst, iov, iovcnt, NULL, 0, NULL);
+}
+
+int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
+                 struct net_ref *ref)
+{
+    /* Every message leaves here, over either transport: a forked child
+     * (runtime/forked.c) sending on its node's socket would speak for a
+     * node it is not. */
+    if (__builtin_expect(log_in_forked_child(), 0))
+        log_forked_child("called dsm (a message to node %d)", dst);
+    return net_backend->send_ref(dst, iov, iovcnt, lent, lent_len, ref);
+}
+
+int net_wait(bool (*done)(void *), void *arg, uint64_t deadline)
+{
+    /* A forked child has no service thread: nothing would ever come. */
+    if (__builtin_expect(log_in_forked_child(), 0))
+        log_forked_child("called dsm (a wait for its node's messages)");
+    return net_backend->wait(done, arg, deadline);
+}
+
+void net_notify(void) { net_backend->notify(); }
+
+void net_timer_at(uint64_t t) { net_backend->timer_at(t); }
+
+void net_batch_begin(void)
+{
+    if (net_backend->batch_begin)
+        net_backend->batch_begin();
+}
+
+void net_batch_end(void)
+{
+    if (net_backend->batch_end)
+        net_backend->batch_end();
+}
+
 void net_send_witness(int to, bool question, const void *line, size_t len)
 {
-    if (net_over_ucx)
-        ucx_send_witness(to, question, line, len);
-    else
-        window_send_control(to, question ? WIRE_LOOK : WIRE_SEEN, line, len);
+    net_backend->send_witness(to, question, line, len);
 }
+
+void net_finish(void) { net_backend->finish(); }
+
+void net_abort_peers(const char *reason) { net_backend->abort_peers(reason); }
 
 int net_expose(size_t len) { return ucx_rma_expose(len); }
 
-void *net_exposed(int range) { return net_over_ucx ? ucx_rma_exposed(range) : NULL; }
+void *net_exposed(int range) { return net_backend->exposed ? net_backend->exposed(range) : NULL; }
 
-bool net_one_sided(int peer) { return net_over_ucx && ucx_rma_one_sided(peer); }
+bool net_one_sided(int peer) { return net_backend->one_sided && net_backend->one_sided(peer); }
 
 int net_get(int peer, int range, size_t offset, void *dst, size_t len)
 {
-    return net_over_ucx ? ucx_rma_get(peer, range, offset, dst, len) : -ENOTSUP;
+    return net_backend->get ? net_backend->get(peer, range, offset, dst, len) : -ENOTSUP;
 }
 
 static DSM_STATE bool cpus_shared;
@@ -311,12 +373,8 @@ static bool tree_neighbour(int i)
                                           i < net_state.tree.first_child + net_state.tree.nchildren);
 }
 
-void net_finish(void)
+static void udp_finish(void)
 {
-    if (net_over_ucx) {
-        ucx_finish();
-        return;
-    }
     if (!net_state.svc.running)
         return;
     /* Along the job's tree (base/tree.h), as the barrier gathers: once our
@@ -328,20 +386,20 @@ void net_finish(void)
      * FIN per node each way: a FIN to and from every peer was N^2
      * datagrams, which at 256 nodes on 2 CPUs made dsm_finish take 12-17 s
      * at node 0. */
-    net_wait(subtree_finished, NULL, 0);
+    udp_wait(subtree_finished, NULL, 0);
     pthread_mutex_lock(&net_state.lock);
     if (net_state.tree.parent >= 0)
         window_send_marker(net_state.tree.parent, WIRE_FIN, clock_ns());
     else
         atomic_store(&net_state.tree.all_finished, true);
     pthread_mutex_unlock(&net_state.lock);
-    net_wait(all_finished, NULL, 0);
+    udp_wait(all_finished, NULL, 0);
     pthread_mutex_lock(&net_state.lock);
     uint64_t now = clock_ns();
     for (int c = 0; c < net_state.tree.nchildren; c++)
         window_send_marker(net_state.tree.first_child + c, WIRE_FIN, now);
     pthread_mutex_unlock(&net_state.lock);
-    net_wait(children_hold_fin, NULL, 0);
+    udp_wait(children_hold_fin, NULL, 0);
 
     /* Tell our tree neighbours we are done, and linger until each has said
      * the same or has been silent long enough that it has surely stopped

@@ -266,10 +266,20 @@ static inline void cork_begin(void)
 /* Sends what was corked. */
 void udp_cork_end(void);
 
+/* net_batch_begin/_end over UDP (backend.h): a cork of the calling thread,
+ * nested calls counted. */
+void udp_batch_begin(void);
+void udp_batch_end(void);
+
 /* ---- send window, timers, acknowledgements (window.c) ------------------ */
 
 /* Adds what dst's window lets out to b (which may hold other peers'). */
 void window_push(struct tx_batch *b, int dst, uint64_t now);
+
+/* net_send_ref over UDP (backend.h): the message cut into datagrams,
+ * queued on dst's window, and sent as far as the window lets. */
+int udp_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
+                 struct net_ref *ref);
 
 /* Applies a peer's acknowledgement to our queue for it. */
 void window_on_ack(int src, uint32_t cum, uint64_t sack, bool echo_rtx, uint64_t now);
@@ -340,6 +350,11 @@ int recv_progress(void);
 
 /* The service thread. */
 void *service_main(void *arg);
+
+/* net_wait, net_notify and net_timer_at over UDP (backend.h). */
+int  udp_wait(bool (*done)(void *), void *arg, uint64_t deadline);
+void udp_notify(void);
+void udp_timer_at(uint64_t t);
 
 /* Whether the service threads (UDP's, UCX's) poll for messages instead of
  * sleeping until one comes (DSM_SERVICE_POLL), decided once at start from

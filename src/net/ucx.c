@@ -37,6 +37,7 @@
  * it (a lost peer named, the abort, net_finish). ucx_rma.c reaches the
  * worker through the calls at the end of this file.
  */
+#include "net/backend.h"
 #include "net/ucx.h"
 
 #include <errno.h>
@@ -47,7 +48,6 @@
 #include "base/state.h"
 #include "net/ucx_state.h"
 
-DSM_STATE bool net_over_ucx;
 
 #ifndef DSM_HAVE_UCX
 
@@ -164,3 +164,19 @@ ucp_ep_h ucx_ep(int peer) { return ucx.peers[peer].ep; }
 uint64_t ucx_peer_timeout_ns(void) { return ucx.peer_timeout_ns; }
 
 #endif /* DSM_HAVE_UCX */
+
+/* net.h's calls over UCX (backend.h); a build without UCX never selects
+ * it (ucx_start ends the job first). */
+const struct net_backend ucx_backend = {
+    .name = "ucx",
+    .send_ref = ucx_send_ref,
+    .wait = ucx_wait,
+    .notify = ucx_notify,
+    .timer_at = ucx_timer_at,
+    .send_witness = ucx_send_witness,
+    .finish = ucx_finish,
+    .abort_peers = ucx_abort_peers,
+    .exposed = ucx_rma_exposed,
+    .one_sided = ucx_rma_one_sided,
+    .get = ucx_rma_get,
+};

@@ -14,9 +14,6 @@
 
 #pragma GCC visibility push(hidden)
 
-/* Set once the UCX transport has started: net.h's calls go to ucx_*. */
-extern bool net_over_ucx;
-
 /* Starts the UDP transport for the job's start alone (the worker
  * addresses travel over it, authenticated with the job key), finishes it,
  * and from then on carries every message over UCX. 0 or -errno; a

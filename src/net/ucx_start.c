@@ -11,6 +11,7 @@
  * exchanges the addresses over it — authenticated by the job key — and
  * finishes it.
  */
+#include "net/backend.h"
 #include "net/ucx_state.h"
 
 #ifdef DSM_HAVE_UCX
@@ -333,7 +334,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         epoll_ctl(ucx.epfd, EPOLL_CTL_ADD, ucx.tfd, &look) < 0 || epoll_ctl(ucx.epfd, EPOLL_CTL_ADD, ucx.efd, &work) < 0)
         log_fatal("cannot set up the UCX service thread's wait: %s", strerror(errno));
     atomic_store(&ucx.timers_due, now);
-    net_over_ucx = true;
+    net_backend = &ucx_backend;
     log_set_abort_hook(ucx_abort_hook);
     int here = 0, index_here = 0;
     for (int i = 0; i < ucx.nodes; i++) {

@@ -160,22 +160,16 @@ void udp_cork_end(void)
     pthread_mutex_unlock(&net_state.lock);
 }
 
-/* UCX sends each message at once (its shared-memory transports cost no
- * system call): nothing to hold back. */
-void net_batch_begin(void)
+void udp_batch_begin(void)
 {
-    if (net_over_ucx)
-        return;
     if (udp_cork.on)
         udp_cork.nested++;
     else
         cork_begin();
 }
 
-void net_batch_end(void)
+void udp_batch_end(void)
 {
-    if (net_over_ucx)
-        return;
     if (udp_cork.nested) {
         udp_cork.nested--;
         return;

@@ -295,21 +295,9 @@ static void gather(unsigned char *dst, const struct iovec *iov, int iovcnt, size
     }
 }
 
-int net_send(int dst, const struct iovec *iov, int iovcnt)
-{
-    return net_send_ref(dst, iov, iovcnt, NULL, 0, NULL);
-}
-
-int net_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
+int udp_send_ref(int dst, const struct iovec *iov, int iovcnt, const void *lent, size_t lent_len,
                  struct net_ref *ref)
 {
-    /* Every message leaves here, over either transport: a forked child
-     * (runtime/forked.c) sending on its node's socket would speak for a
-     * node it is not. */
-    if (__builtin_expect(log_in_forked_child(), 0))
-        log_forked_child("called dsm (a message to node %d)", dst);
-    if (net_over_ucx)
-        return ucx_send_ref(dst, iov, iovcnt, lent, lent_len, ref);
     if (dst < 0 || dst >= job()->nodes || iovcnt < 0 || (lent_len && (!lent || !ref)))
         return -EINVAL;
     size_t head = 0;

@@ -11,6 +11,7 @@
 
 #include "mp_util.h"
 #include "net/transport.h"
+#include "net/backend.h"
 #include "net/ucx.h"
 
 int main(int argc, char **argv)
@@ -28,7 +29,7 @@ int main(int argc, char **argv)
         reason[sizeof reason - 1] = 0;
         /* As net_abort_peers sends it, minus the sanitising a real node's
          * own log line gets: the bytes go out as they are. */
-        if (net_over_ucx) /* DSM_NET=ucx: its ABORT message (at most 256 bytes of reason) */
+        if (net_backend == &ucx_backend) /* DSM_NET=ucx: its ABORT message (at most 256 bytes of reason) */
             ucx_abort_peers(reason);
         else
             window_send_control(0, WIRE_ABORT, reason, sizeof reason - 1);
