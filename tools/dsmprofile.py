@@ -43,11 +43,11 @@ REC = struct.Struct("<BBHIIiQQQQQ")
 assert HDR.size == 384 and THREAD.size == 16 and REC.size == 56
 
 (FAULT, FETCH, DIFF, INVAL, MIGRATE, ALLOC, FREE, BARRIER, LOCK, LOCKSTAT, RELEASE,
- STACK, INTERVAL, DIFFSUM) = range(1, 15)
+ STACK, INTERVAL, DIFFSUM, FRAMES) = range(1, 16)
 KIND_NAMES = {FAULT: "fault", FETCH: "fetch", DIFF: "diff", INVAL: "invalidation",
               MIGRATE: "migration", ALLOC: "alloc", FREE: "free", BARRIER: "barrier",
               LOCK: "lock", LOCKSTAT: "lock counts", RELEASE: "release", STACK: "stack",
-              INTERVAL: "interval", DIFFSUM: "diff counts"}
+              INTERVAL: "interval", DIFFSUM: "diff counts", FRAMES: "frames"}
 WRITE = 0x01
 STACKED = 0x80
 BITMAP = 0x80
@@ -148,7 +148,7 @@ def parse_records(data, node, thread):
             pos += 8 * nextra
         else:
             extra = ()
-        if not 1 <= f[0] <= DIFFSUM:
+        if not 1 <= f[0] <= FRAMES:
             raise ProfileError("node %d: a record of unknown kind %d (thread %d)"
                                % (node, f[0], thread))
         out.append(Rec(f, extra, node, thread))
@@ -439,9 +439,22 @@ SYSTEM_OBJECT = re.compile(r"^/(usr/)?lib(32|64|x32)?/|/ld-linux|/libc[.-]|/libm
 # The functions a compiler outlines an OpenMP construct's body into:
 # clang's .omp_outlined._debug__.N, .omp_task_entry.; flang's _QQmain..omp_par
 OUTLINED = re.compile(r"omp_outlined|\.omp_par|omp_task_entry")
-# dsm's OpenMP runtime: what it allocates for a region is its own data
-DSM_OMP = re.compile(r"/src/omp/")
-DSM_ALLOCATOR = re.compile(r"/src/(mem|base)/")  # dsm_malloc, the profile's hooks
+# dsm's runtime: what its OpenMP runtime, its parallel loops and its
+# pthreads allocate (a region's description, a task) is its own data, not
+# the program's; the program's malloc (runtime/heap.c) and omp_alloc are
+# dsm's code allocating for the program: allocators, as dsm_malloc is.
+DSM_OWN = re.compile(r"/src/(omp|parallel|runtime)/|^(__kmpc_|__kmp|kmp_)")
+DSM_ALLOCATOR = re.compile(r"/src/(mem|base)/|/src/runtime/heap\.c|/src/omp/omp_(api|fortran)\.c")
+# What dsm's own data is, by the file (or function) that made it
+DSM_DATA = [(re.compile(p), name) for p, name in (
+    (r"/src/omp/region", "OpenMP region descriptions"),
+    (r"/src/omp/task", "OpenMP task records"),
+    (r"/src/omp/doacross", "OpenMP doacross (ordered depend) words"),
+    (r"/src/omp/team_single", "OpenMP single and copyprivate words"),
+    (r"/src/omp/affinity", "OpenMP places"),
+    (r"/src/omp/|^(__kmpc_|__kmp|kmp_)", "OpenMP runtime data"),
+    (r"/src/parallel/", "parallel loops' shared state"),
+    (r"/src/runtime/pthreads", "pthreads tables"))]
 
 
 class Loc:
@@ -465,9 +478,11 @@ class Loc:
         return bool(RUNTIME_FUNC.match(self.func) or DSM_SOURCE.search(self.file) or
                     SYSTEM_OBJECT.search(self.obj))
 
-    def in_dsm_omp(self):
-        """In dsm's OpenMP runtime (src/omp/)."""
-        return bool(DSM_OMP.search(self.file))
+    def dsm_own(self):
+        """In dsm's runtime proper (its OpenMP runtime, parallel loops,
+        pthreads), not in an allocator that serves the program."""
+        return bool((DSM_OWN.search(self.file) or DSM_OWN.search(self.func)) and
+                    not DSM_ALLOCATOR.search(self.file))
 
     def name(self):
         """The function as a reader knows it: an outlined function by the
@@ -513,6 +528,52 @@ def find_addr2line():
     return None
 
 
+# gdb's names of the registers a frame's locals are placed from (x86-64, aarch64)
+FRAME_REGS = {"rsp": "sp", "sp": "sp", "rbp": "fp", "x29": "fp"}
+
+
+def parse_scope(text, va):
+    """[(name, base, offset, length)] of the locals in memory that gdb's
+    `info scope *VA` lists, base the frame's "cfa", "sp" or "fp" (gdb
+    describes each place from the function's debug information; of a
+    variable in several places, the one at VA). Registers, constants and
+    values computed on the DWARF stack are no memory: left out."""
+    out = []
+    for block in re.split(r"^Symbol ", text, flags=re.M)[1:]:
+        m = re.match(r"(\S+) is ", block)
+        ln = re.search(r"length (\d+)\.\s*$", block)
+        if not m or not ln:
+            continue
+        desc = block
+        if "multi-location" in block.split("\n", 1)[0]:
+            desc = None
+            for r in re.finditer(r"Range (0x[0-9a-f]+)-(0x[0-9a-f]+): (.*?)(?=\n  Range |\n, length|$)",
+                                 block, flags=re.S):
+                if int(r.group(1), 16) <= va < int(r.group(2), 16):
+                    desc = r.group(3)
+                    break
+            if desc is None:
+                continue
+        if "DW_OP_stack_value" in desc or "DW_OP_deref" in desc or "DW_OP_piece" in desc:
+            continue
+        place = None
+        f = re.search(r"frame base reg \$(\w+) offset (-?\d+)\+(-?\d+)", desc)
+        if f:
+            place = (FRAME_REGS.get(f.group(1)), int(f.group(2)) + int(f.group(3)))
+        f = f or re.search(r"at offset (-?\d+) from base reg \$(\w+)", desc)
+        if f and not place:
+            place = (FRAME_REGS.get(f.group(2)), int(f.group(1)))
+        b = re.search(r"DW_OP_breg\d+ (-?\d+) \[\$(\w+)\]", desc)
+        if b and not place:
+            place = (FRAME_REGS.get(b.group(2)), int(b.group(1)))
+        b = re.search(r"DW_OP_fbreg (-?\d+)", desc)
+        if b and not place:  # gcc's frame base is the CFA (DW_OP_call_frame_cfa)
+            place = ("cfa", int(b.group(1)))
+        if place and place[0]:
+            out.append((m.group(1), place[0], place[1], int(ln.group(1))))
+    return out
+
+
 class Symbols:
     """Program counters to source locations, and addresses to global
     variables, through addr2line (LLVM's or binutils') and nm. One
@@ -526,6 +587,8 @@ class Symbols:
         self.pending = collections.defaultdict(set)
         self.globals_ = {}
         self.regions = {}  # obj -> {outlined function: (file, line) of its construct}
+        self.gdb = shutil.which("gdb")
+        self.locals_ = {}  # (obj, vaddr) -> parse_scope's answer
 
     def _bias(self, m):
         """Runtime address minus ELF virtual address, for mapping m."""
@@ -563,7 +626,14 @@ class Symbols:
             locs = self._addr2line(obj, vas)
             for va, loc in zip(vas, locs):
                 if OUTLINED.search(loc.func):
-                    loc.region = self.regions_of(obj).get(loc.func)
+                    # the body (.omp_outlined._debug__.1) is inlined into
+                    # its symbol (.omp_outlined..2), whose entry is the
+                    # pragma's line: the outermost function names it
+                    regions = self.regions_of(obj)
+                    for f in [c[0] for c in reversed(loc.inlined)] + [loc.func]:
+                        if f in regions:
+                            loc.region = regions[f]
+                            break
                 self.cache[(obj, va)] = loc
         self.pending.clear()
 
@@ -589,6 +659,32 @@ class Symbols:
                     for f, _fl, _ln in ((loc.func, 0, 0),) + tuple(loc.inlined):
                         got.setdefault(f, (loc.file, loc.line))
         return got
+
+    def locals_at(self, obj, vas):
+        """{vaddr: [(name, base, offset, length)]}: the locals in memory
+        of the function at each address (a return address less one), from
+        its debug information, through one gdb for them all (none without
+        gdb or -g)."""
+        want = sorted(set(v for v in vas if (obj, v) not in self.locals_))
+        if want and self.gdb and os.path.exists(obj):
+            text = ""
+            try:
+                cmd = [self.gdb, "-batch", "-nx", obj]
+                for v in want:
+                    cmd += ["-ex", "echo @@scope %#x\\n" % v, "-ex", "info scope *%#x" % v]
+                r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, timeout=300)
+                text = r.stdout
+            except (OSError, subprocess.SubprocessError):
+                pass
+            for part in text.split("@@scope ")[1:]:
+                head, _, body = part.partition("\n")
+                try:
+                    v = int(head.strip(), 16)
+                except ValueError:
+                    continue
+                self.locals_[(obj, v)] = parse_scope(body, v)
+        return {v: self.locals_.get((obj, v), []) for v in vas}
 
     def _symbols(self, obj, kinds):
         """[(vaddr, size or None, name)] of obj's defined symbols of nm's kinds."""
@@ -757,7 +853,7 @@ class Profile:
         self._pieces = {}
         self._frames = {}  # (node, frames) -> program_frame's answer
         self._site_locs = {}  # (node, site, stack) -> site_loc's answer
-        self._omp_sites = {}  # (node, site, samples) -> dsm_omp_alloc's answer
+        self._omp_sites = {}  # (node, site, samples) -> dsm_alloc's answer
         self._symbolize_all()
         self._allocations()
         self._faults()
@@ -889,9 +985,8 @@ class Profile:
                         s = self.site(("stack",), "stack", "the master's stack (main's locals, "
                                       "shared under master-only start)")
                         ctx = []
-                    elif self.dsm_omp_alloc(nd.rank, r, samples):
-                        s = self.site(("dsm", "omp"), "dsm", "dsm's OpenMP runtime (region data: "
-                                      "its teams, tasks and shared stacks)")
+                    elif self.dsm_alloc(nd.rank, r, samples):
+                        s = self.dsm_site(self.dsm_alloc(nd.rank, r, samples))
                         ctx = []
                     else:
                         l, callers = self.site_loc(nd.rank, r.site,
@@ -918,6 +1013,7 @@ class Profile:
                     a = live.pop(r.a, None)
                     if a:
                         a.t_free = r.t
+        self._stack_locals()
         self.allocs.sort(key=lambda a: a.start)
         self.alloc_starts = [a.start for a in self.allocs]
         # the shared globals, by the executable's symbols
@@ -932,29 +1028,124 @@ class Profile:
                     break
             self.global_starts = [g[0] for g in self.globals]
 
-    def dsm_omp_alloc(self, node, r, samples):
-        """Whether an allocation is dsm's OpenMP runtime's own: the call that
-        made it is in src/omp/ (the site when the runtime called dsm_malloc
-        itself; else the first frame of its stack, or of most of its site's
-        stacks, past the allocator's own). A region's or a barrier's call
-        in the program is then the site, but the data is not the program's."""
-        if r.site and self.loc(node, r.site).in_dsm_omp():
-            return True
-        key = (node, r.site, id(samples))
+    def _stack_locals(self):
+        """The shared stacks (the master's, a team's threads') cut into the
+        program's local variables, and the frames that hold them, where the
+        nodes noted the frames on them (PROF_FRAMES: each frame's return
+        address, CFA and stack pointer): a thread of another node
+        writes such a variable through a pointer, and the report names it,
+        not where the stack came from. A variable is placed by its
+        function's debug information (gdb), outermost frames first (main's
+        live the whole run); bytes of a frame in no variable are the
+        frame's; the rest of a stack stays the stack."""
+        stacks = [a for a in self.allocs if a.site.kind == "stack"]
+        if not stacks:
+            return
+        frames = {}
+        for nd in self.nodes:
+            for r in nd.records(FRAMES):
+                for i in range(0, len(r.extra) - 2, 3):
+                    frames.setdefault(tuple(r.extra[i:i + 3]), nd.rank)
+        placed, by_obj = {}, collections.defaultdict(set)
+        for fr, node in frames.items():
+            loc = self.loc(node, fr[0])
+            if loc.runtime() or not fr[2]:
+                continue  # dsm's frames (the fork, the switch of stacks), or no stack pointer
+            obj, va = self.sym.place(self.nodes[node].maps, fr[0] - 1)
+            if obj:
+                by_obj[obj].add(va)
+                placed[fr] = (obj, va, loc)
+        found = {obj: self.sym.locals_at(obj, sorted(vas)) for obj, vas in by_obj.items()}
+        wanted = []  # (start, end, site), the earlier winning a byte
+        frames_too = []
+        for fr in sorted(placed, key=lambda f: -f[1]):
+            obj, va, loc = placed[fr]
+            func = loc.name()
+            where = short_path(loc.region[0]) if loc.region else short_path(loc.file)
+            # a function that keeps a frame pointer pushed it below its return address
+            base = {"cfa": fr[1], "sp": fr[2], "fp": fr[1] - 16}
+            for name, b, off, length in found[obj].get(va, ()):
+                start = base[b] + off
+                if not base[b] or start < fr[2] or start + length > fr[1]:
+                    continue  # not in this frame: the debug information is not for this place
+                site = self.site(("stackvar", func, where, name), "stack",
+                                 "local variable %s of %s (%s), on a shared stack"
+                                 % (name, func, where))
+                site.bytes = max(site.bytes, length)
+                site.blocks = 1
+                wanted.append((start, start + length, site))
+            frames_too.append((fr[2], fr[1], self.site(
+                ("stackframe", func, where), "stack",
+                "the frame of %s (%s) on a shared stack, in no named variable" % (func, where))))
+        claimed = []
+        for start, end, site in wanted + frames_too:
+            for lo, hi in self._unclaimed(claimed, start, end):
+                claimed.append((lo, hi, site))
+        if not claimed:
+            return
+        claimed.sort(key=lambda c: c[0])
+        for a in stacks:
+            inside = [c for c in claimed if a.start <= c[0] and c[1] <= a.end]
+            if not inside:
+                continue
+            self.allocs.remove(a)
+            at = a.start
+            for lo, hi, site in inside + [(a.end, a.end, None)]:
+                if lo > at:
+                    self._piece(a, at, lo, a.site)
+                if site:
+                    self._piece(a, lo, hi, site)
+                at = hi
+
+    @staticmethod
+    def _unclaimed(claimed, start, end):
+        """The parts of [start, end) in none of claimed's ranges."""
+        parts = [(start, end)]
+        for lo, hi, _site in claimed:
+            parts = [q for s, e in parts for q in ((s, min(e, lo)), (max(s, hi), e)) if q[0] < q[1]]
+        return parts
+
+    def _piece(self, stack, lo, hi, site):
+        a = Alloc(lo, hi, stack.t, stack.node, site)
+        a.t_free = stack.t_free
+        self.allocs.append(a)
+
+    def dsm_alloc(self, node, r, samples):
+        """The place in dsm's runtime that made an allocation, where it is
+        dsm's own data (None where it is the program's): the call that made
+        it is dsm's (the site when the runtime called dsm_malloc itself;
+        else the first frame of its stack past the allocator's own, or that
+        of most of its site's stacks). A region's or a barrier's call in the
+        program is then the site, but the data is not the program's."""
+        if r.site:
+            l = self.loc(node, r.site)
+            if l.dsm_own():
+                return l
         if r.sub & STACKED:
-            return self._omp_stack(node, r.extra)
+            return self._dsm_stack(node, r.extra)
+        key = (node, r.site, id(samples))
         got = self._omp_sites.get(key)
         if got is None:
-            votes = [self._omp_stack(node, st) for st in samples.get(r.site, ())]
-            got = self._omp_sites[key] = (samples, bool(votes) and
-                                          2 * sum(votes) > len(votes))
+            votes = [self._dsm_stack(node, st) for st in samples.get(r.site, ())]
+            mine = [v for v in votes if v]
+            got = self._omp_sites[key] = (samples, mine[0] if votes and 2 * len(mine) > len(votes)
+                                          else None)
         return got[1]
 
-    def _omp_stack(self, node, stack):
+    def _dsm_stack(self, node, stack):
         for l in self.expand(node, stack):
             if not DSM_ALLOCATOR.search(l.file):
-                return l.in_dsm_omp()
-        return False
+                return l if l.dsm_own() else None
+        return None
+
+    def dsm_site(self, l):
+        """The site of dsm's own data made at l: named by what it is."""
+        what = next((name for pat, name in DSM_DATA if pat.search(l.file) or pat.search(l.func)),
+                    "runtime data")
+        key = ("dsm", what, l.func)
+        return self.site(key, "dsm", "dsm's own data, not the program's: %s (made by %s, %s)"
+                         % (what, l.func, short_path(l.file) if l.known() else
+                            os.path.basename(l.obj or "?")))
 
     def lookup(self, addr, t=None):
         """The site of the data at an address (at time t, where blocks were
@@ -1586,6 +1777,9 @@ def site_dict(p, site, top_pages=3):
     kind = site_sharing(site)
     if kind in ("false", "both"):
         d["sharing"]["grain"] = site.grain
+    if site.kind == "dsm":
+        kind = None  # no advice: the program did not lay it out
+    if kind in ("false", "both"):
         d["sharing"]["blocks"] = site.blocks_per_node
         within = site.sharing_within["false"] > 0
         d["advice_false"] = advice("false", p.page_size, site.grain if within else None,
@@ -1649,6 +1843,9 @@ def to_json(p, top=10):
     sites = sorted((s for s in p.sites.values() if s.waited_ns() or s.total("fetched") or
                     s.sharing or s.total("diffs")),
                    key=lambda s: -(s.waited_ns() + 1000 * s.total("fetched")))
+    # dsm's own data apart from the program's: nothing there for its author to change
+    dsm_sites = [s for s in sites if s.kind == "dsm"]
+    sites = [s for s in sites if s.kind != "dsm"]
     lines = sorted(p.lines.values(), key=lambda l: -l.waited_ns())
     locks = sorted(p.locks.values(), key=lambda L: -(sum(L["wait_ns"]) + sum(L["remote"])))
     barriers = sorted(p.barriers.values(), key=lambda B: -sum(B["wait_ns"]))
@@ -1662,6 +1859,7 @@ def to_json(p, top=10):
                        "lock_wait_ms": [round(ms(x), 3) for x in t["lock_ns"]],
                        "release_wait_ms": [round(ms(x), 3) for x in t["release_ns"]]},
             "data": [site_dict(p, s) for s in sites[:top]],
+            "dsm_data": [site_dict(p, s) for s in dsm_sites[:top]],
             "code": [line_dict(p, l) for l in lines[:top]],
             "locks": [lock_dict(p, L) for L in locks[:top]],
             "barriers": [barrier_dict(B) for B in barriers[:top]]}
@@ -1772,38 +1970,10 @@ def barrier_lines(p, j):
     return out
 
 
-def to_text(p, top=10):
-    j = to_json(p, top)
+def data_lines(p, data, out):
+    """The by-data entries of to_json's list, in words."""
     n = p.n
-    out = []
-    out.append("== dsm sharing profile: %d node%s, %s, %d-byte pages ==" %
-               (n, "" if n == 1 else "s", p.protocol, p.page_size))
-    tt = j["totals"]
-    out.append("")
-    out.append("    %-28s" % "" + "".join("%10s" % ("node %d" % i) for i in range(n)))
-    out.append(_row("run, s", tt["run_s"], "%.3f"))
-    out.append(_row("faults", tt["faults"]))
-    out.append(_row("waited in faults, ms", tt["fault_wait_ms"], "%.1f"))
-    out.append(_row("in barriers, ms", tt["barrier_wait_ms"], "%.1f"))
-    out.append(_row("for remote locks, ms", tt["lock_wait_ms"], "%.1f"))
-    out.append(_row("in releases (diffs), ms", tt["release_wait_ms"], "%.1f"))
-    out.append("    (releases run inside barriers and unlocks: that time is in both rows)")
-    if tt["diffs_counted_only"]:
-        out.append("    diffs' bytes kept for %d diffs (every page's first %d intervals, then a "
-                   "sample of its intervals),\n    %d more counted only: the sharing counts "
-                   "below are of the sample" % (tt["diffs_with_bytes"], BYTES_ALL,
-                                                tt["diffs_counted_only"]))
-
-    out.append("")
-    out.append("-- by data: where the shared data came from, by time waited --")
-    if not p.diff_recs:
-        out.append("    (no diffs in this run%s: true and false sharing are told from the diffs"
-                   % (" (sc moves whole pages, one writer at a time)" if p.protocol == "sc"
-                      else "") +
-                   " of the multiple-writer protocols, hlrc, lrc and erc)")
-    if not j["data"]:
-        out.append("    (no shared data faulted, was fetched or written)")
-    for i, d in enumerate(j["data"], 1):
+    for i, d in enumerate(data, 1):
         out.append("")
         size = " [%d block%s, %s]" % (d["blocks"], "" if d["blocks"] == 1 else "s",
                                       kib(d["bytes"])) if d["blocks"] else ""
@@ -1836,6 +2006,45 @@ def to_text(p, top=10):
                           "; shared %s" % ", ".join("%s in %d intervals" % (k, v)
                                                      for k, v in hp["sharing"].items() if v)
                           if any(hp["sharing"].values()) else ""))
+
+
+def to_text(p, top=10):
+    j = to_json(p, top)
+    n = p.n
+    out = []
+    out.append("== dsm sharing profile: %d node%s, %s, %d-byte pages ==" %
+               (n, "" if n == 1 else "s", p.protocol, p.page_size))
+    tt = j["totals"]
+    out.append("")
+    out.append("    %-28s" % "" + "".join("%10s" % ("node %d" % i) for i in range(n)))
+    out.append(_row("run, s", tt["run_s"], "%.3f"))
+    out.append(_row("faults", tt["faults"]))
+    out.append(_row("waited in faults, ms", tt["fault_wait_ms"], "%.1f"))
+    out.append(_row("in barriers, ms", tt["barrier_wait_ms"], "%.1f"))
+    out.append(_row("for remote locks, ms", tt["lock_wait_ms"], "%.1f"))
+    out.append(_row("in releases (diffs), ms", tt["release_wait_ms"], "%.1f"))
+    out.append("    (releases run inside barriers and unlocks: that time is in both rows)")
+    if tt["diffs_counted_only"]:
+        out.append("    diffs' bytes kept for %d diffs (every page's first %d intervals, then a "
+                   "sample of its intervals),\n    %d more counted only: the sharing counts "
+                   "below are of the sample" % (tt["diffs_with_bytes"], BYTES_ALL,
+                                                tt["diffs_counted_only"]))
+
+    out.append("")
+    out.append("-- by data: where the shared data came from, by time waited --")
+    if not p.diff_recs:
+        out.append("    (no diffs in this run%s: true and false sharing are told from the diffs"
+                   % (" (sc moves whole pages, one writer at a time)" if p.protocol == "sc"
+                      else "") +
+                   " of the multiple-writer protocols, hlrc, lrc and erc)")
+    if not j["data"]:
+        out.append("    (no shared data faulted, was fetched or written)")
+    data_lines(p, j["data"], out)
+    if j["dsm_data"]:
+        out.append("")
+        out.append("-- dsm's own data: its runtime's, which the program's sharing moved "
+                   "(nothing for the program to change) --")
+        data_lines(p, j["dsm_data"], out)
 
     out.append("")
     out.append("-- by code: the source lines that faulted, by time waited --")

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -424,6 +425,74 @@ void profile_written(enum profile_diff how, size_t page, uint64_t stamp, uint64_
     put(&r, words, n);
 }
 
+/* The frames of the calling thread's stack that lie in the region: the
+ * master's main and the functions it calls (the master's stack is there
+ * under master-only start), a team's threads on their shared stacks. An
+ * OpenMP program's shared locals live in them, and another node's thread
+ * writes them through a pointer: the tool names the variable at such an
+ * address from the frame that holds it (its function's debug information
+ * places each local at an offset from the frame's base: the CFA, the stack
+ * pointer or the frame pointer, found from the first two). One unwind at each region's
+ * fork and join (microseconds, where a region across nodes costs hundreds),
+ * a sampled barrier's; a stack already noted is not recorded again. */
+#define FRAMES_MAX 16
+#define FRAMES_DEPTH 64 /* frames walked before giving up */
+#define FRAMES_SEEN 64  /* stacks remembered, by hash, per thread */
+
+struct frames_walk {
+    uint64_t lo, hi;     /* the region's addresses */
+    uint64_t ip, sp;     /* the frame the unwinder returned to last */
+    uint64_t w[3 * FRAMES_MAX];
+    size_t   n;
+    int      depth;
+};
+
+static __thread uint64_t frames_seen[FRAMES_SEEN];
+
+/* The unwinder's context at each step is the frame that returns to the
+ * program counter it gives: its CFA is the caller's stack pointer at the
+ * call, and the caller's own CFA comes with the next step. (Not the
+ * unwinder's registers: a frame's may have no saved place, and libgcc's
+ * _Unwind_GetGR then reads address 0; a frame pointer, where a function
+ * keeps one, is its CFA less the return address and the saved pointer:
+ * the tool's.) */
+static _Unwind_Reason_Code frame_step(struct _Unwind_Context *ctx, void *arg)
+{
+    struct frames_walk *f = arg;
+    uint64_t cfa = _Unwind_GetCFA(ctx);
+    if (f->ip && cfa > f->lo && cfa <= f->hi && f->sp >= f->lo && f->sp < cfa) {
+        uint64_t *w = f->w + 3 * f->n;
+        w[0] = f->ip;
+        w[1] = cfa;
+        w[2] = f->sp;
+        if (++f->n == FRAMES_MAX)
+            return _URC_END_OF_STACK;
+    }
+    f->ip = _Unwind_GetIP(ctx);
+    f->sp = cfa;
+    return ++f->depth < FRAMES_DEPTH ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+static void note_frames(void)
+{
+    struct frames_walk f = {.lo = pr.info.base,
+                            .hi = pr.info.base + pr.info.npages * pr.info.page_size};
+    _Unwind_Backtrace(frame_step, &f);
+    if (!f.n)
+        return;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < 3 * f.n; i++)
+        h = (h ^ f.w[i]) * 0x100000001b3ull;
+    uint64_t *seen = &frames_seen[h % FRAMES_SEEN];
+    if (*seen == h)
+        return;
+    *seen = h;
+    struct profile_rec r = rec(PROF_FRAMES, 0, 0);
+    r.t = clock_ns();
+    r.a = f.n;
+    put(&r, f.w, 3 * f.n);
+}
+
 /* A sampled stack of the calling thread's site into out; 0 frames when
  * not sampled. skip: our own frames (this and the hook). */
 static size_t site_stack(uint64_t *out, uint32_t first, uint32_t every)
@@ -472,6 +541,8 @@ void profile_barrier(uint64_t t0, uint64_t wait)
     r.t = t0;
     r.dur = wait;
     put_at_site(&r, BARRIER_FIRST, BARRIER_EVERY);
+    if (r.sub & PROF_STACKED)
+        note_frames();
     uint32_t mine_now = ++barriers_passed + atomic_load_explicit(&syncs_passed, memory_order_relaxed);
     uint32_t e = atomic_load_explicit(&pr.epoch, memory_order_relaxed);
     while (e < mine_now && !atomic_compare_exchange_weak_explicit(&pr.epoch, &e, mine_now,
@@ -482,6 +553,7 @@ void profile_barrier(uint64_t t0, uint64_t wait)
 
 void profile_job_sync(void)
 {
+    note_frames();
     atomic_fetch_add_explicit(&syncs_passed, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&pr.epoch, 1, memory_order_relaxed);
 }

@@ -63,6 +63,12 @@ enum profile_kind {
     PROF_DIFFSUM,   /* at the end, per page and enum profile_diff (sub): the
                        diffs whose bytes were not kept (profile_bytes_wanted):
                        a: how many, b: bytes sent */
+    PROF_FRAMES,    /* the frames of a thread's stack that lie in the
+                       region (the master's stack, a team's shared stacks),
+                       outermost last: a: frames; extra: per frame its
+                       program counter (a return address), CFA and stack
+                       pointer, by which the tool names the local variable
+                       at a shared address */
 };
 
 #define PROF_WRITE  0x01 /* PROF_FAULT: a write fault */

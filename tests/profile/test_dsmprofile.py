@@ -299,10 +299,107 @@ class OpenMP(unittest.TestCase):
                 rec_bytes(dp.FAULT, dp.WRITE, page=0, t=2, dur=1000, a=31, b=72))
         path = Files.write(self, header() + dp.THREAD.pack(0, 0, len(recs)) + recs)
         j = dp.to_json(dp.Profile(dp.load(path), Sym()))
-        sites = sorted(d["site"] for d in j["data"])
-        self.assertEqual(sites, ["allocated at main (u/prog.c:10)",
-                                 "dsm's OpenMP runtime (region data: its teams, tasks and "
-                                 "shared stacks)"])
+        # the program's data apart from dsm's, which is named by what it is
+        self.assertEqual([d["site"] for d in j["data"]], ["allocated at main (u/prog.c:10)"])
+        self.assertEqual([d["site"] for d in j["dsm_data"]],
+                         ["dsm's own data, not the program's: OpenMP region descriptions "
+                          "(made by fork_region, omp/region.c)"])
+        self.assertIn("-- dsm's own data", dp.to_text(dp.Profile(dp.load(path), Sym())))
+
+    def test_outlined_body_inlined_into_its_symbol_is_named_by_its_construct(self):
+        # clang -O2: .omp_outlined._debug__.1 inlined into .omp_outlined..2
+        class Sym(OutlinedSymbols):
+            def _addr2line(self, obj, vas):
+                if vas == [0x1000]:
+                    return [dp.Loc(".omp_outlined..24", "/u/prog.c", 74, obj)]
+                return [dp.Loc(".omp_outlined._debug__.1", "/u/prog.c", 80, obj,
+                               ((".omp_outlined..24", "/u/prog.c", 74),))]
+        sym = Sym()
+        maps = [dp.Mapping(0, 0x10000, "r-xp", 0, "/u/prog")]
+        sym.loads["/u/prog"] = (2, [])
+        self.assertEqual(sym.loc(maps, 0x1010).text(), "OpenMP region at u/prog.c:74 (u/prog.c:80)")
+
+    def test_dsms_own_data_is_told_from_the_programs_by_the_caller(self):
+        own = dp.Loc("pt_table_grow", "/x/src/runtime/pthreads.c", 131, "/u/libdsm.so")
+        self.assertTrue(own.dsm_own())
+        self.assertTrue(dp.Loc("omp_fork", "/x/src/omp/region.c", 440, "/u/libdsm.so").dsm_own())
+        # the program's malloc and omp_alloc are dsm's code allocating for the program
+        self.assertFalse(dp.Loc("malloc", "/x/src/runtime/heap.c", 80, "/u/libdsm.so").dsm_own())
+        self.assertFalse(dp.Loc("omp_alloc", "/x/src/omp/omp_api.c", 9, "/u/libdsm.so").dsm_own())
+        self.assertFalse(dp.Loc("main", "/u/prog.c", 9, "/u/prog").dsm_own())
+        p = dp.Profile.__new__(dp.Profile)
+        p.sites, p.n = {}, 1
+        self.assertEqual(p.dsm_site(own).label, "dsm's own data, not the program's: pthreads "
+                         "tables (made by pt_table_grow, runtime/pthreads.c)")
+
+
+GDB_SCOPE = """Symbol i is a constant with value 0 (0x0), length 4.
+Symbol argc is multi-location:
+  Range 0x11d0-0x11f0: a variable in $rdi
+  Range 0x11f0-0x1464: a complex DWARF expression:
+     0: DW_OP_entry_value
+       2: DW_OP_reg5 [$rdi]
+     3: DW_OP_stack_value
+
+, length 4.
+Symbol partial is a variable at frame base reg $rsp offset 0+32, length 512.
+Symbol steps is multi-location:
+  Range 0x11ff-0x125f: a variable in $r12
+  Range 0x125f-0x12a5: a complex DWARF expression:
+     0: DW_OP_breg7 24 [$rsp]
+
+  Range 0x12a5-0x145c: a variable in $r12
+, length 4.
+Symbol x is a variable at frame base reg $rbp offset 16+-20, length 8.
+Symbol y is a variable with complex DWARF expression locating its address in memory, length 4.
+Symbol z is a complex DWARF expression:
+     0: DW_OP_fbreg -28
+, length 4.
+"""
+
+
+class StackVariables(unittest.TestCase):
+    def test_gdb_scope_gives_the_locals_in_memory(self):
+        self.assertEqual(dp.parse_scope(GDB_SCOPE, 0x1290),
+                         [("partial", "sp", 32, 512), ("steps", "sp", 24, 4), ("x", "fp", -4, 8),
+                          ("z", "cfa", -28, 4)])
+        # outside the range where it is in memory, steps is a register's
+        self.assertNotIn("steps", [v[0] for v in dp.parse_scope(GDB_SCOPE, 0x1300)])
+
+    def test_a_shared_stack_is_cut_into_its_frames_variables(self):
+        base = 0x200000000000
+        top = base + 8192
+        sp, cfa = top - 0x260, top - 0x20  # main's frame, seen at a region's fork
+
+        class Sym(FakeSymbols):
+            def place(self, maps, pc):
+                return "/u/prog", pc
+
+            def locals_at(self, obj, vas):
+                return {v: [("partial", "sp", 32, 512)] for v in vas}
+        # node 0's thread wrote partial[0], node 1's partial[1], in one interval
+        words0, words1 = [(sp + 32 - base) | (sp + 40 - base) << 32], \
+            [(sp + 40 - base) | (sp + 48 - base) << 32]
+        paths = []
+        tmp = tempfile.mkdtemp(prefix="test_dsmprofile-")
+        for rank, words in ((0, words0), (1, words1)):
+            recs = b""
+            if rank == 0:
+                recs += rec_bytes(dp.ALLOC, dp.ALLOC_STACK, t=1, a=base, b=8192, site=0)
+                recs += rec_bytes(dp.FRAMES, t=1, a=1, extra=(41, cfa, sp))
+            recs += rec_bytes(dp.DIFF, 0, page=0, epoch=1, t=5, a=100, b=8, extra=words)
+            recs += rec_bytes(dp.FAULT, dp.WRITE, page=0, epoch=1, t=4, dur=1000, a=31,
+                              b=sp + 32 + 8 * rank - base)
+            path = os.path.join(tmp, "p.%d" % rank)
+            with open(path, "wb") as f:
+                f.write(header(rank=rank, nodes=2) + dp.THREAD.pack(0, 0, len(recs)) + recs)
+            paths.append(path)
+        j = dp.to_json(dp.Profile(dp.load(os.path.join(tmp, "p")), Sym()))
+        d = [d for d in j["data"] if "partial" in d["site"]]
+        self.assertEqual(len(d), 1, [x["site"] for x in j["data"]])
+        self.assertEqual(d[0]["site"], "local variable partial of main (u/prog.c), on a shared stack")
+        self.assertEqual(d[0]["sharing"]["kind"], "false")
+        self.assertEqual(d[0]["sharing"]["grain"], 8)
 
 
 class Locations(unittest.TestCase):
