@@ -11,6 +11,8 @@ command -v m4    >/dev/null 2>&1 || need+=(m4)     # dsmcc expands PARMACS sourc
 # which the llvm package below brings, where there, else binutils') and
 # addresses to shared globals (nm), from the programs' debug information.
 { command -v addr2line >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; } || need+=(binutils)
+# and a shared stack's local variables by name (gdb's `info scope`).
+command -v gdb >/dev/null 2>&1 || need+=(gdb)
 # OpenMP (dsmcc -fopenmp, bench/omp, tests/omp) and the fuzz targets: clang, and LLVM's libomp
 # with its omp.h (the reference runs use libomp).
 command -v clang >/dev/null 2>&1 || need+=(clang)
