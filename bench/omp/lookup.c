@@ -4,7 +4,7 @@
  * 85): the master fills the table, then every thread searches it at
  * random, chunk after chunk.
  *
- *   lookup_omp [--size test|quick|full] [-l LOOKUPS_PER_CHUNK]
+ *   lookup_omp [--size test|quick|full] [-l LOOKUPS_PER_CHUNK] [-m]
  *
  *   size    entries     table     lookups a chunk (5,000 chunks)
  *   test    65,536      2.6 MB    20
@@ -27,6 +27,10 @@
  * omp_get_thread_num() once the loop is over: threads of one process
  * share a node (on dsm, node r's threads are r*p .. r*p+p-1), so the
  * report groups the counts by process id into each node's share.
+ *
+ * -m writes the loop schedule(monotonic: dynamic): chunks in order, which
+ * dsm serves from one counter at node 0 (docs/openmp.md), for comparison
+ * with its per-node pools of the default nonmonotonic schedule.
  *
  * Self-check, outside the timed section: the initial thread recomputes
  * every lookup; the checksums (integer sums of each lookup's result
@@ -110,13 +114,23 @@ static uint64_t lookup(uint64_t i)
     return h;
 }
 
+/* Chunk c's lookups, summed. */
+static uint64_t lookup_chunk(long c, long per_chunk)
+{
+    uint64_t sum = 0;
+    for (long i = c * per_chunk; i < (c + 1) * per_chunk; i++)
+        sum += lookup((uint64_t)i);
+    return sum;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lookup_omp [--size test|quick|full] [-l LOOKUPS]\n"
+    fprintf(f, "usage: lookup_omp [--size test|quick|full] [-l LOOKUPS] [-m]\n"
                "  random lookups into a read-only table, %d chunks under schedule(dynamic)\n"
                "  --size  test: 65,536 entries (2.6 MB), 20 lookups a chunk;\n"
                "          quick: 655,360 (26 MB), 100; full (default): 6,000,000 (240 MB), 100\n"
                "  -l L    lookups a chunk, 1..100000\n"
+               "  -m      schedule(monotonic: dynamic) instead of schedule(dynamic)\n"
                "  threads: OMP_NUM_THREADS\n",
                CHUNKS);
 }
@@ -126,7 +140,7 @@ int main(int argc, char **argv)
     const char *size = "full";
     long per_chunk = 100, l_opt = 0;
     n_entries = 6000000;
-    int bad = 0;
+    int bad = 0, monotonic = 0;
     for (int i = 1; i < argc && !bad; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -141,6 +155,8 @@ int main(int argc, char **argv)
                 n_entries = 6000000, per_chunk = 100;
             else
                 bad = 1;
+        } else if (!strcmp(argv[i], "-m")) {
+            monotonic = 1;
         } else if (!strcmp(argv[i], "-l") && i + 1 < argc) {
             char *end;
             l_opt = strtol(argv[++i], &end, 10);
@@ -169,11 +185,18 @@ int main(int argc, char **argv)
 #pragma omp parallel reduction(+ : sum)
     {
         long mine = 0;
+        if (monotonic) {
+#pragma omp for schedule(monotonic : dynamic) nowait
+            for (long c = 0; c < CHUNKS; c++) {
+                sum += lookup_chunk(c, per_chunk);
+                mine++;
+            }
+        } else {
 #pragma omp for schedule(dynamic) nowait
-        for (long c = 0; c < CHUNKS; c++) {
-            for (long i = c * per_chunk; i < (c + 1) * per_chunk; i++)
-                sum += lookup((uint64_t)i);
-            mine++;
+            for (long c = 0; c < CHUNKS; c++) {
+                sum += lookup_chunk(c, per_chunk);
+                mine++;
+            }
         }
         counts[omp_get_thread_num()] = mine;
         pids[omp_get_thread_num()] = (long)getpid();
@@ -204,9 +227,9 @@ int main(int argc, char **argv)
         nodes++;
     }
     printf("RESULT app=lookup mode=omp procs=%d size=%s time=%.6f check=%s entries=%ld "
-           "lookups=%ld chunks=%d nodes=%d node_share=%s checksum=%016llx\n",
-           team, size, secs, ok ? "ok" : "FAIL", n_entries, per_chunk * CHUNKS, CHUNKS, nodes,
-           shares, (unsigned long long)sum);
+           "lookups=%ld chunks=%d schedule=%s nodes=%d node_share=%s checksum=%016llx\n",
+           team, size, secs, ok ? "ok" : "FAIL", n_entries, per_chunk * CHUNKS, CHUNKS,
+           monotonic ? "monotonic:dynamic" : "dynamic", nodes, shares, (unsigned long long)sum);
     free(table);
     free(counts);
     free(pids);
