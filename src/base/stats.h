@@ -110,6 +110,7 @@
     X(PAR_REGIONS,         "parallel regions run across nodes")                \
     X(PAR_LOOPS,           "worksharing loops")                                \
     X(PAR_CHUNKS,          "loop chunks taken from node 0 (dynamic, guided)")  \
+    X(PAR_CHUNKS_STOLEN,   "of which from another node's pool (nonmonotonic)") \
     X(PAR_CRITICALS,       "critical sections entered")                        \
     X(PAR_REDUCTIONS,      "reductions combined")                              \
     X(PAR_TASKS_CREATED,   "OpenMP tasks created on this node (explicit and taskloop's)") \

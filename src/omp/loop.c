@@ -5,9 +5,11 @@
  *
  * Under LLVM's interface the runtime, not the compiler, divides a static
  * loop, so dsm can re-partition static loops (seed 003's profiled schedule)
- * without recompiling; dynamic and guided chunks come from node 0's shared
- * counter (src/parallel/dispatch.c). Ordered loops take turns there too,
- * and pass the ordered part's writes on with a lock.
+ * without recompiling; dynamic and guided chunks come from node 0
+ * (src/parallel/dispatch.c): from a pool of each node's own, unless the
+ * loop is monotonic (the modifier given, or ordered), whose chunks come
+ * in order from one counter. Ordered loops take turns there too, and pass
+ * the ordered part's writes on with a lock.
  */
 #include <stdbool.h>
 
@@ -263,11 +265,18 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
     t->loop++;
     t->since_barrier++;
     stats_add(STAT_PAR_LOOPS, 1);
+    /* OpenMP 5.1 §2.11.4: dynamic and guided are nonmonotonic unless the
+     * monotonic modifier is given or the loop is ordered (clang marks
+     * ordered loops nonmonotonic too, so the ordered flag decides). */
+    bool monotonic = ordered || (schedule & KMP_SCH_MODIFIER_MONOTONIC) ||
+                     ((base == kmp_sch_runtime || base == kmp_sch_runtime_simd) &&
+                      t->icv.run_sched.monotonic);
     struct omp_loop *l = &t->loop_state;
     *l = (struct omp_loop){
         .id = {t->team, t->loop},
         .kind = kind,
         .ordered = ordered && t->nthreads > 1,
+        .monotonic = monotonic,
         .unsigned_ = is_unsigned,
         .lb = lb,
         .st = st,
@@ -280,6 +289,43 @@ static void dispatch_init(const ident_t *loc, kmp_int32 schedule, int64_t lb, in
         parallel_profiled_begin(l->site, &t->icv.run_sched, l->trip, t->tid, t->nthreads,
                                 t->region->per_node, &l->plan);
     }
+}
+
+/* The nodes of the team as pools of a nonmonotonic loop's chunks: node
+ * by node, as the team lies (team_layout.c); a nested team of one node's
+ * threads is one pool. */
+static struct chunk_pools team_pools(const struct omp_thread *t)
+{
+    int per = t->region && t->region->per_node > 0 ? t->region->per_node : 1;
+    if (t->local_team || per >= t->nthreads)
+        return (struct chunk_pools){.pool = 0, .pools = 1, .per_pool = t->nthreads};
+    return (struct chunk_pools){.pool = t->tid / per, .pools = (t->nthreads + per - 1) / per,
+                                .per_pool = per};
+}
+
+/* A dynamic or guided chunk from node 0, or of a batch of dynamic chunks
+ * it gave before (dispatch.c): one chunk at a time, as OpenMP asks. */
+static uint64_t served_chunk(const struct omp_thread *t, struct omp_loop *l, uint64_t *first)
+{
+    if (l->run_next == l->run_end) {
+        if (l->monotonic)
+            return parallel_next_chunk(l->id, l->kind, l->trip, l->chunk, t->nthreads, first);
+        struct chunk_pools pools = team_pools(t);
+        pools.ran = l->ran;
+        uint64_t count = parallel_next_chunks(l->id, l->kind, l->trip, l->chunk, t->nthreads,
+                                              &pools, first);
+        if (l->kind != SCHED_DYNAMIC || count <= l->chunk) {
+            l->ran += count != 0;
+            return count; /* a guided chunk is one, whatever its size */
+        }
+        l->run_next = *first;
+        l->run_end = *first + count;
+    }
+    *first = l->run_next;
+    uint64_t count = l->run_end - l->run_next < l->chunk ? l->run_end - l->run_next : l->chunk;
+    l->run_next += count;
+    l->ran++;
+    return count;
 }
 
 /* The next chunk of ours: its first iteration and its size (0: none). */
@@ -313,7 +359,7 @@ static uint64_t next_chunk(struct omp_thread *t, struct omp_loop *l, uint64_t *f
         *first = l->next;
         l->next += count;
     } else {
-        count = parallel_next_chunk(l->id, l->kind, l->trip, l->chunk, t->nthreads, first);
+        count = served_chunk(t, l, first);
     }
     if (count == 0)
         l->done = true;

@@ -97,10 +97,13 @@ struct omp_loop {
     struct loop_id  id;
     enum sched_kind kind;
     bool            ordered;
+    bool            monotonic;  /* chunks in order: the one counter (parallel/dispatch.c) */
     bool            unsigned_;
     int64_t         lb, st;
     uint64_t        trip, chunk;
     uint64_t        next;       /* static: our next chunk (k-th); serial dynamic: next iteration */
+    uint64_t        run_next, run_end; /* dynamic: the rest of a batch of chunks taken at once */
+    uint64_t        ran;        /* dynamic: chunks this thread ran of the loop */
     bool            done;
     uint64_t        cur, end;   /* ordered: iteration running, end of its chunk */
     bool            has_turn;   /* ordered: `cur` has been given its turn */

@@ -19,8 +19,29 @@
  * with its own request outstanding: a request carries the thread's index
  * on its node in the message's aux field, the reply and the turn's go
  * carry it back, and each thread waits on its own slot.
+ *
+ * One counter starves a node that starts late: node 0 asks in place while
+ * another node's every chunk costs a round trip, and its first chunks each
+ * fault pages in besides, so node 0 took 4,902 of a lookup loop's 5,000
+ * chunks on 2 nodes (issue 85). So a loop whose chunks need not come in
+ * order (nonmonotonic: OpenMP's default for dynamic and guided, never an
+ * ordered loop) is served from one pool of chunks per node of the team,
+ * the iterations split in consecutive blocks by the node's threads: a
+ * thread takes from its own node's pool, front first, and once that is
+ * empty takes the last chunk of the pool with the most left (stealing from
+ * the back, as in work stealing, so the owner's run stays consecutive),
+ * among the pools whose node has begun the loop: a node that starts late
+ * finds its pool whole. A dynamic loop's thread off node 0 takes a batch of its pool's chunks
+ * at a time and hands them to itself one by one (loop.c): a round trip per
+ * batch, not per chunk. A batch is at most as many chunks as the thread
+ * has run of the loop so far (1, 2, 4, ...: a node slowed by its first
+ * faults holds few chunks others could run) and at most a quarter of its
+ * share of what is left in its pool, so the last chunks stay in the pool
+ * for whoever is free. Monotonic loops (and `single`) keep the
+ * one counter, which hands chunks out in order.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,10 +59,15 @@ struct chunk_req {
     uint32_t kind;
     int32_t  nthreads;
     uint64_t trip, chunk;
+    /* Nonmonotonic: the asking thread's node in the team (its pool), the
+     * team's nodes and threads a node; pools 0: one counter, in order. */
+    int32_t  pool, pools, per_pool;
+    int32_t  batch; /* the most chunks it takes at once (a dynamic loop, off node 0) */
 };
 struct chunk_rep {
     uint32_t team, loop;
     uint64_t first, count;
+    uint64_t stolen; /* taken from another node's pool (a word: no padding on the wire) */
 };
 struct turn_msg {
     uint32_t team, loop;
@@ -56,12 +82,27 @@ struct turn_msg {
 /* The most threads a node runs (DSM_THREADS's range, config.c). */
 #define DISPATCH_SLOTS 256
 
+/* The most chunks a batch takes of what is left of its thread's share
+ * of its pool: a quarter (see the head of this file). */
+#define BATCH_SHARE 4
+
+/* At node 0: one node's pool of a nonmonotonic loop, iterations
+ * [next, end), its bounds whole chunks from the loop's start (the last
+ * pool's end excepted: the loop's last, short chunk). */
+struct chunk_pool {
+    uint64_t next, end;
+    int      threads;
+    bool     started;   /* a thread of its node has asked: others may steal */
+};
+
 /* At node 0: one dynamic or guided loop (or single) in progress. */
 struct served_loop {
     struct served_loop *next;
     struct loop_id      id;
     uint64_t            next_iter, trip;
     int                 finished;   /* threads told the loop is over */
+    int                 npools;     /* 0: one counter, next_iter */
+    struct chunk_pool   pools[];
 };
 
 /* At node 0: the turn of one ordered loop, and who waits for it. */
@@ -85,6 +126,7 @@ static DSM_STATE struct {
     struct dispatch_slot {
         bool     replied;
         uint64_t rep_first, rep_count;
+        uint64_t rep_stolen;
         bool     turn_go;
     } slot[DISPATCH_SLOTS];
 } disp = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -92,6 +134,73 @@ static DSM_STATE struct {
 static bool same(struct loop_id a, struct loop_id b) { return a.team == b.team && a.loop == b.loop; }
 
 /* ---- at node 0 ------------------------------------------------------------ */
+
+/* Splits a new loop's iterations into its pools: consecutive blocks of
+ * whole chunks, each pool's by its threads' share of the team. */
+static void make_pools(struct served_loop *l, const struct chunk_req *r)
+{
+    uint64_t chunks = l->trip / r->chunk + (l->trip % r->chunk != 0);
+    int before = 0;
+    for (int g = 0; g < l->npools; g++) {
+        int threads = r->nthreads - before < r->per_pool ? r->nthreads - before : r->per_pool;
+        uint64_t from = (uint64_t)((unsigned __int128)chunks * (unsigned)before /
+                                   (unsigned)r->nthreads);
+        uint64_t to = (uint64_t)((unsigned __int128)chunks * (unsigned)(before + threads) /
+                                 (unsigned)r->nthreads);
+        l->pools[g].next = from * r->chunk;
+        l->pools[g].end = to < chunks ? to * r->chunk : l->trip; /* (to * chunk may not fit) */
+        l->pools[g].threads = threads;
+        before += threads;
+    }
+}
+
+/* A nonmonotonic loop's next chunk (or batch) for a thread of pool
+ * r->pool: from the front of its pool, else the back of the fullest. */
+static uint64_t take_pooled(struct served_loop *l, const struct chunk_req *r, uint64_t *first,
+                            uint64_t *stolen)
+{
+    struct chunk_pool *p = &l->pools[r->pool];
+    uint64_t left = p->end - p->next;
+    p->started = true;
+    if (left) {
+        uint64_t c;
+        if (r->kind == SCHED_GUIDED) {
+            c = sched_guided_chunk(left, p->threads, r->chunk);
+        } else {
+            uint64_t chunks = left / r->chunk + (left % r->chunk != 0);
+            uint64_t batch = chunks / (BATCH_SHARE * (uint64_t)p->threads);
+            if (batch > (uint64_t)r->batch)
+                batch = (uint64_t)r->batch;
+            c = (batch ? batch : 1) * r->chunk;
+        }
+        *first = p->next;
+        c = c < left ? c : left;
+        p->next += c;
+        return c;
+    }
+    /* Only a pool whose node has started: one that has not will run its
+     * own chunks when it comes (every thread meets the loop), as libomp's
+     * static_steal leaves a late thread its share. */
+    struct chunk_pool *v = NULL;
+    for (int g = 0; g < l->npools; g++)
+        if (l->pools[g].started && l->pools[g].end - l->pools[g].next > (v ? v->end - v->next : 0))
+            v = &l->pools[g];
+    if (!v)
+        return 0;
+    left = v->end - v->next;
+    /* The back's last chunk, or for guided a chunk of the size the owner
+     * would take next; its start a whole number of chunks from the loop's
+     * start, so that only the loop's last chunk is short. */
+    uint64_t size = r->kind == SCHED_GUIDED ? sched_guided_chunk(left, v->threads, r->chunk) : 1;
+    uint64_t start = (v->end - (size < left ? size : left)) / r->chunk * r->chunk;
+    if (start < v->next)
+        start = v->next;
+    *first = start;
+    uint64_t c = v->end - start;
+    v->end = start;
+    *stolen = v != p;
+    return c;
+}
 
 /* Serves one request. Caller holds disp.lock. */
 static struct chunk_rep serve_chunk(int node, const struct chunk_req *r)
@@ -101,29 +210,50 @@ static struct chunk_rep serve_chunk(int node, const struct chunk_req *r)
     while ((l = *pp) && !same(l->id, id))
         pp = &l->next;
     if (!l) {
-        l = calloc(1, sizeof *l);
+        l = calloc(1, sizeof *l + (size_t)r->pools * sizeof l->pools[0]);
         if (!l)
             log_fatal("out of memory serving loop chunks");
         l->id = id;
         l->trip = r->trip;
+        l->npools = r->pools;
+        if (l->npools)
+            make_pools(l, r);
         *pp = l;
-    } else if (l->trip != r->trip)
-        log_fatal("node %d shares loop %u of team %u with %llu iterations, others with %llu: "
-                  "the threads of a team must meet the same loops",
-                  node, r->loop, r->team, (unsigned long long)r->trip,
-                  (unsigned long long)l->trip);
+    } else if (l->trip != r->trip || l->npools != r->pools)
+        log_fatal("node %d shares loop %u of team %u with %llu iterations in %d pools, others "
+                  "with %llu in %d: the threads of a team must meet the same loops",
+                  node, r->loop, r->team, (unsigned long long)r->trip, r->pools,
+                  (unsigned long long)l->trip, l->npools);
     struct chunk_rep rep = {.team = r->team, .loop = r->loop};
-    uint64_t left = l->trip - l->next_iter;
-    uint64_t c = r->kind == SCHED_GUIDED ? sched_guided_chunk(left, r->nthreads, r->chunk)
-                                         : (r->chunk < left ? r->chunk : left);
-    rep.first = l->next_iter;
+    uint64_t c;
+    if (l->npools) {
+        c = take_pooled(l, r, &rep.first, &rep.stolen);
+    } else {
+        uint64_t left = l->trip - l->next_iter;
+        c = r->kind == SCHED_GUIDED ? sched_guided_chunk(left, r->nthreads, r->chunk)
+                                    : (r->chunk < left ? r->chunk : left);
+        rep.first = l->next_iter;
+        l->next_iter += c;
+    }
     rep.count = c;
-    l->next_iter += c;
     if ((c == 0 || r->kind == DISPATCH_SINGLE) && ++l->finished == r->nthreads) {
         *pp = l->next;
         free(l);
     }
     return rep;
+}
+
+/* Whether a request's pools describe its team: the thread's pool among
+ * them, every pool some threads, the last the rest. */
+static bool pools_fit(const struct chunk_req *r)
+{
+    if (r->pools == 0)
+        return r->pool == 0 && r->batch == 0;
+    return (r->batch == 0 || (r->batch > 0 && r->kind == SCHED_DYNAMIC)) &&
+           r->kind != DISPATCH_SINGLE && r->pools <= job()->nodes && r->pool >= 0 &&
+           r->pool < r->pools && r->per_pool >= 1 && r->per_pool <= DISPATCH_SLOTS &&
+           (int64_t)r->per_pool * (r->pools - 1) < r->nthreads &&
+           (int64_t)r->per_pool * r->pools >= r->nthreads;
 }
 
 static void on_chunk_req(int src, const void *msg, size_t len)
@@ -134,7 +264,8 @@ static void on_chunk_req(int src, const void *msg, size_t len)
     if (job()->rank != 0 || r.nthreads < 1 || r.nthreads > job()->nodes * DISPATCH_SLOTS ||
         slot >= DISPATCH_SLOTS ||
         r.chunk < 1 || (r.kind != SCHED_DYNAMIC && r.kind != SCHED_GUIDED &&
-                         (r.kind != DISPATCH_SINGLE || r.trip != 1 || r.chunk != 1)))
+                         (r.kind != DISPATCH_SINGLE || r.trip != 1 || r.chunk != 1)) ||
+        !pools_fit(&r))
         log_fatal("node %d sent a malformed loop chunk request", src);
     pthread_mutex_lock(&disp.lock);
     struct chunk_rep rep = serve_chunk(src, &r);
@@ -251,6 +382,7 @@ static void on_chunk_rep(int src, const void *msg, size_t len)
         log_fatal("node %d sent a loop chunk nobody asked for", src);
     disp.slot[slot].rep_first = rep.first;
     disp.slot[slot].rep_count = rep.count;
+    disp.slot[slot].rep_stolen = rep.stolen;
     disp.slot[slot].replied = true;
     pthread_mutex_unlock(&disp.lock);
     ipc_notify();
@@ -278,16 +410,14 @@ static bool flag_set(void *arg)
     return set;
 }
 
-static uint64_t next_chunk_here(struct loop_id id, unsigned kind, uint64_t trip,
-                                uint64_t chunk, int nthreads, uint64_t *first)
+static uint64_t next_chunk_here(struct chunk_req *r, uint64_t *first)
 {
     uint64_t t0 = clock_ns();
-    struct chunk_req r = {.team = id.team, .loop = id.loop, .kind = kind, .nthreads = nthreads,
-                          .trip = trip, .chunk = chunk ? chunk : 1};
     struct chunk_rep rep;
     if (job()->rank == 0) {
+        r->batch = 0; /* asked in place: a chunk at a time balances best */
         pthread_mutex_lock(&disp.lock);
-        rep = serve_chunk(0, &r);
+        rep = serve_chunk(0, r);
         pthread_mutex_unlock(&disp.lock);
     } else {
         int me = smp_index();
@@ -295,14 +425,18 @@ static uint64_t next_chunk_here(struct loop_id id, unsigned kind, uint64_t trip,
         pthread_mutex_lock(&disp.lock);
         s->replied = false;
         pthread_mutex_unlock(&disp.lock);
-        ipc_send(0, PAR_CHUNK_REQ, (uint32_t)me, &r, sizeof r);
+        ipc_send(0, PAR_CHUNK_REQ, (uint32_t)me, r, sizeof *r);
         ipc_wait(flag_set, &s->replied, 0);
         pthread_mutex_lock(&disp.lock);
         rep.first = s->rep_first;
         rep.count = s->rep_count;
+        rep.stolen = s->rep_stolen;
         pthread_mutex_unlock(&disp.lock);
     }
-    stats_add(STAT_PAR_CHUNKS, rep.count ? 1 : 0);
+    uint64_t chunks = r->kind == SCHED_DYNAMIC ? (rep.count + r->chunk - 1) / r->chunk
+                                               : rep.count != 0;
+    stats_add(STAT_PAR_CHUNKS, chunks);
+    stats_add(STAT_PAR_CHUNKS_STOLEN, rep.stolen ? chunks : 0);
     stats_add(STAT_T_PAR_CHUNK_NS, clock_ns() - t0);
     *first = rep.first;
     return rep.count;
@@ -341,36 +475,57 @@ static void turn_done_here(struct loop_id id, uint64_t iter, uint64_t trip)
  * wait on the network, and a fault on their own locals there could need
  * the network too. */
 struct dispatch_call {
-    struct loop_id  id;
-    unsigned        kind;
-    uint64_t        trip, chunk, iter, first, count;
-    int             nthreads;
+    struct chunk_req req;
+    struct loop_id   id;
+    uint64_t         trip, iter, first, count;
 };
 
 static void next_chunk_call(void *arg)
 {
     struct dispatch_call c = *(struct dispatch_call *)arg;
-    c.count = next_chunk_here(c.id, c.kind, c.trip, c.chunk, c.nthreads, &c.first);
+    c.count = next_chunk_here(&c.req, &c.first);
     ((struct dispatch_call *)arg)->first = c.first;
     ((struct dispatch_call *)arg)->count = c.count;
 }
 
-uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
-                             uint64_t chunk, int nthreads, uint64_t *first)
+static uint64_t ask_chunk(struct chunk_req r, uint64_t *first)
 {
-    struct dispatch_call c = {.id = id, .kind = kind, .trip = trip, .chunk = chunk,
-                              .nthreads = nthreads};
+    struct dispatch_call c = {.req = r};
+    c.req.chunk = r.chunk ? r.chunk : 1;
     stack_private(next_chunk_call, &c);
     *first = c.first;
     return c.count;
 }
 
+uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                             uint64_t chunk, int nthreads, uint64_t *first)
+{
+    return ask_chunk((struct chunk_req){.team = id.team, .loop = id.loop, .kind = kind,
+                                        .nthreads = nthreads, .trip = trip, .chunk = chunk},
+                     first);
+}
+
+uint64_t parallel_next_chunks(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                              uint64_t chunk, int nthreads, const struct chunk_pools *pools,
+                              uint64_t *first)
+{
+    int32_t batch = kind != SCHED_DYNAMIC   ? 0
+                  : pools->ran < INT32_MAX ? (int32_t)pools->ran
+                                           : INT32_MAX;
+    return ask_chunk((struct chunk_req){.team = id.team, .loop = id.loop, .kind = kind,
+                                        .nthreads = nthreads, .trip = trip, .chunk = chunk,
+                                        .pool = pools->pool, .pools = pools->pools,
+                                        .per_pool = pools->per_pool, .batch = batch},
+                     first);
+}
+
 bool parallel_single(struct loop_id id, int nthreads)
 {
-    struct dispatch_call c = {.id = id, .kind = DISPATCH_SINGLE, .trip = 1, .chunk = 1,
-                              .nthreads = nthreads};
-    stack_private(next_chunk_call, &c);
-    return c.count == 1;
+    uint64_t first;
+    return ask_chunk((struct chunk_req){.team = id.team, .loop = id.loop,
+                                        .kind = DISPATCH_SINGLE, .nthreads = nthreads,
+                                        .trip = 1, .chunk = 1},
+                     &first) == 1;
 }
 
 static void turn_wait_call(void *arg)

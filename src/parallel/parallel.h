@@ -3,9 +3,10 @@
  * fork-join front end (the OpenMP runtime in src/omp) needs beyond locks
  * and barriers.
  *
- * - A loop's dynamic and guided chunks come from one shared iteration
- *   counter served by node 0: a chunk is one request and one reply, never a
- *   page bouncing between nodes.
+ * - A loop's dynamic and guided chunks are served by node 0: one shared
+ *   iteration counter, or for a nonmonotonic loop a pool of chunks per
+ *   node; a chunk (or a batch of them) is one request and one reply, never
+ *   a page bouncing between nodes.
  * - Ordered loops pass a turn from iteration to iteration through the same
  *   server.
  * - A team smaller than the job synchronises with a barrier of its own.
@@ -60,6 +61,24 @@ struct loop_id {
  * iteration in *first. Every thread calls it until it returns 0. */
 uint64_t parallel_next_chunk(struct loop_id id, enum sched_kind kind, uint64_t trip,
                              uint64_t chunk, int nthreads, uint64_t *first);
+
+/* How a team's threads lie over its nodes, for parallel_next_chunks:
+ * `pools` nodes (node-major), `per_pool` threads each (the last node the
+ * rest), the asking thread on node `pool` of them, having run `ran`
+ * chunks of the loop so far (the most a batch may bring). */
+struct chunk_pools {
+    int      pool, pools, per_pool;
+    uint64_t ran;
+};
+
+/* As parallel_next_chunk, for a loop whose chunks need not come in order
+ * (OpenMP's nonmonotonic; not an ordered loop): each node of the team
+ * takes first from a pool of its own, then from the others' (dispatch.c).
+ * A dynamic loop's thread may get a run of several whole chunks at once,
+ * which it hands to itself one chunk at a time. */
+uint64_t parallel_next_chunks(struct loop_id id, enum sched_kind kind, uint64_t trip,
+                              uint64_t chunk, int nthreads, const struct chunk_pools *pools,
+                              uint64_t *first);
 
 /* A `single` construct of the team, named like a loop: true for the one
  * thread that asks first (node 0 decides, as for a chunk), false for the

@@ -64,8 +64,8 @@ uint64_t sched_weight_block(uint64_t trip, int n, const double *weight, int tid,
 
 /* Parses OMP_SCHEDULE's form "[modifier:]kind[,chunk]" (kind static,
  * dynamic, guided, auto, or profiled[,chunk[,eval_size[,eval_skip]]];
- * modifier monotonic or nonmonotonic: recorded, for omp_get_schedule;
- * dsm's chunks are handed out in order either way). Returns 0, or
+ * modifier monotonic or nonmonotonic: monotonic dynamic and guided
+ * chunks come in order, from one counter, parallel/dispatch.c). Returns 0, or
  * -EINVAL with a one-line reason in err. */
 int sched_parse(const char *text, struct sched_spec *out, char *err, unsigned errlen);
 /* sched_parse, for the division of static loops (DSM_OMP_STATIC): static
