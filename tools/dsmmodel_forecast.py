@@ -192,7 +192,7 @@ def blamed_lines(path, top=3):
     for s in j["data"][:top]:
         k = s["sharing"]["false_page_intervals"]
         if k:
-            out.append("false sharing in %s (%d page-intervals): `dsm-profile %s` says what "
-                       "to change" % (s["site"], k, path))
+            out.append("false sharing (%d page-intervals) in the data %s: `dsm-profile %s` "
+                       "says what to change" % (k, s["site"], path))
             break
     return out
