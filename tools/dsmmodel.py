@@ -329,10 +329,12 @@ def costs(run, net, rank):
             for c, v in out.items()}
 
 
-def replay(run, dl, ds=None):
+def replay(run, dl, ds=None, split=None):
     """The run's timeline with each message's one-way latency changed by
     dl(msg) microseconds and its send call's time by ds(msg) (None: 0).
-    Returns {rank: predicted statistics window in ms}.
+    Returns {rank: predicted statistics window in ms}. With a dict as
+    `split`, fills it with {rank: {part: ms}}: the first application
+    thread's new window split into PARTS (replay_parts).
 
     Every point of every thread (sends' start and end, receipts' handler
     start and end, waits' start and end, marks) gets a new time, in the
@@ -353,12 +355,20 @@ def replay(run, dl, ds=None):
         pts.append((m.s1, 1, "s1", m))
         pts.append((m.r1, 2, "r1", m))
         pts.append((m.r2, 3, "r2", m))
+    wid = 0
     for n in run.nodes:
         for th in n.threads:
             for r in th.recs:
                 if r[0] in WAITS and wait_category(r):
-                    pts.append((r[4], 0, "w0", (n.rank, th.index)))
-                    pts.append((wait_end(r), 4, "w1", (n.rank, th.index)))
+                    wid += 1
+                    tag = (n.rank, th.index, wid, r if th.role == 0 else None)
+                    pts.append((r[4], 0, "w0", tag))
+                    # A release's end inside a barrier or an unlock: only
+                    # looked at (split), never a point others go on from.
+                    if split is not None and tag[3] and r[0] in (dt.BARRIER, dt.UNLOCK) \
+                            and r[4] <= r[5] <= r[6]:
+                        pts.append((r[5], 4, "wm", tag))
+                    pts.append((wait_end(r), 4, "w1", tag))
                 elif r[0] == dt.MARK:
                     pts.append((r[4], 0, "mark", (n.rank, th.index, r[1])))
     pts.sort(key=lambda p: (p[0], p[1]))
@@ -367,6 +377,7 @@ def replay(run, dl, ds=None):
     wake = {}     # rank -> (orig r2, new r2, thread) of the last waking receipt
     new_s0 = {}
     marks = {}
+    waits = {}    # wait id -> {"w0": new, "wm": new, "w1": new, "rec": record}
     for t, _, what, x in pts:
         if what in ("s0", "s1"):
             key = (x.src, x.s_thread)
@@ -388,6 +399,10 @@ def replay(run, dl, ds=None):
                 new = max(last[1], w[1]) + (t - w[0])
             if what == "s1" and ds:
                 new += ds(x) * 1e3
+        if what in ("w0", "wm", "w1") and x[3]:
+            waits.setdefault(x[2], {"rec": x[3], "rank": x[0]})[what] = new
+            if what == "wm":
+                continue
         ready[key] = (t, new)
         if what == "s0":
             new_s0[x.id] = new
@@ -399,12 +414,65 @@ def replay(run, dl, ds=None):
             depth[key] = max(0, depth.get(key, 0) - 1)
         elif what == "mark":
             marks[(key[0], x[2])] = new
+    entered = {}  # barrier epoch -> its latest entry on any node, new time
+    for w in waits.values():
+        if w["rec"][0] == dt.BARRIER and "w0" in w:
+            e = w["rec"][3]
+            entered[e] = max(entered.get(e, w["w0"]), w["w0"])
     out = {}
     for n in run.nodes:
         m = {k[1]: v for k, v in marks.items() if k[0] == n.rank}
         lo = m.get(dt.MARK_RESET, m.get(dt.MARK_START))
         hi = m.get(dt.MARK_FREEZE, m.get(dt.MARK_TAKEN, m.get(dt.MARK_FINISH)))
         out[n.rank] = (hi - lo) / 1e6
+        if split is not None:
+            split[n.rank] = replay_parts([w for w in waits.values() if w["rank"] == n.rank],
+                                         lo, hi, entered)
+    return out
+
+
+# What a node's application thread spent its time on, as `forecast` names
+# it: the rest of its window is computing.
+PARTS = ("computing", "faults", "barrier wait", "diff traffic", "lock hand-offs")
+
+
+def replay_parts(waits, lo, hi, entered=None):
+    """{part: ms} of one thread's window lo..hi (ns) from its waits, each
+    {"rec": record, "w0", "w1", "wm" (a release's end): times}: a fault is
+    faults; a barrier is diff traffic (its own release: the diffs made,
+    sent and acknowledged) then barrier wait (for the others, and the
+    tree's messages); a lock or condition wait is lock hand-offs; an
+    unlock is diff traffic (its release) then lock hand-offs. With
+    `entered` ({epoch: latest entry on any node}), "barrier late" is the
+    part of the barrier wait before the last node arrived (as dsm-trace
+    barriers splits it); the rest of it is the tree's messages."""
+    out = {p: 0.0 for p in PARTS}
+    out["barrier late"] = 0.0
+
+    def add(part, a, b):
+        a, b = max(a, lo), min(b, hi)
+        if b > a:
+            out[part] += (b - a) / 1e6
+    for w in waits:
+        kind, t0, t1 = w["rec"][0], w.get("w0"), w.get("w1")
+        if t0 is None or t1 is None:
+            continue
+        mid = min(max(w.get("wm", t0), t0), t1)
+        if kind == dt.FAULT:
+            add("faults", t0, t1)
+        elif kind == dt.BARRIER:
+            add("diff traffic", t0, mid)
+            add("barrier wait", mid, t1)
+            last = (entered or {}).get(w["rec"][3])
+            if last is not None:
+                add("barrier late", mid, min(max(last, mid), t1))
+        elif kind == dt.UNLOCK:
+            add("diff traffic", t0, mid)
+            add("lock hand-offs", mid, t1)
+        else:
+            add("lock hand-offs", t0, t1)
+    out["total"] = (hi - lo) / 1e6
+    out["computing"] = max(0.0, out["total"] - sum(out[p] for p in PARTS[1:]))
     return out
 
 
