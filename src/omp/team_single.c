@@ -165,13 +165,13 @@ void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy
     void *blob = NULL;
     if (didit) {
         blob = t->tid == 0 ? NULL : copyprivate_blob(t, cpy_data, n);
-        t->region->copyprivate_src = (uint64_t)(uintptr_t)(blob ? blob : cpy_data);
-        t->region->copyprivate_blob = blob != NULL;
+        t->region->shared->copyprivate_src = (uint64_t)(uintptr_t)(blob ? blob : cpy_data);
+        t->region->shared->copyprivate_blob = blob != NULL;
     }
     __kmpc_barrier(loc, gtid);
     if (!didit) {
-        void *src = (void *)(uintptr_t)t->region->copyprivate_src;
-        if (t->region->copyprivate_blob) {
+        void *src = (void *)(uintptr_t)t->region->shared->copyprivate_src;
+        if (t->region->shared->copyprivate_blob) {
             unsigned char *b = src;
             const struct cp_entry *e = (const struct cp_entry *)(b + sizeof(uint64_t));
             void *list[OMP_MAX_ARGS];
