@@ -380,6 +380,7 @@ static void run_member(void *arg)
     if (local > 0)
         run_thread(r);
     omp_node_threads_end(local);
+    sync_join(); /* every node, in the team or not: the master's create reached all */
 }
 
 /* The master's ICVs that its team's threads inherit, on every node. */
@@ -539,8 +540,10 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
         omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
-    if (others)
+    if (others) {
+        sync_join(); /* a barrier where migration's window ends, as every node's join */
         omp_runtime()->wait_for_end();
+    }
     if (r->tool_on)
         omp_tool_parallel_end(&tool_par, league, false, codeptr);
     omp_doacross_region_end(r->shared);
