@@ -7,7 +7,7 @@
  * the standard says, and nothing here costs a message. When it is true:
  *
  *   - `for` and `sections`: the cancelling thread records the construct's
- *     number in the region's description (shared memory) and flushes; a
+ *     number in the team's shared words (shared memory) and flushes; a
  *     thread at a cancellation point of the construct flushes and reads
  *     it. The construct's own barrier is a barrier as usual.
  *   - `taskgroup`: the innermost taskgroup's cancel word is set (task.c;

@@ -6,7 +6,7 @@
  *
  * They run on the team's threads in the region's code. A single asks
  * node 0 as a dynamic loop's chunk does (parallel_single); copyprivate
- * publishes in the region's description (shared memory, region.c) and
+ * publishes in the team's shared words (shared memory, region.c) and
  * meets the team at two barriers (__kmpc_barrier, team_sync.c). A single
  * or master met in a team tells the tasks (omp_tasks_single_met, task.c):
  * the team's next barrier waits for the tasks other nodes offer.

@@ -5,11 +5,11 @@
  *
  * Each runs on the team's thread that calls it, from the region's code,
  * and finds its team in t->region: the description the fork wrote
- * (region.c: shared memory; region_nested.c: a nested team's, in its
- * node's memory). A barrier of a team on every node is dsm_barrier (the
- * node's threads meet first, sync/cohort.c); of a team on fewer nodes,
- * the team's lock-based barrier (parallel/); of a nested team, the node's
- * threads meeting in memory. Critical sections and reductions take the
+ * (region.c: each node's copy, and the team's words in shared memory;
+ * region_nested.c: a nested team's, in its node's memory). A barrier of
+ * a team on every node is dsm_barrier (the node's threads meet first,
+ * sync/cohort.c); of a team on fewer nodes, the team's lock-based barrier
+ * (parallel/); of a nested team, the node's threads meeting in memory. Critical sections and reductions take the
  * runtime's own locks (omp_lock_take, team_layout.c), and a blocking
  * reduction leaves the barrier after it owed to the next entry
  * (omp_self, omp_pay_barrier). The constructs one thread runs (single,
