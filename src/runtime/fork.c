@@ -257,15 +257,14 @@ static void run_create(const unsigned char *data, size_t len)
         if (!arg)
             log_fatal("out of memory receiving a create");
         memcpy(arg, data + sizeof h, h.arg_len);
-        data += h.arg_len;
-        len -= h.arg_len;
     }
+    const unsigned char *p = data + sizeof h + h.arg_len;
+    size_t rest = len - sizeof h - h.arg_len; /* the globals, then the master's intervals */
     char *start[2];
     size_t plen[2];
     int n = mem.gpages ? 0 : global_pieces(start, plen);
-    if (h.globals_len != (n ? plen[0] + (n > 1 ? plen[1] : 0) : 0) || len - sizeof h < h.globals_len)
+    if (h.globals_len != (n ? plen[0] + (n > 1 ? plen[1] : 0) : 0) || rest < h.globals_len)
         log_fatal("the master's globals differ in size from this node's: is every node running the same executable?");
-    const unsigned char *p = data + sizeof h;
     if (n) {
         char **saved_environ = environ;
         FILE *in = stdin, *out = stdout, *err = stderr;
@@ -280,7 +279,7 @@ static void run_create(const unsigned char *data, size_t len)
     }
     uint32_t master_vt[VT_MAX_NODES];
     interval_vt(master_vt); /* what the master has seen is at least what we had */
-    interval_apply(0, p, len - sizeof h - h.globals_len);
+    interval_apply(0, p, rest - h.globals_len);
     interval_vt(master_vt);
     if (h.whole_job)
         PROFILE_JOB_SYNC();
