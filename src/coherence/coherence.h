@@ -186,6 +186,12 @@ struct coherence_ops {
      * before the barrier ends (every node decides alike); the barrier then
      * runs it and calls this again. */
     bool (*barrier_done)(uint32_t votes);
+    /* Optional: called on every node at each join of a parallel region
+     * over all nodes (every node passes the same joins between the same
+     * barriers): true when this join should be a barrier (sync_join), as
+     * the protocol would need one here had the region been one loop of a
+     * larger region. */
+    bool (*join_wants_barrier)(void);
     /* Gives up this node's copy of a page homed elsewhere, for the page
      * cache (DSM_LOCAL_MEM, cache.c): the page becomes invalid here, and
      * whatever of it only this node holds is made safe first — sent home,

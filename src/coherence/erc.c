@@ -653,6 +653,7 @@ static void erc_upd_start(void) { erc_start(true); }
 #define ERC_OPS(start_fn)                                                                         \
     {.start = start_fn, .read_fault = make_valid, .write_fault = erc_write_fault, .release = erc_release, \
      .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,                      \
+     .join_wants_barrier = migrate_join_wants_barrier,                                                \
      .finish = migrate_finish, .evict = erc_evict, .state_lock = &erc.lock}
 const struct coherence_ops erc_inv_ops = ERC_OPS(erc_inv_start);
 const struct coherence_ops erc_upd_ops = ERC_OPS(erc_upd_start);

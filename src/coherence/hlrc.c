@@ -150,6 +150,7 @@ const struct coherence_ops hlrc_ops = {
     .reveal = hlrc_reveal,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,
+    .join_wants_barrier = migrate_join_wants_barrier,
     .evict = hlrc_evict,
     .atomic = hlrc_atomic, .atomic_away = hlrc_atomic_away, .atomic_wrote = hlrc_atomic_wrote,
     .aurc_estimate = true,

@@ -98,7 +98,7 @@ static DSM_STATE struct {
     int                    acks_due;    /* pages given, not yet acknowledged */
     struct held_req       *held;        /* requests for pages in flight */
     size_t                 nheld, cap_held;
-    uint64_t               barriers;    /* barriers entered, as every node counts them */
+    uint64_t               barriers;    /* barriers entered and regions' joins passed, as every node counts them */
     uint32_t               window;      /* windows ended (every DSM_MIGRATE_PERIOD-th barrier) */
     bool                   voted;       /* this node asked for the coming migration round */
     bool                   fence;       /* the migration round is running */
@@ -390,6 +390,16 @@ bool migrate_barrier_vote(void)
         return false;
     mig.voted = vote();
     return mig.voted;
+}
+
+bool migrate_join_wants_barrier(void)
+{
+    if (!mig.pages)
+        return false;
+    if ((mig.barriers + 1) % mig.period == 0)
+        return true;
+    mig.barriers++;
+    return false;
 }
 
 bool migrate_barrier_done(uint32_t votes)

@@ -84,6 +84,11 @@ void migrate_send(int to, size_t page, uint32_t version, const uint64_t *set, si
  * the round runs when some node voted. */
 bool migrate_barrier_vote(void);
 bool migrate_barrier_done(uint32_t votes);
+/* coherence_ops.join_wants_barrier: a region's join counts in the window
+ * as a barrier does, and the join that ends a window is a barrier (which
+ * counts itself and votes): back-to-back parallel regions move homes as
+ * the loops of one region do, and the joins between cost no message. */
+bool migrate_join_wants_barrier(void);
 
 /* ---- the rules, as pure functions (unit-tested) ------------------------- */
 

@@ -7,7 +7,7 @@
  * the standard says, and nothing here costs a message. When it is true:
  *
  *   - `for` and `sections`: the cancelling thread records the construct's
- *     number in the region's description (shared memory) and flushes; a
+ *     number in the team's shared words (shared memory) and flushes; a
  *     thread at a cancellation point of the construct flushes and reads
  *     it. The construct's own barrier is a barrier as usual.
  *   - `taskgroup`: the innermost taskgroup's cancel word is set (task.c;
@@ -80,13 +80,13 @@ static kmp_int32 cancel(kmp_int32 kind)
     switch (kind) {
     case CANCEL_PARALLEL:
         if (t->nthreads > 1 && t->region)
-            parallel_team_cancel(&t->region->count);
+            parallel_team_cancel(&t->region->shared->count);
         return 1;
     case CANCEL_LOOP:
     case CANCEL_SECTIONS:
         if (t->nthreads <= 1 || !t->region)
             return 1;
-        t->region->cancelled_construct = t->loop;
+        t->region->shared->cancelled_construct = t->loop;
         sync_flush();
         return 1;
     case CANCEL_TASKGROUP:
@@ -118,13 +118,13 @@ static kmp_int32 cancellation_point(kmp_int32 kind)
     case CANCEL_PARALLEL:
         if (t->nthreads <= 1 || !t->region)
             return 0; /* a team of one: its cancel left the region already */
-        return parallel_team_cancelled(&t->region->count);
+        return parallel_team_cancelled(&t->region->shared->count);
     case CANCEL_LOOP:
     case CANCEL_SECTIONS:
         if (t->nthreads <= 1 || !t->region)
             return 0;
         sync_flush();
-        return t->region->cancelled_construct == t->loop;
+        return t->region->shared->cancelled_construct == t->loop;
     case CANCEL_TASKGROUP:
         return omp_taskgroup_cancelled();
     default:
@@ -143,5 +143,5 @@ kmp_int32 __kmpc_cancel_barrier(ident_t *loc, kmp_int32 gtid)
     }
     t->barrier_owed = false; /* this barrier serves as the owed one too */
     t->since_barrier = 0;
-    return parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
+    return parallel_team_barrier_cancellable(&t->region->shared->count, t->nthreads);
 }

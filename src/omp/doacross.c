@@ -119,7 +119,7 @@ void __kmpc_doacross_init(ident_t *loc, kmp_int32 gtid, kmp_int32 num_dims,
         da.done = NULL; /* one thread runs the iterations in order: nothing to wait for */
         return;
     }
-    struct omp_region *r = t->region;
+    struct omp_team_shared *r = t->region->shared;
     uint32_t *previous = (uint32_t *)(uintptr_t)r->doacross_prev;
     if (t->tid == 0) {
         void *words = dsm_malloc(da.total ? da.total * sizeof(uint32_t) : sizeof(uint32_t));
@@ -201,9 +201,10 @@ void __kmpc_doacross_fini(ident_t *loc, kmp_int32 gtid)
 }
 
 /* At the master, once the region has ended. */
-void omp_doacross_region_end(struct omp_region *r)
+void omp_doacross_region_end(struct omp_team_shared *r)
 {
     if (r->doacross_prev)
         dsm_free((void *)(uintptr_t)r->doacross_prev);
-    r->doacross = r->doacross_prev = 0;
+    if (r->doacross || r->doacross_prev) /* a region without such loops writes nothing */
+        r->doacross = r->doacross_prev = 0;
 }

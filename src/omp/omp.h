@@ -3,15 +3,18 @@
  * and what it lends it.
  *
  * A region spans the nodes through fork style (runtime/fork.c): the
- * master runs the team's members on the other nodes with dsm_create and
- * waits for them with dsm_wait_for_end. Those are the runtime's; the
+ * master runs the team's members on the other nodes with a create (a
+ * dsm_create whose argument travels in it) and waits for them with
+ * dsm_wait_for_end. Those are the runtime's; the
  * runtime hands them down at start, so the OpenMP layer never calls up.
  */
 #ifndef DSM_OMP_H
 #define DSM_OMP_H
+#include <stddef.h>
 
 struct omp_runtime_ops {
-    void (*create)(void (*fn)(void *), void *arg); /* on every other node */
+    /* fn on every other node, given a copy of the len bytes at arg */
+    void (*create)(void (*fn)(void *), const void *arg, size_t len);
     void (*wait_for_end)(void);                    /* for what create started */
 };
 

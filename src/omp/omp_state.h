@@ -56,7 +56,21 @@ struct omp_tool_team {
     struct omp_tool_task initial, implicit;
 };
 
-/* A region, as the master describes it to the team: in shared memory. */
+/* What a team's threads on several nodes write for one another while a
+ * region runs: in shared memory, the master's, reused region after region
+ * (region.c clears at a fork only what a region left set, so that a region
+ * that uses none of it moves none of it). */
+struct omp_team_shared {
+    uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
+    uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (team_single.c) */
+    uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
+    uint64_t          doacross, doacross_prev; /* ordered(n) loops' words (doacross.c) */
+    struct team_count count;            /* a partial team's barrier */
+};
+
+/* A region, as the master describes it to the team: a copy on each node
+ * (the create carries it, region.c), read only while the region runs;
+ * what the team writes for one another is in `shared`. */
 struct omp_region {
     uint64_t          microtask;
     int32_t           argc, nthreads;
@@ -82,14 +96,10 @@ struct omp_region {
     int32_t           level_base, outer_level; /* the encountering thread's level; local: its team's */
     uint64_t          group_barrier;    /* local, beside other teams of the node: its own barrier */
     uint64_t          tool_local_par, tool_local_enc; /* local: OMPT's records (node pointers) */
-    uint64_t          copyprivate_src;  /* a single's data, for copyprivate */
-    uint32_t          copyprivate_blob; /* copyprivate_src is a copy's blob (team_single.c) */
-    uint32_t          cancelled_construct; /* the worksharing construct cancelled (cancel.c) */
-    uint64_t          doacross, doacross_prev; /* ordered(n) loops' words (doacross.c) */
     uint64_t          task_nodes;       /* the nodes' task queues (task_ring.c); 0: none */
     int32_t           tasks_seen;       /* the master's node had made tasks before this region */
-    struct team_count count;            /* a partial team's barrier */
-    uint64_t          args[OMP_MAX_ARGS];
+    struct omp_team_shared *shared;     /* the team's words for one another */
+    uint64_t          args[OMP_MAX_ARGS]; /* argc of them: only those travel */
 };
 
 /* The worksharing loop in progress on this node. */
@@ -179,7 +189,8 @@ struct omp_thread {
     struct omp_loop    loop_state;
     struct omp_icv     icv;
     struct omp_region *region;          /* the active region's description */
-    struct omp_region *own_region;      /* at the master: where it writes them */
+    struct omp_region *own_region;      /* at the master: where it writes them (its own memory) */
+    struct omp_team_shared *own_shared; /* at the master: its teams' words (shared memory) */
     uint32_t           teams_started;   /* at the master */
     struct omp_outer   outer[OMP_MAX_NESTING];
     int                serialized;      /* entries of outer in use */
@@ -357,7 +368,7 @@ static inline bool omp_shared(const struct omp_thread *t)
 }
 
 /* Frees the region's last doacross words, at the master after the join. */
-void omp_doacross_region_end(struct omp_region *r);
+void omp_doacross_region_end(struct omp_team_shared *r);
 
 /* Cancellation of the innermost taskgroup of this node (task.c): cancel
  * returns 1 (the task ends); the tasks created after it are discarded

@@ -10,16 +10,23 @@
  * allows for nested regions).
  *
  * The fork runs on the thread that meets the region (the master, for a
- * team over the nodes): it writes the region's description into shared
- * memory, dsm_create hands it to every other node (run_member, on the
- * node's application thread), and each node's threads of the team enter
- * it (run_thread, node helpers); the join is dsm_wait_for_end. What the
+ * team over the nodes): it writes the region's description in its own
+ * memory, the create carries a copy to every other node (run_member, on
+ * the node's application thread), and each node's threads of the team
+ * enter it (run_thread, node helpers); the join is dsm_wait_for_end. So a
+ * region costs a node the create and its end, one message each way, and
+ * nothing of the runtime's is fetched: only what the team's threads write
+ * for one another (struct omp_team_shared: copyprivate, cancellation, a
+ * partial team's barrier, doacross) is in shared memory, and a region
+ * that uses none of it moves none of it. What the
  * team does together once it runs is its siblings': team_sync.c
  * (barrier, flush, critical, reductions) and team_single.c (single,
  * master, masked, copyprivate). region_state.h declares what the region
  * files share.
  */
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -280,6 +287,32 @@ static void invoke_region(kmpc_micro fn, kmp_int32 tid, int argc, const uint64_t
     omp_run_shared(invoke_call, &v);
 }
 
+/* The bytes of a description with argc arguments: what a create carries. */
+static size_t region_bytes(int argc)
+{
+    return offsetof(struct omp_region, args) + (size_t)argc * sizeof(uint64_t);
+}
+
+/* What the master's teams write for one another: cleared where the last
+ * region left something (the master reads it, which costs nothing unless
+ * another node wrote it), so that a region that uses none of it writes
+ * none of it, and no node has it to fetch. */
+static struct omp_team_shared *team_shared(struct omp_thread *t)
+{
+    struct omp_team_shared *w = t->own_shared;
+    if (!w) {
+        w = t->own_shared = dsm_malloc(sizeof *w);
+        if (!w)
+            log_fatal("no shared memory for an OpenMP team's shared words");
+        return w; /* zero, as shared memory starts */
+    }
+    if (w->count.arrived || w->count.cancelled)
+        w->count = (struct team_count){0, 0, 0};
+    if (w->cancelled_construct)
+        w->cancelled_construct = 0;
+    return w;
+}
+
 /* One thread of a node, in the region: thread i of node r is team thread
  * r·p + i (node-major, as dsm_thread_id). The master's own thread takes
  * the path in __kmpc_fork_call instead. */
@@ -316,10 +349,16 @@ static void run_thread(void *arg)
 }
 
 /* On every node but the master: one region, on this node's threads of
- * the team (none: not in it). */
+ * the team (none: not in it). `arg` is the create's copy of the master's
+ * description, its argc arguments only (omp_fork). */
 static void run_member(void *arg)
 {
-    struct omp_region *r = arg;
+    const struct omp_region *sent = arg;
+    if (sent->argc < 0 || sent->argc > OMP_MAX_ARGS)
+        log_fatal("the master sent a region of %d arguments (at most %d)", sent->argc,
+                  OMP_MAX_ARGS);
+    struct omp_region region = {0}, *r = &region;
+    memcpy(r, sent, region_bytes(sent->argc));
     omp_affinity_take(r->affinity_fmt, r->affinity_gen);
     int local = omp_team_on_node(r->nthreads, r->per_node, job()->rank);
     /* OMPT: this node's copies of the master's region and its task. */
@@ -341,6 +380,7 @@ static void run_member(void *arg)
     if (local > 0)
         run_thread(r);
     omp_node_threads_end(local);
+    sync_join(); /* every node, in the team or not: the master's create reached all */
 }
 
 /* The master's ICVs that its team's threads inherit, on every node. */
@@ -437,10 +477,11 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     struct omp_region solo_region;
     struct omp_region *r = solo ? &solo_region : t->own_region;
     if (!r) {
-        r = t->own_region = dsm_malloc(sizeof *r);
+        r = t->own_region = calloc(1, sizeof *r);
         if (!r)
-            log_fatal("no shared memory for an OpenMP region's description");
+            log_fatal("out of memory for an OpenMP region's description");
     }
+    r->shared = team_shared(t);
     r->microtask = (uint64_t)(uintptr_t)microtask;
     r->argc = argc;
     r->nthreads = n;
@@ -454,9 +495,6 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     omp_affinity_publish(&r->affinity_fmt, &r->affinity_gen);
     r->nested = !league && omp_nesting_possible(t);
     r->local = 0;
-    r->copyprivate_src = 0;
-    r->cancelled_construct = 0;
-    r->count = (struct team_count){0, 0, 0};
     memcpy(r->args, args, (size_t)argc * sizeof args[0]);
     /* OMPT: the region begins; its data and the encountering task's go
      * to the other nodes in the description (ompt.c). */
@@ -481,7 +519,7 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
     r->task_nodes = others ? omp_task_nodes() : 0;
     r->tasks_seen = omp_tasks_seen();
     if (others)
-        omp_runtime()->create(run_member, r);
+        omp_runtime()->create(run_member, r, region_bytes(argc));
     int local = omp_team_on_node(n, per_node, 0);
     omp_node_threads_begin(local, run_thread, r);
 
@@ -502,11 +540,13 @@ void omp_fork(struct omp_thread *t, int n, bool league, int thread_limit, void *
         omp_tool_implicit_end(&tool_task, n, codeptr, true, false);
     *t = saved; /* with the ICVs as they were: those set in the region were its own */
     omp_node_threads_end(local);
-    if (others)
+    if (others) {
+        sync_join(); /* a barrier where migration's window ends, as every node's join */
         omp_runtime()->wait_for_end();
+    }
     if (r->tool_on)
         omp_tool_parallel_end(&tool_par, league, false, codeptr);
-    omp_doacross_region_end(r);
+    omp_doacross_region_end(r->shared);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);
 }

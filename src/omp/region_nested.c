@@ -95,6 +95,8 @@ void region_fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
     struct omp_region *r = calloc(1, sizeof *r);
     if (!r)
         log_fatal("out of memory for a nested OpenMP region");
+    struct omp_team_shared words = {0}; /* the team's threads are this node's */
+    r->shared = &words;
     r->microtask = (uint64_t)(uintptr_t)microtask;
     r->argc = argc;
     r->nthreads = r->per_node = n;
@@ -160,7 +162,7 @@ void region_fork_local(struct omp_thread *t, int asked, kmpc_micro microtask, in
         omp_node_threads_end(n);
     if (r->tool_on)
         omp_tool_parallel_end(&tool_par, false, false, codeptr);
-    omp_doacross_region_end(r);
+    omp_doacross_region_end(r->shared);
     free(r);
     stats_add(STAT_PAR_REGIONS, 1);
     stats_add(STAT_T_PAR_REGION_NS, clock_ns() - t0);

@@ -6,7 +6,7 @@
  *
  * They run on the team's threads in the region's code. A single asks
  * node 0 as a dynamic loop's chunk does (parallel_single); copyprivate
- * publishes in the region's description (shared memory, region.c) and
+ * publishes in the team's shared words (shared memory, region.c) and
  * meets the team at two barriers (__kmpc_barrier, team_sync.c). A single
  * or master met in a team tells the tasks (omp_tasks_single_met, task.c):
  * the team's next barrier waits for the tasks other nodes offer.
@@ -165,13 +165,13 @@ void __kmpc_copyprivate(ident_t *loc, kmp_int32 gtid, size_t cpy_size, void *cpy
     void *blob = NULL;
     if (didit) {
         blob = t->tid == 0 ? NULL : copyprivate_blob(t, cpy_data, n);
-        t->region->copyprivate_src = (uint64_t)(uintptr_t)(blob ? blob : cpy_data);
-        t->region->copyprivate_blob = blob != NULL;
+        t->region->shared->copyprivate_src = (uint64_t)(uintptr_t)(blob ? blob : cpy_data);
+        t->region->shared->copyprivate_blob = blob != NULL;
     }
     __kmpc_barrier(loc, gtid);
     if (!didit) {
-        void *src = (void *)(uintptr_t)t->region->copyprivate_src;
-        if (t->region->copyprivate_blob) {
+        void *src = (void *)(uintptr_t)t->region->shared->copyprivate_src;
+        if (t->region->shared->copyprivate_blob) {
             unsigned char *b = src;
             const struct cp_entry *e = (const struct cp_entry *)(b + sizeof(uint64_t));
             void *list[OMP_MAX_ARGS];

@@ -5,11 +5,11 @@
  *
  * Each runs on the team's thread that calls it, from the region's code,
  * and finds its team in t->region: the description the fork wrote
- * (region.c: shared memory; region_nested.c: a nested team's, in its
- * node's memory). A barrier of a team on every node is dsm_barrier (the
- * node's threads meet first, sync/cohort.c); of a team on fewer nodes,
- * the team's lock-based barrier (parallel/); of a nested team, the node's
- * threads meeting in memory. Critical sections and reductions take the
+ * (region.c: each node's copy, and the team's words in shared memory;
+ * region_nested.c: a nested team's, in its node's memory). A barrier of
+ * a team on every node is dsm_barrier (the node's threads meet first,
+ * sync/cohort.c); of a team on fewer nodes, the team's lock-based barrier
+ * (parallel/); of a nested team, the node's threads meeting in memory. Critical sections and reductions take the
  * runtime's own locks (omp_lock_take, team_layout.c), and a blocking
  * reduction leaves the barrier after it owed to the next entry
  * (omp_self, omp_pay_barrier). The constructs one thread runs (single,
@@ -35,7 +35,7 @@ static void no_node_barrier(void) {}
 static void team_nodes_barrier(void)
 {
     struct omp_thread *t = omp_self_owing();
-    parallel_team_barrier(&t->region->count, t->team_nodes);
+    parallel_team_barrier(&t->region->shared->count, t->team_nodes);
 }
 
 /* A nested team's own barrier (region_state.h): its threads meet in memory. */
@@ -74,13 +74,13 @@ static void team_barrier(struct omp_thread *t)
          * cancellation point, the caller goes on to its next one. (One
          * thread per node: with several, cancel.c refuses `cancel
          * parallel`, and the barriers are the usual ones.) */
-        parallel_team_barrier_cancellable(&t->region->count, t->nthreads);
+        parallel_team_barrier_cancellable(&t->region->shared->count, t->nthreads);
     else if (t->team_nodes == job()->nodes)
         dsm_barrier(); /* the node's threads meet first (cohort.c) */
     else if (smp_multi())
         sync_node_barrier(team_nodes_barrier);
     else
-        parallel_team_barrier(&t->region->count, t->team_nodes);
+        parallel_team_barrier(&t->region->shared->count, t->team_nodes);
 }
 
 /* An owed barrier (see __kmpc_end_reduce) is this one: one barrier serves

@@ -39,8 +39,10 @@ extern char __stop_dsm_state[] __attribute__((weak));
 extern char **environ;
 
 /* whole_job: a dsm_create, run by every node (not PARMACS's CREATE of one):
- * its start and end are whole-job synchronisations for the profile. */
-struct create_hdr { uint64_t fn, arg, globals_len, whole_job; };
+ * its start and end are whole-job synchronisations for the profile.
+ * arg_len: the bytes of the argument itself, which follow the header
+ * (fork_create_copy); 0: `arg` is a pointer, passed as it is. */
+struct create_hdr { uint64_t fn, arg, globals_len, whole_job, arg_len; };
 
 struct fork_work {
     struct fork_work    *next;
@@ -94,10 +96,12 @@ static int global_pieces(char *start[2], size_t len[2])
     return 1;
 }
 
-/* Starts fn(arg) on nodes [from, to). With shared globals nothing is
- * copied: the globals are coherent memory, and the create's release makes
- * the master's writes visible to the workers' acquire like any other. */
-static void send_create(int from, int to, void (*fn)(void *), void *arg)
+/* Starts fn(arg) on nodes [from, to); with arg_len, fn gets a copy of
+ * the arg_len bytes at arg instead, carried in the create. With shared
+ * globals nothing is copied: the globals are coherent memory, and the
+ * create's release makes the master's writes visible to the workers'
+ * acquire like any other. */
+static void send_create(int from, int to, void (*fn)(void *), void *arg, size_t arg_len)
 {
     if (!forks.fork_style || job()->rank != 0)
         log_fatal("dsm_create is for the master of a job started with dsm_startup_fork or dsmcc");
@@ -110,8 +114,9 @@ static void send_create(int from, int to, void (*fn)(void *), void *arg)
     bool whole_job = from == 1 && to == job()->nodes;
     struct create_hdr h = {.fn = (uint64_t)(uintptr_t)fn, .arg = (uint64_t)(uintptr_t)arg,
                            .globals_len = n ? len[0] + (n > 1 ? len[1] : 0) : 0,
-                           .whole_job = whole_job};
+                           .whole_job = whole_job, .arg_len = arg_len};
     buf_put(&b, &h, sizeof h);
+    buf_put(&b, arg, arg_len);
     for (int i = 0; i < n; i++) {
         size_t at = b.len;
         buf_put(&b, NULL, len[i]); /* room, filled below */
@@ -242,12 +247,24 @@ static void run_create(const unsigned char *data, size_t len)
     if (len < sizeof h)
         log_fatal("the master sent a malformed create");
     memcpy(&h, data, sizeof h);
+    if (h.arg_len > len - sizeof h)
+        log_fatal("the master sent a create of %zu bytes with an argument of %llu", len,
+                  (unsigned long long)h.arg_len);
+    /* the argument's copy, aligned for whatever it holds */
+    void *arg = (void *)(uintptr_t)h.arg;
+    if (h.arg_len) {
+        arg = malloc(h.arg_len);
+        if (!arg)
+            log_fatal("out of memory receiving a create");
+        memcpy(arg, data + sizeof h, h.arg_len);
+    }
+    const unsigned char *p = data + sizeof h + h.arg_len;
+    size_t rest = len - sizeof h - h.arg_len; /* the globals, then the master's intervals */
     char *start[2];
     size_t plen[2];
     int n = mem.gpages ? 0 : global_pieces(start, plen);
-    if (h.globals_len != (n ? plen[0] + (n > 1 ? plen[1] : 0) : 0) || len - sizeof h < h.globals_len)
+    if (h.globals_len != (n ? plen[0] + (n > 1 ? plen[1] : 0) : 0) || rest < h.globals_len)
         log_fatal("the master's globals differ in size from this node's: is every node running the same executable?");
-    const unsigned char *p = data + sizeof h;
     if (n) {
         char **saved_environ = environ;
         FILE *in = stdin, *out = stdout, *err = stderr;
@@ -262,15 +279,17 @@ static void run_create(const unsigned char *data, size_t len)
     }
     uint32_t master_vt[VT_MAX_NODES];
     interval_vt(master_vt); /* what the master has seen is at least what we had */
-    interval_apply(0, p, len - sizeof h - h.globals_len);
+    interval_apply(0, p, rest - h.globals_len);
     interval_vt(master_vt);
     if (h.whole_job)
         PROFILE_JOB_SYNC();
 
     void (*fn)(void *) = (void (*)(void *))(uintptr_t)h.fn;
-    threads_run(fn, (void *)(uintptr_t)h.arg); /* the node's other threads (DSM_THREADS) */
-    fn((void *)(uintptr_t)h.arg);
+    threads_run(fn, arg); /* the node's other threads (DSM_THREADS) */
+    fn(arg);
     threads_join();
+    if (h.arg_len)
+        free(arg);
 
     log_flush_output();
     coherence_release();
@@ -377,12 +396,12 @@ void dsm_program_thread_created(void)
 }
 
 /* The entry points run off the master's shared stack (base/stack.h). */
-struct create_args { int from, to; void (*fn)(void *); void *arg; };
+struct create_args { int from, to; void (*fn)(void *); void *arg; size_t arg_len; };
 
 static void create_call(void *arg)
 {
     struct create_args a = *(struct create_args *)arg;
-    send_create(a.from, a.to, a.fn, a.arg);
+    send_create(a.from, a.to, a.fn, a.arg, a.arg_len);
 }
 
 /* dsm_create runs fn on every other node, so a second one before
@@ -390,17 +409,27 @@ static void create_call(void *arg)
  * caller means by it (one more worker): every worker would run both, and
  * a program that creates once per worker would do its work N-1 times over.
  * It is refused, in one line, rather than guessed at. */
-void dsm_create(void (*fn)(void *), void *arg)
+static void create_everywhere(void (*fn)(void *), void *arg, size_t arg_len)
 {
     if (forks.fork_style && job()->rank == 0 && (forks.all_busy || forks.some_busy))
         log_fatal("dsm_create called again before dsm_wait_for_end: %s; call "
                   "dsm_wait_for_end before the next dsm_create (dsm.h)",
                   forks.all_busy ? "the first call already runs its function on every other node"
                                  : "PARMACS CREATE has already started processes on other nodes");
-    struct create_args a = {1, job()->nodes, fn, arg};
+    struct create_args a = {1, job()->nodes, fn, arg, arg_len};
     stack_private(create_call, &a);
     forks.all_busy = true;
     threads_run(fn, arg); /* the master's other threads (DSM_THREADS) */
+}
+
+void dsm_create(void (*fn)(void *), void *arg) { create_everywhere(fn, arg, 0); }
+
+/* The OpenMP layer's create (omp.h): what fn needs travels in the create
+ * itself, so that no node fetches it from shared memory (a parallel
+ * region's description, every region). */
+void fork_create_copy(void (*fn)(void *), const void *arg, size_t len)
+{
+    create_everywhere(fn, (void *)arg, len);
 }
 
 void fork_create_on(int node, void (*fn)(void *), void *arg)
@@ -411,7 +440,7 @@ void fork_create_on(int node, void (*fn)(void *), void *arg)
         log_fatal("PARMACS CREATE with DSM_THREADS=%d (dsmrun --threads): a CREATE starts one "
                   "process, not a node's threads; run with --threads 1", smp_threads());
     forks.some_busy++;
-    struct create_args a = {node, node + 1, fn, arg};
+    struct create_args a = {node, node + 1, fn, arg, 0};
     stack_private(create_call, &a);
 }
 

@@ -175,7 +175,7 @@ int dsm_startup(int *argc, char ***argv)
     cache_start((size_t)c->local_mem, (int)c->replacement, c->home_dir);
     sync_start();
     parallel_start();
-    omp_start(&(struct omp_runtime_ops){.create = dsm_create, .wait_for_end = dsm_wait_for_end});
+    omp_start(&(struct omp_runtime_ops){.create = fork_create_copy, .wait_for_end = dsm_wait_for_end});
     fork_start();
     exit_start();
     heap_start();

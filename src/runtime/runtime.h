@@ -73,6 +73,10 @@ void globals_sync(void);
  * returning); run fn(arg) on one node (PARMACS CREATE). */
 void fork_begin(void);
 void fork_create_on(int node, void (*fn)(void *), void *arg);
+/* fork.c: dsm_create with fn given a copy of the len bytes at arg on
+ * every other node (carried in the create; the master's own threads get
+ * arg itself). */
+void fork_create_copy(void (*fn)(void *), const void *arg, size_t len);
 
 /* pthreads.c: a dsmcc program's threads spread over the nodes; and the
  * time this node ran any of them so far (a worker waiting for the master's

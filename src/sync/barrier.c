@@ -495,6 +495,26 @@ void dsm_barrier(void)
         profile_barrier(t0, clock_ns() - t0);
 }
 
+static void join_call(void *arg)
+{
+    (void)arg;
+    barrier_here();
+}
+
+/* A region's join is a barrier in OpenMP; in fork style it is the
+ * workers' end messages to the master, which carry no votes. Where the
+ * protocol wants a barrier at this join (a migration window ends here) the
+ * nodes meet in one, one thread each: the node's other threads of the
+ * region have left it, as they would have met at the node's part of a
+ * barrier. */
+bool sync_join(void)
+{
+    if (!coh->join_wants_barrier || !coh->join_wants_barrier())
+        return false;
+    stack_private(join_call, NULL);
+    return true;
+}
+
 struct bcast_args { void *buf; size_t len; int root; };
 
 static void bcast_call(void *arg)

@@ -112,6 +112,11 @@ void sync_node_barrier(void (*node_barrier)(void));
  * and dsm_bcast on node 0 refuse in one line when they cannot, rather than
  * wait for ever. NULL (the default): they always can (SPMD). */
 void sync_collectives_guard(bool (*others_can_meet)(void));
+/* barrier.c: a parallel region's join over every node, on each node once
+ * its threads of the region are done (one thread each): a barrier when the
+ * protocol wants one there (coherence_ops.join_wants_barrier: migration's
+ * window ends); returns whether it was one. */
+bool sync_join(void);
 /* The same meeting for another collective of the node's threads: the last
  * to arrive runs fn(its own arg) while the others wait, then lets them go
  * (what fn wrote is theirs to read). `op` names the call in the one line
