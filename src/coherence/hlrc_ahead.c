@@ -46,8 +46,9 @@
  * first 2,877 read faults, 1.9 s, so, and node 0 ran 99.7 % of the
  * chunks). So a read fault that no stream reads ahead for also fetches
  * the pages of its aligned block of AHEAD_BLOCK_RUNS runs of
- * DSM_READ_AHEAD pages (64, 256 KiB) that are invalid here, of its home,
- * and *unwritten as far as this node knows*: never made invalid by a
+ * DSM_READ_AHEAD pages (64 of 8 KiB; at most AHEAD_BLOCK_BYTES) that are
+ * invalid here, of its home, and *unwritten as far as this node knows*:
+ * never made invalid by a
  * notice since they were last valid here (hlrc_invalidate's `reread`)
  * and named by no notice newer than the copy this node last had (`need`
  * no higher than `version`; both 0 for a page never here). A page other
@@ -133,6 +134,8 @@ static bool unwritten_here(size_t q, int home)
 static size_t block_of(size_t page, size_t *end)
 {
     size_t pages = hlrc.read_ahead * AHEAD_BLOCK_RUNS;
+    if (pages > AHEAD_BLOCK_BYTES / mem.page_size)
+        pages = AHEAD_BLOCK_BYTES / mem.page_size;
     size_t first = page - page % pages;
     *end = first + pages < mem.npages ? first + pages : mem.npages;
     return first;

@@ -107,10 +107,11 @@ _Static_assert(READ_AHEAD_MAX <= 32, "a run's unseen pages are bits of the reply
 #define AHEAD_STRIDE_MAX 64
 
 /* A read fault no stream reads ahead for reads the pages of its aligned
- * block this node has never been told were written (see hlrc_read_ahead):
- * AHEAD_BLOCK_RUNS runs of DSM_READ_AHEAD pages (64 pages, 256 KiB, by
- * default). */
-#define AHEAD_BLOCK_RUNS 4
+ * block this node knows no write of (see hlrc_read_ahead): AHEAD_BLOCK_RUNS
+ * runs of DSM_READ_AHEAD pages, at most AHEAD_BLOCK_BYTES (64 pages of
+ * 8 KiB by default; 8 of 64 KiB). */
+#define AHEAD_BLOCK_RUNS  4
+#define AHEAD_BLOCK_BYTES ((size_t)512 << 10)
 
 struct hlrc_state {
     pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
