@@ -42,14 +42,13 @@
  *
  * Random reads of data nobody writes (a binary search into a table the
  * master filled: XSBench's lookups, bench/omp/lookup) follow no stream,
- * and fetched a page a round trip (lookup on 2 nodes: node 1 spent its
- * first 2,877 read faults, 1.9 s, so, and node 0 ran 99.7 % of the
- * chunks). So a read fault that no stream reads ahead for also fetches
- * the pages of its aligned block of AHEAD_BLOCK_RUNS runs of
- * DSM_READ_AHEAD pages (64 of 8 KiB; at most AHEAD_BLOCK_BYTES) that are
- * invalid here, of its home, and *unwritten as far as this node knows*:
- * never made invalid by a
- * notice since they were last valid here (hlrc_invalidate's `reread`)
+ * and fetched a page a round trip (lookup on 2 nodes: node 1's 2,877
+ * read faults took 1.9 s, and node 0 ran 99.7 % of the chunks meanwhile).
+ * So a read fault that no stream reads ahead for also fetches the pages
+ * of its aligned block of AHEAD_BLOCK_RUNS runs of DSM_READ_AHEAD pages
+ * (64 of 8 KiB; at most AHEAD_BLOCK_BYTES) that are invalid here, of its
+ * home, and *unwritten as far as this node knows*: never made invalid by
+ * a notice since they were last valid here (hlrc_invalidate's `reread`)
  * and named by no notice newer than the copy this node last had (`need`
  * no higher than `version`; both 0 for a page never here). A page other
  * nodes write is invalid here because of a notice, so it is read ahead at
