@@ -106,6 +106,13 @@ _Static_assert(READ_AHEAD_MAX <= 32, "a run's unseen pages are bits of the reply
 #define AHEAD_RECENT     8
 #define AHEAD_STRIDE_MAX 64
 
+/* A read fault no stream reads ahead for reads the pages of its aligned
+ * block this node knows no write of (see hlrc_read_ahead): AHEAD_BLOCK_RUNS
+ * runs of DSM_READ_AHEAD pages, at most AHEAD_BLOCK_BYTES (64 pages of
+ * 8 KiB by default; 8 of 64 KiB). */
+#define AHEAD_BLOCK_RUNS  4
+#define AHEAD_BLOCK_BYTES ((size_t)512 << 10)
+
 struct hlrc_state {
     pthread_mutex_t    lock;        /* versions, the dirty list, the pulls */
     struct hlrc_page  *pages;       /* per page, mapped at start (zero pages until used) */
@@ -135,6 +142,7 @@ struct hlrc_state {
     size_t             recent[AHEAD_RECENT]; /* the last fetching read faults' pages, + 1 (0: none) */
     uint64_t           ahead_clock;   /* read faults that fetched so far */
     int                ahead_stream;  /* the stream of the fault being fetched, or -1 */
+    size_t             ahead_block;   /* the pages of its block it reads ahead (see hlrc_read_ahead) */
     size_t             ahead_room;    /* pages the page cache has room for ahead */
     size_t             write_ahead_end; /* the page after a write fault's run fetched ahead */
     int                outstanding;  /* diffs sent, not yet acknowledged */
