@@ -145,9 +145,6 @@ uint64_t inject_flush(uint64_t now, uint64_t next)
         release_held_dgram();
     if (net_state.inj.held && net_state.inj.held_since + HOLD_MAX_NS < next)
         next = net_state.inj.held_since + HOLD_MAX_NS;
-    uint64_t due = inject_due();
-    if (due && due < next)
-        next = due;
     return next;
 }
 
@@ -168,11 +165,12 @@ void inject_hold(const void *d, size_t len, const struct sockaddr_in *from, uint
         net_state.inj.rx_tail->next = h;
     } else {
         net_state.inj.rx_head = h;
+        /* Nobody's timers are lowered for it, which would make the next
+         * wait run them for nothing: a waiter that polls delivers it on
+         * its own turn, the service thread reads rx_due before it sleeps,
+         * and a claim that ends before it is due sets the service
+         * thread's timer for it (release_socket). */
         atomic_store(&net_state.inj.rx_due, h->due_ns);
-        /* Whoever runs the timers next must come back by then: a waiter
-         * that polls delivers it on its own turn; the service thread,
-         * asleep or about to be, ends its sleep then (service_main). */
-        service_timer_at(h->due_ns);
     }
     net_state.inj.rx_tail = h;
 }

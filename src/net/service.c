@@ -301,9 +301,8 @@ void *service_main(void *arg)
     bool looked = false;
     while (!atomic_load(&net_state.svc.stopping)) {
         uint64_t now = clock_ns();
-        /* An emulated link's first held datagram, read here: a waiter that
-         * held it may have lowered timers_due just before the timers, run
-         * here, stored theirs. */
+        /* An emulated link's held datagrams are not among the timers
+         * (inject_hold): the first one's due time is read here. */
         uint64_t due = atomic_load(&net_state.svc.timers_due);
         uint64_t held = inject_due();
         if (held && held < due)
@@ -444,6 +443,7 @@ int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
                 claim_socket();
                 claimed = true;
             }
+            bool polled = false;
             if (pthread_mutex_trylock(&net_state.rx_lock) == 0) {
                 int n = recv_progress();
                 pthread_mutex_unlock(&net_state.rx_lock);
@@ -451,6 +451,7 @@ int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
                     bump_gen();
                     continue;
                 }
+                polled = true;
             }
             run_due_timers(now);
             /* A datagram an emulated link holds and is due shortly is
@@ -459,7 +460,7 @@ int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
              * them added to the delay. Bounded, so that a co-located node
              * still gets its turn. */
             uint64_t held = inject_due();
-            if (held > now && held - now < HELD_SPIN_NS)
+            if (polled && held && held < now + HELD_SPIN_NS)
                 continue;
             sched_yield(); /* lets a co-located node run when cores are shared */
             continue;

@@ -411,8 +411,7 @@ void inject_out(const struct sockaddr_in *to, const void *buf, size_t len, const
                 size_t elen);
 
 /* Sends the held datagram if it waited too long; returns the earlier of
- * `next` and when the injector wants to run again (its held datagram, or
- * the first received one due). */
+ * `next` and when the injector wants to run again. */
 uint64_t inject_flush(uint64_t now, uint64_t next);
 
 /* An emulated link (DSM_NET_DELAY_US), at the receiver, under rx_lock:
@@ -422,7 +421,8 @@ void inject_hold(const void *d, size_t len, const struct sockaddr_in *from, uint
 /* Takes the first held datagram if it is due by `now` (the caller frees
  * it); NULL if none is. Under rx_lock. */
 struct delayed *inject_next_due(uint64_t now);
-/* When the first held datagram is due; 0 while none is held. Any thread. */
+/* When the first held datagram is due; 0 while none is held. Any thread:
+ * the service thread sleeps until then (it is not among the timers). */
 static inline uint64_t inject_due(void)
 {
     return atomic_load_explicit(&net_state.inj.rx_due, memory_order_acquire);

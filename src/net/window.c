@@ -552,11 +552,11 @@ uint64_t window_timers(uint64_t now)
                 next = due;
         }
     }
-    /* Last: the injector's held datagrams, the one the sender holds back
-     * and those an emulated link holds at the receiver (inject.c), whose
-     * due times the returned time must cover, or they would wait for the
-     * next timer that happens to be set. */
-    if (net_state.inj.on || net_state.inj.decide.delay_ns)
+    /* Last: the acknowledgements, probes and retransmissions above may
+     * have gone to the injector, whose held datagram's time the returned
+     * time must cover, or it would wait for the next timer that happens
+     * to be set. */
+    if (net_state.inj.on)
         next = inject_flush(now, next);
     return next;
 }
