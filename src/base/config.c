@@ -59,7 +59,7 @@ static const struct config_entry table[] = {
     {"DSM_NET_REORDER", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_reorder),
      "injected reordering: fraction of datagrams held back behind the next (tests)", CFG_TEST},
     {"DSM_NET_DELAY_US", CFG_INT, "0", 0, 1000000, NULL, OFF(net_delay_us),
-     "injected delay in microseconds added to every outgoing datagram (tests)", CFG_TEST},
+     "injected delay in microseconds: each datagram is delivered this long after it is received (tests)", CFG_TEST},
     {"DSM_NET_SEED", CFG_INT, "0", 0, 9e15, NULL, OFF(net_seed),
      "seed of the fault injector (0: derived from the job id and rank)", CFG_TEST},
     {"DSM_NET_DATAGRAM", CFG_INT, "auto", 1024, 65000, "auto", OFF(net_datagram),

@@ -34,6 +34,7 @@
     X(NET_INJECT_LOST,     "datagrams dropped by loss injection")              \
     X(NET_INJECT_DUPED,    "datagrams duplicated by injection")                \
     X(NET_INJECT_REORDERED,"datagrams reordered by injection")                 \
+    X(NET_INJECT_DELAYED,  "datagrams held by an emulated link's delay")       \
     X(NET_MSGS_SENT,       "transport messages sent")                          \
     X(NET_MSGS_RECV,       "transport messages delivered")                     \
     X(IPC_SMALL_SENT,      "ipc messages sent on the one-message path")        \

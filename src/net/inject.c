@@ -2,13 +2,23 @@
  * inject.c — loss, duplication, reordering and delay, all of it: the
  * decisions (a seeded generator, tested alone in tests/unit/test_inject.c)
  * and what the transport does with them (drop, send twice, hold back,
- * queue until due).
+ * deliver when due).
  *
- * The kernel here has no netem, so the sender injects, on every datagram it
- * puts on the wire through wire_out (transport.h): data, acks and
- * retransmissions alike. Nothing here runs unless a fault was asked for —
- * wire_out and the timers test net_state.inj.on first — so the paths of an
- * ordinary run are those of a build without it.
+ * The kernel here has no netem, so the sender injects loss, duplication
+ * and reordering, on every datagram it puts on the wire through wire_out
+ * (transport.h): data, acks and retransmissions alike. The delay of an
+ * emulated link (DSM_NET_DELAY_US) is the receiver's: a datagram leaves at
+ * once and is held from the moment it is read until D later, then
+ * delivered by whoever reads the socket then — a polling waiter on its
+ * next turn, or the service thread, whose timed sleep ends at the first
+ * one due. Held at the sender instead, every datagram cost a timer set
+ * and a wake-up to send it later, about 50 µs of system calls here
+ * whatever the delay (timerfd_settime alone 9 % of the samples); held at
+ * the receiver, the delay costs no system call, and the delay realized is
+ * D on top of what the host's own costs are, as on a real link. Nothing
+ * here runs unless a fault was asked for — wire_out and the timers test
+ * net_state.inj first — so the paths of an ordinary run are those of a
+ * build without it.
  */
 #include "net/inject.h"
 
@@ -63,20 +73,16 @@ enum inject_action inject_decide(struct inject *in)
 
 /* ---- in the transport (under net_state.lock) ----------------------------- */
 
-struct delayed {
-    struct delayed    *next;
-    uint64_t           due_ns;
-    struct sockaddr_in to;
-    size_t             len;
-    unsigned char      bytes[];
-};
-
 void inject_start(const struct net_params *prm)
 {
     /* Without a seed of its own, each node of each job draws differently. */
     inject_init(&net_state.inj.decide, prm->loss, prm->dup, prm->reorder, prm->delay_us,
                 prm->seed ? prm->seed : prm->job_id * 2654435761u + (uint64_t)job()->rank + 1);
-    net_state.inj.on = inject_active(&net_state.inj.decide);
+    /* The delay is the receiver's (inject_hold): the send side has
+     * nothing to do for it. */
+    struct inject send_side = net_state.inj.decide;
+    send_side.delay_ns = 0;
+    net_state.inj.on = inject_active(&send_side);
 }
 
 /* Held datagrams are copied whole: lent memory may go before they leave. */
@@ -95,31 +101,12 @@ static struct delayed *copy_dgram(const struct sockaddr_in *to, const void *buf,
     return d;
 }
 
-static void emit(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
-                 size_t elen)
-{
-    if (net_state.inj.decide.delay_ns) {
-        struct delayed *d = copy_dgram(to, buf, len, ext, elen);
-        d->due_ns = clock_ns() + net_state.inj.decide.delay_ns;
-        if (net_state.inj.delay_tail)
-            net_state.inj.delay_tail->next = d;
-        else
-            net_state.inj.delay_head = d;
-        net_state.inj.delay_tail = d;
-        /* The timers send it when due: have them look then, not at the
-         * next tick (up to 20 ms later). */
-        service_timer_at(d->due_ns);
-        return;
-    }
-    udp_send(to, buf, len, ext, elen);
-}
-
 static void release_held_dgram(void)
 {
     struct delayed *h = net_state.inj.held;
     if (h) {
         net_state.inj.held = NULL;
-        emit(&h->to, h->bytes, h->len, NULL, 0);
+        udp_send(&h->to, h->bytes, h->len, NULL, 0);
         free(h);
     }
 }
@@ -133,8 +120,8 @@ void inject_out(const struct sockaddr_in *to, const void *buf, size_t len, const
         break;
     case INJECT_DUPLICATE:
         stats_add(STAT_NET_INJECT_DUPED, 1);
-        emit(to, buf, len, ext, elen);
-        emit(to, buf, len, ext, elen);
+        udp_send(to, buf, len, ext, elen);
+        udp_send(to, buf, len, ext, elen);
         break;
     case INJECT_HOLD:
         if (!net_state.inj.held) {
@@ -143,10 +130,10 @@ void inject_out(const struct sockaddr_in *to, const void *buf, size_t len, const
             net_state.inj.held_since = clock_ns();
             return; /* the next datagram overtakes it */
         }
-        emit(to, buf, len, ext, elen);
+        udp_send(to, buf, len, ext, elen);
         break;
     case INJECT_SEND:
-        emit(to, buf, len, ext, elen);
+        udp_send(to, buf, len, ext, elen);
         break;
     }
     release_held_dgram();
@@ -156,17 +143,46 @@ uint64_t inject_flush(uint64_t now, uint64_t next)
 {
     if (net_state.inj.held && now - net_state.inj.held_since > HOLD_MAX_NS)
         release_held_dgram();
-    while (net_state.inj.delay_head && net_state.inj.delay_head->due_ns <= now) {
-        struct delayed *d = net_state.inj.delay_head;
-        net_state.inj.delay_head = d->next;
-        if (!net_state.inj.delay_head)
-            net_state.inj.delay_tail = NULL;
-        udp_send(&d->to, d->bytes, d->len, NULL, 0);
-        free(d);
-    }
     if (net_state.inj.held && net_state.inj.held_since + HOLD_MAX_NS < next)
         next = net_state.inj.held_since + HOLD_MAX_NS;
-    if (net_state.inj.delay_head && net_state.inj.delay_head->due_ns < next)
-        next = net_state.inj.delay_head->due_ns;
     return next;
+}
+
+/* ---- the emulated link, at the receiver (under net_state.rx_lock) -------- */
+
+/* One queue for all peers, in the order read: every datagram waits the
+ * same D from its read, so the queue is in due order too, and each peer's
+ * datagrams leave it in the order they came, as from a link: the receive
+ * window would put data back in order, but acknowledgements, markers and
+ * liveness are taken as they come. A datagram is checked (job, key,
+ * freshness) when it leaves, as any other: holding it trusts nothing. */
+void inject_hold(const void *d, size_t len, const struct sockaddr_in *from, uint64_t read_ns)
+{
+    struct delayed *h = copy_dgram(from, d, len, NULL, 0);
+    h->due_ns = read_ns + net_state.inj.decide.delay_ns;
+    stats_add(STAT_NET_INJECT_DELAYED, 1);
+    if (net_state.inj.rx_tail) {
+        net_state.inj.rx_tail->next = h;
+    } else {
+        net_state.inj.rx_head = h;
+        /* Nobody's timers are lowered for it, which would make the next
+         * wait run them for nothing: a waiter that polls delivers it on
+         * its own turn, the service thread reads rx_due before it sleeps,
+         * and a claim that ends before it is due sets the service
+         * thread's timer for it (release_socket). */
+        atomic_store(&net_state.inj.rx_due, h->due_ns);
+    }
+    net_state.inj.rx_tail = h;
+}
+
+struct delayed *inject_next_due(uint64_t now)
+{
+    struct delayed *h = net_state.inj.rx_head;
+    if (!h || h->due_ns > now)
+        return NULL;
+    net_state.inj.rx_head = h->next;
+    if (!h->next)
+        net_state.inj.rx_tail = NULL;
+    atomic_store(&net_state.inj.rx_due, h->next ? h->next->due_ns : 0);
+    return h;
 }

@@ -1,10 +1,11 @@
 /*
  * inject.h — loss, duplication, reordering and delay for tests.
  *
- * The kernel here has no netem, so faults are injected by the sender, on
- * every datagram it puts on the wire (data, acks and retransmissions alike).
- * Decisions come from a seeded xorshift generator, so a failing run can be
- * replayed with the same DSM_NET_SEED.
+ * The kernel here has no netem, so loss, duplication and reordering are
+ * injected by the sender, on every datagram it puts on the wire (data, acks
+ * and retransmissions alike), and delay by the receiver, on every datagram
+ * it reads (inject.c). Decisions come from a seeded xorshift generator, so
+ * a failing run can be replayed with the same DSM_NET_SEED.
  */
 #ifndef DSM_NET_INJECT_H
 #define DSM_NET_INJECT_H

@@ -136,7 +136,10 @@ static void on_data(int src, struct wire_hdr *h, unsigned char *dgram, size_t le
     pthread_mutex_unlock(&net_state.lock);
 }
 
-static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from, int index)
+/* kernel_ns and read_ns: for the trace, when the datagram reached this
+ * host (the kernel's stamp, or an emulated link's due time) and was taken. */
+static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *from,
+                        uint64_t kernel_ns, uint64_t read_ns)
 {
     enum wire_verdict v = wire_check(&net_state.sock.keys, d, len, net_state.sock.job, job()->rank, job()->nodes,
                                      net_state.sock.max_payload);
@@ -162,8 +165,7 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
     stats_add(STAT_NET_DGRAMS_RECV, 1);
     stats_add(STAT_NET_BYTES_RECV, len);
     if (TRACE_ON && h.kind == WIRE_DATA && !(h.flags & WIRE_NOP))
-        trace_put(TRACE_DGRAM_IN, 0, h.src, h.seq, net_state.sock.rx_kernel_ns[index],
-                  net_state.sock.rx_return_ns, clock_ns());
+        trace_put(TRACE_DGRAM_IN, 0, h.src, h.seq, kernel_ns, read_ns, clock_ns());
 
     uint64_t now = clock_ns();
     pthread_mutex_lock(&net_state.lock);
@@ -197,29 +199,55 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
     }
 }
 
-/* Reads and handles everything waiting on the socket. Returns the number of
- * datagrams handled. Caller holds rx_lock. */
+/* An emulated link's held datagrams that are due by now, delivered. The
+ * trace sees each arrive at its due time: the delay is the link's. */
+static int deliver_due(void)
+{
+    int n = 0;
+    struct delayed *h;
+    while ((h = inject_next_due(clock_ns()))) {
+        on_datagram(h->bytes, h->len, &h->to, h->due_ns, TRACE_ON ? clock_ns() : 0);
+        free(h);
+        n++;
+    }
+    return n;
+}
+
+/* Reads and handles everything waiting on the socket, and what an
+ * emulated link holds that is due. Returns the number of datagrams
+ * handled (those an emulated link took to hold are not, yet). Caller
+ * holds rx_lock. */
 static int rx_drain(void)
 {
     int total = 0;
+    bool delayed = net_state.inj.decide.delay_ns != 0;
     for (int rounds = 0; rounds < 8; rounds++) {
         uint64_t t = clock_ns();
         int n = udp_recv();
         if (n < RX_BATCH) /* all that had arrived by t is read now */
             atomic_store_explicit(&net_state.sock.drained_ns, t, memory_order_relaxed);
-        if (n == 0)
+        uint64_t due = delayed ? inject_due() : 0;
+        if (n == 0 && !(due && due <= t))
             break;
+        /* Held from when the read returned, which is after it arrived:
+         * never delivered before D has passed since. */
+        uint64_t read_ns = delayed ? clock_ns() : 0;
         cork_begin();
         for (int i = 0; i < n; i++) {
             if (net_state.sock.msgs[i].msg_hdr.msg_flags & MSG_TRUNC) {
                 stats_add(STAT_NET_FOREIGN_DROPPED, 1);
                 continue;
             }
-            on_datagram(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len,
-                        &net_state.sock.from[i], i);
+            if (delayed)
+                inject_hold(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len,
+                            &net_state.sock.from[i], read_ns);
+            else
+                on_datagram(net_state.sock.iovs[i].iov_base, net_state.sock.msgs[i].msg_len,
+                            &net_state.sock.from[i], TRACE_ON ? net_state.sock.rx_kernel_ns[i] : 0,
+                            net_state.sock.rx_return_ns);
         }
+        total += delayed ? deliver_due() : n;
         udp_cork_end(); /* carries acknowledgements with it */
-        total += n;
         if (n < RX_BATCH)
             break;
     }

@@ -31,6 +31,7 @@
 
 #define LONG_WAIT_NS      (200ull * 1000)  /* a wait this long hands the socket back at once */
 #define LOOKBACK_MAX_NS   (16 * LONG_WAIT_NS) /* see service_main */
+#define HELD_SPIN_NS      (50ull * 1000)   /* see udp_wait */
 
 DSM_STATE struct service_plan service_plan = {.cpu = -1};
 
@@ -172,11 +173,11 @@ void service_timer_at(uint64_t t)
  * set for the service thread would only wake it for nothing, and on a
  * machine whose CPUs the nodes' threads all hold, that wake-up lands on
  * one of them (60-90 µs here, measured on the emulated link's
- * datagrams, which the sending thread queues and then polls for the
- * answer). Done for the emulated link (DSM_NET_DELAY_US) alone, whose
- * every datagram sets the timer. The thread's sleep goes back to the end
- * it chose; release_socket sets the timer again for what is still due.
- * Caller holds claim_lock. */
+ * datagrams). Done for the emulated link (DSM_NET_DELAY_US) alone, whose
+ * held datagrams set the timer whenever a claim ends before they are due
+ * (release_socket). The thread's sleep goes back to the end it chose;
+ * release_socket sets the timer again for what is still due. Caller
+ * holds claim_lock. */
 static void unset_timer(void)
 {
     if (!net_state.inj.decide.delay_ns || !atomic_exchange(&net_state.svc.timer_set, 0))
@@ -288,9 +289,10 @@ void *service_main(void *arg)
     (void)arg;
     smp_internal_thread(); /* the program's signals go to its threads */
     service_pin();
-    /* An emulated link (DSM_NET_DELAY_US) sends its delayed datagrams
-     * from here when due: the kernel's default slack of 50 µs on this
-     * thread's timed sleeps would add to every one of them. */
+    /* An emulated link (DSM_NET_DELAY_US) has its held datagrams
+     * delivered from here when due and no waiter polls: the kernel's
+     * default slack of 50 µs on this thread's timed sleeps would add to
+     * every one of them. */
     if (net_state.inj.decide.delay_ns)
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (service_plan.polls)
@@ -299,7 +301,12 @@ void *service_main(void *arg)
     bool looked = false;
     while (!atomic_load(&net_state.svc.stopping)) {
         uint64_t now = clock_ns();
+        /* An emulated link's held datagrams are not among the timers
+         * (inject_hold): the first one's due time is read here. */
         uint64_t due = atomic_load(&net_state.svc.timers_due);
+        uint64_t held = inject_due();
+        if (held && held < due)
+            due = held;
         uint64_t wait_ns = due > now ? due - now : 0;
         bool on_socket = atomic_load(&net_state.svc.rx_claims) == 0;
         if (!on_socket) {
@@ -350,7 +357,9 @@ void *service_main(void *arg)
             pthread_mutex_unlock(&net_state.svc.claim_lock);
         }
         int n = 0;
-        if (readable && atomic_load(&net_state.svc.rx_claims) == 0 &&
+        held = inject_due();
+        bool held_due = held && held <= clock_ns();
+        if ((readable || held_due) && atomic_load(&net_state.svc.rx_claims) == 0 &&
             pthread_mutex_trylock(&net_state.rx_lock) == 0) {
             n = recv_progress();
             pthread_mutex_unlock(&net_state.rx_lock);
@@ -393,9 +402,16 @@ static void release_socket(bool blocking)
     if (blocking ||
         (net_state.svc.service_core && clock_ns() - atomic_load(&net_state.svc.claimed_since) > LONG_WAIT_NS))
         service_kick();
-    else if (atomic_load(&net_state.svc.inflight_peers) || /* its probe must not wait */
-             net_state.inj.decide.delay_ns) /* nor a datagram of the emulated link (unset_timer) */
-        service_timer_at(atomic_load(&net_state.svc.timers_due));
+    else {
+        uint64_t t = UINT64_MAX;
+        if (atomic_load(&net_state.svc.inflight_peers)) /* its probe must not wait */
+            t = atomic_load(&net_state.svc.timers_due);
+        uint64_t held = inject_due(); /* nor what the emulated link holds (unset_timer) */
+        if (held && held < t)
+            t = held;
+        if (t != UINT64_MAX)
+            service_timer_at(t);
+    }
 }
 
 int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
@@ -427,6 +443,7 @@ int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
                 claim_socket();
                 claimed = true;
             }
+            bool polled = false;
             if (pthread_mutex_trylock(&net_state.rx_lock) == 0) {
                 int n = recv_progress();
                 pthread_mutex_unlock(&net_state.rx_lock);
@@ -434,8 +451,17 @@ int udp_wait(bool (*done)(void *), void *arg, uint64_t deadline)
                     bump_gen();
                     continue;
                 }
+                polled = true;
             }
             run_due_timers(now);
+            /* A datagram an emulated link holds and is due shortly is
+             * waited for here, not across a yield: on a loaded machine a
+             * yield may give the CPU away for tens of µs, every one of
+             * them added to the delay. Bounded, so that a co-located node
+             * still gets its turn. */
+            uint64_t held = inject_due();
+            if (polled && held && held < now + HELD_SPIN_NS)
+                continue;
             sched_yield(); /* lets a co-located node run when cores are shared */
             continue;
         }

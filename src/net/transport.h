@@ -36,7 +36,17 @@
 #define ACK_DELAY_NS      (200ull * 1000)  /* a lone in-order datagram's ack waits this long */
 
 struct txbuf;   /* a datagram waiting for its acknowledgement */
-struct delayed; /* a datagram the fault injector holds back */
+
+/* A datagram the fault injector holds back: at the sender, until the next
+ * one overtakes it (INJECT_HOLD); at the receiver, until its due time (an
+ * emulated link's delay). `to` is where it goes, or where it came from. */
+struct delayed {
+    struct delayed    *next;
+    uint64_t           due_ns;
+    struct sockaddr_in to;
+    size_t             len;
+    unsigned char      bytes[];
+};
 
 /* ---- per peer ---------------------------------------------------------- */
 
@@ -174,13 +184,15 @@ struct net_service {
     bool              sock_armed;     /* fd is in epfd (under claim_lock) */
 };
 
-/* Fault injection (inject.c), under lock. */
+/* Fault injection (inject.c): the send side's under lock, the receive
+ * side's (an emulated link's delay) under rx_lock. */
 struct net_inject {
     struct inject    decide;
-    bool             on;
+    bool             on;              /* loss, duplication or reordering: wire_out injects */
     struct delayed  *held;            /* INJECT_HOLD: waits for the next one */
     uint64_t         held_since;
-    struct delayed  *delay_head, *delay_tail;
+    struct delayed  *rx_head, *rx_tail; /* read, held until due, in due order */
+    _Atomic uint64_t rx_due;          /* rx_head's due time, 0 while none: read by the timers */
 };
 
 /* The job's tree (base/tree.h), along which net_finish runs. */
@@ -398,9 +410,23 @@ void inject_start(const struct net_params *prm);
 void inject_out(const struct sockaddr_in *to, const void *buf, size_t len, const void *ext,
                 size_t elen);
 
-/* Sends the held and delayed datagrams that are due; returns the earlier
- * of `next` and when the injector wants to run again. */
+/* Sends the held datagram if it waited too long; returns the earlier of
+ * `next` and when the injector wants to run again. */
 uint64_t inject_flush(uint64_t now, uint64_t next);
+
+/* An emulated link (DSM_NET_DELAY_US), at the receiver, under rx_lock:
+ * holds a datagram of len bytes from `from`, read at read_ns (copied),
+ * until read_ns + the delay. */
+void inject_hold(const void *d, size_t len, const struct sockaddr_in *from, uint64_t read_ns);
+/* Takes the first held datagram if it is due by `now` (the caller frees
+ * it); NULL if none is. Under rx_lock. */
+struct delayed *inject_next_due(uint64_t now);
+/* When the first held datagram is due; 0 while none is held. Any thread:
+ * the service thread sleeps until then (it is not among the timers). */
+static inline uint64_t inject_due(void)
+{
+    return atomic_load_explicit(&net_state.inj.rx_due, memory_order_acquire);
+}
 
 /* Every datagram passes here while faults are injected, under
  * net_state.lock: buf[0..len), then ext[0..elen). (Otherwise window_push

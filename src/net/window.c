@@ -553,9 +553,9 @@ uint64_t window_timers(uint64_t now)
         }
     }
     /* Last: the acknowledgements, probes and retransmissions above may
-     * have queued datagrams of an emulated link (inject.c), whose due
-     * times the returned time must cover, or they would wait for the
-     * next timer that happens to be set. */
+     * have gone to the injector, whose held datagram's time the returned
+     * time must cover, or it would wait for the next timer that happens
+     * to be set. */
     if (net_state.inj.on)
         next = inject_flush(now, next);
     return next;
