@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/smp.h"
 #include "coherence/coherence.h"
 #include "coherence/hlrc_state.h"
 
@@ -55,7 +56,12 @@
  * most once, before that notice. The block goes in one request per run,
  * each answered by one reply received in place. Only where the page
  * cache has no limit (DSM_LOCAL_MEM): a bounded cache holding random
- * reads would evict the pages it holds for the block's.
+ * reads would evict the pages it holds for the block's. And only on a
+ * node of one application thread: a fault that reads ahead holds the
+ * fault lock across its round trip, where with threads a fault that
+ * fetches its page alone lets the node's other threads fault meanwhile
+ * (hlrc_fetch.c); blocks would put them back in line behind each other
+ * (smp.faults_in_flight: 1 in flight).
  *
  * Write-ahead: a program that writes pages homed elsewhere one after
  * another (a copy into a remote block, a radix sort's run of one digit)
@@ -146,7 +152,8 @@ static void block_for(size_t page)
 {
     hlrc.ahead_block = 0;
     int home = mem_home(page);
-    if (!hlrc.read_ahead || stream_depth() || cache_frames() || home < 0 || !unwritten_here(page, home))
+    if (!hlrc.read_ahead || smp_multi() || stream_depth() || cache_frames() || home < 0 ||
+        !unwritten_here(page, home))
         return;
     size_t end, first = block_of(page, &end);
     for (size_t q = first; q < end; q++)
