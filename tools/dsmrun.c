@@ -591,6 +591,8 @@ static int export_job_env(const struct launcher *l, const char *peers)
     }
     if (o->protocol && setenv("DSM_PROTOCOL", o->protocol, 1) < 0)
         return -errno;
+    if (export_transport(l) < 0)
+        return -errno;
     if (o->stats && setenv("DSM_STATS", "1", 1) < 0)
         return -errno;
     if (o->shared_globals && setenv("DSM_SHARED_GLOBALS", "1", 1) < 0)
@@ -669,8 +671,9 @@ static void warn_unknown_settings(const struct options *o)
  * the options that set a variable over both (export_job_env) — checked
  * with the nodes' own code (config.c), so that a bad value is said once,
  * here, not once per node. */
-static int check_settings(const struct options *o)
+static int check_settings(struct launcher *l)
 {
+    const struct options *o = &l->opt;
     const char **over = calloc((size_t)o->nenv + 6, sizeof *over);
     char protocol[64], threads[64], trace[PATH_MAX + 16], profile[PATH_MAX + 16], err[PATH_MAX + 320];
     int n = 0;
@@ -708,6 +711,8 @@ static int check_settings(const struct options *o)
     int r = config_load_over(&cfg, over, n, err, sizeof err);
     if (r == 0)
         r = settings_check(&cfg, !o->hosts && !o->hostfile, err, sizeof err);
+    if (r == 0)
+        l->auto_ucx = choose_ucx(o, &cfg, over, n, &l->auto_ucx_tls);
     if (r == 0 && cfg.net_transport == NET_TRANSPORT_UCX && !o->hosts && !o->hostfile) {
         /* UCX_* are UCX's to judge, by the UCX the nodes will load. */
         char warn[1024];
@@ -1638,7 +1643,7 @@ static void launcher_free(struct launcher *l)
  * one from each node's failed exec (an agent checks it on its host: `where`
  * names the host). The search is execvp's: a name with a slash as it is,
  * else each directory of PATH. */
-int check_program(const char *prog, const char *where)
+int find_program(const char *prog, char *found, size_t len)
 {
     struct stat st;
     int err = ENOENT;
@@ -1648,22 +1653,31 @@ int check_program(const char *prog, const char *where)
         else if (!S_ISREG(st.st_mode) || access(prog, X_OK) < 0)
             err = EACCES;
         else
-            return 0;
+            return snprintf(found, len, "%s", prog) < (int)len ? 0 : ENAMETOOLONG;
     } else {
         const char *path = getenv("PATH");
         for (const char *d = path && *path ? path : "/bin:/usr/bin"; *d;) {
-            size_t len = strcspn(d, ":");
-            char full[PATH_MAX];
-            if (snprintf(full, sizeof full, "%.*s/%s", (int)(len ? len : 1), len ? d : ".",
-                         prog) < (int)sizeof full &&
-                stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
-                if (access(full, X_OK) == 0)
+            size_t dlen = strcspn(d, ":");
+            if (snprintf(found, len, "%.*s/%s", (int)(dlen ? dlen : 1), dlen ? d : ".", prog) <
+                    (int)len &&
+                stat(found, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (access(found, X_OK) == 0)
                     return 0;
                 err = EACCES;
             }
-            d += len + (d[len] == ':');
+            d += dlen + (d[dlen] == ':');
         }
     }
+    return err;
+}
+
+int check_program(const char *prog, const char *where)
+{
+    struct stat st;
+    char full[PATH_MAX];
+    int err = find_program(prog, full, sizeof full);
+    if (!err)
+        return 0;
     /* A program in this directory is not found through PATH, as in a
      * shell: the name the user surely meant. */
     char local[PATH_MAX];
@@ -1694,7 +1708,7 @@ static int run(struct launcher *l, int argc, char **argv)
     l->launch_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (l->opt.agent)
         return run_agent(l);
-    if (check_settings(&l->opt) < 0)
+    if (check_settings(l) < 0)
         return EXIT_USAGE;
     if (l->opt.hosts || l->opt.hostfile) {
         l->mode = MODE_HOSTS;

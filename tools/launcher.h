@@ -179,9 +179,18 @@ struct launcher {
     char           *relayed;      /* the first node's line relaying a peer's
                                      failure: printed at the end unless one
                                      was said (node_ended) */
+    bool            auto_ucx;     /* DSM_NET=auto chose UCX (transport_choice.c) */
+    bool            auto_ucx_tls; /* ... and its shared-memory transports */
     struct pollfd  *pfds;         /* the signalfd, then open output pipes */
     struct output_stream **pstreams; /* the stream of each pfds entry */
 };
+
+/* transport_choice.c: DSM_NET=auto. Whether the job runs over UCX, and
+ * whether dsmrun sets its UCX_TLS; then sets both for the nodes. */
+struct dsm_config;
+bool   choose_ucx(const struct options *o, const struct dsm_config *cfg, const char *const *over,
+                  int n, bool *set_tls);
+int    export_transport(const struct launcher *l);
 
 /* dsmrun.c */
 extern const char *agent_host;      /* on an agent, the host's name for messages */
@@ -191,6 +200,8 @@ int    write_all(int fd, const void *buf, size_t len);
  * why not in one line, naming `what`, and returns -EINVAL. */
 int    check_stats_json(const char *path, const char *what);
 int    check_program(const char *prog, const char *where);
+/* execvp's search for PROG: 0 and its path in FOUND, or the errno. */
+int    find_program(const char *prog, char *found, size_t len);
 void   close_pair(int fds[2]);
 bool   is_contract_var(const char *assignment);
 char  *format_peers(const struct node *nodes, int count);

@@ -50,8 +50,8 @@ const char *const config_protocols = protocol_choices + 1;
 static const struct config_entry table[] = {
     {"DSM_PEER_TIMEOUT", CFG_DOUBLE, "10", 0.2, 3600, NULL, OFF(peer_timeout_s),
      "seconds a peer may stay silent (no acknowledgement) before the job ends", CFG_USER},
-    {"DSM_NET", CFG_CHOICE, "udp", 0, 0, "udp|ucx", OFF(net_transport),
-     "transport: udp (the seeds' reliable UDP, everywhere) or ucx (UCX active messages: shared memory between nodes on one host, tcp or RDMA verbs between hosts; needs a build with libucx-dev)", CFG_USER},
+    {"DSM_NET", CFG_CHOICE, "auto", 0, 0, "udp|ucx|auto", OFF(net_transport),
+     "transport: udp (the seeds' reliable UDP, everywhere), ucx (UCX active messages: shared memory between nodes on one host, tcp or RDMA verbs between hosts; needs a build with libucx-dev), or auto (dsmrun chooses UCX's shared memory when every node runs on this host and UCX starts there, else udp)", CFG_USER},
     {"DSM_NET_LOSS", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_loss),
      "injected loss: fraction of outgoing datagrams dropped (tests)", CFG_TEST},
     {"DSM_NET_DUP", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_dup),

@@ -71,7 +71,7 @@ void oneside_start(void)
 {
     const struct dsm_config *c = &job()->cfg;
     os.on = false;
-    if (!c->net_transport || c->net_one_sided == NET_ONE_SIDED_OFF || job()->nodes < 2)
+    if (c->net_transport != NET_TRANSPORT_UCX || c->net_one_sided == NET_ONE_SIDED_OFF || job()->nodes < 2)
         return;
     size_t want = mem.size < POOL_BYTES ? mem.size : POOL_BYTES;
     os.nslots = (uint32_t)(want / mem.page_size);

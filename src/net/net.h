@@ -28,7 +28,9 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-enum net_transport { NET_TRANSPORT_UDP = 0, NET_TRANSPORT_UCX = 1 };
+/* DSM_NET. AUTO reaches a node only where its launcher chose nothing (a
+ * job across hosts, or not started by dsmrun): it runs over UDP. */
+enum net_transport { NET_TRANSPORT_UDP = 0, NET_TRANSPORT_UCX = 1, NET_TRANSPORT_AUTO = 2 };
 
 struct net_params {
     int                 transport;    /* enum net_transport (DSM_NET) */
@@ -172,4 +174,6 @@ size_t net_datagram_payload(void);
  * or -EINVAL with the one line that refuses them in err (ucx_check.c). */
 int net_check_ucx_settings(const char *const *over, int nover, char *err, size_t errlen,
                            char *warn, size_t warnlen);
+/* Whether this build has the UCX transport (built with libucx-dev). */
+bool net_ucx_built(void);
 #endif

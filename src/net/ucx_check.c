@@ -45,12 +45,16 @@ int net_check_ucx_settings(const char *const *over, int nover, char *err, size_t
     return 0; /* the node says this build has no UCX (ucx.c) */
 }
 
+bool net_ucx_built(void) { return false; }
+
 #else /* DSM_HAVE_UCX */
 
 #include <dlfcn.h>
 #include <stdarg.h>
 
 #include <ucs/debug/log_def.h>
+
+bool net_ucx_built(void) { return true; }
 
 #include "base/state.h"
 #include "net/wire.h"

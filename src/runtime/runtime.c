@@ -118,6 +118,10 @@ int dsm_startup(int *argc, char ***argv)
     struct job *j = job_init();
     if (config_load(&j->cfg, err, sizeof err) || settings_check(&j->cfg, true, err, sizeof err))
         log_fatal("%s (see dsmrun --help-env)", err);
+    /* DSM_NET=auto here: no launcher chose UCX for the job (dsmrun does,
+     * tools/transport_choice.c), so UDP, as every node of it decides. */
+    if (j->cfg.net_transport == NET_TRANSPORT_AUTO)
+        j->cfg.net_transport = NET_TRANSPORT_UDP;
     program_defaults(&j->cfg, r->share_globals);
 
     struct net_params np;
@@ -144,7 +148,7 @@ int dsm_startup(int *argc, char ***argv)
     np.window = (unsigned)c->net_window;
     np.auth_mac = c->net_auth_mac != 0;
     np.spin_us = (int)c->net_spin_us;
-    np.transport = c->net_transport ? NET_TRANSPORT_UCX : NET_TRANSPORT_UDP;
+    np.transport = c->net_transport == NET_TRANSPORT_UCX ? NET_TRANSPORT_UCX : NET_TRANSPORT_UDP;
     np.one_sided = (int)c->net_one_sided;
     np.service_poll = (int)c->service_poll;
     np.agent_fd = boot_arbiter_fd();

@@ -421,6 +421,7 @@ static void test_choices_take_exactly_their_names(void)
 {
     EXPECT_INT("DSM_NET", "udp", net_transport, 0);
     EXPECT_INT("DSM_NET", "ucx", net_transport, 1);
+    EXPECT_INT("DSM_NET", "auto", net_transport, 2);
     EXPECT_INT("DSM_NET_ONE_SIDED", "off", net_one_sided, 0);
     EXPECT_INT("DSM_NET_ONE_SIDED", "auto", net_one_sided, 1);
     EXPECT_INT("DSM_NET_ONE_SIDED", "on", net_one_sided, 2);
@@ -679,7 +680,7 @@ static void test_job_wide_settings_name_the_first_difference(void)
     config_defaults(&b);
     char sa[2048], sb[2048], name[64], va[64], vb[64];
     CHECK(config_job_wide(&a, sa, sizeof sa) < sizeof sa);
-    CHECK(strstr(sa, "DSM_NET=udp") != NULL);
+    CHECK(strstr(sa, "DSM_NET=auto") != NULL);
     CHECK(strstr(sa, "DSM_PROTOCOL=hlrc") != NULL);
     CHECK(strstr(sa, "DSM_PAGE_SIZE=8K") != NULL);
     CHECK(strstr(sa, "DSM_PEER_TIMEOUT") == NULL); /* a node's own */
