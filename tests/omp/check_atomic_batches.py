@@ -44,7 +44,7 @@ def main(dsmrun, nodes, prog):
         if rank == 0:
             served = c["ATOMICS_SERVED"]
             continue
-        updates, messages = c["ATOMICS_BATCHED"], c["ATOMIC_BATCHES"]
+        updates, messages = c.get("ATOMICS_BATCHED", 0), c.get("ATOMIC_BATCHES", 0)
         batched += updates
         check(updates > 0 and messages > 0,
               f"node {rank} sent {updates} updates in {messages} batches (some)")
