@@ -166,6 +166,15 @@ struct coherence_ops {
      * (with a lock's grant: sync/lock.c), changed it to `version`: this
      * node's write, as `atomic` records it. */
     void (*atomic_wrote)(size_t page, size_t offset, const struct coh_atomic *a, uint32_t version);
+    /* Optional, with `atomic`: queues the relaxed update `a` (an add,
+     * sub, and, or or xor whose old value the program never uses) for the
+     * page's home, which performs it later, in order with this node's
+     * others; false when it did not (the caller does it as any atomic).
+     * atomic_flush sends what is queued and waits until the home has
+     * performed it; the protocol flushes at its releases and faults
+     * itself, the caller before any other atomic (sync/atomic.c). */
+    bool (*atomic_queue)(size_t page, size_t offset, const struct coh_atomic *a);
+    void (*atomic_flush)(void);
     /* Applies another node's write notices (on acquire): those of `node`'s
      * interval whose creator had seen `vt` (nodes entries, vt[node] its id;
      * given under DSM_CHECK only, else NULL). NULL: the protocol makes no
