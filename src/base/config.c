@@ -143,6 +143,10 @@ static const struct config_entry table[] = {
 };
 
 #define NENTRIES (sizeof table / sizeof table[0])
+_Static_assert(NENTRIES <= 64 * sizeof ((struct dsm_config *)0)->user_set /
+                              sizeof ((struct dsm_config *)0)->user_set[0],
+               "struct dsm_config's user_set has a bit for fewer settings than the table holds");
+
 
 static int choice_index(const char *choices, const char *v)
 {
@@ -310,6 +314,23 @@ static int parse_entry(const struct config_entry *e, const char *v,
     return -EINVAL;
 }
 
+/* Parses table[i]'s value, and notes that the user set it. */
+static int parse_set(size_t i, const char *v, struct dsm_config *cfg, char *err, size_t errlen)
+{
+    int rc = parse_entry(&table[i], v, cfg, err, errlen);
+    if (!rc)
+        cfg->user_set[i / 64] |= 1ull << (i % 64);
+    return rc;
+}
+
+bool config_was_set(const struct dsm_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (!strcmp(table[i].name, name))
+            return cfg->user_set[i / 64] >> (i % 64) & 1;
+    return false;
+}
+
 void config_defaults(struct dsm_config *cfg)
 {
     char err[160];
@@ -384,7 +405,7 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
         for (int k = 0; k < nover; k++) /* the last assignment of a name wins */
             if (!strncmp(over[k], table[i].name, len) && over[k][len] == '=')
                 v = over[k] + len + 1;
-        if (v && parse_entry(&table[i], v, cfg, err, errlen))
+        if (v && parse_set(i, v, cfg, err, errlen))
             return -EINVAL;
         if (table[i].offset == OFF(region_size))
             size_text = v ? v : table[i].def;
@@ -427,7 +448,7 @@ int config_set(struct dsm_config *cfg, const char *name, const char *value, char
 {
     for (size_t i = 0; i < NENTRIES; i++)
         if (!strcmp(table[i].name, name))
-            return parse_entry(&table[i], value, cfg, err, errlen);
+            return parse_set(i, value, cfg, err, errlen);
     snprintf(err, errlen, "%s: no such setting", name);
     return -ENOENT;
 }
