@@ -34,7 +34,17 @@ struct config_entry {
     size_t           offset;   /* into struct dsm_config */
     const char      *help;
     enum config_audience audience; /* who tunes it: --help-env shows CFG_USER's */
+    bool             job_wide; /* JOB_WIDE: every node of a job must share it; NODE_OWN */
 };
+
+/* The settings every node of a job must share: its transport and its
+ * authentication, the protocol and what its messages assume (the unit,
+ * the region, the threads, homes and their migration, the barrier's tree,
+ * the flow control, the static schedule, where atomics run, the checks).
+ * The others (timeouts, windows, fetching ahead, statistics, tracing,
+ * injected faults) are a node's own. */
+#define JOB_WIDE true
+#define NODE_OWN false
 
 #define OFF(f) offsetof(struct dsm_config, f)
 
@@ -49,100 +59,104 @@ const char *const config_protocols = protocol_choices + 1;
 
 static const struct config_entry table[] = {
     {"DSM_PEER_TIMEOUT", CFG_DOUBLE, "10", 0.2, 3600, NULL, OFF(peer_timeout_s),
-     "seconds a peer may stay silent (no acknowledgement) before the job ends", CFG_USER},
+     "seconds a peer may stay silent (no acknowledgement) before the job ends", CFG_USER, NODE_OWN},
     {"DSM_NET", CFG_CHOICE, "auto", 0, 0, "udp|ucx|auto", OFF(net_transport),
-     "transport: udp (the seeds' reliable UDP, everywhere), ucx (UCX active messages: shared memory between nodes on one host, tcp or RDMA verbs between hosts; needs a build with libucx-dev), or auto (dsmrun chooses UCX's shared memory when every node runs on this host and UCX starts there, else udp)", CFG_USER},
+     "transport: udp (the seeds' reliable UDP, everywhere), ucx (UCX active messages: shared memory between nodes on one host, tcp or RDMA verbs between hosts; needs a build with libucx-dev), or auto (dsmrun chooses UCX's shared memory when every node runs on this host and UCX starts there, else udp)", CFG_USER, JOB_WIDE},
     {"DSM_NET_LOSS", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_loss),
-     "injected loss: fraction of outgoing datagrams dropped (tests)", CFG_TEST},
+     "injected loss: fraction of outgoing datagrams dropped (tests)", CFG_TEST, NODE_OWN},
     {"DSM_NET_DUP", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_dup),
-     "injected duplication: fraction of the datagrams not dropped that are sent twice (tests)", CFG_TEST},
+     "injected duplication: fraction of the datagrams not dropped that are sent twice (tests)", CFG_TEST, NODE_OWN},
     {"DSM_NET_REORDER", CFG_DOUBLE, "0", 0, 0.9, NULL, OFF(net_reorder),
-     "injected reordering: fraction of datagrams held back behind the next (tests)", CFG_TEST},
+     "injected reordering: fraction of datagrams held back behind the next (tests)", CFG_TEST, NODE_OWN},
     {"DSM_NET_DELAY_US", CFG_INT, "0", 0, 1000000, NULL, OFF(net_delay_us),
-     "injected delay in microseconds: each datagram is delivered this long after it is received (tests)", CFG_TEST},
+     "injected delay in microseconds: each datagram is delivered this long after it is received (tests)", CFG_TEST, NODE_OWN},
     {"DSM_NET_SEED", CFG_INT, "0", 0, 9e15, NULL, OFF(net_seed),
-     "seed of the fault injector (0: derived from the job id and rank)", CFG_TEST},
+     "seed of the fault injector (0: derived from the job id and rank)", CFG_TEST, NODE_OWN},
     {"DSM_NET_DATAGRAM", CFG_INT, "auto", 1024, 65000, "auto", OFF(net_datagram),
-     "largest datagram payload in bytes (auto: the MTU of the node's interface less headers; 61440 on loopback)", CFG_EXPERT},
+     "largest datagram payload in bytes (auto: the MTU of the node's interface less headers; 61440 on loopback)", CFG_EXPERT, NODE_OWN},
     {"DSM_NET_BIND", CFG_TEXT, "", 0, 0, NULL, OFF(net_bind),
-     "under srun/mpirun: IPv4 address or interface name to bind, or any or 0.0.0.0 (every interface; the peers are told the unset choice) (unset: loopback if all nodes share the host, else the interface toward srun's host under Slurm, else the one that routes by default, else the first that is up)", CFG_USER},
+     "under srun/mpirun: IPv4 address or interface name to bind, or any or 0.0.0.0 (every interface; the peers are told the unset choice) (unset: loopback if all nodes share the host, else the interface toward srun's host under Slurm, else the one that routes by default, else the first that is up)", CFG_USER, NODE_OWN},
     {"DSM_NET_WINDOW", CFG_INT, "64", 4, 64, NULL, OFF(net_window),
-     "datagrams in flight per peer (at most 64: the width of the selective ack)", CFG_EXPERT},
+     "datagrams in flight per peer (at most 64: the width of the selective ack)", CFG_EXPERT, NODE_OWN},
     {"DSM_NET_AUTH", CFG_CHOICE, "mac", 0, 0, "token|mac", OFF(net_auth_mac),
-     "datagram authentication: mac (SipHash-2-4 over every byte) or token (every header and the messages that end or finish the job authenticated; message data not)", CFG_EXPERT},
+     "datagram authentication: mac (SipHash-2-4 over every byte) or token (every header and the messages that end or finish the job authenticated; message data not)", CFG_EXPERT, JOB_WIDE},
     {"DSM_NET_ONE_SIDED", CFG_CHOICE, "auto", 0, 0, "off|auto|on", OFF(net_one_sided),
-     "with DSM_NET=ucx, hlrc's read faults fetch pages with a one-sided UCX get from the home's memory, without its CPU: auto (peers on this host reached through shared memory), on (every peer: RDMA networks), off (always a request)", CFG_EXPERT},
+     "with DSM_NET=ucx, hlrc's read faults fetch pages with a one-sided UCX get from the home's memory, without its CPU: auto (peers on this host reached through shared memory), on (every peer: RDMA networks), off (always a request)", CFG_EXPERT, JOB_WIDE},
     {"DSM_SERVICE_POLL", CFG_CHOICE, "auto", 0, 0, "off|auto|on", OFF(service_poll),
-     "whether each node's service thread polls for messages on a CPU of its own instead of sleeping until one comes: auto (where the node's share of the CPUs it may run on exceeds its application threads, DSM_THREADS), on, off; --stats says which ran", CFG_EXPERT},
+     "whether each node's service thread polls for messages on a CPU of its own instead of sleeping until one comes: auto (where the node's share of the CPUs it may run on exceeds its application threads, DSM_THREADS), on, off; --stats says which ran", CFG_EXPERT, NODE_OWN},
     {"DSM_NET_SPIN_US", CFG_INT, "-1", -1, 100000, NULL, OFF(net_spin_us),
-     "microseconds a waiting thread polls before blocking (-1: adapt to cores per node)", CFG_EXPERT},
+     "microseconds a waiting thread polls before blocking (-1: adapt to cores per node)", CFG_EXPERT, NODE_OWN},
     {"DSM_IPC_WINDOW", CFG_INT, "8", 1, 256, NULL, OFF(ipc_window),
-     "out-of-line pages granted per window (seed 004 used 8)", CFG_EXPERT},
+     "out-of-line pages granted per window (seed 004 used 8)", CFG_EXPERT, JOB_WIDE},
     {"DSM_IPC_INLINE_MAX", CFG_INT, "1024", 0, 8192, NULL, OFF(ipc_inline_max),
-     "largest inline message sent on the one-message fast path, in bytes", CFG_EXPERT},
+     "largest inline message sent on the one-message fast path, in bytes", CFG_EXPERT, NODE_OWN},
     {"DSM_REGION_SIZE", CFG_SIZE, "2T", 1 << 20, 1ull << 46, NULL, OFF(region_size),
-     "bytes of address space reserved for shared memory, split evenly into per-node arenas (at most what fits at DSM_REGION_BASE: 42T at the default)", CFG_USER},
+     "bytes of address space reserved for shared memory, split evenly into per-node arenas (at most what fits at DSM_REGION_BASE: 42T at the default)", CFG_USER, JOB_WIDE},
     {"DSM_REGION_BASE", CFG_ADDR, REGION_BASE_DEFAULT, 1ull << 32, 1ull << 46, RULE_ALIGN, OFF(region_base),
-     "address of the shared region, the same on every node (hex, a multiple of 0x10000)", CFG_EXPERT},
+     "address of the shared region, the same on every node (hex, a multiple of 0x10000)", CFG_EXPERT, JOB_WIDE},
     {"DSM_PAGE_SIZE", CFG_SIZE, "8192", 4096, 65536, RULE_POW2, OFF(page_size),
-     "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)", CFG_USER},
+     "coherence unit in bytes: a power of two from 4096 to 65536 (8192: measured, see README)", CFG_USER, JOB_WIDE},
     {"DSM_LOCAL_MEM", CFG_SIZE, "0", 0, 1ull << 46, NULL, OFF(local_mem),
-     "most memory a node's copies of other nodes' pages may hold, in bytes (0: no limit; seed 002)", CFG_USER},
+     "most memory a node's copies of other nodes' pages may hold, in bytes (0: no limit; seed 002)", CFG_USER, NODE_OWN},
     {"DSM_REPLACEMENT", CFG_CHOICE, "clock", 0, 0, "fifo|clock", OFF(replacement),
-     "which copy goes when DSM_LOCAL_MEM is reached: fifo (oldest fetched) or clock (software reference bits)", CFG_USER},
+     "which copy goes when DSM_LOCAL_MEM is reached: fifo (oldest fetched) or clock (software reference bits)", CFG_USER, NODE_OWN},
     {"DSM_HOME_DIR", CFG_PATH, "", 0, 0, NULL, OFF(home_dir),
-     "keep the shared region (homes and copies) in an unlinked file in this directory, so shared data may exceed RAM", CFG_USER},
+     "keep the shared region (homes and copies) in an unlinked file in this directory, so shared data may exceed RAM", CFG_USER, NODE_OWN},
     {"DSM_HOME", CFG_CHOICE, "local", 0, 0, "local|cyclic|block|first-touch", OFF(home),
-     "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch", CFG_USER},
+     "home of allocated pages unless dsm_malloc_home names one: allocating node, cyclic, block, first touch", CFG_USER, JOB_WIDE},
     {"DSM_PROTOCOL", CFG_CHOICE, "hlrc", 0, 0, protocol_choices + 1, OFF(protocol),
-     "coherence protocol (dsmrun --protocol sets it; docs/protocols.md describes each)", CFG_USER},
+     "coherence protocol (dsmrun --protocol sets it; docs/protocols.md describes each)", CFG_USER, JOB_WIDE},
     {"DSM_LRC_GC_NOTICES", CFG_INT, "8192", 0, 1ll << 40, NULL, OFF(lrc_gc_notices),
-     "lrc: collect diffs at the first barrier after this many write notices (0: at every barrier)", CFG_EXPERT},
+     "lrc: collect diffs at the first barrier after this many write notices (0: at every barrier)", CFG_EXPERT, NODE_OWN},
     {"DSM_SC_WINDOW_US", CFG_INT, "100", 0, 1000000, NULL, OFF(sc_window_us),
-     "sc: µs a node granted a page for writing keeps it before others' requests are served (0: off)", CFG_EXPERT},
+     "sc: µs a node granted a page for writing keeps it before others' requests are served (0: off)", CFG_EXPERT, NODE_OWN},
     {"DSM_READ_AHEAD", CFG_INT, "16", 0, 16, NULL, OFF(read_ahead),
-     "hlrc: most pages fetched ahead of a read fault that continues a run of faults on consecutive pages (0: off)", CFG_EXPERT},
+     "hlrc: most pages fetched ahead of a read fault that continues a run of faults on consecutive pages (0: off)", CFG_EXPERT, NODE_OWN},
     {"DSM_WRITE_AHEAD", CFG_INT, "8", 0, 16, NULL, OFF(write_ahead),
-     "hlrc: most pages fetched, and made writable, ahead of a write fault whose page before was written here since the last release (0: off)", CFG_EXPERT},
+     "hlrc: most pages fetched, and made writable, ahead of a write fault whose page before was written here since the last release (0: off)", CFG_EXPERT, NODE_OWN},
     {"DSM_WRITE_WATCH", CFG_CHOICE, "auto", 0, 0, "off|auto|on", OFF(write_watch),
-     "hlrc: how a home finds the pages it wrote that other nodes hold: auto (each compared with its snapshot at every release until the node has compared 16384, then the kernel's record, userfaultfd write-protection in async mode and PAGEMAP_SCAN, where the kernel has them: Linux 6.7 and later, memory not in DSM_HOME_DIR), on (the kernel's record from the first release; said once where the kernel lacks it), off (always compared)", CFG_EXPERT},
+     "hlrc: how a home finds the pages it wrote that other nodes hold: auto (each compared with its snapshot at every release until the node has compared 16384, then the kernel's record, userfaultfd write-protection in async mode and PAGEMAP_SCAN, where the kernel has them: Linux 6.7 and later, memory not in DSM_HOME_DIR), on (the kernel's record from the first release; said once where the kernel lacks it), off (always compared)", CFG_EXPERT, NODE_OWN},
     {"DSM_PULL_CREDIT", CFG_INT, "8", 0, 255, NULL, OFF(pull_credit),
-     "hlrc: acquires that refresh a page re-read after an invalidation in place, before it must fault again (0: never; a notice invalidates)", CFG_EXPERT},
+     "hlrc: acquires that refresh a page re-read after an invalidation in place, before it must fault again (0: never; a notice invalidates)", CFG_EXPERT, NODE_OWN},
     {"DSM_THREADS", CFG_INT, "1", 1, 256, NULL, OFF(threads),
-     "application threads per node (dsmrun --threads sets it): fork-style programs run dsm_create's function on every thread of every node; an OpenMP region's team is laid over nodes x threads, at most nodes x DSM_THREADS (hlrc only; docs/design.md, SMP nodes; docs/openmp.md)", CFG_USER},
+     "application threads per node (dsmrun --threads sets it): fork-style programs run dsm_create's function on every thread of every node; an OpenMP region's team is laid over nodes x threads, at most nodes x DSM_THREADS (hlrc only; docs/design.md, SMP nodes; docs/openmp.md)", CFG_USER, JOB_WIDE},
     {"DSM_CPUS", CFG_INT, "auto", 1, 65536, "auto", OFF(cpus),
-     "the CPUs a dsmcc program is told it has (sysconf(_SC_NPROCESSORS_ONLN), get_nprocs, sched_getaffinity, std::thread::hardware_concurrency, omp_get_num_procs; auto: nodes x DSM_THREADS, the threads the job runs at once; on one node, the host's unless OpenMP; docs/unmodified-programs.md)", CFG_USER},
+     "the CPUs a dsmcc program is told it has (sysconf(_SC_NPROCESSORS_ONLN), get_nprocs, sched_getaffinity, std::thread::hardware_concurrency, omp_get_num_procs; auto: nodes x DSM_THREADS, the threads the job runs at once; on one node, the host's unless OpenMP; docs/unmodified-programs.md)", CFG_USER, JOB_WIDE},
     {"DSM_BARRIER_FANOUT", CFG_INT, "8", 2, 32, NULL, OFF(barrier_fanout),
-     "children per node in the barrier's tree (a fan-out of nodes - 1 or more is a star)", CFG_EXPERT},
+     "children per node in the barrier's tree (a fan-out of nodes - 1 or more is a star)", CFG_EXPERT, JOB_WIDE},
     {"DSM_SHARED_GLOBALS", CFG_BOOL, "0", 0, 1, NULL, OFF(shared_globals),
-     "share the executable's .data and .bss like dsm_malloc memory (dsmcc's programs always do)", CFG_USER},
+     "share the executable's .data and .bss like dsm_malloc memory (dsmcc's programs always do)", CFG_USER, JOB_WIDE},
     {"DSM_OMP_STATIC", CFG_TEXT, "", 0, 0, NULL, OFF(omp_static),
-     "how OpenMP static loops are divided: static (as compiled) or profiled[,chunk[,eval_size[,eval_skip]]] (seed 003)", CFG_USER},
+     "how OpenMP static loops are divided: static (as compiled) or profiled[,chunk[,eval_size[,eval_skip]]] (seed 003)", CFG_USER, JOB_WIDE},
     {"DSM_PROFILED_GAIN", CFG_DOUBLE, "0.05", 0, 1, NULL, OFF(profiled_gain),
-     "profiled loops: the least predicted gain (fraction of the loop's time) that re-partitions them", CFG_EXPERT},
+     "profiled loops: the least predicted gain (fraction of the loop's time) that re-partitions them", CFG_EXPERT, NODE_OWN},
     {"DSM_ATOMIC_AT_HOME", CFG_BOOL, "1", 0, 1, NULL, OFF(atomic_at_home),
-     "hlrc: an atomic whose block lock came from another node, on a page not valid here, runs at the page's home", CFG_EXPERT},
+     "hlrc: an atomic whose block lock came from another node, on a page not valid here, runs at the page's home", CFG_EXPERT, JOB_WIDE},
     {"DSM_MIGRATE_PAGES", CFG_BOOL, "0", 0, 1, NULL, OFF(migrate_pages),
-     "hlrc, erc: a page whose remote faults come mostly from one node moves its home there (seed 003, section 5)", CFG_USER},
+     "hlrc, erc: a page whose remote faults come mostly from one node moves its home there (seed 003, section 5)", CFG_USER, JOB_WIDE},
     {"DSM_MIGRATE_HOMES", CFG_BOOL, "0", 0, 1, NULL, OFF(migrate_homes),
-     "hlrc, erc: a page written mostly by one node moves its home there, at barriers (seed 003, section 6)", CFG_USER},
+     "hlrc, erc: a page written mostly by one node moves its home there, at barriers (seed 003, section 6)", CFG_USER, JOB_WIDE},
     {"DSM_MIGRATE_PERIOD", CFG_INT, "4", 1, 1000000, NULL, OFF(migrate_period),
-     "with migration on: every this many barriers one more round moves the pages that qualify", CFG_EXPERT},
+     "with migration on: every this many barriers one more round moves the pages that qualify", CFG_EXPERT, JOB_WIDE},
     {"DSM_MIGRATE_MAX", CFG_INT, "0", 0, 1ll << 40, NULL, OFF(migrate_max),
-     "with migration on: pages a node gives to new homes per migration round, at most (0: no limit)", CFG_EXPERT},
+     "with migration on: pages a node gives to new homes per migration round, at most (0: no limit)", CFG_EXPERT, NODE_OWN},
     {"DSM_STATS", CFG_BOOL, "0", 0, 1, NULL, OFF(stats),
-     "print per-node statistics at dsm_finish (dsmrun --stats sets it)", CFG_USER},
+     "print per-node statistics at dsm_finish (dsmrun --stats sets it)", CFG_USER, NODE_OWN},
     {"DSM_STATS_JSON", CFG_PATH, "", 0, 0, NULL, OFF(stats_json),
-     "write the statistics as JSON to this file (dsmrun --stats-json sets it)", CFG_USER},
+     "write the statistics as JSON to this file (dsmrun --stats-json sets it)", CFG_USER, NODE_OWN},
     {"DSM_CHECK", CFG_BOOL, "0", 0, 1, NULL, OFF(check),
-     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes; also a write after dsm_free to a node's last 256 freed small blocks (kept poisoned), named with the block and the freeing call", CFG_TEST},
+     "check the protocols' invariants as they run (make test sets it); a violation ends the job naming the invariant, the page and the nodes; also a write after dsm_free to a node's last 256 freed small blocks (kept poisoned), named with the block and the freeing call", CFG_TEST, JOB_WIDE},
     {"DSM_TRACE", CFG_PATH, "", 0, 0, NULL, OFF(trace),
-     "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)", CFG_USER},
+     "trace every message, fault and synchronisation into FILE.<rank> (dsmrun --trace sets it; tools/dsm-trace reads it)", CFG_USER, NODE_OWN},
     {"DSM_PROFILE", CFG_PATH, "", 0, 0, NULL, OFF(profile),
-     "record the sharing profile into FILE.<rank>: faults by source line, diffs' bytes, allocation sites, locks and barriers (dsmrun --profile sets it; tools/dsm-profile reads it; docs/profile.md)", CFG_USER},
+     "record the sharing profile into FILE.<rank>: faults by source line, diffs' bytes, allocation sites, locks and barriers (dsmrun --profile sets it; tools/dsm-profile reads it; docs/profile.md)", CFG_USER, NODE_OWN},
 };
 
 #define NENTRIES (sizeof table / sizeof table[0])
+_Static_assert(NENTRIES <= 64 * sizeof ((struct dsm_config *)0)->user_set /
+                              sizeof ((struct dsm_config *)0)->user_set[0],
+               "struct dsm_config's user_set has a bit for fewer settings than the table holds");
+
 
 static int choice_index(const char *choices, const char *v)
 {
@@ -310,6 +324,23 @@ static int parse_entry(const struct config_entry *e, const char *v,
     return -EINVAL;
 }
 
+/* Parses table[i]'s value, and notes that the user set it. */
+static int parse_set(size_t i, const char *v, struct dsm_config *cfg, char *err, size_t errlen)
+{
+    int rc = parse_entry(&table[i], v, cfg, err, errlen);
+    if (!rc)
+        cfg->user_set[i / 64] |= 1ull << (i % 64);
+    return rc;
+}
+
+bool config_was_set(const struct dsm_config *cfg, const char *name)
+{
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (!strcmp(table[i].name, name))
+            return cfg->user_set[i / 64] >> (i % 64) & 1;
+    return false;
+}
+
 void config_defaults(struct dsm_config *cfg)
 {
     char err[160];
@@ -384,7 +415,7 @@ int config_load_over(struct dsm_config *cfg, const char *const *over, int nover,
         for (int k = 0; k < nover; k++) /* the last assignment of a name wins */
             if (!strncmp(over[k], table[i].name, len) && over[k][len] == '=')
                 v = over[k] + len + 1;
-        if (v && parse_entry(&table[i], v, cfg, err, errlen))
+        if (v && parse_set(i, v, cfg, err, errlen))
             return -EINVAL;
         if (table[i].offset == OFF(region_size))
             size_text = v ? v : table[i].def;
@@ -427,7 +458,7 @@ int config_set(struct dsm_config *cfg, const char *name, const char *value, char
 {
     for (size_t i = 0; i < NENTRIES; i++)
         if (!strcmp(table[i].name, name))
-            return parse_entry(&table[i], value, cfg, err, errlen);
+            return parse_set(i, value, cfg, err, errlen);
     snprintf(err, errlen, "%s: no such setting", name);
     return -ENOENT;
 }
@@ -626,19 +657,6 @@ void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen
     choice_name(config_protocols, cfg->protocol, out, outlen);
 }
 
-/* The settings every node of a job must share: its transport and its
- * authentication, the protocol and what its messages assume (the unit,
- * the region, the threads, homes and their migration, the barrier's tree,
- * the flow control, the static schedule, where atomics run, the checks).
- * The others (timeouts, windows, fetching ahead, statistics, tracing,
- * injected faults) are a node's own. */
-static const char *const job_wide[] = {
-    "DSM_NET",          "DSM_NET_AUTH",       "DSM_NET_ONE_SIDED", "DSM_IPC_WINDOW",
-    "DSM_REGION_SIZE",  "DSM_REGION_BASE",    "DSM_PAGE_SIZE",     "DSM_HOME",
-    "DSM_PROTOCOL",     "DSM_THREADS",        "DSM_CPUS",          "DSM_BARRIER_FANOUT", "DSM_SHARED_GLOBALS",
-    "DSM_OMP_STATIC",   "DSM_ATOMIC_AT_HOME", "DSM_MIGRATE_PAGES", "DSM_MIGRATE_HOMES",
-    "DSM_MIGRATE_PERIOD", "DSM_CHECK",
-};
 
 /* One entry's value as text (a choice by its name). */
 static void format_entry(const struct config_entry *e, const struct dsm_config *cfg, char *out,
@@ -672,16 +690,15 @@ size_t config_job_wide(const struct dsm_config *cfg, char *out, size_t len)
     size_t used = 0;
     if (len)
         out[0] = 0;
-    for (size_t i = 0; i < sizeof job_wide / sizeof job_wide[0]; i++)
-        for (size_t j = 0; j < NENTRIES; j++) {
-            if (strcmp(table[j].name, job_wide[i]))
-                continue;
-            char v[128];
-            format_entry(&table[j], cfg, v, sizeof v);
-            int n = snprintf(out + used, used < len ? len - used : 0, "%s%s=%s", used ? " " : "",
-                             table[j].name, v);
-            used += n > 0 ? (size_t)n : 0;
-        }
+    for (size_t j = 0; j < NENTRIES; j++) {
+        if (!table[j].job_wide)
+            continue;
+        char v[128];
+        format_entry(&table[j], cfg, v, sizeof v);
+        int n = snprintf(out + used, used < len ? len - used : 0, "%s%s=%s", used ? " " : "",
+                         table[j].name, v);
+        used += n > 0 ? (size_t)n : 0;
+    }
     return used;
 }
 

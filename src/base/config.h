@@ -67,6 +67,7 @@ struct dsm_config {
     int64_t     migrate_period; /* DSM_MIGRATE_PERIOD */
     int64_t     migrate_max;    /* DSM_MIGRATE_MAX */
     int64_t     check;          /* DSM_CHECK: the invariant checks (base/check.h) */
+    uint64_t    user_set[2];    /* which of the table's entries the user set (config_was_set) */
 };
 
 /* Parses the environment into *cfg. On a bad value, writes one line naming
@@ -102,6 +103,13 @@ int config_edit_distance(const char *a, const char *b);
  * that count, is near enough to be that one mistyped: a third of them
  * wrong, or two (dsmrun's options and the settings both judge so). */
 bool config_typo_near(int distance, int letters);
+
+/* Whether the user gave the setting `name` a value (the environment, or an
+ * assignment config_load_over took), rather than it keeping its default:
+ * a default that depends on the program (runtime.c) yields to any value
+ * the user chose, the default's own included. False for a name the table
+ * does not hold. */
+bool config_was_set(const struct dsm_config *cfg, const char *name);
 
 /* The name of the chosen protocol (DSM_PROTOCOL), into out. */
 void config_protocol_name(const struct dsm_config *cfg, char *out, size_t outlen);

@@ -13,9 +13,9 @@ int job_cpus(void)
     if (!job()->started)
         return 0;
     const struct job *j = job();
-    if (j->cfg.cpus > 0)
-        return (int)j->cfg.cpus;
+    if (j->cpus > 0)
+        return j->cpus;
     if (j->nodes <= 1 && !&dsm_openmp_program)
         return 0;
-    return j->nodes * (int)(j->cfg.threads > 1 ? j->cfg.threads : 1);
+    return j->nodes * (j->node_threads > 1 ? j->node_threads : 1);
 }

@@ -3,7 +3,9 @@
  *
  * Set once by the runtime at startup, before any layer starts, and read
  * everywhere after: every layer asks job() for the node's rank, the node
- * count and the settings instead of keeping copies of its own.
+ * count and its threads instead of keeping copies of its own. The
+ * settings reach a layer through its start's params (docs/design.md,
+ * Settings).
  */
 #ifndef DSM_BASE_JOB_H
 #define DSM_BASE_JOB_H
@@ -14,7 +16,10 @@
 struct job {
     int               rank;  /* this node, 0 .. nodes - 1; node 0 is the master */
     int               nodes; /* nodes in the job */
-    struct dsm_config cfg;   /* the environment settings (config.c) */
+    int               node_threads; /* program threads a node runs: DSM_THREADS, at least 1 */
+    int               cpus;  /* DSM_CPUS: what a dsmcc program is told; 0 = nodes x node_threads */
+    struct dsm_config cfg;   /* the environment settings (config.c), for the runtime: each
+                                layer below has what it needs in its own start's params */
     bool              started; /* between dsm_startup's end and dsm_finish's */
 };
 

@@ -124,8 +124,13 @@ static void write_fault(size_t page)
     stats_add(STAT_T_WRITE_FAULT_NS, ns);
 }
 
-void coherence_start(const struct coherence_protocol *p)
+static DSM_STATE struct coherence_params params;
+
+const struct coherence_params *coherence_params(void) { return &params; }
+
+void coherence_start(const struct coherence_protocol *p, const struct coherence_params *set)
 {
+    params = *set;
     active = p;
     coh = p->ops;
     coh->start();

@@ -240,9 +240,24 @@ struct coherence_protocol {
     const char                 *description;
     const struct coherence_ops *ops;
 };
-/* lrc collects its diffs at the first barrier after this many notices
- * (DSM_LRC_GC_NOTICES). */
-extern uint64_t lrc_gc_notices;
+/* What the protocols need from the settings (runtime.c fills it from the
+ * table: docs/design.md, Settings); coherence_params() reads it from
+ * coherence_start on. */
+struct coherence_params {
+    uint64_t lrc_gc_notices; /* DSM_LRC_GC_NOTICES: lrc collects its diffs at the first
+                                barrier after this many notices */
+    uint64_t sc_window_ns;   /* DSM_SC_WINDOW_US: how long sc leaves a page with its writer */
+    bool     one_sided;      /* fetch pages by one-sided reads (DSM_NET=ucx with
+                                DSM_NET_ONE_SIDED other than off: oneside.c) */
+    bool     migrate_pages;  /* DSM_MIGRATE_PAGES (migrate.c) */
+    bool     migrate_homes;  /* DSM_MIGRATE_HOMES, or the program's default */
+    uint64_t migrate_period; /* DSM_MIGRATE_PERIOD */
+    uint64_t migrate_max;    /* DSM_MIGRATE_MAX, 0 = no limit */
+    size_t   read_ahead;     /* DSM_READ_AHEAD (hlrc.c) */
+    size_t   write_ahead;    /* DSM_WRITE_AHEAD */
+    uint8_t  pull_credit;    /* DSM_PULL_CREDIT */
+};
+const struct coherence_params *coherence_params(void);
 /* The protocol called `name` (one of protocols.def), or NULL. */
 const struct coherence_protocol *coherence_find(const char *name);
 /* Whether the protocol called `name` can do all of `what` (enum
@@ -252,7 +267,7 @@ bool coherence_can(const char *name, unsigned what);
 extern const struct coherence_ops *coh;
 const char *coherence_name(void);
 
-void coherence_start(const struct coherence_protocol *p);
+void coherence_start(const struct coherence_protocol *p, const struct coherence_params *params);
 /* The calling thread's time in page faults so far (ns). */
 uint64_t coherence_thread_fault_ns(void);
 /* The fault lock: the program's protocol actions (faults, releases,

@@ -281,8 +281,8 @@ uint32_t hlrc_announce_home_writes(struct notice *n, uint32_t count, size_t limi
     }
     hlrc.ntracked = kept;
     hlrc.compares += limit - unwritten;
-    if (!mem_watch_on() && job()->cfg.write_watch != WRITE_WATCH_OFF &&
-        (job()->cfg.write_watch == WRITE_WATCH_ON || hlrc.compares >= WATCH_AFTER_COMPARES))
+    if (!mem_watch_on() && mem.write_watch != WRITE_WATCH_OFF &&
+        (mem.write_watch == WRITE_WATCH_ON || hlrc.compares >= WATCH_AFTER_COMPARES))
         start_watch(looked_kept);
     pthread_mutex_unlock(&hlrc.lock);
     stats_add(STAT_HOME_COMPARES, limit - unwritten);

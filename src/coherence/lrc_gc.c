@@ -39,8 +39,6 @@
 #include "coherence/lrc_state.h"
 #include "ipc/ipc.h"
 
-DSM_STATE uint64_t lrc_gc_notices = 8192;
-
 /* ---- collection at barriers (program thread) -------------------------- */
 
 /* A collection's first half, at the barrier that starts it: each keeper
@@ -105,7 +103,7 @@ static void collect_drop(void)
     coherence_unlock();
 }
 
-/* Collects at the first barrier after lrc_gc_notices notices: keeps, asks
+/* Collects at the first barrier after DSM_LRC_GC_NOTICES notices: keeps, asks
  * for one more round, and drops at its end. */
 bool lrc_barrier_done(uint32_t votes)
 {
@@ -115,7 +113,7 @@ bool lrc_barrier_done(uint32_t votes)
         lrc.collecting = false;
         return false;
     }
-    if (lrc.notices < lrc_gc_notices)
+    if (lrc.notices < coherence_params()->lrc_gc_notices)
         return false;
     lrc.collecting = true;
     collect_keep();

@@ -148,7 +148,7 @@ void lrc_write_fault(size_t page);
  * what every other node is done with. Caller holds lrc.lock. */
 void lrc_note_asked(size_t page, struct lpage *p, int src, uint32_t latest);
 /* coherence_ops.barrier_done: collects at the first barrier after
- * lrc_gc_notices notices. */
+ * DSM_LRC_GC_NOTICES notices (coherence_params). */
 bool lrc_barrier_done(uint32_t votes);
 /* This copy holds `node`'s writes to the page up to `stamp` without having
  * asked it for them: tells the writer, in batches (program thread). */

@@ -541,7 +541,7 @@ static void on_home_moved(int src, const void *msg, size_t len)
 
 void migrate_start(const struct home_ops *ops)
 {
-    const struct dsm_config *c = &job()->cfg;
+    const struct coherence_params *c = coherence_params();
     mig.ops = ops;
     ipc_register(COH_MIGRATE, "MIGRATE", on_migrate, NULL);
     ipc_register(COH_MIGRATE_ACK, "MIGRATE_ACK", on_migrate_ack, NULL);
@@ -550,7 +550,7 @@ void migrate_start(const struct home_ops *ops)
         return;
     mig.pages_on = c->migrate_pages;
     mig.homes_on = c->migrate_homes;
-    mig.period = (uint64_t)c->migrate_period;
+    mig.period = c->migrate_period;
     /* No limit by default: a page qualifies only when one node dominates
      * its writes or faults, and moving it costs one page's transfer, what
      * a single diff of it written whole costs; left where it is, it costs
@@ -558,7 +558,7 @@ void migrate_start(const struct home_ops *ops)
      * hundred pages a round left NPB MG and FT class A (hundreds of MB
      * per array, a few dozen rounds) sending most of their arrays as
      * diffs for the whole run (docs/migration.md). */
-    mig.max = c->migrate_max ? (uint64_t)c->migrate_max : UINT64_MAX;
+    mig.max = c->migrate_max ? c->migrate_max : UINT64_MAX;
     if (job()->nodes > INT16_MAX - 1)
         log_fatal("migration: at most %d nodes", INT16_MAX - 1);
     void *p = mmap(NULL, mem.npages * sizeof *mig.pages, PROT_READ | PROT_WRITE,

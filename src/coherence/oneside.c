@@ -35,6 +35,7 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "base/stats.h"
+#include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "mem/mem.h"
 
@@ -69,9 +70,8 @@ static DSM_STATE struct {
 
 void oneside_start(void)
 {
-    const struct dsm_config *c = &job()->cfg;
     os.on = false;
-    if (c->net_transport != NET_TRANSPORT_UCX || c->net_one_sided == NET_ONE_SIDED_OFF || job()->nodes < 2)
+    if (!coherence_params()->one_sided || job()->nodes < 2)
         return;
     size_t want = mem.size < POOL_BYTES ? mem.size : POOL_BYTES;
     os.nslots = (uint32_t)(want / mem.page_size);

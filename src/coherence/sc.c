@@ -689,7 +689,7 @@ static void sc_start(void)
     ipc_register(SC_DONE, "SC_DONE", on_done, NULL);
     ipc_register(SC_EVICT, "SC_EVICT", on_evict, NULL);
     ipc_register(SC_EVICT_ACK, "SC_EVICT_ACK", on_evict_ack, NULL);
-    sc.window_ns = (uint64_t)job()->cfg.sc_window_us * 1000;
+    sc.window_ns = coherence_params()->sc_window_ns;
     ipc_register_timer(sc_timer);
 }
 

@@ -72,7 +72,6 @@ static DSM_STATE struct {
     bool                      ready;
 } arenas;
 
-DSM_STATE enum dsm_home mem_default_home = DSM_HOME_LOCAL;
 /* The delivery thread decides homes and frees blocks while the program
  * allocates. */
 static DSM_STATE pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -263,7 +262,7 @@ static void *alloc_locked(size_t size, size_t align, enum dsm_home home, size_t 
     if (size == 0)
         size = 1;
     if (home == DSM_HOME_DEFAULT)
-        home = mem_default_home;
+        home = mem.default_home;
     int k = class_of(size, align);
     if (k >= 0)
         return alloc_small(k, clear);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/config.h"
 #include "dsm.h"
 #include "mem/diff.h"
 
@@ -54,14 +55,27 @@ struct mem_region {
      * good. prestart_size: their bytes, as mem_init found them. */
     size_t             prestart_size;
     size_t             epages;
+    enum dsm_home      default_home; /* of a page allocated without a named policy */
+    enum write_watch   write_watch;  /* DSM_WRITE_WATCH (watch.c) */
 };
 
 extern struct mem_region mem;
 
-/* Reserves the region at `base` (same on every node), its file in
- * home_dir when not NULL (DSM_HOME_DIR), and installs the fault handler.
- * Returns 0 or ends the job with a clear message. */
-void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *home_dir);
+/* What mem_init needs from the settings (runtime.c fills it from the
+ * table: docs/design.md, Settings). */
+struct mem_params {
+    size_t           region_size;  /* DSM_REGION_SIZE: over all nodes */
+    size_t           page_size;    /* DSM_PAGE_SIZE: the coherence unit */
+    uintptr_t        base;         /* DSM_REGION_BASE: the same on every node */
+    const char      *home_dir;     /* DSM_HOME_DIR; NULL: memory */
+    enum dsm_home    default_home; /* DSM_HOME, or the program's default */
+    enum write_watch write_watch;  /* DSM_WRITE_WATCH */
+};
+
+/* Reserves the region at p->base, its file in p->home_dir when not NULL,
+ * and installs the fault handler. Returns 0 or ends the job with a clear
+ * message. */
+void mem_init(const struct mem_params *p);
 /* With a file-backed region, a store the file system has no room for
  * raises SIGBUS: it is reported as a full disk under `dir`, and the node
  * dies of it. */
@@ -241,7 +255,6 @@ size_t mem_take_remote_frees(int owner, uint64_t *pages_out, size_t max);
  * allocated. Only the arena's node knows: the bookkeeping is its own. */
 size_t mem_block_capacity(const void *p);
 void   mem_free_remote_block(uint64_t addr_offset);
-extern enum dsm_home mem_default_home;
 /* System calls whose pointers lie in the region (kernel.c and the
  * kernel_*.c files that interpose the C library's names): the kernel's
  * own access to a page the application view protects fails with EFAULT

@@ -18,7 +18,8 @@
 #include "base/stats.h"
 #include "mem/mem.h"
 
-DSM_STATE struct mem_region mem;
+/* default_home: DSM_HOME's default until mem_init sets the job's. */
+DSM_STATE struct mem_region mem = {.default_home = DSM_HOME_LOCAL};
 
 /* The pending run of protection changes (see mem_protect). */
 static DSM_STATE struct {
@@ -64,8 +65,11 @@ static int region_file(size_t size, const char *home_dir)
     return fd;
 }
 
-void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *home_dir)
+void mem_init(const struct mem_params *p)
 {
+    size_t region_size = p->region_size, page_size = p->page_size;
+    uintptr_t base = p->base;
+    const char *home_dir = p->home_dir;
     int nodes = job()->nodes;
     long os_page = sysconf(_SC_PAGESIZE);
     if (page_size < (size_t)os_page || (page_size & (page_size - 1)) || page_size > 65536)
@@ -79,6 +83,8 @@ void mem_init(size_t region_size, size_t page_size, uintptr_t base, const char *
     mem.arena_pages = arena / page_size;
     mem.size = arena * (size_t)nodes;
     mem.npages = mem.size / page_size;
+    mem.default_home = p->default_home;
+    mem.write_watch = p->write_watch;
 
     mem.memfd = region_file(mem.size, home_dir);
     mem.home_dir = home_dir;

@@ -140,12 +140,12 @@ static const char *watch_open_why(void)
 
 static void watch_open(void)
 {
-    if (job()->cfg.write_watch == WRITE_WATCH_OFF)
+    if (mem.write_watch == WRITE_WATCH_OFF)
         return;
     const char *why = watch_open_why();
     if (!why)
         __atomic_store_n(&watch.on, true, __ATOMIC_RELEASE);
-    else if (job()->cfg.write_watch == WRITE_WATCH_ON)
+    else if (mem.write_watch == WRITE_WATCH_ON)
         log_warn("DSM_WRITE_WATCH=on: %s; home pages are compared with their snapshots", why);
 }
 

@@ -24,9 +24,15 @@
 
 /* The runtime's fork style, lent at start (omp.h). */
 static DSM_STATE struct omp_runtime_ops runtime_ops;
+static DSM_STATE struct omp_params params;
 
-void omp_start(const struct omp_runtime_ops *ops) { runtime_ops = *ops; }
+void omp_start(const struct omp_runtime_ops *ops, const struct omp_params *p)
+{
+    runtime_ops = *ops;
+    params = *p;
+}
 const struct omp_runtime_ops *omp_runtime(void) { return &runtime_ops; }
+const struct omp_params *omp_params(void) { return &params; }
 
 /* Each thread of a node has its own (a region's helpers too). */
 static __thread struct omp_thread self;
@@ -42,8 +48,8 @@ static void omp_init(struct omp_thread *t)
     /* nthreads-var: OMP_NUM_THREADS, else every thread of every node
      * (DSM_THREADS each, 1 by default); a region places them over the
      * nodes (team_layout.c). */
-    int64_t node_threads = job()->started && job()->cfg.threads > 1 ? job()->cfg.threads : 1;
-    t->icv.nthreads = job()->nodes * (int)node_threads;
+    int node_threads = job()->started && params.node_threads > 1 ? params.node_threads : 1;
+    t->icv.nthreads = job()->nodes * node_threads;
     /* dyn-var's initial value is the implementation's to choose: true,
      * so that a region asking for more than nodes × DSM_THREADS gets
      * those (team_layout.c). */
@@ -64,7 +70,7 @@ static void omp_init(struct omp_thread *t)
                   "%d (run with more nodes, or dsmrun --threads, or leave OMP_DYNAMIC unset)",
                   t->icv.nthreads, job()->nodes, job_limit / job()->nodes, job_limit);
     t->icv.static_sched = (struct sched_spec){.kind = SCHED_STATIC};
-    const char *st = job()->cfg.omp_static;
+    const char *st = params.static_sched;
     if (st) { /* checked at start (runtime/settings.c): the same parser */
         char err[160];
         if (sched_parse_static(st, &t->icv.static_sched, err, sizeof err))

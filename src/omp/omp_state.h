@@ -235,6 +235,8 @@ void omp_tool_node_init(void);
 /* The runtime's fork style (omp_api.c, lent by omp_start; omp.h). */
 struct omp_runtime_ops;
 const struct omp_runtime_ops *omp_runtime(void);
+/* omp_start's params; zeros before it. */
+const struct omp_params *omp_params(void);
 /* A thread's first use (thread_begin; node 0's first: the initial task). */
 void omp_tool_thread_begin(void);
 /* The node's end: thread_end on every thread of the node, finalize. */

@@ -34,6 +34,7 @@
 #include "base/smp.h"
 #include "base/state.h"
 #include "coherence/coherence.h"
+#include "omp/omp.h"
 #include "omp/omp_state.h"
 #include "parallel/threads.h"
 #include "sync/sync.h"
@@ -46,8 +47,8 @@
  * included: `--threads 1` keeps one thread per node. */
 static int node_threads_max(void)
 {
-    const char *set = getenv("DSM_THREADS");
-    return set && *set ? (int)job()->cfg.threads : OMP_NODE_THREADS_MAX;
+    const struct omp_params *p = omp_params();
+    return p->node_threads_set ? p->node_threads : OMP_NODE_THREADS_MAX;
 }
 
 int omp_node_thread_limit(void) { return node_threads_max(); }
@@ -99,15 +100,13 @@ void omp_team_check_threads(const struct omp_thread *t, int per_node)
 {
     if (per_node <= 1)
         return;
-    const struct dsm_config *c = &job()->cfg;
-    char name[32];
-    config_protocol_name(c, name, sizeof name);
-    if (!coherence_can(name, COHERENCE_NODE_THREADS))
+    const struct omp_params *p = omp_params();
+    if (!coherence_can(p->protocol, COHERENCE_NODE_THREADS))
         log_fatal("an OpenMP region of %d threads per node under --protocol %s: several threads "
                   "on a node need the hlrc protocol (docs/design.md, SMP nodes); use hlrc, or at "
                   "most one thread per node (num_threads, OMP_NUM_THREADS <= %d)",
-                  per_node, name, job()->nodes);
-    if (c->local_mem)
+                  per_node, p->protocol, job()->nodes);
+    if (p->local_mem)
         log_fatal("an OpenMP region of %d threads per node with DSM_LOCAL_MEM: the page cache "
                   "runs one thread per node; leave DSM_LOCAL_MEM unset, or use at most %d threads",
                   per_node, job()->nodes);
@@ -121,10 +120,9 @@ bool omp_nesting_possible(const struct omp_thread *t)
 {
     if (t->icv.max_active_levels < 2 || t->icv.cancellation || node_threads_max() < 2)
         return false;
-    const struct dsm_config *c = &job()->cfg;
-    char name[32];
-    config_protocol_name(c, name, sizeof name);
-    return coherence_can(name, COHERENCE_NODE_THREADS) && !c->local_mem;
+    /* Before the job, the program's one thread: nothing to refuse. */
+    const struct omp_params *p = omp_params();
+    return !p->protocol || (coherence_can(p->protocol, COHERENCE_NODE_THREADS) && !p->local_mem);
 }
 
 void omp_node_threads_begin(int local, void (*fn)(void *), void *arg)

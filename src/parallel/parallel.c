@@ -1,13 +1,12 @@
 /* parallel.c — the parallel layer's start and finish (parallel.h). */
-#include "base/job.h"
 #include "parallel/parallel.h"
 
-void parallel_start(void)
+void parallel_start(const struct parallel_params *p)
 {
     parallel_dispatch_start();
     parallel_claim_start();
     parallel_sites_start();
-    parallel_set_profile_threshold(job()->cfg.profiled_gain);
+    parallel_set_profile_threshold(p->profiled_gain);
 }
 
 void parallel_finish(void)

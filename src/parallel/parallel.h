@@ -39,7 +39,12 @@ enum parallel_type {
     PARALLEL_TYPE_NEXT
 };
 
-void parallel_start(void);
+/* What parallel needs from the settings (runtime.c fills it from the
+ * table: docs/design.md, Settings). */
+struct parallel_params {
+    double profiled_gain; /* DSM_PROFILED_GAIN (parallel_set_profile_threshold) */
+};
+void parallel_start(const struct parallel_params *p);
 void parallel_finish(void);
 /* Their parts (parallel.c calls them). */
 void parallel_dispatch_start(void);

@@ -61,8 +61,6 @@
 #include "sync/sync.h"
 #include "runtime/runtime.h"
 
-extern const int dsm_openmp_program __attribute__((weak));
-
 #define PT_MAGIC   0x70746872u /* "pthr": a live record */
 #define PT_TABLE_LOCK SYNC_PTHREAD_THREADS_ID
 
@@ -293,7 +291,7 @@ static void *thread_main(void *arg)
     sync_pthread_unlock(PT_TABLE_LOCK);
 
     self_record = r;
-    sync_pthread_placed = true;
+    sync_pthread_mark_placed();
     pthread_setspecific(pt.exit_key, r);
     /* Returning is pthread_exit (POSIX): the same way to the end. */
     exit_value = start(start_arg);
@@ -659,12 +657,10 @@ int dsm_sched_yield(void)
 
 /* ---- start and end ---------------------------------------------------------- */
 
-void pthreads_start(void)
+void pthreads_start(bool on)
 {
     ipc_register(RUNTIME_PTHREAD_START, "PTHREAD_START", on_start, NULL);
-    /* dsmcc's programs (shared globals, master-only start) other than
-     * OpenMP's, whose runtime owns the nodes, on two or more nodes. */
-    pt.on = rt()->share_globals && !&dsm_openmp_program && job()->nodes > 1;
+    pt.on = on;
     if (pt.on && pthread_key_create(&pt.exit_key, exit_destructor))
         log_fatal("cannot make the key of pthread_exit");
     if (pt.on) {
@@ -674,12 +670,11 @@ void pthreads_start(void)
         if (job()->rank == 0)
             smp_slot_take();
     }
-    sync_pthreads_on = pt.on;
 }
 
 /* After the job the calls are the C library's again (exit handlers). */
 void pthreads_finish(void)
 {
     pt.on = false;
-    sync_pthreads_on = false;
+    sync_pthreads_finish();
 }

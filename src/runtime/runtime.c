@@ -62,7 +62,7 @@ struct runtime *rt(void) { return &the_runtime; }
  *   threads, node 1 sent 417 MB -> 13 MB, 2.3-2.6 s -> 1.0-1.1 s. */
 static void program_defaults(struct dsm_config *c, bool dsmcc_program)
 {
-    if ((dsmcc_program || &dsm_openmp_program) && !getenv("DSM_MIGRATE_HOMES"))
+    if ((dsmcc_program || &dsm_openmp_program) && !config_was_set(c, "DSM_MIGRATE_HOMES"))
         c->migrate_homes = 1;
 }
 
@@ -70,7 +70,7 @@ static enum dsm_home default_home(const struct dsm_config *c, bool dsmcc_program
 {
     static const enum dsm_home homes[] = {DSM_HOME_LOCAL, DSM_HOME_CYCLIC, DSM_HOME_BLOCK,
                                           DSM_HOME_FIRST_TOUCH};
-    if (dsmcc_program && !&dsm_openmp_program && !getenv("DSM_HOME"))
+    if (dsmcc_program && !&dsm_openmp_program && !config_was_set(c, "DSM_HOME"))
         return DSM_HOME_FIRST_TOUCH;
     return homes[c->home];
 }
@@ -106,6 +106,52 @@ static void smp_start(int threads)
                   "dsmcc)", threads);
 }
 
+/* Each layer's settings, from the table (docs/design.md, Settings): a
+ * layer below reads its own params, never the table. */
+static void start_mem(const struct dsm_config *c, bool dsmcc_program)
+{
+    mem_init(&(struct mem_params){.region_size = (size_t)c->region_size,
+                                  .page_size = (size_t)c->page_size,
+                                  .base = (uintptr_t)c->region_base, .home_dir = c->home_dir,
+                                  .default_home = default_home(c, dsmcc_program),
+                                  .write_watch = (enum write_watch)c->write_watch});
+}
+
+static void start_coherence(const struct dsm_config *c, const struct coherence_protocol *protocol)
+{
+    coherence_start(protocol, &(struct coherence_params){
+        .lrc_gc_notices = (uint64_t)c->lrc_gc_notices,
+        .sc_window_ns = (uint64_t)c->sc_window_us * 1000,
+        .one_sided = c->net_transport == NET_TRANSPORT_UCX && c->net_one_sided != NET_ONE_SIDED_OFF,
+        .migrate_pages = c->migrate_pages != 0, .migrate_homes = c->migrate_homes != 0,
+        .migrate_period = (uint64_t)c->migrate_period, .migrate_max = (uint64_t)c->migrate_max,
+        .read_ahead = (size_t)c->read_ahead, .write_ahead = (size_t)c->write_ahead,
+        .pull_credit = (uint8_t)c->pull_credit});
+}
+
+/* dsmcc's programs (shared globals, master-only start) other than
+ * OpenMP's, whose runtime owns the nodes, on two or more nodes: their
+ * threads spread over the nodes (pthreads.c), and their pthread objects in
+ * shared memory are the job's (sync). */
+static bool pthreads_spread(bool dsmcc_program)
+{
+    return dsmcc_program && !&dsm_openmp_program && job()->nodes > 1;
+}
+
+static void start_upper(const struct dsm_config *c, const char *protocol, bool dsmcc_program)
+{
+    sync_start(&(struct sync_params){.barrier_fanout = (int)c->barrier_fanout,
+                                     .atomic_at_home = c->atomic_at_home != 0,
+                                     .pthreads = pthreads_spread(dsmcc_program)});
+    parallel_start(&(struct parallel_params){.profiled_gain = c->profiled_gain});
+    omp_start(&(struct omp_runtime_ops){.create = fork_create_copy,
+                                        .wait_for_end = dsm_wait_for_end},
+              &(struct omp_params){.node_threads = (int)c->threads,
+                                   .node_threads_set = config_was_set(c, "DSM_THREADS"),
+                                   .static_sched = c->omp_static, .protocol = protocol,
+                                   .local_mem = c->local_mem != 0});
+}
+
 int dsm_startup(int *argc, char ***argv)
 {
     struct runtime *r = rt();
@@ -137,6 +183,8 @@ int dsm_startup(int *argc, char ***argv)
         setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
 
     const struct dsm_config *c = &j->cfg;
+    j->node_threads = c->threads > 1 ? (int)c->threads : 1;
+    j->cpus = (int)c->cpus;
     smp_start((int)c->threads);
     np.peer_timeout_s = c->peer_timeout_s;
     np.loss = c->net_loss;
@@ -158,11 +206,7 @@ int dsm_startup(int *argc, char ***argv)
     if (rc)
         log_fatal("cannot start the transport: %s", strerror(-rc));
 
-    mem_default_home = default_home(c, r->share_globals);
-    lrc_gc_notices = (uint64_t)c->lrc_gc_notices;
-    sync_barrier_fanout = (int)c->barrier_fanout;
-    mem_init((size_t)c->region_size, (size_t)c->page_size,
-             (uintptr_t)c->region_base, c->home_dir);
+    start_mem(c, r->share_globals);
     if (c->shared_globals || r->share_globals || &dsm_shared_globals_requested)
         mem_globals_share();
     if (mem.prestart_size && !mem.gpages)
@@ -174,17 +218,15 @@ int dsm_startup(int *argc, char ***argv)
     const struct coherence_protocol *protocol = coherence_find(name);
     if (!protocol)
         log_fatal("internal error: protocol %s is configured but not built", name);
-    coherence_start(protocol);
+    start_coherence(c, protocol);
     mem_fault_watch_thread();
     cache_start((size_t)c->local_mem, (int)c->replacement, c->home_dir);
-    sync_start();
-    parallel_start();
-    omp_start(&(struct omp_runtime_ops){.create = fork_create_copy, .wait_for_end = dsm_wait_for_end});
+    start_upper(c, protocol->name, r->share_globals);
     fork_start();
     exit_start();
     heap_start();
     forked_start();
-    pthreads_start();
+    pthreads_start(pthreads_spread(r->share_globals));
     signals_start();
     libc_settings_start();
     streams_start();

@@ -81,7 +81,7 @@ void fork_create_copy(void (*fn)(void *), const void *arg, size_t len);
 /* pthreads.c: a dsmcc program's threads spread over the nodes; and the
  * time this node ran any of them so far (a worker waiting for the master's
  * work is not idle then). */
-void pthreads_start(void);
+void pthreads_start(bool on);
 void pthreads_finish(void);
 uint64_t pthreads_busy_ns(void);
 /* Whether the calling thread is main's, with no other thread of the

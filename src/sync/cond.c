@@ -364,8 +364,15 @@ void sync_cond_start(void)
     ipc_register(SYNC_COND_SEEN_ACK, "COND_SEEN_ACK", on_seen_ack, NULL);
 }
 
-void sync_start(void)
+static DSM_STATE struct sync_params params;
+
+const struct sync_params *sync_params(void) { return &params; }
+
+void sync_start(const struct sync_params *p)
 {
+    params = *p;
+    sync_barrier_fanout = p->barrier_fanout;
+    sync_pthreads_on = p->pthreads;
     sync_lock_start();
     sync_barrier_start();
     sync_cond_start();

@@ -56,7 +56,10 @@ _Static_assert(sizeof(struct shared_mutex) <= sizeof(pthread_mutex_t), "pthread_
 #define GLIBC_MUTEX_PSHARED 128
 _Static_assert(offsetof(struct shared_mutex, id) >= 24, "the id must leave glibc's lock alone");
 
-__thread bool sync_pthread_placed;
+static __thread bool placed;
+
+void sync_pthread_mark_placed(void) { placed = true; }
+void sync_pthreads_finish(void) { sync_pthreads_on = false; }
 
 /* With one program thread per node (T = 1) a node's lock is taken by one
  * thread at a time (lock.c): a thread dsm did not start — std::thread,
@@ -67,7 +70,7 @@ bool sync_pthread_object(const volatile void *addr)
 {
     if (!sync_pthreads_on || !mem_contains((const void *)addr))
         return false;
-    if (!sync_pthread_placed && !smp_multi() && gettid() != getpid())
+    if (!placed && !smp_multi() && gettid() != getpid())
         log_fatal("a pthread mutex, condition, barrier, lock or semaphore in shared memory (%p) "
                   "used by a thread dsm did not start (std::thread, or a library's own thread), "
                   "which runs beside another on its node: create threads with pthread_create, "

@@ -133,7 +133,15 @@ bool sync_cohort_trylock(int id);
 void sync_cohort_unlock(int id);
 void sync_refuse_threads(const char *call);
 
-void sync_start(void);
+/* What sync needs from the settings (runtime.c fills it from the table:
+ * docs/design.md, Settings); sync_params() reads it from sync_start on. */
+struct sync_params {
+    int  barrier_fanout; /* DSM_BARRIER_FANOUT: the barrier tree's */
+    bool atomic_at_home; /* DSM_ATOMIC_AT_HOME (atomic.c) */
+    bool pthreads;       /* the program's threads spread over the nodes (sync_pthreads_on) */
+};
+void sync_start(const struct sync_params *p);
+const struct sync_params *sync_params(void);
 void sync_lock_start(void);
 /* Stops the lock releaser thread (lock_releaser.c), after ipc_finish. */
 void sync_lock_finish(void);
@@ -181,7 +189,7 @@ void sync_refresh_end(void);
  * same between the same two barriers. */
 uint64_t sync_barrier_epoch(void);
 
-/* The barrier's tree (barrier.c): fan-out DSM_BARRIER_FANOUT, set before
+/* The barrier's tree (barrier.c): fan-out DSM_BARRIER_FANOUT, set by
  * sync_start. Node i's parent (-1 for node 0), and the number of its
  * children, the first at *first (consecutive). */
 extern int sync_barrier_fanout;
@@ -225,11 +233,15 @@ enum { SYNC_PTHREAD_THREADS_ID = SYNC_PTHREAD_ID_BASE, /* runtime/pthreads.c's t
        SYNC_PTHREAD_SETTINGS_ID,                      /* chdir, umask, setenv, setlocale (libc_settings.c) */
        SYNC_PTHREAD_ATEXIT_ID };                      /* its exit handlers (runtime/exit.c) */
 extern bool sync_pthreads_on;
+/* After the job the program's objects are the C library's again (its exit
+ * handlers run on). */
+void sync_pthreads_finish(void);
+/* The calling thread is one runtime/pthreads.c placed on this node. */
+void sync_pthread_mark_placed(void);
 /* Whether an object at addr is the job's (sync_pthreads_on, in shared
  * memory); the caller must be a thread dsm knows: the process's first (main,
- * a worker node's worker), one pthreads.c placed (sync_pthread_placed), or
+ * a worker node's worker), one pthreads.c placed (sync_pthread_mark_placed), or
  * any with T > 1. */
-extern __thread bool sync_pthread_placed;
 bool sync_pthread_object(const volatile void *addr);
 /* A new id from this node's block. */
 uint32_t sync_pthread_new_id(void);

@@ -233,6 +233,31 @@ static void test_assignments_override_the_environment(void)
     CHECK(strstr(err, "DSM_NET_WINDOW=65") != NULL);
 }
 
+/* A default that depends on the program yields to the user's value, even
+ * one equal to the table's default (runtime.c's DSM_MIGRATE_HOMES). */
+static void test_was_set_tells_a_value_given_from_the_default(void)
+{
+    struct dsm_config c;
+    char err[200];
+    clear_env();
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(!config_was_set(&c, "DSM_MIGRATE_HOMES"));
+    CHECK(!config_was_set(&c, "DSM_THREADS"));
+    setenv("DSM_MIGRATE_HOMES", "0", 1);
+    const char *over[] = {"DSM_THREADS=1"};
+    CHECK_EQ(config_load_over(&c, over, 1, err, sizeof err), 0);
+    CHECK(config_was_set(&c, "DSM_MIGRATE_HOMES"));
+    CHECK(config_was_set(&c, "DSM_THREADS"));
+    CHECK(!config_was_set(&c, "DSM_HOME"));
+    CHECK(!config_was_set(&c, "DSM_NO_SUCH_SETTING"));
+    unsetenv("DSM_MIGRATE_HOMES");
+    CHECK_EQ(config_load(&c, err, sizeof err), 0);
+    CHECK(!config_was_set(&c, "DSM_MIGRATE_HOMES"));
+    config_defaults(&c);
+    CHECK_EQ(config_set(&c, "DSM_HOME", "local", err, sizeof err), 0);
+    CHECK(config_was_set(&c, "DSM_HOME"));
+}
+
 static void test_local_memory_settings_parse_and_reject_bad_values(void)
 {
     EXPECT_INT("DSM_LOCAL_MEM", "0", local_mem, 0);
@@ -734,6 +759,7 @@ int main(void)
     test_bad_integers_are_rejected_by_name();
     test_page_size_and_region_base_keep_their_rules();
     test_assignments_override_the_environment();
+    test_was_set_tells_a_value_given_from_the_default();
     test_local_memory_settings_parse_and_reject_bad_values();
     test_net_window_beyond_the_sack_width_is_rejected();
     test_numbers_parse_within_their_range();
