@@ -256,6 +256,8 @@ struct coherence_params {
     size_t   read_ahead;     /* DSM_READ_AHEAD (hlrc.c) */
     size_t   write_ahead;    /* DSM_WRITE_AHEAD */
     uint8_t  pull_credit;    /* DSM_PULL_CREDIT */
+    bool     atomic_at_home; /* DSM_ATOMIC_AT_HOME: atomics done at the page's home, and
+                                hlrc's batches of updates (hlrc_batch.c) */
 };
 const struct coherence_params *coherence_params(void);
 /* The protocol called `name` (one of protocols.def), or NULL. */

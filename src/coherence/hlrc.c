@@ -83,11 +83,11 @@ static void hlrc_start(void)
                                          .landed = hlrc_page_landed, .diff = hlrc_apply_diff,
                                          .diff_acked = hlrc_diff_acked, .give = hlrc_give,
                                          .take = hlrc_take, .atomic = hlrc_perform_atomic};
-    const struct dsm_config *c = &job()->cfg;
+    const struct coherence_params *c = coherence_params();
     /* The table bounds them (config.c); a run request holds READ_AHEAD_MAX. */
-    hlrc.read_ahead = (size_t)c->read_ahead <= READ_AHEAD_MAX ? (size_t)c->read_ahead : READ_AHEAD_MAX;
-    hlrc.write_ahead = (size_t)c->write_ahead <= READ_AHEAD_MAX ? (size_t)c->write_ahead : READ_AHEAD_MAX;
-    hlrc.pull_credit = (uint8_t)c->pull_credit;
+    hlrc.read_ahead = c->read_ahead <= READ_AHEAD_MAX ? c->read_ahead : READ_AHEAD_MAX;
+    hlrc.write_ahead = c->write_ahead <= READ_AHEAD_MAX ? c->write_ahead : READ_AHEAD_MAX;
+    hlrc.pull_credit = c->pull_credit;
     hlrc.diffbuf = malloc(mem_diff_bound(mem.page_size));
     hlrc.pages = mmap(NULL, mem.npages * sizeof *hlrc.pages, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -82,7 +82,7 @@ static DSM_STATE struct {
 
 void hlrc_batch_start(void)
 {
-    hb.on = job()->nodes > 1 && job()->cfg.atomic_at_home;
+    hb.on = job()->nodes > 1 && coherence_params()->atomic_at_home;
 }
 
 /* The queue's bound: as many operations as their acknowledgements fit in

@@ -79,7 +79,7 @@ static DSM_STATE struct {
 
 void sync_atomic_start(void)
 {
-    at.at_home = coh->atomic && job()->cfg.atomic_at_home;
+    at.at_home = coh->atomic && sync_params()->atomic_at_home;
     at.queue = at.at_home && coh->atomic_queue && job()->nodes > 1;
     /* The protocol alone decides, not DSM_ATOMIC_AT_HOME: every node must
      * name a block's lock alike, and the protocol is the job's. */
