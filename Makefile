@@ -90,10 +90,14 @@ sanitize: deps
 # The torture test (docs/testing.md): generated race-free programs checked
 # against a model, over every protocol x network faults x migration x local
 # memory x 2, 3, 4, 8 nodes x 1, 2, 4 threads per node (hlrc), until Ctrl-C or
-# SIGTERM; then runs and failures per protocol, and a replay command for each failure.
-# TORTURE_ARGS="--time 600" (or --jobs N, --protocols lrc, --nodes 8, --threads 2,4, --seed S).
+# SIGTERM; then runs and failures per protocol and threads a node, and a replay
+# command for each failure. TORTURE_THREADS (threads a node: 2,4,8), TORTURE_NODES
+# (2,4) and TORTURE_PROGRAMS (how many programs in all: 100000) narrow and size
+# the run; TORTURE_ARGS="--time 600" (or --jobs N, --protocols lrc, --seed S).
 torture: all
-	@tools/torture --build $(BUILD) $(TORTURE_ARGS)
+	@tools/torture --build $(BUILD) $(if $(TORTURE_THREADS),--threads $(TORTURE_THREADS)) \
+	    $(if $(TORTURE_NODES),--nodes $(TORTURE_NODES)) $(if $(TORTURE_PROGRAMS),--total $(TORTURE_PROGRAMS)) \
+	    $(TORTURE_ARGS)
 
 # The application suite (issue 5): bench/run --quick by default; BENCH_ARGS="--full" etc.
 bench: all
