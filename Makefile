@@ -97,16 +97,19 @@ sanitize: deps
 # suppression is benign. TSAN_TESTS and TSAN_EXCLUDE are ctest -R and -E patterns.
 TSAN_TESTS ?= ^unit\.test_|^smp\.|^conf\.threads\.|^torture\.threads\.
 TSAN_EXCLUDE ?= ^smp\.refuses_
-TSAN_DIRS ?= tools tests/unit tests/smp tests/conf tests/torture
+TSAN_DIRS ?= tools tests/smp tests/conf tests/torture
+# The unit tests' programs are targets of tests/, whose every subdirectory
+# would build with them: named one by one.
+TSAN_UNIT = $(basename $(notdir $(wildcard tests/unit/test_*.c)))
 TSAN_ENV = DSM_REGION_BASE=0x1000000000 DSM_REGION_SIZE=256G \
     TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 $(TSAN_OPTIONS)"
 tsan: deps
 	@test -f $(BUILD)-tsan/CMakeCache.txt || cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=$(TYPE) -DDSM_TSAN=ON -DDSM_WERROR=$(WERROR) $(CMAKE_FLAGS) >/dev/null
 	@$(call werror,$(BUILD)-tsan)
 	@echo "building with ThreadSanitizer, $(JOBS) jobs (log: $(BUILD)-tsan/build.log)"
-	@set -o pipefail; for d in $(TSAN_DIRS); do \
-	    $(MAKE) -C $(BUILD)-tsan/$$d -j$(JOBS) --no-print-directory || exit 1; \
-	done 2>&1 | tee $(BUILD)-tsan/build.log
+	@set -o pipefail; { cmake --build $(BUILD)-tsan -j$(JOBS) --target $(TSAN_UNIT) -- --no-print-directory && \
+	    for d in $(TSAN_DIRS); do $(MAKE) -C $(BUILD)-tsan/$$d -j$(JOBS) --no-print-directory || exit 1; done; } \
+	    2>&1 | tee $(BUILD)-tsan/build.log
 	@cd $(BUILD)-tsan && DSM_CHECK=1 $(TSAN_ENV) ctest -j$(JOBS) --output-on-failure --timeout 600 -R '$(TSAN_TESTS)' -E '$(TSAN_EXCLUDE)'
 
 # The torture test (docs/testing.md): generated race-free programs checked
