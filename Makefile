@@ -95,7 +95,7 @@ sanitize: deps
 # shadow); the node's own SIGSEGV handler takes the page faults, which TSan
 # delivers at once as synchronous signals. tests/tsan.supp says why each
 # suppression is benign. TSAN_TESTS and TSAN_EXCLUDE are ctest -R and -E patterns.
-TSAN_TESTS ?= ^unit\.test_|^smp\.|^conf\.threads\.|^torture\.threads\.
+TSAN_TESTS ?= ^unit\.test_|^smp\.|^conf\.threads\.|^torture\.threads
 TSAN_EXCLUDE ?= ^smp\.refuses_
 TSAN_DIRS ?= tools tests/smp tests/conf tests/torture
 # The unit tests' programs are targets of tests/, whose every subdirectory
