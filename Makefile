@@ -98,9 +98,9 @@ sanitize: deps
 TSAN_TESTS ?= ^unit\.test_|^smp\.|^conf\.threads\.|^torture\.threads
 TSAN_EXCLUDE ?= ^smp\.refuses_
 TSAN_DIRS ?= tools tests/smp tests/conf tests/torture
-# The unit tests' programs are targets of tests/, whose every subdirectory
-# would build with them: named one by one.
-TSAN_UNIT = $(basename $(notdir $(wildcard tests/unit/test_*.c)))
+# The unit tests' programs are targets of tests/ (and tests/hosts), whose
+# every subdirectory would build with them: named one by one.
+TSAN_UNIT = $(basename $(notdir $(wildcard tests/unit/test_*.c))) test_hostlist
 TSAN_ENV = DSM_REGION_BASE=0x1000000000 DSM_REGION_SIZE=256G \
     TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1 $(TSAN_OPTIONS)"
 tsan: deps
