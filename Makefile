@@ -115,7 +115,7 @@ tsan: deps
 	@set -o pipefail; { cmake --build $(BUILD)-tsan -j$(JOBS) --target $(TSAN_UNIT) -- --no-print-directory && \
 	    for d in $(TSAN_DIRS); do $(MAKE) -C $(BUILD)-tsan/$$d -j$(JOBS) --no-print-directory || exit 1; done; } \
 	    2>&1 | tee $(BUILD)-tsan/build.log
-	@cd $(BUILD)-tsan && DSM_CHECK=1 $(TSAN_ENV) ctest -j$(JOBS) --output-on-failure --timeout 600 -R '$(TSAN_TESTS)' -E '$(TSAN_EXCLUDE)'
+	@cd $(BUILD)-tsan && DSM_NET=udp DSM_CHECK=1 $(TSAN_ENV) ctest -j$(JOBS) --output-on-failure --timeout 600 -R '$(TSAN_TESTS)' -E '$(TSAN_EXCLUDE)'
 
 # The torture test (docs/testing.md): generated race-free programs checked
 # against a model, over every protocol x network faults x migration x local
