@@ -1,15 +1,16 @@
 /*
- * fuzz_arbiter_lines.c — the arbiter's lines (src/net/peer_process.c), which
- * travel between hosts through dsmrun and its agents to the nodes: any
- * bytes as a "look" or a "seen" line, against a job size from the input. A
- * line is refused, or taken with a rank inside the job and a state of the
- * four, and then is exactly what formatting its values gives back.
+ * fuzz_arbiter_lines.c — the arbiter's lines (src/supervise/peer_process.c),
+ * which travel between hosts through dsmrun and its agents to the nodes:
+ * any bytes as a "look" or a "seen" line, against a job size from the
+ * input. A line is refused, or taken with a rank inside the job and a
+ * state of the four, and then is exactly what formatting its values gives
+ * back.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/peer_process.h"
+#include "supervise/peer_process.h"
 #include "base/launch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

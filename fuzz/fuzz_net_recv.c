@@ -32,6 +32,7 @@
 #include "base/log.h"
 #include "base/trace.h"
 #include "net/transport.h"
+#include "supervise/supervise.h"
 
 #define NODES   3
 #define SELF    0
@@ -101,9 +102,6 @@ void log_warn(const char *fmt, ...) { (void)fmt; }
 /* log.c's fork checks: the harness is never a forked child. */
 bool log_in_forked_child(void) { return false; }
 void log_forked_child(const char *fmt, ...) { (void)fmt; abort(); }
-
-/* boot_env.c's: no agent to ask about peers of other hosts (liveness.c). */
-int boot_arbiter_fd(void) { return -1; }
 
 /* transport.c's: a host mate's look travels as the transport sends it. */
 void net_send_witness(int to, bool question, const void *line, size_t len)
@@ -184,8 +182,9 @@ static void start(void)
     net_state.up.ops.place = place;
     net_state.up.ops.deliver = deliver;
     net_state.peers = calloc(NODES, sizeof *net_state.peers);
-    /* Two hosts (witness.c): the last node on one of its own, so that its
-     * questions about SELF's host mates, and the mates' answers, parse. */
+    /* Two hosts (supervise/witness.c): the last node on one of its own, so
+     * that its questions about SELF's host mates, and the mates' answers,
+     * parse. */
     struct sockaddr_in addrs[NODES];
     for (int i = 0; i < NODES; i++) {
         addrs[i].sin_addr.s_addr = htonl(i == NODES - 1 ? 0x7f000002 : 0x7f000001);
@@ -194,7 +193,8 @@ static void start(void)
         net_state.peers[i].addr.sin_port = htons((uint16_t)(20000 + i));
         rto_init(&net_state.peers[i].tx.rto);
     }
-    witness_start(addrs);
+    supervise_start(&(struct supervise_params){.agent_fd = -1, .peers = addrs});
+    net_supervisor_start(&supervise_net);
     static unsigned char *rxbuf;
     if (!rxbuf)
         rxbuf = malloc((size_t)RX_BATCH * (sizeof(struct wire_hdr) + MAXPAY + 1));

@@ -1,13 +1,13 @@
 /*
  * arbiter.c — how a node of another host is, for a node that finds it
- * silent (src/net/liveness.c).
+ * silent (src/supervise/liveness.c).
  *
  * A node starved of CPU is slow, not dead, but from another host it looks
  * silent like a stopped one. Its agent (dsmrun --agent, its parent) can
  * look at its process, so a node asks: "look RANK" on its socket to its
  * own agent (BOOT_ENV_ARBITER_FD); the agent passes it up to dsmrun, dsmrun
  * down to the agent of RANK's host, which looks at that node's process
- * (net/peer_process.h) and answers "seen RANK STATE CPU_NS PROCESS_CPU_NS"
+ * (supervise/peer_process.h) and answers "seen RANK STATE CPU_NS PROCESS_CPU_NS"
  * up to dsmrun, which passes it to every other agent, which passes it to
  * each of its nodes. The node judges by the answers as it would by its own
  * look at a peer on its host.
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "launcher.h"
-#include "net/peer_process.h"
+#include "supervise/peer_process.h"
 
 enum {
     DUE_ASK    = 1,  /* a node of this host asked about this rank: ask dsmrun */

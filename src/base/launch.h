@@ -35,9 +35,9 @@
 #define BOOT_LIFE_RELAYED  'R'
 /* Optional, a multi-host job's only: a SOCK_SEQPACKET socket to the
  * launcher's agent on this host, through which the node asks how a silent
- * peer on another host is (net/liveness.c, tools/arbiter.c): it sends
+ * peer on another host is (supervise/liveness.c, tools/arbiter.c): it sends
  * "look RANK"; it is sent "seen RANK STATE CPU_NS PROCESS_CPU_NS" for peers
- * of other hosts, STATE one of net/peer_process.h's. */
+ * of other hosts, STATE one of supervise/peer_process.h's. */
 #define BOOT_ENV_ARBITER_FD "DSM_ARBITER_FD"
 #define BOOT_ARBITER_LINE_MAX 96
 #define BOOT_KEY_BYTES   32

@@ -5,9 +5,9 @@
  * (net_backend); nothing else in src/net asks which one it is, as the
  * coherence layer never asks which protocol runs (coherence_ops).
  *
- * What both transports share stays out of the table: liveness and the
- * witness (supervision: they watch processes, not datagrams), the
- * settings, the service plan, the emulated link.
+ * What both transports share stays out of the table: what they ask of
+ * supervision (supervisor.c), the settings, the service plan, the
+ * emulated link.
  */
 #ifndef DSM_NET_BACKEND_H
 #define DSM_NET_BACKEND_H

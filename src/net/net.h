@@ -32,6 +32,31 @@
  * job across hosts, or not started by dsmrun): it runs over UDP. */
 enum net_transport { NET_TRANSPORT_UDP = 0, NET_TRANSPORT_UCX = 1, NET_TRANSPORT_AUTO = 2 };
 
+/* A witness's line (net_send_witness) is at most this long: the launcher's
+ * agents carry the same lines (base/launch.h, BOOT_ARBITER_LINE_MAX). */
+#define NET_WITNESS_LINE_MAX 96
+
+/* What the transport asks of the job's supervision (src/supervise/), the
+ * layer above, about a peer it waits on that stays silent: the transport
+ * only measures silence, supervision tells a dead peer from a starved one.
+ * Each is called with the transport's timer or delivery locks held: it
+ * must not wait, and it may call net.h's net_send_witness alone. */
+struct net_supervisor {
+    /* `peer` has sent nothing for silent_ns (as of the last time this node
+     * had read all that arrived), timeout_ns being DSM_PEER_TIMEOUT (as
+     * the crowding of its host stretched it; 0: never dead): whether it is
+     * dead, which ends the job. *why: what was seen of it, NULL if
+     * nothing. */
+    bool   (*peer_silent)(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns,
+                          uint64_t now, const char **why);
+    /* A witness's question of len bytes from `from` (net_send_witness,
+     * question): the answer to send back, at most size - 1 bytes, and its
+     * length; 0: none. */
+    size_t (*witness_asked)(int from, const void *line, size_t len, char *reply, size_t size);
+    /* A witness's answer from `from`. */
+    void   (*witness_answered)(int from, const void *line, size_t len);
+};
+
 struct net_params {
     int                 transport;    /* enum net_transport (DSM_NET) */
     int                 fd;           /* bound UDP socket, owned by net from now on */
@@ -48,8 +73,12 @@ struct net_params {
     int                 spin_us;      /* -1: adapt */
     int                 one_sided;    /* enum net_one_sided (DSM_NET_ONE_SIDED) */
     int                 service_poll; /* enum net_service_poll (DSM_SERVICE_POLL) */
-    int                 agent_fd;     /* dsmrun's agent on this host, asked about a
-                                         silent peer (base/launch.h); -1: none */
+    int                 threads;      /* the program's threads a node (DSM_THREADS) */
+    int                 finish_fanout; /* net_finish's tree: the barrier's (DSM_BARRIER_FANOUT) */
+    size_t              page_size;    /* the shared region's page (DSM_PAGE_SIZE) */
+    /* Told of a silent peer (above); NULL: a peer silent past the
+     * timeout is dead. */
+    const struct net_supervisor *supervisor;
 };
 
 struct net_rx_ops {
@@ -132,6 +161,13 @@ void net_finish(void);
 
 /* Sends every peer a best-effort notice that this node is ending the job. */
 void net_abort_peers(const char *reason);
+
+/* Sends a witness's line (at most NET_WITNESS_LINE_MAX bytes) to `to`:
+ * a question (a net_supervisor's witness_asked there) or an answer (its
+ * witness_answered), authenticated as every message is but outside the
+ * messages' order, and best effort. Only from within a net_supervisor's
+ * peer_silent, whose caller holds what the send needs. */
+void net_send_witness(int to, bool question, const void *line, size_t len);
 
 /* One-sided access (DSM_NET=ucx; net/ucx_rma.c). Before net_start, the
  * layers above ask for memory that peers may read without this node's

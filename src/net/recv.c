@@ -26,7 +26,6 @@
 #include "base/log.h"
 #include "base/stats.h"
 #include "base/trace.h"
-#include "base/launch.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
 
 #define ACK_EVERY         2                /* in-order datagrams per immediate ack */
 
@@ -187,15 +186,15 @@ static void on_datagram(unsigned char *d, size_t len, const struct sockaddr_in *
         snprintf(line, sizeof line, "dsm: node %d: node %d ended the job: %s", job()->rank, h.src, reason);
         log_exit_quietly(line);
     } else if (h.kind == WIRE_LOOK) {
-        char reply[BOOT_ARBITER_LINE_MAX + 1];
-        size_t n = witness_answer(h.src, d + sizeof h, h.len, reply, sizeof reply);
+        char reply[NET_WITNESS_LINE_MAX + 1];
+        size_t n = net_witness_asked(h.src, d + sizeof h, h.len, reply, sizeof reply);
         if (n) {
             pthread_mutex_lock(&net_state.lock);
             window_send_control(h.src, WIRE_SEEN, reply, n);
             pthread_mutex_unlock(&net_state.lock);
         }
     } else if (h.kind == WIRE_SEEN) {
-        witness_heard(h.src, d + sizeof h, h.len);
+        net_witness_answered(h.src, d + sizeof h, h.len);
     }
 }
 

@@ -159,10 +159,9 @@ static long nodes_here(const struct net_params *prm)
 
 int net_start(const struct net_params *prm, const struct net_rx_ops *ops, void *ctx)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = job()->cfg.threads > 1 ? job()->cfg.threads : 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), threads = prm->threads > 1 ? prm->threads : 1;
     cpus_shared = nodes_here(prm) * (threads + 1) > cpus;
-    liveness_start(prm->agent_fd);
-    witness_start(prm->peers);
+    net_supervisor_start(prm->supervisor);
     if (prm->transport == NET_TRANSPORT_UCX)
         return ucx_start(prm, ops, ctx);
     return udp_start(prm, ops, ctx);
@@ -264,7 +263,7 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
      * acknowledged again. The floors grow with the crowding (x 32 there). */
     net_state.tx.crowd = per_cpu > 4 ? (unsigned)(per_cpu / 4) : 1;
     /* net_finish's tree: the barrier's. */
-    int k = job()->cfg.barrier_fanout >= 2 ? (int)job()->cfg.barrier_fanout : 8;
+    int k = prm->finish_fanout >= 2 ? prm->finish_fanout : 8;
     net_state.tree.parent = tree_parent(job()->rank, k);
     net_state.tree.nchildren = tree_children(job()->rank, k, job()->nodes, &net_state.tree.first_child);
     uint64_t now = clock_ns();
@@ -295,7 +294,7 @@ int udp_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     int index_here = 0;
     for (int i = 0; i < job()->rank; i++)
         index_here += net_state.peers[i].same_host;
-    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, job()->nodes, (int)here, index_here);
+    service_plan_decide(prm->service_poll, prm->threads, job()->nodes, (int)here, index_here);
     log_set_abort_hook(abort_hook);
     net_state.svc.running = true;
     int err = pthread_create(&net_state.svc.thread, NULL, service_main, NULL);

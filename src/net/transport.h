@@ -101,7 +101,7 @@ struct peer {
     uint64_t           last_rx_ns;     /* last valid datagram from the peer */
     bool               done_rx;        /* it sent WIRE_DONE */
     bool               fin_rx;         /* it sent WIRE_FIN (under rx_lock) */
-    bool               same_host;      /* it shares this host's CPUs (liveness.c) */
+    bool               same_host;      /* it shares this host's CPUs (supervision's judging) */
     struct peer_ack    ack;
     struct peer_recv   rx;
 };
@@ -307,46 +307,20 @@ void window_send_marker(int dst, uint16_t flag, uint64_t now);
  * the current acknowledgement. */
 void window_send_control(int dst, uint16_t kind, const void *payload, size_t len);
 
-/* ---- liveness (liveness.c) ---------------------------------------------- */
+/* ---- supervision's part (supervisor.c) ---------------------------------- */
 
-/* Before the service starts: the socket to ask dsmrun's agent on (-1: none). */
-void liveness_start(int agent_fd);
-
-/* Whether `peer`, which this node waits on and has not heard from for
- * silent_ns (as of the last time this node had read all that arrived), is
- * dead rather than starved of CPU: past timeout_ns, a peer whose process
- * (looked at on this host, or by dsmrun's agent on its own) is gone,
- * stopped, asleep or has had timeout_ns of CPU meanwhile; one that is
- * runnable is waited for. *why says what was seen of its process (NULL:
- * judged by its silence alone). */
+/* Before the service starts: net_params.supervisor. */
+void net_supervisor_start(const struct net_supervisor *s);
+/* Whether `peer`, silent for silent_ns, is dead: the supervisor's
+ * peer_silent, or without one its silence past timeout_ns. UDP: under
+ * net_state.lock (a question to a witness is sent under it). */
 bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
                    const char **why);
-
-struct process_sight;
-/* A look at `rank`, a peer of this host, taken now (for a witness's answer,
- * witness.c); false if its process is not found here. */
-bool liveness_look_here(int rank, struct process_sight *s);
-/* A host mate's look at `rank`, a silent peer of another host (witness.c):
- * taken as one of ours while we ask about it. */
-void liveness_seen(int rank, const struct process_sight *s);
-
-/* ---- a silent peer's host mates (witness.c) ----------------------------- */
-
-/* Records which nodes share a host: those that published one address. */
-void witness_start(const struct sockaddr_in *peers);
-/* Whether peer, a node of another host, has host mates to look at it. */
-bool witness_can_ask(int peer);
-/* Asks the next of peer's host mates (*turn counts the questions) to look
- * at it. UDP: the caller holds net_state.lock. */
-void witness_ask(int peer, unsigned *turn);
-/* A question (WIRE_LOOK, UCX_LOOK) from `from`: the answer to send it (a
- * line of at most size - 1 bytes) and its length; 0: none to send. */
-size_t witness_answer(int from, const void *line, size_t len, char *reply, size_t size);
-/* An answer (WIRE_SEEN, UCX_SEEN) from `from`. */
-void witness_heard(int from, const void *line, size_t len);
-/* Sends a question (or an answer) of witness.c's to `to` over the job's
- * transport. UDP: the caller holds net_state.lock. */
-void net_send_witness(int to, bool question, const void *line, size_t len);
+/* A witness's question (WIRE_LOOK, UCX_LOOK) from `from`: the answer to
+ * send it (a line of at most size - 1 bytes) and its length; 0: none. */
+size_t net_witness_asked(int from, const void *line, size_t len, char *reply, size_t size);
+/* A witness's answer (WIRE_SEEN, UCX_SEEN) from `from`. */
+void net_witness_answered(int from, const void *line, size_t len);
 
 /* ---- receive and reassembly (recv.c) ----------------------------------- */
 

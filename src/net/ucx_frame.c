@@ -23,7 +23,6 @@
 #include "base/log.h"
 #include "base/stats.h"
 #include "net/wire.h"
-#include "base/launch.h" /* BOOT_ARBITER_LINE_MAX: witness.c's lines */
 
 /* ---- the message header ------------------------------------------------ */
 
@@ -207,14 +206,14 @@ void ucx_handle(struct ucx_msg *m)
         break;
     }
     case UCX_LOOK: {
-        char reply[BOOT_ARBITER_LINE_MAX + 1];
-        size_t n = witness_answer(src, m->data, m->h.len, reply, sizeof reply);
+        char reply[NET_WITNESS_LINE_MAX + 1];
+        size_t n = net_witness_asked(src, m->data, m->h.len, reply, sizeof reply);
         if (n)
             ucx_send_kind(src, UCX_SEEN, &(struct iovec){.iov_base = reply, .iov_len = n}, 1, NULL, 0);
         break;
     }
     case UCX_SEEN:
-        witness_heard(src, m->data, m->h.len);
+        net_witness_answered(src, m->data, m->h.len);
         break;
     }
 }

@@ -215,7 +215,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
     pthread_cond_init(&ucx.cv, &ca);
     pthread_condattr_destroy(&ca);
     ucx.inbox_tail = &ucx.inbox;
-    int k = job()->cfg.barrier_fanout >= 2 ? (int)job()->cfg.barrier_fanout : 8;
+    int k = prm->finish_fanout >= 2 ? prm->finish_fanout : 8;
     ucx.parent = tree_parent(ucx.rank, k);
     ucx.nchildren = tree_children(ucx.rank, k, ucx.nodes, &ucx.first_child);
 
@@ -224,7 +224,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
      * settings in UCX 1.13. One this UCX does not know is ignored. Before
      * the UDP transport's thread starts: setenv is not thread-safe. */
     struct ucx_setting set[UCX_SETTINGS_MAX];
-    int nset = ucx_choose_settings(prm, (size_t)job()->cfg.page_size, set);
+    int nset = ucx_choose_settings(prm, prm->page_size, set);
     for (int i = 0; i < nset; i++) {
         char var[64];
         snprintf(var, sizeof var, "UCX_%s", set[i].name);
@@ -341,7 +341,7 @@ int ucx_start(const struct net_params *prm, const struct net_rx_ops *ops, void *
         here += ucx.peers[i].same_host;
         index_here += ucx.peers[i].same_host && i < ucx.rank;
     }
-    service_plan_decide(prm->service_poll, (int)job()->cfg.threads, ucx.nodes, here, index_here);
+    service_plan_decide(prm->service_poll, prm->threads, ucx.nodes, here, index_here);
     ucx.running = true;
     int err = pthread_create(&ucx.thread, NULL, ucx_service_main, NULL);
     if (err)

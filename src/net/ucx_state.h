@@ -62,7 +62,7 @@ enum ucx_kind {
     UCX_NOP   = 2, /* heartbeat: proves the sender alive */
     UCX_FIN   = 3, /* net_finish's marker (the job's tree, as in transport.c) */
     UCX_ABORT = 4, /* the sender ends the job; payload = reason */
-    UCX_LOOK  = 5, /* "look RANK": a host mate's look at a silent peer, asked (witness.c) */
+    UCX_LOOK  = 5, /* "look RANK": a host mate's look at a silent peer, asked (supervise/witness.c) */
     UCX_SEEN  = 6, /* "seen RANK ...": the look, answered */
 };
 
@@ -99,7 +99,7 @@ struct ucx_peer {
     _Atomic bool     fin_rx;
     _Atomic int      failed;      /* the endpoint's error (a ucs_status_t), 0: none */
     _Atomic uint64_t lost_ns;     /* when this node first found it failed (verdict_due) */
-    bool             same_host;   /* shares this host's CPUs (liveness.c) */
+    bool             same_host;   /* shares this host's CPUs (supervision's judging) */
 };
 
 struct ucx_state {

@@ -12,12 +12,12 @@
  *
  * Liveness: a peer with unacknowledged data that stays silent for
  * DSM_PEER_TIMEOUT (longer where the host runs many nodes a CPU:
- * transport.c) ends the job, unless it shares this host and its process
- * is runnable, starved of CPU rather than stopped (liveness.c). So that a dead peer is found even when
- * nothing else is sent, each node watches its two neighbours on a ring of
- * the job (the next and the previous node that has not finished): one
- * silent for a second is sent a sequenced heartbeat, which it must
- * acknowledge. Every node is watched by two, and the one that finds it
+ * transport.c) ends the job, unless supervision finds it starved of CPU
+ * rather than stopped (supervisor.c; src/supervise/liveness.c). So that a
+ * dead peer is found even when nothing else is sent, each node watches
+ * its two neighbours on a ring of the job (the next and the previous node
+ * that has not finished): one silent for a second is sent a sequenced
+ * heartbeat, which it must acknowledge. Every node is watched by two, and the one that finds it
  * dead ends the job everywhere; heartbeats to every silent peer instead
  * made N^2 datagrams a second, which at 256 nodes on 2 CPUs were most of
  * the machine's work and themselves kept nodes from answering.
@@ -513,7 +513,7 @@ uint64_t window_timers(uint64_t now)
          * timeout, as of the last time we had read everything that had
          * arrived. A slow peer that answers at all, a node that was not
          * scheduled itself, or a peer on this host whose process waits
-         * for a CPU (liveness.c) is not dead. */
+         * for a CPU (supervise/liveness.c) is not dead. */
         uint64_t heard = p->last_rx_ns > p->tx.progress_ns ? p->last_rx_ns : p->tx.progress_ns;
         uint64_t drained = atomic_load_explicit(&net_state.sock.drained_ns, memory_order_relaxed);
         const char *why;

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "base/launch.h" /* BOOT_ARBITER_LINE_MAX */
+#include "net/net.h" /* NET_WITNESS_LINE_MAX */
 
 void wire_keys_init(struct wire_keys *k, const uint8_t key[32], uint64_t job, int mac)
 {
@@ -170,8 +170,8 @@ enum wire_verdict wire_check(const struct wire_keys *k, const void *dgram, size_
             return WIRE_FOREIGN;
         break;
     case WIRE_LOOK:
-    case WIRE_SEEN: /* a line of the arbiter's (net/peer_process.h) */
-        if (h.flags || !h.len || h.len > BOOT_ARBITER_LINE_MAX)
+    case WIRE_SEEN: /* a witness's line (net_send_witness) */
+        if (h.flags || !h.len || h.len > NET_WITNESS_LINE_MAX)
             return WIRE_FOREIGN;
         break;
     default:

@@ -46,7 +46,7 @@ enum wire_kind {
     WIRE_ACK   = 2, /* acknowledgement only */
     WIRE_DONE  = 3, /* unsequenced: "I have finished and need nothing more" */
     WIRE_ABORT = 4, /* unsequenced: the sender is ending the job; payload = reason */
-    /* Unsequenced: a host mate's look at a silent peer (net/witness.c),
+    /* Unsequenced: a host mate's look at a silent peer (supervise/witness.c),
      * asked ("look RANK") and answered ("seen RANK ..."); payload = the line. */
     WIRE_LOOK  = 5,
     WIRE_SEEN  = 6,

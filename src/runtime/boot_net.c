@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "net/peer_process.h"
+#include "supervise/peer_process.h"
 #include "net/wire.h"        /* the size of its header, for the datagram size only */
 #include "base/launch.h"
 #include "runtime/bootstrap.h"

@@ -27,6 +27,7 @@
 #include "coherence/coherence.h"
 #include "ipc/ipc.h"
 #include "runtime/settings.h"
+#include "supervise/supervise.h"
 #include "mem/mem.h"
 #include "omp/omp.h"
 #include "sync/sync.h"
@@ -199,7 +200,11 @@ int dsm_startup(int *argc, char ***argv)
     np.transport = c->net_transport == NET_TRANSPORT_UCX ? NET_TRANSPORT_UCX : NET_TRANSPORT_UDP;
     np.one_sided = (int)c->net_one_sided;
     np.service_poll = (int)c->service_poll;
-    np.agent_fd = boot_arbiter_fd();
+    np.threads = (int)c->threads;
+    np.finish_fanout = (int)c->barrier_fanout;
+    np.page_size = (size_t)c->page_size;
+    supervise_start(&(struct supervise_params){.agent_fd = boot_arbiter_fd(), .peers = np.peers});
+    np.supervisor = &supervise_net;
     struct ipc_params ip = {.inline_max = (size_t)c->ipc_inline_max,
                             .window = (unsigned)c->ipc_window};
     int rc = ipc_start(&np, &ip);

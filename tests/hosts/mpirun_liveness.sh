@@ -4,7 +4,7 @@
 # over ssh, as on a cluster): nodes 0 and 1 on host 1, 2 and 3 on host 2. No
 # dsm agent runs anywhere, so a silent node of the other host can be looked
 # at only by its host mate, which a node asks over the job's own network
-# (src/net/witness.c, src/net/liveness.c); a node of its own host it looks
+# (src/supervise/witness.c, src/supervise/liveness.c); a node of its own host it looks
 # at itself. Every node has a mate: the hog leaves the rest of the job one
 # CPU, on which, at this machine's load, a node alone on its host would be
 # unheard for longer than the timeout too, and judged by that silence

@@ -2,7 +2,7 @@
 # remote_liveness.sh BUILD CASE [udp|ucx] — a node on another host (network
 # namespaces, netns.sh; one node a host) that falls silent is judged by what
 # its host's agent sees of its process (tools/arbiter.c,
-# src/net/liveness.c), not by its silence alone:
+# src/supervise/liveness.c), not by its silence alone:
 #   starved  it gets 5 % of a CPU under a real-time hog for 3 s, longer than
 #            DSM_PEER_TIMEOUT (0.8 s) at a stretch: the job ends normally,
 #            and nobody is called silent (test_net_starved_peer.c);

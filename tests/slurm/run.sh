@@ -6,7 +6,7 @@
 # and `srun -n 4 --mpi=pmix` of two conformance programs and two
 # applications across them, with no dsmrun: the nodes start through PMIx
 # (src/runtime/boot_pmix.c); then a starved node and a stopped one
-# (liveness through a host mate, src/net/witness.c). slurmctld runs on host 1, a slurmd on every
+# (liveness through a host mate, src/supervise/witness.c). slurmctld runs on host 1, a slurmd on every
 # host, in a mount namespace of its own with its own /tmp (Slurm's TmpFS,
 # where its PMIx plugin makes its directories: hosts sharing one collide);
 # one munged serves them all. Installs slurm-wlm and munge when they are
@@ -145,7 +145,7 @@ for job in "$build/tests/conf/test_lock_counter 200 3" "$build/tests/conf/test_f
         failed=1
     fi
 done
-# Liveness without a dsm agent (src/net/witness.c): node 3 of h2, starved
+# Liveness without a dsm agent (src/supervise/witness.c): node 3 of h2, starved
 # of CPU by a real-time hog for 3 s against a 0.8 s DSM_PEER_TIMEOUT while
 # node 0 of h1 calls it, is asked about of its host mate and waited for;
 # stopped, the job ends saying so (--kill-on-bad-exit: Slurm then ends the

@@ -1,6 +1,6 @@
 /*
  * test_liveness.c — a silent peer on this host, as a node judges it
- * (net/liveness.c): one its launcher has forked but not yet exec'd (a
+ * (supervise/liveness.c): one its launcher has forked but not yet exec'd (a
  * node that comes up late on a loaded machine: at load 20-40 one came up
  * 0.6 s after its peers, which declared it dead) is not dead, however
  * long its silence; once it runs and stops (SIGSTOP), it is, and is said
@@ -15,7 +15,7 @@
 #include "check.h"
 #include "base/clock.h"
 #include "base/job.h"
-#include "net/transport.h"
+#include "supervise/supervise.h"
 #include "base/launch.h"
 
 #include <fcntl.h>
@@ -35,9 +35,9 @@
  * LONG_SILENCE_NS. Whether it was then dead, and why. */
 static char judge_one_silence(uint64_t start, const char **why)
 {
-    net_peer_dead(1, true, 0, TIMEOUT_NS, start, why);
-    net_peer_dead(1, true, TIMEOUT_NS / 2, TIMEOUT_NS, start + TIMEOUT_NS / 2, why);
-    return net_peer_dead(1, true, LONG_SILENCE_NS, TIMEOUT_NS, start + LONG_SILENCE_NS, why) ? 'd' : 'a';
+    supervise_peer_dead(1, true, 0, TIMEOUT_NS, start, why);
+    supervise_peer_dead(1, true, TIMEOUT_NS / 2, TIMEOUT_NS, start + TIMEOUT_NS / 2, why);
+    return supervise_peer_dead(1, true, LONG_SILENCE_NS, TIMEOUT_NS, start + LONG_SILENCE_NS, why) ? 'd' : 'a';
 }
 
 /* Node 0: a verdict on peer 1 for each byte from `go`, written to `out`. */

@@ -1,11 +1,11 @@
 /*
  * test_peer_process.c — what a node, or dsmrun's agent, sees of a process
- * (net/peer_process.h): a running one, a stopped one, a zombie and one that
+ * (supervise/peer_process.h): a running one, a stopped one, a zombie and one that
  * is gone; and the arbiter's lines, which travel between hosts: formatted,
  * parsed back, and refused unless exactly as formatted.
  */
 #include "check.h"
-#include "net/peer_process.h"
+#include "supervise/peer_process.h"
 #include "base/launch.h"
 
 #include <signal.h>

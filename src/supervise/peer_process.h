@@ -4,8 +4,8 @@
  * launcher's agent looks at for a node of its host that a node on another
  * host finds silent (tools/arbiter.c). Reads /proc only; no state.
  */
-#ifndef DSM_NET_PEER_PROCESS_H
-#define DSM_NET_PEER_PROCESS_H
+#ifndef DSM_SUPERVISE_PEER_PROCESS_H
+#define DSM_SUPERVISE_PEER_PROCESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /*
  * peer_process.c — a node's process as the kernel shows it (peer_process.h).
  */
-#include "net/peer_process.h"
+#include "supervise/peer_process.h"
 
 #include <ctype.h>
 #include <dirent.h>

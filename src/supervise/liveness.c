@@ -66,7 +66,7 @@
  * a live one starved for longer does too: run such jobs with a timeout
  * longer than the starvation they may see, or give each host two nodes.
  */
-#include "net/transport.h"
+#include "supervise/supervise.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -79,9 +79,10 @@
 
 #include "base/clock.h"
 #include "base/job.h"
-#include "base/state.h"
-#include "net/peer_process.h"
 #include "base/launch.h"
+#include "base/state.h"
+#include "supervise/peer_process.h"
+#include "supervise/watch.h"
 
 #define FREE_PER_CPU   16.0   /* runnable threads a CPU before answers slow (transport.c: 16 nodes) */
 #define LOAD_EVERY_NS  (100 * 1000000ull)
@@ -165,7 +166,7 @@ static DSM_STATE struct {
      * host are then its children too, and one not found is one it has not
      * yet started. */
     int             launcher;      /* that parent's pid; 0: none seen */
-    int             agent_fd;      /* net_params.agent_fd; -1: none */
+    int             agent_fd;      /* supervise_params.agent_fd; -1: none */
 } watch = {.lock = PTHREAD_MUTEX_INITIALIZER, .agent_fd = -1};
 
 void liveness_start(int agent_fd)
@@ -387,8 +388,8 @@ void liveness_seen(int rank, const struct process_sight *s)
     pthread_mutex_unlock(&watch.lock);
 }
 
-bool net_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns, uint64_t now,
-                   const char **why)
+bool supervise_peer_dead(int peer, bool same_host, uint64_t silent_ns, uint64_t timeout_ns,
+                         uint64_t now, const char **why)
 {
     *why = NULL;
     if (!timeout_ns)

@@ -6,11 +6,11 @@
  * startup), a node of the same job on the peer's host is the only thing
  * outside the peer that can read its process in /proc. liveness.c asks one
  * such host mate, in turn, "look RANK" (the arbiter's lines,
- * net/peer_process.h) in an authenticated datagram of the transport
- * (WIRE_LOOK, or UCX_LOOK over UCX; nothing new listens); the mate looks at
- * its sibling as it looks at its own host's peers and answers "seen RANK
- * STATE CPU_NS PROCESS_CPU_NS" (WIRE_SEEN, UCX_SEEN), which liveness.c
- * takes as a look of its own. A mate that does not answer (starved too,
+ * peer_process.h) in an authenticated message of the transport
+ * (net_send_witness: WIRE_LOOK, or UCX_LOOK over UCX; nothing new
+ * listens); the mate looks at its sibling as it looks at its own host's
+ * peers and answers "seen RANK STATE CPU_NS PROCESS_CPU_NS" (WIRE_SEEN,
+ * UCX_SEEN), which liveness.c takes as a look of its own. A mate that does not answer (starved too,
  * or its host lost) is no answer: the peer gets the longer silence of a
  * peer nobody could look at (liveness.c).
  *
@@ -18,21 +18,26 @@
  * bootstrap's, under every launcher and transport): the nodes of one host
  * publish one address, those of another host another.
  */
-#include "net/transport.h"
+#include "supervise/supervise.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/job.h"
-#include "base/state.h"
-#include "net/peer_process.h"
 #include "base/launch.h"
+#include "base/state.h"
+#include "supervise/peer_process.h"
+#include "supervise/watch.h"
 
 static DSM_STATE struct {
     in_addr_t *host;   /* job()->nodes of them: each node's published address */
     int       *mates;  /* how many nodes share each node's host, itself left out;
                           0 for this host's (looked at here) */
 } wit;
+
+/* The lines travel through the agents and through the transport alike. */
+_Static_assert(BOOT_ARBITER_LINE_MAX <= NET_WITNESS_LINE_MAX,
+               "a witness's line must fit the transport's");
 
 /* Whether a and b, two nodes, run on one host. */
 static bool host_mates(int a, int b)
