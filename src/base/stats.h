@@ -104,8 +104,6 @@
     X(ATOMICS_WITH_GRANT,  "of which by the home as it granted the block's lock") \
     X(ATOMICS_RELAYED,     "of which by the home as it passed on a third node's grant") \
     X(ATOMICS_COPY_KEPT,   "of which replayed on this node's current copy, which stayed valid") \
-    X(ATOMICS_BATCHED,     "updates with no result used, sent to the home in batches") \
-    X(ATOMIC_BATCHES,      "batch messages that carried them") \
     X(ATOMICS_SERVED,      "atomics performed here, as the page's home, for another node") \
     X(IMPLIED_FLUSHES,     "flushes a critical, lock or ordered entry pulled (another node flushed)") \
     X(CATCH_UPS,           "flushes a fault pulled (its copy was newer than the notices)") \

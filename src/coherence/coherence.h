@@ -166,15 +166,6 @@ struct coherence_ops {
      * (with a lock's grant: sync/lock.c), changed it to `version`: this
      * node's write, as `atomic` records it. */
     void (*atomic_wrote)(size_t page, size_t offset, const struct coh_atomic *a, uint32_t version);
-    /* Optional, with `atomic`: queues the relaxed update `a` (an add,
-     * sub, and, or or xor whose old value the program never uses) for the
-     * page's home, which performs it later, in order with this node's
-     * others; false when it did not (the caller does it as any atomic).
-     * atomic_flush sends what is queued and waits until the home has
-     * performed it; the protocol flushes at its releases and faults
-     * itself, the caller before any other atomic (sync/atomic.c). */
-    bool (*atomic_queue)(size_t page, size_t offset, const struct coh_atomic *a);
-    void (*atomic_flush)(void);
     /* Applies another node's write notices (on acquire): those of `node`'s
      * interval whose creator had seen `vt` (nodes entries, vt[node] its id;
      * given under DSM_CHECK only, else NULL). NULL: the protocol makes no
@@ -256,8 +247,6 @@ struct coherence_params {
     size_t   read_ahead;     /* DSM_READ_AHEAD (hlrc.c) */
     size_t   write_ahead;    /* DSM_WRITE_AHEAD */
     uint8_t  pull_credit;    /* DSM_PULL_CREDIT */
-    bool     atomic_at_home; /* DSM_ATOMIC_AT_HOME: atomics done at the page's home, and
-                                hlrc's batches of updates (hlrc_batch.c) */
 };
 const struct coherence_params *coherence_params(void);
 /* The protocol called `name` (one of protocols.def), or NULL. */

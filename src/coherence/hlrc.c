@@ -33,7 +33,6 @@
  *   hlrc_snapshot.c  the home's own writes: snapshots compared and announced
  *   hlrc_home.c      the home's service: fetches, runs, diffs, pages that move
  *   hlrc_atomic.c    atomics done at the home
- *   hlrc_batch.c     updates with no result used, sent home in batches
  * The program's side runs under the fault lock (coherence_lock), the
  * home's side and the replies on the delivering thread; hlrc.lock guards
  * what both touch.
@@ -46,7 +45,6 @@
 #include "base/log.h"
 #include "base/state.h"
 #include "coherence/coherence.h"
-#include "coherence/hlrc_batch.h"
 #include "coherence/hlrc_state.h"
 #include "coherence/home.h"
 #include "coherence/migrate.h"
@@ -100,8 +98,6 @@ static void hlrc_start(void)
         log_fatal("out of memory for hlrc's page table");
     oneside_start();
     home_start(&hops);
-    hlrc_batch_register();
-    hlrc_batch_start();
     ipc_register(COH_PAGE_RUN_REQ, "PAGE_RUN_REQ", hlrc_on_page_run_req, NULL);
     ipc_register(COH_PAGE_RUN_REP, "PAGE_RUN_REP", hlrc_on_page_run_rep, hlrc_place_page_run_rep);
 }
@@ -145,53 +141,17 @@ static void hlrc_finish(void)
     migrate_finish();
 }
 
-/* The atomic updates this node has queued (hlrc_batch.c) are its writes
- * like any other: each release sends them home first, so that its
- * interval announces them; and a fault flushes them before it fetches,
- * so that a thread reading a word it added to reads its own update (the
- * queue made its copy invalid). */
-static void read_fault(size_t page)
-{
-    hlrc_batch_flush_locked();
-    hlrc_read_fault(page);
-}
-
-static void write_fault(size_t page)
-{
-    hlrc_batch_flush_locked();
-    hlrc_write_fault(page);
-}
-
-static void release(void)
-{
-    hlrc_batch_flush();
-    hlrc_release();
-}
-
-static void release_aside(void)
-{
-    hlrc_batch_flush();
-    hlrc_release_aside();
-}
-
-static bool release_arriving(int parent)
-{
-    hlrc_batch_flush();
-    return hlrc_release_arriving(parent);
-}
-
 /* One line per concern: life, faults, release, acquire, statistics. */
 const struct coherence_ops hlrc_ops = {
     .start = hlrc_start, .finish = hlrc_finish,
-    .read_fault = read_fault, .write_fault = write_fault,
-    .release = release, .release_sent = hlrc_release_sent,
-    .release_aside = release_aside, .release_arriving = release_arriving,
+    .read_fault = hlrc_read_fault, .write_fault = hlrc_write_fault,
+    .release = hlrc_release, .release_sent = hlrc_release_sent,
+    .release_aside = hlrc_release_aside, .release_arriving = hlrc_release_arriving,
     .reveal = hlrc_reveal,
     .apply_notices = hlrc_apply_notices, .notices_applied = hlrc_notices_applied,
     .barrier_vote = migrate_barrier_vote, .barrier_done = migrate_barrier_done,
     .join_wants_barrier = migrate_join_wants_barrier,
     .evict = hlrc_evict,
     .atomic = hlrc_atomic, .atomic_away = hlrc_atomic_away, .atomic_wrote = hlrc_atomic_wrote,
-    .atomic_queue = hlrc_batch_queue, .atomic_flush = hlrc_batch_flush,
     .aurc_estimate = true,
 };

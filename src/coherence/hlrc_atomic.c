@@ -10,14 +10,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/job.h"
 #include "base/log.h"
 #include "base/smp.h"
 #include "base/stats.h"
 #include "coherence/coherence.h"
-#include "coherence/hlrc_batch.h"
 #include "coherence/hlrc_state.h"
 #include "coherence/home.h"
 #include "coherence/migrate.h"
@@ -38,47 +36,16 @@
  * more), or an operation on a page whose home is this node or whose pull
  * is in flight, or whose home this node would decide (its base node, the
  * home not known yet: the fault decides it). */
-/* This node's writes to the page since its last release go home now, as
- * a diff acknowledged (its notice goes out at the next release), and the
- * copy is dropped: as when the page cache gives a written page up
- * (hlrc.c). With batches on, an atomic that may write such a page is
- * done at the home after this, never on the copy: the copy's diff would
- * carry the word, and overwrite whatever other nodes' batches added to it
- * at the home meanwhile. Caller holds the fault lock. */
-static void write_back(size_t page)
-{
-    struct page_entry *e = &mem.pages[page];
-    e->state = PAGE_INVALID;
-    mem_protect(page, PROT_NONE);
-    mem_protect_flush(); /* before the diff: no write may follow it */
-    if (e->twin) {
-        hlrc_flush_page(page, -1);
-        coherence_wait_for(&hlrc.lock, &hlrc.outstanding, 0);
-    }
-}
-
-/* Whether the page is away for `op` (see hlrc_atomic). With batches on
- * (one thread a node), every operation that may write is away when the
- * home is another node (a copy written here is written back first): no
- * atomic of this node changes a copy of a page homed elsewhere. Caller
- * holds the fault lock. */
+/* Whether the page is away for `op` (see hlrc_atomic). Caller holds the
+ * fault lock. */
 static bool away_locked(size_t page, uint8_t op, uint32_t *need)
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
     int home = mem_home(page);
     int to = home >= 0 ? home : mem_base_node(page); /* where the request would go */
-    bool all = hlrc_batch_on() && op != COH_ATOMIC_LOAD;
     bool unwritten = op == COH_ATOMIC_LOAD ? e->state == PAGE_INVALID
                                            : e->state != PAGE_WRITE && !e->twin;
-    if (all && to != job()->rank) {
-        if (hlrc_pull_expected(page))
-            hlrc_settle_pulls(); /* the copy on its way lands first */
-        if (!unwritten) {
-            write_back(page);
-            unwritten = true;
-        }
-    }
     pthread_mutex_lock(&hlrc.lock);
     bool away = unwritten && to != job()->rank && !h->pulling && !smp_multi();
     *need = h->need;
@@ -107,11 +74,6 @@ static void wrote_at_home(size_t page, size_t offset, const struct coh_atomic *a
 {
     struct page_entry *e = &mem.pages[page];
     struct hlrc_page *h = &hlrc.pages[page];
-    /* With threads another may have begun a pull of the page since the
-     * operation began: its copy, which may lack the operation, lands
-     * first, and is judged below. (A fetch checks `need` itself.) */
-    if (hlrc_batch_on() && hlrc_pull_expected(page))
-        hlrc_settle_pulls();
     pthread_mutex_lock(&hlrc.lock);
     if (!e->dirty)
         hlrc_dirty_add(page);
@@ -127,18 +89,10 @@ static void wrote_at_home(size_t page, size_t offset, const struct coh_atomic *a
         stats_add(STAT_ATOMICS_COPY_KEPT, 1);
     }
     pthread_mutex_unlock(&hlrc.lock);
-    if (stale && e->twin && hlrc_batch_on()) {
-        write_back(page); /* another thread wrote the copy meanwhile */
-    } else if (stale) {
+    if (stale) {
         hlrc_invalidate(page);
         mem_protect_flush();
     }
-}
-
-void hlrc_atomic_wrote_locked(size_t page, size_t offset, const struct coh_atomic *a,
-                              uint32_t version)
-{
-    wrote_at_home(page, offset, a, version);
 }
 
 void hlrc_atomic_wrote(size_t page, size_t offset, const struct coh_atomic *a,
@@ -158,11 +112,6 @@ int hlrc_atomic(size_t page, size_t offset, struct coh_atomic *a)
         return -EAGAIN;
     }
     int64_t v = home_atomic(page, mem_home(page), need, offset, a, interval_next());
-    /* With batches on, the copy here must not take it: the home the
-     * answer names (home_atomic records it) is asked next. */
-    for (int tries = 0; v == -EAGAIN && hlrc_batch_on() && tries < 4; tries++)
-        if (away_locked(page, a->op, &need))
-            v = home_atomic(page, mem_home(page), need, offset, a, interval_next());
     if (v > 0)
         wrote_at_home(page, offset, a, (uint32_t)v);
     coherence_unlock();
@@ -183,16 +132,8 @@ uint32_t hlrc_perform_atomic(int src, size_t page, uint32_t need, size_t offset,
                   h->version, src, need);
     uint32_t v = 0;
     if (coh_atomic_apply(sys + offset, a)) {
-        /* The snapshot takes the same operation: where the home's own
-         * copy holds a change of the word not yet announced (an atomic
-         * of its own, done on its copy while another node's batch came
-         * in), the two stay apart by it, and the home's release
-         * announces it. Others: the word as it is now. */
         char *snap = mem.pages[page].twin;
-        struct coh_atomic again = *a;
-        if (snap && (a->op == COH_ATOMIC_ADD || a->op == COH_ATOMIC_SUB || a->op == COH_ATOMIC_XOR))
-            coh_atomic_apply(snap + offset, &again);
-        else if (snap)
+        if (snap)
             memcpy(snap + offset, sys + offset, a->size);
         v = ++h->version;
         hlrc_note_writer(page, src, interval);

@@ -154,9 +154,8 @@ static void on_atomic_rep(int src, const void *msg, size_t len)
         (r.status == HOME_ATOMIC_CHANGED && r.version == 0))
         log_fatal("node %d sent an atomic reply nobody asked for, or a malformed one", src);
     /* Recorded here, as a page reply's home is: the next fault or atomic
-     * goes there (and an update may be queued for it: hlrc_batch.c). A
-     * home keeps its own knowledge. */
-    if (r.home >= 0 && r.home != job()->rank && mem_home(r.page) != job()->rank)
+     * goes there. A home keeps its own knowledge. */
+    if (r.status == HOME_ATOMIC_NOT_HOME && r.home >= 0 && mem_home(r.page) != job()->rank)
         mem_set_home(r.page, r.home);
     pthread_mutex_lock(&ha.lock);
     ha.slot.rep = r;

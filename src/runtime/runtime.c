@@ -127,7 +127,7 @@ static void start_coherence(const struct dsm_config *c, const struct coherence_p
         .migrate_pages = c->migrate_pages != 0, .migrate_homes = c->migrate_homes != 0,
         .migrate_period = (uint64_t)c->migrate_period, .migrate_max = (uint64_t)c->migrate_max,
         .read_ahead = (size_t)c->read_ahead, .write_ahead = (size_t)c->write_ahead,
-        .pull_credit = (uint8_t)c->pull_credit, .atomic_at_home = c->atomic_at_home});
+        .pull_credit = (uint8_t)c->pull_credit});
 }
 
 /* dsmcc's programs (shared globals, master-only start) other than

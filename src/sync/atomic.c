@@ -72,7 +72,6 @@
 static DSM_STATE struct {
     atomic_bool     on;      /* a job of several nodes is running */
     bool            at_home; /* the protocol can, and DSM_ATOMIC_AT_HOME */
-    bool            queue;   /* the protocol queues updates with no result used */
     bool            by_base; /* block locks managed by their page's base node */
     pthread_mutex_t local[LOCAL_STRIPES];
 } at = {.local = {[0 ... LOCAL_STRIPES - 1] = PTHREAD_MUTEX_INITIALIZER}};
@@ -80,7 +79,6 @@ static DSM_STATE struct {
 void sync_atomic_start(void)
 {
     at.at_home = coh->atomic && sync_params()->atomic_at_home;
-    at.queue = at.at_home && coh->atomic_queue && job()->nodes > 1;
     /* The protocol alone decides, not DSM_ATOMIC_AT_HOME: every node must
      * name a block's lock alike, and the protocol is the job's. */
     at.by_base = coh->atomic != NULL;
@@ -131,17 +129,6 @@ static inline bool coherent(const volatile void *addr)
     return atomic_load_explicit(&at.on, memory_order_relaxed) && mem_contains((const void *)addr);
 }
 
-/* Before any atomic on shared memory but a queued update: the updates
- * this node queued (coherence_ops.atomic_queue) are performed at their
- * homes first, so that this one comes after them in each word's order
- * (a thread reads its own updates), and one with a stronger order than
- * relaxed releases them. */
-static inline void queued_first(void)
-{
-    if (at.queue)
-        coh->atomic_flush();
-}
-
 bool sync_atomic_applies(const volatile void *addr) { return coherent(addr); }
 
 /* A thread that spins on an atomic (a flag another thread sets) must let
@@ -158,7 +145,6 @@ static inline void let_others_run(void)
 /* Returns the id taken; its local stripe is held until atomic_end. */
 static int atomic_begin(const volatile void *addr)
 {
-    queued_first();
     let_others_run();
     int id = sync_atomic_lock_id(addr);
     pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
@@ -198,7 +184,6 @@ static int atomic_begin_op(const volatile void *addr, struct coh_atomic *a, bool
     *done = false;
     if (!at.at_home)
         return atomic_begin(addr);
-    queued_first();
     let_others_run();
     int id = sync_atomic_lock_id(addr);
     pthread_mutex_lock(&at.local[(unsigned)id % LOCAL_STRIPES]);
@@ -252,12 +237,7 @@ static void at_home_run(void *arg)
     struct at_home_call c = *(struct at_home_call *)arg;
     size_t page = mem_page_of((const void *)c.addr);
     size_t offset = (uintptr_t)c.addr & (mem.page_size - 1);
-    /* With updates queued (at.queue), every atomic that may write a page
-     * homed elsewhere is done at the home, the lock's last holder or not:
-     * on the copy here, its diff would overwrite the other nodes' queued
-     * updates of the word (hlrc_atomic.c). */
-    c.done = (sync_lock_came(c.id) || (at.queue && c.a.op != COH_ATOMIC_LOAD)) &&
-             coh->atomic(page, offset, &c.a) == 0;
+    c.done = sync_lock_came(c.id) && coh->atomic(page, offset, &c.a) == 0;
     *(struct at_home_call *)arg = c;
 }
 
@@ -423,37 +403,6 @@ DEFINE_ATOMICS(8, tsan_a8)
 DEFINE_ATOMICS(16, tsan_a16)
 DEFINE_ATOMICS(32, tsan_a32)
 DEFINE_ATOMICS(64, tsan_a64)
-
-/* Updates whose old value the program never uses: dsmcc calls these for
- * a relaxed __tsan_atomic*_fetch_{add,sub,and,or,xor} whose result has no
- * use in its function (with the same type: the value returned goes
- * nowhere, and is 0 when queued). With at.queue the update is queued for the page's
- * home (coherence_ops.atomic_queue); otherwise, or where the protocol
- * declines, it runs as the atomic it was. */
-#define DEFINE_UNUSED(N, T, NAME, KIND)                                                        \
-    T __dsm_atomic##N##_fetch_##NAME##_unused(volatile T *a, T v, tsan_order mo);               \
-    T __dsm_atomic##N##_fetch_##NAME##_unused(volatile T *a, T v, tsan_order mo)                \
-    {                                                                                          \
-        if (at.queue && mo == tsan_relaxed && coherent(a)) {                                   \
-            struct coh_atomic q_ = {.op = (KIND), .size = sizeof *a, .value = (uint64_t)v};     \
-            size_t page_ = mem_page_of((const void *)a);                                       \
-            if (coh->atomic_queue(page_, (uintptr_t)a & (mem.page_size - 1), &q_)) {           \
-                stats_add(STAT_ATOMICS, 1);                                                    \
-                return 0;                                                                      \
-            }                                                                                  \
-        }                                                                                      \
-        return __tsan_atomic##N##_fetch_##NAME(a, v, mo);                                      \
-    }
-#define DEFINE_UNUSED_ALL(N, T)                                                                \
-    DEFINE_UNUSED(N, T, add, COH_ATOMIC_ADD)                                                   \
-    DEFINE_UNUSED(N, T, sub, COH_ATOMIC_SUB)                                                   \
-    DEFINE_UNUSED(N, T, and, COH_ATOMIC_AND)                                                   \
-    DEFINE_UNUSED(N, T, or, COH_ATOMIC_OR)                                                     \
-    DEFINE_UNUSED(N, T, xor, COH_ATOMIC_XOR)
-DEFINE_UNUSED_ALL(8, tsan_a8)
-DEFINE_UNUSED_ALL(16, tsan_a16)
-DEFINE_UNUSED_ALL(32, tsan_a32)
-DEFINE_UNUSED_ALL(64, tsan_a64)
 /* 16 bytes: the pass emits these only where the target has a 16-byte
  * compare-and-swap (x86-64 with -mcx16; clang calls libatomic otherwise,
  * which dsmcc refuses). This file is built with it there (CMakeLists.txt),
