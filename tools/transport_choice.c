@@ -34,7 +34,8 @@
 #include "base/config.h"
 #include "net/net.h"
 
-#define AUTO_UCX_TLS "UCX_TLS=self,sm"
+#define AUTO_TLS     "self,sm"
+#define AUTO_UCX_TLS "UCX_TLS=" AUTO_TLS
 
 /* Whether PATH is an ELF program with a program interpreter: one that the
  * dynamic linker loads, and that can therefore load libucp. */
@@ -112,5 +113,5 @@ int export_transport(const struct launcher *l)
         return 0;
     if (setenv("DSM_NET", "ucx", 1) < 0)
         return -1;
-    return l->auto_ucx_tls && setenv("UCX_TLS", AUTO_UCX_TLS + 8, 1) < 0 ? -1 : 0;
+    return l->auto_ucx_tls && setenv("UCX_TLS", AUTO_TLS, 1) < 0 ? -1 : 0;
 }
