@@ -667,6 +667,15 @@ static void warn_unknown_settings(const struct options *o)
     free(all);
 }
 
+void say_warnings(const char *warn)
+{
+    for (const char *w = warn; *w;) {
+        size_t len = strcspn(w, "\n");
+        fprintf(stderr, "dsmrun: warning: %.*s\n", (int)len, w);
+        w += len + (w[len] == '\n');
+    }
+}
+
 /* The settings the nodes will see — the environment, --env over it, and
  * the options that set a variable over both (export_job_env) — checked
  * with the nodes' own code (config.c), so that a bad value is said once,
@@ -717,11 +726,7 @@ static int check_settings(struct launcher *l)
         /* UCX_* are UCX's to judge, by the UCX the nodes will load. */
         char warn[1024];
         r = net_check_ucx_settings(over, n, err, sizeof err, warn, sizeof warn);
-        for (const char *w = warn; *w;) { /* one warning a line */
-            size_t len = strcspn(w, "\n");
-            fprintf(stderr, "dsmrun: warning: %.*s\n", (int)len, w);
-            w += len + (w[len] == '\n');
-        }
+        say_warnings(warn);
         if (r < 0) {
             free(over);
             fprintf(stderr, "dsmrun: %s\n", err);

@@ -200,6 +200,8 @@ int    write_all(int fd, const void *buf, size_t len);
  * why not in one line, naming `what`, and returns -EINVAL. */
 int    check_stats_json(const char *path, const char *what);
 int    check_program(const char *prog, const char *where);
+/* WARN's lines, each as one "dsmrun: warning:" line on stderr. */
+void   say_warnings(const char *warn);
 /* execvp's search for PROG: 0 and its path in FOUND, or the errno. */
 int    find_program(const char *prog, char *found, size_t len);
 void   close_pair(int fds[2]);

@@ -98,11 +98,8 @@ bool choose_ucx(const struct options *o, const struct dsm_config *cfg, const cha
             fprintf(stderr, "dsmrun: warning: DSM_NET=auto: %s; the job runs over UDP\n", err);
         return false;
     }
-    for (const char *w = warn; given && *w;) { /* UCX's own warnings, one a line */
-        size_t len = strcspn(w, "\n");
-        fprintf(stderr, "dsmrun: warning: %.*s\n", (int)len, w);
-        w += len + (w[len] == '\n');
-    }
+    if (given) /* UCX's own warnings about the user's UCX_TLS */
+        say_warnings(warn);
     *set_tls = !given;
     return true;
 }
